@@ -1,0 +1,81 @@
+/// One entity of a schema: a record type and, in the store, its rows.
+///
+/// ```swift
+/// let user = EntityDescription(
+///     name: "User",
+///     attributes: [AttributeDescription(name: "username", type: .string)],
+///     uniquenessConstraints: [["username"]]
+/// )
+/// ```
+///
+/// ## Topics
+///
+/// ### Properties
+/// - ``attributes``
+/// - ``relationships``
+///
+/// ### Inheritance
+/// - ``parent``
+/// - ``isAbstract``
+///
+/// ### Constraints and ordering
+/// - ``uniquenessConstraints``
+/// - ``indexes``
+/// - ``defaultSort``
+public struct EntityDescription: Sendable, Equatable, Codable {
+    /// The entity's name, such as `User`.
+    public var name: String
+    /// The parent entity's name, for an entity that inherits.
+    public var parent: String?
+    /// Whether the entity only serves as a parent and has no rows of its own.
+    public var isAbstract: Bool
+    /// The attributes the entity declares itself (inherited ones live on the parent).
+    public var attributes: [AttributeDescription]
+    /// The relationships the entity declares itself.
+    public var relationships: [RelationshipDescription]
+    /// Property-name lists whose values are unique together, one list per constraint.
+    public var uniquenessConstraints: [[String]]
+    /// Property-name lists that are indexed together, one list per index, in column order.
+    public var indexes: [[String]]
+    /// The order a request sorts by when it names none.
+    public var defaultSort: [SortDescription]
+    /// The entity's name in the previous version, when it was renamed.
+    public var renamedFrom: String?
+
+    /// Creates an entity description.
+    public init(
+        name: String,
+        parent: String? = nil,
+        isAbstract: Bool = false,
+        attributes: [AttributeDescription] = [],
+        relationships: [RelationshipDescription] = [],
+        uniquenessConstraints: [[String]] = [],
+        indexes: [[String]] = [],
+        defaultSort: [SortDescription] = [],
+        renamedFrom: String? = nil
+    ) {
+        self.name = name
+        self.parent = parent
+        self.isAbstract = isAbstract
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniquenessConstraints = uniquenessConstraints
+        self.indexes = indexes
+        self.defaultSort = defaultSort
+        self.renamedFrom = renamedFrom
+    }
+}
+
+/// One key of a default sort order.
+public struct SortDescription: Sendable, Equatable, Codable {
+    /// The attribute sorted by.
+    public var attribute: String
+    /// Whether smaller values come first.
+    public var ascending: Bool
+
+    /// Creates a sort key.
+    public init(attribute: String, ascending: Bool = true) {
+        self.attribute = attribute
+        self.ascending = ascending
+    }
+}

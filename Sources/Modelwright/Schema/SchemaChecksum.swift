@@ -1,0 +1,131 @@
+/// A schema version's identity: a SHA-256 digest of its structure, printed as 64 hexadecimal digits.
+///
+/// Like Core Data's entity version hashes, the checksum covers only what shapes the store,
+/// so two schemas with the same checksum can open the same store:
+///
+/// - entity names, parents and abstractness;
+/// - attribute names, types (enums by raw type, composites by their fields) and optionality;
+/// - relationship names, destinations, inverses, cardinality, ordering, optionality and delete rules;
+/// - uniqueness constraints and indexes.
+///
+/// Doc comments, default values, default sort orders, renaming hints, enum case lists,
+/// the Swift type of a `Codable` attribute, and the order of declarations do not change it.
+///
+/// The digest is taken over a canonical text: entities, properties and constraints sorted by
+/// name, every string written as `<UTF-8 byte count>:<bytes>` so no name can be mistaken for
+/// a separator. The algorithm depends on nothing platform-specific, so every platform and
+/// run computes the same checksum.
+///
+/// ```swift
+/// let checksum = schema.checksum
+/// if checksum != storedChecksum { /* migrate */ }
+/// print(checksum)  // "3f1c…"
+/// ```
+public struct SchemaChecksum: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The digest as 64 lowercase hexadecimal digits.
+    public let hexDigits: String
+
+    /// Wraps a checksum read back from somewhere, such as a lock file or a store.
+    public init(hexDigits: String) {
+        self.hexDigits = hexDigits
+    }
+
+    /// Computes the checksum of a schema.
+    public init(of schema: SchemaDescription) {
+        var text = CanonicalText()
+        text.write(schema)
+        hexDigits = SHA256.hexDigest(of: text.bytes)
+    }
+
+    public var description: String { hexDigits }
+
+    /// The canonical text whose digest is the checksum (exposed so tests and tools can show it).
+    public static func canonicalText(of schema: SchemaDescription) -> String {
+        var text = CanonicalText()
+        text.write(schema)
+        return String(decoding: text.bytes, as: UTF8.self)
+    }
+}
+
+/// Builds the canonical, order-independent text of a schema's structure.
+private struct CanonicalText {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func write(_ schema: SchemaDescription) {
+        field("schema")
+        for entity in schema.entities.sorted(by: { $0.name < $1.name }) {
+            write(entity)
+        }
+    }
+
+    private mutating func write(_ entity: EntityDescription) {
+        field("entity")
+        field(entity.name)
+        field(entity.parent ?? "")
+        field(entity.isAbstract ? "abstract" : "concrete")
+        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
+            write(attribute)
+        }
+        for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
+            field("relationship")
+            field(relationship.name)
+            field(relationship.destination)
+            field(relationship.inverse ?? "")
+            field(relationship.cardinality.rawValue)
+            field(relationship.isOrdered ? "ordered" : "unordered")
+            field(relationship.isOptional ? "optional" : "required")
+            field(relationship.deleteRule.rawValue)
+        }
+        // A uniqueness constraint is a set of names; an index's column order matters to SQLite.
+        let uniques = entity.uniquenessConstraints.map { $0.sorted().joined(separator: ",") }
+        for unique in Set(uniques).sorted() {
+            field("unique")
+            field(unique)
+        }
+        for index in Set(entity.indexes.map { $0.joined(separator: ",") }).sorted() {
+            field("index")
+            field(index)
+        }
+        field("end")
+    }
+
+    private mutating func write(_ attribute: AttributeDescription) {
+        field("attribute")
+        field(attribute.name)
+        write(attribute.type)
+        field(attribute.isOptional ? "optional" : "required")
+    }
+
+    private mutating func write(_ type: AttributeType) {
+        switch type {
+        case .bool: field("bool")
+        case .int16: field("int16")
+        case .int32: field("int32")
+        case .int64: field("int64")
+        case .int: field("int")
+        case .double: field("double")
+        case .float: field("float")
+        case .decimal: field("decimal")
+        case .string: field("string")
+        case .date: field("date")
+        case .data: field("data")
+        case .uuid: field("uuid")
+        case .url: field("url")
+        case .enumeration(let description): field("enum-\(description.rawType.rawValue)")
+        case .codable: field("codable")
+        case .composite(let description):
+            field("composite")
+            for field in description.fields.sorted(by: { $0.name < $1.name }) {
+                write(field)
+            }
+            field("end")
+        }
+    }
+
+    private mutating func field(_ string: String) {
+        let utf8 = Array(string.utf8)
+        bytes.append(contentsOf: "\(utf8.count):".utf8)
+        bytes.append(contentsOf: utf8)
+        bytes.append(UInt8(ascii: "\n"))
+    }
+}

@@ -1,0 +1,64 @@
+/// A problem found in a schema, located in its file, in the format Xcode and SwiftPM show inline.
+///
+/// ```
+/// Models/Trips/Trips.v2.model:14:16: error: unknown type `Organisation`
+/// Models/Trips/Trips.v2.model:14:16: note: did you mean `Organization`?
+/// ```
+public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
+    /// How serious a diagnostic is.
+    public enum Severity: String, Sendable, Equatable {
+        /// The model cannot be used.
+        case error
+        /// The model can be used, but probably not as meant.
+        case warning
+        /// Extra information attached to an error or warning.
+        case note
+    }
+
+    /// A secondary message, such as a fix-it hint or where a conflicting declaration is.
+    public struct Note: Sendable, Equatable {
+        /// The note's text.
+        public let message: String
+        /// The file the note points into.
+        public let path: String
+        /// Where the note points.
+        public let location: SourceLocation
+
+        /// Creates a note.
+        public init(message: String, path: String, location: SourceLocation) {
+            self.message = message
+            self.path = path
+            self.location = location
+        }
+    }
+
+    /// Error or warning.
+    public let severity: Severity
+    /// What is wrong, in the user's terms.
+    public let message: String
+    /// The file the problem is in.
+    public let path: String
+    /// Where in the file; `nil` for a problem with a whole file or folder.
+    public let location: SourceLocation?
+    /// Hints and related places.
+    public let notes: [Note]
+
+    /// Creates a diagnostic.
+    public init(severity: Severity, message: String, path: String, location: SourceLocation?, notes: [Note] = []) {
+        self.severity = severity
+        self.message = message
+        self.path = path
+        self.location = location
+        self.notes = notes
+    }
+
+    /// The diagnostic and its notes, one `path:line:column: severity: message` line each.
+    public var description: String {
+        let place = location.map { "\(path):\($0)" } ?? path
+        var lines = ["\(place): \(severity.rawValue): \(message)"]
+        for note in notes {
+            lines.append("\(note.path):\(note.location): note: \(note.message)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

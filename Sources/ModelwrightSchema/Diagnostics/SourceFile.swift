@@ -1,0 +1,84 @@
+/// The text of one schema file, with what it takes to turn byte offsets into lines and columns.
+public struct SourceFile: Sendable {
+    /// The path shown in diagnostics, as the user gave it.
+    public let path: String
+    /// The file's UTF-8 bytes.
+    public let bytes: [UInt8]
+    /// The byte offset at which each line starts.
+    private let lineStarts: [Int]
+
+    /// Wraps a file's bytes.
+    public init(path: String, bytes: [UInt8]) {
+        self.path = path
+        self.bytes = bytes
+        var starts = [0]
+        for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
+            starts.append(offset + 1)
+        }
+        lineStarts = starts
+    }
+
+    /// Wraps a file's text.
+    public init(path: String, text: String) {
+        self.init(path: path, bytes: Array(text.utf8))
+    }
+
+    /// The line and column (both from 1; the column counts UTF-8 bytes, as compilers do) of an offset.
+    public func location(of offset: Int) -> SourceLocation {
+        var low = 0
+        var high = lineStarts.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if lineStarts[middle] <= offset {
+                low = middle
+            } else {
+                high = middle - 1
+            }
+        }
+        return SourceLocation(line: low + 1, column: offset - lineStarts[low] + 1)
+    }
+
+    /// The text between two offsets.
+    func text(_ range: Range<Int>) -> String {
+        String(decoding: bytes[range], as: UTF8.self)
+    }
+}
+
+/// A position in a schema file.
+public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The line, from 1.
+    public let line: Int
+    /// The column, from 1, in UTF-8 bytes.
+    public let column: Int
+
+    /// Creates a location.
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(line):\(column)" }
+
+    public static func < (lhs: SourceLocation, rhs: SourceLocation) -> Bool {
+        (lhs.line, lhs.column) < (rhs.line, rhs.column)
+    }
+}
+
+/// Where a syntax node sits in its file: byte offsets, half-open.
+public struct SourceRange: Sendable, Hashable {
+    /// The offset of the node's first byte.
+    public let start: Int
+    /// The offset just past the node's last byte.
+    public let end: Int
+
+    /// Creates a range.
+    public init(start: Int, end: Int) {
+        self.start = start
+        self.end = end
+    }
+
+    /// The range covering both.
+    func union(_ other: SourceRange) -> SourceRange {
+        SourceRange(start: min(start, other.start), end: max(end, other.end))
+    }
+}

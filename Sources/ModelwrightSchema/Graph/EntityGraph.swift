@@ -1,0 +1,191 @@
+import Modelwright
+
+/// One version of a model with every name resolved: relationship destinations and inverses,
+/// parents, enum and composite types, defaults typed against their attributes.
+///
+/// Built from an ``AST/File`` by ``GraphBuilder``; lowered to the runtime's `SchemaDescription`
+/// by ``SchemaLowering``. Keeps doc comments and source ranges for the generator and for diagnostics.
+public struct EntityGraph: Sendable {
+    /// The model's name.
+    public var modelName: String
+    /// The version number.
+    public var version: Int
+    /// The model's doc comment lines.
+    public var doc: [String]
+    /// Every entity, in declaration order.
+    public var entities: [Entity]
+    /// Every enum, in declaration order.
+    public var enumerations: [Enumeration]
+    /// Every composite type, in declaration order.
+    public var composites: [Composite]
+    /// What migrating from the previous version needs, when declared.
+    public var migration: Migration?
+    /// Where the header names the model; problems with the whole version point here.
+    public var headerRange: SourceRange
+
+    /// The entity with the given name.
+    public func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name }
+    }
+
+    /// The entity's ancestors, nearest first.
+    public func ancestors(of entity: Entity) -> [Entity] {
+        var result: [Entity] = []
+        var next = entity.parent.flatMap(self.entity(named:))
+        while let parent = next, !result.contains(where: { $0.name == parent.name }), parent.name != entity.name {
+            result.append(parent)
+            next = parent.parent.flatMap(self.entity(named:))
+        }
+        return result
+    }
+
+    /// The entity's attributes, inherited ones first (outermost ancestor first).
+    public func allAttributes(of entity: Entity) -> [Attribute] {
+        ancestors(of: entity).reversed().flatMap(\.attributes) + entity.attributes
+    }
+
+    /// The entity's relationships, inherited ones first (outermost ancestor first).
+    public func allRelationships(of entity: Entity) -> [Relationship] {
+        ancestors(of: entity).reversed().flatMap(\.relationships) + entity.relationships
+    }
+}
+
+extension EntityGraph {
+    /// A resolved entity.
+    public struct Entity: Sendable {
+        /// Its name.
+        public var name: String
+        /// Its parent's name.
+        public var parent: String?
+        /// Whether it is abstract.
+        public var isAbstract: Bool
+        /// The attributes it declares.
+        public var attributes: [Attribute]
+        /// The relationships it declares.
+        public var relationships: [Relationship]
+        /// Compound uniqueness constraints, attribute-level `@unique` included.
+        public var uniquenessConstraints: [[String]]
+        /// Compound indexes, attribute-level `@indexed` included.
+        public var indexes: [[String]]
+        /// The default sort order.
+        public var defaultSort: [SortDescription]
+        /// Its name in the previous version.
+        public var renamedFrom: String?
+        /// Where `@renamed(from:)` was written.
+        public var renameRange: SourceRange?
+        /// Its doc comment lines.
+        public var doc: [String]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+
+    /// A resolved attribute.
+    public struct Attribute: Sendable {
+        /// Its name.
+        public var name: String
+        /// Its type.
+        public var type: AttributeType
+        /// Whether it may be `nil`.
+        public var isOptional: Bool
+        /// Its default value.
+        public var defaultValue: DefaultValue?
+        /// Its name in the previous version.
+        public var renamedFrom: String?
+        /// Where `@renamed(from:)` was written.
+        public var renameRange: SourceRange?
+        /// Its doc comment lines.
+        public var doc: [String]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+
+    /// A resolved relationship.
+    public struct Relationship: Sendable {
+        /// Its name.
+        public var name: String
+        /// The destination entity's name.
+        public var destination: String
+        /// The inverse relationship's name on the destination, explicit or inferred.
+        public var inverse: String?
+        /// To-one or to-many.
+        public var cardinality: RelationshipDescription.Cardinality
+        /// Whether a to-many relationship is ordered.
+        public var isOrdered: Bool
+        /// Whether a to-one relationship may be empty.
+        public var isOptional: Bool
+        /// What deleting the source does.
+        public var deleteRule: RelationshipDescription.DeleteRule
+        /// Its name in the previous version.
+        public var renamedFrom: String?
+        /// Where `@renamed(from:)` was written.
+        public var renameRange: SourceRange?
+        /// Its doc comment lines.
+        public var doc: [String]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+
+    /// A resolved enum.
+    public struct Enumeration: Sendable {
+        /// The runtime's description: name, raw type, cases with raw values.
+        public var schemaDescription: EnumDescription
+        /// The enum's doc comment lines.
+        public var doc: [String]
+        /// Each case's doc comment lines, by case name.
+        public var caseDocs: [String: [String]]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+
+    /// A resolved composite type.
+    public struct Composite: Sendable {
+        /// Its name.
+        public var name: String
+        /// Its fields.
+        public var fields: [Attribute]
+        /// Its doc comment lines.
+        public var doc: [String]
+        /// Where it was declared.
+        public var range: SourceRange
+
+        /// The runtime's description of the composite.
+        public var schemaDescription: CompositeDescription {
+            CompositeDescription(name: name, fields: fields.map(\.schemaDescription))
+        }
+    }
+
+    /// The stages migrating from the previous version needs.
+    public struct Migration: Sendable {
+        /// The version migrated from.
+        public var fromVersion: Int
+        /// Custom stages the app implements, in order.
+        public var customStages: [CustomStage]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+
+    /// A custom migration stage.
+    public struct CustomStage: Sendable {
+        /// Its name.
+        public var name: String
+        /// What it does, for people.
+        public var label: String
+        /// Its doc comment lines.
+        public var doc: [String]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+}
+
+extension EntityGraph.Attribute {
+    /// The runtime's description of the attribute.
+    public var schemaDescription: AttributeDescription {
+        AttributeDescription(
+            name: name,
+            type: type,
+            isOptional: isOptional,
+            defaultValue: defaultValue,
+            renamedFrom: renamedFrom
+        )
+    }
+}

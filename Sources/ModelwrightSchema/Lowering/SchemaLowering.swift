@@ -1,0 +1,37 @@
+import Modelwright
+
+/// Lowers an ``EntityGraph`` into the runtime's `SchemaDescription`, the value generated code
+/// embeds and the runtime turns into SQL and a checksum.
+public enum SchemaLowering {
+    /// The runtime description of one version.
+    public static func lower(_ graph: EntityGraph) -> SchemaDescription {
+        SchemaDescription(
+            modelName: graph.modelName,
+            version: graph.version,
+            entities: graph.entities.map { entity in
+                EntityDescription(
+                    name: entity.name,
+                    parent: entity.parent,
+                    isAbstract: entity.isAbstract,
+                    attributes: entity.attributes.map(\.schemaDescription),
+                    relationships: entity.relationships.map { relationship in
+                        RelationshipDescription(
+                            name: relationship.name,
+                            destination: relationship.destination,
+                            inverse: relationship.inverse,
+                            cardinality: relationship.cardinality,
+                            isOrdered: relationship.isOrdered,
+                            isOptional: relationship.isOptional,
+                            deleteRule: relationship.deleteRule,
+                            renamedFrom: relationship.renamedFrom
+                        )
+                    },
+                    uniquenessConstraints: entity.uniquenessConstraints,
+                    indexes: entity.indexes,
+                    defaultSort: entity.defaultSort,
+                    renamedFrom: entity.renamedFrom
+                )
+            }
+        )
+    }
+}

@@ -1,0 +1,220 @@
+/// Splits a schema file into tokens, reporting characters that belong to no token.
+///
+/// Works on UTF-8 bytes in one forward pass without recursion, so any input — binary junk,
+/// deep nesting, megabytes of text — is lexed in linear time.
+struct Lexer {
+    private let bytes: [UInt8]
+    private var offset = 0
+    private var sawNewline = true
+    private var pendingDoc: [String] = []
+
+    init(file: SourceFile) {
+        bytes = file.bytes
+    }
+
+    /// All tokens of the file, ending with `.endOfFile`.
+    static func tokens(of file: SourceFile, diagnostics: inout DiagnosticSink) -> [Token] {
+        var lexer = Lexer(file: file)
+        var tokens: [Token] = []
+        while true {
+            let token = lexer.next(diagnostics: &diagnostics)
+            tokens.append(token)
+            if token.kind == .endOfFile { return tokens }
+        }
+    }
+
+    private mutating func next(diagnostics: inout DiagnosticSink) -> Token {
+        while true {
+            skipTrivia(diagnostics: &diagnostics)
+            let start = offset
+            guard offset < bytes.count else { return make(.endOfFile, "", from: start) }
+            let byte = bytes[offset]
+            offset += 1
+            if let kind = Self.punctuation[byte] {
+                return make(kind, String(UnicodeScalar(byte)), from: start)
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                if let token = stringLiteral(from: start, diagnostics: &diagnostics) { return token }
+            case UInt8(ascii: "`"):
+                if let token = escapedIdentifier(from: start, diagnostics: &diagnostics) { return token }
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return number(from: start)
+            case _ where Self.isIdentifierByte(byte):
+                while offset < bytes.count, Self.isIdentifierByte(bytes[offset]) || Self.isDigit(bytes[offset]) {
+                    offset += 1
+                }
+                return make(.identifier, String(decoding: bytes[start..<offset], as: UTF8.self), from: start)
+            default:
+                diagnostics.error("unexpected character \(Self.describe(byte))", at: start)
+            }
+        }
+    }
+
+    private mutating func make(_ kind: Token.Kind, _ text: String, from start: Int) -> Token {
+        defer { sawNewline = false }
+        return Token(
+            kind: kind,
+            text: text,
+            range: SourceRange(start: start, end: offset),
+            isAtLineStart: sawNewline,
+            docComment: pendingDoc
+        )
+    }
+
+    /// Skips spaces, newlines and comments, collecting `///` lines for the next token.
+    private mutating func skipTrivia(diagnostics: inout DiagnosticSink) {
+        var doc: [String] = []
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\n") {
+                sawNewline = true
+                offset += 1
+            } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") {
+                offset += 1
+            } else if byte == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "/") {
+                let isDoc = peek(2) == UInt8(ascii: "/") && peek(3) != UInt8(ascii: "/")
+                let textStart = offset + 3
+                while offset < bytes.count, bytes[offset] != UInt8(ascii: "\n") {
+                    offset += 1
+                }
+                if isDoc {
+                    var text = String(decoding: bytes[min(textStart, offset)..<offset], as: UTF8.self)
+                    if text.hasPrefix(" ") { text.removeFirst() }
+                    doc.append(text)
+                }
+            } else if byte == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "*") {
+                skipBlockComment(diagnostics: &diagnostics)
+            } else {
+                break
+            }
+        }
+        pendingDoc = doc
+    }
+
+    /// Skips a `/* … */` comment, which may nest; the depth is a counter, not recursion.
+    private mutating func skipBlockComment(diagnostics: inout DiagnosticSink) {
+        let start = offset
+        var depth = 0
+        while offset < bytes.count {
+            if bytes[offset] == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "*") {
+                depth += 1
+                offset += 2
+            } else if bytes[offset] == UInt8(ascii: "*"), peek(1) == UInt8(ascii: "/") {
+                depth -= 1
+                offset += 2
+                if depth == 0 { return }
+            } else {
+                offset += 1
+            }
+        }
+        diagnostics.error("unterminated '/*' comment", at: start, notes: [("add '*/' to close it", offset)])
+    }
+
+    private mutating func stringLiteral(from start: Int, diagnostics: inout DiagnosticSink) -> Token? {
+        var value: [UInt8] = []
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            offset += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return make(.string, String(decoding: value, as: UTF8.self), from: start)
+            case UInt8(ascii: "\n"):
+                offset -= 1
+                diagnostics.error("unterminated string literal", at: start, notes: [("add '\"' before the line ends", offset)])
+                return make(.string, String(decoding: value, as: UTF8.self), from: start)
+            case UInt8(ascii: "\\"):
+                guard offset < bytes.count else { break }
+                let escaped = bytes[offset]
+                offset += 1
+                switch escaped {
+                case UInt8(ascii: "n"): value.append(UInt8(ascii: "\n"))
+                case UInt8(ascii: "t"): value.append(UInt8(ascii: "\t"))
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): value.append(escaped)
+                default:
+                    diagnostics.error(
+                        "unknown escape sequence '\\\(Self.describe(escaped))' in string literal",
+                        at: offset - 2,
+                        notes: [("the escapes are \\n, \\t, \\\" and \\\\", offset - 2)]
+                    )
+                }
+            default:
+                value.append(byte)
+            }
+        }
+        diagnostics.error("unterminated string literal", at: start, notes: [("add '\"' to close it", offset)])
+        return make(.string, String(decoding: value, as: UTF8.self), from: start)
+    }
+
+    private mutating func escapedIdentifier(from start: Int, diagnostics: inout DiagnosticSink) -> Token? {
+        let nameStart = offset
+        while offset < bytes.count, Self.isIdentifierByte(bytes[offset]) || Self.isDigit(bytes[offset]) {
+            offset += 1
+        }
+        guard offset > nameStart, offset < bytes.count, bytes[offset] == UInt8(ascii: "`") else {
+            diagnostics.error("expected a name between backticks, as in `default`", at: start)
+            return nil
+        }
+        let name = String(decoding: bytes[nameStart..<offset], as: UTF8.self)
+        offset += 1
+        return make(.escapedIdentifier, name, from: start)
+    }
+
+    /// An integer or decimal number: digits, an optional fraction, an optional exponent.
+    private mutating func number(from start: Int) -> Token {
+        var isFloat = false
+        while offset < bytes.count, Self.isDigit(bytes[offset]) || bytes[offset] == UInt8(ascii: "_") {
+            offset += 1
+        }
+        if offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "."), Self.isDigit(bytes[offset + 1]) {
+            isFloat = true
+            offset += 1
+            while offset < bytes.count, Self.isDigit(bytes[offset]) || bytes[offset] == UInt8(ascii: "_") {
+                offset += 1
+            }
+        }
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
+            var end = offset + 1
+            if end < bytes.count, bytes[end] == UInt8(ascii: "+") || bytes[end] == UInt8(ascii: "-") { end += 1 }
+            if end < bytes.count, Self.isDigit(bytes[end]) {
+                isFloat = true
+                offset = end
+                while offset < bytes.count, Self.isDigit(bytes[offset]) { offset += 1 }
+            }
+        }
+        let digits = String(decoding: bytes[start..<offset], as: UTF8.self).filter { $0 != "_" }
+        return make(isFloat ? .float : .integer, digits, from: start)
+    }
+
+    private func peek(_ distance: Int) -> UInt8? {
+        let index = offset + distance
+        return index >= 0 && index < bytes.count ? bytes[index] : nil
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    /// Letters, `_`, and any non-ASCII byte: names in other scripts lex as names so that the
+    /// checker can say precisely why they are not allowed.
+    private static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || byte == UInt8(ascii: "_") || byte >= 0x80
+    }
+
+    private static func describe(_ byte: UInt8) -> String {
+        if byte >= 0x21 && byte < 0x7F { return "'\(UnicodeScalar(byte))'" }
+        let hex = String(byte, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: 4 - hex.count) + hex
+    }
+
+    private static let punctuation: [UInt8: Token.Kind] = [
+        UInt8(ascii: "{"): .leftBrace, UInt8(ascii: "}"): .rightBrace,
+        UInt8(ascii: "("): .leftParen, UInt8(ascii: ")"): .rightParen,
+        UInt8(ascii: "["): .leftBracket, UInt8(ascii: "]"): .rightBracket,
+        UInt8(ascii: "<"): .leftAngle, UInt8(ascii: ">"): .rightAngle,
+        UInt8(ascii: ":"): .colon, UInt8(ascii: ";"): .semicolon, UInt8(ascii: ","): .comma,
+        UInt8(ascii: "="): .equals, UInt8(ascii: "?"): .question, UInt8(ascii: "@"): .at,
+        UInt8(ascii: "."): .dot, UInt8(ascii: "-"): .minus,
+    ]
+}

@@ -1,0 +1,41 @@
+/// The schema pipeline in one place: source text → ``AST`` → ``EntityGraph`` → `SchemaDescription`.
+///
+/// ```
+/// bytes ──UTF8Check──▶ SourceFile ──Parser──▶ AST.File ──GraphBuilder──▶ EntityGraph ──SchemaLowering──▶ SchemaDescription
+///                                                                              └── VersionChecker (across versions, in ModelLoader)
+/// ```
+public enum SchemaPipeline {
+    /// Parses and resolves one schema file, reporting every problem in it.
+    public static func check(_ file: SourceFile) -> (graph: EntityGraph?, diagnostics: [Diagnostic]) {
+        let (graph, sink) = compile(file)
+        return (sink.hasErrors ? nil : graph, sink.diagnostics)
+    }
+
+    /// Parses and resolves one file, keeping the sink so version checks can add to it.
+    static func compile(_ file: SourceFile) -> (EntityGraph?, DiagnosticSink) {
+        var sink = DiagnosticSink(file: file)
+        if let offset = UTF8Check.firstInvalidOffset(in: file.bytes) {
+            sink.error("the file is not valid UTF-8 (byte \(offset)); schema files are UTF-8 text", at: offset)
+            return (nil, sink)
+        }
+        let ast = Parser.parse(file, diagnostics: &sink)
+        let graph = GraphBuilder.build(ast, diagnostics: &sink)
+        return (graph, sink)
+    }
+}
+
+/// Finds where bytes stop being UTF-8, so the error can point at the exact place.
+enum UTF8Check {
+    static func firstInvalidOffset(in bytes: [UInt8]) -> Int? {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// What loading a model gave: the model when it is valid, and every diagnostic either way.
+public struct ModelLoadResult: Sendable {
+    /// The model, when no version has an error.
+    public let model: Model?
+    /// Every problem found, file by file, in order.
+    public let diagnostics: [Diagnostic]
+
+    /// Whether any diagnostic is an error.
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+}
+
+/// Reads a model from disk: a folder holding one `<Model>.v<N>.model` file per version, or a
+/// single schema file.
+public enum ModelLoader {
+    /// The extension of schema files.
+    public static let fileExtension = "model"
+    /// Files larger than this are refused rather than read.
+    static let maximumFileSize = 64 * 1024 * 1024
+
+    /// Loads every version in a model folder, or the one version in a schema file.
+    public static func load(path: String) -> ModelLoadResult {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return failure(path, "no such file or folder")
+        }
+        guard isDirectory.boolValue else {
+            return load(files: [path], checkingVersions: false)
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            return failure(path, "cannot read the folder: \(error.localizedDescription)")
+        }
+        let files = names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map {
+            path.hasSuffix("/") ? path + $0 : path + "/" + $0
+        }
+        guard !files.isEmpty else {
+            return failure(path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'")
+        }
+        return load(files: files, checkingVersions: true)
+    }
+
+    private static func load(files: [String], checkingVersions: Bool) -> ModelLoadResult {
+        var diagnostics: [Diagnostic] = []
+        var compiled: [(graph: EntityGraph, sink: DiagnosticSink)] = []
+        for path in files {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                diagnostics.append(Diagnostic(severity: .error, message: "cannot read the file", path: path, location: nil))
+                continue
+            }
+            guard data.count <= maximumFileSize else {
+                diagnostics.append(
+                    Diagnostic(
+                        severity: .error,
+                        message: "the file is \(data.count / 1_048_576) MB; schema files are limited to \(maximumFileSize / 1_048_576) MB",
+                        path: path,
+                        location: nil
+                    )
+                )
+                continue
+            }
+            let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, bytes: [UInt8](data)))
+            if let graph, !sink.hasErrors {
+                compiled.append((graph, sink))
+            } else {
+                diagnostics += sink.diagnostics
+            }
+        }
+        compiled.sort { $0.graph.version < $1.graph.version }
+        let sinks = checkingVersions ? VersionChecker.check(compiled) : compiled.map(\.sink)
+        diagnostics += sinks.flatMap(\.diagnostics)
+        let hasErrors = diagnostics.contains { $0.severity == .error }
+        guard !hasErrors, let first = compiled.first else {
+            return ModelLoadResult(model: nil, diagnostics: diagnostics)
+        }
+        let versions = compiled.map { version in
+            ModelVersion(path: version.sink.file.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
+        }
+        return ModelLoadResult(model: Model(name: first.graph.modelName, versions: versions), diagnostics: diagnostics)
+    }
+
+    private static func failure(_ path: String, _ message: String) -> ModelLoadResult {
+        ModelLoadResult(model: nil, diagnostics: [Diagnostic(severity: .error, message: message, path: path, location: nil)])
+    }
+}

@@ -1,0 +1,131 @@
+/// Checks what only makes sense across versions: one model name, versions numbered 1…N without
+/// gaps, file names that say their version, `migration from` naming the previous version, and
+/// `@renamed(from:)` naming something that existed in the previous version.
+enum VersionChecker {
+    /// The file name a version must have inside a model folder, such as `Trips.v3.model`.
+    static func fileName(model: String, version: Int) -> String {
+        "\(model).v\(version).model"
+    }
+
+    /// Checks the versions of one model folder, sorted by version number.
+    /// - Parameter versions: each version's graph with its source file and that file's diagnostics.
+    static func check(_ versions: [(graph: EntityGraph, sink: DiagnosticSink)]) -> [DiagnosticSink] {
+        var sinks = versions.map(\.sink)
+        guard let first = versions.first?.graph else { return sinks }
+        var seen: [Int: String] = [:]
+        for (index, version) in versions.enumerated() {
+            let graph = version.graph
+            let file = sinks[index].file
+            let header = graph.headerRange.start
+            if graph.modelName != first.modelName {
+                sinks[index].error(
+                    "this file declares model '\(graph.modelName)', but the other versions in its folder are '\(first.modelName)'",
+                    at: header
+                )
+            }
+            let expected = fileName(model: graph.modelName, version: graph.version)
+            if file.path.split(separator: "/").last.map(String.init) != expected {
+                sinks[index].error(
+                    "a file holding version \(graph.version) of '\(graph.modelName)' must be named '\(expected)'",
+                    at: header,
+                    notes: [("rename the file to '\(expected)', or change the version number", header)]
+                )
+            }
+            if let other = seen[graph.version] {
+                sinks[index].error("version \(graph.version) is also declared in '\(other)'", at: header)
+            }
+            seen[graph.version] = file.path
+        }
+        let numbers = Set(versions.map(\.graph.version))
+        if let newest = numbers.max() {
+            let missing = (1...newest).filter { !numbers.contains($0) }
+            if !missing.isEmpty, let last = versions.indices.last {
+                sinks[last].error(
+                    "version\(missing.count > 1 ? "s" : "") \(missing.map(String.init).joined(separator: ", ")) of '\(first.modelName)' \(missing.count > 1 ? "are" : "is") missing: versions are numbered 1, 2, 3, … without gaps",
+                    at: versions[last].graph.headerRange.start
+                )
+            }
+        }
+        for index in versions.indices {
+            let graph = versions[index].graph
+            let previous = index > 0 && versions[index - 1].graph.version == graph.version - 1 ? versions[index - 1].graph : nil
+            checkMigration(graph, hasPrevious: previous != nil || graph.version > 1, sink: &sinks[index])
+            if let previous {
+                checkRenames(graph, previous: previous, sink: &sinks[index])
+            } else if graph.version == 1 {
+                reportRenamesWithoutPrevious(graph, sink: &sinks[index])
+            }
+        }
+        return sinks
+    }
+
+    private static func checkMigration(_ graph: EntityGraph, hasPrevious: Bool, sink: inout DiagnosticSink) {
+        guard let migration = graph.migration else { return }
+        if graph.version == 1 {
+            sink.error("version 1 has no earlier version to migrate from; remove this migration block", at: migration.range.start)
+        } else if migration.fromVersion != graph.version - 1 {
+            sink.error(
+                "version \(graph.version) can only declare a migration from version \(graph.version - 1), not \(migration.fromVersion)",
+                at: migration.range.start,
+                notes: [("write 'migration from \(graph.version - 1)'; stages run one version step at a time", migration.range.start)]
+            )
+        }
+    }
+
+    private static func reportRenamesWithoutPrevious(_ graph: EntityGraph, sink: inout DiagnosticSink) {
+        for entity in graph.entities {
+            let ranges = [entity.renameRange] + entity.attributes.map(\.renameRange) + entity.relationships.map(\.renameRange)
+            for range in ranges.compactMap({ $0 }) {
+                sink.error("version 1 has no previous version, so nothing can be renamed; remove '@renamed'", at: range.start)
+            }
+        }
+    }
+
+    private static func checkRenames(_ graph: EntityGraph, previous: EntityGraph, sink: inout DiagnosticSink) {
+        for entity in graph.entities {
+            if let oldName = entity.renamedFrom, let range = entity.renameRange {
+                if previous.entity(named: oldName) == nil {
+                    let suggestion = Suggestions.closest(to: oldName, among: previous.entities.map(\.name))
+                    sink.error(
+                        "'\(entity.name)' is renamed from '\(oldName)', but version \(previous.version) has no entity '\(oldName)'",
+                        at: range.start,
+                        notes: suggestion.map { [("did you mean '\($0)'?", range.start)] } ?? []
+                    )
+                } else if graph.entity(named: oldName) != nil {
+                    sink.error(
+                        "'\(entity.name)' is renamed from '\(oldName)', but '\(oldName)' still exists in version \(graph.version)",
+                        at: range.start
+                    )
+                }
+            }
+            let oldEntity = previous.entity(named: entity.renamedFrom ?? entity.name)
+            let renamed =
+                entity.attributes.map { ($0.name, $0.renamedFrom, $0.renameRange) }
+                + entity.relationships.map { ($0.name, $0.renamedFrom, $0.renameRange) }
+            let currentNames = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            for case let (name, oldName?, range?) in renamed {
+                guard let oldEntity else {
+                    sink.error(
+                        "'\(entity.name)' is new in version \(graph.version), so '\(name)' has nothing to be renamed from",
+                        at: range.start
+                    )
+                    continue
+                }
+                let oldNames = previous.allAttributes(of: oldEntity).map(\.name) + previous.allRelationships(of: oldEntity).map(\.name)
+                if !oldNames.contains(oldName) {
+                    let suggestion = Suggestions.closest(to: oldName, among: oldNames)
+                    sink.error(
+                        "'\(name)' is renamed from '\(oldName)', but '\(oldEntity.name)' in version \(previous.version) has no property '\(oldName)'",
+                        at: range.start,
+                        notes: suggestion.map { [("did you mean '\($0)'?", range.start)] } ?? []
+                    )
+                } else if currentNames.contains(oldName) {
+                    sink.error(
+                        "'\(name)' is renamed from '\(oldName)', but '\(oldName)' still exists in '\(entity.name)'",
+                        at: range.start
+                    )
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Where the command-line tool prints: the terminal, or a buffer in tests.
+protocol Console {
+    /// Prints a line of results to standard output.
+    mutating func print(_ line: String)
+    /// Prints a line of diagnostics or usage to standard error.
+    mutating func printError(_ line: String)
+}
+
+/// The process's standard output and standard error.
+struct StandardConsole: Console {
+    mutating func print(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    mutating func printError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Collects what a command prints, so tests can compare it.
+struct BufferConsole: Console {
+    private(set) var output = ""
+    private(set) var errors = ""
+
+    mutating func print(_ line: String) {
+        output += line + "\n"
+    }
+
+    mutating func printError(_ line: String) {
+        errors += line + "\n"
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// `modelwright`: the command-line entry point, dispatching to one command per job.
+@main
+enum ModelwrightCommand {
+    static let usage = """
+        OVERVIEW: Modelwright checks versioned data models and generates the Swift an app compiles against.
+
+        USAGE: modelwright <command> [options]
+
+        COMMANDS:
+          validate <model folder or file>...   Check every version of each model and print its checksums.
+
+        OPTIONS:
+          -h, --help      Show this help, or a command's help with 'modelwright <command> --help'.
+          --version       Show the version.
+
+        Exit codes: 0 valid, 1 problems in the input, 2 usage error.
+        """
+
+    static let version = "0.1.0"
+
+    static func main() {
+        var console = StandardConsole()
+        let code = run(Array(CommandLine.arguments.dropFirst()), console: &console)
+        exit(code.rawValue)
+    }
+
+    /// Runs the tool with the arguments after the program name.
+    static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
+        guard let command = arguments.first else {
+            console.printError(usage)
+            return .usage
+        }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "-h", "--help", "help":
+            console.print(usage)
+            return .success
+        case "--version":
+            console.print("modelwright \(version)")
+            return .success
+        case "validate":
+            return ValidateCommand.run(rest, console: &console)
+        default:
+            console.printError("error: unknown command '\(command)'")
+            console.printError("")
+            console.printError(usage)
+            return .usage
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Modelwright
+import ModelwrightSchema
+
+/// `modelwright validate`: checks models and prints each version's shape and checksum.
+enum ValidateCommand {
+    static let usage = """
+        OVERVIEW: Check every version of each model and print its checksums.
+
+        USAGE: modelwright validate <model folder or file>...
+
+        ARGUMENTS:
+          <model folder or file>   A model folder holding one '<Model>.v<N>.model' file per version,
+                                   or a single '.model' file (checked on its own, without the
+                                   checks that compare versions).
+
+        Diagnostics go to standard error as 'path:line:column: error|warning|note: message'.
+        For each valid model, one line per version goes to standard output:
+          Trips v3 (Models/Trips/Trips.v3.model): 6 entities, 21 attributes, 8 relationships, checksum 3f1c…
+
+        OPTIONS:
+          -h, --help   Show this help.
+
+        Exit codes: 0 valid (warnings allowed), 1 problems in the input, 2 usage error.
+        """
+
+    static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
+        if arguments.contains("-h") || arguments.contains("--help") {
+            console.print(usage)
+            return .success
+        }
+        if let option = arguments.first(where: { $0.hasPrefix("-") }) {
+            console.printError("error: unknown option '\(option)'\n\n\(usage)")
+            return .usage
+        }
+        guard !arguments.isEmpty else {
+            console.printError("error: missing a model folder or file\n\n\(usage)")
+            return .usage
+        }
+        var code = ExitCode.success
+        for path in arguments {
+            let result = ModelLoader.load(path: path)
+            for diagnostic in result.diagnostics {
+                console.printError(diagnostic.description)
+            }
+            guard let model = result.model else {
+                code = .invalidInput
+                continue
+            }
+            for version in model.versions {
+                console.print(summary(of: version))
+            }
+        }
+        return code
+    }
+
+    /// One line describing a valid version.
+    static func summary(of version: ModelVersion) -> String {
+        let schema = version.schema
+        let attributes = schema.entities.reduce(0) { $0 + $1.attributes.count }
+        let relationships = schema.entities.reduce(0) { $0 + $1.relationships.count }
+        return "\(schema.modelName) v\(schema.version) (\(version.path)): "
+            + "\(count(schema.entities.count, "entity", "entities")), "
+            + "\(count(attributes, "attribute", "attributes")), "
+            + "\(count(relationships, "relationship", "relationships")), checksum \(schema.checksum)"
+    }
+
+    private static func count(_ number: Int, _ singular: String, _ plural: String) -> String {
+        "\(number) \(number == 1 ? singular : plural)"
+    }
+}
