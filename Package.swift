@@ -27,11 +27,7 @@ let package = Package(
             path: "Sources/modelwright"
         ),
         .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright"]),
-        .testTarget(
-            name: "ModelwrightSchemaTests",
-            dependencies: ["ModelwrightSchema"],
-            resources: [.copy("Fixtures")]
-        ),
+        .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: ["ModelwrightCLI"]),
     ],

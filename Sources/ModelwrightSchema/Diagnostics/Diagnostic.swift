@@ -22,10 +22,10 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         /// The file the note points into.
         public let path: String
         /// Where the note points.
-        public let location: SourceLocation
+        public let location: SourcePosition
 
         /// Creates a note.
-        public init(message: String, path: String, location: SourceLocation) {
+        public init(message: String, path: String, location: SourcePosition) {
             self.message = message
             self.path = path
             self.location = location
@@ -39,12 +39,12 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// The file the problem is in.
     public let path: String
     /// Where in the file; `nil` for a problem with a whole file or folder.
-    public let location: SourceLocation?
+    public let location: SourcePosition?
     /// Hints and related places.
     public let notes: [Note]
 
     /// Creates a diagnostic.
-    public init(severity: Severity, message: String, path: String, location: SourceLocation?, notes: [Note] = []) {
+    public init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
         self.severity = severity
         self.message = message
         self.path = path

@@ -15,8 +15,8 @@ struct DiagnosticSink {
     /// The diagnostics in file order (stable, so several at one place keep the order found).
     var diagnostics: [Diagnostic] {
         found.enumerated().sorted { lhs, rhs in
-            let left = lhs.element.location ?? SourceLocation(line: 0, column: 0)
-            let right = rhs.element.location ?? SourceLocation(line: 0, column: 0)
+            let left = lhs.element.location ?? SourcePosition(line: 0, column: 0)
+            let right = rhs.element.location ?? SourcePosition(line: 0, column: 0)
             return left == right ? lhs.offset < rhs.offset : left < right
         }.map(\.element)
     }

@@ -24,7 +24,7 @@ public struct SourceFile: Sendable {
     }
 
     /// The line and column (both from 1; the column counts UTF-8 bytes, as compilers do) of an offset.
-    public func location(of offset: Int) -> SourceLocation {
+    public func location(of offset: Int) -> SourcePosition {
         var low = 0
         var high = lineStarts.count - 1
         while low < high {
@@ -35,7 +35,7 @@ public struct SourceFile: Sendable {
                 high = middle - 1
             }
         }
-        return SourceLocation(line: low + 1, column: offset - lineStarts[low] + 1)
+        return SourcePosition(line: low + 1, column: offset - lineStarts[low] + 1)
     }
 
     /// The text between two offsets.
@@ -45,7 +45,7 @@ public struct SourceFile: Sendable {
 }
 
 /// A position in a schema file.
-public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct SourcePosition: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The line, from 1.
     public let line: Int
     /// The column, from 1, in UTF-8 bytes.
@@ -59,7 +59,7 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
 
     public var description: String { "\(line):\(column)" }
 
-    public static func < (lhs: SourceLocation, rhs: SourceLocation) -> Bool {
+    public static func < (lhs: SourcePosition, rhs: SourcePosition) -> Bool {
         (lhs.line, lhs.column) < (rhs.line, rhs.column)
     }
 }

@@ -1,0 +1,40 @@
+import Foundation
+import ModelwrightSchema
+import Testing
+
+/// Diagnostics of one schema text, each as `line:column: severity: message`.
+func diagnose(_ text: String, path: String = "Test.v1.model") -> [String] {
+    SchemaPipeline.check(SourceFile(path: path, text: text)).diagnostics.map { diagnostic in
+        "\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
+    }
+}
+
+/// The notes attached to the diagnostics of one schema text, each as `line:column: message`.
+func notes(_ text: String) -> [String] {
+    SchemaPipeline.check(SourceFile(path: "Test.v1.model", text: text)).diagnostics.flatMap(\.notes).map {
+        "\($0.location): \($0.message)"
+    }
+}
+
+/// The graph of a schema text that must have no errors.
+func graph(_ text: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> EntityGraph {
+    let (graph, diagnostics) = SchemaPipeline.check(SourceFile(path: "Test.v1.model", text: text))
+    let errors = diagnostics.filter { $0.severity == .error }
+    #expect(errors.isEmpty, "unexpected errors: \(errors.map(\.description))", sourceLocation: sourceLocation)
+    return try #require(graph, sourceLocation: sourceLocation)
+}
+
+/// A fresh temporary folder holding the given files, removed by the caller.
+func temporaryModelFolder(named name: String, files: [String: String]) throws -> URL {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("modelwright-\(UUID().uuidString)")
+    let folder = root.appendingPathComponent(name)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    for (file, text) in files {
+        try Data(text.utf8).write(to: folder.appendingPathComponent(file))
+    }
+    return folder
+}
+
+/// The package's root folder, found from this file's path.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
