@@ -80,8 +80,11 @@ struct GraphBuilder {
         graph.entities = entityDeclarations.map { resolve($0) }
         checkInheritance(entityDeclarations, in: &graph)
         for (index, declaration) in entityDeclarations.enumerated() {
-            checkInheritedDuplicates(of: graph.entities[index], declaration: declaration, in: graph)
-            resolveEntityAnnotations(declaration, entity: &graph.entities[index], in: graph)
+            // Mutating a copy: `&graph.entities[index]` beside `in: graph` would copy every entity each time.
+            var entity = graph.entities[index]
+            checkInheritedDuplicates(of: entity, declaration: declaration, in: graph)
+            resolveEntityAnnotations(declaration, entity: &entity, in: graph)
+            graph.entities[index] = entity
         }
         InverseResolver.resolve(&graph, explicitInverses: explicitInverses, diagnostics: &diagnostics)
         graph.migration = resolveMigration(file.declarations)

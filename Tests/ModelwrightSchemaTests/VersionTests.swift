@@ -1,0 +1,144 @@
+import Foundation
+import Modelwright
+import Testing
+
+@testable import ModelwrightSchema
+
+/// A model folder holds complete version snapshots; what crosses versions is checked.
+struct VersionTests {
+    private static let v1 = """
+        model Notes version 1
+        entity Note {
+            title: String
+            body: String
+        }
+        """
+
+    private static func load(_ files: [String: String]) throws -> (ModelLoadResult, [String]) {
+        let folder = try temporaryModelFolder(named: "Notes", files: files)
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let result = ModelLoader.load(path: folder.path)
+        let lines = result.diagnostics.map { diagnostic in
+            let file = diagnostic.path.split(separator: "/").last.map(String.init) ?? ""
+            return "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
+        }
+        return (result, lines)
+    }
+
+    @Test func versionsLoadInOrderEachWithItsOwnGraph() throws {
+        let v2 = """
+            model Notes version 2
+            entity Note {
+                headline: String @renamed(from: title)
+                body: String
+                pinned: Bool = false
+            }
+            """
+        let (result, lines) = try Self.load(["Notes.v2.model": v2, "Notes.v1.model": Self.v1])
+        #expect(lines.isEmpty)
+        let model = try #require(result.model)
+        #expect(model.name == "Notes")
+        #expect(model.versions.map(\.number) == [1, 2])
+        #expect(model.current?.graph.entities[0].attributes.map(\.name) == ["headline", "body", "pinned"])
+        #expect(model.versions[1].schema.entities[0].attributes[0].renamedFrom == "title")
+        #expect(model.versions[0].schema.checksum != model.versions[1].schema.checksum)
+    }
+
+    @Test func renamingFromANameThePreviousVersionLacksIsAnError() throws {
+        let v2 = """
+            model Notes version 2
+            entity Note {
+                headline: String @renamed(from: titel)
+                body: String @renamed(from: title)
+                title: String
+            }
+            entity Tag {
+                name: String @renamed(from: label)
+            }
+            entity Memo {
+                @renamed(from: Reminder)
+                text: String
+            }
+            """
+        let (result, lines) = try Self.load(["Notes.v1.model": Self.v1, "Notes.v2.model": v2])
+        #expect(result.model == nil)
+        #expect(
+            lines == [
+                "Notes.v2.model:3:22: error: 'headline' is renamed from 'titel', but 'Note' in version 1 has no property 'titel'",
+                "Notes.v2.model:4:18: error: 'body' is renamed from 'title', but 'title' still exists in 'Note'",
+                "Notes.v2.model:8:18: error: 'Tag' is new in version 2, so 'name' has nothing to be renamed from",
+                "Notes.v2.model:11:5: error: 'Memo' is renamed from 'Reminder', but version 1 has no entity 'Reminder'",
+            ]
+        )
+        #expect(result.diagnostics[0].notes.map(\.message) == ["did you mean 'title'?"])
+    }
+
+    @Test func migrationMustStartFromThePreviousVersion() throws {
+        let v2 = """
+            model Notes version 2
+            entity Note {
+                title: String
+                body: String
+            }
+            migration from 3 {
+                custom fix "Fix"
+            }
+            """
+        let v1WithMigration = Self.v1 + "\nmigration from 1 { custom x \"X\" }\n"
+        let (_, lines) = try Self.load(["Notes.v1.model": v1WithMigration, "Notes.v2.model": v2])
+        #expect(
+            lines == [
+                "Notes.v1.model:6:1: error: version 1 has no earlier version to migrate from; remove this migration block",
+                "Notes.v2.model:6:1: error: version 2 can only declare a migration from version 1, not 3",
+            ]
+        )
+    }
+
+    @Test func fileNamesModelNamesAndGaps() throws {
+        let v3 = "model Notes version 3\nentity Note { title: String }\n"
+        let other = "model Other version 2\nentity Note { title: String }\n"
+        let (result, lines) = try Self.load(["Notes.v1.model": Self.v1, "Notes.v2.model": other, "Notes.v5.model": v3])
+        #expect(result.model == nil)
+        #expect(
+            lines == [
+                "Notes.v2.model:1:7: error: this file declares model 'Other', but the other versions in its folder are 'Notes'",
+                "Notes.v2.model:1:7: error: a file holding version 2 of 'Other' must be named 'Other.v2.model'",
+                "Notes.v5.model:1:7: error: a file holding version 3 of 'Notes' must be named 'Notes.v3.model'",
+            ]
+        )
+        let (_, gap) = try Self.load(["Notes.v1.model": Self.v1, "Notes.v3.model": v3])
+        #expect(gap == ["Notes.v3.model:1:7: error: version 2 of 'Notes' is missing: versions are numbered 1, 2, 3, … without gaps"])
+    }
+
+    @Test func missingAndEmptyFoldersAreReported() throws {
+        let (result, lines) = try Self.load([:])
+        #expect(result.model == nil)
+        #expect(lines == ["Notes:-: error: the folder holds no '.model' files; name each version '<Model>.v<N>.model'"])
+        let missing = ModelLoader.load(path: "/nonexistent/Folder")
+        #expect(missing.diagnostics.map(\.description) == ["/nonexistent/Folder: error: no such file or folder"])
+    }
+
+    @Test func everyExampleModelValidates() throws {
+        let models = packageRoot.appendingPathComponent("Models")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: models.path).sorted()
+        #expect(!folders.isEmpty)
+        for folder in folders {
+            let result = ModelLoader.load(path: models.appendingPathComponent(folder).path)
+            #expect(result.diagnostics.isEmpty, "\(folder): \(result.diagnostics.map(\.description))")
+            #expect(result.model != nil)
+        }
+    }
+
+    @Test func theTripsExampleCoversTheStepsItPromises() throws {
+        let model = try #require(ModelLoader.load(path: packageRoot.appendingPathComponent("Models/Trips").path).model)
+        #expect(model.versions.count >= 3)
+        let organization = try #require(model.versions[1].schema.entity(named: "Organization"))
+        #expect(organization.attributes.first { $0.renamedFrom == "title" }?.name == "name")
+        let user2 = try #require(model.versions[1].schema.entity(named: "User"))
+        #expect(user2.attributes.contains { $0.name == "namePrefix" && $0.isOptional })
+        #expect(user2.attributes.contains { $0.name == "isVerified" && $0.defaultValue == .bool(false) })
+        let migration = try #require(model.versions[2].graph.migration)
+        #expect(migration.fromVersion == 2)
+        #expect(migration.customStages.map(\.name) == ["splitName"])
+    }
+}
