@@ -15,29 +15,32 @@ enum ValidateCommand {
 
         Diagnostics go to standard error as 'path:line:column: error|warning|note: message'.
         For each valid model, one line per version goes to standard output:
-          Trips v3 (Models/Trips/Trips.v3.model): 6 entities, 21 attributes, 8 relationships, checksum 3f1c…
+          <Model> v<N> (<file>): <n> entities, <n> attributes, <n> relationships, checksum <64 hex digits>
 
         OPTIONS:
           -h, --help   Show this help.
+          --           Treat every later argument as a path, even one starting with '-'.
 
         Exit codes: 0 valid (warnings allowed), 1 problems in the input, 2 usage error.
         """
 
     static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
-        if arguments.contains("-h") || arguments.contains("--help") {
+        let options = arguments.prefix { $0 != "--" }
+        if options.contains("-h") || options.contains("--help") {
             console.print(usage)
             return .success
         }
-        if let option = arguments.first(where: { $0.hasPrefix("-") }) {
+        if let option = options.first(where: { $0.hasPrefix("-") }) {
             console.printError("error: unknown option '\(option)'\n\n\(usage)")
             return .usage
         }
-        guard !arguments.isEmpty else {
+        let paths = options + arguments.dropFirst(options.count + 1)
+        guard !paths.isEmpty else {
             console.printError("error: missing a model folder or file\n\n\(usage)")
             return .usage
         }
         var code = ExitCode.success
-        for path in arguments {
+        for path in paths {
             let result = ModelLoader.load(path: path)
             for diagnostic in result.diagnostics {
                 console.printError(diagnostic.description)

@@ -60,6 +60,12 @@ struct ValidateCommandTests {
         #expect(Self.run(["validate", "--strict"]).1.errors.hasPrefix("error: unknown option '--strict'"))
     }
 
+    @Test func doubleDashEndsOptions() {
+        let (code, console) = Self.run(["validate", "--", "-odd-name"])
+        #expect(code == .invalidInput)
+        #expect(console.errors == "-odd-name: error: no such file or folder\n")
+    }
+
     @Test func helpExplainsUsage() {
         let (code, console) = Self.run(["--help"])
         #expect(code == .success)

@@ -323,6 +323,23 @@ struct DiagnosticsTests {
         #expect(notes(text).first == "3:11: to store a collection of values, use 'Codable<[String]>'")
     }
 
+    @Test func codableTypesMustHaveMatchingBrackets() {
+        #expect(
+            diagnose("model M version 1\nentity A {\n    a: Codable<[String)>\n    b: Codable<>\n}") == [
+                "3:23: error: mismatched ')' in 'Codable<…>'; expected ']'",
+                "4:15: error: expected a Swift type inside 'Codable<…>'",
+            ]
+        )
+    }
+
+    @Test func intEnumRawValuesDoNotOverflow() {
+        #expect(
+            diagnose("model M version 1\nenum E: Int { a = 9223372036854775807, b }") == [
+                "2:15: error: case 'a' has the largest Int64 raw value, so the next case has none; give it an explicit raw value"
+            ]
+        )
+    }
+
     @Test func printedInTheCompilerFormat() {
         let diagnostic = SchemaPipeline.check(SourceFile(path: "Models/M/M.v1.model", text: "model M version 1\nentity A { x: Y }"))
             .diagnostics[0]

@@ -55,6 +55,27 @@ struct GraphTests {
         #expect(graph.entity(named: "Trip")?.relationships.map(\.inverse) == ["driving", "riding"])
     }
 
+    @Test func oneWayRelationshipsAreMarkedAndTakePartInNoInference() throws {
+        let text = """
+            model M version 1
+            entity Person {
+                parent: Person?
+                children: Set<Person>
+                bookmarked: Set<Person> @noInverse
+                idol: Person? @noInverse
+            }
+            """
+        let graph = try graph(text)
+        let person = try #require(graph.entity(named: "Person"))
+        #expect(person.relationships.map(\.inverse) == ["children", "parent", nil, nil])
+        #expect(diagnose(text).isEmpty, "@noInverse silences the missing-inverse warning")
+        #expect(
+            diagnose("model M version 1\nentity A {\n    b: B? @inverse(a)\n}\nentity B {\n    a: A? @noInverse\n}") == [
+                "3:20: error: 'B.a' is marked '@noInverse', so it cannot be the inverse of 'A.b'"
+            ]
+        )
+    }
+
     @Test func inheritanceSharesPropertiesAndInverses() throws {
         let graph = try graph(
             """

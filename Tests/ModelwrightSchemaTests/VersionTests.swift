@@ -64,7 +64,7 @@ struct VersionTests {
         #expect(result.model == nil)
         #expect(
             lines == [
-                "Notes.v2.model:3:22: error: 'headline' is renamed from 'titel', but 'Note' in version 1 has no property 'titel'",
+                "Notes.v2.model:3:22: error: 'headline' is renamed from 'titel', but 'Note' in version 1 has no attribute 'titel'",
                 "Notes.v2.model:4:18: error: 'body' is renamed from 'title', but 'title' still exists in 'Note'",
                 "Notes.v2.model:8:18: error: 'Tag' is new in version 2, so 'name' has nothing to be renamed from",
                 "Notes.v2.model:11:5: error: 'Memo' is renamed from 'Reminder', but version 1 has no entity 'Reminder'",
@@ -102,12 +102,29 @@ struct VersionTests {
         #expect(
             lines == [
                 "Notes.v2.model:1:7: error: this file declares model 'Other', but the other versions in its folder are 'Notes'",
-                "Notes.v2.model:1:7: error: a file holding version 2 of 'Other' must be named 'Other.v2.model'",
                 "Notes.v5.model:1:7: error: a file holding version 3 of 'Notes' must be named 'Notes.v3.model'",
             ]
         )
         let (_, gap) = try Self.load(["Notes.v1.model": Self.v1, "Notes.v3.model": v3])
         #expect(gap == ["Notes.v3.model:1:7: error: version 2 of 'Notes' is missing: versions are numbered 1, 2, 3, … without gaps"])
+    }
+
+    @Test func aBrokenVersionIsNotAlsoReportedAsMissing() throws {
+        let broken = "model Notes version 1\nentity Note { title: Strin }\n"
+        let v2 = "model Notes version 2\nentity Note { title: String }\n"
+        let (_, lines) = try Self.load(["Notes.v1.model": broken, "Notes.v2.model": v2])
+        #expect(lines == ["Notes.v1.model:2:22: error: unknown type 'Strin'"])
+    }
+
+    @Test func renamesKeepTheirKind() throws {
+        let v1 = "model Notes version 1\nentity Note {\n    title: String\n    folder: Folder?\n}\nentity Folder {\n    notes: Set<Note>\n}\n"
+        let v2 = "model Notes version 2\nentity Note {\n    folderName: String @renamed(from: folder)\n}\nentity Folder {\n    name: String\n}\n"
+        let (_, lines) = try Self.load(["Notes.v1.model": v1, "Notes.v2.model": v2])
+        #expect(
+            lines == [
+                "Notes.v2.model:3:24: error: 'folderName' is renamed from 'folder', but 'Note' in version 1 has no attribute 'folder'"
+            ]
+        )
     }
 
     @Test func missingAndEmptyFoldersAreReported() throws {

@@ -8,8 +8,10 @@
 /// - relationship names, destinations, inverses, cardinality, ordering, optionality and delete rules;
 /// - uniqueness constraints and indexes.
 ///
-/// Doc comments, default values, default sort orders, renaming hints, enum case lists,
-/// the Swift type of a `Codable` attribute, and the order of declarations do not change it.
+/// The model's name and version number, doc comments, default values, default sort orders,
+/// renaming hints, the names and case lists of enums, the names of composites, the Swift type
+/// of a `Codable` attribute, and the order of declarations do not change it: two versions with
+/// the same structure share a checksum, as two Core Data versions with the same entity hashes do.
 ///
 /// The digest is taken over a canonical text: entities, properties and constraints sorted by
 /// name, every string written as `<UTF-8 byte count>:<bytes>` so no name can be mistaken for

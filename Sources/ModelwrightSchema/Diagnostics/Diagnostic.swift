@@ -1,8 +1,8 @@
 /// A problem found in a schema, located in its file, in the format Xcode and SwiftPM show inline.
 ///
 /// ```
-/// Models/Trips/Trips.v2.model:14:16: error: unknown type `Organisation`
-/// Models/Trips/Trips.v2.model:14:16: note: did you mean `Organization`?
+/// Models/Trips/Trips.v2.model:14:16: error: unknown type 'Organisation'
+/// Models/Trips/Trips.v2.model:14:16: note: did you mean 'Organization'?
 /// ```
 public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// How serious a diagnostic is.

@@ -19,8 +19,10 @@ enum DefaultValueChecker {
             return integer(text, in: Int64(Int16.min)...Int64(Int16.max), name: "Int16")
         case (.int32, .integer(let text)):
             return integer(text, in: Int64(Int32.min)...Int64(Int32.max), name: "Int32")
-        case (.int64, .integer(let text)), (.int, .integer(let text)):
+        case (.int64, .integer(let text)):
             return integer(text, in: Int64.min...Int64.max, name: "Int64")
+        case (.int, .integer(let text)):
+            return integer(text, in: Int64.min...Int64.max, name: "Int")
         case (.double, .integer(let text)), (.double, .float(let text)):
             return floatingPoint(text, limit: Double.greatestFiniteMagnitude, name: "Double")
         case (.float, .integer(let text)), (.float, .float(let text)):

@@ -11,7 +11,7 @@ struct GraphBuilder {
         "Date": .date, "Data": .data, "UUID": .uuid, "URL": .url,
     ]
 
-    private static let propertyAnnotations = ["unique", "indexed", "renamed", "inverse", "delete"]
+    private static let propertyAnnotations = ["unique", "indexed", "renamed", "inverse", "noInverse", "delete"]
     private static let entityAnnotations = ["sort", "unique", "index", "renamed"]
 
     private enum TypeDeclaration {
@@ -34,6 +34,8 @@ struct GraphBuilder {
     private var composites: [String: EntityGraph.Composite] = [:]
     /// Explicit `@inverse(name)` annotations, by entity and relationship name.
     private var explicitInverses: [String: [String: AST.Name]] = [:]
+    /// Relationships marked `@noInverse`, by entity.
+    private var withoutInverse: [String: Set<String>] = [:]
 
     private init(diagnostics: DiagnosticSink) {
         self.diagnostics = diagnostics
@@ -86,7 +88,12 @@ struct GraphBuilder {
             resolveEntityAnnotations(declaration, entity: &entity, in: graph)
             graph.entities[index] = entity
         }
-        InverseResolver.resolve(&graph, explicitInverses: explicitInverses, diagnostics: &diagnostics)
+        InverseResolver.resolve(
+            &graph,
+            explicitInverses: explicitInverses,
+            withoutInverse: withoutInverse,
+            diagnostics: &diagnostics
+        )
         graph.migration = resolveMigration(file.declarations)
         return graph
     }
@@ -174,7 +181,14 @@ struct GraphBuilder {
             }
             if rawType == .int, let value = Int64(rawValue) {
                 rawValue = String(value)
-                nextInteger = value &+ 1
+                let (next, overflow) = value.addingReportingOverflow(1)
+                nextInteger = next
+                if overflow, enumCase.name.text != enumeration.cases.last?.name.text {
+                    diagnostics.error(
+                        "case '\(name.text)' has the largest Int64 raw value, so the next case has none; give it an explicit raw value",
+                        at: name.range.start
+                    )
+                }
             }
             if let first = seenRawValues[rawValue] {
                 diagnostics.error(
@@ -346,7 +360,7 @@ struct GraphBuilder {
         annotations: [String: AST.Annotation],
         to entity: inout EntityGraph.Entity
     ) {
-        for name in ["inverse", "delete"] {
+        for name in ["inverse", "noInverse", "delete"] {
             if let annotation = annotations[name] {
                 diagnostics.error(
                     "'@\(name)' applies to relationships, and '\(property.name.text)' is an attribute",
@@ -357,7 +371,7 @@ struct GraphBuilder {
         for name in ["unique", "indexed"] {
             guard let annotation = annotations[name] else { continue }
             if case .composite = type {
-                diagnostics.error("a composite attribute cannot be '@\(name)'; constrain its fields' entity instead", at: annotation.range.start)
+                diagnostics.error("a composite attribute cannot be '@\(name)': it is stored in several columns", at: annotation.range.start)
             } else if case .codable = type {
                 diagnostics.error("a Codable attribute cannot be '@\(name)': it is stored as JSON", at: annotation.range.start)
             } else if name == "unique" {
@@ -435,6 +449,15 @@ struct GraphBuilder {
         if let annotation = annotations["inverse"], let word = singleWord(of: annotation, expecting: "the inverse relationship's name") {
             explicitInverses[entity.name, default: [:]][property.name.text] = word
         }
+        if let annotation = annotations["noInverse"] {
+            if annotations["inverse"] != nil {
+                diagnostics.error("a relationship cannot have both '@inverse(…)' and '@noInverse'", at: annotation.range.start)
+            } else if annotation.arguments != nil {
+                diagnostics.error("'@noInverse' takes no arguments", at: annotation.range.start)
+            } else {
+                withoutInverse[entity.name, default: []].insert(property.name.text)
+            }
+        }
         entity.relationships.append(
             EntityGraph.Relationship(
                 name: property.name.text,
@@ -475,9 +498,11 @@ struct GraphBuilder {
                 )
                 continue
             }
-            if name == "unique" || name == "indexed", annotation.arguments != nil {
+            if name == "unique" || name == "indexed" || name == "noInverse", annotation.arguments != nil {
                 diagnostics.error(
-                    "property annotation '@\(name)' takes no arguments; for a compound constraint write '@\(name == "unique" ? "unique" : "index")(a, b)' on its own line in the entity",
+                    name == "noInverse"
+                        ? "'@noInverse' takes no arguments"
+                        : "property annotation '@\(name)' takes no arguments; for a compound constraint write '@\(name == "unique" ? "unique" : "index")(a, b)' on its own line in the entity",
                     at: annotation.range.start
                 )
                 continue

@@ -1,7 +1,8 @@
 /// Pairs every relationship with its inverse: the one named by `@inverse(name)`, or else the only
 /// relationship on the destination that points back. Reports inverses that do not exist, are
-/// attributes, point elsewhere, disagree, are claimed twice or are ambiguous; a relationship with
-/// no inverse at all is legal (Core Data allows it) but gets a warning.
+/// attributes, point elsewhere, disagree, are claimed twice or are ambiguous. A relationship with
+/// no inverse is legal (Core Data allows it): unmarked it gets a warning; marked `@noInverse` it
+/// is one-way on purpose, takes part in no inference and gets none.
 enum InverseResolver {
     private struct Key: Hashable {
         let entity: String
@@ -11,6 +12,7 @@ enum InverseResolver {
     static func resolve(
         _ graph: inout EntityGraph,
         explicitInverses: [String: [String: AST.Name]],
+        withoutInverse: [String: Set<String>],
         diagnostics: inout DiagnosticSink
     ) {
         var resolved: [Key: Key] = [:]
@@ -19,6 +21,7 @@ enum InverseResolver {
             let sourceFamily = Set([entity.name] + graph.ancestors(of: entity).map(\.name))
             for relationship in entity.relationships {
                 let key = Key(entity: entity.name, relationship: relationship.name)
+                if withoutInverse[entity.name]?.contains(relationship.name) == true { continue }
                 guard let destination = graph.entity(named: relationship.destination) else { continue }
                 // Relationships on the destination (inherited ones included), with the entity declaring each.
                 let candidates = ([destination] + graph.ancestors(of: destination)).flatMap { owner in
@@ -27,6 +30,14 @@ enum InverseResolver {
                 if let named = explicitInverses[entity.name]?[relationship.name] {
                     guard let match = candidates.first(where: { $0.relationship.name == named.text }) else {
                         reportMissingExplicit(named, destination: destination, graph: graph, diagnostics: &diagnostics)
+                        failed.insert(key)
+                        continue
+                    }
+                    guard withoutInverse[match.owner]?.contains(named.text) != true else {
+                        diagnostics.error(
+                            "'\(destination.name).\(named.text)' is marked '@noInverse', so it cannot be the inverse of '\(entity.name).\(relationship.name)'",
+                            at: named.range.start
+                        )
                         failed.insert(key)
                         continue
                     }
@@ -44,6 +55,7 @@ enum InverseResolver {
                 }
                 let pointingBack = candidates.filter { candidate in
                     guard sourceFamily.contains(candidate.relationship.destination) else { return false }
+                    if withoutInverse[candidate.owner]?.contains(candidate.relationship.name) == true { return false }
                     if candidate.owner == entity.name, candidate.relationship.name == relationship.name { return false }
                     let theirs = explicitInverses[candidate.owner]?[candidate.relationship.name]
                     return theirs == nil || theirs?.text == relationship.name
@@ -65,7 +77,7 @@ enum InverseResolver {
                         at: relationship.range.start,
                         notes: [
                             (
-                                "without an inverse, deleting a '\(destination.name)' leaves this reference dangling; add a relationship to '\(destination.name)' with '@inverse(\(relationship.name))'",
+                                "without an inverse, deleting a '\(destination.name)' leaves this reference dangling; add a relationship to '\(destination.name)' with '@inverse(\(relationship.name))', or mark this one '@noInverse' if it is one-way on purpose",
                                 relationship.range.start
                             )
                         ]

@@ -133,7 +133,7 @@ struct Lexer {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): value.append(escaped)
                 default:
                     diagnostics.error(
-                        "unknown escape sequence '\\\(Self.describe(escaped))' in string literal",
+                        "unknown escape sequence '\\\(Self.printable(escaped))' in string literal",
                         at: offset - 2,
                         notes: [("the escapes are \\n, \\t, \\\" and \\\\", offset - 2)]
                     )
@@ -200,6 +200,11 @@ struct Lexer {
     private static func isIdentifierByte(_ byte: UInt8) -> Bool {
         (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || byte == UInt8(ascii: "_") || byte >= 0x80
+    }
+
+    /// The byte as itself when it is printable ASCII, otherwise as `U+XXXX`.
+    private static func printable(_ byte: UInt8) -> String {
+        byte >= 0x21 && byte < 0x7F ? String(UnicodeScalar(byte)) : describe(byte)
     }
 
     private static func describe(_ byte: UInt8) -> String {

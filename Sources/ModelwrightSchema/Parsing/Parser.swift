@@ -417,25 +417,38 @@ struct Parser {
     }
 
     /// The Swift type between `Codable<` and its matching `>`, as written (spaces normalised).
+    /// Brackets are matched with an explicit stack of expected closers, never by recursion.
     private mutating func parseCodableArgument(diagnostics: inout DiagnosticSink) -> String? {
         let open = current.range.start
         advance()  // <
-        var depth = 1
+        var closers: [Token.Kind] = [.rightAngle]
         var text = ""
-        while true {
+        while let expected = closers.last {
             let token = current
+            if token.isAtLineStart {
+                diagnostics.error(
+                    "expected '>' to close 'Codable<…>' on the same line, found \(token.spelling)",
+                    at: token.range.start,
+                    notes: [("'Codable<' opens here", open)]
+                )
+                return nil
+            }
             switch token.kind {
             case .leftAngle, .leftBracket, .leftParen:
-                depth += 1
-                if depth > Self.maximumTypeNesting {
+                guard closers.count < Self.maximumTypeNesting else {
+                    diagnostics.error("type nested more than \(Self.maximumTypeNesting) levels deep", at: token.range.start)
+                    return nil
+                }
+                closers.append(Self.closer(of: token.kind))
+            case .rightAngle, .rightBracket, .rightParen:
+                guard token.kind == expected else {
                     diagnostics.error(
-                        "type nested more than \(Self.maximumTypeNesting) levels deep",
+                        "mismatched \(token.spelling) in 'Codable<…>'; expected '\(Self.spelling(of: expected))'",
                         at: token.range.start
                     )
                     return nil
                 }
-            case .rightAngle, .rightBracket, .rightParen:
-                depth -= 1
+                closers.removeLast()
             case .identifier, .escapedIdentifier, .dot, .comma, .colon, .question:
                 break
             default:
@@ -446,31 +459,34 @@ struct Parser {
                 )
                 return nil
             }
-            if token.isAtLineStart, token.range.start != open {
-                diagnostics.error(
-                    "expected '>' to close 'Codable<…>' on the same line",
-                    at: token.range.start,
-                    notes: [("'Codable<' opens here", open)]
-                )
-                return nil
-            }
             advance()
-            if depth == 0 {
-                guard token.kind == .rightAngle else {
-                    diagnostics.error("mismatched bracket in 'Codable<…>'", at: token.range.start)
-                    return nil
-                }
-                let trimmed = text.trimmingSpaces()
-                if trimmed.isEmpty {
-                    diagnostics.error("expected a Swift type inside 'Codable<…>'", at: token.range.start)
-                    return nil
-                }
-                return trimmed
-            }
+            if closers.isEmpty { break }
             switch token.kind {
             case .comma, .colon: text += token.text + " "
             default: text += token.text
             }
+        }
+        let swiftType = text.trimmingSpaces()
+        guard !swiftType.isEmpty else {
+            diagnostics.error("expected a Swift type inside 'Codable<…>'", at: open)
+            return nil
+        }
+        return swiftType
+    }
+
+    private static func closer(of opener: Token.Kind) -> Token.Kind {
+        switch opener {
+        case .leftBracket: .rightBracket
+        case .leftParen: .rightParen
+        default: .rightAngle
+        }
+    }
+
+    private static func spelling(of closer: Token.Kind) -> String {
+        switch closer {
+        case .rightBracket: "]"
+        case .rightParen: ")"
+        default: ">"
         }
     }
 

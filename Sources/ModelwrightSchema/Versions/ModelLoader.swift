@@ -70,7 +70,8 @@ public enum ModelLoader {
             }
         }
         compiled.sort { $0.graph.version < $1.graph.version }
-        let sinks = checkingVersions ? VersionChecker.check(compiled) : compiled.map(\.sink)
+        let sinks =
+            checkingVersions ? VersionChecker.check(compiled, isComplete: compiled.count == files.count) : compiled.map(\.sink)
         diagnostics += sinks.flatMap(\.diagnostics)
         let hasErrors = diagnostics.contains { $0.severity == .error }
         guard !hasErrors, let first = compiled.first else {

@@ -8,8 +8,11 @@ enum VersionChecker {
     }
 
     /// Checks the versions of one model folder, sorted by version number.
-    /// - Parameter versions: each version's graph with its source file and that file's diagnostics.
-    static func check(_ versions: [(graph: EntityGraph, sink: DiagnosticSink)]) -> [DiagnosticSink] {
+    /// - Parameters:
+    ///   - versions: each version's graph with its source file and that file's diagnostics.
+    ///   - isComplete: whether every file of the folder is among them; a file with errors has no
+    ///     graph, and its absence must not be reported as a missing version.
+    static func check(_ versions: [(graph: EntityGraph, sink: DiagnosticSink)], isComplete: Bool) -> [DiagnosticSink] {
         var sinks = versions.map(\.sink)
         guard let first = versions.first?.graph else { return sinks }
         var seen: [Int: String] = [:]
@@ -22,6 +25,7 @@ enum VersionChecker {
                     "this file declares model '\(graph.modelName)', but the other versions in its folder are '\(first.modelName)'",
                     at: header
                 )
+                continue
             }
             let expected = fileName(model: graph.modelName, version: graph.version)
             if file.path.split(separator: "/").last.map(String.init) != expected {
@@ -37,7 +41,7 @@ enum VersionChecker {
             seen[graph.version] = file.path
         }
         let numbers = Set(versions.map(\.graph.version))
-        if let newest = numbers.max() {
+        if isComplete, let newest = numbers.max() {
             let missing = (1...newest).filter { !numbers.contains($0) }
             if !missing.isEmpty, let last = versions.indices.last {
                 sinks[last].error(
@@ -49,7 +53,7 @@ enum VersionChecker {
         for index in versions.indices {
             let graph = versions[index].graph
             let previous = index > 0 && versions[index - 1].graph.version == graph.version - 1 ? versions[index - 1].graph : nil
-            checkMigration(graph, hasPrevious: previous != nil || graph.version > 1, sink: &sinks[index])
+            checkMigration(graph, sink: &sinks[index])
             if let previous {
                 checkRenames(graph, previous: previous, sink: &sinks[index])
             } else if graph.version == 1 {
@@ -59,7 +63,7 @@ enum VersionChecker {
         return sinks
     }
 
-    private static func checkMigration(_ graph: EntityGraph, hasPrevious: Bool, sink: inout DiagnosticSink) {
+    private static func checkMigration(_ graph: EntityGraph, sink: inout DiagnosticSink) {
         guard let migration = graph.migration else { return }
         if graph.version == 1 {
             sink.error("version 1 has no earlier version to migrate from; remove this migration block", at: migration.range.start)
@@ -100,10 +104,10 @@ enum VersionChecker {
             }
             let oldEntity = previous.entity(named: entity.renamedFrom ?? entity.name)
             let renamed =
-                entity.attributes.map { ($0.name, $0.renamedFrom, $0.renameRange) }
-                + entity.relationships.map { ($0.name, $0.renamedFrom, $0.renameRange) }
+                entity.attributes.map { ($0.name, $0.renamedFrom, $0.renameRange, true) }
+                + entity.relationships.map { ($0.name, $0.renamedFrom, $0.renameRange, false) }
             let currentNames = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
-            for case let (name, oldName?, range?) in renamed {
+            for case let (name, oldName?, range?, isAttribute) in renamed {
                 guard let oldEntity else {
                     sink.error(
                         "'\(entity.name)' is new in version \(graph.version), so '\(name)' has nothing to be renamed from",
@@ -111,11 +115,15 @@ enum VersionChecker {
                     )
                     continue
                 }
-                let oldNames = previous.allAttributes(of: oldEntity).map(\.name) + previous.allRelationships(of: oldEntity).map(\.name)
+                // An attribute is renamed from an attribute, a relationship from a relationship.
+                let kind = isAttribute ? "attribute" : "relationship"
+                let oldNames =
+                    isAttribute
+                    ? previous.allAttributes(of: oldEntity).map(\.name) : previous.allRelationships(of: oldEntity).map(\.name)
                 if !oldNames.contains(oldName) {
                     let suggestion = Suggestions.closest(to: oldName, among: oldNames)
                     sink.error(
-                        "'\(name)' is renamed from '\(oldName)', but '\(oldEntity.name)' in version \(previous.version) has no property '\(oldName)'",
+                        "'\(name)' is renamed from '\(oldName)', but '\(oldEntity.name)' in version \(previous.version) has no \(kind) '\(oldName)'",
                         at: range.start,
                         notes: suggestion.map { [("did you mean '\($0)'?", range.start)] } ?? []
                     )
