@@ -45,7 +45,9 @@ struct ValidateCommandTests {
     }
 
     @Test func everyPathIsCheckedAndAnyFailureFailsTheRun() {
-        let (code, console) = Self.run(["validate", "/nonexistent/Model", Self.root.appendingPathComponent("Models/Trips").path])
+        let (code, console) = Self.run([
+            "validate", "/nonexistent/Model", Self.root.appendingPathComponent("Models/Trips").path,
+        ])
         #expect(code == .invalidInput)
         #expect(console.errors == "/nonexistent/Model: error: no such file or folder\n")
         #expect(console.output.split(separator: "\n").count == 3)

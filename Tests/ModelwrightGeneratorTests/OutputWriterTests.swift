@@ -24,7 +24,10 @@ struct OutputWriterTests {
     @Test func leavesAnUnchangedFileUntouched() throws {
         let folder = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let files = [GeneratedFile(name: "A.swift", contents: "let a = 1\n"), GeneratedFile(name: "B.swift", contents: "let b = 1\n")]
+        let files = [
+            GeneratedFile(name: "A.swift", contents: "let a = 1\n"),
+            GeneratedFile(name: "B.swift", contents: "let b = 1\n"),
+        ]
         try OutputWriter.write(files, to: folder)
         let url = folder.appendingPathComponent("A.swift")
         let past = Date(timeIntervalSince1970: 1_000_000)

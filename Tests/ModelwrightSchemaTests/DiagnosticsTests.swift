@@ -141,7 +141,10 @@ struct DiagnosticsTests {
             }
             """
         let found = diagnose(text)
-        #expect(found.first == "3:5: error: the inverse of 'User.trips' is ambiguous: 'driver', 'passenger' on 'Trip' all point back")
+        #expect(
+            found.first
+                == "3:5: error: the inverse of 'User.trips' is ambiguous: 'driver', 'passenger' on 'Trip' all point back"
+        )
         #expect(notes(text).first == "3:21: add '@inverse(driver)' to say which")
     }
 
@@ -341,8 +344,10 @@ struct DiagnosticsTests {
     }
 
     @Test func printedInTheCompilerFormat() {
-        let diagnostic = SchemaPipeline.check(SourceFile(path: "Models/M/M.v1.model", text: "model M version 1\nentity A { x: Y }"))
-            .diagnostics[0]
+        let diagnostic = SchemaPipeline.check(
+            SourceFile(path: "Models/M/M.v1.model", text: "model M version 1\nentity A { x: Y }")
+        )
+        .diagnostics[0]
         #expect(diagnostic.description == "Models/M/M.v1.model:2:15: error: unknown type 'Y'")
     }
 }

@@ -70,9 +70,10 @@ struct GraphTests {
         #expect(person.relationships.map(\.inverse) == ["children", "parent", nil, nil])
         #expect(diagnose(text).isEmpty, "@noInverse silences the missing-inverse warning")
         #expect(
-            diagnose("model M version 1\nentity A {\n    b: B? @inverse(a)\n}\nentity B {\n    a: A? @noInverse\n}") == [
-                "3:20: error: 'B.a' is marked '@noInverse', so it cannot be the inverse of 'A.b'"
-            ]
+            diagnose("model M version 1\nentity A {\n    b: B? @inverse(a)\n}\nentity B {\n    a: A? @noInverse\n}")
+                == [
+                    "3:20: error: 'B.a' is marked '@noInverse', so it cannot be the inverse of 'A.b'"
+                ]
         )
     }
 
@@ -98,9 +99,10 @@ struct GraphTests {
         #expect(graph.allAttributes(of: note).map(\.name) == ["title", "body"])
         #expect(graph.allRelationships(of: note).map(\.name) == ["owner"])
         #expect(graph.entity(named: "User")?.relationships[0].inverse == "owner")
-        #expect(diagnose("model M version 1\nentity A { x: Int }\nentity B: A { x: Int }") == [
-            "3:15: error: property 'x' is already inherited from 'A'"
-        ])
+        #expect(
+            diagnose("model M version 1\nentity A { x: Int }\nentity B: A { x: Int }") == [
+                "3:15: error: property 'x' is already inherited from 'A'"
+            ])
     }
 
     @Test func enumsGetRawValues() throws {
@@ -227,7 +229,10 @@ struct GraphTests {
         let user = try #require(graph.entity(named: "User"))
         #expect(user.uniquenessConstraints == [["username"], ["givenName", "familyName"]])
         #expect(user.indexes == [["rating"], ["organization", "rating"]])
-        #expect(user.defaultSort == [SortDescription(attribute: "familyName"), SortDescription(attribute: "rating", ascending: false)])
+        #expect(
+            user.defaultSort == [
+                SortDescription(attribute: "familyName"), SortDescription(attribute: "rating", ascending: false),
+            ])
     }
 
     @Test func docCommentsReachTheGraph() throws {

@@ -34,7 +34,8 @@ struct MalformedInputTests {
     }
 
     @Test func truncatedFilesAtEveryLength() throws {
-        let text = try String(contentsOf: packageRoot.appendingPathComponent("Models/Trips/Trips.v3.model"), encoding: .utf8)
+        let text = try String(
+            contentsOf: packageRoot.appendingPathComponent("Models/Trips/Trips.v3.model"), encoding: .utf8)
         let bytes = Array(text.utf8)
         // Cut the example at many points: every cut inside a block must be reported, none may crash.
         for length in stride(from: 0, to: bytes.count, by: 7) {

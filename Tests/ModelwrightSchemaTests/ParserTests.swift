@@ -62,7 +62,10 @@ struct ParserTests {
         #expect(entity.isAbstract)
         #expect(entity.parent?.text == "Base")
         #expect(entity.doc == ["A buyer."])
-        #expect(entity.properties.map(\.name.text) == ["name", "tags", "orders", "lines", "default", "count", "ratio", "kind", "seen", "gone"])
+        #expect(
+            entity.properties.map(\.name.text) == [
+                "name", "tags", "orders", "lines", "default", "count", "ratio", "kind", "seen", "gone",
+            ])
         let name = entity.properties[0]
         #expect(name.doc == ["The name."])
         #expect(name.type.isOptional)
@@ -75,7 +78,8 @@ struct ParserTests {
             return
         }
         #expect(swiftType == "[String: [Int]]")
-        guard case .set(let destination) = entity.properties[2].type.kind, case .array(let line) = entity.properties[3].type.kind
+        guard case .set(let destination) = entity.properties[2].type.kind,
+            case .array(let line) = entity.properties[3].type.kind
         else {
             Issue.record("expected Set<Order> and [Line]")
             return

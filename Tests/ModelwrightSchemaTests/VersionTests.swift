@@ -20,7 +20,8 @@ struct VersionTests {
         let result = ModelLoader.load(path: folder.path)
         let lines = result.diagnostics.map { diagnostic in
             let file = diagnostic.path.split(separator: "/").last.map(String.init) ?? ""
-            return "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
+            return
+                "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
         }
         return (result, lines)
     }
@@ -106,7 +107,10 @@ struct VersionTests {
             ]
         )
         let (_, gap) = try Self.load(["Notes.v1.model": Self.v1, "Notes.v3.model": v3])
-        #expect(gap == ["Notes.v3.model:1:7: error: version 2 of 'Notes' is missing: versions are numbered 1, 2, 3, … without gaps"])
+        #expect(
+            gap == [
+                "Notes.v3.model:1:7: error: version 2 of 'Notes' is missing: versions are numbered 1, 2, 3, … without gaps"
+            ])
     }
 
     @Test func aBrokenVersionIsNotAlsoReportedAsMissing() throws {
@@ -117,8 +121,10 @@ struct VersionTests {
     }
 
     @Test func renamesKeepTheirKind() throws {
-        let v1 = "model Notes version 1\nentity Note {\n    title: String\n    folder: Folder?\n}\nentity Folder {\n    notes: Set<Note>\n}\n"
-        let v2 = "model Notes version 2\nentity Note {\n    folderName: String @renamed(from: folder)\n}\nentity Folder {\n    name: String\n}\n"
+        let v1 =
+            "model Notes version 1\nentity Note {\n    title: String\n    folder: Folder?\n}\nentity Folder {\n    notes: Set<Note>\n}\n"
+        let v2 =
+            "model Notes version 2\nentity Note {\n    folderName: String @renamed(from: folder)\n}\nentity Folder {\n    name: String\n}\n"
         let (_, lines) = try Self.load(["Notes.v1.model": v1, "Notes.v2.model": v2])
         #expect(
             lines == [

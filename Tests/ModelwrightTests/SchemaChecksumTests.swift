@@ -101,7 +101,8 @@ struct SchemaChecksumTests {
 
     @Test func namesCannotForgeSeparators() {
         let one = SchemaDescription(modelName: "M", version: 1, entities: [EntityDescription(name: "A\n1:B")])
-        let two = SchemaDescription(modelName: "M", version: 1, entities: [EntityDescription(name: "A"), EntityDescription(name: "B")])
+        let two = SchemaDescription(
+            modelName: "M", version: 1, entities: [EntityDescription(name: "A"), EntityDescription(name: "B")])
         #expect(one.checksum != two.checksum)
     }
 
@@ -110,14 +111,16 @@ struct SchemaChecksumTests {
         schema.entities[0].attributes.append(
             AttributeDescription(
                 name: "home",
-                type: .composite(CompositeDescription(name: "Address", fields: [AttributeDescription(name: "city", type: .string)])),
+                type: .composite(
+                    CompositeDescription(name: "Address", fields: [AttributeDescription(name: "city", type: .string)])),
                 isOptional: true
             )
         )
         schema.entities[0].attributes.append(
             AttributeDescription(
                 name: "role",
-                type: .enumeration(EnumDescription(name: "Role", rawType: .string, cases: [.init(name: "member", rawValue: "member")])),
+                type: .enumeration(
+                    EnumDescription(name: "Role", rawType: .string, cases: [.init(name: "member", rawValue: "member")])),
                 defaultValue: .enumCase("member")
             )
         )

@@ -10,7 +10,8 @@ enum DefaultValueChecker {
         if case .null = literal.kind {
             return isOptional
                 ? .success(nil)
-                : .failure(.init("'nil' is not a value of a non-optional attribute", hint: "make the type optional with '?'"))
+                : .failure(
+                    .init("'nil' is not a value of a non-optional attribute", hint: "make the type optional with '?'"))
         }
         switch (type, literal.kind) {
         case (.bool, .bool(let value)):
@@ -34,11 +35,14 @@ enum DefaultValueChecker {
             return .success(.string(text))
         case (.uuid, .string(let text)):
             return UUID(uuidString: text) == nil
-                ? .failure(.init("\"\(text)\" is not a UUID", hint: "write it as \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\""))
+                ? .failure(
+                    .init("\"\(text)\" is not a UUID", hint: "write it as \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\""))
                 : .success(.string(text))
         case (.url, .string(let text)):
             guard let url = URL(string: text), url.scheme != nil else {
-                return .failure(.init("\"\(text)\" is not an absolute URL", hint: "include a scheme, as in \"https://example.com\""))
+                return .failure(
+                    .init("\"\(text)\" is not an absolute URL", hint: "include a scheme, as in \"https://example.com\"")
+                )
             }
             return .success(.string(url.absoluteString))
         case (.date, .now):
@@ -46,7 +50,9 @@ enum DefaultValueChecker {
         case (.date, .string(let text)):
             guard let seconds = iso8601Seconds(text) else {
                 return .failure(
-                    .init("\"\(text)\" is not an ISO 8601 date", hint: "write \"2024-05-01T09:30:00Z\", or 'now' for the insertion time")
+                    .init(
+                        "\"\(text)\" is not an ISO 8601 date",
+                        hint: "write \"2024-05-01T09:30:00Z\", or 'now' for the insertion time")
                 )
             }
             return .success(.date(secondsSince1970: seconds))

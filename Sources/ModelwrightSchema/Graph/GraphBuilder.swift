@@ -236,9 +236,10 @@ struct GraphBuilder {
                 )
             }
             guard case .named(let typeName) = field.type.kind,
-                let type = Self.scalarTypes[typeName.text] ?? enumerations[typeName.text].map({
-                    .enumeration($0.schemaDescription)
-                })
+                let type = Self.scalarTypes[typeName.text]
+                    ?? enumerations[typeName.text].map({
+                        .enumeration($0.schemaDescription)
+                    })
             else {
                 reportUnknownOrUnsupported(field.type, what: "a composite field", allowed: "built-in types and enums")
                 continue
@@ -307,7 +308,8 @@ struct GraphBuilder {
                     guard let composite = composites[name.text] else { return }
                     type = .composite(composite.schemaDescription)
                 case .entity?:
-                    addRelationship(property, destination: name, cardinality: .toOne, annotations: annotations, to: &entity)
+                    addRelationship(
+                        property, destination: name, cardinality: .toOne, annotations: annotations, to: &entity)
                     return
                 case nil:
                     reportUnknownOrUnsupported(property.type, what: "a property", allowed: nil)
@@ -371,9 +373,12 @@ struct GraphBuilder {
         for name in ["unique", "indexed"] {
             guard let annotation = annotations[name] else { continue }
             if case .composite = type {
-                diagnostics.error("a composite attribute cannot be '@\(name)': it is stored in several columns", at: annotation.range.start)
+                diagnostics.error(
+                    "a composite attribute cannot be '@\(name)': it is stored in several columns",
+                    at: annotation.range.start)
             } else if case .codable = type {
-                diagnostics.error("a Codable attribute cannot be '@\(name)': it is stored as JSON", at: annotation.range.start)
+                diagnostics.error(
+                    "a Codable attribute cannot be '@\(name)': it is stored as JSON", at: annotation.range.start)
             } else if name == "unique" {
                 entity.uniquenessConstraints.append([property.name.text])
             } else {
@@ -442,16 +447,24 @@ struct GraphBuilder {
                 diagnostics.error(
                     "unknown delete rule '\(word.text)'",
                     at: word.range.start,
-                    notes: [(suggestion.map { "did you mean '\($0)'?" } ?? "the rules are \(rules.joined(separator: ", "))", word.range.start)]
+                    notes: [
+                        (
+                            suggestion.map { "did you mean '\($0)'?" }
+                                ?? "the rules are \(rules.joined(separator: ", "))", word.range.start
+                        )
+                    ]
                 )
             }
         }
-        if let annotation = annotations["inverse"], let word = singleWord(of: annotation, expecting: "the inverse relationship's name") {
+        if let annotation = annotations["inverse"],
+            let word = singleWord(of: annotation, expecting: "the inverse relationship's name")
+        {
             explicitInverses[entity.name, default: [:]][property.name.text] = word
         }
         if let annotation = annotations["noInverse"] {
             if annotations["inverse"] != nil {
-                diagnostics.error("a relationship cannot have both '@inverse(…)' and '@noInverse'", at: annotation.range.start)
+                diagnostics.error(
+                    "a relationship cannot have both '@inverse(…)' and '@noInverse'", at: annotation.range.start)
             } else if annotation.arguments != nil {
                 diagnostics.error("'@noInverse' takes no arguments", at: annotation.range.start)
             } else {
@@ -483,7 +496,11 @@ struct GraphBuilder {
             guard Self.propertyAnnotations.contains(name) else {
                 var notes: [(String, Int)] = []
                 if Self.entityAnnotations.contains(name) {
-                    notes.append(("'@\(name)(…)' is an entity annotation: write it on its own line in the entity", annotation.range.start))
+                    notes.append(
+                        (
+                            "'@\(name)(…)' is an entity annotation: write it on its own line in the entity",
+                            annotation.range.start
+                        ))
                 } else if let suggestion = Suggestions.closest(to: name, among: Self.propertyAnnotations) {
                     notes.append(("did you mean '@\(suggestion)'?", annotation.name.range.start))
                 }
@@ -546,7 +563,8 @@ struct GraphBuilder {
             return
         }
         if types[name.text] != nil, let allowed {
-            diagnostics.error("'\(name.text)' cannot be the type of \(what); use one of the \(allowed)", at: name.range.start)
+            diagnostics.error(
+                "'\(name.text)' cannot be the type of \(what); use one of the \(allowed)", at: name.range.start)
             return
         }
         var candidates = Array(Self.scalarTypes.keys) + types.keys
@@ -604,7 +622,9 @@ struct GraphBuilder {
         }
     }
 
-    private mutating func checkInheritedDuplicates(of entity: EntityGraph.Entity, declaration: AST.Entity, in graph: EntityGraph) {
+    private mutating func checkInheritedDuplicates(
+        of entity: EntityGraph.Entity, declaration: AST.Entity, in graph: EntityGraph
+    ) {
         var inherited: [String: String] = [:]
         for ancestor in graph.ancestors(of: entity) {
             for name in ancestor.attributes.map(\.name) + ancestor.relationships.map(\.name) {
@@ -621,7 +641,9 @@ struct GraphBuilder {
         }
     }
 
-    private mutating func resolveEntityAnnotations(_ declaration: AST.Entity, entity: inout EntityGraph.Entity, in graph: EntityGraph) {
+    private mutating func resolveEntityAnnotations(
+        _ declaration: AST.Entity, entity: inout EntityGraph.Entity, in graph: EntityGraph
+    ) {
         let attributes = graph.allAttributes(of: entity)
         let relationships = graph.allRelationships(of: entity)
         var renameSeen = false
@@ -651,16 +673,24 @@ struct GraphBuilder {
                         continue
                     }
                     var ascending = true
-                    if name == "sort", argument.words.count == 2, ["ascending", "descending"].contains(argument.words[1].text) {
+                    if name == "sort", argument.words.count == 2,
+                        ["ascending", "descending"].contains(argument.words[1].text)
+                    {
                         ascending = argument.words[1].text == "ascending"
                     } else if argument.words.count != 1 {
                         diagnostics.error(
-                            name == "sort" ? "expected 'name', 'name ascending' or 'name descending'" : "expected one property name per argument",
+                            name == "sort"
+                                ? "expected 'name', 'name ascending' or 'name descending'"
+                                : "expected one property name per argument",
                             at: argument.words[1].range.start
                         )
                         continue
                     }
-                    guard checkConstraintMember(property, annotation: name, entity: entity, attributes: attributes, relationships: relationships) else { continue }
+                    guard
+                        checkConstraintMember(
+                            property, annotation: name, entity: entity, attributes: attributes,
+                            relationships: relationships)
+                    else { continue }
                     if names.contains(property.text) {
                         diagnostics.error("'\(property.text)' is listed twice in '@\(name)'", at: property.range.start)
                         continue
@@ -673,14 +703,19 @@ struct GraphBuilder {
                 case "index": entity.indexes.append(names)
                 default:
                     if !entity.defaultSort.isEmpty {
-                        diagnostics.error("an entity has one default sort; merge the '@sort' annotations", at: annotation.range.start)
+                        diagnostics.error(
+                            "an entity has one default sort; merge the '@sort' annotations", at: annotation.range.start)
                     }
                     entity.defaultSort = sort
                 }
             default:
                 var notes: [(String, Int)] = []
                 if Self.propertyAnnotations.contains(name) {
-                    notes.append(("'@\(name)' is a property annotation: write it after the property's type, on the same line", annotation.range.start))
+                    notes.append(
+                        (
+                            "'@\(name)' is a property annotation: write it after the property's type, on the same line",
+                            annotation.range.start
+                        ))
                 } else if let suggestion = Suggestions.closest(to: name, among: Self.entityAnnotations) {
                     notes.append(("did you mean '@\(suggestion)'?", annotation.name.range.start))
                 }
@@ -718,12 +753,14 @@ struct GraphBuilder {
                 return false
             }
             if annotation == "sort" {
-                diagnostics.error("'@sort' needs an attribute, and '\(property.text)' is a relationship", at: property.range.start)
+                diagnostics.error(
+                    "'@sort' needs an attribute, and '\(property.text)' is a relationship", at: property.range.start)
                 return false
             }
             return true
         }
-        let suggestion = Suggestions.closest(to: property.text, among: attributes.map(\.name) + relationships.map(\.name))
+        let suggestion = Suggestions.closest(
+            to: property.text, among: attributes.map(\.name) + relationships.map(\.name))
         diagnostics.error(
             "'@\(annotation)' names '\(property.text)', which is not a property of '\(entity.name)'",
             at: property.range.start,
@@ -770,7 +807,8 @@ struct GraphBuilder {
                     )
                 )
             }
-            result = EntityGraph.Migration(fromVersion: migration.fromVersion, customStages: stages, range: migration.range)
+            result = EntityGraph.Migration(
+                fromVersion: migration.fromVersion, customStages: stages, range: migration.range)
         }
         return result
     }

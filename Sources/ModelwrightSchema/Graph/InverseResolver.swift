@@ -88,7 +88,12 @@ enum InverseResolver {
                     diagnostics.error(
                         "the inverse of '\(entity.name).\(relationship.name)' is ambiguous: \(names) on '\(destination.name)' all point back",
                         at: relationship.range.start,
-                        notes: [("add '@inverse(\(pointingBack[0].relationship.name))' to say which", relationship.range.end)]
+                        notes: [
+                            (
+                                "add '@inverse(\(pointingBack[0].relationship.name))' to say which",
+                                relationship.range.end
+                            )
+                        ]
                     )
                     failed.insert(key)
                 }
@@ -96,7 +101,9 @@ enum InverseResolver {
         }
         // Both sides must agree, and no relationship can be the inverse of two others.
         var claimedBy: [Key: Key] = [:]
-        for (key, inverse) in resolved.sorted(by: { ($0.key.entity, $0.key.relationship) < ($1.key.entity, $1.key.relationship) }) {
+        for (key, inverse) in resolved.sorted(by: {
+            ($0.key.entity, $0.key.relationship) < ($1.key.entity, $1.key.relationship)
+        }) {
             guard let location = range(of: key, in: graph) else { continue }
             if let other = claimedBy[inverse] {
                 diagnostics.error(
@@ -136,7 +143,11 @@ enum InverseResolver {
         }
         var notes: [(String, Int)] = []
         if let owner = graph.entities.first(where: { $0.relationships.contains { $0.name == named.text } }) {
-            notes.append(("'\(named.text)' is a relationship of '\(owner.name)', not of '\(destination.name)'", named.range.start))
+            notes.append(
+                (
+                    "'\(named.text)' is a relationship of '\(owner.name)', not of '\(destination.name)'",
+                    named.range.start
+                ))
         } else if let suggestion = Suggestions.closest(
             to: named.text,
             among: graph.allRelationships(of: destination).map(\.name)

@@ -34,6 +34,7 @@ enum NameRules {
             ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
         }
         return allowed
-            ? nil : "'\(name)' is not a valid name: use ASCII letters, digits and underscores (names become Swift and SQL identifiers)"
+            ? nil
+            : "'\(name)' is not a valid name: use ASCII letters, digits and underscores (names become Swift and SQL identifiers)"
     }
 }

@@ -121,7 +121,8 @@ struct Lexer {
                 return make(.string, String(decoding: value, as: UTF8.self), from: start)
             case UInt8(ascii: "\n"):
                 offset -= 1
-                diagnostics.error("unterminated string literal", at: start, notes: [("add '\"' before the line ends", offset)])
+                diagnostics.error(
+                    "unterminated string literal", at: start, notes: [("add '\"' before the line ends", offset)])
                 return make(.string, String(decoding: value, as: UTF8.self), from: start)
             case UInt8(ascii: "\\"):
                 guard offset < bytes.count else { break }
@@ -198,7 +199,8 @@ struct Lexer {
     /// Letters, `_`, and any non-ASCII byte: names in other scripts lex as names so that the
     /// checker can say precisely why they are not allowed.
     private static func isIdentifierByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || byte == UInt8(ascii: "_") || byte >= 0x80
     }
 

@@ -119,7 +119,8 @@ struct Parser {
             isAbstract = true
             advance()
             guard current.isKeyword("entity") else {
-                diagnostics.error("expected 'entity' after 'abstract', found \(current.spelling)", at: current.range.start)
+                diagnostics.error(
+                    "expected 'entity' after 'abstract', found \(current.spelling)", at: current.range.start)
                 skipToNextDeclaration()
                 return nil
             }
@@ -436,7 +437,8 @@ struct Parser {
             switch token.kind {
             case .leftAngle, .leftBracket, .leftParen:
                 guard closers.count < Self.maximumTypeNesting else {
-                    diagnostics.error("type nested more than \(Self.maximumTypeNesting) levels deep", at: token.range.start)
+                    diagnostics.error(
+                        "type nested more than \(Self.maximumTypeNesting) levels deep", at: token.range.start)
                     return nil
                 }
                 closers.append(Self.closer(of: token.kind))
@@ -570,20 +572,24 @@ struct Parser {
             advance()
             advance()
         }
-        if current.isName, !["true", "false", "nil", "now"].contains(current.text) || current.kind == .escapedIdentifier {
+        if current.isName,
+            !["true", "false", "nil", "now"].contains(current.text) || current.kind == .escapedIdentifier
+        {
             var words: [AST.Name] = []
             while current.isName {
                 words.append(AST.Name(text: current.text, range: current.range))
                 advance()
             }
-            return AST.Argument(label: label, words: words, literal: nil, range: SourceRange(start: start, end: previousEnd))
+            return AST.Argument(
+                label: label, words: words, literal: nil, range: SourceRange(start: start, end: previousEnd))
         }
         if current.kind == .comma || current.kind == .rightParen || current.isAtLineStart {
             diagnostics.error("expected an argument, found \(current.spelling)", at: current.range.start)
             return nil
         }
         guard let literal = parseLiteral(diagnostics: &diagnostics) else { return nil }
-        return AST.Argument(label: label, words: [], literal: literal, range: SourceRange(start: start, end: previousEnd))
+        return AST.Argument(
+            label: label, words: [], literal: literal, range: SourceRange(start: start, end: previousEnd))
     }
 
     // MARK: - Tokens

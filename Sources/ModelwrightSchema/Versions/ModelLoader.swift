@@ -38,7 +38,9 @@ public enum ModelLoader {
             path.hasSuffix("/") ? path + $0 : path + "/" + $0
         }
         guard !files.isEmpty else {
-            return failure(path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'")
+            return failure(
+                path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'"
+            )
         }
         return load(files: files, checkingVersions: true)
     }
@@ -48,14 +50,16 @@ public enum ModelLoader {
         var compiled: [(graph: EntityGraph, sink: DiagnosticSink)] = []
         for path in files {
             guard let data = FileManager.default.contents(atPath: path) else {
-                diagnostics.append(Diagnostic(severity: .error, message: "cannot read the file", path: path, location: nil))
+                diagnostics.append(
+                    Diagnostic(severity: .error, message: "cannot read the file", path: path, location: nil))
                 continue
             }
             guard data.count <= maximumFileSize else {
                 diagnostics.append(
                     Diagnostic(
                         severity: .error,
-                        message: "the file is \(data.count / 1_048_576) MB; schema files are limited to \(maximumFileSize / 1_048_576) MB",
+                        message:
+                            "the file is \(data.count / 1_048_576) MB; schema files are limited to \(maximumFileSize / 1_048_576) MB",
                         path: path,
                         location: nil
                     )
@@ -71,19 +75,22 @@ public enum ModelLoader {
         }
         compiled.sort { $0.graph.version < $1.graph.version }
         let sinks =
-            checkingVersions ? VersionChecker.check(compiled, isComplete: compiled.count == files.count) : compiled.map(\.sink)
+            checkingVersions
+            ? VersionChecker.check(compiled, isComplete: compiled.count == files.count) : compiled.map(\.sink)
         diagnostics += sinks.flatMap(\.diagnostics)
         let hasErrors = diagnostics.contains { $0.severity == .error }
         guard !hasErrors, let first = compiled.first else {
             return ModelLoadResult(model: nil, diagnostics: diagnostics)
         }
         let versions = compiled.map { version in
-            ModelVersion(path: version.sink.file.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
+            ModelVersion(
+                path: version.sink.file.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
         }
         return ModelLoadResult(model: Model(name: first.graph.modelName, versions: versions), diagnostics: diagnostics)
     }
 
     private static func failure(_ path: String, _ message: String) -> ModelLoadResult {
-        ModelLoadResult(model: nil, diagnostics: [Diagnostic(severity: .error, message: message, path: path, location: nil)])
+        ModelLoadResult(
+            model: nil, diagnostics: [Diagnostic(severity: .error, message: message, path: path, location: nil)])
     }
 }

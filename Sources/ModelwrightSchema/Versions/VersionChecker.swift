@@ -52,7 +52,8 @@ enum VersionChecker {
         }
         for index in versions.indices {
             let graph = versions[index].graph
-            let previous = index > 0 && versions[index - 1].graph.version == graph.version - 1 ? versions[index - 1].graph : nil
+            let previous =
+                index > 0 && versions[index - 1].graph.version == graph.version - 1 ? versions[index - 1].graph : nil
             checkMigration(graph, sink: &sinks[index])
             if let previous {
                 checkRenames(graph, previous: previous, sink: &sinks[index])
@@ -66,21 +67,30 @@ enum VersionChecker {
     private static func checkMigration(_ graph: EntityGraph, sink: inout DiagnosticSink) {
         guard let migration = graph.migration else { return }
         if graph.version == 1 {
-            sink.error("version 1 has no earlier version to migrate from; remove this migration block", at: migration.range.start)
+            sink.error(
+                "version 1 has no earlier version to migrate from; remove this migration block",
+                at: migration.range.start)
         } else if migration.fromVersion != graph.version - 1 {
             sink.error(
                 "version \(graph.version) can only declare a migration from version \(graph.version - 1), not \(migration.fromVersion)",
                 at: migration.range.start,
-                notes: [("write 'migration from \(graph.version - 1)'; stages run one version step at a time", migration.range.start)]
+                notes: [
+                    (
+                        "write 'migration from \(graph.version - 1)'; stages run one version step at a time",
+                        migration.range.start
+                    )
+                ]
             )
         }
     }
 
     private static func reportRenamesWithoutPrevious(_ graph: EntityGraph, sink: inout DiagnosticSink) {
         for entity in graph.entities {
-            let ranges = [entity.renameRange] + entity.attributes.map(\.renameRange) + entity.relationships.map(\.renameRange)
+            let ranges =
+                [entity.renameRange] + entity.attributes.map(\.renameRange) + entity.relationships.map(\.renameRange)
             for range in ranges.compactMap({ $0 }) {
-                sink.error("version 1 has no previous version, so nothing can be renamed; remove '@renamed'", at: range.start)
+                sink.error(
+                    "version 1 has no previous version, so nothing can be renamed; remove '@renamed'", at: range.start)
             }
         }
     }
@@ -107,7 +117,7 @@ enum VersionChecker {
                 entity.attributes.map { ($0.name, $0.renamedFrom, $0.renameRange, true) }
                 + entity.relationships.map { ($0.name, $0.renamedFrom, $0.renameRange, false) }
             let currentNames = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
-            for case let (name, oldName?, range?, isAttribute) in renamed {
+            for case (let name, let oldName?, let range?, let isAttribute) in renamed {
                 guard let oldEntity else {
                     sink.error(
                         "'\(entity.name)' is new in version \(graph.version), so '\(name)' has nothing to be renamed from",
@@ -119,7 +129,8 @@ enum VersionChecker {
                 let kind = isAttribute ? "attribute" : "relationship"
                 let oldNames =
                     isAttribute
-                    ? previous.allAttributes(of: oldEntity).map(\.name) : previous.allRelationships(of: oldEntity).map(\.name)
+                    ? previous.allAttributes(of: oldEntity).map(\.name)
+                    : previous.allRelationships(of: oldEntity).map(\.name)
                 if !oldNames.contains(oldName) {
                     let suggestion = Suggestions.closest(to: oldName, among: oldNames)
                     sink.error(
