@@ -153,15 +153,9 @@ struct GraphBuilder {
             if let problem = NameRules.problem(withMemberName: name.text, kind: "enum case") {
                 diagnostics.error(problem, at: name.range.start)
             }
-            if let first = seenNames[name.text] {
-                diagnostics.error(
-                    "duplicate case '\(name.text)' in enum '\(enumeration.name.text)'",
-                    at: name.range.start,
-                    notes: [("'\(name.text)' is first declared here", first.range.start)]
-                )
+            guard isFirst(name, in: &seenNames, described: "case", of: "enum '\(enumeration.name.text)'") else {
                 continue
             }
-            seenNames[name.text] = name
             var rawValue: String
             switch (rawType, enumCase.rawValue?.kind) {
             case (.string, nil):
@@ -220,15 +214,9 @@ struct GraphBuilder {
         var seen: [String: AST.Name] = [:]
         for field in composite.fields {
             checkPropertyName(field.name)
-            if let first = seen[field.name.text] {
-                diagnostics.error(
-                    "duplicate field '\(field.name.text)' in composite '\(composite.name.text)'",
-                    at: field.name.range.start,
-                    notes: [("'\(field.name.text)' is first declared here", first.range.start)]
-                )
+            guard isFirst(field.name, in: &seen, described: "field", of: "composite '\(composite.name.text)'") else {
                 continue
             }
-            seen[field.name.text] = field.name
             for annotation in field.annotations {
                 diagnostics.error(
                     "composite fields take no annotations; put '@\(annotation.name.text)' on an entity's attribute",
@@ -278,15 +266,9 @@ struct GraphBuilder {
         var seen: [String: AST.Name] = [:]
         for property in declaration.properties {
             checkPropertyName(property.name)
-            if let first = seen[property.name.text] {
-                diagnostics.error(
-                    "duplicate property '\(property.name.text)' in entity '\(entity.name)'",
-                    at: property.name.range.start,
-                    notes: [("'\(property.name.text)' is first declared here", first.range.start)]
-                )
+            guard isFirst(property.name, in: &seen, described: "property", of: "entity '\(entity.name)'") else {
                 continue
             }
-            seen[property.name.text] = property.name
             resolve(property, into: &entity)
         }
         return entity
@@ -789,15 +771,7 @@ struct GraphBuilder {
                 if let problem = NameRules.problem(withMemberName: stage.name.text, kind: "custom stage") {
                     diagnostics.error(problem, at: stage.name.range.start)
                 }
-                if let first = seen[stage.name.text] {
-                    diagnostics.error(
-                        "duplicate custom stage '\(stage.name.text)'",
-                        at: stage.name.range.start,
-                        notes: [("first declared here", first.range.start)]
-                    )
-                    continue
-                }
-                seen[stage.name.text] = stage.name
+                guard isFirst(stage.name, in: &seen, described: "custom stage", of: "this migration") else { continue }
                 stages.append(
                     EntityGraph.CustomStage(
                         name: stage.name.text,
@@ -814,6 +788,25 @@ struct GraphBuilder {
     }
 
     // MARK: - Names
+
+    /// Records `name` in `seen`, or reports it as a duplicate of the first declaration there.
+    private mutating func isFirst(
+        _ name: AST.Name,
+        in seen: inout [String: AST.Name],
+        described kind: String,
+        of container: String
+    ) -> Bool {
+        if let first = seen[name.text] {
+            diagnostics.error(
+                "duplicate \(kind) '\(name.text)' in \(container)",
+                at: name.range.start,
+                notes: [("'\(name.text)' is first declared here", first.range.start)]
+            )
+            return false
+        }
+        seen[name.text] = name
+        return true
+    }
 
     private mutating func checkTypeName(_ name: AST.Name) {
         guard let problem = NameRules.problem(withTypeName: name.text) else { return }
