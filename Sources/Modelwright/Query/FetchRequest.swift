@@ -1,0 +1,75 @@
+/// What to fetch: a record type, a condition, a sort order, a limit and an offset.
+///
+/// A request is a value: build it once, refine copies, and run it in any context.
+///
+/// ```swift
+/// let request = User.request()
+///     .filter { $0.rating >= 3 && $0.familyName.hasPrefix("I", caseInsensitive: true) }
+///     .sorted { [$0.familyName.ascending] }
+///     .limit(20)
+/// let users = try await store.performQuery { try $0.fetch(request) }
+/// ```
+///
+/// Without a sort order, a request uses its entity's default sort (`@sort` in the schema).
+///
+/// ## Topics
+///
+/// ### Refining
+/// - ``filter(_:)``
+/// - ``sorted(_:)``
+/// - ``limit(_:)``
+/// - ``offset(_:)``
+public struct FetchRequest<Target: Record>: Sendable, Hashable {
+    /// The condition rows must satisfy; `nil` for every row.
+    public var condition: Condition?
+    /// The sort order; empty for the entity's default sort.
+    public var sortKeys: [SortKey]
+    /// The most rows to return.
+    public var fetchLimit: Int?
+    /// How many matching rows to skip.
+    public var fetchOffset: Int
+
+    /// A request for every record of the type.
+    public init(condition: Condition? = nil, sortKeys: [SortKey] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0) {
+        self.condition = condition
+        self.sortKeys = sortKeys
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+    }
+
+    /// The request with another condition added (both must hold).
+    public func filter(_ build: (Target.Fields) -> Condition) -> FetchRequest {
+        var copy = self
+        let added = build(Target.Fields(path: .root))
+        copy.condition = condition.map { $0 && added } ?? added
+        return copy
+    }
+
+    /// The request sorted by the given keys, replacing any earlier order.
+    public func sorted(_ build: (Target.Fields) -> [SortKey]) -> FetchRequest {
+        var copy = self
+        copy.sortKeys = build(Target.Fields(path: .root))
+        return copy
+    }
+
+    /// The request returning at most `count` records.
+    public func limit(_ count: Int) -> FetchRequest {
+        var copy = self
+        copy.fetchLimit = count
+        return copy
+    }
+
+    /// The request skipping the first `count` records.
+    public func offset(_ count: Int) -> FetchRequest {
+        var copy = self
+        copy.fetchOffset = count
+        return copy
+    }
+}
+
+extension Record {
+    /// A request for every record of this type, in the entity's default order.
+    public static func request() -> FetchRequest<Self> {
+        FetchRequest()
+    }
+}

@@ -1,0 +1,140 @@
+// The comparison operators and tests that turn typed fields into conditions. Each takes a value
+// of the field's own type, so comparing `rating` (Int16) with a String does not compile.
+
+extension Field where Value: ColumnValue {
+    public static func == (field: Field, value: Value) -> Condition {
+        condition(field, .equal, value)
+    }
+
+    public static func != (field: Field, value: Value) -> Condition {
+        condition(field, .notEqual, value)
+    }
+
+    /// The field's value is one of `values`; an empty list matches nothing.
+    public func `in`(_ values: some Sequence<Value>) -> Condition {
+        // A value that cannot be stored (NaN) equals nothing stored, so it drops out of the list.
+        let list = values.compactMap { try? $0.sqlValue }
+        return list.isEmpty ? .constant(false) : .inList(path, list)
+    }
+
+    private static func condition(_ field: Field, _ comparison: ComparisonOperator, _ value: Value) -> Condition {
+        compare(field.path, comparison, value)
+    }
+}
+
+extension Field where Value: ColumnValue & Comparable {
+    public static func < (field: Field, value: Value) -> Condition {
+        compare(field.path, .less, value)
+    }
+
+    public static func <= (field: Field, value: Value) -> Condition {
+        compare(field.path, .lessOrEqual, value)
+    }
+
+    public static func > (field: Field, value: Value) -> Condition {
+        compare(field.path, .greater, value)
+    }
+
+    public static func >= (field: Field, value: Value) -> Condition {
+        compare(field.path, .greaterOrEqual, value)
+    }
+
+    /// `lower <= field <= upper`.
+    public func between(_ lower: Value, _ upper: Value) -> Condition {
+        guard let lower = try? lower.sqlValue, let upper = try? upper.sqlValue else { return .constant(false) }
+        return .between(path, lower, upper)
+    }
+}
+
+/// Optional fields compare with values of their wrapped type, and with `nil`.
+public protocol OptionalField {
+    /// The type inside the optional.
+    associatedtype Wrapped
+}
+
+extension Optional: OptionalField {}
+
+extension Field where Value: OptionalField, Value.Wrapped: ColumnValue {
+    public static func == (field: Field, value: Value.Wrapped) -> Condition {
+        compare(field.path, .equal, value)
+    }
+
+    public static func != (field: Field, value: Value.Wrapped) -> Condition {
+        compare(field.path, .notEqual, value)
+    }
+
+    /// The field holds no value.
+    public var isNil: Condition { .comparison(path, .equal, .null) }
+    /// The field holds a value.
+    public var isNotNil: Condition { .comparison(path, .notEqual, .null) }
+}
+
+extension Field where Value: OptionalField, Value.Wrapped: ColumnValue & Comparable {
+    public static func < (field: Field, value: Value.Wrapped) -> Condition {
+        compare(field.path, .less, value)
+    }
+
+    public static func <= (field: Field, value: Value.Wrapped) -> Condition {
+        compare(field.path, .lessOrEqual, value)
+    }
+
+    public static func > (field: Field, value: Value.Wrapped) -> Condition {
+        compare(field.path, .greater, value)
+    }
+
+    public static func >= (field: Field, value: Value.Wrapped) -> Condition {
+        compare(field.path, .greaterOrEqual, value)
+    }
+}
+
+/// String tests, for `String` and `String?` fields.
+public protocol StringField {}
+
+extension String: StringField {}
+extension Optional: StringField where Wrapped == String {}
+
+extension Field where Value: StringField {
+    /// The value starts with `prefix`.
+    public func hasPrefix(_ prefix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> Condition
+    {
+        .string(path, .hasPrefix, prefix, Self.options(caseInsensitive, diacriticInsensitive))
+    }
+
+    /// The value ends with `suffix`.
+    public func hasSuffix(_ suffix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> Condition
+    {
+        .string(path, .hasSuffix, suffix, Self.options(caseInsensitive, diacriticInsensitive))
+    }
+
+    /// The value contains `text`.
+    public func contains(_ text: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Condition
+    {
+        .string(path, .contains, text, Self.options(caseInsensitive, diacriticInsensitive))
+    }
+
+    /// The value matches `pattern`, where `*` is any run of characters and `?` one character.
+    public func like(_ pattern: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Condition
+    {
+        .string(path, .like, pattern, Self.options(caseInsensitive, diacriticInsensitive))
+    }
+
+    /// The value equals `text` after folding case and/or diacritics.
+    public func equals(_ text: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Condition {
+        .string(path, .equals, text, Self.options(caseInsensitive, diacriticInsensitive))
+    }
+
+    private static func options(_ caseInsensitive: Bool, _ diacriticInsensitive: Bool) -> StringComparisonOptions {
+        var options: StringComparisonOptions = []
+        if caseInsensitive { options.insert(.caseInsensitive) }
+        if diacriticInsensitive { options.insert(.diacriticInsensitive) }
+        return options
+    }
+}
+
+/// A comparison with a value; one that cannot be stored (NaN) compares unequal to everything.
+private func compare(_ path: ColumnPath, _ comparison: ComparisonOperator, _ value: some ColumnValue) -> Condition {
+    guard let stored = try? value.sqlValue else { return .constant(comparison == .notEqual) }
+    return .comparison(path, comparison, stored)
+}

@@ -1,0 +1,193 @@
+// Renders a `Condition` as an `NSPredicate` format string and its arguments, for apps that keep
+// a Core Data store beside (or instead of) a Modelwright store.
+//
+// Missing values. `Condition` promises: a comparison with a missing (nil) value is false, except
+// `!=`, which is true when exactly one side is missing; `NOT` inverts whatever its operand gives;
+// a string test on a missing value is false. `NSPredicate` evaluated in memory (`evaluate(with:)`,
+// `NSArray.filtered(using:)`) agrees for `==`, `!=`, string tests and `NOT`, so the rendering is
+// direct: `==` and `!=` with `.null` become `%K == nil` and `%K != nil`. Ordering comparisons
+// with `.null` render as `FALSEPREDICATE`, the documented result, rather than leave `%K <= nil` to
+// `NSPredicate`'s own ordering of nil.
+// A Core Data fetch from an SQLite store does NOT agree: Core Data translates the predicate to SQL,
+// where `name != %@` and `NOT (name == %@)` drop the rows whose `name` is nil. Callers that need
+// those rows from a fetch must add `OR %K == nil` themselves.
+
+/// An `NSPredicate` format string with the arguments for its `%K` and `%@` placeholders, in order.
+///
+/// Keys and values never appear in ``format`` itself: each one is an argument, so a value
+/// holding `'`, `%` or `AND` cannot change the predicate's meaning.
+///
+/// ```swift
+/// let condition = Condition.comparison(ColumnPath(column: "rating"), .greaterOrEqual, .integer(3))
+/// let rendered = PredicateFormatRenderer.render(condition)
+/// // rendered.format == "%K >= %@"
+/// // rendered.arguments == [.keyPath("rating"), .value(.integer(3))]
+/// let predicate = NSPredicate(format: rendered.format, argumentArray: rendered.arguments.map(foundationObject))
+/// ```
+///
+/// `foundationObject` is the app's own conversion: a ``SQLValue`` is the stored form, so a
+/// `Date` arrives as `.real` seconds since 2001-01-01, a `UUID` as a 16-byte `.blob` and a
+/// `Decimal` as `.text`; convert them back to the Core Data attribute's type.
+///
+/// ## Topics
+///
+/// ### Contents
+/// - ``format``
+/// - ``arguments``
+public struct PredicateFormat: Sendable, Hashable {
+    /// The format text, with `%K` for each key path and `%@` for each value.
+    public let format: String
+    /// One argument per placeholder of ``format``, in the order the placeholders appear.
+    public let arguments: [PredicateArgument]
+}
+
+/// What one placeholder of a ``PredicateFormat`` stands for.
+///
+/// ```swift
+/// // "%K IN %@"
+/// [PredicateArgument.keyPath("status"), .list([.text("open"), .text("held")])]
+/// ```
+///
+/// ## Topics
+///
+/// ### Cases
+/// - ``keyPath(_:)``
+/// - ``value(_:)``
+/// - ``list(_:)``
+public enum PredicateArgument: Sendable, Hashable {
+    /// A key path, dotted for to-one hops (`organization.name`), for a `%K`.
+    case keyPath(String)
+    /// A value, for a `%@`.
+    case value(SQLValue)
+    /// An array of values, for the `%@` of `IN` and of `BETWEEN` (`[lower, upper]`).
+    case list([SQLValue])
+}
+
+/// Turns a ``Condition`` into an `NSPredicate` format string and its arguments.
+///
+/// ```swift
+/// let rating: Field<Int16> = FieldPath.root.field("rating")
+/// let title: Field<String> = FieldPath.root.field("title")
+/// let rendered = PredicateFormatRenderer.render(rating >= 3 && !title.hasPrefix("a", caseInsensitive: true))
+/// // rendered.format == "(%K >= %@) AND (NOT (%K BEGINSWITH[c] %@))"
+/// // rendered.arguments == [.keyPath("rating"), .value(.integer(3)), .keyPath("title"), .value(.text("a"))]
+/// ```
+///
+/// - Compound conditions put each operand in parentheses: `(a) AND (b)`, `NOT (a)`. An empty
+///   `AND` is `TRUEPREDICATE`, an empty `OR` is `FALSEPREDICATE`, and one operand renders alone.
+/// - String tests use `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE` (the same `*` and `?`
+///   wildcards) and `==`, with `[c]`, `[d]` or `[cd]` for the folding options.
+/// - A quantifier over a to-many relationship is a `SUBQUERY` whose variable is `$x`, `$y`, `$z`,
+///   then `$x4`, `$x5`… by nesting depth: `any` is `SUBQUERY(%K, $x, …).@count > 0`, `none` is
+///   `… == 0`, and `all` is `SUBQUERY(%K, $x, NOT (…)).@count == 0`. Inside it, the
+///   destination's key paths read `$x.%K`.
+/// - A relationship count is `%K.@count <op> %@`.
+///
+/// ## Topics
+///
+/// ### Rendering
+/// - ``render(_:)``
+public enum PredicateFormatRenderer {
+    /// The format string and arguments for `condition`.
+    public static func render(_ condition: Condition) -> PredicateFormat {
+        var writer = FormatWriter()
+        let format = writer.write(condition, depth: 0)
+        return PredicateFormat(format: format, arguments: writer.arguments)
+    }
+}
+
+/// Writes format text while collecting the arguments in the order their placeholders appear.
+private struct FormatWriter {
+    private(set) var arguments: [PredicateArgument] = []
+
+    /// The text for `condition`, whose key paths start at the subquery variable of `depth` (the
+    /// request's own entity at depth 0).
+    mutating func write(_ condition: Condition, depth: Int) -> String {
+        switch condition {
+        case .constant(let value):
+            return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .comparison(let path, let comparison, .null):
+            switch comparison {
+            case .equal, .notEqual:
+                let column = key(path.keyPath, depth: depth)
+                return "\(column) \(comparison.rawValue) nil"
+            case .less, .lessOrEqual, .greater, .greaterOrEqual:
+                return "FALSEPREDICATE"
+            }
+        case .comparison(let path, let comparison, let value):
+            let column = key(path.keyPath, depth: depth)
+            return "\(column) \(comparison.rawValue) \(placeholder(.value(value)))"
+        case .inList(let path, let values):
+            let column = key(path.keyPath, depth: depth)
+            return "\(column) IN \(placeholder(.list(values)))"
+        case .between(let path, let lower, let upper):
+            let column = key(path.keyPath, depth: depth)
+            return "\(column) BETWEEN \(placeholder(.list([lower, upper])))"
+        case .string(let path, let operation, let needle, let options):
+            let column = key(path.keyPath, depth: depth)
+            return "\(column) \(Self.keyword(operation))\(Self.suffix(options)) \(placeholder(.value(.text(needle))))"
+        case .not(let operand):
+            return "NOT (\(write(operand, depth: depth)))"
+        case .and(let operands):
+            return join(operands, with: "AND", empty: "TRUEPREDICATE", depth: depth)
+        case .or(let operands):
+            return join(operands, with: "OR", empty: "FALSEPREDICATE", depth: depth)
+        case .quantified(let path, let quantifier, let operand):
+            let collection = key(path.keyPath, depth: depth)
+            let variable = Self.variable(depth: depth + 1)
+            let test = write(operand, depth: depth + 1)
+            switch quantifier {
+            case .any: return "SUBQUERY(\(collection), \(variable), \(test)).@count > 0"
+            case .all: return "SUBQUERY(\(collection), \(variable), NOT (\(test))).@count == 0"
+            case .none: return "SUBQUERY(\(collection), \(variable), \(test)).@count == 0"
+            }
+        case .count(let path, let comparison, let number):
+            let column = key(path.keyPath, depth: depth)
+            return "\(column).@count \(comparison.rawValue) \(placeholder(.value(.integer(Int64(number)))))"
+        }
+    }
+
+    private mutating func join(_ operands: [Condition], with keyword: String, empty: String, depth: Int) -> String {
+        guard operands.count > 1 else { return operands.first.map { write($0, depth: depth) } ?? empty }
+        var parts: [String] = []
+        for operand in operands {
+            parts.append("(\(write(operand, depth: depth)))")
+        }
+        return parts.joined(separator: " \(keyword) ")
+    }
+
+    /// `%K`, or `$x.%K` inside a subquery: the variable is format text, never an argument.
+    private mutating func key(_ keyPath: String, depth: Int) -> String {
+        let marker = placeholder(.keyPath(keyPath))
+        return depth == 0 ? marker : "\(Self.variable(depth: depth)).\(marker)"
+    }
+
+    private mutating func placeholder(_ argument: PredicateArgument) -> String {
+        arguments.append(argument)
+        if case .keyPath = argument { return "%K" }
+        return "%@"
+    }
+
+    /// `$x`, `$y`, `$z`, then `$x4`, `$x5`…, so a nested subquery never shadows its outer one.
+    private static func variable(depth: Int) -> String {
+        let letters = ["x", "y", "z"]
+        return depth <= letters.count ? "$\(letters[depth - 1])" : "$x\(depth)"
+    }
+
+    private static func keyword(_ operation: StringOperation) -> String {
+        switch operation {
+        case .hasPrefix: "BEGINSWITH"
+        case .hasSuffix: "ENDSWITH"
+        case .contains: "CONTAINS"
+        case .like: "LIKE"
+        case .equals: "=="
+        }
+    }
+
+    private static func suffix(_ options: StringComparisonOptions) -> String {
+        var flags = ""
+        if options.contains(.caseInsensitive) { flags += "c" }
+        if options.contains(.diacriticInsensitive) { flags += "d" }
+        return flags.isEmpty ? "" : "[\(flags)]"
+    }
+}

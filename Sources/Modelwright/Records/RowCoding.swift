@@ -1,0 +1,136 @@
+import Foundation
+
+/// Writes a record's columns into a prepared statement, in column order.
+///
+/// Generated code calls ``encode(_:)-(ColumnValue)`` once per stored property; the encoder binds
+/// each value straight into the statement. The common types have direct overloads that skip
+/// the ``SQLValue`` step.
+public struct RowEncoder {
+    private let statement: SQLiteStatement
+    private var index: Int32
+
+    init(statement: SQLiteStatement, firstIndex: Int32) {
+        self.statement = statement
+        index = firstIndex
+    }
+
+    /// The number of parameters bound so far, counting from the first given.
+    var nextIndex: Int32 { index }
+
+    /// Binds the next column.
+    public mutating func encode<Value: ColumnValue>(_ value: Value) throws {
+        statement.bind(try value.sqlValue, index)
+        index += 1
+    }
+
+    /// Binds the next column.
+    public mutating func encode(_ value: String) {
+        statement.bind(value, index)
+        index += 1
+    }
+
+    /// Binds the next column.
+    public mutating func encode(_ value: Int64) {
+        statement.bind(value, index)
+        index += 1
+    }
+
+    /// Binds the next column.
+    public mutating func encode(_ value: Int) {
+        statement.bind(Int64(value), index)
+        index += 1
+    }
+
+    /// Binds the next column.
+    public mutating func encode(_ value: Date) {
+        statement.bind(value.timeIntervalSinceReferenceDate, index)
+        index += 1
+    }
+
+    /// Binds the next column.
+    public mutating func encode(_ value: UUID) {
+        statement.bind(value, index)
+        index += 1
+    }
+
+    /// Binds the next column.
+    public mutating func encode<Target>(_ value: RecordID<Target>) {
+        statement.bind(value.uuid, index)
+        index += 1
+    }
+
+    /// Binds the next column as JSON text (a `Codable` attribute; Core Data's Transformable).
+    /// Keys are sorted so the same value always gives the same text.
+    public mutating func encodeJSON<Value: Encodable>(_ value: Value?) throws {
+        guard let value else {
+            statement.bindNull(index)
+            index += 1
+            return
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        statement.bind(String(decoding: try encoder.encode(value), as: UTF8.self), index)
+        index += 1
+    }
+}
+
+/// Reads a record's columns from the current row, in column order.
+public struct RowDecoder {
+    private let statement: SQLiteStatement
+    private var index: Int32
+
+    init(statement: SQLiteStatement, firstIndex: Int32) {
+        self.statement = statement
+        index = firstIndex
+    }
+
+    /// Reads the next column.
+    public mutating func decode<Value: ColumnValue>(_ type: Value.Type = Value.self) throws -> Value {
+        defer { index += 1 }
+        return try Value(sqlValue: statement.value(index))
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: String.Type = String.self) throws -> String {
+        defer { index += 1 }
+        guard !statement.isNull(index) else { throw ColumnValueError.mismatch(.null, String.self) }
+        return statement.string(index)
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: Int64.Type = Int64.self) throws -> Int64 {
+        defer { index += 1 }
+        guard !statement.isNull(index) else { throw ColumnValueError.mismatch(.null, Int64.self) }
+        return statement.int64(index)
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: Int.Type = Int.self) throws -> Int {
+        defer { index += 1 }
+        guard !statement.isNull(index) else { throw ColumnValueError.mismatch(.null, Int.self) }
+        return Int(statement.int64(index))
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: Date.Type = Date.self) throws -> Date {
+        defer { index += 1 }
+        guard !statement.isNull(index) else { throw ColumnValueError.mismatch(.null, Date.self) }
+        return Date(timeIntervalSinceReferenceDate: statement.double(index))
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: UUID.Type = UUID.self) throws -> UUID {
+        defer { index += 1 }
+        guard let uuid = statement.uuid(index) else {
+            throw ColumnValueError.mismatch(statement.value(index), UUID.self)
+        }
+        return uuid
+    }
+
+    /// Reads the next column as JSON text.
+    public mutating func decodeJSON<Value: Decodable>(_ type: Value.Type = Value.self) throws -> Value? {
+        defer { index += 1 }
+        guard !statement.isNull(index) else { return nil }
+        return try JSONDecoder().decode(Value.self, from: Data(statement.string(index).utf8))
+    }
+}

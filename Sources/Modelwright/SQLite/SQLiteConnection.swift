@@ -1,0 +1,62 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection with its prepared-statement cache.
+///
+/// Not thread-safe: the store gives each connection to one serial queue and only touches it
+/// there. This is the only type, with ``SQLiteStatement``, that calls the C API.
+final class SQLiteConnection {
+    private(set) var handle: OpaquePointer?
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (or creates) a database file, or a private in-memory database for `nil`.
+    init(path: String?, readOnly: Bool = false) throws {
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
+        guard code == SQLITE_OK else {
+            let error = SQLiteError(connection: handle, code: code, sql: nil)
+            sqlite3_close_v2(handle)
+            handle = nil
+            throw error
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        // Readers and the writer wait for each other instead of failing with SQLITE_BUSY.
+        sqlite3_busy_timeout(handle, 10_000)
+        try StringFunctions.register(on: self)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that take no parameters and return no rows.
+    func execute(_ sql: String) throws {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw SQLiteError(connection: handle, code: code, sql: sql) }
+    }
+
+    /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
+    /// While the cached one is still stepping (a fetch nested in another fetch's loop), a fresh one.
+    func statement(_ sql: String) throws -> SQLiteStatement {
+        if let cached = statements[sql] {
+            guard sqlite3_stmt_busy(cached.handle) == 0 else { return try SQLiteStatement(connection: self, sql: sql) }
+            cached.reset()
+            return cached
+        }
+        let statement = try SQLiteStatement(connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// How many rows the last INSERT, UPDATE or DELETE changed.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    func error(code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(connection: handle, code: code, sql: sql)
+    }
+}

@@ -1,0 +1,37 @@
+import CSQLite
+
+/// An error SQLite reported, with its result code and message.
+///
+/// The store turns the ones a user can cause (a uniqueness violation, a refused delete) into
+/// ``StoreError`` values that name the entity and attributes; this type carries the rest.
+public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The primary result code, such as `SQLITE_CONSTRAINT` (19).
+    public let code: Int32
+    /// The extended result code, such as `SQLITE_CONSTRAINT_UNIQUE` (2067).
+    public let extendedCode: Int32
+    /// SQLite's message.
+    public let message: String
+    /// The statement that failed, when there was one.
+    public let sql: String?
+
+    public var description: String {
+        "SQLite error \(extendedCode): \(message)" + (sql.map { " (in \($0))" } ?? "")
+    }
+
+    init(code: Int32, extendedCode: Int32, message: String, sql: String?) {
+        self.code = code
+        self.extendedCode = extendedCode
+        self.message = message
+        self.sql = sql
+    }
+
+    init(connection: OpaquePointer?, code: Int32, sql: String?) {
+        self.init(
+            code: code & 0xFF,
+            extendedCode: connection.map(sqlite3_extended_errcode) ?? code,
+            message: connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+                ?? String(cString: sqlite3_errstr(code)),
+            sql: sql
+        )
+    }
+}

@@ -1,0 +1,151 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement: bind parameters by index, step through rows, read columns by index.
+final class SQLiteStatement {
+    private let connection: SQLiteConnection
+    private(set) var handle: OpaquePointer?
+    let sql: String
+
+    init(connection: SQLiteConnection, sql: String) throws {
+        self.connection = connection
+        self.sql = sql
+        let code = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Resets the statement and clears its bindings so it can run again.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Advances to the next row; `false` when there are no more.
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(code: code, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws {
+        while try step() {}
+    }
+
+    // MARK: - Binding (parameter indexes start at 1)
+
+    func bindNull(_ index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    func bind(_ value: Int64, _ index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ value: Double, _ index: Int32) {
+        sqlite3_bind_double(handle, index, value)
+    }
+
+    func bind(_ value: String, _ index: Int32) {
+        // The byte count makes embedded NUL characters survive; SQLITE_TRANSIENT copies the bytes.
+        var value = value
+        value.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                // An empty string must stay text: a nil pointer would bind NULL.
+                sqlite3_bind_text(handle, index, "", 0, transient)
+                return
+            }
+            base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                _ = sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), transient, UInt8(SQLITE_UTF8))
+            }
+        }
+    }
+
+    func bind(_ value: Data, _ index: Int32) {
+        if value.isEmpty {
+            // A zero-length blob with a nil pointer would be stored as NULL.
+            sqlite3_bind_zeroblob(handle, index, 0)
+            return
+        }
+        value.withUnsafeBytes { bytes in
+            _ = sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), transient)
+        }
+    }
+
+    func bind(_ value: UUID, _ index: Int32) {
+        var uuid = value.uuid
+        withUnsafeBytes(of: &uuid) { bytes in
+            _ = sqlite3_bind_blob64(handle, index, bytes.baseAddress, 16, transient)
+        }
+    }
+
+    func bind(_ value: SQLValue, _ index: Int32) {
+        switch value {
+        case .null: bindNull(index)
+        case .integer(let integer): bind(integer, index)
+        case .real(let real): bind(real, index)
+        case .text(let text): bind(text, index)
+        case .blob(let data): bind(data, index)
+        }
+    }
+
+    // MARK: - Reading (column indexes start at 0)
+
+    func isNull(_ index: Int32) -> Bool {
+        sqlite3_column_type(handle, index) == SQLITE_NULL
+    }
+
+    func int64(_ index: Int32) -> Int64 {
+        sqlite3_column_int64(handle, index)
+    }
+
+    func double(_ index: Int32) -> Double {
+        sqlite3_column_double(handle, index)
+    }
+
+    func string(_ index: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    func data(_ index: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+
+    func uuid(_ index: Int32) -> UUID? {
+        guard sqlite3_column_bytes(handle, index) == 16, let bytes = sqlite3_column_blob(handle, index) else {
+            return nil
+        }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 16)) }
+        return UUID(uuid: uuid)
+    }
+
+    func value(_ index: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: .integer(int64(index))
+        case SQLITE_FLOAT: .real(double(index))
+        case SQLITE_TEXT: .text(string(index))
+        case SQLITE_BLOB: .blob(data(index))
+        default: .null
+        }
+    }
+
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+}
+
+/// Tells SQLite to copy bound bytes, since Swift's buffers do not outlive the call.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

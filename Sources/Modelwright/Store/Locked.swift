@@ -1,0 +1,31 @@
+import Foundation
+
+/// A value behind a lock, for the little state the store shares across queues.
+///
+/// `Synchronization.Mutex` would do, but it needs macOS 15; this package supports macOS 13.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// A connection and the serial queue it is used on; the connection is only touched there,
+/// which is why this type can be `Sendable` although `SQLiteConnection` is not.
+final class ConnectionQueue: @unchecked Sendable {
+    let connection: SQLiteConnection
+    let queue: DispatchQueue
+
+    init(_ connection: SQLiteConnection, label: String) {
+        self.connection = connection
+        queue = DispatchQueue(label: label)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// What a `performQuery` closure reads through: fetches, counts and lookups by ID, all inside
+/// one read transaction, so they see one consistent snapshot of the store.
+///
+/// ```swift
+/// let (count, top) = try await store.performQuery { context in
+///     (try context.count(User.request()), try context.fetch(User.request().limit(10)))
+/// }
+/// ```
+///
+/// A context is valid only inside its closure; do not keep it.
+///
+/// ## Topics
+///
+/// ### Fetching
+/// - ``fetch(_:)``
+/// - ``fetchOne(_:)``
+/// - ``existing(_:)``
+/// - ``forEach(_:_:)``
+///
+/// ### Counting
+/// - ``count(_:)``
+/// - ``exists(_:)``
+public class ReadContext {
+    let connection: SQLiteConnection
+    let layout: SchemaLayout
+
+    init(connection: SQLiteConnection, layout: SchemaLayout) {
+        self.connection = connection
+        self.layout = layout
+    }
+
+    /// Every record the request matches, in its order.
+    public func fetch<Target: Record>(_ request: FetchRequest<Target>) throws -> [Target] {
+        var records: [Target] = []
+        try forEach(request) { records.append($0) }
+        return records
+    }
+
+    /// Calls `body` with each record the request matches, one row at a time, so a million rows
+    /// never need to be in memory together.
+    public func forEach<Target: Record>(_ request: FetchRequest<Target>, _ body: (Target) throws -> Void) throws {
+        let entity = try layout.entity(Target.entityName)
+        let columns = (["\"id\""] + entity.columns.map { "t0.\(quoted($0.name))" }).joined(separator: ", ")
+        let (sql, arguments) = try select(columns, request, entity: entity)
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        for (index, argument) in arguments.enumerated() {
+            statement.bind(argument, Int32(index + 1))
+        }
+        while try statement.step() {
+            guard let uuid = statement.uuid(0) else {
+                throw StoreError.invalidValue(entity: entity.name, message: "a row has no valid ID")
+            }
+            var row = RowDecoder(statement: statement, firstIndex: 1)
+            do {
+                try body(try Target(id: RecordID(uuid), row: &row))
+            } catch let error as ColumnValueError {
+                throw StoreError.invalidValue(entity: entity.name, message: error.message)
+            }
+        }
+    }
+
+    /// The first record the request matches.
+    public func fetchOne<Target: Record>(_ request: FetchRequest<Target>) throws -> Target? {
+        try fetch(request.limit(1)).first
+    }
+
+    /// The record with this ID, if it exists.
+    public func existing<Target: Record>(_ id: RecordID<Target>) throws -> Target? {
+        try fetchOne(FetchRequest<Target>(condition: .comparison(ColumnPath(column: "id"), .equal, id.sqlValue)))
+    }
+
+    /// How many records the request matches (its limit and offset apply).
+    public func count<Target: Record>(_ request: FetchRequest<Target>) throws -> Int {
+        let entity = try layout.entity(Target.entityName)
+        var unsorted = request
+        unsorted.sortKeys = []
+        let (inner, arguments) = try select("1", unsorted, entity: entity, defaultSort: false)
+        let statement = try connection.statement("SELECT COUNT(*) FROM (\(inner))")
+        defer { statement.reset() }
+        for (index, argument) in arguments.enumerated() {
+            statement.bind(argument, Int32(index + 1))
+        }
+        guard try statement.step() else { return 0 }
+        return Int(statement.int64(0))
+    }
+
+    /// Whether the request matches any record.
+    public func exists<Target: Record>(_ request: FetchRequest<Target>) throws -> Bool {
+        try count(request.limit(1)) > 0
+    }
+
+    /// `SELECT <columns> FROM <table> t0 WHERE … ORDER BY … LIMIT … OFFSET …` and its arguments.
+    func select<Target: Record>(
+        _ columns: String,
+        _ request: FetchRequest<Target>,
+        entity: EntityLayout,
+        defaultSort: Bool = true
+    ) throws -> (String, [SQLValue]) {
+        var renderer = SQLPredicateRenderer(layout: layout)
+        var conditions: [String] = []
+        if let discriminator = entity.discriminatorSQL(alias: "t0") {
+            conditions.append(discriminator)
+        }
+        if let condition = request.condition {
+            conditions.append(try renderer.render(condition, entity: entity, alias: "t0"))
+        }
+        var sql = "SELECT \(columns) FROM \(quoted(entity.table)) t0"
+        if !conditions.isEmpty {
+            sql += " WHERE " + conditions.joined(separator: " AND ")
+        }
+        var keys = request.sortKeys
+        if keys.isEmpty, defaultSort {
+            keys = (layout.schema.entity(named: entity.name)?.defaultSort ?? []).map {
+                SortKey(path: ColumnPath(column: $0.attribute), ascending: $0.ascending)
+            }
+        }
+        if !keys.isEmpty {
+            sql += " ORDER BY " + (try renderer.orderBy(keys, entity: entity, alias: "t0"))
+        }
+        var arguments = renderer.arguments
+        if request.fetchLimit != nil || request.fetchOffset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments.append(.integer(Int64(request.fetchLimit ?? -1)))
+            arguments.append(.integer(Int64(request.fetchOffset)))
+        }
+        return (sql, arguments)
+    }
+}

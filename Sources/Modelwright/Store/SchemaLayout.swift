@@ -1,0 +1,178 @@
+/// How a schema maps onto SQLite tables: the one place that decides table and column names.
+///
+/// **Inheritance** uses one table per hierarchy, as Core Data's SQLite store does: every entity
+/// lives in its root entity's table, which has the columns of every entity below it and, when
+/// the hierarchy has more than one entity, an `_entity` column naming each row's entity. A
+/// fetch of a parent entity then returns its children's rows too, with no joins; the price is
+/// that columns of child entities are nullable in SQL (the record types still enforce them).
+///
+/// **Columns** of an entity, in the order records encode them: for each entity from the root
+/// down, its attributes (a composite as one column per field, `home.city`), then its to-one
+/// relationships, each holding the destination's ID. To-many relationships have no column: they
+/// are read through the inverse to-one's column.
+struct SchemaLayout: Sendable {
+    let schema: SchemaDescription
+    private(set) var entities: [String: EntityLayout] = [:]
+
+    init(_ schema: SchemaDescription) throws {
+        self.schema = schema
+        let byName = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        func chain(_ entity: EntityDescription) -> [EntityDescription] {
+            var result = [entity]
+            while let parent = result[0].parent.flatMap({ byName[$0] }),
+                !result.contains(where: { $0.name == parent.name })
+            {
+                result.insert(parent, at: 0)
+            }
+            return result
+        }
+        for entity in schema.entities {
+            let lineage = chain(entity)
+            let root = lineage[0].name
+            let family = schema.entities.filter { chain($0).contains { $0.name == entity.name } }.map(\.name)
+            let hierarchySize = schema.entities.filter { chain($0)[0].name == root }.count
+            var columns: [ColumnLayout] = []
+            for member in lineage {
+                for attribute in member.attributes {
+                    if case .composite(let composite) = attribute.type {
+                        for field in composite.fields {
+                            columns.append(
+                                ColumnLayout(
+                                    name: "\(attribute.name).\(field.name)",
+                                    property: attribute.name,
+                                    isOptional: attribute.isOptional || field.isOptional,
+                                    affinity: Self.affinity(of: field.type),
+                                    references: nil,
+                                    isDecimal: field.type == .decimal
+                                )
+                            )
+                        }
+                    } else {
+                        columns.append(
+                            ColumnLayout(
+                                name: attribute.name,
+                                property: attribute.name,
+                                isOptional: attribute.isOptional,
+                                affinity: Self.affinity(of: attribute.type),
+                                references: nil,
+                                isDecimal: attribute.type == .decimal
+                            )
+                        )
+                    }
+                }
+                for relationship in member.relationships where relationship.cardinality == .toOne {
+                    // Without an inverse, or with the inverse's `noAction` rule, a delete may leave
+                    // this column pointing at a missing row (as in Core Data), so it gets no foreign key.
+                    let inverseRule = relationship.inverse.flatMap { inverse in
+                        byName[relationship.destination].flatMap { chain($0) }?.lazy
+                            .flatMap(\.relationships).first { $0.name == inverse }?.deleteRule
+                    }
+                    let destinationRoot = byName[relationship.destination].map { chain($0)[0].name }
+                    columns.append(
+                        ColumnLayout(
+                            name: relationship.name,
+                            property: relationship.name,
+                            isOptional: relationship.isOptional,
+                            affinity: "BLOB",
+                            references: inverseRule == nil || inverseRule == .noAction ? nil : destinationRoot
+                        )
+                    )
+                }
+            }
+            entities[entity.name] = EntityLayout(
+                name: entity.name,
+                table: root,
+                entityNames: family,
+                hasDiscriminator: hierarchySize > 1,
+                columns: columns,
+                relationships: lineage.flatMap(\.relationships),
+                isAbstract: entity.isAbstract
+            )
+        }
+    }
+
+    /// The SQLite type affinity an attribute type is stored with.
+    static func affinity(of type: AttributeType) -> String {
+        switch type {
+        case .bool, .int16, .int32, .int64, .int: "INTEGER"
+        case .double, .float, .date: "REAL"
+        case .decimal, .string, .url, .codable, .composite: "TEXT"
+        case .data, .uuid: "BLOB"
+        case .enumeration(let description): description.rawType == .int ? "INTEGER" : "TEXT"
+        }
+    }
+
+    /// The layout of an entity, or an error naming the unknown entity.
+    func entity(_ name: String) throws -> EntityLayout {
+        guard let layout = entities[name] else { throw StoreError.unknownEntity(name) }
+        return layout
+    }
+
+    /// The entity a relationship of `entity` leads to.
+    func destination(of relationship: String, from entity: EntityLayout) throws -> (
+        RelationshipDescription, EntityLayout
+    ) {
+        guard let description = entity.relationships.first(where: { $0.name == relationship }) else {
+            throw StoreError.unknownProperty(entity: entity.name, property: relationship)
+        }
+        return (description, try self.entity(description.destination))
+    }
+}
+
+/// One entity's place in the store.
+struct EntityLayout: Sendable {
+    /// The entity's name.
+    let name: String
+    /// The table its rows live in (its root entity's name).
+    let table: String
+    /// The entity and every entity below it: the `_entity` values a fetch of this entity matches.
+    let entityNames: [String]
+    /// Whether the table has an `_entity` column (its hierarchy has more than one entity).
+    let hasDiscriminator: Bool
+    /// The record's columns, in encoding order (the ID and `_entity` are not among them).
+    let columns: [ColumnLayout]
+    /// Every relationship, inherited ones included.
+    let relationships: [RelationshipDescription]
+    /// Whether the entity is abstract (no rows of its own).
+    let isAbstract: Bool
+
+    /// The condition restricting a table to this entity's rows, or `nil` when every row qualifies.
+    func discriminatorSQL(alias: String) -> String? {
+        guard hasDiscriminator else { return nil }
+        let names = entityNames.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ", ")
+        return "\(alias).\"_entity\" IN (\(names))"
+    }
+}
+
+/// One column of an entity.
+struct ColumnLayout: Sendable {
+    /// The column's name.
+    let name: String
+    /// The attribute or relationship it stores.
+    let property: String
+    /// Whether it may hold NULL for rows of its entity.
+    let isOptional: Bool
+    /// The SQLite type affinity: INTEGER, REAL, TEXT or BLOB.
+    let affinity: String
+    /// The table a to-one relationship's foreign key points at, when it has one.
+    let references: String?
+    /// Whether the column holds a `Decimal` as text, so comparisons must be numeric.
+    var isDecimal: Bool { decimal }
+    private var decimal = false
+
+    init(
+        name: String, property: String, isOptional: Bool, affinity: String, references: String?, isDecimal: Bool = false
+    ) {
+        self.name = name
+        self.property = property
+        self.isOptional = isOptional
+        self.affinity = affinity
+        self.references = references
+        self.decimal = isDecimal
+    }
+}
+
+/// Quotes an identifier for SQL, so names such as `Order`, `Group` or `index` are safe.
+func quoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

@@ -1,0 +1,316 @@
+import Dispatch
+import Foundation
+
+/// An SQLite store for one schema: one writer, concurrent readers, transactions that commit when
+/// their closure returns.
+///
+/// ```swift
+/// let store = try Store(url: applicationSupport.appendingPathComponent("Trips.sqlite"), schema: Trips.schema)
+///
+/// try await store.performAndSave { context in
+///     try context.insert(User(username: "ines"))
+/// }
+/// let users = try await store.performQuery { context in
+///     try context.fetch(User.request().filter { $0.rating >= 3 })
+/// }
+/// ```
+///
+/// A file store uses SQLite's write-ahead log, so readers never wait for the writer and see
+/// the last committed state; `synchronous=NORMAL` and foreign keys are on. A store created for
+/// another schema (another checksum) is refused, untouched, with both checksums in the error.
+///
+/// ## Topics
+///
+/// ### Opening
+/// - ``init(url:schema:)``
+/// - ``inMemory(schema:)``
+///
+/// ### Reading and writing
+/// - ``performQuery(_:)``
+/// - ``performAndSave(_:)``
+/// - ``performQuery(on:_:completion:)``
+/// - ``performAndSave(on:_:completion:)``
+///
+/// ### Observing
+/// - ``observe(_:)``
+public final class Store: Sendable {
+    /// How many read connections a file store keeps.
+    static let readerCount = 4
+
+    /// The schema the store holds.
+    public let schema: SchemaDescription
+    let layout: SchemaLayout
+    private let writer: ConnectionQueue
+    /// Read connections; empty for an in-memory store, whose reads share the writer's connection.
+    private let readers: [ConnectionQueue]
+    private let nextReader = Locked(0)
+    let observers = ObserverRegistry()
+
+    /// Opens the store at `url`, creating it with the schema if the file does not exist.
+    public convenience init(url: URL, schema: SchemaDescription) throws {
+        try self.init(path: url.path, schema: schema)
+    }
+
+    /// A new, empty store in memory, private to this instance: for tests and previews.
+    public static func inMemory(schema: SchemaDescription) throws -> Store {
+        try Store(path: nil, schema: schema)
+    }
+
+    private init(path: String?, schema: SchemaDescription) throws {
+        self.schema = schema
+        layout = try SchemaLayout(schema)
+        let connection = try SQLiteConnection(path: path)
+        if path != nil {
+            try connection.execute("PRAGMA journal_mode=WAL")
+        }
+        try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
+        try Self.prepare(connection, layout: layout, path: path ?? ":memory:")
+        writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
+        if let path {
+            readers = try (0..<Self.readerCount).map { index in
+                let reader = try SQLiteConnection(path: path, readOnly: true)
+                return ConnectionQueue(reader, label: "Modelwright.Store.reader\(index)")
+            }
+        } else {
+            readers = []
+        }
+    }
+
+    /// Creates the schema in an empty database, or checks that the database holds this schema.
+    private static func prepare(_ connection: SQLiteConnection, layout: SchemaLayout, path: String) throws {
+        let expected = layout.schema.checksum.hexDigits
+        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names: [String] = []
+        while try tables.step() {
+            names.append(tables.string(0))
+        }
+        tables.reset()
+        if names.contains(SchemaSQL.metadataTable) {
+            let metadata = try connection.statement("SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
+            var values: [String: String] = [:]
+            while try metadata.step() {
+                values[metadata.string(0)] = metadata.string(1)
+            }
+            metadata.reset()
+            guard values["checksum"] == expected else {
+                throw StoreError.schemaMismatch(
+                    storeChecksum: values["checksum"] ?? "none",
+                    storeVersion: values["version"].flatMap { Int($0) },
+                    expectedChecksum: expected,
+                    expectedVersion: layout.schema.version
+                )
+            }
+            return
+        }
+        guard names.isEmpty else { throw StoreError.notAStore(path: path) }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            for statement in SchemaSQL.createStatements(for: layout) {
+                try connection.execute(statement)
+            }
+            let insert = try connection.statement(
+                "INSERT INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)"
+            )
+            for (key, value) in [
+                ("model", layout.schema.modelName), ("version", String(layout.schema.version)), ("checksum", expected),
+            ] {
+                insert.reset()
+                insert.bind(key, 1)
+                insert.bind(value, 2)
+                try insert.run()
+            }
+            insert.reset()
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Runs `body` in a read transaction on one of the reader connections and returns its result.
+    /// Readers run concurrently with each other and with the writer.
+    public func performQuery<Result: Sendable>(
+        _ body: @escaping @Sendable (ReadContext) throws -> Result
+    ) async throws -> Result {
+        let reader = pickReader()
+        return try await withCheckedThrowingContinuation { continuation in
+            reader.queue.async {
+                continuation.resume(with: Swift.Result { try self.read(on: reader, body) })
+            }
+        }
+    }
+
+    /// Runs `body` in a read transaction and calls `completion` with its result on `queue`.
+    public func performQuery<Result: Sendable>(
+        on queue: DispatchQueue,
+        _ body: @escaping @Sendable (ReadContext) throws -> Result,
+        completion: @escaping @Sendable (Swift.Result<Result, Error>) -> Void
+    ) {
+        let reader = pickReader()
+        reader.queue.async {
+            let result = Swift.Result { try self.read(on: reader, body) }
+            queue.async { completion(result) }
+        }
+    }
+
+    /// Runs a read on the caller's thread, which must be `reader`'s queue.
+    func read<Result>(on reader: ConnectionQueue, _ body: (ReadContext) throws -> Result) throws -> Result {
+        let connection = reader.connection
+        let context = ReadContext(connection: connection, layout: layout)
+        try connection.execute("BEGIN DEFERRED")
+        do {
+            let result = try body(context)
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    func pickReader() -> ConnectionQueue {
+        guard !readers.isEmpty else { return writer }
+        let index = nextReader.withLock { next in
+            defer { next = (next + 1) % readers.count }
+            return next
+        }
+        return readers[index]
+    }
+
+    // MARK: - Writing
+
+    /// Runs `body` in a write transaction on the store's single writer. The transaction commits
+    /// when `body` returns and rolls back, changing nothing, when it throws.
+    public func performAndSave<Result: Sendable>(
+        _ body: @escaping @Sendable (WriteContext) throws -> Result
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            writer.queue.async {
+                continuation.resume(with: Swift.Result { try self.write(body) })
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction and calls `completion` with its result on `queue`.
+    public func performAndSave<Result: Sendable>(
+        on queue: DispatchQueue,
+        _ body: @escaping @Sendable (WriteContext) throws -> Result,
+        completion: @escaping @Sendable (Swift.Result<Result, Error>) -> Void
+    ) {
+        writer.queue.async {
+            let result = Swift.Result { try self.write(body) }
+            queue.async { completion(result) }
+        }
+    }
+
+    /// Runs a write transaction on the caller's thread, which must be the writer's queue.
+    private func write<Result>(_ body: (WriteContext) throws -> Result) throws -> Result {
+        let connection = writer.connection
+        let context = WriteContext(connection: connection, layout: layout)
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body(context)
+            try commit(connection)
+            observers.notify(changedTables: context.touchedTables)
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Commits, turning a deferred foreign-key failure into an error that names the relationship.
+    private func commit(_ connection: SQLiteConnection) throws {
+        do {
+            try connection.execute("COMMIT")
+        } catch let error as SQLiteError where error.extendedCode == 787 {  // SQLITE_CONSTRAINT_FOREIGNKEY
+            let check = try connection.statement("PRAGMA foreign_key_check")
+            defer { check.reset() }
+            guard try check.step() else { throw error }
+            let table = check.string(0)
+            let foreignKey = check.int64(3)
+            let list = try connection.statement("SELECT \"from\" FROM pragma_foreign_key_list(?) WHERE id = ?")
+            defer { list.reset() }
+            list.bind(table, 1)
+            list.bind(foreignKey, 2)
+            let column = try list.step() ? list.string(0) : "?"
+            throw StoreError.danglingReference(entity: table, relationship: column)
+        }
+    }
+
+    // MARK: - Observing
+
+    /// The request's results now, then again after every committed write that touched any table
+    /// the request reads. The sequence ends when the consuming task is cancelled.
+    ///
+    /// ```swift
+    /// for try await users in store.observe(User.request().filter { $0.rating >= 4 }) {
+    ///     show(users)
+    /// }
+    /// ```
+    public func observe<Target: Record>(_ request: FetchRequest<Target>) -> AsyncThrowingStream<[Target], Error> {
+        AsyncThrowingStream { continuation in
+            let tables: Set<String>
+            do {
+                tables = try self.tables(readBy: request)
+            } catch {
+                continuation.finish(throwing: error)
+                return
+            }
+            let queue = DispatchQueue(label: "Modelwright.Store.observer")
+            let refresh: @Sendable () -> Void = {
+                let reader = self.pickReader()
+                do {
+                    let records = try reader.queue.sync { try self.read(on: reader) { try $0.fetch(request) } }
+                    continuation.yield(records)
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            let token = observers.add(tables: tables) { queue.async(execute: refresh) }
+            continuation.onTermination = { [observers] _ in observers.remove(token) }
+            queue.async(execute: refresh)
+        }
+    }
+
+    /// The tables a request reads: its entity's, and those its condition reaches.
+    private func tables<Target: Record>(readBy request: FetchRequest<Target>) throws -> Set<String> {
+        let entity = try layout.entity(Target.entityName)
+        var tables: Set<String> = [entity.table]
+        if let condition = request.condition {
+            try collectTables(condition, from: entity, into: &tables)
+        }
+        return tables
+    }
+
+    private func collectTables(_ condition: Condition, from entity: EntityLayout, into tables: inout Set<String>) throws
+    {
+        func follow(_ hops: [String]) throws -> EntityLayout {
+            var current = entity
+            for hop in hops {
+                current = try layout.destination(of: hop, from: current).1
+                tables.insert(current.table)
+            }
+            return current
+        }
+        switch condition {
+        case .constant: break
+        case .comparison(let path, _, _), .inList(let path, _), .between(let path, _, _), .string(let path, _, _, _):
+            _ = try follow(path.hops)
+        case .not(let operand):
+            try collectTables(operand, from: entity, into: &tables)
+        case .and(let operands), .or(let operands):
+            for operand in operands { try collectTables(operand, from: entity, into: &tables) }
+        case .quantified(let path, _, let operand):
+            let last = try follow(path.hops)
+            let destination = try layout.destination(of: path.relationship, from: last).1
+            tables.insert(destination.table)
+            try collectTables(operand, from: destination, into: &tables)
+        case .count(let path, _, _):
+            let last = try follow(path.hops)
+            tables.insert(try layout.destination(of: path.relationship, from: last).1.table)
+        }
+    }
+}

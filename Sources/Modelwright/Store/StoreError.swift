@@ -1,0 +1,56 @@
+/// What can go wrong in a store, in the schema's terms.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The store was created for a different schema; migration comes with a later release.
+    case schemaMismatch(storeChecksum: String, storeVersion: Int?, expectedChecksum: String, expectedVersion: Int)
+    /// A write would give two records of `entity` the same values for a uniqueness constraint.
+    case uniquenessViolation(entity: String, attributes: [String])
+    /// A delete was refused by a `deny` rule: `relationship` of `entity` still reaches records.
+    case deleteDenied(entity: String, relationship: String)
+    /// A required to-one relationship would be left empty, for instance by `nullify` on its inverse.
+    case requiredRelationshipEmpty(entity: String, relationship: String)
+    /// A to-one relationship names a record that does not exist when the transaction commits.
+    case danglingReference(entity: String, relationship: String)
+    /// An update or delete named a record that does not exist.
+    case recordNotFound(entity: String, id: String)
+    /// The schema has no entity by this name (a record type and schema disagree).
+    case unknownEntity(String)
+    /// The entity has no attribute or relationship by this name.
+    case unknownProperty(entity: String, property: String)
+    /// An abstract entity cannot have records of its own.
+    case abstractEntity(String)
+    /// A request uses something the store cannot evaluate, with the reason.
+    case unsupportedQuery(String)
+    /// The file is an SQLite database that Modelwright did not create.
+    case notAStore(path: String)
+    /// A value could not be written or read as its attribute's type.
+    case invalidValue(entity: String, message: String)
+
+    public var description: String {
+        switch self {
+        case .schemaMismatch(let storeChecksum, let storeVersion, let expectedChecksum, let expectedVersion):
+            "the store was created for schema \(storeVersion.map { "version \($0)" } ?? "(unknown version)") with checksum \(storeChecksum), but this app's schema is version \(expectedVersion) with checksum \(expectedChecksum)"
+        case .uniquenessViolation(let entity, let attributes):
+            "another \(entity) already has the same \(attributes.joined(separator: ", ")) (uniqueness constraint on \(entity)(\(attributes.joined(separator: ", "))))"
+        case .deleteDenied(let entity, let relationship):
+            "cannot delete this \(entity): its relationship '\(relationship)' has the delete rule 'deny' and still reaches records"
+        case .requiredRelationshipEmpty(let entity, let relationship):
+            "the required relationship '\(relationship)' of \(entity) would be left empty"
+        case .danglingReference(let entity, let relationship):
+            "the relationship '\(relationship)' of \(entity) points at a record that does not exist"
+        case .recordNotFound(let entity, let id):
+            "no \(entity) with ID \(id)"
+        case .unknownEntity(let name):
+            "the schema has no entity '\(name)'"
+        case .unknownProperty(let entity, let property):
+            "the entity '\(entity)' has no attribute or relationship '\(property)'"
+        case .abstractEntity(let name):
+            "'\(name)' is abstract and cannot have records of its own"
+        case .unsupportedQuery(let reason):
+            "unsupported request: \(reason)"
+        case .notAStore(let path):
+            "\(path) is an SQLite database with tables of its own, not a Modelwright store; it was left untouched"
+        case .invalidValue(let entity, let message):
+            "invalid value for \(entity): \(message)"
+        }
+    }
+}

@@ -1,0 +1,375 @@
+import Foundation
+
+/// What a `performAndSave` closure writes through: everything a ``ReadContext`` reads, plus
+/// inserts, updates, upserts, deletes with their delete rules, and batch operations.
+///
+/// There is no save call: the transaction commits when the closure returns and rolls back,
+/// leaving the store as it was, when it throws.
+///
+/// ```swift
+/// try await store.performAndSave { context in
+///     let user = User(username: "ines", rating: 4)
+///     try context.insert(user)
+///     try context.insert(Trip(title: "Lisbon", ownerID: user.id))
+/// }
+/// ```
+///
+/// ## Topics
+///
+/// ### Writing records
+/// - ``insert(_:)``
+/// - ``update(_:)``
+/// - ``upsert(_:)``
+/// - ``delete(_:)``
+///
+/// ### Batch operations
+/// - ``batchInsert(_:)``
+/// - ``batchUpdate(_:set:)``
+/// - ``batchDelete(_:)``
+public final class WriteContext: ReadContext {
+    /// The tables this transaction wrote to, for observation.
+    private(set) var touchedTables: Set<String> = []
+
+    /// Inserts a new record; a record with the same ID, or the same values for a uniqueness
+    /// constraint, is an error.
+    public func insert<Target: Record>(_ record: Target) throws {
+        let entity = try writableEntity(Target.self)
+        try run(insertSQL(entity, upsert: false), entity: entity) { statement in
+            try bind(record, entity: entity, to: statement)
+        }
+        try syncOneToOne(record, entity: entity)
+        touchedTables.insert(entity.table)
+    }
+
+    /// Replaces the stored values of an existing record.
+    public func update<Target: Record>(_ record: Target) throws {
+        let entity = try writableEntity(Target.self)
+        let assignments = entity.columns.map { "\(quoted($0.name)) = ?" }.joined(separator: ", ")
+        var sql = "UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = ?"
+        if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
+            sql += " AND \(discriminator)"
+        }
+        try run(sql, entity: entity) { statement in
+            var row = RowEncoder(statement: statement, firstIndex: 1)
+            try record.encode(to: &row)
+            statement.bind(record.id.uuid, row.nextIndex)
+        }
+        guard connection.changes > 0 else {
+            throw StoreError.recordNotFound(entity: entity.name, id: record.id.description)
+        }
+        try syncOneToOne(record, entity: entity)
+        touchedTables.insert(entity.table)
+    }
+
+    /// Inserts the record, or replaces the stored values of the record with its ID.
+    public func upsert<Target: Record>(_ record: Target) throws {
+        let entity = try writableEntity(Target.self)
+        try run(insertSQL(entity, upsert: true), entity: entity) { statement in
+            try bind(record, entity: entity, to: statement)
+        }
+        try syncOneToOne(record, entity: entity)
+        touchedTables.insert(entity.table)
+    }
+
+    /// Deletes the record with this ID, applying every delete rule: `cascade` deletes what its
+    /// relationship reaches, `nullify` clears the inverse, `deny` refuses while the relationship
+    /// reaches anything, `noAction` leaves the other side as it is.
+    public func delete<Target: Record>(_ id: RecordID<Target>) throws {
+        let entity = try layout.entity(Target.entityName)
+        var deleted: Set<UUID> = []
+        guard try deleteRow(id.uuid, declaredAs: entity, deleted: &deleted) else {
+            throw StoreError.recordNotFound(entity: entity.name, id: id.description)
+        }
+    }
+
+    /// Deletes a record (by its ID), applying every delete rule.
+    public func delete<Target: Record>(_ record: Target) throws {
+        try delete(record.id)
+    }
+
+    /// Inserts many records with one prepared statement; returns how many were inserted.
+    @discardableResult
+    public func batchInsert<Target: Record>(_ records: some Sequence<Target>) throws -> Int {
+        let entity = try writableEntity(Target.self)
+        let sql = insertSQL(entity, upsert: false)
+        var count = 0
+        for record in records {
+            try run(sql, entity: entity) { statement in
+                try bind(record, entity: entity, to: statement)
+            }
+            count += 1
+        }
+        touchedTables.insert(entity.table)
+        return count
+    }
+
+    /// Sets fields of every record the request matches in one SQL statement, as Core Data's
+    /// `NSBatchUpdateRequest` does; returns how many records changed. Records already fetched
+    /// keep their old values.
+    @discardableResult
+    public func batchUpdate<Target: Record>(
+        _ request: FetchRequest<Target>,
+        set assignments: (Target.Fields) -> [FieldAssignment]
+    ) throws -> Int {
+        let entity = try layout.entity(Target.entityName)
+        let values = assignments(Target.Fields(path: .root))
+        guard !values.isEmpty else { return 0 }
+        for value in values
+        where !value.path.hops.isEmpty || !entity.columns.contains(where: { $0.name == value.path.column }) {
+            throw StoreError.unknownProperty(entity: entity.name, property: value.path.keyPath)
+        }
+        let (selection, selectionArguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
+        let setters = values.map { "\(quoted($0.path.column)) = ?" }.joined(separator: ", ")
+        let sql = "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection))"
+        try run(sql, entity: entity) { statement in
+            for (index, argument) in (values.map(\.value) + selectionArguments).enumerated() {
+                statement.bind(argument, Int32(index + 1))
+            }
+        }
+        touchedTables.insert(entity.table)
+        return connection.changes
+    }
+
+    /// Deletes every record the request matches in one SQL statement, as Core Data's
+    /// `NSBatchDeleteRequest` does: delete rules are not applied, but foreign keys are still
+    /// checked when the transaction commits. Returns how many records were deleted.
+    @discardableResult
+    public func batchDelete<Target: Record>(_ request: FetchRequest<Target>) throws -> Int {
+        let entity = try layout.entity(Target.entityName)
+        let (selection, arguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
+        try run("DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection))", entity: entity) { statement in
+            for (index, argument) in arguments.enumerated() {
+                statement.bind(argument, Int32(index + 1))
+            }
+        }
+        touchedTables.insert(entity.table)
+        return connection.changes
+    }
+
+    // MARK: - Statements
+
+    private func writableEntity<Target: Record>(_ type: Target.Type) throws -> EntityLayout {
+        let entity = try layout.entity(Target.entityName)
+        guard !entity.isAbstract else { throw StoreError.abstractEntity(entity.name) }
+        return entity
+    }
+
+    private func insertSQL(_ entity: EntityLayout, upsert: Bool) -> String {
+        var names = ["\"id\""]
+        if entity.hasDiscriminator { names.append("\"_entity\"") }
+        names += entity.columns.map { quoted($0.name) }
+        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        var sql = "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+        if upsert {
+            let updates = entity.columns.map { "\(quoted($0.name)) = excluded.\(quoted($0.name))" }
+            sql +=
+                " ON CONFLICT(\"id\") DO UPDATE SET "
+                + (updates.isEmpty ? "\"id\" = excluded.\"id\"" : updates.joined(separator: ", "))
+        }
+        return sql
+    }
+
+    private func bind<Target: Record>(_ record: Target, entity: EntityLayout, to statement: SQLiteStatement) throws {
+        statement.bind(record.id.uuid, 1)
+        var next: Int32 = 2
+        if entity.hasDiscriminator {
+            statement.bind(entity.name, 2)
+            next = 3
+        }
+        var row = RowEncoder(statement: statement, firstIndex: next)
+        try record.encode(to: &row)
+    }
+
+    /// Prepares (or reuses) `sql`, lets `bind` fill it, runs it, and turns constraint failures into
+    /// ``StoreError`` values that name the entity and its attributes.
+    private func run(_ sql: String, entity: EntityLayout, bind: (SQLiteStatement) throws -> Void) throws {
+        let statement = try connection.statement(sql)
+        do {
+            try bind(statement)
+            try statement.run()
+        } catch let error as SQLiteError {
+            throw translate(error, entity: entity)
+        } catch let error as ColumnValueError {
+            throw StoreError.invalidValue(entity: entity.name, message: error.message)
+        }
+    }
+
+    private func translate(_ error: SQLiteError, entity: EntityLayout) -> Error {
+        switch error.extendedCode {
+        case 2067, 1555:  // SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY
+            // The message lists the columns: "UNIQUE constraint failed: User.givenName, User.familyName".
+            let list = error.message.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
+            let columns = list.split(separator: ",").map { column in
+                let trimmed = column.trimmingCharacters(in: .whitespaces)
+                return trimmed.hasPrefix(entity.table + ".")
+                    ? String(trimmed.dropFirst(entity.table.count + 1)) : trimmed
+            }
+            return StoreError.uniquenessViolation(entity: entity.name, attributes: columns)
+        case 1299:  // SQLITE_CONSTRAINT_NOTNULL
+            return StoreError.invalidValue(entity: entity.name, message: error.message)
+        default:
+            return error
+        }
+    }
+
+    // MARK: - Relationships
+
+    /// Keeps both sides of a one-to-one relationship pointing at each other after a write.
+    private func syncOneToOne<Target: Record>(_ record: Target, entity: EntityLayout) throws {
+        for relationship in entity.relationships where relationship.cardinality == .toOne {
+            guard let inverseName = relationship.inverse else { continue }
+            let destination = try layout.entity(relationship.destination)
+            guard destination.relationships.contains(where: { $0.name == inverseName && $0.cardinality == .toOne })
+            else {
+                continue
+            }
+            let target = try value(of: relationship.name, in: entity, id: record.id.uuid)
+            let inverse = quoted(inverseName)
+            let destinationTable = quoted(destination.table)
+            // Whatever pointed back at this record no longer does…
+            try execute(
+                "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ?", [record.id.sqlValue],
+                entity: destination)
+            guard let target else { continue }
+            // …the new partner points back, and no other record of this entity keeps the partner.
+            try execute(
+                "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ?", [record.id.sqlValue, target],
+                entity: destination)
+            try execute(
+                "UPDATE \(quoted(entity.table)) SET \(quoted(relationship.name)) = NULL WHERE \(quoted(relationship.name)) = ? AND \"id\" <> ?",
+                [target, record.id.sqlValue],
+                entity: entity
+            )
+            touchedTables.insert(destination.table)
+        }
+    }
+
+    /// Deletes one row after applying the delete rules of the entity it really is; `false` when
+    /// no such row exists.
+    private func deleteRow(_ id: UUID, declaredAs declared: EntityLayout, deleted: inout Set<UUID>) throws -> Bool {
+        guard deleted.insert(id).inserted else { return true }
+        guard let entity = try actualEntity(of: id, in: declared) else { return false }
+        for relationship in entity.relationships {
+            let destination = try layout.entity(relationship.destination)
+            let reached = try reachedIDs(relationship, from: id, entity: entity, destination: destination)
+            guard !reached.isEmpty else { continue }
+            switch relationship.deleteRule {
+            case .deny:
+                throw StoreError.deleteDenied(entity: entity.name, relationship: relationship.name)
+            case .cascade:
+                for target in reached where !deleted.contains(target) {
+                    _ = try deleteRow(target, declaredAs: destination, deleted: &deleted)
+                }
+            case .nullify:
+                try nullifyInverse(of: relationship, at: id, destination: destination, deleted: deleted)
+            case .noAction:
+                break
+            }
+        }
+        try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" = ?", [id.sqlValue], entity: entity)
+        touchedTables.insert(entity.table)
+        return true
+    }
+
+    /// The layout of the entity a row really belongs to (a subentity of `declared`, possibly).
+    private func actualEntity(of id: UUID, in declared: EntityLayout) throws -> EntityLayout? {
+        let column = declared.hasDiscriminator ? "\"_entity\"" : "\"id\""
+        let statement = try connection.statement("SELECT \(column) FROM \(quoted(declared.table)) WHERE \"id\" = ?")
+        defer { statement.reset() }
+        statement.bind(id, 1)
+        guard try statement.step() else { return nil }
+        return declared.hasDiscriminator ? try layout.entity(statement.string(0)) : declared
+    }
+
+    /// The IDs a relationship of one row reaches.
+    private func reachedIDs(
+        _ relationship: RelationshipDescription,
+        from id: UUID,
+        entity: EntityLayout,
+        destination: EntityLayout
+    ) throws -> [UUID] {
+        let sql: String
+        if relationship.cardinality == .toOne {
+            sql =
+                "SELECT \(quoted(relationship.name)) FROM \(quoted(entity.table)) WHERE \"id\" = ? AND \(quoted(relationship.name)) IS NOT NULL"
+        } else if let inverse = relationship.inverse, destination.columns.contains(where: { $0.name == inverse }) {
+            sql = "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(inverse)) = ?"
+        } else {
+            return []  // to-many relationships without a to-one inverse are not stored yet
+        }
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        statement.bind(id, 1)
+        var ids: [UUID] = []
+        while try statement.step() {
+            if let uuid = statement.uuid(0) { ids.append(uuid) }
+        }
+        return ids
+    }
+
+    /// Clears the inverse column that points back at a row being deleted.
+    private func nullifyInverse(
+        of relationship: RelationshipDescription,
+        at id: UUID,
+        destination: EntityLayout,
+        deleted: Set<UUID>
+    ) throws {
+        guard let inverseName = relationship.inverse,
+            let inverse = destination.relationships.first(where: { $0.name == inverseName }),
+            inverse.cardinality == .toOne
+        else { return }
+        if !inverse.isOptional {
+            // Rows about to be deleted in the same cascade do not count.
+            let statement = try connection.statement(
+                "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(inverseName)) = ?"
+            )
+            defer { statement.reset() }
+            statement.bind(id, 1)
+            while try statement.step() {
+                if let other = statement.uuid(0), !deleted.contains(other) {
+                    throw StoreError.requiredRelationshipEmpty(entity: destination.name, relationship: inverseName)
+                }
+            }
+            return
+        }
+        try execute(
+            "UPDATE \(quoted(destination.table)) SET \(quoted(inverseName)) = NULL WHERE \(quoted(inverseName)) = ?",
+            [id.sqlValue],
+            entity: destination
+        )
+        touchedTables.insert(destination.table)
+    }
+
+    private func value(of column: String, in entity: EntityLayout, id: UUID) throws -> SQLValue? {
+        let statement = try connection.statement(
+            "SELECT \(quoted(column)) FROM \(quoted(entity.table)) WHERE \"id\" = ?")
+        defer { statement.reset() }
+        statement.bind(id, 1)
+        guard try statement.step() else { return nil }
+        let value = statement.value(0)
+        return value == .null ? nil : value
+    }
+
+    private func execute(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws {
+        try run(sql, entity: entity) { statement in
+            for (index, argument) in arguments.enumerated() {
+                statement.bind(argument, Int32(index + 1))
+            }
+        }
+    }
+}
+
+/// A new value for a field in a batch update: `$0.rating.set(to: 5)`.
+public struct FieldAssignment: Sendable, Hashable {
+    /// The column set.
+    public let path: ColumnPath
+    /// Its new value.
+    public let value: SQLValue
+}
+
+extension Field where Value: ColumnValue {
+    /// An assignment of `value` to this field, for ``WriteContext/batchUpdate(_:set:)``.
+    public func set(to value: Value) throws -> FieldAssignment {
+        FieldAssignment(path: path, value: try value.sqlValue)
+    }
+}
