@@ -45,8 +45,12 @@ struct SQLPredicateRenderer {
             }
         case .inList(let path, let values):
             return try atColumn(path, entity: entity, alias: alias) { renderer, column, isDecimal in
-                let placeholders = values.map { renderer.parameter($0, isDecimal: isDecimal) }
-                return "\(renderer.numeric(column, isDecimal)) IN (\(placeholders.joined(separator: ", ")))"
+                // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
+                let present = values.filter { $0 != .null }
+                let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
+                let test = "\(renderer.numeric(column, isDecimal)) IN (\(placeholders.joined(separator: ", ")))"
+                guard present.count < values.count else { return test }
+                return present.isEmpty ? "\(column) IS NULL" : "(\(test) OR \(column) IS NULL)"
             }
         case .between(let path, let lower, let upper):
             return try atColumn(path, entity: entity, alias: alias) { renderer, column, isDecimal in

@@ -95,7 +95,10 @@ struct SchemaLayout: Sendable {
     static func affinity(of type: AttributeType) -> String {
         switch type {
         case .bool, .int16, .int32, .int64, .int: "INTEGER"
-        case .double, .float, .date: "REAL"
+        // No declared type: a REAL column stores an integral double as an integer and so turns
+        // -0.0 into 0; a column without affinity keeps the IEEE bits.
+        case .double, .float: ""
+        case .date: "REAL"
         case .decimal, .string, .url, .codable, .composite: "TEXT"
         case .data, .uuid: "BLOB"
         case .enumeration(let description): description.rawType == .int ? "INTEGER" : "TEXT"
@@ -152,7 +155,7 @@ struct ColumnLayout: Sendable {
     let property: String
     /// Whether it may hold NULL for rows of its entity.
     let isOptional: Bool
-    /// The SQLite type affinity: INTEGER, REAL, TEXT or BLOB.
+    /// The SQLite type affinity: INTEGER, REAL, TEXT, BLOB, or empty for none.
     let affinity: String
     /// The table a to-one relationship's foreign key points at, when it has one.
     let references: String?

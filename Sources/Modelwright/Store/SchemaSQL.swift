@@ -25,7 +25,8 @@ enum SchemaSQL {
                     // Only the root's own columns hold a value in every row of the table.
                     let isRootColumn = rootLayout.columns.contains { $0.name == column.name }
                     let notNull = isRootColumn && !column.isOptional ? " NOT NULL" : ""
-                    var definition = "\(quoted(column.name)) \(column.affinity)\(notNull)"
+                    var definition =
+                        "\(quoted(column.name))\(column.affinity.isEmpty ? "" : " " + column.affinity)\(notNull)"
                     if let target = column.references {
                         definition += " REFERENCES \(quoted(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
                         foreignKeys.append(column.name)

@@ -109,10 +109,10 @@ public final class WriteContext: ReadContext {
     @discardableResult
     public func batchUpdate<Target: Record>(
         _ request: FetchRequest<Target>,
-        set assignments: (Target.Fields) -> [FieldAssignment]
+        set assignments: (Target.Fields) throws -> [FieldAssignment]
     ) throws -> Int {
         let entity = try layout.entity(Target.entityName)
-        let values = assignments(Target.Fields(path: .root))
+        let values = try assignments(Target.Fields(path: .root))
         guard !values.isEmpty else { return 0 }
         for value in values
         where !value.path.hops.isEmpty || !entity.columns.contains(where: { $0.name == value.path.column }) {
