@@ -435,7 +435,9 @@ struct PredicateFormatTests {
 // MARK: - Fields
 
 /// Hand-written stand-ins for generated record fields: a user, its organization, trips, stops and visits.
+/// Rendering reads only paths, so every stand-in names the fixture's `Sample` as its record type.
 private struct UserFields: RecordFields {
+    typealias Target = Sample
     let path: FieldPath
     var rating: Field<Int16> { path.field("rating") }
     var organization: ToOne<OrganizationFields> { path.toOne("organization") }
@@ -443,6 +445,7 @@ private struct UserFields: RecordFields {
 }
 
 private struct OrganizationFields: RecordFields {
+    typealias Target = Sample
     let path: FieldPath
     var name: Field<String> { path.field("name") }
     var members: ToMany<UserFields> { path.toMany("members") }
@@ -450,6 +453,7 @@ private struct OrganizationFields: RecordFields {
 }
 
 private struct TripFields: RecordFields {
+    typealias Target = Sample
     let path: FieldPath
     var title: Field<String> { path.field("title") }
     var days: Field<Int> { path.field("days") }
@@ -458,11 +462,13 @@ private struct TripFields: RecordFields {
 }
 
 private struct StopFields: RecordFields {
+    typealias Target = Sample
     let path: FieldPath
     var visits: ToMany<VisitFields> { path.toMany("visits") }
 }
 
 private struct VisitFields: RecordFields {
+    typealias Target = Sample
     let path: FieldPath
     var rating: Field<Int16> { path.field("rating") }
 }

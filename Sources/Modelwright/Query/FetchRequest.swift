@@ -1,3 +1,5 @@
+import Foundation
+
 /// What to fetch: a record type, a condition, a sort order, a limit and an offset.
 ///
 /// A request is a value: build it once, refine copies, and run it in any context.
@@ -28,6 +30,9 @@ public struct FetchRequest<Target: Record>: Sendable, Hashable {
     public var fetchLimit: Int?
     /// How many matching rows to skip.
     public var fetchOffset: Int
+    /// For a request made by ``Record/request(_:)``: the relationship and record whose
+    /// destinations it fetches, in the relationship's order when it is ordered.
+    public var scope: RelationshipScope?
 
     /// A request for every record of the type.
     public init(condition: Condition? = nil, sortKeys: [SortKey] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0) {
@@ -67,9 +72,38 @@ public struct FetchRequest<Target: Record>: Sendable, Hashable {
     }
 }
 
+/// The destinations of one record's to-many relationship, which a request can be limited to.
+public struct RelationshipScope: Sendable, Hashable {
+    /// The entity that has the relationship.
+    public let entity: String
+    /// The to-many relationship.
+    public let relationship: String
+    /// The record whose destinations are fetched.
+    public let source: UUID
+}
+
 extension Record {
     /// A request for every record of this type, in the entity's default order.
     public static func request() -> FetchRequest<Self> {
         FetchRequest()
+    }
+
+    /// A request for the records a to-many relationship of this record reaches: Core Data's
+    /// to-many fault, as a request you can filter further. An ordered relationship keeps its order
+    /// unless the request is sorted.
+    ///
+    /// ```swift
+    /// let trips = try context.fetch(user.request { $0.trips }.filter { $0.title.hasPrefix("L") })
+    /// ```
+    public func request<Destination: RecordFields>(
+        _ relationship: (Fields) -> ToMany<Destination>
+    ) -> FetchRequest<Destination.Target> {
+        var request = FetchRequest<Destination.Target>()
+        request.scope = RelationshipScope(
+            entity: Self.entityName,
+            relationship: relationship(Fields(path: .root)).path.relationship,
+            source: id.uuid
+        )
+        return request
     }
 }

@@ -6,6 +6,7 @@
 /// ```swift
 /// extension User {
 ///     struct Fields: RecordFields {
+///         typealias Target = User
 ///         let path: FieldPath
 ///         init(path: FieldPath) { self.path = path }
 ///         var rating: Field<Int16> { path.field("rating") }
@@ -15,6 +16,8 @@
 /// }
 /// ```
 public protocol RecordFields: Sendable {
+    /// The record type whose fields these are.
+    associatedtype Target: Record
     /// Creates the fields as reached through `path`.
     init(path: FieldPath)
 }

@@ -7,8 +7,8 @@
 /// - Decimal columns (stored as exact text) compare numerically through `CAST(… AS REAL)`.
 /// - String tests call `mw_string` (see `StringFunctions`), which compares Unicode correctly.
 /// - A to-one hop becomes `column IN (SELECT id FROM destination WHERE …)`; a to-many
-///   quantifier becomes a correlated `EXISTS` on the inverse to-one's column. Through a hop, a
-///   missing relationship makes the test false.
+///   quantifier becomes a correlated `EXISTS` on the inverse to-one's column or through the join
+///   table. Through a hop, a missing relationship makes the test false.
 struct SQLPredicateRenderer {
     private let layout: SchemaLayout
     private(set) var arguments: [SQLValue] = []
@@ -22,6 +22,11 @@ struct SQLPredicateRenderer {
     mutating func makeAlias() -> String {
         aliasCount += 1
         return "t\(aliasCount)"
+    }
+
+    /// Appends an argument for a `?` the caller wrote itself.
+    mutating func bindLiteral(_ value: SQLValue) {
+        arguments.append(value)
     }
 
     /// Renders `condition` over rows of `entity` named by `alias`.
@@ -129,16 +134,18 @@ struct SQLPredicateRenderer {
             guard relationship.cardinality == .toMany else {
                 throw StoreError.unsupportedQuery("'\(path.relationship)' is to-one: compare its fields instead")
             }
-            guard let inverse = relationship.inverse,
-                destination.columns.contains(where: { $0.name == inverse })
-            else {
-                throw StoreError.unsupportedQuery(
-                    "'\(entity.name).\(path.relationship)' has no to-one inverse, and only such to-many relationships are stored yet"
-                )
-            }
             let inner = makeAlias()
-            var correlated =
-                "SELECT 1 FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\(quoted(inverse)) = \(alias).\"id\""
+            var correlated: String
+            switch try layout.storage(of: relationship, from: entity) {
+            case .inverseColumn(let inverse, _):
+                correlated =
+                    "SELECT 1 FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\(quoted(inverse)) = \(alias).\"id\""
+            case .joinTable(let table, let source, let target, _):
+                let join = makeAlias()
+                correlated =
+                    "SELECT 1 FROM \(quoted(table)) \(join) JOIN \(quoted(destination.table)) \(inner) "
+                    + "ON \(inner).\"id\" = \(join).\(quoted(target)) WHERE \(join).\(quoted(source)) = \(alias).\"id\""
+            }
             if let discriminator = destination.discriminatorSQL(alias: inner) {
                 correlated += " AND \(discriminator)"
             }

@@ -104,6 +104,30 @@ public class ReadContext {
         if let discriminator = entity.discriminatorSQL(alias: "t0") {
             conditions.append(discriminator)
         }
+        var scopeOrder: String?
+        var scopeOrderArguments: [SQLValue] = []
+        if let scope = request.scope {
+            let owner = try layout.entity(scope.entity)
+            guard let relationship = owner.relationships.first(where: { $0.name == scope.relationship }) else {
+                throw StoreError.unknownProperty(entity: owner.name, property: scope.relationship)
+            }
+            let source = scope.source.sqlValue
+            switch try layout.storage(of: relationship, from: owner) {
+            case .inverseColumn(let inverse, let position):
+                conditions.append("t0.\(quoted(inverse)) = ?")
+                renderer.bindLiteral(source)
+                scopeOrder = position.map { "t0.\(quoted($0))" }
+            case .joinTable(let table, let sourceColumn, let target, let position):
+                conditions.append(
+                    "t0.\"id\" IN (SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?)")
+                renderer.bindLiteral(source)
+                if let position {
+                    scopeOrder =
+                        "(SELECT \(quoted(position)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ? AND \(quoted(target)) = t0.\"id\")"
+                    scopeOrderArguments = [source]
+                }
+            }
+        }
         if let condition = request.condition {
             conditions.append(try renderer.render(condition, entity: entity, alias: "t0"))
         }
@@ -112,7 +136,10 @@ public class ReadContext {
             sql += " WHERE " + conditions.joined(separator: " AND ")
         }
         var keys = request.sortKeys
-        if keys.isEmpty, defaultSort {
+        if keys.isEmpty, defaultSort, let scopeOrder {
+            sql += " ORDER BY \(scopeOrder), t0.\"id\""
+            scopeOrderArguments.forEach { renderer.bindLiteral($0) }
+        } else if keys.isEmpty, defaultSort {
             keys = (layout.schema.entity(named: entity.name)?.defaultSort ?? []).map {
                 SortKey(path: ColumnPath(column: $0.attribute), ascending: $0.ascending)
             }

@@ -8,8 +8,11 @@
 ///
 /// **Columns** of an entity, in the order records encode them: for each entity from the root
 /// down, its attributes (a composite as one column per field, `home.city`), then its to-one
-/// relationships, each holding the destination's ID. To-many relationships have no column: they
-/// are read through the inverse to-one's column.
+/// relationships, each holding the destination's ID.
+///
+/// **To-many relationships** have no column of their own (see ``ToManyStorage``): one whose
+/// inverse is to-one is read through that inverse's column (plus a position column when it is
+/// ordered); a many-to-many or one-way to-many relationship lives in a join table.
 struct SchemaLayout: Sendable {
     let schema: SchemaDescription
     private(set) var entities: [String: EntityLayout] = [:]
@@ -86,6 +89,19 @@ struct SchemaLayout: Sendable {
                 hasDiscriminator: hierarchySize > 1,
                 columns: columns,
                 relationships: lineage.flatMap(\.relationships),
+                relationshipOwners: Dictionary(
+                    lineage.flatMap { member in member.relationships.map { ($0.name, member.name) } },
+                    uniquingKeysWith: { first, _ in first }
+                ),
+                positionColumns: lineage.flatMap { member in
+                    member.relationships.filter { relationship in
+                        relationship.cardinality == .toOne
+                            && relationship.inverse.flatMap { inverse in
+                                byName[relationship.destination].flatMap { chain($0) }?.lazy.flatMap(\.relationships)
+                                    .first { $0.name == inverse }
+                            }.map { $0.cardinality == .toMany && $0.isOrdered } == true
+                    }.map { ToManyStorage.positionColumn(forInverse: $0.name) }
+                },
                 isAbstract: entity.isAbstract
             )
         }
@@ -109,6 +125,41 @@ struct SchemaLayout: Sendable {
     func entity(_ name: String) throws -> EntityLayout {
         guard let layout = entities[name] else { throw StoreError.unknownEntity(name) }
         return layout
+    }
+
+    /// Where a to-many relationship of `entity` is stored.
+    func storage(of relationship: RelationshipDescription, from entity: EntityLayout) throws -> ToManyStorage {
+        let destination = try self.entity(relationship.destination)
+        let inverse = relationship.inverse.flatMap { name in destination.relationships.first { $0.name == name } }
+        if let inverse, inverse.cardinality == .toOne {
+            return .inverseColumn(
+                inverse.name,
+                position: relationship.isOrdered ? ToManyStorage.positionColumn(forInverse: inverse.name) : nil
+            )
+        }
+        let mine = (entity: entity.relationshipOwners[relationship.name] ?? entity.name, relationship: relationship)
+        guard let inverse else {
+            return .joinTable(
+                "_\(mine.entity)_\(relationship.name)",
+                source: "source",
+                destination: "destination",
+                position: relationship.isOrdered ? "position" : nil
+            )
+        }
+        let theirs = (entity: destination.relationshipOwners[inverse.name] ?? destination.name, relationship: inverse)
+        // One table serves both sides. It belongs to the ordered side when only one is ordered,
+        // otherwise to the side whose `Entity_relationship` name sorts first.
+        let mineOwns =
+            mine.relationship.isOrdered != theirs.relationship.isOrdered
+            ? mine.relationship.isOrdered
+            : "\(mine.entity)_\(relationship.name)" <= "\(theirs.entity)_\(inverse.name)"
+        let owner = mineOwns ? mine : theirs
+        return .joinTable(
+            "_\(owner.entity)_\(owner.relationship.name)",
+            source: mineOwns ? "source" : "destination",
+            destination: mineOwns ? "destination" : "source",
+            position: mineOwns && relationship.isOrdered ? "position" : nil
+        )
     }
 
     /// The entity a relationship of `entity` leads to.
@@ -136,6 +187,11 @@ struct EntityLayout: Sendable {
     let columns: [ColumnLayout]
     /// Every relationship, inherited ones included.
     let relationships: [RelationshipDescription]
+    /// The entity that declares each relationship (this one or an ancestor), by relationship name.
+    let relationshipOwners: [String: String]
+    /// Columns that keep the order of ordered to-many relationships whose inverse is one of this
+    /// entity's to-one relationships; records do not encode them.
+    let positionColumns: [String]
     /// Whether the entity is abstract (no rows of its own).
     let isAbstract: Bool
 
@@ -178,4 +234,20 @@ struct ColumnLayout: Sendable {
 /// Quotes an identifier for SQL, so names such as `Order`, `Group` or `index` are safe.
 func quoted(_ identifier: String) -> String {
     "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+/// Where the destinations of a to-many relationship are recorded.
+enum ToManyStorage: Sendable, Equatable {
+    /// The destination's to-one column (the inverse) holds the source's ID; an ordered
+    /// relationship also keeps each destination's place in a position column beside it.
+    case inverseColumn(String, position: String?)
+    /// A join table with a column for the source's ID, one for the destination's, and a position
+    /// column when the relationship is ordered.
+    case joinTable(String, source: String, destination: String, position: String?)
+
+    /// The column that orders the destinations of an ordered to-many relationship, on the
+    /// destination's table, named after the to-one inverse it goes with.
+    static func positionColumn(forInverse inverse: String) -> String {
+        "\(inverse)._position"
+    }
 }

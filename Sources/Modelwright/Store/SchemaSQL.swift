@@ -34,10 +34,36 @@ enum SchemaSQL {
                     definitions.append(definition)
                 }
             }
+            for member in family {
+                for column in member.positionColumns where seen.insert(column).inserted {
+                    definitions.append("\(quoted(column)) INTEGER")
+                }
+            }
             statements.append("CREATE TABLE \(quoted(root.name)) (\(definitions.joined(separator: ", ")))")
             for column in foreignKeys {
                 statements.append(
                     "CREATE INDEX \(quoted("\(root.name)_fk_\(column)")) ON \(quoted(root.name)) (\(quoted(column)))"
+                )
+            }
+        }
+        for entity in schema.entities {
+            guard let entityLayout = layout.entities[entity.name] else { continue }
+            // A join table is created from the side that owns it, where its `source` column is this entity's.
+            for relationship in entity.relationships where relationship.cardinality == .toMany {
+                guard
+                    case .joinTable(let name, "source", _, let position)? = try? layout.storage(
+                        of: relationship, from: entityLayout),
+                    let destination = layout.entities[relationship.destination]
+                else { continue }
+                var columns = [
+                    "\"source\" BLOB NOT NULL REFERENCES \(quoted(entityLayout.table))(\"id\") ON DELETE CASCADE",
+                    "\"destination\" BLOB NOT NULL REFERENCES \(quoted(destination.table))(\"id\") ON DELETE CASCADE",
+                ]
+                if position != nil { columns.append("\"position\" INTEGER NOT NULL DEFAULT 0") }
+                columns.append("PRIMARY KEY (\"source\", \"destination\")")
+                statements.append("CREATE TABLE \(quoted(name)) (\(columns.joined(separator: ", "))) WITHOUT ROWID")
+                statements.append(
+                    "CREATE INDEX \(quoted("\(name)_destination")) ON \(quoted(name)) (\"destination\", \"source\")"
                 )
             }
         }

@@ -282,6 +282,14 @@ public final class Store: Sendable {
         if let condition = request.condition {
             try collectTables(condition, from: entity, into: &tables)
         }
+        if let scope = request.scope {
+            let owner = try layout.entity(scope.entity)
+            if let relationship = owner.relationships.first(where: { $0.name == scope.relationship }),
+                case .joinTable(let table, _, _, _) = try layout.storage(of: relationship, from: owner)
+            {
+                tables.insert(table)
+            }
+        }
         return tables
     }
 

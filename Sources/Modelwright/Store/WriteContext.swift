@@ -38,12 +38,16 @@ public final class WriteContext: ReadContext {
             try bind(record, entity: entity, to: statement)
         }
         try syncOneToOne(record, entity: entity)
+        try appendToOrderedRelationships(record.id.uuid, entity: entity)
         touchedTables.insert(entity.table)
     }
 
     /// Replaces the stored values of an existing record.
     public func update<Target: Record>(_ record: Target) throws {
         let entity = try writableEntity(Target.self)
+        let ownersBefore = try entity.positionColumns.map {
+            try value(of: Self.inverse(ofPosition: $0), in: entity, id: record.id.uuid)
+        }
         let assignments = entity.columns.map { "\(quoted($0.name)) = ?" }.joined(separator: ", ")
         var sql = "UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = ?"
         if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
@@ -58,6 +62,18 @@ public final class WriteContext: ReadContext {
             throw StoreError.recordNotFound(entity: entity.name, id: record.id.description)
         }
         try syncOneToOne(record, entity: entity)
+        // A record that moved to another owner goes to the end of that owner's ordered list.
+        for (column, before) in zip(entity.positionColumns, ownersBefore) {
+            let after = try value(of: Self.inverse(ofPosition: column), in: entity, id: record.id.uuid)
+            if after != before {
+                try execute(
+                    "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ?",
+                    [record.id.sqlValue],
+                    entity: entity
+                )
+            }
+        }
+        try appendToOrderedRelationships(record.id.uuid, entity: entity)
         touchedTables.insert(entity.table)
     }
 
@@ -68,6 +84,7 @@ public final class WriteContext: ReadContext {
             try bind(record, entity: entity, to: statement)
         }
         try syncOneToOne(record, entity: entity)
+        try appendToOrderedRelationships(record.id.uuid, entity: entity)
         touchedTables.insert(entity.table)
     }
 
@@ -144,6 +161,170 @@ public final class WriteContext: ReadContext {
         }
         touchedTables.insert(entity.table)
         return connection.changes
+    }
+
+    // MARK: - To-many relationships
+
+    /// Adds `destination` to a to-many relationship of `source` (at the end, when it is ordered).
+    /// For a relationship whose inverse is to-one, this sets the destination's inverse.
+    ///
+    /// ```swift
+    /// try context.link(user.id, to: trip.id) { $0.favourites }
+    /// ```
+    public func link<Source: Record, Destination: RecordFields>(
+        _ source: RecordID<Source>,
+        to destination: RecordID<Destination.Target>,
+        through relationship: (Source.Fields) -> ToMany<Destination>
+    ) throws {
+        let (entity, description) = try toMany(Source.self, relationship)
+        let target = try layout.entity(description.destination)
+        switch try layout.storage(of: description, from: entity) {
+        case .inverseColumn(let inverse, _):
+            let current = try value(of: inverse, in: target, id: destination.uuid)
+            guard current != source.sqlValue else { return }
+            try execute(
+                "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = ? WHERE \"id\" = ?",
+                [source.sqlValue, destination.sqlValue],
+                entity: target
+            )
+            try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
+            try appendToOrderedRelationships(destination.uuid, entity: target)
+            touchedTables.insert(target.table)
+        case .joinTable(let table, let sourceColumn, let targetColumn, let position):
+            var sql = "INSERT OR IGNORE INTO \(quoted(table)) (\(quoted(sourceColumn)), \(quoted(targetColumn))"
+            if let position {
+                sql +=
+                    ", \(quoted(position))) SELECT ?, ?, COALESCE(MAX(\(quoted(position))), -1) + 1 FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?"
+            } else {
+                sql += ") VALUES (?, ?)"
+            }
+            let arguments =
+                position == nil
+                ? [source.sqlValue, destination.sqlValue] : [source.sqlValue, destination.sqlValue, source.sqlValue]
+            try execute(sql, arguments, entity: entity)
+            touchedTables.formUnion([table, target.table])
+        }
+    }
+
+    /// Removes `destination` from a to-many relationship of `source`. For a relationship whose
+    /// inverse is to-one, this clears the destination's inverse (an error if it is required).
+    public func unlink<Source: Record, Destination: RecordFields>(
+        _ source: RecordID<Source>,
+        from destination: RecordID<Destination.Target>,
+        through relationship: (Source.Fields) -> ToMany<Destination>
+    ) throws {
+        let (entity, description) = try toMany(Source.self, relationship)
+        let target = try layout.entity(description.destination)
+        switch try layout.storage(of: description, from: entity) {
+        case .inverseColumn(let inverse, _):
+            if target.relationships.first(where: { $0.name == inverse })?.isOptional == false {
+                throw StoreError.requiredRelationshipEmpty(entity: target.name, relationship: inverse)
+            }
+            try execute(
+                "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = NULL WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
+                [destination.sqlValue, source.sqlValue],
+                entity: target
+            )
+            try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
+            touchedTables.insert(target.table)
+        case .joinTable(let table, let sourceColumn, let targetColumn, _):
+            try execute(
+                "DELETE FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
+                [source.sqlValue, destination.sqlValue],
+                entity: entity
+            )
+            touchedTables.formUnion([table, target.table])
+        }
+    }
+
+    /// Puts the destinations of an ordered to-many relationship in the given order; destinations
+    /// not listed keep their places after the listed ones.
+    public func setOrder<Source: Record, Destination: RecordFields>(
+        of source: RecordID<Source>,
+        _ destinations: [RecordID<Destination.Target>],
+        through relationship: (Source.Fields) -> ToMany<Destination>
+    ) throws {
+        let (entity, description) = try toMany(Source.self, relationship)
+        guard description.isOrdered else {
+            throw StoreError.unsupportedQuery("'\(entity.name).\(description.name)' is not ordered")
+        }
+        let target = try layout.entity(description.destination)
+        let offset = Int64(destinations.count)
+        switch try layout.storage(of: description, from: entity) {
+        case .inverseColumn(let inverse, let position?):
+            try execute(
+                "UPDATE \(quoted(target.table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(inverse)) = ?",
+                [.integer(offset), source.sqlValue],
+                entity: target
+            )
+            for (index, destination) in destinations.enumerated() {
+                try execute(
+                    "UPDATE \(quoted(target.table)) SET \(quoted(position)) = ? WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
+                    [.integer(Int64(index)), destination.sqlValue, source.sqlValue],
+                    entity: target
+                )
+            }
+            touchedTables.insert(target.table)
+        case .joinTable(let table, let sourceColumn, let targetColumn, let position?):
+            try execute(
+                "UPDATE \(quoted(table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(sourceColumn)) = ?",
+                [.integer(offset), source.sqlValue],
+                entity: entity
+            )
+            for (index, destination) in destinations.enumerated() {
+                try execute(
+                    "UPDATE \(quoted(table)) SET \(quoted(position)) = ? WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
+                    [.integer(Int64(index)), source.sqlValue, destination.sqlValue],
+                    entity: entity
+                )
+            }
+            touchedTables.insert(table)
+        default:
+            throw StoreError.unsupportedQuery(
+                "the order of '\(entity.name).\(description.name)' is kept by its other side")
+        }
+    }
+
+    private func toMany<Source: Record, Destination: RecordFields>(
+        _ source: Source.Type,
+        _ relationship: (Source.Fields) -> ToMany<Destination>
+    ) throws -> (EntityLayout, RelationshipDescription) {
+        let entity = try layout.entity(Source.entityName)
+        let name = relationship(Source.Fields(path: .root)).path.relationship
+        guard let description = entity.relationships.first(where: { $0.name == name && $0.cardinality == .toMany })
+        else {
+            throw StoreError.unknownProperty(entity: entity.name, property: name)
+        }
+        return (entity, description)
+    }
+
+    /// Gives rows that belong to an ordered relationship but have no place yet the last place.
+    private func appendToOrderedRelationships(_ id: UUID, entity: EntityLayout) throws {
+        let table = quoted(entity.table)
+        for column in entity.positionColumns {
+            let position = quoted(column)
+            let inverse = quoted(Self.inverse(ofPosition: column))
+            try execute(
+                "UPDATE \(table) SET \(position) = (SELECT COALESCE(MAX(other.\(position)), -1) + 1 FROM \(table) other "
+                    + "WHERE other.\(inverse) = \(table).\(inverse) AND other.\"id\" <> \(table).\"id\") "
+                    + "WHERE \"id\" = ? AND \(inverse) IS NOT NULL AND \(position) IS NULL",
+                [id.sqlValue],
+                entity: entity
+            )
+        }
+    }
+
+    private func clearPosition(ofInverse inverse: String, in entity: EntityLayout, id: UUID) throws {
+        let column = ToManyStorage.positionColumn(forInverse: inverse)
+        guard entity.positionColumns.contains(column) else { return }
+        try execute(
+            "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ?", [id.sqlValue],
+            entity: entity)
+    }
+
+    /// The to-one relationship a position column goes with.
+    private static func inverse(ofPosition column: String) -> String {
+        String(column.dropLast("._position".count))
     }
 
     // MARK: - Statements
@@ -268,6 +449,12 @@ public final class WriteContext: ReadContext {
         }
         try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" = ?", [id.sqlValue], entity: entity)
         touchedTables.insert(entity.table)
+        // Join rows go with the row (ON DELETE CASCADE); observers of those tables must hear of it.
+        for relationship in entity.relationships where relationship.cardinality == .toMany {
+            if case .joinTable(let table, _, _, _) = try layout.storage(of: relationship, from: entity) {
+                touchedTables.insert(table)
+            }
+        }
         return true
     }
 
@@ -292,10 +479,13 @@ public final class WriteContext: ReadContext {
         if relationship.cardinality == .toOne {
             sql =
                 "SELECT \(quoted(relationship.name)) FROM \(quoted(entity.table)) WHERE \"id\" = ? AND \(quoted(relationship.name)) IS NOT NULL"
-        } else if let inverse = relationship.inverse, destination.columns.contains(where: { $0.name == inverse }) {
-            sql = "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(inverse)) = ?"
         } else {
-            return []  // to-many relationships without a to-one inverse are not stored yet
+            switch try layout.storage(of: relationship, from: entity) {
+            case .inverseColumn(let inverse, _):
+                sql = "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(inverse)) = ?"
+            case .joinTable(let table, let source, let target, _):
+                sql = "SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(source)) = ?"
+            }
         }
         let statement = try connection.statement(sql)
         defer { statement.reset() }

@@ -34,6 +34,8 @@ enum Fixture {
                     RelationshipDescription(
                         name: "profile", destination: "Profile", inverse: "user", cardinality: .toOne,
                         deleteRule: .cascade),
+                    RelationshipDescription(
+                        name: "favourites", destination: "Trip", cardinality: .toMany, isOrdered: true),
                 ],
                 uniquenessConstraints: [["username"], ["givenName", "familyName"]],
                 indexes: [["rating"]],
@@ -62,6 +64,7 @@ enum Fixture {
                         name: "stops", destination: "Stop", inverse: "trip", cardinality: .toMany, isOrdered: true,
                         deleteRule: .nullify
                     ),
+                    RelationshipDescription(name: "tags", destination: "Tag", inverse: "trips", cardinality: .toMany),
                 ],
                 defaultSort: [SortDescription(attribute: "title")]
             ),
@@ -77,6 +80,14 @@ enum Fixture {
                 attributes: [AttributeDescription(name: "bio", type: .string)],
                 relationships: [
                     RelationshipDescription(name: "user", destination: "User", inverse: "profile", cardinality: .toOne)
+                ]
+            ),
+            EntityDescription(
+                name: "Tag",
+                attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [
+                    RelationshipDescription(
+                        name: "trips", destination: "Trip", inverse: "tags", cardinality: .toMany, deleteRule: .deny)
                 ]
             ),
             EntityDescription(
@@ -173,6 +184,7 @@ struct User: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = User
         let path: FieldPath
         var username: Field<String> { path.field("username") }
         var givenName: Field<String> { path.field("givenName") }
@@ -183,6 +195,7 @@ struct User: Record {
         var organizationID: Field<Organization.ID?> { path.field("organization") }
         var organization: ToOne<Organization.Fields> { path.toOne("organization") }
         var trips: ToMany<Trip.Fields> { path.toMany("trips") }
+        var favourites: ToMany<Trip.Fields> { path.toMany("favourites") }
     }
 }
 
@@ -207,6 +220,7 @@ struct Organization: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Organization
         let path: FieldPath
         var name: Field<String> { path.field("name") }
         var members: ToMany<User.Fields> { path.toMany("members") }
@@ -242,11 +256,13 @@ struct Trip: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Trip
         let path: FieldPath
         var title: Field<String> { path.field("title") }
         var budget: Field<Decimal?> { path.field("budget") }
         var owner: ToOne<User.Fields> { path.toOne("owner") }
         var stops: ToMany<Stop.Fields> { path.toMany("stops") }
+        var tags: ToMany<Tag.Fields> { path.toMany("tags") }
     }
 }
 
@@ -275,6 +291,7 @@ struct Stop: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Stop
         let path: FieldPath
         var name: Field<String> { path.field("name") }
         var trip: ToOne<Trip.Fields> { path.toOne("trip") }
@@ -306,8 +323,37 @@ struct Profile: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Profile
         let path: FieldPath
         var bio: Field<String> { path.field("bio") }
+    }
+}
+
+struct Tag: Record {
+    typealias ID = RecordID<Tag>
+    static let entityName = "Tag"
+    let id: ID
+    var name: String
+
+    init(id: ID = ID(), name: String) {
+        self.id = id
+        self.name = name
+    }
+
+    func encode(to row: inout RowEncoder) throws {
+        row.encode(name)
+    }
+
+    init(id: ID, row: inout RowDecoder) throws {
+        self.id = id
+        name = try row.decode()
+    }
+
+    struct Fields: RecordFields {
+        typealias Target = Tag
+        let path: FieldPath
+        var name: Field<String> { path.field("name") }
+        var trips: ToMany<Trip.Fields> { path.toMany("trips") }
     }
 }
 
@@ -327,6 +373,7 @@ struct Item: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Item
         let path: FieldPath
         var title: Field<String> { path.field("title") }
     }
@@ -357,6 +404,7 @@ struct Note: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Note
         let path: FieldPath
         var title: Field<String> { path.field("title") }
         var body: Field<String> { path.field("body") }
@@ -388,6 +436,7 @@ struct Order: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Order
         let path: FieldPath
         var group: Field<String> { path.field("group") }
         var index: Field<Int32> { path.field("index") }
@@ -459,6 +508,7 @@ struct Sample: Record {
     }
 
     struct Fields: RecordFields {
+        typealias Target = Sample
         let path: FieldPath
         var string: Field<String> { path.field("string") }
         var note: Field<String?> { path.field("note") }
