@@ -138,7 +138,7 @@ public class ReadContext {
         var keys = request.sortKeys
         if keys.isEmpty, defaultSort, let scopeOrder {
             sql += " ORDER BY \(scopeOrder), t0.\"id\""
-            scopeOrderArguments.forEach { renderer.bindLiteral($0) }
+            for argument in scopeOrderArguments { renderer.bindLiteral(argument) }
         } else if keys.isEmpty, defaultSort {
             keys = (layout.schema.entity(named: entity.name)?.defaultSort ?? []).map {
                 SortKey(path: ColumnPath(column: $0.attribute), ascending: $0.ascending)
