@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 // Modelwright has no package dependencies: everything below comes from this package or
@@ -11,6 +11,10 @@ let package = Package(
         .library(name: "ModelwrightSchema", targets: ["ModelwrightSchema"]),
         .library(name: "ModelwrightGenerator", targets: ["ModelwrightGenerator"]),
         .executable(name: "modelwright", targets: ["ModelwrightCLI"]),
+        // The plugins run the CLI as a tool, which SwiftPM looks up by a product named after the target.
+        .executable(name: "ModelwrightCLI", targets: ["ModelwrightCLI"]),
+        .plugin(name: "ModelwrightPlugin", targets: ["ModelwrightPlugin"]),
+        .plugin(name: "GenerateModelCode", targets: ["GenerateModelCode"]),
     ],
     targets: [
         .systemLibrary(
@@ -20,16 +24,34 @@ let package = Package(
         ),
         .target(name: "Modelwright", dependencies: ["CSQLite"]),
         .target(name: "ModelwrightSchema", dependencies: ["Modelwright"]),
-        .target(name: "ModelwrightGenerator", dependencies: ["ModelwrightSchema", "Modelwright"]),
+        .target(
+            name: "ModelwrightTemplates",
+            path: "Templates",
+            exclude: ["README.md"],
+            resources: [.copy("Records.mustache"), .copy("Queries.mustache"), .copy("Schema.mustache")]
+        ),
+        .target(name: "ModelwrightGenerator", dependencies: ["ModelwrightSchema", "Modelwright", "ModelwrightTemplates"]),
         .executableTarget(
             name: "ModelwrightCLI",
             dependencies: ["ModelwrightSchema", "ModelwrightGenerator"],
             path: "Sources/modelwright"
         ),
+        .plugin(name: "ModelwrightPlugin", capability: .buildTool(), dependencies: [.target(name: "ModelwrightCLI")]),
+        .plugin(
+            name: "GenerateModelCode",
+            capability: .command(
+                intent: .custom(verb: "generate-model-code", description: "Write generated model code into the target"),
+                permissions: [.writeToPackageDirectory(reason: "Writes the generated Swift into <target>/Generated")]
+            ),
+            dependencies: [.target(name: "ModelwrightCLI")]
+        ),
+        // The example model: an app-side library whose code the build plugin generates from Models/Trips.
+        .target(name: "Trips", dependencies: ["Modelwright"], path: "Models/Trips", plugins: ["ModelwrightPlugin"]),
+        .testTarget(name: "TripsTests", dependencies: ["Trips", "ModelwrightGenerator", "ModelwrightSchema"]),
         .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright"]),
         .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
-        .testTarget(name: "ModelwrightCLITests", dependencies: ["ModelwrightCLI"]),
+        .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,8 @@ enum ModelwrightCommand {
 
         COMMANDS:
           validate <model folder or file>...   Check every version of each model and print its checksums.
+          generate <model folder> --output <dir>
+                                               Write the model's records, queries and schema as Swift.
 
         OPTIONS:
           -h, --help      Show this help, or a command's help with 'modelwright <command> --help'.
@@ -42,6 +44,8 @@ enum ModelwrightCommand {
             return .success
         case "validate":
             return ValidateCommand.run(rest, console: &console)
+        case "generate":
+            return GenerateCommand.run(rest, console: &console)
         default:
             console.printError("error: unknown command '\(command)'")
             console.printError("")

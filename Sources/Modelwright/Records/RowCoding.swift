@@ -134,3 +134,73 @@ public struct RowDecoder {
         return try JSONDecoder().decode(Value.self, from: Data(statement.string(index).utf8))
     }
 }
+
+extension RowEncoder {
+    /// Binds a composite's columns, or NULL for each of them when it is `nil`.
+    public mutating func encodeComposite<Value: CompositeValue>(_ value: Value?) throws {
+        guard let value else {
+            for _ in 0..<Value.columnCount {
+                try encode(SQLValue.null)
+            }
+            return
+        }
+        try value.encode(to: &self)
+    }
+}
+
+extension RowDecoder {
+    /// Reads a composite's columns; `nil` when a field it requires is NULL (the composite is absent).
+    public mutating func decodeComposite<Value: CompositeValue>(_ type: Value.Type = Value.self) throws -> Value? {
+        try Value(row: &self)
+    }
+
+    /// Reads a composite that must be present.
+    public mutating func decodeRequiredComposite<Value: CompositeValue>(_ type: Value.Type = Value.self) throws -> Value
+    {
+        guard let value = try Value(row: &self) else {
+            throw ColumnValueError(message: "a required \(Value.self) is missing")
+        }
+        return value
+    }
+
+    /// Reads JSON text that must be present.
+    public mutating func decodeRequiredJSON<Value: Decodable>(_ type: Value.Type = Value.self) throws -> Value {
+        guard let value = try decodeJSON(Value.self) else {
+            throw ColumnValueError(message: "a required \(Value.self) is missing")
+        }
+        return value
+    }
+}
+
+/// A composite attribute type: a struct stored as one column per field, in field order.
+///
+/// Generated code conforms each `composite` of the schema:
+///
+/// ```swift
+/// extension Address: CompositeValue {
+///     static let columnCount = 2
+///     func encode(to row: inout RowEncoder) throws {
+///         row.encode(street)
+///         try row.encode(zip)
+///     }
+///     init?(row: inout RowDecoder) throws {
+///         let street: String? = try row.decode()
+///         let zip: String? = try row.decode()
+///         guard let street else { return nil }
+///         self.init(street: street, zip: zip)
+///     }
+/// }
+/// ```
+public protocol CompositeValue: Sendable {
+    /// How many columns the composite takes.
+    static var columnCount: Int { get }
+    /// Writes each field, in order.
+    func encode(to row: inout RowEncoder) throws
+    /// Reads each field, in order; `nil` when a required field is NULL.
+    init?(row: inout RowDecoder) throws
+}
+
+extension SQLValue: ColumnValue {
+    public var sqlValue: SQLValue { self }
+    public init(sqlValue: SQLValue) { self = sqlValue }
+}

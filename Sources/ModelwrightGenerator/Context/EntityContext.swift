@@ -1,0 +1,118 @@
+import Modelwright
+import ModelwrightSchema
+
+/// The context of one record type: its stored properties in column order (inherited first, each
+/// entity's attributes before its to-one relationships, as the runtime's layout reads them), its
+/// queryable fields and its to-many relationships.
+enum EntityContext {
+    static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph) -> MustacheValue {
+        let lineage = graph.ancestors(of: entity).reversed() + [entity]
+        var properties: [MustacheValue] = []
+        var fields: [MustacheValue] = []
+        var toOne: [MustacheValue] = []
+        for member in lineage {
+            for attribute in member.attributes {
+                let name = SwiftSyntax.identifier(attribute.name)
+                let type = SwiftSyntax.type(of: attribute.type) + (attribute.isOptional ? "?" : "")
+                var defaultExpression = attribute.isOptional ? " = nil" : ""
+                if let value = attribute.defaultValue {
+                    defaultExpression = " = " + SwiftSyntax.expression(for: value, type: attribute.type)
+                }
+                properties.append(
+                    property(
+                        name: name,
+                        type: type,
+                        defaultExpression: defaultExpression,
+                        doc: attribute.doc,
+                        encode: Coding.encode(name, type: attribute.type, isOptional: attribute.isOptional),
+                        decode: Coding.decode(type: attribute.type, isOptional: attribute.isOptional)
+                    )
+                )
+                switch attribute.type {
+                case .composite, .codable: break  // not one comparable column
+                default:
+                    fields.append(field(name, type: type, column: attribute.name, doc: attribute.doc))
+                }
+            }
+            for relationship in member.relationships where relationship.cardinality == .toOne {
+                let name = SwiftSyntax.identifier(relationship.name + "ID")
+                let destination = SwiftSyntax.identifier(relationship.destination)
+                let type = "\(destination).ID" + (relationship.isOptional ? "?" : "")
+                properties.append(
+                    property(
+                        name: name,
+                        type: type,
+                        defaultExpression: relationship.isOptional ? " = nil" : "",
+                        doc: relationship.doc,
+                        encode: relationship.isOptional ? "try row.encode(\(name))" : "row.encode(\(name))",
+                        decode: "try row.decode()"
+                    )
+                )
+                fields.append(field(name, type: type, column: relationship.name, doc: relationship.doc))
+                toOne.append([
+                    "name": .string(SwiftSyntax.identifier(relationship.name)),
+                    "column": .string(SwiftSyntax.string(relationship.name)),
+                    "destination": .string(destination),
+                    "doc": docLines(relationship.doc),
+                ])
+            }
+        }
+        let toMany = lineage.flatMap(\.relationships).filter { $0.cardinality == .toMany }.map { relationship in
+            [
+                "name": .string(SwiftSyntax.identifier(relationship.name)),
+                "requestName": .string(SwiftSyntax.identifier(relationship.name + "Request")),
+                "column": .string(SwiftSyntax.string(relationship.name)),
+                "destination": .string(SwiftSyntax.identifier(relationship.destination)),
+                "doc": docLines(relationship.doc),
+                "isOrdered": .bool(relationship.isOrdered),
+            ] as MustacheValue
+        }
+        let lastIndex = properties.count - 1
+        properties = properties.enumerated().map { index, property in
+            guard case .object(var values) = property else { return property }
+            values["separator"] = .string(index == lastIndex ? "" : ",")
+            return .object(values)
+        }
+        return [
+            "name": .string(SwiftSyntax.identifier(entity.name)),
+            "entityName": .string(SwiftSyntax.string(entity.name)),
+            "doc": docLines(entity.doc),
+            "isAbstract": .bool(entity.isAbstract),
+            "properties": .list(properties),
+            "fields": .list(fields),
+            "toOne": .list(toOne),
+            "toMany": .list(toMany),
+            "hasToMany": .bool(!toMany.isEmpty),
+        ]
+    }
+
+    private static func property(
+        name: String,
+        type: String,
+        defaultExpression: String,
+        doc: [String],
+        encode: String,
+        decode: String
+    ) -> MustacheValue {
+        [
+            "name": .string(name),
+            "type": .string(type),
+            "default": .string(defaultExpression),
+            "doc": docLines(doc),
+            "encode": .string(encode),
+            "decode": .string(decode),
+            // `with(…)` takes an optional of the type, so nil means "keep": a doubly optional
+            // parameter lets an optional property be cleared with `.some(nil)`.
+            "withType": .string(type + "?"),
+        ]
+    }
+
+    private static func field(_ name: String, type: String, column: String, doc: [String]) -> MustacheValue {
+        [
+            "name": .string(name),
+            "type": .string(type),
+            "column": .string(SwiftSyntax.string(column)),
+            "doc": docLines(doc),
+        ]
+    }
+}

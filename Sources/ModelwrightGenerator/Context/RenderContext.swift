@@ -1,0 +1,125 @@
+import Modelwright
+import ModelwrightSchema
+
+/// Everything the templates need about one model, precomputed so they stay logic-less: Swift
+/// names already escaped, types already spelled, doc comments split into lines, stored
+/// properties in column order, and the Swift statements that encode and decode each one.
+///
+/// Built from the model's current ``EntityGraph`` (records and queries) and every version's
+/// `SchemaDescription` (schema); turned into a ``MustacheValue`` for rendering. The README of
+/// `Templates/` lists every key with an example.
+struct RenderContext {
+    let value: MustacheValue
+
+    init(model: Model, accessLevel: AccessLevel) {
+        guard let current = model.current else {
+            value = .null
+            return
+        }
+        let graph = current.graph
+        let access = accessLevel == .public ? "public " : ""
+        let versionFiles = model.versions.map { fileName($0.path) }
+        value = [
+            "model": .string(SwiftSyntax.identifier(model.name)),
+            "modelName": .string(model.name),
+            "modelLiteral": .string(SwiftSyntax.string(model.name)),
+            "access": .string(access),
+            "isPublic": .bool(accessLevel == .public),
+            "sourceFile": .string(fileName(current.path)),
+            "versionFiles": .string(versionFiles.joined(separator: ", ")),
+            "doc": docLines(graph.doc),
+            "entities": .list(graph.entities.map { EntityContext.make($0, in: graph) }),
+            "enums": .list(graph.enumerations.map(Self.enumeration)),
+            "composites": .list(graph.composites.map(Self.composite)),
+            "versions": .list(model.versions.map(SchemaContext.version)),
+            "currentVersion": .int(current.number),
+        ]
+    }
+
+    private static func enumeration(_ enumeration: EntityGraph.Enumeration) -> MustacheValue {
+        let description = enumeration.schemaDescription
+        return [
+            "name": .string(SwiftSyntax.identifier(description.name)),
+            "rawType": .string(description.rawType == .string ? "String" : "Int"),
+            "doc": docLines(enumeration.doc),
+            "cases": .list(
+                description.cases.map { enumCase in
+                    let rawValue: String
+                    if description.rawType == .int {
+                        rawValue = " = \(enumCase.rawValue)"
+                    } else {
+                        rawValue =
+                            enumCase.rawValue == enumCase.name ? "" : " = \(SwiftSyntax.string(enumCase.rawValue))"
+                    }
+                    return [
+                        "name": .string(SwiftSyntax.identifier(enumCase.name)),
+                        "rawValue": .string(rawValue),
+                        "doc": docLines(enumeration.caseDocs[enumCase.name] ?? []),
+                    ]
+                }
+            ),
+        ]
+    }
+
+    private static func composite(_ composite: EntityGraph.Composite) -> MustacheValue {
+        let fields = composite.fields.map { field in
+            let type = SwiftSyntax.type(of: field.type) + (field.isOptional ? "?" : "")
+            return (field: field, name: SwiftSyntax.identifier(field.name), type: type)
+        }
+        let required = fields.filter { !$0.field.isOptional }.map(\.name)
+        return [
+            "name": .string(SwiftSyntax.identifier(composite.name)),
+            "doc": docLines(composite.doc),
+            "columnCount": .int(fields.count),
+            "fields": .list(
+                fields.enumerated().map { index, entry in
+                    [
+                        "separator": .string(index == fields.count - 1 ? "" : ","),
+                        "name": .string(entry.name),
+                        "type": .string(entry.type),
+                        "doc": docLines(entry.field.doc),
+                        "encode": .string(
+                            Coding.encode(entry.name, type: entry.field.type, isOptional: entry.field.isOptional)),
+                        "decodedType": .string(entry.field.isOptional ? entry.type : entry.type + "?"),
+                    ]
+                }
+            ),
+            "hasRequired": .bool(!required.isEmpty),
+            "required": .string(required.map { "let \($0)" }.joined(separator: ", ")),
+            "arguments": .string(fields.map { "\($0.name): \($0.name)" }.joined(separator: ", ")),
+        ]
+    }
+}
+
+/// The model's doc comment lines as a list the templates prefix with `///`.
+func docLines(_ lines: [String]) -> MustacheValue {
+    .list(lines.map { .string($0.isEmpty ? "" : " " + $0) })
+}
+
+/// The last component of a path.
+func fileName(_ path: String) -> String {
+    path.split(separator: "/").last.map(String.init) ?? path
+}
+
+/// How generated code writes and reads each kind of column.
+enum Coding {
+    /// The statement that writes a value; `try` only where the call can throw, so the generated
+    /// code has no "no calls to throwing functions" warnings.
+    static func encode(_ name: String, type: AttributeType, isOptional: Bool) -> String {
+        switch type {
+        case .composite: return "try row.encodeComposite(\(name))"
+        case .codable: return "try row.encodeJSON(\(name))"
+        case .string, .int64, .int, .date, .uuid: return isOptional ? "try row.encode(\(name))" : "row.encode(\(name))"
+        default: return "try row.encode(\(name))"
+        }
+    }
+
+    /// The expression that reads a value.
+    static func decode(type: AttributeType, isOptional: Bool) -> String {
+        switch type {
+        case .composite: return isOptional ? "try row.decodeComposite()" : "try row.decodeRequiredComposite()"
+        case .codable: return isOptional ? "try row.decodeJSON()" : "try row.decodeRequiredJSON()"
+        default: return "try row.decode()"
+        }
+    }
+}

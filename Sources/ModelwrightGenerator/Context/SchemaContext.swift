@@ -1,0 +1,108 @@
+import Modelwright
+import ModelwrightSchema
+
+/// The context of the schema file: each version's `SchemaDescription` as Swift source, one
+/// declaration per entity so no single expression is slow to type-check, and its checksum.
+enum SchemaContext {
+    static func version(_ version: ModelVersion) -> MustacheValue {
+        let schema = version.schema
+        let prefix = "version\(version.number)"
+        let reference = { (name: String) in prefix + name }
+        var types: [String: MustacheValue] = [:]
+        for attribute in schema.entities.flatMap(\.attributes) {
+            switch attribute.type {
+            case .enumeration(let description):
+                var lines = [
+                    "name: \(SwiftSyntax.string(description.name)),", "rawType: .\(description.rawType.rawValue),",
+                ]
+                lines += SwiftSyntax.arrayArgument(
+                    "cases",
+                    description.cases.map {
+                        [".init(name: \(SwiftSyntax.string($0.name)), rawValue: \(SwiftSyntax.string($0.rawValue)))"]
+                    },
+                    width: 104
+                )
+                types[description.name] = [
+                    "name": .string(reference(description.name)), "kind": "EnumDescription",
+                    "lines": .list(lines.map { .string($0) }),
+                ]
+            case .composite(let description):
+                var lines = ["name: \(SwiftSyntax.string(description.name)),"]
+                lines += SwiftSyntax.arrayArgument(
+                    "fields",
+                    description.fields.map {
+                        SwiftSyntax.call(
+                            "AttributeDescription", SwiftSyntax.attributeArguments($0, reference: reference), width: 104
+                        )
+                    },
+                    width: 104
+                )
+                types[description.name] = [
+                    "name": .string(reference(description.name)), "kind": "CompositeDescription",
+                    "lines": .list(lines.map { .string($0) }),
+                ]
+            default:
+                break
+            }
+        }
+        return [
+            "types": .list(types.keys.sorted().compactMap { types[$0] }),
+            "number": .int(version.number),
+            "name": .string(prefix),
+            "file": .string(fileName(version.path)),
+            "checksum": .string(schema.checksum.hexDigits),
+            "entities": .list(
+                schema.entities.map { entity in
+                    [
+                        "name": .string(prefix + entity.name),
+                        "lines": .list(lines(for: entity, reference: reference).map { .string($0) }),
+                    ]
+                }
+            ),
+        ]
+    }
+
+    /// The arguments of `EntityDescription(…)`, one per line, naming only what differs from the
+    /// defaults and wrapped to stay within 120 columns at the template's indentation.
+    private static func lines(for entity: EntityDescription, reference: (String) -> String) -> [String] {
+        let width = 120 - 16  // the template indents arguments by 8, array elements by 4 more, plus a comma
+        var arguments: [[String]] = [["name: \(SwiftSyntax.string(entity.name))"]]
+        if let parent = entity.parent { arguments.append(["parent: \(SwiftSyntax.string(parent))"]) }
+        if entity.isAbstract { arguments.append(["isAbstract: true"]) }
+        if !entity.attributes.isEmpty {
+            let elements = entity.attributes.map {
+                SwiftSyntax.call(
+                    "AttributeDescription", SwiftSyntax.attributeArguments($0, reference: reference), width: width)
+            }
+            arguments.append(SwiftSyntax.arrayArgument("attributes", elements, width: width))
+        }
+        if !entity.relationships.isEmpty {
+            let elements = entity.relationships.map {
+                SwiftSyntax.call("RelationshipDescription", SwiftSyntax.relationshipArguments($0), width: width)
+            }
+            arguments.append(SwiftSyntax.arrayArgument("relationships", elements, width: width))
+        }
+        if !entity.uniquenessConstraints.isEmpty {
+            let elements = entity.uniquenessConstraints.map { [SwiftSyntax.stringList($0)] }
+            arguments.append(SwiftSyntax.arrayArgument("uniquenessConstraints", elements, width: width))
+        }
+        if !entity.indexes.isEmpty {
+            let elements = entity.indexes.map { [SwiftSyntax.stringList($0)] }
+            arguments.append(SwiftSyntax.arrayArgument("indexes", elements, width: width))
+        }
+        if !entity.defaultSort.isEmpty {
+            let elements = entity.defaultSort.map {
+                [
+                    "SortDescription(attribute: \(SwiftSyntax.string($0.attribute))\($0.ascending ? "" : ", ascending: false"))"
+                ]
+            }
+            arguments.append(SwiftSyntax.arrayArgument("defaultSort", elements, width: width))
+        }
+        if let old = entity.renamedFrom { arguments.append(["renamedFrom: \(SwiftSyntax.string(old))"]) }
+        // Every argument but the last ends with a comma.
+        for index in arguments.indices.dropLast() {
+            arguments[index][arguments[index].count - 1] += ","
+        }
+        return arguments.flatMap { $0 }
+    }
+}

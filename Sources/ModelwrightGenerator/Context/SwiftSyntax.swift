@@ -1,0 +1,191 @@
+import Foundation
+import Modelwright
+
+/// How schema names and values are spelled in generated Swift: keywords escaped, literals exact.
+enum SwiftSyntax {
+    /// Words that need backticks where a declaration names them.
+    private static let keywords: Set<String> = [
+        "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout",
+        "internal", "let", "open", "operator", "private", "precedencegroup", "protocol", "public", "rethrows",
+        "static", "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue", "default", "defer",
+        "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "throw", "switch", "where",
+        "while", "Any", "as", "await", "false", "is", "nil", "self", "Self", "super", "throws", "true", "try",
+        "Type", "Protocol", "some", "any",
+    ]
+
+    /// The name as a Swift identifier, in backticks when it is a keyword.
+    static func identifier(_ name: String) -> String {
+        keywords.contains(name) ? "`\(name)`" : name
+    }
+
+    /// A Swift string literal with its text escaped.
+    static func string(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20: result += "\\u{\(String(scalar.value, radix: 16))}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// The Swift type of an attribute (without optionality).
+    static func type(of attribute: AttributeType) -> String {
+        switch attribute {
+        case .bool: "Bool"
+        case .int16: "Int16"
+        case .int32: "Int32"
+        case .int64: "Int64"
+        case .int: "Int"
+        case .double: "Double"
+        case .float: "Float"
+        case .decimal: "Decimal"
+        case .string: "String"
+        case .date: "Date"
+        case .data: "Data"
+        case .uuid: "UUID"
+        case .url: "URL"
+        case .enumeration(let description): identifier(description.name)
+        case .composite(let description): identifier(description.name)
+        case .codable(let typeName): typeName
+        }
+    }
+
+    /// The Swift expression for a default value of an attribute type.
+    static func expression(for value: DefaultValue, type: AttributeType) -> String {
+        switch value {
+        case .bool(let flag): return flag ? "true" : "false"
+        case .integer(let integer): return String(integer)
+        case .floatingPoint(let number):
+            let text = "\(number)"
+            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+        case .decimal(let text): return decimal(text)
+        case .string(let text):
+            switch type {
+            case .uuid: return "UUID(uuidString: \(string(text)))!"
+            case .url: return "URL(string: \(string(text)))!"
+            default: return string(text)
+            }
+        case .date(let seconds): return "Date(timeIntervalSince1970: \(seconds))"
+        case .now: return "Date()"
+        case .enumCase(let name): return "." + identifier(name)
+        }
+    }
+
+    /// An exact `Decimal` expression for decimal text such as `-19.99` or `1e3`.
+    private static func decimal(_ text: String) -> String {
+        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return "0" }
+        let sign = value.sign == .minus ? ".minus" : ".plus"
+        let significand = (value.sign == .minus ? -value : value).significand
+        return "Decimal(sign: \(sign), exponent: \(value.exponent), significand: \(significand))"
+    }
+
+    /// A Swift expression that rebuilds an attribute type as a runtime value; enums and composites
+    /// refer to the declaration `reference` names.
+    static func attributeType(_ type: AttributeType, reference: (String) -> String) -> String {
+        switch type {
+        case .bool: return ".bool"
+        case .int16: return ".int16"
+        case .int32: return ".int32"
+        case .int64: return ".int64"
+        case .int: return ".int"
+        case .double: return ".double"
+        case .float: return ".float"
+        case .decimal: return ".decimal"
+        case .string: return ".string"
+        case .date: return ".date"
+        case .data: return ".data"
+        case .uuid: return ".uuid"
+        case .url: return ".url"
+        case .enumeration(let description):
+            return ".enumeration(\(reference(description.name)))"
+        case .composite(let description):
+            return ".composite(\(reference(description.name)))"
+        case .codable(let typeName):
+            return ".codable(typeName: \(string(typeName)))"
+        }
+    }
+
+    /// The lines of a call, on one line when it fits in `width` columns, else one argument per line.
+    static func call(_ function: String, _ arguments: [String], width: Int) -> [String] {
+        let single = "\(function)(\(arguments.joined(separator: ", ")))"
+        guard single.count > width else { return [single] }
+        var lines = ["\(function)("]
+        for (index, argument) in arguments.enumerated() {
+            lines.append("    " + argument + (index == arguments.count - 1 ? "" : ","))
+        }
+        lines.append(")")
+        return lines
+    }
+
+    /// The lines of an array literal argument: `label: [x]` on one line for one short element,
+    /// otherwise one element per line.
+    static func arrayArgument(_ label: String, _ elements: [[String]], width: Int) -> [String] {
+        if elements.count == 1, elements[0].count == 1, label.count + elements[0][0].count + 4 <= width {
+            return ["\(label): [\(elements[0][0])]"]
+        }
+        var lines = ["\(label): ["]
+        for element in elements {
+            var element = element
+            // `swift format` wants no trailing comma after a lone element, and one after each of several.
+            if elements.count > 1 { element[element.count - 1] += "," }
+            lines += element.map { "    " + $0 }
+        }
+        lines.append("]")
+        return lines
+    }
+
+    /// A Swift expression that rebuilds an attribute description, naming only what differs from the defaults.
+    static func attribute(_ attribute: AttributeDescription, reference: (String) -> String) -> String {
+        "AttributeDescription(\(attributeArguments(attribute, reference: reference).joined(separator: ", ")))"
+    }
+
+    /// The arguments of `AttributeDescription(…)`.
+    static func attributeArguments(_ attribute: AttributeDescription, reference: (String) -> String) -> [String] {
+        var arguments = [
+            "name: \(string(attribute.name))", "type: \(attributeType(attribute.type, reference: reference))",
+        ]
+        if attribute.isOptional { arguments.append("isOptional: true") }
+        if let value = attribute.defaultValue { arguments.append("defaultValue: \(defaultValue(value))") }
+        if let old = attribute.renamedFrom { arguments.append("renamedFrom: \(string(old))") }
+        return arguments
+    }
+
+    /// The arguments of `RelationshipDescription(…)`.
+    static func relationshipArguments(_ relationship: RelationshipDescription) -> [String] {
+        var arguments = [
+            "name: \(string(relationship.name))", "destination: \(string(relationship.destination))",
+        ]
+        if let inverse = relationship.inverse { arguments.append("inverse: \(string(inverse))") }
+        arguments.append("cardinality: .\(relationship.cardinality.rawValue)")
+        if relationship.isOrdered { arguments.append("isOrdered: true") }
+        if !relationship.isOptional { arguments.append("isOptional: false") }
+        if relationship.deleteRule != .nullify { arguments.append("deleteRule: .\(relationship.deleteRule.rawValue)") }
+        if let old = relationship.renamedFrom { arguments.append("renamedFrom: \(string(old))") }
+        return arguments
+    }
+
+    private static func defaultValue(_ value: DefaultValue) -> String {
+        switch value {
+        case .bool(let flag): ".bool(\(flag))"
+        case .integer(let integer): ".integer(\(integer))"
+        case .floatingPoint(let number): ".floatingPoint(\(number))"
+        case .decimal(let text): ".decimal(\(string(text)))"
+        case .string(let text): ".string(\(string(text)))"
+        case .date(let seconds): ".date(secondsSince1970: \(seconds))"
+        case .now: ".now"
+        case .enumCase(let name): ".enumCase(\(string(name)))"
+        }
+    }
+
+    /// A list of string literals: `["a", "b"]`.
+    static func stringList(_ names: [String]) -> String {
+        "[" + names.map(string).joined(separator: ", ") + "]"
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// The access level of generated declarations.
+public enum AccessLevel: String, Sendable, Codable {
+    /// Visible to the app-side module only (the default).
+    case `internal`
+    /// Visible to modules that import the app-side library.
+    case `public`
+}
+
+/// The generator's settings, read from `modelwright-config.json` in the target (or `--config`).
+///
+/// ```json
+/// { "accessLevel": "public", "templates": { "Records": "Templates/Records.mustache" } }
+/// ```
+///
+/// Unknown keys are an error, so a misspelt setting is never silently ignored.
+public struct GeneratorConfig: Sendable, Equatable {
+    /// The file name the build plugin looks for in a target.
+    public static let fileName = "modelwright-config.json"
+
+    /// The access level of generated declarations.
+    public var accessLevel: AccessLevel
+    /// Template overrides by template name (`Records`, `Queries`, `Schema`), as paths relative to the config file.
+    public var templates: [String: String]
+
+    /// Creates a configuration.
+    public init(accessLevel: AccessLevel = .internal, templates: [String: String] = [:]) {
+        self.accessLevel = accessLevel
+        self.templates = templates
+    }
+
+    /// Reads a configuration file, reporting unknown keys and bad values by name.
+    public static func load(from url: URL) throws -> GeneratorConfig {
+        let data = try Data(contentsOf: url)
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw GeneratorError.invalidConfig(path: url.path, message: "the file is not a JSON object")
+        }
+        let known: Set<String> = ["accessLevel", "templates"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw GeneratorError.invalidConfig(
+                path: url.path,
+                message: "unknown key '\(unknown)'; the keys are \(known.sorted().joined(separator: ", "))"
+            )
+        }
+        var config = GeneratorConfig()
+        if let level = object["accessLevel"] {
+            guard let text = level as? String, let access = AccessLevel(rawValue: text) else {
+                throw GeneratorError.invalidConfig(
+                    path: url.path, message: "'accessLevel' must be \"internal\" or \"public\"")
+            }
+            config.accessLevel = access
+        }
+        if let templates = object["templates"] {
+            guard let map = templates as? [String: String] else {
+                throw GeneratorError.invalidConfig(
+                    path: url.path, message: "'templates' must map template names to paths")
+            }
+            let folder = url.deletingLastPathComponent()
+            for (name, path) in map {
+                guard TemplateSet.names.contains(name) else {
+                    throw GeneratorError.invalidConfig(
+                        path: url.path,
+                        message:
+                            "unknown template '\(name)'; the templates are \(TemplateSet.names.joined(separator: ", "))"
+                    )
+                }
+                config.templates[name] = path.hasPrefix("/") ? path : folder.appendingPathComponent(path).path
+            }
+        }
+        return config
+    }
+}
+
+/// What can stop generation, in the user's terms.
+public enum GeneratorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The config file is malformed.
+    case invalidConfig(path: String, message: String)
+    /// A template could not be read or parsed.
+    case invalidTemplate(path: String, message: String)
+    /// The model has no valid version to generate from.
+    case noModel(String)
+
+    public var description: String {
+        switch self {
+        case .invalidConfig(let path, let message): "\(path): error: \(message)"
+        case .invalidTemplate(let path, let message): "\(path): error: \(message)"
+        case .noModel(let name): "\(name): error: the model has no valid version to generate from"
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import ModelwrightTemplates
+
+/// The templates of one run: the defaults from `Templates/`, with any the user overrides by
+/// name (through the config file or a `--templates` folder).
+public struct TemplateSet: Sendable {
+    /// The templates, one per generated file kind.
+    public static let names = ["Records", "Queries", "Schema"]
+
+    /// The parsed templates by name.
+    let templates: [String: MustacheTemplate]
+    /// Every template file read, so the build plugin can declare them as inputs.
+    public let files: [String]
+
+    /// Loads the default templates, then the overrides: `overrides` maps names to files, and
+    /// `folder` may hold `<Name>.mustache` files.
+    public static func load(overrides: [String: String] = [:], folder: String? = nil) throws -> TemplateSet {
+        guard let defaults = TemplateFiles.folder() else {
+            throw GeneratorError.invalidTemplate(
+                path: "Templates",
+                message: "the default templates were not found next to the executable; rebuild modelwright"
+            )
+        }
+        var paths = Dictionary(
+            uniqueKeysWithValues: names.map { ($0, defaults.appendingPathComponent("\($0).mustache").path) })
+        if let folder {
+            for name in names {
+                let path = URL(fileURLWithPath: folder).appendingPathComponent("\(name).mustache").path
+                if FileManager.default.fileExists(atPath: path) { paths[name] = path }
+            }
+        }
+        for (name, path) in overrides { paths[name] = path }
+        var templates: [String: MustacheTemplate] = [:]
+        for name in names {
+            guard let path = paths[name] else { continue }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw GeneratorError.invalidTemplate(path: path, message: "cannot read the template")
+            }
+            do {
+                templates[name] = try MustacheTemplate(String(decoding: data, as: UTF8.self), name: path)
+            } catch {
+                throw GeneratorError.invalidTemplate(path: path, message: error.message)
+            }
+        }
+        return TemplateSet(templates: templates, files: names.compactMap { paths[$0] })
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import ModelwrightGenerator
+import ModelwrightSchema
+
+/// `modelwright generate`: validates a model and writes its Swift files.
+enum GenerateCommand {
+    static let usage = """
+        OVERVIEW: Generate the Swift an app compiles against from a model folder.
+
+        USAGE: modelwright generate <model folder> --output <dir> [--config <file>] [--templates <dir>]
+
+        ARGUMENTS:
+          <model folder>       A folder of '<Model>.v<N>.model' files; the newest version is current.
+
+        OPTIONS:
+          --output <dir>       Where to write <Model>+Records.swift, <Model>+Queries.swift, <Model>+Schema.swift.
+          --config <file>      A modelwright-config.json (access level, template overrides).
+                               Without it, one in the model folder's parent is used if present.
+          --templates <dir>    A folder of <Name>.mustache files that replace the defaults.
+          -h, --help           Show this help.
+
+        Files whose contents are unchanged are not rewritten. Nothing is written when the model has errors.
+        Exit codes: 0 generated, 1 problems in the input, 2 usage error.
+        """
+
+    static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
+        if arguments.contains("-h") || arguments.contains("--help") {
+            console.print(usage)
+            return .success
+        }
+        var options: [String: String] = [:]
+        var paths: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if ["--output", "--config", "--templates"].contains(argument) {
+                guard index + 1 < arguments.count else {
+                    console.printError("error: '\(argument)' needs a value\n\n\(usage)")
+                    return .usage
+                }
+                options[argument] = arguments[index + 1]
+                index += 2
+            } else if argument.hasPrefix("-") {
+                console.printError("error: unknown option '\(argument)'\n\n\(usage)")
+                return .usage
+            } else {
+                paths.append(argument)
+                index += 1
+            }
+        }
+        guard paths.count == 1, let output = options["--output"] else {
+            console.printError("error: give one model folder and --output\n\n\(usage)")
+            return .usage
+        }
+        let result = ModelLoader.load(path: paths[0])
+        for diagnostic in result.diagnostics {
+            console.printError(diagnostic.description)
+        }
+        guard let model = result.model else { return .invalidInput }
+        do {
+            let configPath = options["--config"] ?? defaultConfig(near: paths[0])
+            let config =
+                try configPath.map { try GeneratorConfig.load(from: URL(fileURLWithPath: $0)) } ?? GeneratorConfig()
+            let templates = try TemplateSet.load(overrides: config.templates, folder: options["--templates"])
+            let files = try GeneratorPipeline.generate(model, config: config, templates: templates)
+            let written = try OutputWriter.write(files, to: URL(fileURLWithPath: output))
+            for file in files {
+                let state = written.contains(file.name) ? "wrote" : "unchanged"
+                console.print("\(state) \(URL(fileURLWithPath: output).appendingPathComponent(file.name).path)")
+            }
+            return .success
+        } catch let error as GeneratorError {
+            console.printError(error.description)
+            return .invalidInput
+        } catch {
+            console.printError("error: \(error.localizedDescription)")
+            return .invalidInput
+        }
+    }
+
+    /// A config file beside the model folder (in the target), if there is one.
+    private static func defaultConfig(near modelFolder: String) -> String? {
+        let url = URL(fileURLWithPath: modelFolder).deletingLastPathComponent().appendingPathComponent(
+            GeneratorConfig.fileName)
+        return FileManager.default.fileExists(atPath: url.path) ? url.path : nil
+    }
+}
