@@ -30,7 +30,10 @@ let package = Package(
             exclude: ["README.md"],
             resources: [.copy("Records.mustache"), .copy("Queries.mustache"), .copy("Schema.mustache")]
         ),
-        .target(name: "ModelwrightGenerator", dependencies: ["ModelwrightSchema", "Modelwright", "ModelwrightTemplates"]),
+        .target(
+            name: "ModelwrightGenerator",
+            dependencies: ["ModelwrightSchema", "Modelwright", "ModelwrightTemplates"]
+        ),
         .executableTarget(
             name: "ModelwrightCLI",
             dependencies: ["ModelwrightSchema", "ModelwrightGenerator"],

@@ -27,21 +27,23 @@ struct ObservationTests {
         #expect(try await iterator.next()?.map(\.username) == ["ada", "grace"])
     }
 
-    @Test func stopsWhenTheConsumingTaskIsCancelled() async throws {
+    @Test(.timeLimit(.minutes(1))) func stopsWhenTheConsumingTaskIsCancelled() async throws {
         let store = try Store.inMemory(schema: Fixture.schema)
+        let (firstValue, signal) = AsyncStream<Void>.makeStream()
         let task = Task {
             var values = 0
             for try await _ in store.observe(User.request()) {
                 values += 1
+                signal.yield()
             }
             return values
         }
-        try await store.performAndSave { try $0.insert(makeUser("ada")) }
-        try await Task.sleep(for: .milliseconds(100))
+        var iterator = firstValue.makeAsyncIterator()
+        await iterator.next()  // the observer delivered its first result
         task.cancel()
         let values = try await task.value
-        #expect(values >= 1)
-        // After cancellation writes still succeed and nothing is delivered to the finished stream.
+        #expect(values >= 1, "the loop ended after cancellation instead of waiting forever")
+        // After cancellation writes still succeed; nothing is delivered to the finished stream.
         try await store.performAndSave { try $0.insert(makeUser("grace", "Grace")) }
     }
 }
