@@ -50,7 +50,11 @@ let package = Package(
         ),
         // The example model: an app-side library whose code the build plugin generates from Models/Trips.
         .target(name: "Trips", dependencies: ["Modelwright"], path: "Models/Trips", plugins: ["ModelwrightPlugin"]),
-        .testTarget(name: "TripsTests", dependencies: ["Trips", "ModelwrightGenerator", "ModelwrightSchema"]),
+        .testTarget(
+            name: "TripsTests",
+            dependencies: ["Trips", "ModelwrightGenerator", "ModelwrightSchema"],
+            exclude: ["Golden"]
+        ),
         .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright"]),
         .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),

@@ -1,0 +1,132 @@
+import Foundation
+import Modelwright
+import Testing
+import Trips
+
+/// Uses the generated Trips module as an app would: schema, records, typed requests, copies,
+/// cascades and observation.
+struct TripsAppTests {
+    private struct World {
+        let store: Store
+        let ada: User
+        let grace: User
+        let acme: Organization
+        let lisbon: Trip
+    }
+
+    private static func world() async throws -> World {
+        let store = try Store.inMemory(schema: Trips.schema)
+        let acme = Organization(name: "Acme", website: URL(string: "https://acme.example"))
+        let ada = User(
+            username: "ada",
+            givenName: "Ada",
+            familyName: "Lovelace",
+            namePrefix: "Countess",
+            rating: 5,
+            home: Address(street: "1 St James's Square", city: "London", zip: nil),
+            preferences: ["theme": "dark"],
+            organizationID: acme.id
+        )
+        let grace = User(username: "grace", givenName: "Grace", familyName: "Hopper", rating: 4, role: .admin)
+        let lisbon = Trip(
+            identifier: UUID(),
+            title: "Lisbon",
+            startsOn: Date(timeIntervalSince1970: 1_700_000_000),
+            budget: Decimal(string: "1200.50"),
+            priority: .high,
+            ownerID: ada.id
+        )
+        let porto = Trip(
+            identifier: UUID(), title: "Porto", startsOn: Date(timeIntervalSince1970: 1_710_000_000), ownerID: grace.id)
+        try await store.performAndSave { context in
+            try context.insert(acme)
+            try context.insert(ada)
+            try context.insert(grace)
+            try context.insert(lisbon)
+            try context.insert(porto)
+            for name in ["Belém", "Alfama"] {
+                try context.insert(Stop(name: name, tripID: lisbon.id))
+            }
+        }
+        return World(store: store, ada: ada, grace: grace, acme: acme, lisbon: lisbon)
+    }
+
+    @Test func theGeneratedSchemaHasEveryVersionWithTheRuntimesChecksums() {
+        #expect(Trips.versions.map(\.version) == [1, 2, 3])
+        #expect(Trips.versions.map(\.checksum.hexDigits) == Trips.checksums)
+        #expect(Trips.schema == Trips.versions.last)
+    }
+
+    @Test func recordsRoundTripWithDefaultsCompositesAndJSON() async throws {
+        let world = try await Self.world()
+        let id = world.ada.id
+        let stored = try await world.store.performQuery { try $0.existing(id) }
+        let ada = try #require(stored)
+        #expect(ada == world.ada)
+        #expect(ada.home?.city == "London")
+        #expect(ada.preferences == ["theme": "dark"])
+        #expect(ada.role == .member)
+        #expect(ada.isVerified == false)
+        #expect(ada.displayName == "Countess Ada Lovelace")
+    }
+
+    @Test func typedRequestsFilterTraverseAndSort() async throws {
+        let world = try await Self.world()
+        let (acmeMembers, withLisbon, insensitive, sorted, byDefault) = try await world.store.performQuery { context in
+            (
+                try context.fetch(User.request().filter { $0.organization.name == "Acme" }).map(\.username),
+                try context.fetch(
+                    User.request().filter { $0.trips.any { $0.title.hasPrefix("lis", caseInsensitive: true) } }
+                )
+                .map(\.username),
+                try context.fetch(User.request().filter { $0.familyName.contains("LOVE", caseInsensitive: true) }).map(
+                    \.username),
+                try context.fetch(User.request().sorted { [$0.rating.ascending] }).map(\.username),
+                try context.fetch(Trip.request()).map(\.title)
+            )
+        }
+        #expect(acmeMembers == ["ada"])
+        #expect(withLisbon == ["ada"])
+        #expect(insensitive == ["ada"])
+        #expect(sorted == ["grace", "ada"])
+        #expect(byDefault == ["Porto", "Lisbon"], "Trip's default sort is startsOn descending")
+    }
+
+    @Test func toManyRequestsKeepTheirOrder() async throws {
+        let world = try await Self.world()
+        let stops = try await world.store.performQuery { [lisbon = world.lisbon] in
+            try $0.fetch(lisbon.stopsRequest).map(\.name)
+        }
+        #expect(stops == ["Belém", "Alfama"])
+    }
+
+    @Test func modifiedCopiesUpdateTheStore() async throws {
+        let world = try await Self.world()
+        let promoted = world.grace.with(namePrefix: .some("Rear Admiral"), rating: 5)
+        #expect(world.grace.rating == 4, "the original value is untouched")
+        try await world.store.performAndSave { try $0.update(promoted) }
+        let stored = try await world.store.performQuery { [id = world.grace.id] in try $0.existing(id) }
+        #expect(stored?.namePrefix == "Rear Admiral")
+        #expect(stored?.rating == 5)
+        let cleared = promoted.with(namePrefix: .some(nil))
+        #expect(cleared.namePrefix == nil)
+    }
+
+    @Test func deletingAUserCascadesToTheirTrips() async throws {
+        let world = try await Self.world()
+        try await world.store.performAndSave { [id = world.ada.id] in try $0.delete(id) }
+        let (trips, stops) = try await world.store.performQuery { context in
+            (try context.fetch(Trip.request()).map(\.title), try context.count(Stop.request()))
+        }
+        #expect(trips == ["Porto"])
+        #expect(stops == 0, "User.trips cascades to trips, and Trip.stops cascades to their stops")
+    }
+
+    @Test func observingARequestSeesCommits() async throws {
+        let world = try await Self.world()
+        var updates = world.store.observe(User.request().filter { $0.rating >= 5 }).makeAsyncIterator()
+        #expect(try await updates.next()?.map(\.username) == ["ada"])
+        try await world.store.performAndSave { [grace = world.grace] in try $0.update(grace.with(rating: 5)) }
+        #expect(try await updates.next()?.map(\.username).sorted() == ["ada", "grace"])
+    }
+}
