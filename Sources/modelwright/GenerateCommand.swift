@@ -15,7 +15,7 @@ enum GenerateCommand {
         OPTIONS:
           --output <dir>       Where to write <Model>+Records.swift, <Model>+Queries.swift, <Model>+Schema.swift.
           --config <file>      A modelwright-config.json (access level, template overrides).
-                               Without it, one in the model folder's parent is used if present.
+                               Without it, one in the model folder or its parent is used if present.
           --templates <dir>    A folder of <Name>.mustache files that replace the defaults.
           -h, --help           Show this help.
 
@@ -78,10 +78,11 @@ enum GenerateCommand {
         }
     }
 
-    /// A config file beside the model folder (in the target), if there is one.
+    /// A config file in the model folder or the folder above it (the target), if there is one.
     private static func defaultConfig(near modelFolder: String) -> String? {
-        let url = URL(fileURLWithPath: modelFolder).deletingLastPathComponent().appendingPathComponent(
-            GeneratorConfig.fileName)
-        return FileManager.default.fileExists(atPath: url.path) ? url.path : nil
+        let folder = URL(fileURLWithPath: modelFolder)
+        return [folder, folder.deletingLastPathComponent()]
+            .map { $0.appendingPathComponent(GeneratorConfig.fileName).path }
+            .first { FileManager.default.fileExists(atPath: $0) }
     }
 }
