@@ -8,7 +8,10 @@ import Foundation
 public enum TemplateFiles {
     /// The folder holding the default `.mustache` files, if it can be found.
     public static func folder() -> URL? {
-        let bundleNames = ["Modelwright_ModelwrightTemplates.resources", "Modelwright_ModelwrightTemplates.bundle"]
+        // SwiftPM names the bundle of a tool built for a plugin with a `-tool` suffix.
+        let bundleNames = ["", "-tool"].flatMap { suffix in
+            ["resources", "bundle"].map { "Modelwright_ModelwrightTemplates\(suffix).\($0)" }
+        }
         var places: [URL] = [
             Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
         ]

@@ -82,6 +82,21 @@ struct SchemaLayout: Sendable {
                     )
                 }
             }
+            // Built step by step: as one expression these took the type checker seconds.
+            var owners: [String: String] = [:]
+            var positionColumns: [String] = []
+            for member in lineage {
+                for relationship in member.relationships {
+                    if owners[relationship.name] == nil { owners[relationship.name] = member.name }
+                    guard relationship.cardinality == .toOne, let inverseName = relationship.inverse,
+                        let destination = byName[relationship.destination]
+                    else { continue }
+                    let inverse = chain(destination).flatMap(\.relationships).first { $0.name == inverseName }
+                    if let inverse, inverse.cardinality == .toMany, inverse.isOrdered {
+                        positionColumns.append(ToManyStorage.positionColumn(forInverse: relationship.name))
+                    }
+                }
+            }
             entities[entity.name] = EntityLayout(
                 name: entity.name,
                 table: root,
@@ -89,19 +104,8 @@ struct SchemaLayout: Sendable {
                 hasDiscriminator: hierarchySize > 1,
                 columns: columns,
                 relationships: lineage.flatMap(\.relationships),
-                relationshipOwners: Dictionary(
-                    lineage.flatMap { member in member.relationships.map { ($0.name, member.name) } },
-                    uniquingKeysWith: { first, _ in first }
-                ),
-                positionColumns: lineage.flatMap { member in
-                    member.relationships.filter { relationship in
-                        relationship.cardinality == .toOne
-                            && relationship.inverse.flatMap { inverse in
-                                byName[relationship.destination].flatMap { chain($0) }?.lazy.flatMap(\.relationships)
-                                    .first { $0.name == inverse }
-                            }.map { $0.cardinality == .toMany && $0.isOrdered } == true
-                    }.map { ToManyStorage.positionColumn(forInverse: $0.name) }
-                },
+                relationshipOwners: owners,
+                positionColumns: positionColumns,
                 isAbstract: entity.isAbstract
             )
         }
