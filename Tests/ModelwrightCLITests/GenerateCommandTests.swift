@@ -56,7 +56,8 @@ struct GenerateCommandTests {
             try? FileManager.default.removeItem(at: model.deletingLastPathComponent())
         }
         try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-        try Data("model Broken version 1\nentity A { b: Strin }\n".utf8).write(to: model.appendingPathComponent("Broken.v1.model"))
+        try Data("model Broken version 1\nentity A { b: Strin }\n".utf8).write(
+            to: model.appendingPathComponent("Broken.v1.model"))
         let (code, console) = Self.run(["generate", model.path, "--output", output.path])
         #expect(code == .invalidInput)
         #expect(console.errors.contains("Broken.v1.model:2:15: error: unknown type 'Strin'"))
@@ -65,7 +66,9 @@ struct GenerateCommandTests {
         let config = model.deletingLastPathComponent().appendingPathComponent("bad.json")
         try Data(#"{ "accesLevel": "public" }"#.utf8).write(to: config)
         let trips = Self.root.appendingPathComponent("Models/Trips").path
-        let (configCode, configConsole) = Self.run(["generate", trips, "--output", output.path, "--config", config.path])
+        let (configCode, configConsole) = Self.run([
+            "generate", trips, "--output", output.path, "--config", config.path,
+        ])
         #expect(configCode == .invalidInput)
         #expect(configConsole.errors.contains("unknown key 'accesLevel'"))
         #expect(!FileManager.default.fileExists(atPath: output.path))
@@ -91,6 +94,8 @@ struct GenerateCommandTests {
         #expect(Self.run(["generate"]).0 == .usage)
         #expect(Self.run(["generate", "Models/Trips"]).0 == .usage)
         #expect(Self.run(["generate", "Models/Trips", "--output"]).0 == .usage)
-        #expect(Self.run(["generate", "--help"]).1.output.contains("USAGE: modelwright generate <model folder> --output <dir>"))
+        #expect(
+            Self.run(["generate", "--help"]).1.output.contains(
+                "USAGE: modelwright generate <model folder> --output <dir>"))
     }
 }
