@@ -59,6 +59,42 @@ public struct RowEncoder {
         index += 1
     }
 
+    /// Binds the next column, NULL for `nil`.
+    public mutating func encode(_ value: String?) {
+        if let value { statement.bind(value, index) } else { statement.bindNull(index) }
+        index += 1
+    }
+
+    /// Binds the next column, NULL for `nil`.
+    public mutating func encode(_ value: Int64?) {
+        if let value { statement.bind(value, index) } else { statement.bindNull(index) }
+        index += 1
+    }
+
+    /// Binds the next column, NULL for `nil`.
+    public mutating func encode(_ value: Int?) {
+        if let value { statement.bind(Int64(value), index) } else { statement.bindNull(index) }
+        index += 1
+    }
+
+    /// Binds the next column, NULL for `nil`.
+    public mutating func encode(_ value: Date?) {
+        if let value { statement.bind(value.timeIntervalSinceReferenceDate, index) } else { statement.bindNull(index) }
+        index += 1
+    }
+
+    /// Binds the next column, NULL for `nil`.
+    public mutating func encode(_ value: UUID?) {
+        if let value { statement.bind(value, index) } else { statement.bindNull(index) }
+        index += 1
+    }
+
+    /// Binds the next column, NULL for `nil`.
+    public mutating func encode<Target>(_ value: RecordID<Target>?) {
+        if let value { statement.bind(value.uuid, index) } else { statement.bindNull(index) }
+        index += 1
+    }
+
     /// Binds the next column as JSON text (a `Codable` attribute; Core Data's Transformable).
     /// Keys are sorted so the same value always gives the same text.
     public mutating func encodeJSON<Value: Encodable>(_ value: Value?) throws {
@@ -125,6 +161,30 @@ public struct RowDecoder {
             throw ColumnValueError.mismatch(statement.value(index), UUID.self)
         }
         return uuid
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: String?.Type = String?.self) throws -> String? {
+        defer { index += 1 }
+        return statement.isNull(index) ? nil : statement.string(index)
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: Int64?.Type = Int64?.self) throws -> Int64? {
+        defer { index += 1 }
+        return statement.isNull(index) ? nil : statement.int64(index)
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: Int?.Type = Int?.self) throws -> Int? {
+        defer { index += 1 }
+        return statement.isNull(index) ? nil : Int(statement.int64(index))
+    }
+
+    /// Reads the next column.
+    public mutating func decode(_ type: Date?.Type = Date?.self) throws -> Date? {
+        defer { index += 1 }
+        return statement.isNull(index) ? nil : Date(timeIntervalSinceReferenceDate: statement.double(index))
     }
 
     /// Reads the next column as JSON text.

@@ -4,13 +4,16 @@ import Foundation
 /// A prepared statement: bind parameters by index, step through rows, read columns by index.
 final class SQLiteStatement {
     private let connection: SQLiteConnection
-    private(set) var handle: OpaquePointer?
+    /// A `let`, so reading it costs no runtime exclusivity check on every bind and column read.
+    let handle: OpaquePointer?
     let sql: String
 
     init(connection: SQLiteConnection, sql: String) throws {
         self.connection = connection
         self.sql = sql
+        var handle: OpaquePointer?
         let code = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        self.handle = handle
         guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
     }
 

@@ -34,16 +34,24 @@ public class ReadContext {
     /// Every record the request matches, in its order.
     public func fetch<Target: Record>(_ request: FetchRequest<Target>) throws -> [Target] {
         var records: [Target] = []
-        try forEach(request) { records.append($0) }
+        // Decoding straight into the array saves a copy of every record.
+        try decodeRows(request) { id, row in records.append(try Target(id: id, row: &row)) }
         return records
     }
 
     /// Calls `body` with each record the request matches, one row at a time, so a million rows
     /// never need to be in memory together.
     public func forEach<Target: Record>(_ request: FetchRequest<Target>, _ body: (Target) throws -> Void) throws {
+        try decodeRows(request) { id, row in try body(try Target(id: id, row: &row)) }
+    }
+
+    /// Steps through the request's rows, handing each row's ID and column decoder to `body`.
+    private func decodeRows<Target: Record>(
+        _ request: FetchRequest<Target>,
+        _ body: (RecordID<Target>, inout RowDecoder) throws -> Void
+    ) throws {
         let entity = try layout.entity(Target.entityName)
-        let columns = (["\"id\""] + entity.columns.map { "t0.\(quoted($0.name))" }).joined(separator: ", ")
-        let (sql, arguments) = try select(columns, request, entity: entity)
+        let (sql, arguments) = try select(entity.selectList, request, entity: entity)
         let statement = try connection.statement(sql)
         defer { statement.reset() }
         for (index, argument) in arguments.enumerated() {
@@ -55,7 +63,7 @@ public class ReadContext {
             }
             var row = RowDecoder(statement: statement, firstIndex: 1)
             do {
-                try body(try Target(id: RecordID(uuid), row: &row))
+                try body(RecordID(uuid), &row)
             } catch let error as ColumnValueError {
                 throw StoreError.invalidValue(entity: entity.name, message: error.message)
             }

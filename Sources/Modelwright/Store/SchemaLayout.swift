@@ -199,6 +199,9 @@ struct EntityLayout: Sendable {
     /// Whether the entity is abstract (no rows of its own).
     let isAbstract: Bool
 
+    /// `t0."id", t0."col", …`: the select list a fetch decodes, built once per entity.
+    var selectList: String { "t0.\"id\"" + columns.map { ", t0." + quoted($0.name) }.joined() }
+
     /// The condition restricting a table to this entity's rows, or `nil` when every row qualifies.
     func discriminatorSQL(alias: String) -> String? {
         guard hasDiscriminator else { return nil }
@@ -236,8 +239,16 @@ struct ColumnLayout: Sendable {
 }
 
 /// Quotes an identifier for SQL, so names such as `Order`, `Group` or `index` are safe.
+/// Plain Swift rather than `replacingOccurrences`, which goes through Foundation on Linux and
+/// showed up in profiles: queries quote identifiers many times.
 func quoted(_ identifier: String) -> String {
-    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+    var result = "\""
+    for character in identifier {
+        result.append(character)
+        if character == "\"" { result.append("\"") }
+    }
+    return result + "\""
 }
 
 /// Where the destinations of a to-many relationship are recorded.

@@ -44,7 +44,7 @@ enum EntityContext {
                         type: type,
                         defaultExpression: relationship.isOptional ? " = nil" : "",
                         doc: relationship.doc,
-                        encode: relationship.isOptional ? "try row.encode(\(name))" : "row.encode(\(name))",
+                        encode: "row.encode(\(name))",
                         decode: "try row.decode()"
                     )
                 )

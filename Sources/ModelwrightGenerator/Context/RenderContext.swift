@@ -109,7 +109,7 @@ enum Coding {
         switch type {
         case .composite: return "try row.encodeComposite(\(name))"
         case .codable: return "try row.encodeJSON(\(name))"
-        case .string, .int64, .int, .date, .uuid: return isOptional ? "try row.encode(\(name))" : "row.encode(\(name))"
+        case .string, .int64, .int, .date, .uuid: return "row.encode(\(name))"
         default: return "try row.encode(\(name))"
         }
     }

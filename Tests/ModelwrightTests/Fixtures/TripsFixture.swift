@@ -164,11 +164,11 @@ struct User: Record {
         row.encode(username)
         row.encode(givenName)
         row.encode(familyName)
-        try row.encode(namePrefix)
+        row.encode(namePrefix)
         try row.encode(rating)
         try row.encode(role)
-        try row.encode(organizationID)
-        try row.encode(profileID)
+        row.encode(organizationID)
+        row.encode(profileID)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -281,7 +281,7 @@ struct Stop: Record {
 
     func encode(to row: inout RowEncoder) throws {
         row.encode(name)
-        try row.encode(tripID)
+        row.encode(tripID)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -313,7 +313,7 @@ struct Profile: Record {
 
     func encode(to row: inout RowEncoder) throws {
         row.encode(bio)
-        try row.encode(userID)
+        row.encode(userID)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -484,7 +484,7 @@ struct Sample: Record {
         try row.encode(url)
         try row.encode(role)
         try row.encodeJSON(tags)
-        try row.encode(note)
+        row.encode(note)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
