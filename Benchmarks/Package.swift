@@ -1,0 +1,39 @@
+// swift-tools-version: 6.0
+import Foundation
+import PackageDescription
+
+// Benchmarks live in their own package so that Modelwright itself keeps zero dependencies:
+// GRDB is a dependency of this package only. Run from this directory:
+//
+//     swift run -c release ModelwrightBenchmarks
+
+// SwiftPM names a path dependency after its directory, so the clone's folder name is the
+// package identity that `.product(name:package:)` must use.
+let modelwrightIdentity = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "ModelwrightBenchmarks",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
+    targets: [
+        // The raw C contender calls SQLite directly; Modelwright's own CSQLite is not a product.
+        .systemLibrary(
+            name: "CSQLiteBench",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .executableTarget(
+            name: "ModelwrightBenchmarks",
+            dependencies: [
+                "CSQLiteBench",
+                .product(name: "Modelwright", package: modelwrightIdentity),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

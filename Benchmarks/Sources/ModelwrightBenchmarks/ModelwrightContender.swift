@@ -1,0 +1,137 @@
+import Foundation
+import Modelwright
+
+/// A person as Modelwright's generator would emit it: columns written and read by position.
+struct Person: Record, PersonFields {
+    typealias ID = RecordID<Person>
+    static let entityName = "Person"
+    let id: ID
+    let firstName: String
+    let lastName: String
+    let age: Int
+    let createdAt: Date
+    let nickname: String?
+
+    init(_ seed: PersonSeed) {
+        id = ID(seed.id)
+        firstName = seed.firstName
+        lastName = seed.lastName
+        age = seed.age
+        createdAt = seed.createdAt
+        nickname = seed.nickname
+    }
+
+    func encode(to row: inout RowEncoder) throws {
+        row.encode(firstName)
+        row.encode(lastName)
+        row.encode(age)
+        row.encode(createdAt)
+        try row.encode(nickname)
+    }
+
+    init(id: ID, row: inout RowDecoder) throws {
+        self.id = id
+        firstName = try row.decode()
+        lastName = try row.decode()
+        age = try row.decode()
+        createdAt = try row.decode()
+        nickname = try row.decode()
+    }
+
+    struct Fields: RecordFields {
+        typealias Target = Person
+        let path: FieldPath
+        var firstName: Field<String> { path.field("firstName") }
+        var lastName: Field<String> { path.field("lastName") }
+        var age: Field<Int> { path.field("age") }
+        var createdAt: Field<Date> { path.field("createdAt") }
+        var nickname: Field<String?> { path.field("nickname") }
+    }
+
+    /// The one-entity schema: what `modelwright` would lower from `entity Person { … @index(age) }`.
+    static let schema = SchemaDescription(
+        modelName: "People",
+        version: 1,
+        entities: [
+            EntityDescription(
+                name: "Person",
+                attributes: [
+                    AttributeDescription(name: "firstName", type: .string),
+                    AttributeDescription(name: "lastName", type: .string),
+                    AttributeDescription(name: "age", type: .int),
+                    AttributeDescription(name: "createdAt", type: .date),
+                    AttributeDescription(name: "nickname", type: .string, isOptional: true),
+                ],
+                indexes: [["age"]]
+            )
+        ]
+    )
+}
+
+/// Modelwright as an app uses it: a file `Store`, `performAndSave` with `batchInsert`, and
+/// `performQuery` with typed requests, built anew for every query as app code builds them.
+final class ModelwrightContender: Contender {
+    nonisolated static let name = "Modelwright"
+
+    private let store: Store
+    private let people: [Person]
+
+    init(creatingAt url: URL, seeds: [PersonSeed]) throws {
+        store = try Store(url: url, schema: Person.schema)
+        people = seeds.map(Person.init)
+    }
+
+    func insertAll() async throws {
+        let people = people
+        _ = try await store.performAndSave { context in
+            try context.batchInsert(people)
+        }
+    }
+
+    func fetchAll() async throws -> (digest: Digest, records: Any) {
+        let people = try await store.performQuery { context in
+            try context.fetch(Person.request())
+        }
+        var digest = Digest()
+        for person in people {
+            digest.add(person)
+        }
+        return (digest, people)
+    }
+
+    func fetch(ages: [Int]) async throws -> Digest {
+        try await store.performQuery { context in
+            var digest = Digest()
+            for age in ages {
+                let people = try context.fetch(Person.request().filter { $0.age == age })
+                for person in people {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
+    func count(minimumAge: Int, times: Int) async throws -> Int {
+        try await store.performQuery { context in
+            var total = 0
+            for _ in 0..<times {
+                total += try context.count(Person.request().filter { $0.age >= minimumAge })
+            }
+            return total
+        }
+    }
+
+    func close() {
+        // A store closes its connections when its last reference goes away.
+    }
+
+    /// Inserts `count` generated people into a new store at `url` without holding them all.
+    static func fill(_ url: URL, count: Int) async throws -> Store {
+        let store = try Store(url: url, schema: Person.schema)
+        _ = try await store.performAndSave { context in
+            try context.batchInsert((0..<count).lazy.map { Person(PersonSeed.make(index: $0)) })
+        }
+        return store
+    }
+}
