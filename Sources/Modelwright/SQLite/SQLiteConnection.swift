@@ -8,6 +8,8 @@ import Foundation
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     private var statements: [String: SQLiteStatement] = [:]
+    /// SQL text the store rendered, by the shape of the request it came from; see `ReadContext.select`.
+    var renderedSQL: [AnyHashable: String] = [:]
 
     /// Opens (or creates) a database file, or a private in-memory database for `nil`.
     init(path: String?, readOnly: Bool = false) throws {

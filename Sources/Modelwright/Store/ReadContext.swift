@@ -101,11 +101,65 @@ public class ReadContext {
     }
 
     /// `SELECT <columns> FROM <table> t0 WHERE … ORDER BY … LIMIT … OFFSET …` and its arguments.
+    ///
+    /// The SQL depends only on the request's shape (its condition without values, its sort, scope
+    /// and whether it has a limit), so it is rendered once per shape and connection; the values
+    /// are collected in the order the renderer places their parameters.
     func select<Target: Record>(
         _ columns: String,
         _ request: FetchRequest<Target>,
         entity: EntityLayout,
         defaultSort: Bool = true
+    ) throws -> (String, [SQLValue]) {
+        let shape = SelectShape(
+            columns: columns,
+            entity: entity.name,
+            condition: request.condition.map(QueryShape.shape),
+            sortKeys: request.sortKeys,
+            scope: request.scope.map { [$0.entity, $0.relationship] },
+            isLimited: request.fetchLimit != nil || request.fetchOffset > 0,
+            defaultSort: defaultSort
+        )
+        var arguments: [SQLValue] = []
+        var scopeOrderArgument: SQLValue?
+        let sql: String
+        if let cached = connection.renderedSQL[shape] {
+            sql = cached
+            if let scope = request.scope {
+                arguments.append(scope.source.sqlValue)
+                if try orderedThroughJoinTable(scope), request.sortKeys.isEmpty, defaultSort {
+                    scopeOrderArgument = scope.source.sqlValue
+                }
+            }
+            if let condition = request.condition { QueryShape.collectArguments(of: condition, into: &arguments) }
+            if let scopeOrderArgument { arguments.append(scopeOrderArgument) }
+        } else {
+            (sql, arguments) = try render(columns, request, entity: entity, defaultSort: defaultSort)
+            if connection.renderedSQL.count > 512 { connection.renderedSQL.removeAll() }
+            connection.renderedSQL[shape] = sql
+        }
+        if request.fetchLimit != nil || request.fetchOffset > 0 {
+            arguments.append(.integer(Int64(request.fetchLimit ?? -1)))
+            arguments.append(.integer(Int64(request.fetchOffset)))
+        }
+        return (sql, arguments)
+    }
+
+    /// Whether a scoped request is ordered by a position in a join table (one more parameter).
+    private func orderedThroughJoinTable(_ scope: RelationshipScope) throws -> Bool {
+        let owner = try layout.entity(scope.entity)
+        guard let relationship = owner.relationships.first(where: { $0.name == scope.relationship }),
+            case .joinTable(_, _, _, .some) = try layout.storage(of: relationship, from: owner)
+        else { return false }
+        return true
+    }
+
+    /// Renders the SQL of a request and its arguments, limit and offset excepted.
+    private func render<Target: Record>(
+        _ columns: String,
+        _ request: FetchRequest<Target>,
+        entity: EntityLayout,
+        defaultSort: Bool
     ) throws -> (String, [SQLValue]) {
         var renderer = SQLPredicateRenderer(layout: layout)
         var conditions: [String] = []
@@ -155,11 +209,9 @@ public class ReadContext {
         if !keys.isEmpty {
             sql += " ORDER BY " + (try renderer.orderBy(keys, entity: entity, alias: "t0"))
         }
-        var arguments = renderer.arguments
+        let arguments = renderer.arguments
         if request.fetchLimit != nil || request.fetchOffset > 0 {
             sql += " LIMIT ? OFFSET ?"
-            arguments.append(.integer(Int64(request.fetchLimit ?? -1)))
-            arguments.append(.integer(Int64(request.fetchOffset)))
         }
         return (sql, arguments)
     }

@@ -41,7 +41,12 @@ struct QueryTests {
         -> [String]
     {
         try await world.store.performQuery { context in
-            try context.fetch(User.request().filter(build).sorted { [$0.username.ascending] }).map(\.username)
+            let request = User.request().filter(build).sorted { [$0.username.ascending] }
+            // The first fetch renders the SQL, the second reuses it for the request's shape and binds
+            // the values again: both must agree.
+            let first = try context.fetch(request).map(\.username)
+            #expect(try context.fetch(request).map(\.username) == first, "the cached SQL binds the same values")
+            return first
         }
     }
 
@@ -49,7 +54,11 @@ struct QueryTests {
         -> [String]
     {
         try await world.store.performQuery { context in
-            try context.fetch(Trip.request().filter(build)).map(\.title)
+            let first = try context.fetch(Trip.request().filter(build)).map(\.title)
+            #expect(
+                try context.fetch(Trip.request().filter(build)).map(\.title) == first,
+                "the cached SQL binds the same values")
+            return first
         }
     }
 
@@ -145,6 +154,18 @@ struct QueryTests {
             try context.fetch(Organization.request().filter { $0.members.count == 2 }).map(\.name)
         }
         #expect(organizations == ["Acme"])
+    }
+
+    @Test func aCachedShapeBindsNewValues() async throws {
+        let world = try await Self.world()
+        // One shape, three sets of values: each answer must be its own, not the first one's.
+        #expect(try await Self.users(world) { $0.rating.between(4, 5) && $0.familyName.hasPrefix("L") } == ["ada"])
+        #expect(try await Self.users(world) { $0.rating.between(1, 4) && $0.familyName.hasPrefix("H") } == ["grace"])
+        #expect(try await Self.users(world) { $0.rating.between(1, 1) && $0.familyName.hasPrefix("Å") } == ["linus"])
+        #expect(try await Self.users(world) { $0.namePrefix.in([nil, "X"]) } == ["grace", "linus"])
+        #expect(try await Self.users(world) { $0.namePrefix.in(["Countess", "X"]) } == ["ada"])
+        #expect(try await Self.users(world) { $0.trips.count == 2 } == ["ada"])
+        #expect(try await Self.users(world) { $0.trips.count == 1 } == ["grace"])
     }
 
     @Test func sortLimitAndOffset() async throws {
