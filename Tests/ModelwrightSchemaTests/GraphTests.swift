@@ -275,7 +275,7 @@ struct GraphTests {
             /// People.
             entity User {
                 trips: Set<Trip>
-                rating: Int16 = 5
+                rating: Int16 = 0
                 name: String
             }
             """
@@ -284,6 +284,7 @@ struct GraphTests {
             original.replacingOccurrences(of: "rating: Int16 = 0", with: "rating: Int32 = 0"),
             original.replacingOccurrences(of: "trips: Set<Trip>", with: "trips: Set<Trip> @delete(cascade)"),
             original.replacingOccurrences(of: "name: String", with: "name: String @unique"),
+            original.replacingOccurrences(of: "rating: Int16 = 0", with: "rating: Int16 = 5"),
         ]
         let checksum = SchemaLowering.lower(try graph(original)).checksum
         #expect(SchemaLowering.lower(try graph(reordered)).checksum == checksum)

@@ -57,14 +57,16 @@ struct SchemaChecksumTests {
             entities: [EntityDescription(name: "A", attributes: [AttributeDescription(name: "b", type: .bool)])]
         )
         let text = SchemaChecksum.canonicalText(of: schema)
-        #expect(text == "6:schema\n6:entity\n1:A\n0:\n8:concrete\n9:attribute\n1:b\n4:bool\n8:required\n3:end\n")
+        #expect(
+            text
+                == "6:schema\n6:entity\n1:A\n0:\n8:concrete\n9:attribute\n1:b\n4:bool\n8:required\n10:no-default\n3:end\n"
+        )
     }
 
-    @Test func ignoresDeclarationOrderDefaultsSortAndRenames() {
+    @Test func ignoresDeclarationOrderSortAndRenames() {
         let reference = Self.base.checksum
         #expect(Self.changed { $0.entities.reverse() } == reference)
         #expect(Self.changed { $0.entities[0].attributes.reverse() } == reference)
-        #expect(Self.changed { $0.entities[0].attributes[1].defaultValue = .integer(3) } == reference)
         #expect(Self.changed { $0.entities[0].defaultSort = [] } == reference)
         #expect(Self.changed { $0.entities[0].attributes[0].renamedFrom = "login" } == reference)
         #expect(Self.changed { $0.version = 7 } == reference)
@@ -75,6 +77,8 @@ struct SchemaChecksumTests {
         let changes: [(String, SchemaChecksum)] = [
             ("optionality", Self.changed { $0.entities[0].attributes[0].isOptional = true }),
             ("type", Self.changed { $0.entities[0].attributes[1].type = .int32 }),
+            // The store's DDL declares defaults, so a migration can fill a new column with one.
+            ("default", Self.changed { $0.entities[0].attributes[1].defaultValue = .integer(3) }),
             ("attribute name", Self.changed { $0.entities[0].attributes[0].name = "login" }),
             ("delete rule", Self.changed { $0.entities[0].relationships[0].deleteRule = .cascade }),
             ("uniqueness", Self.changed { $0.entities[0].uniquenessConstraints = [] }),

@@ -148,6 +148,11 @@ final class SQLiteStatement {
     }
 
     var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    /// The result columns' names, in order.
+    var columnNames: [String] {
+        (0..<columnCount).map { String(cString: sqlite3_column_name(handle, $0)) }
+    }
 }
 
 /// Tells SQLite to copy bound bytes, since Swift's buffers do not outlive the call.

@@ -4,11 +4,12 @@
 /// so two schemas with the same checksum can open the same store:
 ///
 /// - entity names, parents and abstractness;
-/// - attribute names, types (enums by raw type, composites by their fields) and optionality;
+/// - attribute names, types (enums by raw type, composites by their fields), optionality and
+///   default values (the store's DDL declares them, so a migration can fill new columns);
 /// - relationship names, destinations, inverses, cardinality, ordering, optionality and delete rules;
 /// - uniqueness constraints and indexes.
 ///
-/// The model's name and version number, doc comments, default values, default sort orders,
+/// The model's name and version number, doc comments, default sort orders,
 /// renaming hints, the names and case lists of enums, the names of composites, the Swift type
 /// of a `Codable` attribute, and the order of declarations do not change it: two versions with
 /// the same structure share a checksum, as two Core Data versions with the same entity hashes do.
@@ -96,6 +97,12 @@ private struct CanonicalText {
         field(attribute.name)
         write(attribute.type)
         field(attribute.isOptional ? "optional" : "required")
+        // The store declares constant defaults in its DDL, so they shape the store too.
+        switch attribute.defaultValue {
+        case nil: field("no-default")
+        case .now: field("default-now")
+        case let value?: field("default=" + (value.sqlLiteral(for: attribute.type) ?? ""))
+        }
     }
 
     private mutating func write(_ type: AttributeType) {

@@ -46,7 +46,8 @@ struct SchemaLayout: Sendable {
                                     isOptional: attribute.isOptional || field.isOptional,
                                     affinity: Self.affinity(of: field.type),
                                     references: nil,
-                                    isDecimal: field.type == .decimal
+                                    isDecimal: field.type == .decimal,
+                                    defaultLiteral: field.defaultValue?.sqlLiteral(for: field.type)
                                 )
                             )
                         }
@@ -58,7 +59,8 @@ struct SchemaLayout: Sendable {
                                 isOptional: attribute.isOptional,
                                 affinity: Self.affinity(of: attribute.type),
                                 references: nil,
-                                isDecimal: attribute.type == .decimal
+                                isDecimal: attribute.type == .decimal,
+                                defaultLiteral: attribute.defaultValue?.sqlLiteral(for: attribute.type)
                             )
                         )
                     }
@@ -223,18 +225,21 @@ struct ColumnLayout: Sendable {
     /// The table a to-one relationship's foreign key points at, when it has one.
     let references: String?
     /// Whether the column holds a `Decimal` as text, so comparisons must be numeric.
-    var isDecimal: Bool { decimal }
-    private var decimal = false
+    let isDecimal: Bool
+    /// The column's SQL `DEFAULT`, from the attribute's constant default value.
+    let defaultLiteral: String?
 
     init(
-        name: String, property: String, isOptional: Bool, affinity: String, references: String?, isDecimal: Bool = false
+        name: String, property: String, isOptional: Bool, affinity: String, references: String?,
+        isDecimal: Bool = false, defaultLiteral: String? = nil
     ) {
         self.name = name
         self.property = property
         self.isOptional = isOptional
         self.affinity = affinity
         self.references = references
-        self.decimal = isDecimal
+        self.isDecimal = isDecimal
+        self.defaultLiteral = defaultLiteral
     }
 }
 

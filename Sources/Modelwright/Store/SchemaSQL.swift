@@ -1,50 +1,112 @@
+import Foundation
+
 /// The DDL that creates a store for a schema: tables, indexes for uniqueness, lookups and
 /// foreign keys, and the metadata row that records which schema the store holds.
 enum SchemaSQL {
     /// The table that records the model name, version and checksum of a store.
     static let metadataTable = "_modelwright_metadata"
 
+    /// The statement that creates the metadata table.
+    static let createMetadata =
+        "CREATE TABLE \(quoted(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)"
+
+    /// One table of a store with the indexes that belong to it.
+    struct Table: Sendable {
+        /// The table's name.
+        var name: String
+        /// What follows the table's name in `CREATE TABLE`: the definitions and any options.
+        var body: String
+        /// Each index's `CREATE INDEX` statement, with what it indexes.
+        var indexes: [Index]
+        /// The column definitions, by column name, as `CREATE TABLE` writes them.
+        var columns: [String: String]
+
+        /// The `CREATE TABLE` statement.
+        var create: String { create(named: name) }
+
+        /// The `CREATE TABLE` statement for a table of this shape under another name (a rebuild's copy).
+        func create(named name: String) -> String {
+            "CREATE TABLE \(quoted(name)) \(body)"
+        }
+    }
+
+    /// One index of a table.
+    struct Index: Sendable, Hashable {
+        var name: String
+        var columns: [String]
+        var isUnique: Bool
+        /// The `CREATE INDEX` statement.
+        var create: String
+    }
+
     /// Every statement that creates the schema in an empty database, in order.
     static func createStatements(for layout: SchemaLayout) -> [String] {
-        var statements = [
-            "CREATE TABLE \(quoted(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)"
-        ]
+        let tables = tables(for: layout)
+        return [createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
+    }
+
+    /// The tables a store of this layout has (the metadata table aside), in creation order.
+    static func tables(for layout: SchemaLayout) -> [Table] {
+        var tables: [Table] = []
         let schema = layout.schema
-        let roots = schema.entities.filter { entity in (try? layout.entity(entity.name).table) == entity.name }
+        let roots = schema.entities.filter { entity in layout.entities[entity.name]?.table == entity.name }
         for root in roots {
             guard let rootLayout = layout.entities[root.name] else { continue }
             let family = schema.entities.compactMap { layout.entities[$0.name] }.filter { $0.table == root.name }
             var definitions = ["\"id\" BLOB PRIMARY KEY NOT NULL"]
+            var columns = ["id": definitions[0]]
             if rootLayout.hasDiscriminator {
                 definitions.append("\"_entity\" TEXT NOT NULL")
+                columns["_entity"] = definitions[1]
             }
-            var seen: Set<String> = []
             var foreignKeys: [String] = []
             for member in family {
-                for column in member.columns where seen.insert(column.name).inserted {
+                for column in member.columns where columns[column.name] == nil {
                     // Only the root's own columns hold a value in every row of the table.
                     let isRootColumn = rootLayout.columns.contains { $0.name == column.name }
-                    let notNull = isRootColumn && !column.isOptional ? " NOT NULL" : ""
-                    var definition =
-                        "\(quoted(column.name))\(column.affinity.isEmpty ? "" : " " + column.affinity)\(notNull)"
+                    var definition = quoted(column.name) + (column.affinity.isEmpty ? "" : " " + column.affinity)
+                    if isRootColumn && !column.isOptional { definition += " NOT NULL" }
+                    if let literal = column.defaultLiteral { definition += " DEFAULT " + literal }
                     if let target = column.references {
                         definition += " REFERENCES \(quoted(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
                         foreignKeys.append(column.name)
                     }
                     definitions.append(definition)
+                    columns[column.name] = definition
                 }
             }
             for member in family {
-                for column in member.positionColumns where seen.insert(column).inserted {
-                    definitions.append("\(quoted(column)) INTEGER")
+                for column in member.positionColumns where columns[column] == nil {
+                    let definition = "\(quoted(column)) INTEGER"
+                    definitions.append(definition)
+                    columns[column] = definition
                 }
             }
-            statements.append("CREATE TABLE \(quoted(root.name)) (\(definitions.joined(separator: ", ")))")
-            for column in foreignKeys {
-                statements.append(
-                    "CREATE INDEX \(quoted("\(root.name)_fk_\(column)")) ON \(quoted(root.name)) (\(quoted(column)))"
-                )
+            var indexes = foreignKeys.map { column in
+                index("\(root.name)_fk_\(column)", table: root.name, columns: [column], unique: false)
             }
+            for entity in family.map(\.name).compactMap(schema.entity(named:)) {
+                for constraint in entity.uniquenessConstraints {
+                    indexes.append(
+                        index(
+                            "\(entity.name)_unique_\(constraint.joined(separator: "_"))", table: root.name,
+                            columns: constraint, unique: true))
+                }
+                for columns in entity.indexes {
+                    indexes.append(
+                        index(
+                            "\(entity.name)_index_\(columns.joined(separator: "_"))", table: root.name,
+                            columns: columns, unique: false))
+                }
+            }
+            tables.append(
+                Table(
+                    name: root.name,
+                    body: "(\(definitions.joined(separator: ", ")))",
+                    indexes: deduplicated(indexes),
+                    columns: columns
+                )
+            )
         }
         for entity in schema.entities {
             guard let entityLayout = layout.entities[entity.name] else { continue }
@@ -55,32 +117,88 @@ enum SchemaSQL {
                         of: relationship, from: entityLayout),
                     let destination = layout.entities[relationship.destination]
                 else { continue }
-                var columns = [
+                var definitions = [
                     "\"source\" BLOB NOT NULL REFERENCES \(quoted(entityLayout.table))(\"id\") ON DELETE CASCADE",
                     "\"destination\" BLOB NOT NULL REFERENCES \(quoted(destination.table))(\"id\") ON DELETE CASCADE",
                 ]
-                if position != nil { columns.append("\"position\" INTEGER NOT NULL DEFAULT 0") }
-                columns.append("PRIMARY KEY (\"source\", \"destination\")")
-                statements.append("CREATE TABLE \(quoted(name)) (\(columns.joined(separator: ", "))) WITHOUT ROWID")
-                statements.append(
-                    "CREATE INDEX \(quoted("\(name)_destination")) ON \(quoted(name)) (\"destination\", \"source\")"
+                if position != nil { definitions.append("\"position\" INTEGER NOT NULL DEFAULT 0") }
+                var columns = ["source": definitions[0], "destination": definitions[1]]
+                if position != nil { columns["position"] = definitions[2] }
+                definitions.append("PRIMARY KEY (\"source\", \"destination\")")
+                tables.append(
+                    Table(
+                        name: name,
+                        body: "(\(definitions.joined(separator: ", "))) WITHOUT ROWID",
+                        indexes: [
+                            index(
+                                "\(name)_destination", table: name, columns: ["destination", "source"], unique: false)
+                        ],
+                        columns: columns
+                    )
                 )
             }
         }
-        for entity in schema.entities {
-            guard let entityLayout = layout.entities[entity.name] else { continue }
-            let table = quoted(entityLayout.table)
-            for constraint in entity.uniquenessConstraints {
-                let columns = constraint.map(quoted).joined(separator: ", ")
-                let name = quoted("\(entity.name)_unique_\(constraint.joined(separator: "_"))")
-                statements.append("CREATE UNIQUE INDEX IF NOT EXISTS \(name) ON \(table) (\(columns))")
-            }
-            for index in entity.indexes {
-                let columns = index.map(quoted).joined(separator: ", ")
-                let name = quoted("\(entity.name)_index_\(index.joined(separator: "_"))")
-                statements.append("CREATE INDEX IF NOT EXISTS \(name) ON \(table) (\(columns))")
-            }
-        }
-        return statements
+        return tables
     }
+
+    private static func index(_ name: String, table: String, columns: [String], unique: Bool) -> Index {
+        let list = columns.map(quoted).joined(separator: ", ")
+        return Index(
+            name: name,
+            columns: columns,
+            isUnique: unique,
+            create: "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoted(name)) ON \(quoted(table)) (\(list))"
+        )
+    }
+
+    /// Two entities of one hierarchy may declare the same index; the table gets it once.
+    private static func deduplicated(_ indexes: [Index]) -> [Index] {
+        var seen: Set<String> = []
+        return indexes.filter { seen.insert($0.name).inserted }
+    }
+}
+
+extension DefaultValue {
+    /// The value as an SQL literal in the store's encoding for `type`, or `nil` for `now`, which
+    /// has no constant form. The store's DDL declares it, so rows added by a migration get it,
+    /// and the schema checksum covers it.
+    func sqlLiteral(for type: AttributeType) -> String? {
+        switch self {
+        case .bool(let value): return value ? "1" : "0"
+        case .integer(let value):
+            if type == .double || type == .float { return Self.real(Double(value)) }
+            return String(value)
+        case .floatingPoint(let value): return Self.real(value)
+        case .decimal(let text):
+            let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+            return Self.text(value.map { "\($0)" } ?? text)
+        case .string(let text):
+            if type == .uuid, let uuid = UUID(uuidString: text) {
+                return "X'" + withUnsafeBytes(of: uuid.uuid) { $0.map { hexDigit($0) }.joined() } + "'"
+            }
+            return Self.text(text)
+        case .date(let seconds): return Self.real(seconds - Date.timeIntervalBetween1970AndReferenceDate)
+        case .now: return nil
+        case .enumCase(let name):
+            guard case .enumeration(let description) = type,
+                let match = description.cases.first(where: { $0.name == name })
+            else { return Self.text(name) }
+            return description.rawType == .int ? match.rawValue : Self.text(match.rawValue)
+        }
+    }
+
+    private static func text(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    private static func real(_ value: Double) -> String {
+        // Always with a point or exponent, so SQLite reads a REAL; Swift prints the shortest exact form.
+        let text = "\(value)"
+        return text.contains(".") || text.contains("e") ? text : text + ".0"
+    }
+}
+
+private func hexDigit(_ byte: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
 }

@@ -46,9 +46,23 @@ public final class Store: Sendable {
     private let nextReader = Locked(0)
     let observers = ObserverRegistry()
 
-    /// Opens the store at `url`, creating it with the schema if the file does not exist.
+    /// Opens the store at `url`, creating it with the schema if the file does not exist. A store
+    /// of any other schema is refused, untouched; to migrate it, open it with a migration plan.
     public convenience init(url: URL, schema: SchemaDescription) throws {
         try self.init(path: url.path, schema: schema)
+    }
+
+    /// Opens the store at `url`, creating it at the plan's current version if the file does not
+    /// exist, and migrating it stage by stage if it holds an earlier version.
+    ///
+    /// Each stage runs in its own transaction and `progress` hears of every stage and copied
+    /// table. A store whose checksum starts no chain of stages (a newer or unknown version) is
+    /// refused with ``MigrationError/unknownStoreVersion(storeChecksum:storeVersion:knownChecksums:)``
+    /// and left untouched; a stage that fails leaves the store at the version before it.
+    public convenience init(
+        url: URL, migrationPlan: MigrationPlan, progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) throws {
+        try self.init(path: url.path, schema: migrationPlan.current, plan: migrationPlan, progress: progress)
     }
 
     /// A new, empty store in memory, private to this instance: for tests and previews.
@@ -56,15 +70,18 @@ public final class Store: Sendable {
         try Store(path: nil, schema: schema)
     }
 
-    private init(path: String?, schema: SchemaDescription) throws {
+    private init(
+        path: String?, schema: SchemaDescription, plan: MigrationPlan? = nil,
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) throws {
         self.schema = schema
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
+        try Self.prepare(connection, layout: layout, path: path ?? ":memory:", plan: plan, progress: progress)
         if path != nil {
             try connection.execute("PRAGMA journal_mode=WAL")
         }
         try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
-        try Self.prepare(connection, layout: layout, path: path ?? ":memory:")
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
             readers = try (0..<Self.readerCount).map { index in
@@ -76,8 +93,12 @@ public final class Store: Sendable {
         }
     }
 
-    /// Creates the schema in an empty database, or checks that the database holds this schema.
-    private static func prepare(_ connection: SQLiteConnection, layout: SchemaLayout, path: String) throws {
+    /// Creates the schema in an empty database, or checks that the database holds this schema,
+    /// migrating it first when a plan leads from its version to this one.
+    private static func prepare(
+        _ connection: SQLiteConnection, layout: SchemaLayout, path: String, plan: MigrationPlan?,
+        progress: (@Sendable (MigrationProgress) -> Void)?
+    ) throws {
         let expected = layout.schema.checksum.hexDigits
         let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
         var names: [String] = []
@@ -92,6 +113,17 @@ public final class Store: Sendable {
                 values[metadata.string(0)] = metadata.string(1)
             }
             metadata.reset()
+            if let plan, let checksum = values["checksum"], checksum != expected {
+                guard let stages = try plan.stages(from: SchemaChecksum(hexDigits: checksum)) else {
+                    throw MigrationError.unknownStoreVersion(
+                        storeChecksum: checksum,
+                        storeVersion: values["version"].flatMap { Int($0) },
+                        knownChecksums: plan.stages.map(\.source.checksum.hexDigits) + [expected]
+                    )
+                }
+                try Migrator(connection: connection, progress: progress).run(stages)
+                return
+            }
             guard values["checksum"] == expected else {
                 throw StoreError.schemaMismatch(
                     storeChecksum: values["checksum"] ?? "none",
@@ -108,18 +140,7 @@ public final class Store: Sendable {
             for statement in SchemaSQL.createStatements(for: layout) {
                 try connection.execute(statement)
             }
-            let insert = try connection.statement(
-                "INSERT INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)"
-            )
-            for (key, value) in [
-                ("model", layout.schema.modelName), ("version", String(layout.schema.version)), ("checksum", expected),
-            ] {
-                insert.reset()
-                insert.bind(key, 1)
-                insert.bind(value, 2)
-                try insert.run()
-            }
-            insert.reset()
+            try Migrator.recordVersion(layout.schema, on: connection)
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")

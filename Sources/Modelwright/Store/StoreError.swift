@@ -1,6 +1,6 @@
 /// What can go wrong in a store, in the schema's terms.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The store was created for a different schema; migration comes with a later release.
+    /// The store was created for a different schema; open it with a ``MigrationPlan`` to migrate it.
     case schemaMismatch(storeChecksum: String, storeVersion: Int?, expectedChecksum: String, expectedVersion: Int)
     /// A write would give two records of `entity` the same values for a uniqueness constraint.
     case uniquenessViolation(entity: String, attributes: [String])

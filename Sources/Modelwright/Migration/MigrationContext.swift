@@ -1,0 +1,111 @@
+import Foundation
+
+/// Row-level access to a store's tables while a custom migration step runs.
+///
+/// In `willMigrate` the tables have the source version's shape; in `didMigrate` they have the
+/// destination's new tables and columns, and the columns and tables the destination removes are
+/// still there to read until the step returns. Rows are plain values by column name, as the
+/// store keeps them (see ``SQLValue``).
+///
+/// ```swift
+/// func splitNameDidMigrate(_ context: MigrationContext) throws {
+///     for user in try context.rows(of: "User") {
+///         guard case .text(let name) = user["name"] else { continue }
+///         let parts = name.split(separator: " ")
+///         try context.update("User", id: user.id, set: [
+///             "givenName": .text(parts.dropLast().joined(separator: " ")),
+///             "familyName": .text(String(parts.last ?? "")),
+///         ])
+///     }
+/// }
+/// ```
+///
+/// A context is only valid while its step runs; it is not `Sendable`.
+public final class MigrationContext {
+    /// The version whose entities the context's methods name.
+    public let schema: SchemaDescription
+    private let layout: SchemaLayout
+    private let connection: SQLiteConnection
+
+    init(connection: SQLiteConnection, layout: SchemaLayout) {
+        self.connection = connection
+        self.layout = layout
+        schema = layout.schema
+    }
+
+    /// Every row of `entity` (with its sub-entities' rows), each column by name.
+    public func rows(of entity: String) throws -> [MigrationRow] {
+        let entityLayout = try layout.entity(entity)
+        let filter = entityLayout.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
+        return try query("SELECT * FROM \(quoted(entityLayout.table)) AS t0\(filter)")
+    }
+
+    /// Sets columns of the row of `entity` with ID `id`.
+    public func update(_ entity: String, id: SQLValue, set values: [String: SQLValue]) throws {
+        guard !values.isEmpty else { return }
+        let table = try layout.entity(entity).table
+        let names = values.keys.sorted()
+        try execute(
+            "UPDATE \(quoted(table)) SET \(names.map { "\(quoted($0)) = ?" }.joined(separator: ", ")) WHERE \"id\" = ?",
+            names.map { values[$0] ?? .null } + [id]
+        )
+    }
+
+    /// Inserts a row of `entity`; `values` must hold every required column, and an `id` made with
+    /// ``newID()`` unless the row keeps one it had.
+    public func insert(into entity: String, values: [String: SQLValue]) throws {
+        let entityLayout = try layout.entity(entity)
+        var values = values
+        if entityLayout.hasDiscriminator { values["_entity"] = .text(entity) }
+        let names = values.keys.sorted()
+        try execute(
+            "INSERT INTO \(quoted(entityLayout.table)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+            names.map { values[$0] ?? .null }
+        )
+    }
+
+    /// Deletes the row of `entity` with ID `id`. Delete rules are not applied: the step is
+    /// working on raw rows.
+    public func delete(from entity: String, id: SQLValue) throws {
+        try execute("DELETE FROM \(quoted(try layout.entity(entity).table)) WHERE \"id\" = ?", [id])
+    }
+
+    /// A new record ID as the store keeps it, for ``insert(into:values:)``.
+    public func newID() -> SQLValue {
+        .blob(withUnsafeBytes(of: UUIDVersion7.next().uuid) { Data($0) })
+    }
+
+    /// Runs SQL that returns no rows, with `?` parameters: the way out for what the methods above
+    /// do not cover.
+    public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
+        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        for (index, argument) in arguments.enumerated() { statement.bind(argument, Int32(index + 1)) }
+        try statement.run()
+    }
+
+    /// Runs a query with `?` parameters and returns its rows.
+    public func query(_ sql: String, _ arguments: [SQLValue] = []) throws -> [MigrationRow] {
+        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        for (index, argument) in arguments.enumerated() { statement.bind(argument, Int32(index + 1)) }
+        let names = statement.columnNames
+        var rows: [MigrationRow] = []
+        while try statement.step() {
+            var values: [String: SQLValue] = [:]
+            for (index, name) in names.enumerated() { values[name] = statement.value(Int32(index)) }
+            rows.append(MigrationRow(values: values))
+        }
+        return rows
+    }
+}
+
+/// One row read during a migration: its columns' values by name.
+public struct MigrationRow: Sendable, Equatable {
+    /// Every column's value, by column name (a composite's fields as `home.city`).
+    public var values: [String: SQLValue]
+
+    /// The row's ID, as ``MigrationContext/update(_:id:set:)`` takes it.
+    public var id: SQLValue { values["id"] ?? .null }
+
+    /// The value of `column`, `.null` when the row has no such column.
+    public subscript(column: String) -> SQLValue { values[column] ?? .null }
+}

@@ -1,0 +1,121 @@
+/// How a store of any earlier version of a model becomes a store of the current version: one
+/// stage per pair of adjacent versions, keyed by the two versions' checksums.
+///
+/// The generator writes the plan of a model (`Trips.migrationPlan(…)`); opening a store with it
+/// migrates an older store stage by stage:
+///
+/// ```swift
+/// let store = try Store(url: url, migrationPlan: Trips.migrationPlan(AppMigrations())) { progress in
+///     print("stage \(progress.stage) of \(progress.stageCount): \(progress.rowsCopied) rows copied")
+/// }
+/// ```
+///
+/// ## Topics
+///
+/// ### Contents
+/// - ``current``
+/// - ``stages``
+/// - ``stages(from:)``
+public struct MigrationPlan: Sendable {
+    /// The schema the plan ends at: the app's current version.
+    public let current: SchemaDescription
+    /// One stage per pair of adjacent versions, oldest first.
+    public let stages: [MigrationStage]
+
+    /// Creates a plan from its stages; the last stage must end at `current`.
+    public init(current: SchemaDescription, stages: [MigrationStage]) {
+        self.current = current
+        self.stages = stages
+    }
+
+    /// The stages that take a store with checksum `checksum` to the current version, in order:
+    /// empty when it is current, `nil` when no chain of stages starts there (a store from a newer
+    /// or unknown version). A plan with two stages leaving the same checksum is refused.
+    public func stages(from checksum: SchemaChecksum) throws -> [MigrationStage]? {
+        let target = current.checksum
+        var bySource: [SchemaChecksum: MigrationStage] = [:]
+        for stage in stages {
+            let source = stage.source.checksum
+            guard bySource[source] == nil else {
+                throw MigrationError.invalidPlan(
+                    "two stages start at checksum \(source) (version \(stage.source.version)); each version needs a checksum of its own"
+                )
+            }
+            bySource[source] = stage
+        }
+        var path: [MigrationStage] = []
+        var position = checksum
+        while position != target {
+            guard let stage = bySource[position], path.count < stages.count else { return nil }
+            path.append(stage)
+            position = stage.destination.checksum
+        }
+        return path
+    }
+}
+
+/// One step of a migration plan: from one version to the next.
+///
+/// A lightweight stage is inferred entirely from the two schemas. A custom stage also runs the
+/// app's code: each ``CustomStep``'s `willMigrate` sees the tables of the source version, its
+/// `didMigrate` sees the destination's new tables and columns while removed columns and tables
+/// are still there to read. Everything runs in one transaction.
+public struct MigrationStage: Sendable {
+    /// Code the app runs during a custom stage.
+    public typealias Handler = @Sendable (MigrationContext) throws -> Void
+
+    /// One custom step of a stage, declared in the schema as `custom name "label"`.
+    public struct CustomStep: Sendable {
+        /// The step's name in the schema.
+        public let name: String
+        /// What it does, for people.
+        public let label: String
+        /// Runs before the store's tables change.
+        public let willMigrate: Handler?
+        /// Runs after new tables and columns exist, before removed ones are dropped.
+        public let didMigrate: Handler
+
+        /// Creates a custom step.
+        public init(name: String, label: String, willMigrate: Handler? = nil, didMigrate: @escaping Handler) {
+            self.name = name
+            self.label = label
+            self.willMigrate = willMigrate
+            self.didMigrate = didMigrate
+        }
+    }
+
+    /// The version the stage starts from.
+    public let source: SchemaDescription
+    /// The version it ends at.
+    public let destination: SchemaDescription
+    /// The app's code, in order; empty for a lightweight stage.
+    public let customSteps: [CustomStep]
+
+    /// Whether the stage is inferred from the schemas alone.
+    public var isLightweight: Bool { customSteps.isEmpty }
+
+    /// A stage inferred from the two schemas (Core Data's `NSLightweightMigrationStage`).
+    public static func lightweight(from source: SchemaDescription, to destination: SchemaDescription) -> Self {
+        MigrationStage(source: source, destination: destination, customSteps: [])
+    }
+
+    /// A stage that runs the app's code (Core Data's `NSCustomMigrationStage`).
+    public static func custom(
+        from source: SchemaDescription, to destination: SchemaDescription, steps: [CustomStep]
+    ) -> Self {
+        MigrationStage(source: source, destination: destination, customSteps: steps)
+    }
+
+    /// What the stage does to a store's tables, found by running it, with the custom steps left
+    /// out, on an empty in-memory store of the source version; the result is checked against a
+    /// fresh store of the destination. Tools use it to show a stage's cost before any store sees it.
+    public func operations() throws -> [MigrationOperation] {
+        let connection = try SQLiteConnection(path: nil)
+        let source = try SchemaLayout(self.source)
+        for statement in SchemaSQL.createStatements(for: source) {
+            try connection.execute(statement)
+        }
+        let shadow = MigrationStage(source: self.source, destination: destination, customSteps: [])
+        return try Migrator(connection: connection, progress: nil).run(shadow, number: 1, of: 1)
+    }
+}

@@ -1,0 +1,347 @@
+import Foundation
+
+/// Runs migration stages on a store's writer connection, each in its own transaction.
+///
+/// A stage goes in two phases around the app's custom steps:
+///
+/// 1. **Add** (after `willMigrate`): rename tables and columns, add new columns (in place, with
+///    their default; a required column with no default is added nullable for a custom step to
+///    fill), fill `now` defaults and `_entity` values, create new tables.
+/// 2. **Remove** (after `didMigrate`): delete rows of entities that left a table, drop removed
+///    tables, rebuild every table whose shape still differs from a fresh store's with SQLite's
+///    12-step procedure (create, copy, drop, rename), then drop and create indexes.
+///
+/// The stage ends by checking foreign keys and comparing the store's schema with a fresh store
+/// of the destination version; the metadata row records the new checksum in the same transaction,
+/// so a store is always wholly at one version or the next.
+struct Migrator {
+    let connection: SQLiteConnection
+    let progress: (@Sendable (MigrationProgress) -> Void)?
+
+    /// Writes the metadata rows that say which schema a store holds.
+    static func recordVersion(_ schema: SchemaDescription, on connection: SQLiteConnection) throws {
+        let insert = try SQLiteStatement(
+            connection: connection,
+            sql: "INSERT OR REPLACE INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
+        for (key, value) in [
+            ("model", schema.modelName), ("version", String(schema.version)), ("checksum", schema.checksum.hexDigits),
+        ] {
+            insert.reset()
+            insert.bind(key, 1)
+            insert.bind(value, 2)
+            try insert.run()
+        }
+    }
+
+    /// The version number a store's metadata records.
+    static func storedVersion(on connection: SQLiteConnection) throws -> Int? {
+        let statement = try SQLiteStatement(
+            connection: connection,
+            sql: "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = 'version'")
+        return try statement.step() ? Int(statement.string(0)) : nil
+    }
+
+    /// Runs `stages` in order; a failing stage leaves the store at the version before it.
+    func run(_ stages: [MigrationStage]) throws {
+        for (index, stage) in stages.enumerated() {
+            try run(stage, number: index + 1, of: stages.count)
+        }
+    }
+
+    /// Runs one stage and returns what it did to the tables.
+    @discardableResult
+    func run(_ stage: MigrationStage, number: Int, of count: Int) throws -> [MigrationOperation] {
+        var run = try StageRun(stage: stage, connection: connection) { event, table, rows in
+            progress?(
+                MigrationProgress(
+                    event: event, stage: number, stageCount: count, fromVersion: stage.source.version,
+                    toVersion: stage.destination.version, table: table, rowsCopied: rows))
+        }
+        try connection.execute("PRAGMA foreign_keys=OFF")
+        defer { try? connection.execute("PRAGMA foreign_keys=ON") }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            run.report(.stageStarted, nil)
+            let before = MigrationContext(connection: connection, layout: run.source)
+            for step in stage.customSteps { try step.willMigrate?(before) }
+            try run.addPhase()
+            let after = MigrationContext(connection: connection, layout: run.destination)
+            for step in stage.customSteps { try step.didMigrate(after) }
+            try run.removePhase()
+            try run.check(everyTable: !stage.customSteps.isEmpty)
+            try run.recordVersion()
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+        run.report(.stageCommitted, nil)
+        return run.operations
+    }
+}
+
+/// The state of one stage while it runs.
+private struct StageRun {
+    let stage: MigrationStage
+    let connection: SQLiteConnection
+    let source: SchemaLayout
+    let destination: SchemaLayout
+    let mapping: TableMapping
+    /// The destination's tables, by name.
+    let tables: [String: SchemaSQL.Table]
+    let tableOrder: [String]
+    let expected: StoreSchema
+    let onProgress: (MigrationProgress.Event, String?, Int) -> Void
+    private(set) var operations: [MigrationOperation] = []
+    private var rowsCopied = 0
+    /// Tables whose rows this stage changed, for the foreign key check.
+    private var touched: Set<String> = []
+    /// Source tables no destination table continues, by their current name.
+    private var removedTables: [String] = []
+    let name: String
+
+    init(
+        stage: MigrationStage, connection: SQLiteConnection,
+        onProgress: @escaping (MigrationProgress.Event, String?, Int) -> Void
+    ) throws {
+        self.stage = stage
+        self.connection = connection
+        source = try SchemaLayout(stage.source)
+        destination = try SchemaLayout(stage.destination)
+        mapping = TableMapping(source: source, destination: destination)
+        let definitions = SchemaSQL.tables(for: destination)
+        tables = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        tableOrder = definitions.map(\.name)
+        expected = try StoreSchema.fresh(destination)
+        self.onProgress = onProgress
+        name = "from version \(stage.source.version) to \(stage.destination.version)"
+    }
+
+    func report(_ event: MigrationProgress.Event, _ table: String?) {
+        onProgress(event, table, rowsCopied)
+    }
+
+    private mutating func execute(_ sql: String, _ operation: MigrationOperation?) throws {
+        try connection.execute(sql)
+        if let operation {
+            operations.append(operation)
+            if !operation.isConstantTime { touched.insert(operation.table) }
+        }
+    }
+
+    // MARK: - Add phase
+
+    mutating func addPhase() throws {
+        let sourceTables = SchemaSQL.tables(for: source).map(\.name)
+        let continued = Set(mapping.sourceTable.values)
+        // Removed tables stay readable until the remove phase; one whose name a destination table
+        // takes moves aside first.
+        for table in sourceTables where !continued.contains(table) {
+            if tables[table] != nil {
+                let aside = "_mw_removed_" + table
+                try execute(
+                    "ALTER TABLE \(quoted(table)) RENAME TO \(quoted(aside))", .renameTable(from: table, to: aside))
+                removedTables.append(aside)
+            } else {
+                removedTables.append(table)
+            }
+        }
+        try renameTables()
+        var actual = try StoreSchema.read(connection)
+        for table in tableOrder {
+            guard let columns = mapping.sourceColumn[table], let existing = actual.tables[table] else { continue }
+            try renameColumns(of: table, columns, existing: Set(existing.columns.keys))
+            try addColumns(to: table, keeping: Set(columns.keys))
+        }
+        for table in tableOrder where mapping.sourceTable[table] == nil {
+            try execute(tables[table]?.create ?? "", .createTable(table))
+        }
+        actual = try StoreSchema.read(connection)
+        try fillDefaults(actual)
+    }
+
+    private mutating func renameTables() throws {
+        let renames = mapping.sourceTable.filter { $0.key != $0.value }.sorted { $0.key < $1.key }
+        let sources = Set(renames.map(\.value))
+        // Swapped names (A → B while B → A) go through temporary names.
+        let needsDetour = renames.contains { sources.contains($0.key) }
+        var current = Dictionary(uniqueKeysWithValues: renames.map { ($0.key, $0.value) })
+        if needsDetour {
+            for (index, (table, old)) in renames.enumerated() {
+                let detour = "_mw_renaming_\(index)"
+                try execute("ALTER TABLE \(quoted(old)) RENAME TO \(quoted(detour))", nil)
+                current[table] = detour
+            }
+        }
+        for (table, _) in renames {
+            guard let from = current[table] else { continue }
+            try execute(
+                "ALTER TABLE \(quoted(from)) RENAME TO \(quoted(table))",
+                .renameTable(from: mapping.sourceTable[table] ?? from, to: table))
+        }
+    }
+
+    private mutating func renameColumns(of table: String, _ columns: [String: String], existing: Set<String>) throws {
+        let kept = Set(columns.values)
+        // A removed column whose name a new column takes moves aside; it is dropped later.
+        for column in existing.sorted() where !kept.contains(column) && tables[table]?.columns[column] != nil {
+            try execute(
+                "ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(column)) TO \(quoted("_mw_removed_" + column))",
+                .renameColumn(table: table, from: column, to: "_mw_removed_" + column))
+        }
+        let renames = columns.filter { $0.key != $0.value }.sorted { $0.key < $1.key }
+        let needsDetour = renames.contains { kept.contains($0.key) }
+        var current = Dictionary(uniqueKeysWithValues: renames.map { ($0.key, $0.value) })
+        if needsDetour {
+            for (index, (column, old)) in renames.enumerated() {
+                let detour = "_mw_renaming_\(index)"
+                try execute("ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(old)) TO \(quoted(detour))", nil)
+                current[column] = detour
+            }
+        }
+        for (column, old) in renames {
+            try execute(
+                "ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(current[column] ?? old)) TO \(quoted(column))",
+                .renameColumn(table: table, from: old, to: column))
+        }
+    }
+
+    private mutating func addColumns(to table: String, keeping kept: Set<String>) throws {
+        guard let definition = tables[table] else { return }
+        for column in definition.columns.keys.sorted() where !kept.contains(column) {
+            guard var sql = definition.columns[column] else { continue }
+            // ADD COLUMN cannot add a NOT NULL column without a default: it is added nullable,
+            // filled (by `now`, `_entity` or a custom step), and tightened by the rebuild.
+            if sql.contains(" NOT NULL"), !sql.contains(" DEFAULT ") {
+                sql = sql.replacingOccurrences(of: " NOT NULL", with: "")
+            }
+            try execute("ALTER TABLE \(quoted(table)) ADD COLUMN \(sql)", .addColumn(table: table, column: column))
+        }
+    }
+
+    private mutating func fillDefaults(_ actual: StoreSchema) throws {
+        let now = Date().timeIntervalSinceReferenceDate
+        for table in tableOrder {
+            if let entity = mapping.newDiscriminator[table] {
+                try execute(
+                    "UPDATE \(quoted(table)) SET \"_entity\" = '\(entity.replacingOccurrences(of: "'", with: "''"))'",
+                    .updateRows(table: table, reason: "every existing row is a \(entity)"))
+            }
+            if let renames = mapping.entityRenames[table], !renames.isEmpty {
+                let cases = renames.map { "WHEN \(literal($0.old)) THEN \(literal($0.new))" }.joined(separator: " ")
+                try execute(
+                    "UPDATE \(quoted(table)) SET \"_entity\" = CASE \"_entity\" \(cases) ELSE \"_entity\" END",
+                    .updateRows(table: table, reason: "renamed entities"))
+            }
+            guard mapping.sourceTable[table] != nil else { continue }
+            for column in mapping.nowColumns[table] ?? [] where mapping.sourceColumn[table]?[column] == nil {
+                guard actual.tables[table]?.columns[column] != nil else { continue }
+                try execute(
+                    "UPDATE \(quoted(table)) SET \(quoted(column)) = \(now) WHERE \(quoted(column)) IS NULL",
+                    .updateRows(table: table, reason: "\(column) defaults to now"))
+            }
+        }
+    }
+
+    private func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    // MARK: - Remove phase
+
+    mutating func removePhase() throws {
+        var actual = try StoreSchema.read(connection)
+        for table in tableOrder where actual.tables[table]?.columns["_entity"] != nil {
+            let members = destination.entities.values.filter { $0.table == table }.map(\.name).sorted()
+            let allowed = members.map(literal).joined(separator: ", ")
+            let count = try scalar(
+                "SELECT count(*) FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))")
+            if count > 0 {
+                try execute(
+                    "DELETE FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))",
+                    .updateRows(table: table, reason: "removes rows of entities it no longer holds"))
+            }
+        }
+        for table in removedTables {
+            try execute("DROP TABLE \(quoted(table))", .dropTable(table))
+        }
+        actual = try StoreSchema.read(connection)
+        for table in tableOrder {
+            guard let have = actual.tables[table], let want = expected.tables[table], have != want else { continue }
+            try rebuild(table, have: have, want: want)
+        }
+        try synchronizeIndexes()
+    }
+
+    private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
+        let columns = want.columns.keys.filter { have.columns[$0] != nil }.sorted()
+        let expressions = columns.map { mapping.copyExpression[table]?[$0] ?? quoted($0) }
+        for (column, expression) in zip(columns, expressions)
+        where want.columns[column]?.isNotNull == true && have.columns[column]?.isNotNull == false {
+            let missing = try scalar("SELECT count(*) FROM \(quoted(table)) WHERE (\(expression)) IS NULL")
+            if missing > 0 {
+                throw MigrationError.missingValues(stage: name, table: table, column: column, rows: missing)
+            }
+        }
+        guard let definition = tables[table] else { return }
+        let copy = "_mw_rebuild_" + table
+        try execute(definition.create(named: copy), nil)
+        try execute(
+            "INSERT INTO \(quoted(copy)) (\(columns.map(quoted).joined(separator: ", "))) SELECT \(expressions.joined(separator: ", ")) FROM \(quoted(table))",
+            nil)
+        rowsCopied += connection.changes
+        try execute("DROP TABLE \(quoted(table))", nil)
+        try execute("ALTER TABLE \(quoted(copy)) RENAME TO \(quoted(table))", .rebuildTable(table))
+        report(.tableCopied, table)
+    }
+
+    private mutating func synchronizeIndexes() throws {
+        let actual = try StoreSchema.read(connection)
+        for table in tableOrder {
+            guard let definition = tables[table], let have = actual.tables[table] else { continue }
+            let wanted = Set(definition.indexes.map { StoreSchema.Index(columns: $0.columns, isUnique: $0.isUnique) })
+            for index in have.indexes.subtracting(wanted).sorted(by: { "\($0)" < "\($1)" }) {
+                guard let name = have.indexNames[index] else { continue }
+                try execute("DROP INDEX \(quoted(name))", .dropIndex(table: table, name: name))
+            }
+            for index in definition.indexes
+            where !have.indexes.contains(StoreSchema.Index(columns: index.columns, isUnique: index.isUnique)) {
+                try execute(index.create, .createIndex(table: table, name: index.name))
+            }
+        }
+    }
+
+    // MARK: - Checks
+
+    /// Checks foreign keys of the tables whose rows changed (of every table after custom steps, which
+    /// may have written anywhere), then compares the whole schema with a fresh store's.
+    func check(everyTable: Bool) throws {
+        let dropped = operations.contains { if case .dropTable = $0 { true } else { false } }
+        let checked = everyTable || dropped ? [nil] : touched.sorted().map(Optional.some)
+        for table in checked {
+            let pragma = "PRAGMA foreign_key_check" + (table.map { "(\(quoted($0)))" } ?? "")
+            let statement = try SQLiteStatement(connection: connection, sql: pragma)
+            var violations: [String: (parent: String, rows: Int)] = [:]
+            while try statement.step() {
+                let child = statement.string(0)
+                violations[child] = (statement.string(2), (violations[child]?.rows ?? 0) + 1)
+            }
+            if let (child, violation) = violations.min(by: { $0.key < $1.key }) {
+                throw MigrationError.foreignKeyViolation(
+                    stage: name, table: child, parent: violation.parent, rows: violation.rows)
+            }
+        }
+        let differences = try StoreSchema.read(connection).differences(from: expected)
+        guard differences.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: differences) }
+    }
+
+    func recordVersion() throws {
+        try Migrator.recordVersion(stage.destination, on: connection)
+    }
+
+    private func scalar(_ sql: String) throws -> Int {
+        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        guard try statement.step() else { return 0 }
+        return Int(statement.int64(0))
+    }
+}
