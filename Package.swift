@@ -28,7 +28,10 @@ let package = Package(
             name: "ModelwrightTemplates",
             path: "Templates",
             exclude: ["README.md"],
-            resources: [.copy("Records.mustache"), .copy("Queries.mustache"), .copy("Schema.mustache")]
+            resources: [
+                .copy("Records.mustache"), .copy("Queries.mustache"), .copy("Schema.mustache"),
+                .copy("Migrations.mustache"),
+            ]
         ),
         .target(
             name: "ModelwrightGenerator",

@@ -3,8 +3,9 @@ import PackagePlugin
 
 /// Generates a target's model code on every `swift build`: one build command per model folder
 /// in the target, whose inputs are every version file, the config file and any template
-/// override, and whose outputs are named before the generator runs (`<Model>+Records.swift`,
-/// `<Model>+Queries.swift`, `<Model>+Schema.swift`), so SwiftPM reruns it only when an input changed.
+/// override (and the lock file), and whose outputs are named before the generator runs
+/// (`<Model>+Records.swift`, `+Queries`, `+Schema`, `+Migrations`), so SwiftPM reruns it only
+/// when an input changed.
 @main
 struct ModelwrightPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -20,13 +21,15 @@ struct ModelwrightPlugin: BuildToolPlugin {
             guard let modelName = ModelFileName.model(of: files[0]) else { return nil }
             let output = context.pluginWorkDirectoryURL.appendingPathComponent(modelName)
             var arguments = ["generate", folder.path, "--output", output.path]
+            let lock = folder.appendingPathComponent("modelwright-lock.json")
+            let locks = FileManager.default.fileExists(atPath: lock.path) ? [lock] : []
             if hasConfig { arguments += ["--config", config.path] }
             return .buildCommand(
                 displayName: "Generating \(modelName) model code",
                 executable: tool.url,
                 arguments: arguments,
-                inputFiles: files + (hasConfig ? [config] : []) + templates,
-                outputFiles: ["Records", "Queries", "Schema"].map {
+                inputFiles: files + (hasConfig ? [config] : []) + templates + locks,
+                outputFiles: ["Records", "Queries", "Schema", "Migrations"].map {
                     output.appendingPathComponent("\(modelName)+\($0).swift")
                 }
             )

@@ -19,7 +19,7 @@ struct RenderContext {
         let graph = current.graph
         let access = accessLevel == .public ? "public " : ""
         let versionFiles = model.versions.map { fileName($0.path) }
-        value = [
+        var value: MustacheValue = [
             "model": .string(SwiftSyntax.identifier(model.name)),
             "modelName": .string(model.name),
             "modelLiteral": .string(SwiftSyntax.string(model.name)),
@@ -34,6 +34,11 @@ struct RenderContext {
             "versions": .list(model.versions.map(SchemaContext.version)),
             "currentVersion": .int(current.number),
         ]
+        if case .object(var values) = value {
+            values.merge(MigrationsContext.make(model)) { first, _ in first }
+            value = .object(values)
+        }
+        self.value = value
     }
 
     private static func enumeration(_ enumeration: EntityGraph.Enumeration) -> MustacheValue {

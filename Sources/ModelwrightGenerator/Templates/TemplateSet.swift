@@ -5,7 +5,7 @@ import ModelwrightTemplates
 /// name (through the config file or a `--templates` folder).
 public struct TemplateSet: Sendable {
     /// The templates, one per generated file kind.
-    public static let names = ["Records", "Queries", "Schema"]
+    public static let names = ["Records", "Queries", "Schema", "Migrations"]
 
     /// The parsed templates by name.
     let templates: [String: MustacheTemplate]

@@ -34,7 +34,10 @@ struct DiagnosticSink {
         report(.warning, message, at: offset, notes: notes)
     }
 
-    mutating func report(_ severity: Diagnostic.Severity, _ message: String, at offset: Int, notes: [(String, Int)]) {
+    mutating func report(
+        _ severity: Diagnostic.Severity, _ message: String, at offset: Int, notes: [(String, Int)],
+        notesElsewhere: [Diagnostic.Note] = []
+    ) {
         guard !isFull else { return }
         if severity == .error {
             errorCount += 1
@@ -57,6 +60,7 @@ struct DiagnosticSink {
                 path: file.path,
                 location: file.location(of: offset),
                 notes: notes.map { Diagnostic.Note(message: $0.0, path: file.path, location: file.location(of: $0.1)) }
+                    + notesElsewhere
             )
         )
     }

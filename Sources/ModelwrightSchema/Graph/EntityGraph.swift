@@ -160,6 +160,20 @@ extension EntityGraph {
         public var fromVersion: Int
         /// Custom stages the app implements, in order.
         public var customStages: [CustomStage]
+        /// Losses of data the step accepts.
+        public var acceptedLosses: [AcceptedLoss]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+
+    /// `lossy Entity.property "why"`: data a version step may drop, by names of the previous version.
+    public struct AcceptedLoss: Sendable {
+        /// The entity's name in the previous version.
+        public var entity: String
+        /// The property's name in the previous version; `nil` for the whole entity.
+        public var property: String?
+        /// Why the loss is fine.
+        public var reason: String?
         /// Where it was declared.
         public var range: SourceRange
     }

@@ -781,8 +781,13 @@ struct GraphBuilder {
                     )
                 )
             }
+            let losses = migration.acceptedLosses.map {
+                EntityGraph.AcceptedLoss(
+                    entity: $0.entity.text, property: $0.property?.text, reason: $0.reason, range: $0.range)
+            }
             result = EntityGraph.Migration(
-                fromVersion: migration.fromVersion, customStages: stages, range: migration.range)
+                fromVersion: migration.fromVersion, customStages: stages, acceptedLosses: losses,
+                range: migration.range)
         }
         return result
     }

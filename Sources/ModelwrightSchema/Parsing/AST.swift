@@ -189,7 +189,21 @@ public enum AST {
         public var fromRange: SourceRange
         /// The custom stages, in order.
         public var customStages: [CustomStage]
+        /// The losses of data the step accepts (`lossy …`).
+        public var acceptedLosses: [AcceptedLoss]
         /// From the keyword to the closing brace.
+        public var range: SourceRange
+    }
+
+    /// `lossy User.name "replaced by givenName and familyName"`: data a version step may drop.
+    public struct AcceptedLoss: Sendable {
+        /// The entity, by its name in the previous version.
+        public var entity: Name
+        /// The attribute or relationship, by its name in the previous version; `nil` for the whole entity.
+        public var property: Name?
+        /// Why the loss is fine, for reviewers.
+        public var reason: String?
+        /// From the keyword to the last name.
         public var range: SourceRange
     }
 

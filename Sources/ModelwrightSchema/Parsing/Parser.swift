@@ -243,11 +243,16 @@ struct Parser {
             return nil
         }
         var stages: [AST.CustomStage] = []
+        var losses: [AST.AcceptedLoss] = []
         let end = parseBlock(of: "migration", diagnostics: &diagnostics) { parser, diagnostics in
             let stageDoc = parser.current.docComment
+            if parser.current.isKeyword("lossy") {
+                if let loss = parser.parseAcceptedLoss(diagnostics: &diagnostics) { losses.append(loss) }
+                return
+            }
             guard parser.current.isKeyword("custom") else {
                 diagnostics.error(
-                    "expected a stage ('custom name \"what it does\"'), found \(parser.current.spelling)",
+                    "expected a stage ('custom name \"what it does\"') or an accepted loss ('lossy Entity.property \"why\"'), found \(parser.current.spelling)",
                     at: parser.current.range.start
                 )
                 parser.skipLine()
@@ -275,8 +280,37 @@ struct Parser {
             fromVersion: version,
             fromRange: versionRange,
             customStages: stages,
+            acceptedLosses: losses,
             range: SourceRange(start: start, end: end)
         )
+    }
+
+    /// `lossy User.name "why"` or `lossy Draft`: data the step may drop, accepted on purpose.
+    private mutating func parseAcceptedLoss(diagnostics: inout DiagnosticSink) -> AST.AcceptedLoss? {
+        let start = current.range.start
+        advance()  // lossy
+        guard let entity = expectName("the entity whose data may be lost", diagnostics: &diagnostics) else {
+            skipLine()
+            return nil
+        }
+        var property: AST.Name?
+        if current.kind == .dot {
+            advance()
+            guard let name = expectName("the property whose data may be lost", diagnostics: &diagnostics) else {
+                skipLine()
+                return nil
+            }
+            property = name
+        }
+        var reason: String?
+        if current.kind == .string {
+            reason = current.text
+            advance()
+        }
+        expectEndOfLine(after: "an accepted loss", diagnostics: &diagnostics)
+        return AST.AcceptedLoss(
+            entity: entity, property: property, reason: reason,
+            range: SourceRange(start: start, end: (property ?? entity).range.end))
     }
 
     /// Parses `{ member… }`, calling `member` for each member, and returns the offset after the

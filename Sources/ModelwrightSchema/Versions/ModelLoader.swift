@@ -42,10 +42,10 @@ public enum ModelLoader {
                 path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'"
             )
         }
-        return load(files: files, checkingVersions: true)
+        return load(files: files, checkingVersions: true, folder: path)
     }
 
-    private static func load(files: [String], checkingVersions: Bool) -> ModelLoadResult {
+    private static func load(files: [String], checkingVersions: Bool, folder: String? = nil) -> ModelLoadResult {
         var diagnostics: [Diagnostic] = []
         var compiled: [(graph: EntityGraph, sink: DiagnosticSink)] = []
         for path in files {
@@ -74,19 +74,66 @@ public enum ModelLoader {
             }
         }
         compiled.sort { $0.graph.version < $1.graph.version }
-        let sinks =
+        var sinks =
             checkingVersions
             ? VersionChecker.check(compiled, isComplete: compiled.count == files.count) : compiled.map(\.sink)
-        diagnostics += sinks.flatMap(\.diagnostics)
-        let hasErrors = diagnostics.contains { $0.severity == .error }
-        guard !hasErrors, let first = compiled.first else {
-            return ModelLoadResult(model: nil, diagnostics: diagnostics)
+        guard !diagnostics.contains(where: { $0.severity == .error }), !sinks.contains(where: \.hasErrors),
+            let first = compiled.first
+        else {
+            return ModelLoadResult(model: nil, diagnostics: diagnostics + sinks.flatMap(\.diagnostics))
         }
         let versions = compiled.map { version in
             ModelVersion(
                 path: version.sink.file.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
         }
-        return ModelLoadResult(model: Model(name: first.graph.modelName, versions: versions), diagnostics: diagnostics)
+        if let folder {
+            let (lock, problem) = LockFile.read(folder: folder)
+            if let problem { diagnostics.append(problem) }
+            if let lock { diagnostics += checkFrozen(versions, lock: lock, sinks: &sinks, folder: folder) }
+        }
+        var steps: [VersionStep] = []
+        for index in versions.indices.dropFirst() {
+            steps.append(MigrationPlanner.plan(from: versions[index - 1], to: versions[index], sink: &sinks[index]))
+        }
+        diagnostics += sinks.flatMap(\.diagnostics)
+        guard !diagnostics.contains(where: { $0.severity == .error }) else {
+            return ModelLoadResult(model: nil, diagnostics: diagnostics)
+        }
+        return ModelLoadResult(
+            model: Model(name: first.graph.modelName, versions: versions, steps: steps), diagnostics: diagnostics)
+    }
+
+    /// Reports every frozen version whose file changed or disappeared.
+    private static func checkFrozen(
+        _ versions: [ModelVersion], lock: LockFile, sinks: inout [DiagnosticSink], folder: String
+    ) -> [Diagnostic] {
+        var missing: [Diagnostic] = []
+        let lockPath = (folder.hasSuffix("/") ? folder : folder + "/") + LockFile.fileName
+        for frozen in lock.frozen {
+            guard let index = versions.firstIndex(where: { $0.number == frozen.version }) else {
+                missing.append(
+                    Diagnostic(
+                        severity: .error,
+                        message:
+                            "version \(frozen.version) is frozen in the lock file, but its file '\(VersionChecker.fileName(model: lock.model, version: frozen.version))' is missing; released versions must stay, so stores created with them can be migrated",
+                        path: lockPath, location: nil))
+                continue
+            }
+            let checksum = versions[index].schema.checksum.hexDigits
+            guard checksum != frozen.checksum else { continue }
+            let header = versions[index].graph.headerRange.start
+            sinks[index].error(
+                "version \(frozen.version) is frozen (released): \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open",
+                at: header,
+                notes: [
+                    (
+                        "undo the change here and make it in a new version instead: 'modelwright new-version \(folder)' starts version \((versions.last?.number ?? 0) + 1) as a copy of the current one",
+                        header
+                    )
+                ]
+            )
+        }
+        return missing
     }
 
     private static func failure(_ path: String, _ message: String) -> ModelLoadResult {

@@ -19,6 +19,8 @@ public struct Model: Sendable {
     public let name: String
     /// The versions, numbered 1, 2, 3, … in order.
     public let versions: [ModelVersion]
+    /// The migration from each version to the next, oldest first.
+    public let steps: [VersionStep]
 
     /// The newest version, which the app's code is generated from.
     public var current: ModelVersion? { versions.last }

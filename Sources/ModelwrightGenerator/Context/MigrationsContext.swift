@@ -1,0 +1,46 @@
+import Modelwright
+import ModelwrightSchema
+
+/// The context of the migrations file: one stage per version step, and for every custom stage
+/// the protocol requirements the app implements.
+enum MigrationsContext {
+    static func make(_ model: Model) -> [String: MustacheValue] {
+        var allStages: [MustacheValue] = []
+        let steps = model.steps.map { step -> MustacheValue in
+            let stages = step.customStages.map { stage -> MustacheValue in
+                [
+                    "from": .int(step.from.number),
+                    "to": .int(step.to.number),
+                    "label": .string(stage.label),
+                    "nameLiteral": .string(SwiftSyntax.string(stage.name)),
+                    "labelLiteral": .string(SwiftSyntax.string(stage.label)),
+                    "doc": docLines(stage.doc),
+                    "willMigrate": .string(SwiftSyntax.identifier(stage.name + "WillMigrate")),
+                    "didMigrate": .string(SwiftSyntax.identifier(stage.name + "DidMigrate")),
+                ]
+            }
+            allStages += stages
+            let rewritten = step.rewrittenTables
+            let cost = rewritten.isEmpty ? "in place" : "rewrites " + rewritten.joined(separator: ", ")
+            let kind =
+                step.customStages.isEmpty
+                ? "lightweight" : "custom (" + step.customStages.map(\.name).joined(separator: ", ") + ")"
+            return [
+                "from": .int(step.from.number),
+                "to": .int(step.to.number),
+                "fromName": .string("version\(step.from.number)"),
+                "toName": .string("version\(step.to.number)"),
+                "summary": .string("\(kind), \(cost)"),
+                "isLightweight": .bool(step.customStages.isEmpty),
+                "customStages": .list(stages),
+            ]
+        }
+        return [
+            "protocolName": .string(SwiftSyntax.identifier(model.name + "Migrations")),
+            "hasCustomStages": .bool(!allStages.isEmpty),
+            "hasSteps": .bool(!steps.isEmpty),
+            "steps": .list(steps),
+            "customStages": .list(allStages),
+        ]
+    }
+}

@@ -1,0 +1,62 @@
+import Modelwright
+
+/// The migration from one version of a model to the next: what changed, how each change
+/// migrates, and what the runtime will do to the store's tables.
+public struct VersionStep: Sendable {
+    /// The version the step starts from.
+    public let from: ModelVersion
+    /// The version it ends at.
+    public let to: ModelVersion
+    /// Every change, in the order of the newer version's declarations, removals last.
+    public let changes: [SchemaChange]
+    /// The custom stages the newer version declares for this step.
+    public let customStages: [EntityGraph.CustomStage]
+    /// What the runtime does to the tables, found by running the step on an empty in-memory
+    /// store at generation time; empty when that could not be done.
+    public let operations: [MigrationOperation]
+
+    /// Whether the step is inferred from the schemas alone: every change is lightweight and no
+    /// custom stage is declared.
+    public var isLightweight: Bool {
+        customStages.isEmpty && changes.allSatisfy { $0.kind == .lightweight }
+    }
+
+    /// The tables the step visits row by row (rebuilds, updates, new indexes), which take time
+    /// in proportion to their rows; tables the step creates are empty and left out.
+    public var rewrittenTables: [String] {
+        let created = Set(operations.compactMap { if case .createTable(let table) = $0 { table } else { nil } })
+        return Set(operations.filter { !$0.isConstantTime }.map(\.table)).subtracting(created).sorted()
+    }
+}
+
+/// One change between two versions, classified by how it migrates.
+public struct SchemaChange: Sendable {
+    /// How a change migrates.
+    public enum Kind: String, Sendable, Codable {
+        /// Inferred: nothing is lost and every row gets a value.
+        case lightweight
+        /// A required attribute appears (or becomes required) with no default: a custom stage
+        /// must give existing rows a value.
+        case needsDefault = "needs a default"
+        /// Stored data is dropped: a removed entity, attribute or relationship, or a narrowing.
+        case lossy
+        /// The stored values cannot be converted without the app's code.
+        case needsCustomStage = "needs a custom stage"
+    }
+
+    /// What changed, in words: `add attribute User.isVerified (Bool = false)`.
+    public let summary: String
+    /// How it migrates.
+    public let kind: Kind
+    /// The entity it belongs to, by its name in the newer version (the older one for removals).
+    public let entity: String
+    /// Why the change is acceptable even though it is not lightweight (an accepted loss, a
+    /// custom stage), or `nil`.
+    public let resolution: String?
+    /// A caution that does not stop generation, such as a uniqueness constraint existing rows may break.
+    public let caution: String?
+    /// The table whose rows the change touches.
+    public let table: String
+    /// Where the change is declared, in the newer version's file (an offset).
+    let offset: Int
+}
