@@ -11,7 +11,10 @@ enum ModelwrightCommand {
         COMMANDS:
           validate <model folder or file>...   Check every version of each model and print its checksums.
           generate <model folder> --output <dir>
-                                               Write the model's records, queries and schema as Swift.
+                                               Write the model's records, queries, schema and migrations as Swift.
+          plan <model folder> [--json]         Show how each version step migrates, and what it costs.
+          new-version <model folder>           Start the next version as a copy of the current one.
+          lock <model folder> [--through <N>]  Freeze released versions in the model's lock file.
 
         OPTIONS:
           -h, --help      Show this help, or a command's help with 'modelwright <command> --help'.
@@ -46,6 +49,12 @@ enum ModelwrightCommand {
             return ValidateCommand.run(rest, console: &console)
         case "generate":
             return GenerateCommand.run(rest, console: &console)
+        case "plan":
+            return PlanCommand.run(rest, console: &console)
+        case "new-version":
+            return NewVersionCommand.run(rest, console: &console)
+        case "lock":
+            return LockCommand.run(rest, console: &console)
         default:
             console.printError("error: unknown command '\(command)'")
             console.printError("")

@@ -267,7 +267,10 @@ private struct StageRun {
         }
         actual = try StoreSchema.read(connection)
         for table in tableOrder {
-            guard let have = actual.tables[table], let want = expected.tables[table], have != want else { continue }
+            // Indexes alone never need a rebuild: they are dropped and created below.
+            guard let have = actual.tables[table], let want = expected.tables[table], !have.hasShape(of: want) else {
+                continue
+            }
             try rebuild(table, have: have, want: want)
         }
         try synchronizeIndexes()

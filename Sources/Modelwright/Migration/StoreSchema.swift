@@ -33,8 +33,12 @@ struct StoreSchema: Sendable, Equatable {
         var isWithoutRowID: Bool
 
         static func == (lhs: Table, rhs: Table) -> Bool {
-            lhs.columns == rhs.columns && lhs.indexes == rhs.indexes && lhs.foreignKeys == rhs.foreignKeys
-                && lhs.isWithoutRowID == rhs.isWithoutRowID
+            lhs.hasShape(of: rhs) && lhs.indexes == rhs.indexes
+        }
+
+        /// Whether the two tables have the same columns and foreign keys, whatever their indexes.
+        func hasShape(of other: Table) -> Bool {
+            columns == other.columns && foreignKeys == other.foreignKeys && isWithoutRowID == other.isWithoutRowID
         }
     }
 

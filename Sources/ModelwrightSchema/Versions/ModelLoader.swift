@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 
 /// What loading a model gave: the model when it is valid, and every diagnostic either way.
 public struct ModelLoadResult: Sendable {
@@ -90,6 +91,20 @@ public enum ModelLoader {
             let (lock, problem) = LockFile.read(folder: folder)
             if let problem { diagnostics.append(problem) }
             if let lock { diagnostics += checkFrozen(versions, lock: lock, sinks: &sinks, folder: folder) }
+        }
+        // Stages are keyed by checksum: two versions with one checksum would make a store's version ambiguous.
+        var seenChecksums: [SchemaChecksum: Int] = [:]
+        for (index, version) in versions.enumerated() {
+            let checksum = version.schema.checksum
+            if let earlier = seenChecksums[checksum] {
+                sinks[index].error(
+                    "version \(version.number) has the same structure as version \(earlier) (checksum \(checksum)), so a store could not tell them apart; change something that shapes the store, or remove this version",
+                    at: version.graph.headerRange.start)
+            }
+            seenChecksums[checksum] = seenChecksums[checksum] ?? version.number
+        }
+        guard !sinks.contains(where: \.hasErrors) else {
+            return ModelLoadResult(model: nil, diagnostics: diagnostics + sinks.flatMap(\.diagnostics))
         }
         var steps: [VersionStep] = []
         for index in versions.indices.dropFirst() {

@@ -1,0 +1,64 @@
+import Foundation
+
+/// Starts the next version of a model as a copy of its current one.
+public enum NewVersion {
+    /// The text of version N+1, copied from version N: the header's number raised, and what
+    /// described the step *into* version N removed (`@renamed(from:)` annotations and the
+    /// `migration from` block with its doc comment), since the new step starts with no changes.
+    public static func text(after version: ModelVersion) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: version.path))
+        var bytes = [UInt8](data)
+        let graph = version.graph
+        var removals: [Range<Int>] = []
+        for entity in graph.entities {
+            let ranges =
+                [entity.renameRange] + entity.attributes.map(\.renameRange) + entity.relationships.map(\.renameRange)
+            for range in ranges.compactMap({ $0 }) {
+                // The space before the annotation goes too.
+                let start =
+                    range.start > 0 && bytes[range.start - 1] == UInt8(ascii: " ") ? range.start - 1 : range.start
+                removals.append(start..<range.end)
+            }
+        }
+        if let migration = graph.migration {
+            var start = lineStart(of: migration.range.start, in: bytes)
+            // Its doc comment lines and the blank line before them.
+            while start > 0 {
+                let previous = lineStart(of: start - 1, in: bytes)
+                let line = String(decoding: bytes[previous..<start], as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                guard line.hasPrefix("///") || line.isEmpty else { break }
+                start = previous
+            }
+            var end = migration.range.end
+            while end < bytes.count, bytes[end] == UInt8(ascii: "\n") || bytes[end] == UInt8(ascii: " ") { end += 1 }
+            removals.append(start..<end)
+        }
+        for range in removals.sorted(by: { $0.lowerBound > $1.lowerBound }) {
+            bytes.removeSubrange(range)
+        }
+        var text = String(decoding: bytes, as: UTF8.self)
+        if !text.hasSuffix("\n") { text += "\n" }
+        // The header, `model Name version N`, comes before everything removed, so its offset holds.
+        let headerStart = text.utf8.index(text.startIndex, offsetBy: min(graph.headerRange.start, text.utf8.count))
+        if let range = text.range(
+            of: "version\\s+\(version.number)\\b", options: .regularExpression,
+            range: headerStart..<text.endIndex)
+        {
+            text.replaceSubrange(range, with: "version \(version.number + 1)")
+        }
+        return text
+    }
+
+    /// The path of version N+1's file beside version N's.
+    public static func path(after version: ModelVersion, model: String) -> String {
+        let folder = URL(fileURLWithPath: version.path).deletingLastPathComponent()
+        return folder.appendingPathComponent(VersionChecker.fileName(model: model, version: version.number + 1)).path
+    }
+
+    private static func lineStart(of offset: Int, in bytes: [UInt8]) -> Int {
+        var index = offset
+        while index > 0, bytes[index - 1] != UInt8(ascii: "\n") { index -= 1 }
+        return index
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import ModelwrightSchema
+
+/// `modelwright lock`: freezes released versions in the model's lock file.
+enum LockCommand {
+    static let usage = """
+        OVERVIEW: Freeze released versions: record their checksums in the model folder's
+        modelwright-lock.json, so that editing one later is an error.
+
+        USAGE: modelwright lock <model folder> [--through <version>]
+
+        ARGUMENTS:
+          <model folder>         A folder holding one '<Model>.v<N>.model' file per version.
+
+        OPTIONS:
+          --through <version>    Freeze versions 1 through this one (default: every version).
+          -h, --help             Show this help.
+
+        Run it when you release the app; commit the lock file with the model.
+        Exit codes: 0 locked, 1 problems in the input, 2 usage error.
+        """
+
+    static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
+        if arguments.contains("-h") || arguments.contains("--help") {
+            console.print(usage)
+            return .success
+        }
+        var folder: String?
+        var through: Int?
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            if argument == "--through" {
+                guard let value = rest.popFirst().flatMap({ Int($0) }), value >= 1 else {
+                    console.printError("error: '--through' needs a version number\n\n\(usage)")
+                    return .usage
+                }
+                through = value
+            } else if argument.hasPrefix("-") || folder != nil {
+                console.printError("error: unexpected argument '\(argument)'\n\n\(usage)")
+                return .usage
+            } else {
+                folder = argument
+            }
+        }
+        guard let folder else {
+            console.printError("error: missing the model folder\n\n\(usage)")
+            return .usage
+        }
+        guard let model = CommandSupport.loadModel(folder, console: &console) else { return .invalidInput }
+        let last = model.versions.last?.number ?? 0
+        guard (through ?? last) <= last else {
+            console.printError("error: '\(model.name)' has no version \(through ?? last); its newest is \(last)")
+            return .invalidInput
+        }
+        let lock = LockFile.freezing(model, through: through ?? last)
+        let path = URL(fileURLWithPath: folder).appendingPathComponent(LockFile.fileName)
+        do {
+            let unchanged = FileManager.default.contents(atPath: path.path) == (try lock.encoded())
+            if !unchanged { try lock.encoded().write(to: path, options: .atomic) }
+            console.print(
+                "\(unchanged ? "unchanged" : "wrote") \(path.path): versions 1–\(through ?? last) of \(model.name) are frozen"
+            )
+            return .success
+        } catch {
+            console.printError("\(path.path): error: cannot write the lock file: \(error.localizedDescription)")
+            return .invalidInput
+        }
+    }
+}
+
+/// What several commands share.
+enum CommandSupport {
+    /// Loads a model, printing its diagnostics; `nil` when it has errors.
+    static func loadModel(_ path: String, console: inout some Console) -> Model? {
+        let result = ModelLoader.load(path: path)
+        for diagnostic in result.diagnostics {
+            console.printError(diagnostic.description)
+        }
+        return result.model
+    }
+}

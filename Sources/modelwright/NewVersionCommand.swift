@@ -1,0 +1,50 @@
+import Foundation
+import ModelwrightSchema
+
+/// `modelwright new-version`: starts the next version as a copy of the current one.
+enum NewVersionCommand {
+    static let usage = """
+        OVERVIEW: Start the next version of a model as a copy of the current one.
+
+        USAGE: modelwright new-version <model folder>
+
+        Writes '<Model>.v<N+1>.model' beside the others: the current version with its header
+        raised to N+1, and without the '@renamed(from:)' annotations and 'migration from' block
+        that described the step into version N. Edit the new file; 'modelwright plan' shows
+        what the step will do.
+
+        OPTIONS:
+          -h, --help   Show this help.
+
+        Exit codes: 0 written, 1 problems in the input, 2 usage error.
+        """
+
+    static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
+        if arguments.contains("-h") || arguments.contains("--help") {
+            console.print(usage)
+            return .success
+        }
+        guard arguments.count == 1, let folder = arguments.first, !folder.hasPrefix("-") else {
+            console.printError("error: expected exactly one model folder\n\n\(usage)")
+            return .usage
+        }
+        guard let model = CommandSupport.loadModel(folder, console: &console), let current = model.current else {
+            return .invalidInput
+        }
+        let path = NewVersion.path(after: current, model: model.name)
+        guard !FileManager.default.fileExists(atPath: path) else {
+            console.printError("\(path): error: the file already exists; it was left untouched")
+            return .invalidInput
+        }
+        do {
+            try Data(try NewVersion.text(after: current).utf8).write(
+                to: URL(fileURLWithPath: path), options: .withoutOverwriting)
+        } catch {
+            console.printError("\(path): error: cannot write the new version: \(error.localizedDescription)")
+            return .invalidInput
+        }
+        console.print(
+            "wrote \(path): version \(current.number + 1) of \(model.name), a copy of version \(current.number)")
+        return .success
+    }
+}

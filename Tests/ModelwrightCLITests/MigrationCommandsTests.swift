@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+@testable import ModelwrightCLI
+
+/// `plan`, `new-version` and `lock`, used as a developer would between releases.
+struct MigrationCommandsTests {
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    private static func run(_ arguments: [String]) -> (ExitCode, BufferConsole) {
+        var console = BufferConsole()
+        let code = ModelwrightCommand.run(arguments, console: &console)
+        return (code, console)
+    }
+
+    /// A copy of Models/Trips in a temporary folder.
+    private static func tripsCopy() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)/Trips")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for version in 1...3 {
+            try FileManager.default.copyItem(
+                at: root.appendingPathComponent("Models/Trips/Trips.v\(version).model"),
+                to: folder.appendingPathComponent("Trips.v\(version).model"))
+        }
+        return folder
+    }
+
+    @Test func planShowsEveryStepWithItsClassAndCost() throws {
+        let (code, console) = Self.run(["plan", Self.root.appendingPathComponent("Models/Trips").path])
+        #expect(code == .success)
+        let lines = console.output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "Trips: 3 versions, 2 steps")
+        #expect(lines.contains { $0.hasPrefix("Version 1 → 2 (") && $0.hasSuffix("): lightweight, in place") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("Version 2 → 3 (") && $0.hasSuffix("): custom stage splitName, rewrites Trip, User")
+            })
+        #expect(lines.contains("  lightweight          rename attribute Organization.title to name (in place)"))
+        #expect(
+            lines.contains {
+                $0.hasPrefix(
+                    "  lossy                remove attribute User.name [accepted: split into givenName and familyName")
+            })
+
+        let (jsonCode, json) = Self.run(["plan", Self.root.appendingPathComponent("Models/Trips").path, "--json"])
+        #expect(jsonCode == .success)
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        let steps = try #require(object?["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["isLightweight"] as? Bool } == [true, false])
+        #expect((steps[1]["customStages"] as? [String]) == ["splitName"])
+    }
+
+    @Test func newVersionThenLockThenEditingAFrozenVersionFails() throws {
+        let folder = try Self.tripsCopy()
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let (lockCode, lock) = Self.run(["lock", folder.path])
+        #expect(lockCode == .success)
+        #expect(lock.output.hasSuffix("versions 1–3 of Trips are frozen\n"))
+        #expect(Self.run(["lock", folder.path]).1.output.hasPrefix("unchanged "))
+
+        let (newCode, new) = Self.run(["new-version", folder.path])
+        #expect(newCode == .success)
+        #expect(new.output.contains("Trips.v4.model: version 4 of Trips, a copy of version 3"))
+        let v4 = try String(contentsOf: folder.appendingPathComponent("Trips.v4.model"), encoding: .utf8)
+        #expect(v4.contains("model Trips version 4") && !v4.contains("migration from") && !v4.contains("@renamed"))
+        // An unchanged copy has version 3's checksum: the planner refuses it until it changes.
+        #expect(Self.run(["validate", folder.path]).1.errors.contains("version 4 has the same structure as version 3"))
+        #expect(Self.run(["new-version", folder.path]).0 == .invalidInput)
+
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("Trips.v4.model"))
+        let v3 = folder.appendingPathComponent("Trips.v3.model")
+        let edited = try String(contentsOf: v3, encoding: .utf8).replacingOccurrences(
+            of: "    logo: Data?", with: "    logo: Data?\n    motto: String?")
+        try Data(edited.utf8).write(to: v3)
+        let (code, console) = Self.run(["validate", folder.path])
+        #expect(code == .invalidInput)
+        #expect(console.errors.contains("Trips.v3.model:2:7: error: version 3 is frozen (released)"))
+        #expect(
+            console.errors.contains(
+                "note: undo the change here and make it in a new version instead: 'modelwright new-version"))
+    }
+
+    @Test func usageErrors() {
+        #expect(Self.run(["plan"]).0 == .usage)
+        #expect(Self.run(["lock", "a", "b"]).0 == .usage)
+        #expect(Self.run(["lock", "a", "--through"]).0 == .usage)
+        #expect(Self.run(["new-version"]).0 == .usage)
+        #expect(Self.run(["plan", "--help"]).1.output.contains("USAGE: modelwright plan"))
+    }
+}

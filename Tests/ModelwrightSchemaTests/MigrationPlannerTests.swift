@@ -1,0 +1,217 @@
+import Foundation
+import Modelwright
+import Testing
+
+@testable import ModelwrightSchema
+
+/// The planner classifies every change between adjacent versions and refuses, at the offending
+/// line, what the newer version does not account for.
+struct MigrationPlannerTests {
+    private static let v1 = """
+        model Shop version 1
+        entity Product {
+            name: String
+            price: Int32
+            notes: String?
+            stock: Int16 = 0
+        }
+        entity Draft {
+            text: String
+        }
+        """
+
+    /// Loads v1 and the given v2 (and more files), returning the result and `file:line:column: severity: message` lines.
+    private static func load(_ v2: String, extra: [String: String] = [:]) throws -> (ModelLoadResult, [String]) {
+        let folder = try temporaryModelFolder(
+            named: "Shop", files: ["Shop.v1.model": v1, "Shop.v2.model": v2].merging(extra) { _, new in new })
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let result = ModelLoader.load(path: folder.path)
+        return (result, result.diagnostics.map(Self.line))
+    }
+
+    private static func line(_ diagnostic: Diagnostic) -> String {
+        let file = diagnostic.path.split(separator: "/").last.map(String.init) ?? ""
+        return
+            "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
+    }
+
+    private static func kinds(_ result: ModelLoadResult) throws -> [String] {
+        try #require(result.model).steps[0].changes.map { "\($0.kind.rawValue): \($0.summary)" }
+    }
+
+    @Test func lightweightChangesAreInferredAndRunInPlace() throws {
+        let (result, lines) = try Self.load(
+            """
+            model Shop version 2
+            entity Item {
+                title: String @renamed(from: name)
+                price: Int64
+                notes: String?
+                stock: Int16 = 0
+                sku: String?
+                isListed: Bool = true
+                @renamed(from: Product)
+            }
+            entity Draft {
+                text: String
+            }
+            """)
+        #expect(lines == [])
+        #expect(
+            try Self.kinds(result) == [
+                "lightweight: rename entity Product to Item",
+                "lightweight: rename attribute Item.name to title",
+                "lightweight: change the type of Item.price from Int32 to Int64 (widening)",
+                "lightweight: add attribute Item.sku (String?)",
+                "lightweight: add attribute Item.isListed (Bool = true)",
+            ])
+        let step = try #require(result.model?.steps.first)
+        #expect(step.isLightweight)
+        #expect(step.rewrittenTables == [])
+        #expect(step.operations.contains(.renameTable(from: "Product", to: "Item")))
+    }
+
+    @Test func unaccountedChangesAreErrorsAtTheirDeclaration() throws {
+        let (result, lines) = try Self.load(
+            """
+            model Shop version 2
+            entity Product {
+                title: String
+                price: Int16
+                stock: Int16 = 0
+                barcode: String
+                tags: Codable<[String]>?
+            }
+            """)
+        #expect(result.model == nil)
+        #expect(
+            lines == [
+                "Shop.v2.model:1:7: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): remove entity Draft loses data",
+                "Shop.v2.model:2:1: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): remove attribute Product.name loses data",
+                "Shop.v2.model:2:1: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): remove attribute Product.notes loses data",
+                "Shop.v2.model:3:5: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): add attribute Product.title (String) needs a default",
+                "Shop.v2.model:4:5: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): change the type of Product.price from Int32 to Int16 (narrowing: large values are cut) loses data",
+                "Shop.v2.model:6:5: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): add attribute Product.barcode (String) needs a default",
+            ])
+        // A removal beside an addition of the same type suggests a rename; nothing is guessed.
+        let removal = try #require(result.diagnostics.first { $0.message.contains("Product.name") })
+        #expect(
+            removal.notes.map(\.message).first == "if 'name' became 'title', write '@renamed(from: name)' on 'title'")
+        #expect(
+            removal.notes.map(\.message).last
+                == "to accept the loss, write 'lossy Product.name \"why\"' in 'migration from 1 { … }'")
+    }
+
+    @Test func lossyAcknowledgementsAndCustomStagesAccountForChanges() throws {
+        let (result, lines) = try Self.load(
+            """
+            model Shop version 2
+            entity Product {
+                title: String
+                price: Int16
+                stock: Int16 = 0
+                origin: Data
+            }
+            migration from 1 {
+                custom fillTitles "Copy names into titles"
+                lossy Product.name "copied into title by fillTitles"
+                lossy Product.price "prices never exceed Int16"
+                lossy Product.notes
+                lossy Draft "drafts were never synced"
+                lossy Product.stock "nothing to lose"
+            }
+            """)
+        #expect(
+            lines == [
+                "Shop.v2.model:14:5: warning: 'lossy Product.stock' accepts a loss this step does not have; remove it"
+            ])
+        let step = try #require(result.model?.steps.first)
+        #expect(!step.isLightweight)
+        #expect(step.customStages.map(\.name) == ["fillTitles"])
+        #expect(
+            step.changes.first { $0.summary.hasPrefix("remove entity Draft") }?.resolution
+                == "accepted: drafts were never synced")
+        #expect(step.changes.first { $0.summary.contains("origin") }?.kind == .needsDefault)
+        #expect(step.changes.first { $0.summary.contains("origin") }?.resolution == "custom stage fillTitles")
+        #expect(step.rewrittenTables == ["Draft", "Product"])  // Draft is dropped, Product rebuilt
+    }
+
+    @Test func typeChangesAreClassified() {
+        let cases: [(AttributeType, AttributeType, SchemaChange.Kind?)] = [
+            (.int16, .int64, .lightweight), (.int64, .int32, .lossy), (.int32, .double, .lightweight),
+            (.int64, .double, .lossy), (.float, .double, .lightweight), (.double, .float, .lossy),
+            (.int, .string, .lightweight), (.string, .int, .needsCustomStage), (.date, .string, .needsCustomStage),
+            (.string, .string, nil), (.codable(typeName: "A"), .codable(typeName: "B"), .needsCustomStage),
+        ]
+        for (old, new, kind) in cases {
+            #expect(MigrationPlanner.typeChange(from: old, to: new)?.0 == kind, "\(old) → \(new)")
+        }
+    }
+
+    @Test func identicalVersionsAreRefusedBecauseTheirChecksumsCollide() throws {
+        let (result, lines) = try Self.load(Self.v1.replacingOccurrences(of: "version 1", with: "version 2"))
+        #expect(result.model == nil)
+        #expect(lines.count == 1)
+        #expect(
+            lines.first?.hasPrefix("Shop.v2.model:1:7: error: version 2 has the same structure as version 1") == true)
+    }
+
+    @Test func editingAFrozenVersionIsAnErrorThatSaysWhatToDo() throws {
+        let original = try Self.load(
+            Self.v1.replacingOccurrences(of: "version 1", with: "version 2") + "\nentity Tag { name: String }\n")
+        let model = try #require(original.0.model)
+        let lock = String(decoding: try LockFile.freezing(model, through: 1).encoded(), as: UTF8.self)
+        #expect(lock.contains("\"version\" : 1") && !lock.contains("\"version\" : 2"))
+
+        // Editing a doc comment in a frozen version is fine; changing its structure is not.
+        let documented = Self.v1.replacingOccurrences(of: "entity Draft", with: "/// Unsent text.\nentity Draft")
+        let v2 = Self.v1.replacingOccurrences(of: "version 1", with: "version 2") + "\nentity Tag { name: String }\n"
+        let (fine, fineLines) = try Self.load(v2, extra: ["Shop.v1.model": documented, LockFile.fileName: lock])
+        #expect(fine.model != nil && fineLines == [])
+
+        let edited = Self.v1.replacingOccurrences(of: "notes: String?", with: "notes: String?\n    color: String?")
+        let (result, lines) = try Self.load(v2, extra: ["Shop.v1.model": edited, LockFile.fileName: lock])
+        #expect(result.model == nil)
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("Shop.v1.model:1:7: error: version 1 is frozen (released)") == true)
+        #expect(result.diagnostics.first?.notes.first?.message.contains("modelwright new-version") == true)
+    }
+
+    @Test func newVersionCopiesTheCurrentOneWithoutItsStep() throws {
+        let v2 = """
+            /// The shop.
+            model Shop version 2
+            entity Product {
+                title: String @renamed(from: name)
+                price: Int32
+                notes: String?
+                stock: Int16 = 0
+            }
+
+            /// Drafts were local only.
+            migration from 1 {
+                lossy Draft
+            }
+            """
+        let (result, _) = try Self.load(v2)
+        let current = try #require(result.model?.current)
+        let folder = try temporaryModelFolder(named: "Shop", files: ["Shop.v2.model": v2])
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let copy = try NewVersion.text(
+            after: ModelVersion(
+                path: folder.appendingPathComponent("Shop.v2.model").path, graph: current.graph, schema: current.schema)
+        )
+        #expect(
+            copy == """
+                /// The shop.
+                model Shop version 3
+                entity Product {
+                    title: String
+                    price: Int32
+                    notes: String?
+                    stock: Int16 = 0
+                }
+
+                """)
+    }
+}
