@@ -58,7 +58,9 @@ let package = Package(
             dependencies: ["Trips", "ModelwrightGenerator", "ModelwrightSchema"],
             exclude: ["Golden"]
         ),
-        .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright"]),
+        .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright", "MigrationCrashProbe"]),
+        // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
+        .executableTarget(name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),
         .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
