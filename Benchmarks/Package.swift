@@ -34,6 +34,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        .executableTarget(
+            name: "MigrationBenchmarks",
+            dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
