@@ -60,7 +60,8 @@ let package = Package(
         ),
         .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright", "MigrationCrashProbe"]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
-        .executableTarget(name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),
+        .executableTarget(
+            name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),
         .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),

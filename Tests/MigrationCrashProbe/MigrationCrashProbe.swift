@@ -47,7 +47,8 @@ struct MigrationCrashProbe {
                         MigrationStage.CustomStep(name: "initials", label: "Fill initials") { context in
                             for (index, row) in try context.rows(of: "Person").enumerated() {
                                 guard case .text(let name) = row["name"] else { continue }
-                                try context.update("Person", id: row.id, set: ["initial": .text(String(name.prefix(1)))])
+                                try context.update(
+                                    "Person", id: row.id, set: ["initial": .text(String(name.prefix(1)))])
                                 if point == "2:hook", index == 500 { kill(getpid(), SIGKILL) }
                             }
                         }
@@ -79,9 +80,13 @@ struct MigrationCrashProbe {
                 if point == "\(progress.stage):\(event)" { kill(getpid(), SIGKILL) }
             }
         case "check":
-            print("version=\(try value(url, "SELECT value FROM _modelwright_metadata WHERE key = 'version'")) integrity=\(try value(url, "PRAGMA integrity_check"))")
+            print(
+                "version=\(try value(url, "SELECT value FROM _modelwright_metadata WHERE key = 'version'")) integrity=\(try value(url, "PRAGMA integrity_check"))"
+            )
             _ = try Store(url: url, migrationPlan: plan(killAt: nil))
-            print("rows=\(try value(url, "SELECT count(*) FROM Person")) filled=\(try value(url, "SELECT count(*) FROM Person WHERE length(initial) = 1"))")
+            print(
+                "rows=\(try value(url, "SELECT count(*) FROM Person")) filled=\(try value(url, "SELECT count(*) FROM Person WHERE length(initial) = 1"))"
+            )
         default:
             exit(2)
         }
@@ -89,7 +94,8 @@ struct MigrationCrashProbe {
 
     static func sql(_ url: URL, _ statement: String) throws {
         var handle: OpaquePointer?
-        guard sqlite3_open(url.path, &handle) == SQLITE_OK, sqlite3_exec(handle, statement, nil, nil, nil) == SQLITE_OK else {
+        guard sqlite3_open(url.path, &handle) == SQLITE_OK, sqlite3_exec(handle, statement, nil, nil, nil) == SQLITE_OK
+        else {
             throw ProbeError(message: String(cString: sqlite3_errmsg(handle)))
         }
         sqlite3_close(handle)
@@ -102,7 +108,8 @@ struct MigrationCrashProbe {
             sqlite3_finalize(statement)
             sqlite3_close(handle)
         }
-        guard sqlite3_open(url.path, &handle) == SQLITE_OK, sqlite3_prepare_v2(handle, query, -1, &statement, nil) == SQLITE_OK,
+        guard sqlite3_open(url.path, &handle) == SQLITE_OK,
+            sqlite3_prepare_v2(handle, query, -1, &statement, nil) == SQLITE_OK,
             sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0)
         else { throw ProbeError(message: String(cString: sqlite3_errmsg(handle))) }
         return String(cString: text)

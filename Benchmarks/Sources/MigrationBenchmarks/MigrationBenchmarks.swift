@@ -16,17 +16,22 @@ import Modelwright
 /// a fresh store's.
 @main
 struct MigrationBenchmarks {
-    static let v1 = schema(1, [
-        AttributeDescription(name: "name", type: .string),
-        AttributeDescription(name: "age", type: .int64),
-        AttributeDescription(name: "note", type: .string, isOptional: true),
-    ])
-    static let added = schema(2, v1.entities[0].attributes + [AttributeDescription(name: "email", type: .string, isOptional: true)])
-    static let renamed = schema(2, [
-        AttributeDescription(name: "fullName", type: .string, renamedFrom: "name"),
-        AttributeDescription(name: "age", type: .int64),
-        AttributeDescription(name: "note", type: .string, isOptional: true),
-    ])
+    static let v1 = schema(
+        1,
+        [
+            AttributeDescription(name: "name", type: .string),
+            AttributeDescription(name: "age", type: .int64),
+            AttributeDescription(name: "note", type: .string, isOptional: true),
+        ])
+    static let added = schema(
+        2, v1.entities[0].attributes + [AttributeDescription(name: "email", type: .string, isOptional: true)])
+    static let renamed = schema(
+        2,
+        [
+            AttributeDescription(name: "fullName", type: .string, renamedFrom: "name"),
+            AttributeDescription(name: "age", type: .int64),
+            AttributeDescription(name: "note", type: .string, isOptional: true),
+        ])
     static let removed = schema(2, Array(v1.entities[0].attributes.prefix(2)))
 
     static func schema(_ version: Int, _ attributes: [AttributeDescription]) -> SchemaDescription {
@@ -38,11 +43,13 @@ struct MigrationBenchmarks {
     static func main() throws {
         let arguments = CommandLine.arguments
         func option(_ name: String, _ fallback: Int) -> Int {
-            arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? fallback
+            arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil }
+                ?? fallback
         }
         let large = option("--rows", 1_000_000)
         let repetitions = option("--repetitions", 3)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migration-bench-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "migration-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let small = try template(rows: 10_000, in: folder)
@@ -89,12 +96,15 @@ struct MigrationBenchmarks {
         let rebuild = try best { try migrate(big, to: removed) }
         print(
             String(
-                format: "table rebuild (remove a column), %d rows: %.1f ms; raw INSERT INTO … SELECT copy: %.1f ms; ratio %.2f×",
+                format:
+                    "table rebuild (remove a column), %d rows: %.1f ms; raw INSERT INTO … SELECT copy: %.1f ms; ratio %.2f×",
                 large, rebuild, raw, rebuild / raw))
     }
 
     static func line(_ name: String, _ rows: (Int, Int), _ small: Double, _ large: Double) -> String {
-        String(format: "%@: %.1f ms at %d rows, %.1f ms at %d rows (ratio %.2f×)", name, small, rows.0, large, rows.1, large / small)
+        String(
+            format: "%@: %.1f ms at %d rows, %.1f ms at %d rows (ratio %.2f×)", name, small, rows.0, large, rows.1,
+            large / small)
     }
 
     static func milliseconds(since start: DispatchTime) -> Double {

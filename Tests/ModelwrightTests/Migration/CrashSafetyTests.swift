@@ -8,7 +8,8 @@ import Testing
 struct CrashSafetyTests {
     /// The probe is built into the same folder as the tests: the main bundle's folder on Linux,
     /// the folder around the `.xctest` bundle on Apple platforms.
-    private static let probe = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+    private static let probe =
+        [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
         .map { $0.appendingPathComponent("MigrationCrashProbe").path }
         .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "MigrationCrashProbe"
 
@@ -21,12 +22,17 @@ struct CrashSafetyTests {
         try process.run()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, process.terminationReason == .uncaughtSignal, String(decoding: output, as: UTF8.self))
+        return (
+            process.terminationStatus, process.terminationReason == .uncaughtSignal,
+            String(decoding: output, as: UTF8.self)
+        )
     }
 
     @Test(
         "killed at a point, the store is at the expected version, intact, and finishes migrating",
-        arguments: [("1:started", 1), ("1:copied", 1), ("1:committed", 2), ("2:started", 2), ("2:hook", 2), ("2:copied", 2)])
+        arguments: [
+            ("1:started", 1), ("1:copied", 1), ("1:committed", 2), ("2:started", 2), ("2:hook", 2), ("2:copied", 2),
+        ])
     func killedMidMigration(point: String, expectedVersion: Int) throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.probe), "build the MigrationCrashProbe target")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
