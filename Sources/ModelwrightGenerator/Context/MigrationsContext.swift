@@ -9,6 +9,8 @@ enum MigrationsContext {
         let steps = model.steps.map { step -> MustacheValue in
             let stages = step.customStages.map { stage -> MustacheValue in
                 [
+                    // swift-format wants a trailing comma only when the list holds more than one element.
+                    "separator": .string(step.customStages.count > 1 ? "," : ""),
                     "from": .int(step.from.number),
                     "to": .int(step.to.number),
                     "label": .string(stage.label),
