@@ -12,6 +12,10 @@ enum ModelwrightCommand {
           validate <model folder or file>...   Check every version of each model and print its checksums.
           generate <model folder> --output <dir>
                                                Write the model's records, queries and schema as Swift.
+          import-coredata <bundle.xcdatamodeld> --output <model folder>
+                                               Import every version of a Core Data model as schema files.
+          export-coredata <model folder> --output <Name.xcdatamodeld>
+                                               Write every version of a model as a Core Data model bundle.
 
         OPTIONS:
           -h, --help      Show this help, or a command's help with 'modelwright <command> --help'.
@@ -46,6 +50,10 @@ enum ModelwrightCommand {
             return ValidateCommand.run(rest, console: &console)
         case "generate":
             return GenerateCommand.run(rest, console: &console)
+        case "import-coredata":
+            return ImportCoreDataCommand.run(rest, console: &console)
+        case "export-coredata":
+            return ExportCoreDataCommand.run(rest, console: &console)
         default:
             console.printError("error: unknown command '\(command)'")
             console.printError("")
