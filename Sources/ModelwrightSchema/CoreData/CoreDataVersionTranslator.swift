@@ -74,7 +74,8 @@ struct CoreDataVersionTranslator {
         reportModelLevel()
         collectEntities()
         var lines = ["/// \(header)", "model \(modelName) version \(number)"]
-        for entity in model.entities.sorted(by: { $0.name < $1.name }) where entityNames[entity.name] != nil {
+        for entity in model.entities.sorted(by: { XcodeOrder.precedes($0.name, $1.name) })
+        where entityNames[entity.name] != nil {
             lines.append("")
             lines += render(entity)
         }
@@ -110,7 +111,7 @@ struct CoreDataVersionTranslator {
     /// Decides the schema names of every entity and property, and what will be imported.
     private mutating func collectEntities() {
         var usedTypeNames: Set<String> = []
-        for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+        for entity in model.entities.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
             guard !entity.name.isEmpty else {
                 warn("an entity without a name is not imported", at: entity.location)
                 continue
@@ -156,7 +157,7 @@ struct CoreDataVersionTranslator {
             var used: Set<String> = []
             var names: [String: String] = [:]
             var types: [String: String] = [:]
-            for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
+            for attribute in entity.attributes.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
                 guard let type = schemaType(of: attribute, in: name) else { continue }
                 var schemaName = CoreDataNames.memberName(attribute.name)
                 while used.contains(schemaName) { schemaName += "_" }
@@ -165,7 +166,7 @@ struct CoreDataVersionTranslator {
                 types[attribute.name] = type
             }
             var kept: [CoreDataModel.Relationship] = []
-            for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
+            for relationship in entity.relationships.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
                 guard entities[relationship.destinationEntity] != nil else {
                     warn(
                         "relationship '\(name).\(relationship.name)' is not imported: its destination '\(relationship.destinationEntity)' is not an entity of the model",
@@ -240,7 +241,7 @@ struct CoreDataVersionTranslator {
             })
         var uniqueWritten: Set<String> = []
         var indexed: [[String]] = []
-        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
+        for attribute in entity.attributes.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
             guard let type = types[attribute.name], let schemaName = names[attribute.name] else { continue }
             var line = "    \(schemaName): \(type)\(attribute.isOptional ? "?" : "")"
             if let literal = defaultLiteral(of: attribute, type: type, in: name) { line += " = \(literal)" }
