@@ -56,7 +56,9 @@ let package = Package(
             exclude: ["Golden"]
         ),
         .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright"]),
-        .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"]),
+        // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
+        .testTarget(
+            name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"], exclude: ["CoreData/Fixtures"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
     ],

@@ -135,7 +135,7 @@ private struct VersionExport {
         for entity in graph.entities {
             model.entities.append(export(entity, previous: previous))
         }
-        model.entities.sort { XcodeOrder.precedes($0.name, $1.name) }
+        model.entities = XcodeOrder.sorted(model.entities, by: \.name)
         if let migration = graph.migration {
             for stage in migration.customStages {
                 warn(
@@ -184,8 +184,8 @@ private struct VersionExport {
             result.relationships.append(exported)
         }
         identifiers.properties[entity.name] = propertyIdentifiers
-        result.attributes.sort { XcodeOrder.precedes($0.name, $1.name) }
-        result.relationships.sort { XcodeOrder.precedes($0.name, $1.name) }
+        result.attributes = XcodeOrder.sorted(result.attributes, by: \.name)
+        result.relationships = XcodeOrder.sorted(result.relationships, by: \.name)
         result.uniquenessConstraints = entity.uniquenessConstraints.map { constraint in
             constraint.map { coreDataName(ofProperty: $0, in: owner(of: $0, from: entity)) }
         }

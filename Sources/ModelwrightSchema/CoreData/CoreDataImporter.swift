@@ -84,10 +84,11 @@ public enum CoreDataImporter {
             }
         }
         var models: [CoreDataModel] = []
-        for version in versions {
-            do {
-                models.append(try CoreDataReader.read(path: version.contentsPath))
-            } catch {
+        for read in readAll(versions) {
+            switch read {
+            case .success(let model):
+                models.append(model)
+            case .failure(let error):
                 diagnostics.append(
                     Diagnostic(
                         severity: .error, message: error.message, path: error.path,
@@ -137,6 +138,44 @@ public enum CoreDataImporter {
                     versionName: versionName))
         }
         return Result(modelName: modelName, files: files, diagnostics: diagnostics)
+    }
+
+    /// Reads every version's XML, several at a time: parsing is most of an import's work, and
+    /// each version's file is independent of the others. Results come back in version order.
+    private static func readAll(_ versions: [CoreDataBundle.Version]) -> [Swift.Result<
+        CoreDataModel, CoreDataReader.Failure
+    >] {
+        let results = ReadResults(count: versions.count)
+        DispatchQueue.concurrentPerform(iterations: versions.count) { index in
+            let path = versions[index].contentsPath
+            let result = Swift.Result<CoreDataModel, CoreDataReader.Failure> { () throws(CoreDataReader.Failure) in
+                try CoreDataReader.read(path: path)
+            }
+            results.set(result, at: index)
+        }
+        return results.all
+    }
+
+    /// The slots `readAll` fills from several threads; every access holds the lock.
+    private final class ReadResults: @unchecked Sendable {
+        private let lock = NSLock()
+        private var slots: [Swift.Result<CoreDataModel, CoreDataReader.Failure>?]
+
+        init(count: Int) {
+            slots = Array(repeating: nil, count: count)
+        }
+
+        func set(_ result: Swift.Result<CoreDataModel, CoreDataReader.Failure>, at index: Int) {
+            lock.lock()
+            defer { lock.unlock() }
+            slots[index] = result
+        }
+
+        var all: [Swift.Result<CoreDataModel, CoreDataReader.Failure>] {
+            lock.lock()
+            defer { lock.unlock() }
+            return slots.compactMap { $0 }
+        }
     }
 
     /// Writes the files of `result` into `folder`, creating it, and rewriting only files whose

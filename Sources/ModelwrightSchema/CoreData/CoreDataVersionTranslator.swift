@@ -17,6 +17,20 @@ struct ImportedShape {
         var renamingID: String
         var attributes: [String: Property]
         var relationships: [String: Property]
+        /// Core Data names by renaming identifier; `nil` where two properties share one.
+        var attributeIDs: [String: String?] = [:]
+        var relationshipIDs: [String: String?] = [:]
+
+        /// Fills the identifier indexes, so renames are found without scanning every property.
+        mutating func index() {
+            for (name, property) in attributes {
+                attributeIDs[property.renamingID] = attributeIDs[property.renamingID] == nil ? .some(name) : .some(nil)
+            }
+            for (name, property) in relationships {
+                relationshipIDs[property.renamingID] =
+                    relationshipIDs[property.renamingID] == nil ? .some(name) : .some(nil)
+            }
+        }
     }
 
     /// The entities, by Core Data name.
@@ -64,7 +78,15 @@ struct CoreDataVersionTranslator {
     }
 
     private init(model: CoreDataModel, previous: ImportedShape?) {
-        self.model = model
+        // Sorted once, into Xcode's order, so every later pass reads in the order it writes.
+        var sorted = model
+        sorted.entities = XcodeOrder.sorted(model.entities, by: \.name).map { entity in
+            var entity = entity
+            entity.attributes = XcodeOrder.sorted(entity.attributes, by: \.name)
+            entity.relationships = XcodeOrder.sorted(entity.relationships, by: \.name)
+            return entity
+        }
+        self.model = sorted
         self.previous = previous
     }
 
@@ -74,7 +96,7 @@ struct CoreDataVersionTranslator {
         reportModelLevel()
         collectEntities()
         var lines = ["/// \(header)", "model \(modelName) version \(number)"]
-        for entity in model.entities.sorted(by: { XcodeOrder.precedes($0.name, $1.name) })
+        for entity in model.entities
         where entityNames[entity.name] != nil {
             lines.append("")
             lines += render(entity)
@@ -111,7 +133,7 @@ struct CoreDataVersionTranslator {
     /// Decides the schema names of every entity and property, and what will be imported.
     private mutating func collectEntities() {
         var usedTypeNames: Set<String> = []
-        for entity in model.entities.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
+        for entity in model.entities {
             guard !entity.name.isEmpty else {
                 warn("an entity without a name is not imported", at: entity.location)
                 continue
@@ -157,7 +179,7 @@ struct CoreDataVersionTranslator {
             var used: Set<String> = []
             var names: [String: String] = [:]
             var types: [String: String] = [:]
-            for attribute in entity.attributes.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
+            for attribute in entity.attributes {
                 guard let type = schemaType(of: attribute, in: name) else { continue }
                 var schemaName = CoreDataNames.memberName(attribute.name)
                 while used.contains(schemaName) { schemaName += "_" }
@@ -166,7 +188,7 @@ struct CoreDataVersionTranslator {
                 types[attribute.name] = type
             }
             var kept: [CoreDataModel.Relationship] = []
-            for relationship in entity.relationships.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
+            for relationship in entity.relationships {
                 guard entities[relationship.destinationEntity] != nil else {
                     warn(
                         "relationship '\(name).\(relationship.name)' is not imported: its destination '\(relationship.destinationEntity)' is not an entity of the model",
@@ -241,7 +263,7 @@ struct CoreDataVersionTranslator {
             })
         var uniqueWritten: Set<String> = []
         var indexed: [[String]] = []
-        for attribute in entity.attributes.sorted(by: { XcodeOrder.precedes($0.name, $1.name) }) {
+        for attribute in entity.attributes {
             guard let type = types[attribute.name], let schemaName = names[attribute.name] else { continue }
             var line = "    \(schemaName): \(type)\(attribute.isOptional ? "?" : "")"
             if let literal = defaultLiteral(of: attribute, type: type, in: name) { line += " = \(literal)" }
@@ -259,8 +281,9 @@ struct CoreDataVersionTranslator {
                     indexed.append([schemaName])
                 }
             }
-            if let old = previousEntity.flatMap({ renamedFrom(attribute.name, attribute.elementID, in: $0.attributes) })
-            {
+            if let old = previousEntity.flatMap({
+                renamedFrom(attribute.name, attribute.elementID, in: $0.attributes, index: $0.attributeIDs)
+            }) {
                 if names.values.contains(old) {
                     warn(
                         "the renaming identifier of '\(name).\(attribute.name)' names '\(old)', which this version still has; the rename is not imported",
@@ -320,6 +343,7 @@ struct CoreDataVersionTranslator {
             lines.append("    @index(\(members.map(argument).joined(separator: ", ")))")
         }
         lines.append("}")
+        recorded.index()
         shape.entities[name] = recorded
         return lines
     }
@@ -384,8 +408,9 @@ struct CoreDataVersionTranslator {
                 pendingIndexes.append([schemaName])
             }
         }
-        if let old = previous.flatMap({ renamedFrom(relationship.name, relationship.elementID, in: $0.relationships) })
-        {
+        if let old = previous.flatMap({
+            renamedFrom(relationship.name, relationship.elementID, in: $0.relationships, index: $0.relationshipIDs)
+        }) {
             if names.values.contains(old) {
                 warn(
                     "the renaming identifier of '\(qualified)' names '\(old)', which this version still has; the rename is not imported",
@@ -453,15 +478,14 @@ struct CoreDataVersionTranslator {
     /// The previous name of a property whose renaming identifier (or name) matches a different
     /// previous property; `nil` when it kept its name or is new.
     private func renamedFrom(
-        _ name: String, _ elementID: String?, in previous: [String: ImportedShape.Property]
+        _ name: String, _ elementID: String?, in previous: [String: ImportedShape.Property],
+        index: [String: String?]
     ) -> String? {
-        let identifier = elementID ?? name
-        let matches = previous.filter { $0.value.renamingID == identifier }
-        guard matches.count == 1, let match = matches.first else { return nil }
-        guard match.key != name else { return nil }
         // The same name in the previous version means it is that property, whatever its identifier says.
-        if previous[name] != nil { return nil }
-        return match.value.schemaName
+        guard previous[name] == nil, let match = index[elementID ?? name], let match, match != name else {
+            return nil
+        }
+        return previous[match]?.schemaName
     }
 
     // MARK: - Attributes

@@ -172,4 +172,16 @@ enum XcodeOrder {
         let right = rhs.lowercased()
         return left == right ? lhs < rhs : left < right
     }
+
+    /// `items` in Xcode's order of their names, lowercasing each name once.
+    static func sorted<Item>(_ items: [Item], by name: (Item) -> String) -> [Item] {
+        let keyed: [(key: String, name: String, item: Item)] = items.map { item in
+            let itemName = name(item)
+            return (itemName.lowercased(), itemName, item)
+        }
+        let ordered = keyed.sorted { lhs, rhs in
+            lhs.key == rhs.key ? lhs.name < rhs.name : lhs.key < rhs.key
+        }
+        return ordered.map { $0.item }
+    }
 }
