@@ -62,7 +62,9 @@ let package = Package(
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(
             name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),
-        .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"]),
+        // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
+        .testTarget(
+            name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"], exclude: ["CoreData/Fixtures"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
     ],

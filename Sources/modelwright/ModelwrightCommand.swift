@@ -15,6 +15,10 @@ enum ModelwrightCommand {
           plan <model folder> [--json]         Show how each version step migrates, and what it costs.
           new-version <model folder>           Start the next version as a copy of the current one.
           lock <model folder> [--through <N>]  Freeze released versions in the model's lock file.
+          import-coredata <bundle.xcdatamodeld> --output <model folder>
+                                               Import every version of a Core Data model as schema files.
+          export-coredata <model folder> --output <Name.xcdatamodeld>
+                                               Write every version of a model as a Core Data model bundle.
 
         OPTIONS:
           -h, --help      Show this help, or a command's help with 'modelwright <command> --help'.
@@ -55,6 +59,10 @@ enum ModelwrightCommand {
             return NewVersionCommand.run(rest, console: &console)
         case "lock":
             return LockCommand.run(rest, console: &console)
+        case "import-coredata":
+            return ImportCoreDataCommand.run(rest, console: &console)
+        case "export-coredata":
+            return ExportCoreDataCommand.run(rest, console: &console)
         default:
             console.printError("error: unknown command '\(command)'")
             console.printError("")

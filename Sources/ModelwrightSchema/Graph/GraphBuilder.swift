@@ -475,6 +475,10 @@ struct GraphBuilder {
         var result: [String: AST.Annotation] = [:]
         for annotation in property.annotations {
             let name = annotation.name.text
+            if CoreDataAnnotations.names.contains(name) {
+                reportCoreDataAnnotation(annotation, onEntity: false)
+                continue
+            }
             guard Self.propertyAnnotations.contains(name) else {
                 var notes: [(String, Int)] = []
                 if Self.entityAnnotations.contains(name) {
@@ -639,6 +643,8 @@ struct GraphBuilder {
                 renameSeen = true
                 entity.renamedFrom = renamedFrom(annotation)
                 entity.renameRange = annotation.range
+            case "coreData", "userInfo":
+                reportCoreDataAnnotation(annotation, onEntity: true)
             case "unique", "index", "sort":
                 guard let arguments = annotation.arguments, !arguments.isEmpty else {
                     diagnostics.error(
@@ -749,6 +755,13 @@ struct GraphBuilder {
             notes: suggestion.map { [("did you mean '\($0)'?", property.range.start)] } ?? []
         )
         return false
+    }
+
+    /// `@coreData(…)` and `@userInfo(…)` only carry Core Data details for the exporter; check their shape.
+    private mutating func reportCoreDataAnnotation(_ annotation: AST.Annotation, onEntity: Bool) {
+        for (message, offset) in CoreDataAnnotations.problems(with: annotation, onEntity: onEntity) {
+            diagnostics.error(message, at: offset)
+        }
     }
 
     // MARK: - Migration

@@ -1,0 +1,88 @@
+import Foundation
+import ModelwrightSchema
+
+/// `modelwright export-coredata`: writes a model folder as a Core Data model bundle.
+enum ExportCoreDataCommand {
+    static let usage = """
+        OVERVIEW: Export every version of a model as a Core Data model bundle.
+
+        USAGE: modelwright export-coredata <model folder> --output <Name.xcdatamodeld>
+
+        ARGUMENTS:
+          <model folder>            A folder of '<Model>.v<N>.model' files; the newest version is current.
+
+        OPTIONS:
+          --output <Name.xcdatamodeld>
+                                    The bundle to write: '<Name> <N>.xcdatamodel/contents' per version and
+                                    '.xccurrentversion' naming the newest.
+          -h, --help                Show this help.
+
+        Renames become renaming identifiers ('elementID'). What Core Data cannot hold (enums, composites,
+        'now' defaults, default sorts, custom stages) is reported as 'path:line:column: warning: …'.
+        Files whose contents are unchanged are not rewritten. Nothing is written when the model has errors.
+        Exit codes: 0 exported, 1 problems in the input, 2 usage error.
+        """
+
+    static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
+        if arguments.contains("-h") || arguments.contains("--help") {
+            console.print(usage)
+            return .success
+        }
+        var output: String?
+        var paths: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--output" {
+                guard index + 1 < arguments.count else {
+                    console.printError("error: '--output' needs a value\n\n\(usage)")
+                    return .usage
+                }
+                output = arguments[index + 1]
+                index += 2
+            } else if argument.hasPrefix("-") {
+                console.printError("error: unknown option '\(argument)'\n\n\(usage)")
+                return .usage
+            } else {
+                paths.append(argument)
+                index += 1
+            }
+        }
+        guard paths.count == 1, let output else {
+            console.printError("error: give one model folder and --output\n\n\(usage)")
+            return .usage
+        }
+        let bundleURL = URL(fileURLWithPath: output.hasSuffix("/") ? String(output.dropLast()) : output)
+        guard bundleURL.pathExtension == "xcdatamodeld", !bundleURL.deletingPathExtension().lastPathComponent.isEmpty
+        else {
+            console.printError(
+                "error: --output must name an '.xcdatamodeld' bundle, such as 'Trips.xcdatamodeld'\n\n\(usage)")
+            return .usage
+        }
+        let loaded = ModelLoader.load(path: paths[0])
+        for diagnostic in loaded.diagnostics {
+            console.printError(diagnostic.description)
+        }
+        guard let model = loaded.model else { return .invalidInput }
+        let result = CoreDataExporter.export(model, bundleName: bundleURL.deletingPathExtension().lastPathComponent)
+        for diagnostic in result.diagnostics {
+            console.printError(diagnostic.description)
+        }
+        do {
+            let (written, stale) = try CoreDataExporter.write(result, to: bundleURL.path)
+            for file in result.files {
+                let state = written.contains(file.path) ? "wrote" : "unchanged"
+                console.print("\(state) \(bundleURL.appendingPathComponent(file.path).path)")
+            }
+            for name in stale {
+                console.printError(
+                    "\(bundleURL.appendingPathComponent(name).path): warning: this version is not part of the export; remove it, or Xcode will show it as a version of the model"
+                )
+            }
+        } catch {
+            console.printError("\(output): error: cannot write the bundle: \(error.localizedDescription)")
+            return .invalidInput
+        }
+        return .success
+    }
+}

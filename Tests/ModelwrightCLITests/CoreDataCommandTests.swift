@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@testable import ModelwrightCLI
+
+/// `modelwright import-coredata` and `export-coredata`: progress, diagnostics as
+/// `path:line:column`, write-if-changed, and exit codes 0 / 1 / 2.
+struct CoreDataCommandTests {
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    private static let fixtures = root.appendingPathComponent("Tests/ModelwrightSchemaTests/CoreData/Fixtures")
+
+    private static func run(_ arguments: [String]) -> (ExitCode, BufferConsole) {
+        var console = BufferConsole()
+        let code = ModelwrightCommand.run(arguments, console: &console)
+        return (code, console)
+    }
+
+    private static func temporaryFolder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("coredata-cli-\(UUID().uuidString)")
+    }
+
+    @Test func importWritesOneFilePerVersionReportsProgressAndValidates() throws {
+        let output = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let bundle = Self.fixtures.appendingPathComponent("SampleModel.xcdatamodeld").path
+        let (code, console) = Self.run(["import-coredata", bundle, "--output", output.path, "--all-versions"])
+        #expect(code == .success, "\(console.errors)")
+        let expected = (1...3).map { "wrote \(output.appendingPathComponent("SampleModel.v\($0).model").path)" }
+        #expect(console.output.split(separator: "\n").map(String.init) == expected)
+        #expect(console.errors.contains("importing version 1 of 3 (SampleModel)…\n"))
+        #expect(console.errors.contains("importing version 3 of 3 (SampleModel3)…\n"))
+        #expect(
+            console.errors.contains("SampleModel.xcdatamodel/contents:22:9: warning: 'preserveAfterDeletion=\"YES\"'"))
+        #expect(!console.errors.contains("error:"))
+        let v2 = try String(contentsOf: output.appendingPathComponent("SampleModel.v2.model"), encoding: .utf8)
+        #expect(v2.contains("entity LuxuryCar: SportCar {\n    @renamed(from: ExpensiveSportCar)"))
+
+        let (again, secondConsole) = Self.run(["import-coredata", bundle, "--output", output.path, "--all-versions"])
+        #expect(again == .success)
+        #expect(secondConsole.output.split(separator: "\n").allSatisfy { $0.hasPrefix("unchanged ") })
+    }
+
+    @Test func exportWritesABundleThatImportsBackAndRewritesNothingUnchanged() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("Model")
+        let bundle = folder.appendingPathComponent("Trips.xcdatamodeld")
+        let trips = Self.root.appendingPathComponent("Models/Trips").path
+        let (code, console) = Self.run(["export-coredata", trips, "--output", bundle.path])
+        #expect(code == .success, "\(console.errors)")
+        #expect(console.output.contains("wrote \(bundle.path)/Trips 3.xcdatamodel/contents\n"))
+        #expect(console.output.hasSuffix("wrote \(bundle.path)/.xccurrentversion\n"))
+        // Trips uses what Core Data cannot hold: each is a warning at its place in the schema file.
+        #expect(console.errors.contains("Trips.v3.model:"))
+        #expect(console.errors.contains("warning: enum attribute 'User.role' is exported as its raw values (String)"))
+        let contents = try String(
+            contentsOf: bundle.appendingPathComponent("Trips 2.xcdatamodel/contents"), encoding: .utf8)
+        #expect(contents.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<model type="))
+
+        let (again, secondConsole) = Self.run(["export-coredata", trips, "--output", bundle.path])
+        #expect(again == .success)
+        #expect(secondConsole.output.split(separator: "\n").allSatisfy { $0.hasPrefix("unchanged ") })
+
+        let (back, backConsole) = Self.run(["import-coredata", bundle.path, "--output", model.path])
+        #expect(back == .success, "\(backConsole.errors)")
+        #expect(FileManager.default.fileExists(atPath: model.appendingPathComponent("Trips.v3.model").path))
+    }
+
+    @Test func problemsInTheInputExitOne() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let version = folder.appendingPathComponent("Broken.xcdatamodeld/Broken.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        try Data("<?xml version=\"1.0\"?>\n<model>\n    <entity name=\"A\">\n</model>\n".utf8)
+            .write(to: version.appendingPathComponent("contents"))
+        let (code, console) = Self.run([
+            "import-coredata", folder.appendingPathComponent("Broken.xcdatamodeld").path, "--output",
+            folder.appendingPathComponent("Out").path,
+        ])
+        #expect(code == .invalidInput)
+        #expect(console.errors.contains("Broken.xcdatamodel/contents:4:"))
+        #expect(console.errors.contains(": error: not a well-formed XML file"))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("Out").path))
+
+        let (missing, missingConsole) = Self.run([
+            "import-coredata", "/nonexistent/X.xcdatamodeld", "--output", "/tmp/x",
+        ])
+        #expect(missing == .invalidInput)
+        #expect(missingConsole.errors == "/nonexistent/X.xcdatamodeld: error: no such file or folder\n")
+
+        let brokenModel = folder.appendingPathComponent("Bad")
+        try FileManager.default.createDirectory(at: brokenModel, withIntermediateDirectories: true)
+        try Data("model Bad version 1\nentity A { b: Strin }\n".utf8).write(
+            to: brokenModel.appendingPathComponent("Bad.v1.model"))
+        let (exportCode, exportConsole) = Self.run([
+            "export-coredata", brokenModel.path, "--output", folder.appendingPathComponent("Bad.xcdatamodeld").path,
+        ])
+        #expect(exportCode == .invalidInput)
+        #expect(exportConsole.errors.contains("Bad.v1.model:2:15: error: unknown type 'Strin'"))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("Bad.xcdatamodeld").path))
+    }
+
+    @Test func usageErrorsExitTwoAndHelpExplains() {
+        #expect(Self.run(["import-coredata"]).0 == .usage)
+        #expect(Self.run(["import-coredata", "X.xcdatamodeld"]).0 == .usage)
+        #expect(Self.run(["import-coredata", "X.xcdatamodeld", "--output"]).0 == .usage)
+        #expect(Self.run(["import-coredata", "X.xcdatamodeld", "--output", "o", "--strict"]).0 == .usage)
+        #expect(Self.run(["export-coredata", "Models/Trips"]).0 == .usage)
+        #expect(Self.run(["export-coredata", "Models/Trips", "--output", "Trips.momd"]).0 == .usage)
+        let (code, console) = Self.run(["import-coredata", "--help"])
+        #expect(code == .success)
+        #expect(console.output.contains("USAGE: modelwright import-coredata <bundle.xcdatamodeld | model.xcdatamodel>"))
+        #expect(
+            Self.run(["export-coredata", "-h"]).1.output.contains(
+                "USAGE: modelwright export-coredata <model folder> --output <Name.xcdatamodeld>"))
+        #expect(Self.run(["--help"]).1.output.contains("import-coredata <bundle.xcdatamodeld> --output <model folder>"))
+    }
+}
