@@ -1,4 +1,6 @@
-/// One piece of a parsed template; a section holds the nodes between its opening and closing tags.
+/// One step of a parsed template. A template is a flat list of nodes: a section's content is the
+/// nodes that follow it, up to its `end`, so the renderer walks indices instead of copying nested
+/// node lists for every pass.
 enum MustacheNode: Sendable {
     /// Text copied to the output as it is.
     case text(String)
@@ -7,8 +9,9 @@ enum MustacheNode: Sendable {
     case lineStart
     /// `{{name}}` (escaped) or `{{{name}}}` and `{{& name}}` (not escaped).
     case variable(MustachePath, escaped: Bool, location: MustacheLocation)
-    /// `{{#name}}…{{/name}}` or, inverted, `{{^name}}…{{/name}}`.
-    case section(MustachePath, inverted: Bool, children: [MustacheNode], location: MustacheLocation)
+    /// `{{#name}}…{{/name}}` or, inverted, `{{^name}}…{{/name}}`; its content is the nodes after it,
+    /// up to the index `end`, where the node after the section starts.
+    case section(MustachePath, inverted: Bool, end: Int, location: MustacheLocation)
     /// `{{>name}}`; the indentation is `nil` unless the tag stands alone on its line.
     case partial(name: String, indentation: String?, location: MustacheLocation)
 }

@@ -211,17 +211,23 @@ struct MustacheParser {
 
     // MARK: - Tree
 
+    /// Lays the nodes out flat, each section before its content, and fills in where each section
+    /// ends once its closing tag is found.
     private func buildTree(from tokens: [Token]) throws(MustacheError) -> [MustacheNode] {
         var nodes: [MustacheNode] = []
         var openSections: [OpenSection] = []
+        // Adjacent text merges into one node, but never across a section's start or end.
+        var lastIsText = false
         for token in tokens {
             switch token.kind {
             case .text(let text):
-                if case .text(let previous)? = nodes.last {
+                if lastIsText, case .text(let previous) = nodes[nodes.count - 1] {
                     nodes[nodes.count - 1] = .text(previous + text)
                 } else {
                     nodes.append(.text(text))
                 }
+                lastIsText = true
+                continue
             case .lineStart:
                 nodes.append(.lineStart)
             case .variable(let path, let escaped):
@@ -234,9 +240,10 @@ struct MustacheParser {
                     throw error(.nestingTooDeep(limit: MustacheTemplate.maximumDepth), at: token.offset)
                 }
                 openSections.append(
-                    OpenSection(path: path, inverted: inverted, offset: token.offset, enclosingNodes: nodes)
+                    OpenSection(path: path, inverted: inverted, offset: token.offset, nodeIndex: nodes.count)
                 )
-                nodes = []
+                // A placeholder until the closing tag says where the content ends.
+                nodes.append(.lineStart)
             case .sectionEnd(let name):
                 guard let section = openSections.popLast() else {
                     throw error(.unexpectedClosingTag(name: name), at: token.offset)
@@ -244,17 +251,17 @@ struct MustacheParser {
                 guard section.path.name == name else {
                     throw error(.mismatchedClosingTag(expected: section.path.name, found: name), at: token.offset)
                 }
-                let node = MustacheNode.section(
+                nodes[section.nodeIndex] = .section(
                     section.path,
                     inverted: section.inverted,
-                    children: nodes,
+                    end: nodes.count,
                     location: location(of: section.offset)
                 )
-                nodes = section.enclosingNodes
-                nodes.append(node)
             case .comment, .delimiters:
-                break
+                // Text on either side of a comment or a set-delimiter tag still merges.
+                continue
             }
+            lastIsText = false
         }
         if let section = openSections.last {
             throw error(.unclosedSection(name: section.path.name), at: section.offset)
@@ -350,10 +357,10 @@ private struct ScannedTag {
     let newDelimiters: Delimiters?
 }
 
-/// A section whose closing tag is still to come, with the nodes that precede it in its parent.
+/// A section whose closing tag is still to come, and where its node is.
 private struct OpenSection {
     let path: MustachePath
     let inverted: Bool
     let offset: Int
-    let enclosingNodes: [MustacheNode]
+    let nodeIndex: Int
 }

@@ -43,7 +43,7 @@ public struct MustacheTemplate: Sendable {
 
     /// The name errors use to point at this template, typically its file name.
     public let name: String
-    /// The parsed template.
+    /// The parsed template, laid out flat (see ``MustacheNode``).
     let nodes: [MustacheNode]
 
     /// Parses a template.
@@ -70,7 +70,7 @@ public struct MustacheTemplate: Sendable {
         -> String
     {
         var renderer = MustacheRenderer(context: context, partials: partials)
-        try renderer.render(nodes, in: name)
+        try renderer.render(self)
         return renderer.output
     }
 }
