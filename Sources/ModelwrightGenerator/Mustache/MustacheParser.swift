@@ -26,8 +26,8 @@ struct MustacheParser {
     }
 
     /// Parses the whole template.
-    func parse() throws(MustacheError) -> [MustacheNode] {
-        try buildTree(from: removingStandaloneLines(from: tokenize()))
+    func parse() throws(MustacheError) -> MustacheProgram {
+        try buildProgram(from: removingStandaloneLines(from: tokenize()))
     }
 
     // MARK: - Tokens
@@ -209,31 +209,39 @@ struct MustacheParser {
         return bytes.allSatisfy { $0 == space || $0 == tab }
     }
 
-    // MARK: - Tree
+    // MARK: - Program
 
     /// Lays the nodes out flat, each section before its content, and fills in where each section
     /// ends once its closing tag is found.
-    private func buildTree(from tokens: [Token]) throws(MustacheError) -> [MustacheNode] {
+    private func buildProgram(from tokens: [Token]) throws(MustacheError) -> MustacheProgram {
         var nodes: [MustacheNode] = []
+        var texts: [String] = []
+        var paths: [MustachePath] = []
+        var partials: [MustachePartialTag] = []
         var openSections: [OpenSection] = []
         // Adjacent text merges into one node, but never across a section's start or end.
         var lastIsText = false
         for token in tokens {
             switch token.kind {
             case .text(let text):
-                if lastIsText, case .text(let previous) = nodes[nodes.count - 1] {
-                    nodes[nodes.count - 1] = .text(previous + text)
+                if lastIsText {
+                    texts[texts.count - 1] += text
                 } else {
-                    nodes.append(.text(text))
+                    nodes.append(.text(texts.count))
+                    texts.append(text)
                 }
                 lastIsText = true
                 continue
             case .lineStart:
                 nodes.append(.lineStart)
             case .variable(let path, let escaped):
-                nodes.append(.variable(path, escaped: escaped, location: location(of: token.offset)))
+                nodes.append(.variable(path: paths.count, escaped: escaped, location: location(of: token.offset)))
+                paths.append(path)
             case .partial(let name, let indentation):
-                nodes.append(.partial(name: name, indentation: indentation, location: location(of: token.offset)))
+                nodes.append(.partial(partials.count))
+                partials.append(
+                    MustachePartialTag(name: name, indentation: indentation, location: location(of: token.offset))
+                )
             case .sectionStart(let path, let inverted):
                 // Deeper trees would make rendering, and even freeing the tree, recurse too deeply.
                 guard openSections.count < MustacheTemplate.maximumDepth else {
@@ -252,11 +260,12 @@ struct MustacheParser {
                     throw error(.mismatchedClosingTag(expected: section.path.name, found: name), at: token.offset)
                 }
                 nodes[section.nodeIndex] = .section(
-                    section.path,
+                    path: paths.count,
                     inverted: section.inverted,
                     end: nodes.count,
                     location: location(of: section.offset)
                 )
+                paths.append(section.path)
             case .comment, .delimiters:
                 // Text on either side of a comment or a set-delimiter tag still merges.
                 continue
@@ -266,7 +275,7 @@ struct MustacheParser {
         if let section = openSections.last {
             throw error(.unclosedSection(name: section.path.name), at: section.offset)
         }
-        return nodes
+        return MustacheProgram(name: templateName, nodes: nodes, texts: texts, paths: paths, partials: partials)
     }
 
     // MARK: - Bytes and locations

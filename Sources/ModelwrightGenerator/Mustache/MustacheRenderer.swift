@@ -19,16 +19,9 @@ struct MustacheRenderer {
         contextStack = [context]
     }
 
-    /// Renders a template's nodes.
-    mutating func render(_ template: MustacheTemplate) throws(MustacheError) {
-        var frame = Frame(
-            nodes: template.nodes,
-            templateName: template.name,
-            indentation: "",
-            depth: 0,
-            start: 0,
-            end: template.nodes.count
-        )
+    /// Renders a template.
+    mutating func render(_ program: MustacheProgram) throws(MustacheError) {
+        var frame = Frame(program: program, indentation: "", depth: 0, start: 0, end: program.nodes.count)
         while true {
             let position = frame.position
             guard position < frame.end else {
@@ -48,22 +41,23 @@ struct MustacheRenderer {
                 continue
             }
             frame.position = position + 1
-            switch frame.nodes[position] {
+            switch frame.program.nodes[position] {
             case .text(let text):
-                output += text
+                output += frame.program.texts[text]
             case .lineStart:
-                output += frame.indentation
+                if !frame.indentation.isEmpty {
+                    output += frame.indentation
+                }
             case .variable(let path, let escaped, let location):
-                try interpolate(path, escaped: escaped, in: frame.templateName, at: location)
+                try interpolate(frame.program.paths[path], escaped: escaped, in: frame.program.name, at: location)
             case .section(let path, let inverted, let end, let location):
-                let value = lookUp(path) ?? .null
+                let value = lookUp(frame.program.paths[path]) ?? .null
                 guard value.isTruthy != inverted else {
                     frame.position = end
                     continue
                 }
                 var section = Frame(
-                    nodes: frame.nodes,
-                    templateName: frame.templateName,
+                    program: frame.program,
                     indentation: frame.indentation,
                     depth: try deeper(than: frame, at: location),
                     start: position + 1,
@@ -84,16 +78,16 @@ struct MustacheRenderer {
                 frame.position = end
                 enclosingFrames.append(frame)
                 frame = section
-            case .partial(let name, let ownIndentation, let location):
+            case .partial(let index):
+                let tag = frame.program.partials[index]
                 // A missing partial renders as nothing, as the specification asks.
-                guard let partial = partials[name] else { continue }
+                guard let partial = partials[tag.name]?.program else { continue }
                 // A standalone partial indents its lines by its own indentation on top of the
                 // indentation of the partial it sits in; an inline one indents nothing.
                 let included = Frame(
-                    nodes: partial.nodes,
-                    templateName: partial.name,
-                    indentation: ownIndentation.map { frame.indentation + $0 } ?? "",
-                    depth: try deeper(than: frame, at: location),
+                    program: partial,
+                    indentation: tag.indentation.map { frame.indentation + $0 } ?? "",
+                    depth: try deeper(than: frame, at: tag.location),
                     start: 0,
                     end: partial.nodes.count
                 )
@@ -132,7 +126,7 @@ struct MustacheRenderer {
         guard depth <= MustacheTemplate.maximumDepth else {
             throw MustacheError(
                 .nestingTooDeep(limit: MustacheTemplate.maximumDepth),
-                in: frame.templateName,
+                in: frame.program.name,
                 at: location
             )
         }
@@ -187,9 +181,8 @@ struct MustacheRenderer {
 /// A run of nodes being rendered: a template, a partial, or a section's content, which renders
 /// once per list element.
 private struct Frame {
-    /// The nodes of the template the frame is in; it renders those from `start` up to `end`.
-    let nodes: [MustacheNode]
-    let templateName: String
+    /// The template the frame is in; it renders its nodes from `start` up to `end`.
+    let program: MustacheProgram
     /// What every template line in this frame starts with (see ``MustacheNode/lineStart``).
     let indentation: String
     /// How many sections and partials enclose this frame.
@@ -204,9 +197,8 @@ private struct Frame {
     var elements: [MustacheValue] = []
     var nextElement = 0
 
-    init(nodes: [MustacheNode], templateName: String, indentation: String, depth: Int, start: Int, end: Int) {
-        self.nodes = nodes
-        self.templateName = templateName
+    init(program: MustacheProgram, indentation: String, depth: Int, start: Int, end: Int) {
+        self.program = program
         self.indentation = indentation
         self.depth = depth
         self.start = start
