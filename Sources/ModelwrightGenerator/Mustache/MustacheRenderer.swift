@@ -51,7 +51,7 @@ struct MustacheRenderer {
             case .variable(let path, let escaped, let location):
                 try interpolate(frame.program.paths[path], escaped: escaped, in: frame.program.name, at: location)
             case .section(let path, let inverted, let end, let location):
-                let value = lookUp(frame.program.paths[path]) ?? .null
+                let value = Self.lookUp(frame.program.paths[path], in: contextStack) ?? .null
                 guard value.isTruthy != inverted else {
                     frame.position = end
                     continue
@@ -59,7 +59,7 @@ struct MustacheRenderer {
                 var section = Frame(
                     program: frame.program,
                     indentation: frame.indentation,
-                    depth: try deeper(than: frame, at: location),
+                    depth: try Self.deeper(than: frame, at: location),
                     start: position + 1,
                     end: end
                 )
@@ -87,7 +87,7 @@ struct MustacheRenderer {
                 let included = Frame(
                     program: partial,
                     indentation: tag.indentation.map { frame.indentation + $0 } ?? "",
-                    depth: try deeper(than: frame, at: tag.location),
+                    depth: try Self.deeper(than: frame, at: tag.location),
                     start: 0,
                     end: partial.nodes.count
                 )
@@ -104,7 +104,7 @@ struct MustacheRenderer {
         in templateName: String,
         at location: MustacheLocation
     ) throws(MustacheError) {
-        guard let value = lookUp(path) else { return }
+        guard let value = Self.lookUp(path, in: contextStack) else { return }
         switch value {
         case .string(let text):
             output += escaped ? Self.escapingHTML(text) : text
@@ -121,7 +121,7 @@ struct MustacheRenderer {
     }
 
     /// The depth of content nested in `frame`, or an error past the limit.
-    private func deeper(than frame: Frame, at location: MustacheLocation) throws(MustacheError) -> Int {
+    private static func deeper(than frame: Frame, at location: MustacheLocation) throws(MustacheError) -> Int {
         let depth = frame.depth + 1
         guard depth <= MustacheTemplate.maximumDepth else {
             throw MustacheError(
@@ -135,7 +135,10 @@ struct MustacheRenderer {
 
     /// Finds the first key on the context stack, innermost first, then each further key in the
     /// value found before it only; `nil` when any part is missing.
-    private func lookUp(_ path: MustachePath) -> MustacheValue? {
+    ///
+    /// Static, and handed the stack, because a debug build copies the whole renderer (retaining
+    /// each of its properties) to call a method on it.
+    private static func lookUp(_ path: MustachePath, in contextStack: [MustacheValue]) -> MustacheValue? {
         let keys = path.keys
         guard !keys.isEmpty else {
             return contextStack.last
