@@ -35,33 +35,22 @@ enum SHA256 {
             padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
         }
 
-        var schedule = [UInt32](repeating: 0, count: 64)
-        for blockStart in stride(from: 0, to: padded.count, by: 64) {
-            for word in 0..<16 {
-                let offset = blockStart + word * 4
-                schedule[word] =
-                    UInt32(padded[offset]) << 24 | UInt32(padded[offset + 1]) << 16
-                    | UInt32(padded[offset + 2]) << 8 | UInt32(padded[offset + 3])
-            }
-            for word in 16..<64 {
-                let s0 = rotate(schedule[word - 15], 7) ^ rotate(schedule[word - 15], 18) ^ (schedule[word - 15] >> 3)
-                let s1 = rotate(schedule[word - 2], 17) ^ rotate(schedule[word - 2], 19) ^ (schedule[word - 2] >> 10)
-                schedule[word] = schedule[word - 16] &+ s0 &+ schedule[word - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = (
-                state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
-            )
-            for round in 0..<64 {
-                let sum1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-                let choice = (e & f) ^ (~e & g)
-                let temp1 = h &+ sum1 &+ choice &+ roundConstants[round] &+ schedule[round]
-                let sum0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                let temp2 = sum0 &+ majority
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ temp2)
-            }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() {
-                state[index] = state[index] &+ value
+        // Raw pointers throughout: their subscripts and the integer operators are transparent, so
+        // even a debug build (which the build plugin's tool usually is) runs this at a useful speed.
+        let schedule = UnsafeMutablePointer<UInt32>.allocate(capacity: 64)
+        defer { schedule.deallocate() }
+        padded.withUnsafeBufferPointer { message in
+            roundConstants.withUnsafeBufferPointer { constants in
+                state.withUnsafeMutableBufferPointer { state in
+                    for blockStart in stride(from: 0, to: message.count, by: 64) {
+                        compress(
+                            message.baseAddress! + blockStart,
+                            into: state.baseAddress!,
+                            schedule: schedule,
+                            constants: constants.baseAddress!
+                        )
+                    }
+                }
             }
         }
         return state.flatMap { word in
@@ -69,7 +58,64 @@ enum SHA256 {
         }
     }
 
-    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
-        (value >> count) | (value << (32 - count))
+    /// Mixes one 64-byte block into the state. Rotations are written out (`x >> n | x << (32 - n)`)
+    /// rather than called, and the loops count by hand rather than iterate ranges, for the same
+    /// reason as the pointers.
+    private static func compress(
+        _ block: UnsafePointer<UInt8>,
+        into state: UnsafeMutablePointer<UInt32>,
+        schedule: UnsafeMutablePointer<UInt32>,
+        constants: UnsafePointer<UInt32>
+    ) {
+        var word = 0
+        while word < 16 {
+            let offset = word * 4
+            schedule[word] =
+                UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16
+                | UInt32(block[offset + 2]) << 8 | UInt32(block[offset + 3])
+            word += 1
+        }
+        while word < 64 {
+            let x = schedule[word - 15]
+            let y = schedule[word - 2]
+            let s0 = (x >> 7 | x << 25) ^ (x >> 18 | x << 14) ^ (x >> 3)
+            let s1 = (y >> 17 | y << 15) ^ (y >> 19 | y << 13) ^ (y >> 10)
+            schedule[word] = schedule[word - 16] &+ s0 &+ schedule[word - 7] &+ s1
+            word += 1
+        }
+        var a = state[0]
+        var b = state[1]
+        var c = state[2]
+        var d = state[3]
+        var e = state[4]
+        var f = state[5]
+        var g = state[6]
+        var h = state[7]
+        var round = 0
+        while round < 64 {
+            let sum1 = (e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7)
+            let choice = (e & f) ^ (~e & g)
+            let temp1 = h &+ sum1 &+ choice &+ constants[round] &+ schedule[round]
+            let sum0 = (a >> 2 | a << 30) ^ (a >> 13 | a << 19) ^ (a >> 22 | a << 10)
+            let majority = (a & b) ^ (a & c) ^ (b & c)
+            let temp2 = sum0 &+ majority
+            h = g
+            g = f
+            f = e
+            e = d &+ temp1
+            d = c
+            c = b
+            b = a
+            a = temp1 &+ temp2
+            round += 1
+        }
+        state[0] = state[0] &+ a
+        state[1] = state[1] &+ b
+        state[2] = state[2] &+ c
+        state[3] = state[3] &+ d
+        state[4] = state[4] &+ e
+        state[5] = state[5] &+ f
+        state[6] = state[6] &+ g
+        state[7] = state[7] &+ h
     }
 }

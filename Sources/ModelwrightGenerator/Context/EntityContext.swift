@@ -7,7 +7,7 @@ import ModelwrightSchema
 enum EntityContext {
     static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph) -> MustacheValue {
         let lineage = graph.ancestors(of: entity).reversed() + [entity]
-        var properties: [MustacheValue] = []
+        var properties: [[String: MustacheValue]] = []
         var fields: [MustacheValue] = []
         var toOne: [MustacheValue] = []
         for member in lineage {
@@ -67,18 +67,16 @@ enum EntityContext {
                 "isOrdered": .bool(relationship.isOrdered),
             ] as MustacheValue
         }
-        let lastIndex = properties.count - 1
-        properties = properties.enumerated().map { index, property in
-            guard case .object(var values) = property else { return property }
-            values["separator"] = .string(index == lastIndex ? "" : ",")
-            return .object(values)
+        // Set in place: mapping to new dictionaries would copy every property's keys again.
+        for index in properties.indices {
+            properties[index]["separator"] = .string(index == properties.count - 1 ? "" : ",")
         }
         return [
             "name": .string(SwiftSyntax.identifier(entity.name)),
             "entityName": .string(SwiftSyntax.string(entity.name)),
             "doc": docLines(entity.doc),
             "isAbstract": .bool(entity.isAbstract),
-            "properties": .list(properties),
+            "properties": .list(properties.map(MustacheValue.object)),
             "fields": .list(fields),
             "toOne": .list(toOne),
             "toMany": .list(toMany),
@@ -93,7 +91,7 @@ enum EntityContext {
         doc: [String],
         encode: String,
         decode: String
-    ) -> MustacheValue {
+    ) -> [String: MustacheValue] {
         [
             "name": .string(name),
             "type": .string(type),

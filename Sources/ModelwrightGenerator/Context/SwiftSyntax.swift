@@ -115,7 +115,8 @@ enum SwiftSyntax {
     /// The lines of a call, on one line when it fits in `width` columns, else one argument per line.
     static func call(_ function: String, _ arguments: [String], width: Int) -> [String] {
         let single = "\(function)(\(arguments.joined(separator: ", ")))"
-        guard single.count > width else { return [single] }
+        // A string has at most as many characters as UTF-8 bytes; counting characters is slower.
+        guard single.utf8.count > width, single.count > width else { return [single] }
         var lines = ["\(function)("]
         for (index, argument) in arguments.enumerated() {
             lines.append("    " + argument + (index == arguments.count - 1 ? "" : ","))

@@ -1,16 +1,50 @@
-/// One piece of a parsed template; a section holds the nodes between its opening and closing tags.
+/// A template ready to render: a flat list of nodes, and the texts, names and partial tags they
+/// refer to by index.
+///
+/// A section's content is the nodes that follow it, up to its `end`, so the renderer walks indices
+/// instead of copying nested node lists; and since nodes hold only numbers, reading one retains
+/// nothing.
+final class MustacheProgram: Sendable {
+    /// The name of the template, for errors.
+    let name: String
+    let nodes: [MustacheNode]
+    /// The text of the ``MustacheNode/text(_:)`` nodes.
+    let texts: [String]
+    /// The names that variables and sections look up.
+    let paths: [MustachePath]
+    /// The partials that ``MustacheNode/partial(_:)`` nodes include.
+    let partials: [MustachePartialTag]
+
+    init(
+        name: String,
+        nodes: [MustacheNode],
+        texts: [String],
+        paths: [MustachePath],
+        partials: [MustachePartialTag]
+    ) {
+        self.name = name
+        self.nodes = nodes
+        self.texts = texts
+        self.paths = paths
+        self.partials = partials
+    }
+}
+
+/// One step of a parsed template; the numbers that name texts, paths and partials are indices into
+/// the ``MustacheProgram``'s tables.
 enum MustacheNode: Sendable {
     /// Text copied to the output as it is.
-    case text(String)
+    case text(Int)
     /// The start of a template line, where a partial included on a standalone line adds that
     /// line's indentation; the engine renders it as nothing everywhere else.
     case lineStart
     /// `{{name}}` (escaped) or `{{{name}}}` and `{{& name}}` (not escaped).
-    case variable(MustachePath, escaped: Bool, location: MustacheLocation)
-    /// `{{#name}}…{{/name}}` or, inverted, `{{^name}}…{{/name}}`.
-    case section(MustachePath, inverted: Bool, children: [MustacheNode], location: MustacheLocation)
-    /// `{{>name}}`; the indentation is `nil` unless the tag stands alone on its line.
-    case partial(name: String, indentation: String?, location: MustacheLocation)
+    case variable(path: Int, escaped: Bool, location: MustacheLocation)
+    /// `{{#name}}…{{/name}}` or, inverted, `{{^name}}…{{/name}}`; its content is the nodes after it,
+    /// up to the index `end`, where the node after the section starts.
+    case section(path: Int, inverted: Bool, end: Int, location: MustacheLocation)
+    /// `{{>name}}`.
+    case partial(Int)
 }
 
 /// A name as a tag writes it (`user.name`) and the keys it looks up one after another;
@@ -20,6 +54,14 @@ struct MustachePath: Sendable {
     let name: String
     /// The dot-separated parts of the name.
     let keys: [String]
+}
+
+/// `{{>name}}`: the partial's name and, when the tag stands alone on its line, that line's
+/// indentation (`nil` otherwise).
+struct MustachePartialTag: Sendable {
+    let name: String
+    let indentation: String?
+    let location: MustacheLocation
 }
 
 /// A position in a template, counted from 1 as editors show it.

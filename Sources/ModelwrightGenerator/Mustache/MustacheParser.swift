@@ -26,8 +26,8 @@ struct MustacheParser {
     }
 
     /// Parses the whole template.
-    func parse() throws(MustacheError) -> [MustacheNode] {
-        try buildTree(from: removingStandaloneLines(from: tokenize()))
+    func parse() throws(MustacheError) -> MustacheProgram {
+        try buildProgram(from: removingStandaloneLines(from: tokenize()))
     }
 
     // MARK: - Tokens
@@ -209,34 +209,49 @@ struct MustacheParser {
         return bytes.allSatisfy { $0 == space || $0 == tab }
     }
 
-    // MARK: - Tree
+    // MARK: - Program
 
-    private func buildTree(from tokens: [Token]) throws(MustacheError) -> [MustacheNode] {
+    /// Lays the nodes out flat, each section before its content, and fills in where each section
+    /// ends once its closing tag is found.
+    private func buildProgram(from tokens: [Token]) throws(MustacheError) -> MustacheProgram {
         var nodes: [MustacheNode] = []
+        var texts: [String] = []
+        var paths: [MustachePath] = []
+        var partials: [MustachePartialTag] = []
         var openSections: [OpenSection] = []
+        // Adjacent text merges into one node, but never across a section's start or end.
+        var lastIsText = false
         for token in tokens {
             switch token.kind {
             case .text(let text):
-                if case .text(let previous)? = nodes.last {
-                    nodes[nodes.count - 1] = .text(previous + text)
+                if lastIsText {
+                    texts[texts.count - 1] += text
                 } else {
-                    nodes.append(.text(text))
+                    nodes.append(.text(texts.count))
+                    texts.append(text)
                 }
+                lastIsText = true
+                continue
             case .lineStart:
                 nodes.append(.lineStart)
             case .variable(let path, let escaped):
-                nodes.append(.variable(path, escaped: escaped, location: location(of: token.offset)))
+                nodes.append(.variable(path: paths.count, escaped: escaped, location: location(of: token.offset)))
+                paths.append(path)
             case .partial(let name, let indentation):
-                nodes.append(.partial(name: name, indentation: indentation, location: location(of: token.offset)))
+                nodes.append(.partial(partials.count))
+                partials.append(
+                    MustachePartialTag(name: name, indentation: indentation, location: location(of: token.offset))
+                )
             case .sectionStart(let path, let inverted):
                 // Deeper trees would make rendering, and even freeing the tree, recurse too deeply.
                 guard openSections.count < MustacheTemplate.maximumDepth else {
                     throw error(.nestingTooDeep(limit: MustacheTemplate.maximumDepth), at: token.offset)
                 }
                 openSections.append(
-                    OpenSection(path: path, inverted: inverted, offset: token.offset, enclosingNodes: nodes)
+                    OpenSection(path: path, inverted: inverted, offset: token.offset, nodeIndex: nodes.count)
                 )
-                nodes = []
+                // A placeholder until the closing tag says where the content ends.
+                nodes.append(.lineStart)
             case .sectionEnd(let name):
                 guard let section = openSections.popLast() else {
                     throw error(.unexpectedClosingTag(name: name), at: token.offset)
@@ -244,22 +259,23 @@ struct MustacheParser {
                 guard section.path.name == name else {
                     throw error(.mismatchedClosingTag(expected: section.path.name, found: name), at: token.offset)
                 }
-                let node = MustacheNode.section(
-                    section.path,
+                nodes[section.nodeIndex] = .section(
+                    path: paths.count,
                     inverted: section.inverted,
-                    children: nodes,
+                    end: nodes.count,
                     location: location(of: section.offset)
                 )
-                nodes = section.enclosingNodes
-                nodes.append(node)
+                paths.append(section.path)
             case .comment, .delimiters:
-                break
+                // Text on either side of a comment or a set-delimiter tag still merges.
+                continue
             }
+            lastIsText = false
         }
         if let section = openSections.last {
             throw error(.unclosedSection(name: section.path.name), at: section.offset)
         }
-        return nodes
+        return MustacheProgram(name: templateName, nodes: nodes, texts: texts, paths: paths, partials: partials)
     }
 
     // MARK: - Bytes and locations
@@ -350,10 +366,10 @@ private struct ScannedTag {
     let newDelimiters: Delimiters?
 }
 
-/// A section whose closing tag is still to come, with the nodes that precede it in its parent.
+/// A section whose closing tag is still to come, and where its node is.
 private struct OpenSection {
     let path: MustachePath
     let inverted: Bool
     let offset: Int
-    let enclosingNodes: [MustacheNode]
+    let nodeIndex: Int
 }

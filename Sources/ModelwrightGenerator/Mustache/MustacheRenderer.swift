@@ -3,12 +3,14 @@
 ///
 /// It keeps its own stack of frames rather than recursing: a debug build needs kilobytes of
 /// machine stack for each level of recursion, and templates render on secondary threads too.
+/// The frame being rendered lives in a local variable and nodes are visited by index, so the
+/// inner loop copies no node lists, frames or context values.
 struct MustacheRenderer {
     private let partials: [String: MustacheTemplate]
     /// The values of the enclosing sections, innermost last; the template's context is at the bottom.
     private var contextStack: [MustacheValue]
-    /// The node lists still being rendered, innermost last.
-    private var frames: [Frame] = []
+    /// The frames that enclose the one being rendered, innermost last.
+    private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
     private(set) var output = ""
 
@@ -17,93 +19,114 @@ struct MustacheRenderer {
         contextStack = [context]
     }
 
-    /// Renders the nodes of the template named `templateName`.
-    mutating func render(_ nodes: [MustacheNode], in templateName: String) throws(MustacheError) {
-        frames = [Frame(nodes: nodes, templateName: templateName, indentation: "", depth: 0, context: nil)]
-        while let frame = frames.last {
-            let top = frames.count - 1
-            if !frame.hasStarted {
-                frames[top].hasStarted = true
-                if let context = frame.context {
-                    contextStack.append(context)
-                }
-            }
-            guard frame.position < frame.nodes.count else {
-                frames.removeLast()
-                if frame.context != nil {
+    /// Renders a template.
+    mutating func render(_ program: MustacheProgram) throws(MustacheError) {
+        var frame = Frame(program: program, indentation: "", depth: 0, start: 0, end: program.nodes.count)
+        while true {
+            let position = frame.position
+            guard position < frame.end else {
+                // The frame's content is done: render it again for the section's next list
+                // element, or return to the enclosing frame.
+                if frame.pushesContext {
                     contextStack.removeLast()
+                    if frame.nextElement < frame.elements.count {
+                        contextStack.append(frame.elements[frame.nextElement])
+                        frame.nextElement += 1
+                        frame.position = frame.start
+                        continue
+                    }
                 }
+                guard let enclosing = enclosingFrames.popLast() else { return }
+                frame = enclosing
                 continue
             }
-            frames[top].position += 1
-            try render(frame.nodes[frame.position], in: frame)
+            frame.position = position + 1
+            switch frame.program.nodes[position] {
+            case .text(let text):
+                output += frame.program.texts[text]
+            case .lineStart:
+                if !frame.indentation.isEmpty {
+                    output += frame.indentation
+                }
+            case .variable(let path, let escaped, let location):
+                try interpolate(frame.program.paths[path], escaped: escaped, in: frame.program.name, at: location)
+            case .section(let path, let inverted, let end, let location):
+                let value = Self.lookUp(frame.program.paths[path], in: contextStack) ?? .null
+                guard value.isTruthy != inverted else {
+                    frame.position = end
+                    continue
+                }
+                var section = Frame(
+                    program: frame.program,
+                    indentation: frame.indentation,
+                    depth: try Self.deeper(than: frame, at: location),
+                    start: position + 1,
+                    end: end
+                )
+                // A list renders the content once per element, pushed onto the context stack; any
+                // other truthy value renders it once; an inverted section pushes nothing.
+                if !inverted {
+                    section.pushesContext = true
+                    if case .list(let elements) = value {
+                        contextStack.append(elements[0])
+                        section.elements = elements
+                        section.nextElement = 1
+                    } else {
+                        contextStack.append(value)
+                    }
+                }
+                frame.position = end
+                enclosingFrames.append(frame)
+                frame = section
+            case .partial(let index):
+                let tag = frame.program.partials[index]
+                // A missing partial renders as nothing, as the specification asks.
+                guard let partial = partials[tag.name]?.program else { continue }
+                // A standalone partial indents its lines by its own indentation on top of the
+                // indentation of the partial it sits in; an inline one indents nothing.
+                let included = Frame(
+                    program: partial,
+                    indentation: tag.indentation.map { frame.indentation + $0 } ?? "",
+                    depth: try Self.deeper(than: frame, at: tag.location),
+                    start: 0,
+                    end: partial.nodes.count
+                )
+                enclosingFrames.append(frame)
+                frame = included
+            }
         }
     }
 
-    /// Renders one node, or pushes the frames that render a section's or a partial's content.
-    private mutating func render(_ node: MustacheNode, in frame: Frame) throws(MustacheError) {
-        switch node {
-        case .text(let text):
-            output += text
-        case .lineStart:
-            output += frame.indentation
-        case .variable(let path, let escaped, let location):
-            guard let value = lookUp(path) else { return }
-            guard let text = value.interpolationText else {
-                throw MustacheError(
-                    .notInterpolatable(name: path.name, kind: value.kindName),
-                    in: frame.templateName,
-                    at: location
-                )
-            }
+    /// Appends a variable's text.
+    private mutating func interpolate(
+        _ path: MustachePath,
+        escaped: Bool,
+        in templateName: String,
+        at location: MustacheLocation
+    ) throws(MustacheError) {
+        guard let value = Self.lookUp(path, in: contextStack) else { return }
+        switch value {
+        case .string(let text):
             output += escaped ? Self.escapingHTML(text) : text
-        case .section(let path, let inverted, let children, let location):
-            let value = lookUp(path) ?? .null
-            guard value.isTruthy != inverted else { return }
-            let depth = try deeper(than: frame, at: location)
-            // A list renders the content once per element, pushed onto the context stack; any
-            // other truthy value renders it once; an inverted section pushes nothing.
-            var contexts: [MustacheValue?] = [inverted ? nil : value]
-            if !inverted, case .list(let elements) = value {
-                contexts = elements
-            }
-            for context in contexts.reversed() {
-                frames.append(
-                    Frame(
-                        nodes: children,
-                        templateName: frame.templateName,
-                        indentation: frame.indentation,
-                        depth: depth,
-                        context: context
-                    )
-                )
-            }
-        case .partial(let name, let ownIndentation, let location):
-            // A missing partial renders as nothing, as the specification asks.
-            guard let partial = partials[name] else { return }
-            let depth = try deeper(than: frame, at: location)
-            // A standalone partial indents its lines by its own indentation on top of the
-            // indentation of the partial it sits in; an inline one indents nothing.
-            let indentation = ownIndentation.map { frame.indentation + $0 } ?? ""
-            frames.append(
-                Frame(
-                    nodes: partial.nodes,
-                    templateName: partial.name,
-                    indentation: indentation,
-                    depth: depth,
-                    context: nil
-                )
+        case .list, .object:
+            throw MustacheError(
+                .notInterpolatable(name: path.name, kind: value.kindName),
+                in: templateName,
+                at: location
             )
+        default:
+            let text = value.interpolationText ?? ""
+            output += escaped ? Self.escapingHTML(text) : text
         }
     }
 
     /// The depth of content nested in `frame`, or an error past the limit.
-    private func deeper(than frame: Frame, at location: MustacheLocation) throws(MustacheError) -> Int {
+    private static func deeper(than frame: Frame, at location: MustacheLocation) throws(MustacheError) -> Int {
         let depth = frame.depth + 1
         guard depth <= MustacheTemplate.maximumDepth else {
             throw MustacheError(
                 .nestingTooDeep(limit: MustacheTemplate.maximumDepth),
-                in: frame.templateName,
+                in: frame.program.name,
                 at: location
             )
         }
@@ -112,20 +135,28 @@ struct MustacheRenderer {
 
     /// Finds the first key on the context stack, innermost first, then each further key in the
     /// value found before it only; `nil` when any part is missing.
-    private func lookUp(_ path: MustachePath) -> MustacheValue? {
-        guard let firstKey = path.keys.first else {
+    ///
+    /// Static, and handed the stack, because a debug build copies the whole renderer (retaining
+    /// each of its properties) to call a method on it.
+    private static func lookUp(_ path: MustachePath, in contextStack: [MustacheValue]) -> MustacheValue? {
+        let keys = path.keys
+        guard !keys.isEmpty else {
             return contextStack.last
         }
         var value: MustacheValue?
-        for context in contextStack.reversed() {
-            if case .object(let fields) = context, let found = fields[firstKey] {
+        var index = contextStack.count - 1
+        while index >= 0 {
+            if case .object(let fields) = contextStack[index], let found = fields[keys[0]] {
                 value = found
                 break
             }
+            index -= 1
         }
-        for key in path.keys.dropFirst() {
+        var keyIndex = 1
+        while keyIndex < keys.count {
             guard case .object(let fields)? = value else { return nil }
-            value = fields[key]
+            value = fields[keys[keyIndex]]
+            keyIndex += 1
         }
         return value
     }
@@ -150,18 +181,31 @@ struct MustacheRenderer {
     }
 }
 
-/// A list of nodes being rendered: the content of a template, a partial, or one pass of a section.
+/// A run of nodes being rendered: a template, a partial, or a section's content, which renders
+/// once per list element.
 private struct Frame {
-    let nodes: [MustacheNode]
-    /// The next node to render.
-    var position = 0
-    let templateName: String
+    /// The template the frame is in; it renders its nodes from `start` up to `end`.
+    let program: MustacheProgram
     /// What every template line in this frame starts with (see ``MustacheNode/lineStart``).
     let indentation: String
     /// How many sections and partials enclose this frame.
     let depth: Int
-    /// The value this frame pushes onto the context stack while it renders, if any.
-    let context: MustacheValue?
-    /// Whether the frame has pushed its context; frames for a list's elements wait their turn.
-    var hasStarted = false
+    let start: Int
+    let end: Int
+    /// The next node to render.
+    var position: Int
+    /// Whether the frame has a value on the context stack, which it pops when its content is done.
+    var pushesContext = false
+    /// The elements of the list a section repeats its content for, and the next one to push.
+    var elements: [MustacheValue] = []
+    var nextElement = 0
+
+    init(program: MustacheProgram, indentation: String, depth: Int, start: Int, end: Int) {
+        self.program = program
+        self.indentation = indentation
+        self.depth = depth
+        self.start = start
+        self.end = end
+        position = start
+    }
 }

@@ -44,7 +44,7 @@ public struct MustacheTemplate: Sendable {
     /// The name errors use to point at this template, typically its file name.
     public let name: String
     /// The parsed template.
-    let nodes: [MustacheNode]
+    let program: MustacheProgram
 
     /// Parses a template.
     ///
@@ -54,7 +54,7 @@ public struct MustacheTemplate: Sendable {
     /// - Throws: ``MustacheError`` when the template is malformed.
     public init(_ source: String, name: String = "template") throws(MustacheError) {
         self.name = name
-        nodes = try MustacheParser(source: source, templateName: name).parse()
+        program = try MustacheParser(source: source, templateName: name).parse()
     }
 
     /// Renders the template.
@@ -70,7 +70,7 @@ public struct MustacheTemplate: Sendable {
         -> String
     {
         var renderer = MustacheRenderer(context: context, partials: partials)
-        try renderer.render(nodes, in: name)
+        try renderer.render(program)
         return renderer.output
     }
 }

@@ -144,6 +144,10 @@ extension MustacheValue: ExpressibleByArrayLiteral {
 extension MustacheValue: ExpressibleByDictionaryLiteral {
     /// Creates an object from a literal; when a key repeats, the last value wins.
     public init(dictionaryLiteral elements: (String, MustacheValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        var fields = [String: MustacheValue](minimumCapacity: elements.count)
+        for (key, value) in elements {
+            fields[key] = value
+        }
+        self = .object(fields)
     }
 }
