@@ -52,9 +52,12 @@ enum PlanCommand {
     static func text(_ model: Model) -> String {
         var lines = ["\(model.name): \(model.versions.count) versions, \(model.steps.count) steps"]
         for step in model.steps {
-            let kind =
+            var kind =
                 step.customStages.isEmpty
                 ? "lightweight" : "custom stage " + step.customStages.map(\.name).joined(separator: ", ")
+            if !step.cautions.isEmpty {
+                kind += " with \(step.cautions.count) caution\(step.cautions.count == 1 ? "" : "s")"
+            }
             let cost =
                 step.rewrittenTables.isEmpty ? "in place" : "rewrites " + step.rewrittenTables.joined(separator: ", ")
             lines.append("")
@@ -94,6 +97,7 @@ private struct PlanJSON: Encodable {
         var changes: [Change]
         var operations: [Operation]
         var rewrittenTables: [String]
+        var cautions: [String]
 
         init(_ step: VersionStep) {
             from = step.from.number
@@ -111,6 +115,7 @@ private struct PlanJSON: Encodable {
                 Operation(description: $0.description, isConstantTime: $0.isConstantTime)
             }
             rewrittenTables = step.rewrittenTables
+            cautions = step.cautions
         }
     }
 

@@ -148,12 +148,23 @@ struct MigrationPlannerTests {
         }
     }
 
-    @Test func identicalVersionsAreRefusedBecauseTheirChecksumsCollide() throws {
-        let (result, lines) = try Self.load(Self.v1.replacingOccurrences(of: "version 1", with: "version 2"))
-        #expect(result.model == nil)
-        #expect(lines.count == 1)
+    @Test func identicalAdjacentVersionsAreOneStoreVersionButDistantOnesAreAmbiguous() throws {
+        let same = Self.v1.replacingOccurrences(of: "version 1", with: "version 2")
+        let (adjacent, adjacentLines) = try Self.load(same)
+        #expect(adjacent.model?.steps.first?.changes.isEmpty == true)
+        #expect(adjacentLines.count == 1)
         #expect(
-            lines.first?.hasPrefix("Shop.v2.model:1:7: error: version 2 has the same structure as version 1") == true)
+            adjacentLines.first?.hasPrefix("Shop.v2.model:1:7: warning: version 2 has the same structure as version 1")
+                == true)
+
+        let v2 = Self.v1.replacingOccurrences(of: "version 1", with: "version 2") + "\nentity Tag { name: String }\n"
+        let v3 =
+            Self.v1.replacingOccurrences(of: "version 1", with: "version 3")
+            + "\nmigration from 2 { lossy Tag }\n"
+        let (result, lines) = try Self.load(v2, extra: ["Shop.v3.model": v3])
+        #expect(result.model == nil)
+        #expect(
+            lines.contains { $0.hasPrefix("Shop.v3.model:1:7: error: version 3 has the same structure as version 1") })
     }
 
     @Test func editingAFrozenVersionIsAnErrorThatSaysWhatToDo() throws {

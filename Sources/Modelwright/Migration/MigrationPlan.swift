@@ -30,11 +30,13 @@ public struct MigrationPlan: Sendable {
 
     /// The stages that take a store with checksum `checksum` to the current version, in order:
     /// empty when it is current, `nil` when no chain of stages starts there (a store from a newer
-    /// or unknown version). A plan with two stages leaving the same checksum is refused.
+    /// or unknown version). A plan with two stages leaving the same checksum is refused; a stage
+    /// between two versions with the same checksum is skipped.
     public func stages(from checksum: SchemaChecksum) throws -> [MigrationStage]? {
         let target = current.checksum
         var bySource: [SchemaChecksum: MigrationStage] = [:]
-        for stage in stages {
+        // A stage between two versions with one checksum migrates nothing: those are one store version.
+        for stage in stages where stage.source.checksum != stage.destination.checksum {
             let source = stage.source.checksum
             guard bySource[source] == nil else {
                 throw MigrationError.invalidPlan(

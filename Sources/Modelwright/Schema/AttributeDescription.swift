@@ -22,6 +22,9 @@ public struct AttributeDescription: Sendable, Equatable, Codable {
     public var defaultValue: DefaultValue?
     /// The attribute's name in the previous version, when it was renamed.
     public var renamedFrom: String?
+    /// Core Data's version hash modifier: a value that changes the checksum, to mark a change
+    /// the structure does not show (a new transformer, say) as a new store version.
+    public var versionHashModifier: String?
 
     /// Creates an attribute description.
     public init(
@@ -29,13 +32,15 @@ public struct AttributeDescription: Sendable, Equatable, Codable {
         type: AttributeType,
         isOptional: Bool = false,
         defaultValue: DefaultValue? = nil,
-        renamedFrom: String? = nil
+        renamedFrom: String? = nil,
+        versionHashModifier: String? = nil
     ) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.defaultValue = defaultValue
         self.renamedFrom = renamedFrom
+        self.versionHashModifier = versionHashModifier
     }
 }
 

@@ -41,6 +41,9 @@ public struct EntityDescription: Sendable, Equatable, Codable {
     public var defaultSort: [SortDescription]
     /// The entity's name in the previous version, when it was renamed.
     public var renamedFrom: String?
+    /// Core Data's version hash modifier: a value that changes the checksum, to mark a change
+    /// the structure does not show (a new transformer, say) as a new store version.
+    public var versionHashModifier: String?
 
     /// Creates an entity description.
     public init(
@@ -52,7 +55,8 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         uniquenessConstraints: [[String]] = [],
         indexes: [[String]] = [],
         defaultSort: [SortDescription] = [],
-        renamedFrom: String? = nil
+        renamedFrom: String? = nil,
+        versionHashModifier: String? = nil
     ) {
         self.name = name
         self.parent = parent
@@ -63,6 +67,7 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         self.indexes = indexes
         self.defaultSort = defaultSort
         self.renamedFrom = renamedFrom
+        self.versionHashModifier = versionHashModifier
     }
 }
 

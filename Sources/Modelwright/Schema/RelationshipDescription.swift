@@ -55,6 +55,9 @@ public struct RelationshipDescription: Sendable, Equatable, Codable {
     public var deleteRule: DeleteRule
     /// The relationship's name in the previous version, when it was renamed.
     public var renamedFrom: String?
+    /// Core Data's version hash modifier: a value that changes the checksum, to mark a change
+    /// the structure does not show (a new transformer, say) as a new store version.
+    public var versionHashModifier: String?
 
     /// Creates a relationship description.
     public init(
@@ -65,7 +68,8 @@ public struct RelationshipDescription: Sendable, Equatable, Codable {
         isOrdered: Bool = false,
         isOptional: Bool = true,
         deleteRule: DeleteRule = .nullify,
-        renamedFrom: String? = nil
+        renamedFrom: String? = nil,
+        versionHashModifier: String? = nil
     ) {
         self.name = name
         self.destination = destination
@@ -75,5 +79,6 @@ public struct RelationshipDescription: Sendable, Equatable, Codable {
         self.isOptional = isOptional
         self.deleteRule = deleteRule
         self.renamedFrom = renamedFrom
+        self.versionHashModifier = versionHashModifier
     }
 }

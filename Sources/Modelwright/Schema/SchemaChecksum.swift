@@ -7,7 +7,8 @@
 /// - attribute names, types (enums by raw type, composites by their fields), optionality and
 ///   default values (the store's DDL declares them, so a migration can fill new columns);
 /// - relationship names, destinations, inverses, cardinality, ordering, optionality and delete rules;
-/// - uniqueness constraints and indexes.
+/// - uniqueness constraints and indexes;
+/// - version hash modifiers (Core Data's `versionHashModifier`), where set.
 ///
 /// The model's name and version number, doc comments, default sort orders,
 /// renaming hints, the names and case lists of enums, the names of composites, the Swift type
@@ -66,6 +67,7 @@ private struct CanonicalText {
         field(entity.name)
         field(entity.parent ?? "")
         field(entity.isAbstract ? "abstract" : "concrete")
+        hashModifier(entity.versionHashModifier)
         for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
             write(attribute)
         }
@@ -78,6 +80,7 @@ private struct CanonicalText {
             field(relationship.isOrdered ? "ordered" : "unordered")
             field(relationship.isOptional ? "optional" : "required")
             field(relationship.deleteRule.rawValue)
+            hashModifier(relationship.versionHashModifier)
         }
         // A uniqueness constraint is a set of names; an index's column order matters to SQLite.
         let uniques = entity.uniquenessConstraints.map { $0.sorted().joined(separator: ",") }
@@ -97,6 +100,7 @@ private struct CanonicalText {
         field(attribute.name)
         write(attribute.type)
         field(attribute.isOptional ? "optional" : "required")
+        hashModifier(attribute.versionHashModifier)
         // The store declares constant defaults in its DDL, so they shape the store too.
         switch attribute.defaultValue {
         case nil: field("no-default")
@@ -129,6 +133,13 @@ private struct CanonicalText {
             }
             field("end")
         }
+    }
+
+    /// Written only when present, so schemas without modifiers keep their checksums.
+    private mutating func hashModifier(_ modifier: String?) {
+        guard let modifier else { return }
+        field("hash-modifier")
+        field(modifier)
     }
 
     private mutating func field(_ string: String) {

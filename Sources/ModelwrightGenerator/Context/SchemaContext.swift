@@ -99,6 +99,9 @@ enum SchemaContext {
             arguments.append(SwiftSyntax.arrayArgument("defaultSort", elements, width: width))
         }
         if let old = entity.renamedFrom { arguments.append(["renamedFrom: \(SwiftSyntax.string(old))"]) }
+        if let modifier = entity.versionHashModifier {
+            arguments.append(["versionHashModifier: \(SwiftSyntax.string(modifier))"])
+        }
         // Every argument but the last ends with a comma.
         for index in arguments.indices.dropLast() {
             arguments[index][arguments[index].count - 1] += ","

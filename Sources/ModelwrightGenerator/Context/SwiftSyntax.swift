@@ -155,6 +155,9 @@ enum SwiftSyntax {
         if attribute.isOptional { arguments.append("isOptional: true") }
         if let value = attribute.defaultValue { arguments.append("defaultValue: \(defaultValue(value))") }
         if let old = attribute.renamedFrom { arguments.append("renamedFrom: \(string(old))") }
+        if let modifier = attribute.versionHashModifier {
+            arguments.append("versionHashModifier: \(string(modifier))")
+        }
         return arguments
     }
 
@@ -169,6 +172,9 @@ enum SwiftSyntax {
         if !relationship.isOptional { arguments.append("isOptional: false") }
         if relationship.deleteRule != .nullify { arguments.append("deleteRule: .\(relationship.deleteRule.rawValue)") }
         if let old = relationship.renamedFrom { arguments.append("renamedFrom: \(string(old))") }
+        if let modifier = relationship.versionHashModifier {
+            arguments.append("versionHashModifier: \(string(modifier))")
+        }
         return arguments
     }
 

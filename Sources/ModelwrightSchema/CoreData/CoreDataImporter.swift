@@ -137,7 +137,7 @@ public enum CoreDataImporter {
                     name: "\(modelName).v\(number).\(ModelLoader.fileExtension)", text: translated.text,
                     versionName: versionName))
         }
-        return Result(modelName: modelName, files: files, diagnostics: diagnostics)
+        return Result(modelName: modelName, files: CoreDataMigrationBlocks.add(to: files), diagnostics: diagnostics)
     }
 
     /// Reads every version's XML, several at a time: parsing is most of an import's work, and

@@ -1,5 +1,6 @@
 /// `@coreData(…)` and `@userInfo(…)`: details only a Core Data model has, kept in the schema so
-/// that `export-coredata` can write them back. They never affect the entity graph or the checksum.
+/// that `export-coredata` can write them back. Only `versionHashModifier` affects the checksum,
+/// as it affects Core Data's version hashes: it marks a change the structure does not show.
 ///
 /// ```
 /// entity TaxRate {

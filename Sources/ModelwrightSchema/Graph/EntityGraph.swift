@@ -77,6 +77,8 @@ extension EntityGraph {
         public var doc: [String]
         /// Where it was declared.
         public var range: SourceRange
+        /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
+        public var versionHashModifier: String? = nil
     }
 
     /// A resolved attribute.
@@ -97,6 +99,8 @@ extension EntityGraph {
         public var doc: [String]
         /// Where it was declared.
         public var range: SourceRange
+        /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
+        public var versionHashModifier: String? = nil
     }
 
     /// A resolved relationship.
@@ -123,6 +127,8 @@ extension EntityGraph {
         public var doc: [String]
         /// Where it was declared.
         public var range: SourceRange
+        /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
+        public var versionHashModifier: String? = nil
     }
 
     /// A resolved enum.
@@ -199,7 +205,8 @@ extension EntityGraph.Attribute {
             type: type,
             isOptional: isOptional,
             defaultValue: defaultValue,
-            renamedFrom: renamedFrom
+            renamedFrom: renamedFrom,
+            versionHashModifier: versionHashModifier
         )
     }
 }

@@ -396,7 +396,8 @@ struct GraphBuilder {
             renamedFrom: nil,
             renameRange: nil,
             doc: property.doc,
-            range: SourceRange(start: property.name.range.start, end: property.type.range.end)
+            range: SourceRange(start: property.name.range.start, end: property.type.range.end),
+            versionHashModifier: CoreDataAnnotations.details(in: property.annotations)["versionHashModifier"] ?? nil
         )
     }
 
@@ -465,7 +466,8 @@ struct GraphBuilder {
                 renamedFrom: renamedFrom(annotations["renamed"]),
                 renameRange: annotations["renamed"]?.range,
                 doc: property.doc,
-                range: SourceRange(start: property.name.range.start, end: property.type.range.end)
+                range: SourceRange(start: property.name.range.start, end: property.type.range.end),
+                versionHashModifier: CoreDataAnnotations.details(in: property.annotations)["versionHashModifier"] ?? nil
             )
         )
     }
@@ -645,6 +647,9 @@ struct GraphBuilder {
                 entity.renameRange = annotation.range
             case "coreData", "userInfo":
                 reportCoreDataAnnotation(annotation, onEntity: true)
+                if let modifier = CoreDataAnnotations.details(in: [annotation])["versionHashModifier"] ?? nil {
+                    entity.versionHashModifier = modifier
+                }
             case "unique", "index", "sort":
                 guard let arguments = annotation.arguments, !arguments.isEmpty else {
                     diagnostics.error(

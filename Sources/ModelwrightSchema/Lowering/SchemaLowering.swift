@@ -23,13 +23,15 @@ public enum SchemaLowering {
                             isOrdered: relationship.isOrdered,
                             isOptional: relationship.isOptional,
                             deleteRule: relationship.deleteRule,
-                            renamedFrom: relationship.renamedFrom
+                            renamedFrom: relationship.renamedFrom,
+                            versionHashModifier: relationship.versionHashModifier
                         )
                     },
                     uniquenessConstraints: entity.uniquenessConstraints,
                     indexes: entity.indexes,
                     defaultSort: entity.defaultSort,
-                    renamedFrom: entity.renamedFrom
+                    renamedFrom: entity.renamedFrom,
+                    versionHashModifier: entity.versionHashModifier
                 )
             }
         )

@@ -27,6 +27,20 @@ struct MigrationPlanner {
         return planner.finish(sink: &sink)
     }
 
+    /// The changes from `previous` to `next` that need a `lossy` line or a custom stage, each with
+    /// the entity and property (previous version's names) a `lossy` line would name.
+    static func unaccounted(from previous: ModelVersion, to next: ModelVersion) -> [(
+        change: SchemaChange, lost: (entity: String, property: String?)?
+    )] {
+        var planner = MigrationPlanner(from: previous, to: next)
+        planner.diff()
+        return planner.changes.enumerated().compactMap { index, change in
+            guard change.kind != .lightweight else { return nil }
+            let lost = planner.lossesNeeded.first { $0.change == index }.map { ($0.entity, $0.property) }
+            return (change, lost)
+        }
+    }
+
     // MARK: - Diff
 
     private mutating func diff() {
@@ -80,8 +94,14 @@ struct MigrationPlanner {
             let oldName = attribute.renamedFrom ?? attribute.name
             guard let oldAttribute = oldEntity.attributes.first(where: { $0.name == oldName }) else {
                 let summary = "add attribute \(entity.name).\(attribute.name) (\(describe(attribute)))"
-                if attribute.isOptional || attribute.defaultValue != nil {
+                if attribute.isOptional {
                     add(.lightweight, summary, entity, at: attribute.range.start)
+                } else if let value = attribute.defaultValue {
+                    add(
+                        .lightweight, summary, entity, at: attribute.range.start,
+                        caution:
+                            "every existing \(entity.name) gets \(describe(value)); if rows need their own values (what a Core Data mapping model would set), declare a custom stage"
+                    )
                 } else {
                     add(
                         .needsDefault, summary, entity, at: attribute.range.start,
@@ -120,16 +140,21 @@ struct MigrationPlanner {
     ) {
         let name = "\(entity.name).\(attribute.name)"
         if let (kind, reason) = Self.typeChange(from: oldAttribute.type, to: attribute.type) {
+            let converts = kind == .lightweight && Self.rewritesValues(from: oldAttribute.type, to: attribute.type)
             add(
                 kind,
                 "change the type of \(name) from \(describe(oldAttribute.type)) to \(describe(attribute.type))\(reason.map { " (\($0))" } ?? "")",
-                entity, at: attribute.range.start, lost: kind == .lossy ? (oldEntity.name, oldAttribute.name) : nil)
+                entity, at: attribute.range.start, lost: kind == .lossy ? (oldEntity.name, oldAttribute.name) : nil,
+                caution: converts
+                    ? "every stored value is converted by SQLite (CAST); Core Data's lightweight migration cannot infer this change, so a Core Data app needed a mapping model here"
+                    : nil)
         }
         if oldAttribute.isOptional && !attribute.isOptional {
             if attribute.defaultValue != nil {
                 add(
                     .lightweight, "make \(name) required; rows without a value get its default", entity,
-                    at: attribute.range.start)
+                    at: attribute.range.start,
+                    caution: "rows without a value get the default; a custom stage can give them their own")
             } else {
                 add(
                     .needsDefault, "make \(name) required", entity, at: attribute.range.start,
@@ -263,6 +288,13 @@ struct MigrationPlanner {
                 .lightweight, "remove index \(entity.name)(\(index.joined(separator: ", ")))", entity,
                 at: entity.range.start)
         }
+    }
+
+    /// Whether a lightweight type change rewrites the stored values (SQLite's CAST) rather than
+    /// keeping them as they are.
+    static func rewritesValues(from old: AttributeType, to new: AttributeType) -> Bool {
+        TableMappingFacts.isNumber(old) && [.string, .decimal, .double, .float].contains(new) && old != new
+            && !(old == .float && new == .double)
     }
 
     /// How a type change migrates, with a reason for people; `nil` when the stored form is unchanged.
@@ -434,5 +466,12 @@ struct MigrationPlanner {
             }
         }
         return VersionStep(from: previous, to: next, changes: resolved, customStages: stages, operations: operations)
+    }
+}
+
+/// Facts about attribute types the planner needs.
+enum TableMappingFacts {
+    static func isNumber(_ type: AttributeType) -> Bool {
+        [.bool, .int16, .int32, .int64, .int, .float, .double].contains(type)
     }
 }

@@ -92,16 +92,21 @@ public enum ModelLoader {
             if let problem { diagnostics.append(problem) }
             if let lock { diagnostics += checkFrozen(versions, lock: lock, sinks: &sinks, folder: folder) }
         }
-        // Stages are keyed by checksum: two versions with one checksum would make a store's version ambiguous.
+        // Stages are keyed by checksum. Adjacent versions with one checksum are one store version,
+        // as Core Data versions with equal hashes are; the same checksum further apart is ambiguous.
         var seenChecksums: [SchemaChecksum: Int] = [:]
         for (index, version) in versions.enumerated() {
             let checksum = version.schema.checksum
-            if let earlier = seenChecksums[checksum] {
+            if index > 0, versions[index - 1].schema.checksum == checksum {
+                sinks[index].warning(
+                    "version \(version.number) has the same structure as version \(version.number - 1) (checksum \(checksum)): a store of either opens as the other and this step migrates nothing; if the data must change, change the structure or add '@coreData(versionHashModifier: \"…\")' to what changed",
+                    at: version.graph.headerRange.start)
+            } else if let earlier = seenChecksums[checksum] {
                 sinks[index].error(
-                    "version \(version.number) has the same structure as version \(earlier) (checksum \(checksum)), so a store could not tell them apart; change something that shapes the store, or remove this version",
+                    "version \(version.number) has the same structure as version \(earlier) (checksum \(checksum)), but the versions between differ, so a store with that checksum could be either; change something that shapes the store",
                     at: version.graph.headerRange.start)
             }
-            seenChecksums[checksum] = seenChecksums[checksum] ?? version.number
+            seenChecksums[checksum] = version.number
         }
         guard !sinks.contains(where: \.hasErrors) else {
             return ModelLoadResult(model: nil, diagnostics: diagnostics + sinks.flatMap(\.diagnostics))

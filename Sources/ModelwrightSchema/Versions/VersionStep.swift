@@ -21,6 +21,12 @@ public struct VersionStep: Sendable {
         customStages.isEmpty && changes.allSatisfy { $0.kind == .lightweight }
     }
 
+    /// The cautions of its changes: lightweight changes a person should still look at, such as a
+    /// default every existing row gets, or a conversion Core Data could not have inferred.
+    public var cautions: [String] {
+        changes.compactMap { change in change.caution.map { "\(change.summary): \($0)" } }
+    }
+
     /// The tables the step visits row by row (rebuilds, updates, new indexes), which take time
     /// in proportion to their rows; tables the step creates are empty and left out.
     public var rewrittenTables: [String] {

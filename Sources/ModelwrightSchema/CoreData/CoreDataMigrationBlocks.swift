@@ -1,0 +1,59 @@
+/// Writes, for each imported version step, the migration block the planner needs: Core Data
+/// migrated the step either lightweight (dropping removed data silently) or with a mapping model
+/// the bundle does not hold, so the import says so explicitly.
+///
+/// - Data the step drops gets a `lossy Entity.property` line: Core Data's lightweight migration
+///   drops it too.
+/// - A change only the app's code can make (a new required attribute without a default, a type
+///   change) gets one custom stage for the step, `toVersion<N>`, which the app implements, as
+///   WooCommerce wrote mapping models for such steps.
+enum CoreDataMigrationBlocks {
+    static func add(to files: [CoreDataImporter.File]) -> [CoreDataImporter.File] {
+        var result = files
+        var previous: ModelVersion?
+        for (index, file) in files.enumerated() {
+            let (graph, sink) = SchemaPipeline.compile(SourceFile(path: file.name, text: file.text))
+            guard let graph, !sink.hasErrors else {
+                previous = nil
+                continue
+            }
+            let version = ModelVersion(path: file.name, graph: graph, schema: SchemaLowering.lower(graph))
+            defer { previous = version }
+            guard let previous else { continue }
+            let needed = MigrationPlanner.unaccounted(from: previous, to: version)
+            guard !needed.isEmpty else { continue }
+            let from = files[index - 1].versionName
+            var lines = [
+                "",
+                "/// Core Data migrated '\(from)' to '\(file.versionName)' with a mapping model or by dropping data:",
+                "/// these lines say so, and the app implements what Core Data's mapping did.",
+                "migration from \(previous.number) {",
+            ]
+            let custom = needed.filter { $0.change.kind == .needsDefault || $0.change.kind == .needsCustomStage }
+            if !custom.isEmpty {
+                for entry in custom {
+                    lines.append("    /// Needed by: \(entry.change.summary) (\(entry.change.kind.rawValue)).")
+                }
+                lines.append(
+                    "    custom toVersion\(version.number) \"Convert the data as Core Data's mapping from '\(escaped(from))' to '\(escaped(file.versionName))' did\""
+                )
+            }
+            var accepted: Set<String> = []
+            for entry in needed where entry.change.kind == .lossy {
+                guard let lost = entry.lost else { continue }
+                let target = [lost.entity, lost.property].compactMap { $0 }.joined(separator: ".")
+                guard accepted.insert(target).inserted else { continue }
+                lines.append(
+                    "    lossy \(target) \"\(escaped(entry.change.summary)): dropped by Core Data's migration from '\(escaped(from))'\""
+                )
+            }
+            lines.append("}")
+            result[index].text += lines.joined(separator: "\n") + "\n"
+        }
+        return result
+    }
+
+    private static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}
