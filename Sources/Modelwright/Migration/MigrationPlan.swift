@@ -114,9 +114,7 @@ public struct MigrationStage: Sendable {
     public func operations() throws -> [MigrationOperation] {
         let connection = try SQLiteConnection(path: nil)
         let source = try SchemaLayout(self.source)
-        for statement in SchemaSQL.createStatements(for: source) {
-            try connection.execute(statement)
-        }
+        try connection.execute(SchemaSQL.createStatements(for: source).joined(separator: ";\n"))
         let shadow = MigrationStage(source: self.source, destination: destination, customSteps: [])
         return try Migrator(connection: connection, progress: nil).run(shadow, number: 1, of: 1)
     }

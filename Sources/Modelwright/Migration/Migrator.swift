@@ -90,6 +90,8 @@ private struct StageRun {
     /// The destination's tables, by name.
     let tables: [String: SchemaSQL.Table]
     let tableOrder: [String]
+    /// The source version's table names.
+    let sourceTables: [String]
     let expected: StoreSchema
     let onProgress: (MigrationProgress.Event, String?, Int) -> Void
     private(set) var operations: [MigrationOperation] = []
@@ -112,7 +114,8 @@ private struct StageRun {
         let definitions = SchemaSQL.tables(for: destination)
         tables = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         tableOrder = definitions.map(\.name)
-        expected = try StoreSchema.fresh(destination)
+        sourceTables = SchemaSQL.tables(for: source).map(\.name)
+        expected = try StoreSchema.fresh(definitions)
         self.onProgress = onProgress
         name = "from version \(stage.source.version) to \(stage.destination.version)"
     }
@@ -132,7 +135,6 @@ private struct StageRun {
     // MARK: - Add phase
 
     mutating func addPhase() throws {
-        let sourceTables = SchemaSQL.tables(for: source).map(\.name)
         let continued = Set(mapping.sourceTable.values)
         // Removed tables stay readable until the remove phase; one whose name a destination table
         // takes moves aside first.

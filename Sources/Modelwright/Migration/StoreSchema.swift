@@ -44,56 +44,70 @@ struct StoreSchema: Sendable, Equatable {
 
     var tables: [String: Table]
 
-    /// Reads the schema of the database `connection` is open on.
+    /// Reads the schema of the database `connection` is open on, with four queries over SQLite's
+    /// table-valued `pragma_…` functions rather than four `PRAGMA`s per table: planning a long
+    /// history reads schemas thousands of times.
     static func read(_ connection: SQLiteConnection) throws -> StoreSchema {
+        let tablesOnly = "FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
         var tables: [String: Table] = [:]
-        let master = try connection.statement(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        var names: [(String, String)] = []
-        while try master.step() { names.append((master.string(0), master.string(1))) }
-        master.reset()
-        for (name, sql) in names {
-            var table = Table(
+        try rows(connection, "SELECT m.name, m.sql \(tablesOnly)") { row in
+            tables[row.string(0)] = Table(
                 columns: [:], indexes: [], indexNames: [:], foreignKeys: [],
-                isWithoutRowID: sql.uppercased().hasSuffix("WITHOUT ROWID"))
-            let info = try SQLiteStatement(connection: connection, sql: "PRAGMA table_info(\(quoted(name)))")
-            while try info.step() {
-                table.columns[info.string(1)] = Column(
-                    type: info.string(2).uppercased(),
-                    isNotNull: info.int64(3) != 0,
-                    defaultValue: info.isNull(4) ? nil : info.string(4),
-                    isPrimaryKey: info.int64(5) != 0
-                )
-            }
-            let list = try SQLiteStatement(connection: connection, sql: "PRAGMA index_list(\(quoted(name)))")
-            var indexes: [(String, Bool, String)] = []
-            while try list.step() { indexes.append((list.string(1), list.int64(2) != 0, list.string(3))) }
-            // Indexes SQLite makes for PRIMARY KEY and UNIQUE clauses ("pk", "u") are part of the table.
-            for (indexName, isUnique, origin) in indexes where origin == "c" {
-                let columns = try SQLiteStatement(
-                    connection: connection, sql: "PRAGMA index_info(\(quoted(indexName)))")
-                var names: [(Int64, String)] = []
-                while try columns.step() { names.append((columns.int64(0), columns.string(2))) }
-                let index = Index(columns: names.sorted { $0.0 < $1.0 }.map(\.1), isUnique: isUnique)
-                table.indexes.insert(index)
-                table.indexNames[index] = indexName
-            }
-            let keys = try SQLiteStatement(connection: connection, sql: "PRAGMA foreign_key_list(\(quoted(name)))")
-            while try keys.step() {
-                table.foreignKeys.insert(
-                    ForeignKey(column: keys.string(3), table: keys.string(2), onDelete: keys.string(6)))
-            }
-            tables[name] = table
+                isWithoutRowID: row.string(1).uppercased().hasSuffix("WITHOUT ROWID"))
+        }
+        try rows(
+            connection,
+            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk \(tablesOnly.replacingOccurrences(of: "FROM sqlite_master AS m", with: "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p"))"
+        ) { row in
+            tables[row.string(0)]?.columns[row.string(1)] = Column(
+                type: row.string(2).uppercased(),
+                isNotNull: row.int64(3) != 0,
+                defaultValue: row.isNull(4) ? nil : row.string(4),
+                isPrimaryKey: row.int64(5) != 0
+            )
+        }
+        // Indexes SQLite makes for PRIMARY KEY and UNIQUE clauses (origin "pk", "u") are part of the table.
+        var indexColumns: [String: (table: String, unique: Bool, columns: [(Int64, String)])] = [:]
+        try rows(
+            connection,
+            "SELECT m.name, l.name, l.\"unique\", i.seqno, i.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND l.origin = 'c'"
+        ) { row in
+            let name = row.string(1)
+            indexColumns[name, default: (row.string(0), row.int64(2) != 0, [])].columns.append(
+                (row.int64(3), row.string(4)))
+        }
+        for (name, entry) in indexColumns {
+            let index = Index(columns: entry.columns.sorted { $0.0 < $1.0 }.map(\.1), isUnique: entry.unique)
+            tables[entry.table]?.indexes.insert(index)
+            tables[entry.table]?.indexNames[index] = name
+        }
+        try rows(
+            connection,
+            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete \(tablesOnly.replacingOccurrences(of: "FROM sqlite_master AS m", with: "FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f"))"
+        ) { row in
+            tables[row.string(0)]?.foreignKeys.insert(
+                ForeignKey(column: row.string(1), table: row.string(2), onDelete: row.string(3)))
         }
         return StoreSchema(tables: tables)
     }
 
+    private static func rows(_ connection: SQLiteConnection, _ sql: String, _ body: (SQLiteStatement) -> Void) throws {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        while try statement.step() { body(statement) }
+    }
+
     /// Reads the schema a fresh store of `schema` has, from a private in-memory database.
     static func fresh(_ layout: SchemaLayout) throws -> StoreSchema {
+        try fresh(SchemaSQL.tables(for: layout))
+    }
+
+    /// Reads the schema a store with these tables has, from a private in-memory database.
+    static func fresh(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
         let connection = try SQLiteConnection(path: nil)
-        for statement in SchemaSQL.createStatements(for: layout) {
-            try connection.execute(statement)
-        }
+        try connection.execute(
+            ([SchemaSQL.createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) })
+                .joined(separator: ";\n"))
         return try read(connection)
     }
 

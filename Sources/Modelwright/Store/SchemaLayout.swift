@@ -29,11 +29,21 @@ struct SchemaLayout: Sendable {
             }
             return result
         }
-        for entity in schema.entities {
-            let lineage = chain(entity)
+        // Each entity's lineage once, then every entity's family and each hierarchy's size from
+        // them: a long model history builds many layouts, so this stays linear in the entities.
+        let lineages = schema.entities.map(chain)
+        var families: [String: [String]] = [:]
+        var hierarchySizes: [String: Int] = [:]
+        for (entity, lineage) in zip(schema.entities, lineages) {
+            for member in lineage where families[member.name]?.last != entity.name {
+                families[member.name, default: []].append(entity.name)
+            }
+            hierarchySizes[lineage[0].name, default: 0] += 1
+        }
+        for (entity, lineage) in zip(schema.entities, lineages) {
             let root = lineage[0].name
-            let family = schema.entities.filter { chain($0).contains { $0.name == entity.name } }.map(\.name)
-            let hierarchySize = schema.entities.filter { chain($0)[0].name == root }.count
+            let family = families[entity.name] ?? [entity.name]
+            let hierarchySize = hierarchySizes[root] ?? 1
             var columns: [ColumnLayout] = []
             for member in lineage {
                 for attribute in member.attributes {

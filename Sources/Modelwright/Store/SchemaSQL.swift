@@ -50,9 +50,16 @@ enum SchemaSQL {
         var tables: [Table] = []
         let schema = layout.schema
         let roots = schema.entities.filter { entity in layout.entities[entity.name]?.table == entity.name }
+        var families: [String: [EntityLayout]] = [:]
+        for entity in schema.entities {
+            guard let entityLayout = layout.entities[entity.name] else { continue }
+            families[entityLayout.table, default: []].append(entityLayout)
+        }
+        let entitiesByName = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for root in roots {
             guard let rootLayout = layout.entities[root.name] else { continue }
-            let family = schema.entities.compactMap { layout.entities[$0.name] }.filter { $0.table == root.name }
+            let family = families[root.name] ?? []
+            let rootColumns = Set(rootLayout.columns.map(\.name))
             var definitions = ["\"id\" BLOB PRIMARY KEY NOT NULL"]
             var columns = ["id": definitions[0]]
             if rootLayout.hasDiscriminator {
@@ -63,7 +70,7 @@ enum SchemaSQL {
             for member in family {
                 for column in member.columns where columns[column.name] == nil {
                     // Only the root's own columns hold a value in every row of the table.
-                    let isRootColumn = rootLayout.columns.contains { $0.name == column.name }
+                    let isRootColumn = rootColumns.contains(column.name)
                     var definition = quoted(column.name) + (column.affinity.isEmpty ? "" : " " + column.affinity)
                     if isRootColumn && !column.isOptional { definition += " NOT NULL" }
                     if let literal = column.defaultLiteral { definition += " DEFAULT " + literal }
@@ -85,7 +92,7 @@ enum SchemaSQL {
             var indexes = foreignKeys.map { column in
                 index("\(root.name)_fk_\(column)", table: root.name, columns: [column], unique: false)
             }
-            for entity in family.map(\.name).compactMap(schema.entity(named:)) {
+            for entity in family.compactMap({ entitiesByName[$0.name] }) {
                 for constraint in entity.uniquenessConstraints {
                     indexes.append(
                         index(
