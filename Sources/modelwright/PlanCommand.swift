@@ -62,7 +62,7 @@ enum PlanCommand {
                 step.rewrittenTables.isEmpty ? "in place" : "rewrites " + step.rewrittenTables.joined(separator: ", ")
             lines.append("")
             lines.append(
-                "Version \(step.from.number) → \(step.to.number) (\(step.from.schema.checksum.hexDigits.prefix(12)) → \(step.to.schema.checksum.hexDigits.prefix(12))): \(kind), \(cost)"
+                "Version \(step.from.number) → \(step.to.number) (\(step.from.checksum.hexDigits.prefix(12)) → \(step.to.checksum.hexDigits.prefix(12))): \(kind), \(cost)"
             )
             if step.changes.isEmpty { lines.append("  no structural change") }
             for change in step.changes {
@@ -102,8 +102,8 @@ private struct PlanJSON: Encodable {
         init(_ step: VersionStep) {
             from = step.from.number
             to = step.to.number
-            fromChecksum = step.from.schema.checksum.hexDigits
-            toChecksum = step.to.schema.checksum.hexDigits
+            fromChecksum = step.from.checksum.hexDigits
+            toChecksum = step.to.checksum.hexDigits
             isLightweight = step.isLightweight
             customStages = step.customStages.map(\.name)
             changes = step.changes.map {

@@ -1,6 +1,6 @@
 /// Collects the diagnostics of one file, in the order found, up to a limit so that junk input
 /// (a 10 MB binary, say) gives a readable report instead of millions of lines.
-struct DiagnosticSink {
+struct DiagnosticSink: Sendable {
     /// The most errors reported for one file; past it one last error says the rest were dropped.
     static let errorLimit = 100
 

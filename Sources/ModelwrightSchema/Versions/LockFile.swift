@@ -38,7 +38,7 @@ public struct LockFile: Codable, Sendable, Equatable {
         LockFile(
             model: model.name,
             frozen: model.versions.filter { $0.number <= last }.map {
-                FrozenVersion(version: $0.number, checksum: $0.schema.checksum.hexDigits)
+                FrozenVersion(version: $0.number, checksum: $0.checksum.hexDigits)
             }
         )
     }

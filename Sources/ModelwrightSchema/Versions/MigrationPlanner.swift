@@ -348,6 +348,56 @@ struct MigrationPlanner {
         return (.needsCustomStage, "no lossless conversion")
     }
 
+    // MARK: - Shadow check
+
+    /// The two versions cut down to the entities the step changes, with their hierarchies and
+    /// the entities one relationship away (whose tables hold inverse columns and join tables):
+    /// the shadow check then creates a handful of tables instead of a long history's every table.
+    private func reducedSchemas() -> (SchemaDescription, SchemaDescription) {
+        let oldSchema = previous.schema
+        let newSchema = next.schema
+        let oldName = { (name: String) in newSchema.entity(named: name)?.renamedFrom ?? name }
+        var keptNew = Set(changes.map(\.entity).filter { newSchema.entity(named: $0) != nil })
+        var keptOld = Set(changes.map(\.entity).filter { oldSchema.entity(named: $0) != nil })
+        keptOld.formUnion(keptNew.map(oldName).filter { oldSchema.entity(named: $0) != nil })
+        keptNew.formUnion(Self.neighbours(of: keptNew, in: newSchema))
+        keptOld.formUnion(Self.neighbours(of: keptOld, in: oldSchema))
+        for _ in 0..<2 {
+            keptOld.formUnion(keptNew.map(oldName).filter { oldSchema.entity(named: $0) != nil })
+            keptNew.formUnion(newSchema.entities.filter { keptOld.contains(oldName($0.name)) }.map(\.name))
+            keptNew = Self.hierarchies(of: keptNew, in: newSchema)
+            keptOld = Self.hierarchies(of: keptOld, in: oldSchema)
+        }
+        var source = oldSchema
+        source.entities = oldSchema.entities.filter { keptOld.contains($0.name) }
+        var destination = newSchema
+        destination.entities = newSchema.entities.filter { keptNew.contains($0.name) }
+        return (source, destination)
+    }
+
+    /// The entities one relationship away from `names`, in either direction.
+    private static func neighbours(of names: Set<String>, in schema: SchemaDescription) -> Set<String> {
+        var result = names
+        for entity in schema.entities {
+            let destinations = entity.relationships.map(\.destination)
+            if names.contains(entity.name) { result.formUnion(destinations) }
+            if destinations.contains(where: names.contains) { result.insert(entity.name) }
+        }
+        return result
+    }
+
+    /// `names` with every entity sharing a root with one of them (one table per hierarchy).
+    private static func hierarchies(of names: Set<String>, in schema: SchemaDescription) -> Set<String> {
+        func root(_ name: String) -> String {
+            var current = name
+            var seen: Set<String> = [current]
+            while let parent = schema.entity(named: current)?.parent, seen.insert(parent).inserted { current = parent }
+            return current
+        }
+        let roots = Set(names.map(root))
+        return names.union(schema.entities.map(\.name).filter { roots.contains(root($0)) })
+    }
+
     // MARK: - Recording
 
     private mutating func add(
@@ -456,9 +506,16 @@ struct MigrationPlanner {
             sink.warning("'lossy \(target)' accepts a loss this step does not have; remove it", at: loss.range.start)
         }
         var operations: [MigrationOperation] = []
-        if !sink.hasErrors {
+        if !sink.hasErrors, !changes.isEmpty {
             do {
-                operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations()
+                // The tables the step touches are enough to learn its cost; the whole schema is the
+                // fallback when that smaller check fails, so only a real problem is reported.
+                let (source, destination) = reducedSchemas()
+                do {
+                    operations = try MigrationStage.lightweight(from: source, to: destination).operations()
+                } catch {
+                    operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations()
+                }
             } catch {
                 sink.error(
                     "the migration from version \(previous.number) could not be checked on an empty store: \(error)",

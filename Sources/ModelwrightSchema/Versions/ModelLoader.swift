@@ -49,29 +49,14 @@ public enum ModelLoader {
     private static func load(files: [String], checkingVersions: Bool, folder: String? = nil) -> ModelLoadResult {
         var diagnostics: [Diagnostic] = []
         var compiled: [(graph: EntityGraph, sink: DiagnosticSink)] = []
-        for path in files {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                diagnostics.append(
-                    Diagnostic(severity: .error, message: "cannot read the file", path: path, location: nil))
-                continue
-            }
-            guard data.count <= maximumFileSize else {
-                diagnostics.append(
-                    Diagnostic(
-                        severity: .error,
-                        message:
-                            "the file is \(data.count / 1_048_576) MB; schema files are limited to \(maximumFileSize / 1_048_576) MB",
-                        path: path,
-                        location: nil
-                    )
-                )
-                continue
-            }
-            let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, bytes: [UInt8](data)))
-            if let graph, !sink.hasErrors {
-                compiled.append((graph, sink))
-            } else {
-                diagnostics += sink.diagnostics
+        // Files are read and compiled in parallel (a long history has a hundred of them), then
+        // gathered in file order, so diagnostics come out the same on every run.
+        let outcomes = files.parallelMap(compileFile)
+        for outcome in outcomes {
+            switch outcome {
+            case .problem(let diagnostic): diagnostics.append(diagnostic)
+            case .compiled(let graph?, let sink) where !sink.hasErrors: compiled.append((graph, sink))
+            case .compiled(_, let sink): diagnostics += sink.diagnostics
             }
         }
         compiled.sort { $0.graph.version < $1.graph.version }
@@ -83,9 +68,8 @@ public enum ModelLoader {
         else {
             return ModelLoadResult(model: nil, diagnostics: diagnostics + sinks.flatMap(\.diagnostics))
         }
-        let versions = compiled.map { version in
-            ModelVersion(
-                path: version.sink.file.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
+        let versions = compiled.map { (path: $0.sink.file.path, graph: $0.graph) }.parallelMap { version in
+            ModelVersion(path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
         }
         if let folder {
             let (lock, problem) = LockFile.read(folder: folder)
@@ -96,8 +80,8 @@ public enum ModelLoader {
         // as Core Data versions with equal hashes are; the same checksum further apart is ambiguous.
         var seenChecksums: [SchemaChecksum: Int] = [:]
         for (index, version) in versions.enumerated() {
-            let checksum = version.schema.checksum
-            if index > 0, versions[index - 1].schema.checksum == checksum {
+            let checksum = version.checksum
+            if index > 0, versions[index - 1].checksum == checksum {
                 sinks[index].warning(
                     "version \(version.number) has the same structure as version \(version.number - 1) (checksum \(checksum)): a store of either opens as the other and this step migrates nothing; if the data must change, change the structure or add '@coreData(versionHashModifier: \"…\")' to what changed",
                     at: version.graph.headerRange.start)
@@ -111,9 +95,16 @@ public enum ModelLoader {
         guard !sinks.contains(where: \.hasErrors) else {
             return ModelLoadResult(model: nil, diagnostics: diagnostics + sinks.flatMap(\.diagnostics))
         }
-        var steps: [VersionStep] = []
-        for index in versions.indices.dropFirst() {
-            steps.append(MigrationPlanner.plan(from: versions[index - 1], to: versions[index], sink: &sinks[index]))
+        // Each step is planned on its own (each runs its own shadow check), so they run in parallel.
+        let sinksBefore = sinks
+        let planned = Array(versions.indices.dropFirst()).parallelMap { index in
+            var sink = sinksBefore[index]
+            let step = MigrationPlanner.plan(from: versions[index - 1], to: versions[index], sink: &sink)
+            return (step, sink)
+        }
+        let steps = planned.map(\.0)
+        for (index, entry) in zip(versions.indices.dropFirst(), planned) {
+            sinks[index] = entry.1
         }
         diagnostics += sinks.flatMap(\.diagnostics)
         guard !diagnostics.contains(where: { $0.severity == .error }) else {
@@ -139,7 +130,7 @@ public enum ModelLoader {
                         path: lockPath, location: nil))
                 continue
             }
-            let checksum = versions[index].schema.checksum.hexDigits
+            let checksum = versions[index].checksum.hexDigits
             guard checksum != frozen.checksum else { continue }
             let header = versions[index].graph.headerRange.start
             sinks[index].error(
@@ -154,6 +145,30 @@ public enum ModelLoader {
             )
         }
         return missing
+    }
+
+    /// What reading and compiling one file gave.
+    private enum FileOutcome: Sendable {
+        case problem(Diagnostic)
+        case compiled(EntityGraph?, DiagnosticSink)
+    }
+
+    private static func compileFile(_ path: String) -> FileOutcome {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .problem(Diagnostic(severity: .error, message: "cannot read the file", path: path, location: nil))
+        }
+        guard data.count <= maximumFileSize else {
+            return .problem(
+                Diagnostic(
+                    severity: .error,
+                    message:
+                        "the file is \(data.count / 1_048_576) MB; schema files are limited to \(maximumFileSize / 1_048_576) MB",
+                    path: path,
+                    location: nil
+                ))
+        }
+        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, bytes: [UInt8](data)))
+        return .compiled(graph, sink)
     }
 
     private static func failure(_ path: String, _ message: String) -> ModelLoadResult {

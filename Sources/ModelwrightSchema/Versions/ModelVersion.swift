@@ -8,6 +8,16 @@ public struct ModelVersion: Sendable {
     public let graph: EntityGraph
     /// The runtime description, whose checksum identifies the version.
     public let schema: SchemaDescription
+    /// The schema's checksum, computed once (a long history asks for it many times).
+    public let checksum: SchemaChecksum
+
+    /// Creates a version; the checksum is computed here.
+    public init(path: String, graph: EntityGraph, schema: SchemaDescription) {
+        self.path = path
+        self.graph = graph
+        self.schema = schema
+        checksum = schema.checksum
+    }
 
     /// The version number.
     public var number: Int { graph.version }

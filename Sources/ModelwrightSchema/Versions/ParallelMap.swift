@@ -1,0 +1,30 @@
+import Dispatch
+import Foundation
+
+extension Array where Element: Sendable {
+    /// `map`, with the elements transformed concurrently and the results in the original order:
+    /// loading a long history compiles and lowers a hundred independent files.
+    func parallelMap<Result: Sendable>(_ transform: @Sendable (Element) -> Result) -> [Result] {
+        let results = ResultSlots<Result>(count: count)
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            results.set(transform(self[index]), at: index)
+        }
+        return results.values
+    }
+}
+
+/// Slots written from several threads, each once, under a lock.
+private final class ResultSlots<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Value?]
+
+    init(count: Int) {
+        slots = Array(repeating: nil, count: count)
+    }
+
+    func set(_ value: Value, at index: Int) {
+        lock.withLock { slots[index] = value }
+    }
+
+    var values: [Value] { lock.withLock { slots.compactMap { $0 } } }
+}
