@@ -12,9 +12,7 @@ extension Field where Value: ColumnValue {
 
     /// The field's value is one of `values`; an empty list matches nothing.
     public func `in`(_ values: some Sequence<Value>) -> Condition {
-        // A value that cannot be stored (NaN) equals nothing stored, so it drops out of the list.
-        let list = values.compactMap { try? $0.sqlValue }
-        return list.isEmpty ? .constant(false) : .inList(path, list)
+        membership(path, values)
     }
 
     private static func condition(_ field: Field, _ comparison: ComparisonOperator, _ value: Value) -> Condition {
@@ -41,8 +39,7 @@ extension Field where Value: ColumnValue & Comparable {
 
     /// `lower <= field <= upper`.
     public func between(_ lower: Value, _ upper: Value) -> Condition {
-        guard let lower = try? lower.sqlValue, let upper = try? upper.sqlValue else { return .constant(false) }
-        return .between(path, lower, upper)
+        range(path, lower, upper)
     }
 }
 
@@ -61,6 +58,11 @@ extension Field where Value: OptionalField, Value.Wrapped: ColumnValue {
 
     public static func != (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .notEqual, value)
+    }
+
+    /// The field's value is one of `values`; an empty list matches nothing, and a missing value none.
+    public func `in`(_ values: some Sequence<Value.Wrapped>) -> Condition {
+        membership(path, values)
     }
 
     /// The field holds no value.
@@ -84,6 +86,11 @@ extension Field where Value: OptionalField, Value.Wrapped: ColumnValue & Compara
 
     public static func >= (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .greaterOrEqual, value)
+    }
+
+    /// `lower <= field <= upper`; a missing value is in no range.
+    public func between(_ lower: Value.Wrapped, _ upper: Value.Wrapped) -> Condition {
+        range(path, lower, upper)
     }
 }
 
@@ -137,4 +144,17 @@ extension Field where Value: StringField {
 private func compare(_ path: ColumnPath, _ comparison: ComparisonOperator, _ value: some ColumnValue) -> Condition {
     guard let stored = try? value.sqlValue else { return .constant(comparison == .notEqual) }
     return .comparison(path, comparison, stored)
+}
+
+/// A test for membership in a list; a value that cannot be stored (NaN) equals nothing stored, so it
+/// drops out of the list.
+private func membership<Value: ColumnValue>(_ path: ColumnPath, _ values: some Sequence<Value>) -> Condition {
+    let list = values.compactMap { try? $0.sqlValue }
+    return list.isEmpty ? .constant(false) : .inList(path, list)
+}
+
+/// `lower <= column <= upper`; a bound that cannot be stored (NaN) matches nothing.
+private func range<Value: ColumnValue>(_ path: ColumnPath, _ lower: Value, _ upper: Value) -> Condition {
+    guard let lower = try? lower.sqlValue, let upper = try? upper.sqlValue else { return .constant(false) }
+    return .between(path, lower, upper)
 }

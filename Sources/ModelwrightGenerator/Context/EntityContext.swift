@@ -81,6 +81,7 @@ enum EntityContext {
             "toOne": .list(toOne),
             "toMany": .list(toMany),
             "hasToMany": .bool(!toMany.isEmpty),
+            "requests": .list(graph.requests.filter { $0.entity == entity.name }.map(RequestContext.make)),
         ]
     }
 

@@ -4,9 +4,10 @@ import Modelwright
 /// Types a default value against its attribute, explaining a mismatch in the schema's terms.
 enum DefaultValueChecker {
     /// The typed default, or the reason the literal does not fit.
-    static func check(_ literal: AST.Literal, for type: AttributeType, isOptional: Bool) -> Result<
-        DefaultValue?, DefaultValueProblem
-    > {
+    /// `role` names the literal in messages: a request's constant is not a default value.
+    static func check(
+        _ literal: AST.Literal, for type: AttributeType, isOptional: Bool, role: String = "default value"
+    ) -> Result<DefaultValue?, DefaultValueProblem> {
         if case .null = literal.kind {
             return isOptional
                 ? .success(nil)
@@ -69,10 +70,10 @@ enum DefaultValueChecker {
             }
             return .success(.enumCase(name))
         case (.data, _), (.composite, _), (.codable, _):
-            return .failure(.init("\(typeName(type)) attributes cannot have a default value"))
+            return .failure(.init("\(typeName(type)) attributes cannot have a \(role)"))
         default:
             return .failure(
-                .init("default value \(describe(literal.kind)) does not match the attribute's type \(typeName(type))")
+                .init("\(role) \(describe(literal.kind)) does not match the attribute's type \(typeName(type))")
             )
         }
     }

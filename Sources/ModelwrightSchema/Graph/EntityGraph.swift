@@ -20,6 +20,8 @@ public struct EntityGraph: Sendable {
     public var composites: [Composite]
     /// What migrating from the previous version needs, when declared.
     public var migration: Migration?
+    /// Named fetch requests, in declaration order.
+    public var requests: [Request] = []
     /// Where the header names the model; problems with the whole version point here.
     public var headerRange: SourceRange
 
@@ -194,6 +196,101 @@ extension EntityGraph {
         public var doc: [String]
         /// Where it was declared.
         public var range: SourceRange
+    }
+}
+
+extension EntityGraph {
+    /// `request byTitle: Trip where "title == $title"`: a named fetch request with typed parameters.
+    public struct Request: Sendable {
+        /// Its name, a static function of the entity's record type in generated code.
+        public var name: String
+        /// The entity it fetches.
+        public var entity: String
+        /// The values a caller passes, one per `$variable`, in order of first use.
+        public var parameters: [RequestParameter]
+        /// The condition, typed; `nil` for every record.
+        public var predicate: RequestPredicate?
+        /// The predicate as written, in `NSPredicate` format.
+        public var predicateText: String?
+        /// Its doc comment lines.
+        public var doc: [String]
+        /// Where it was declared.
+        public var range: SourceRange
+    }
+
+    /// One parameter of a named request: a `$variable` of its predicate.
+    public struct RequestParameter: Sendable, Equatable {
+        /// What a parameter holds.
+        public enum Kind: Sendable, Equatable {
+            /// A value of an attribute's type.
+            case value(AttributeType)
+            /// A list of values of an attribute's type, for `IN`.
+            case list(AttributeType)
+            /// The identity of a record of the named entity, for a to-one relationship.
+            case id(entity: String)
+            /// A number of records, for `@count`.
+            case count
+        }
+
+        /// The Swift parameter name, made from the variable's (`$SITE_ID` → `siteID`).
+        public var name: String
+        /// The variable as written, without `$`.
+        public var variable: String
+        /// What it holds.
+        public var kind: Kind
+    }
+
+    /// A named request's condition, with every key path resolved and every value typed.
+    public indirect enum RequestPredicate: Sendable {
+        /// `TRUEPREDICATE`, `FALSEPREDICATE`.
+        case constant(Bool)
+        /// The opposite.
+        case not(RequestPredicate)
+        /// All hold.
+        case and([RequestPredicate])
+        /// One holds.
+        case or([RequestPredicate])
+        /// `path <operation> values`. `path` follows to-one relationships to an attribute, a to-one
+        /// relationship, or a to-many relationship's `@count`. `values` has one value, two for
+        /// `BETWEEN`, and for `IN` one list parameter or the constants of the list.
+        case comparison(RequestComparison)
+        /// `ANY`, `ALL` or `NONE` of the destinations of the to-many relationship at the end of
+        /// `path` (after to-one hops) satisfy the condition, which is resolved on the destination.
+        case quantified(path: [String], quantifier: AST.PredicateQuantifier, condition: RequestPredicate)
+    }
+
+    /// One typed comparison of a named request.
+    public struct RequestComparison: Sendable {
+        /// What the key path ends at.
+        public enum Target: Sendable, Equatable {
+            /// An attribute of the given type.
+            case attribute(AttributeType, isOptional: Bool)
+            /// A to-one relationship to the named entity.
+            case toOne(entity: String, isOptional: Bool)
+            /// The number of destinations of a to-many relationship.
+            case count
+        }
+
+        /// The property names from the request's entity; the last is `count`'s relationship for `@count`.
+        public var path: [String]
+        /// What the path ends at.
+        public var target: Target
+        /// The operator.
+        public var operation: AST.PredicateOperator
+        /// `[c]`.
+        public var caseInsensitive: Bool
+        /// `[d]`.
+        public var diacriticInsensitive: Bool
+        /// The values compared with.
+        public var values: [RequestValue]
+    }
+
+    /// A value in a named request: a parameter or a typed constant.
+    public enum RequestValue: Sendable, Equatable {
+        /// The parameter with the given Swift name.
+        case parameter(String)
+        /// A constant of the compared attribute's type; `nil` for `NIL`.
+        case constant(DefaultValue?)
     }
 }
 

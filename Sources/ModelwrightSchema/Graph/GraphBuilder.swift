@@ -95,6 +95,11 @@ struct GraphBuilder {
             diagnostics: &diagnostics
         )
         graph.migration = resolveMigration(file.declarations)
+        let requests = file.declarations.compactMap { declaration -> AST.Request? in
+            if case .request(let request) = declaration { return request }
+            return nil
+        }
+        graph.requests = RequestResolver.resolve(requests, in: graph, diagnostics: &diagnostics)
         return graph
     }
 
@@ -107,7 +112,7 @@ struct GraphBuilder {
             case .entity(let entity): type = .entity(entity)
             case .enumeration(let enumeration): type = .enumeration(enumeration)
             case .composite(let composite): type = .composite(composite)
-            case .migration: continue
+            case .migration, .request: continue
             }
             let name = type.name
             checkTypeName(name)

@@ -41,6 +41,8 @@ public enum AST {
         case composite(Composite)
         /// `migration from 2 { … }`.
         case migration(Migration)
+        /// `request byTitle: Trip where "title == $title"`.
+        case request(Request)
     }
 
     /// `abstract entity Item: Base { … }`.
@@ -215,5 +217,99 @@ public enum AST {
         public var label: String
         /// The `///` lines above it.
         public var doc: [String]
+    }
+
+    /// `request byOwner: Trip where "owner.username ==[c] $username"`: a named fetch request, Core
+    /// Data's fetch request template. The predicate is written in `NSPredicate` format.
+    public struct Request: Sendable {
+        /// The request's name, which becomes a static function of the entity's record type.
+        public var name: Name
+        /// The entity it fetches.
+        public var entity: Name
+        /// The predicate, when one was written.
+        public var predicate: Predicate?
+        /// The predicate's text, as written (decoded from its string literal).
+        public var predicateText: String?
+        /// The `///` lines above it.
+        public var doc: [String]
+        /// From the keyword to the end of the declaration.
+        public var range: SourceRange
+    }
+
+    /// A predicate in `NSPredicate` format, as written. Ranges are offsets in the schema file.
+    public indirect enum Predicate: Sendable {
+        /// `TRUEPREDICATE` or `FALSEPREDICATE`.
+        case constant(Bool, SourceRange)
+        /// `NOT p`, `!p`.
+        case not(Predicate)
+        /// `p AND q`, `p && q`.
+        case and([Predicate])
+        /// `p OR q`, `p || q`.
+        case or([Predicate])
+        /// `[ANY] left <operator> right`.
+        case comparison(Comparison)
+    }
+
+    /// `ANY trips.title BEGINSWITH[c] $prefix`.
+    public struct Comparison: Sendable {
+        /// `ANY`/`SOME`, `ALL` or `NONE` before the left side.
+        public var quantifier: (kind: PredicateQuantifier, range: SourceRange)?
+        /// The left side.
+        public var left: Operand
+        /// The operator.
+        public var operation: PredicateOperator
+        /// `[c]`, `[d]` or `[cd]` after the operator: fold case, diacritics.
+        public var caseInsensitive: Bool
+        /// Whether diacritics are folded.
+        public var diacriticInsensitive: Bool
+        /// Where the operator was written.
+        public var operatorRange: SourceRange
+        /// The right side.
+        public var right: Operand
+    }
+
+    /// `ANY`, `ALL` or `NONE`.
+    public enum PredicateQuantifier: String, Sendable {
+        case any = "ANY"
+        case all = "ALL"
+        case none = "NONE"
+    }
+
+    /// A predicate operator.
+    public enum PredicateOperator: String, Sendable {
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case beginsWith = "BEGINSWITH"
+        case endsWith = "ENDSWITH"
+        case contains = "CONTAINS"
+        case like = "LIKE"
+        case `in` = "IN"
+        case between = "BETWEEN"
+    }
+
+    /// One side of a comparison.
+    public enum Operand: Sendable {
+        /// `owner.username`, `trips.@count`: names separated by dots.
+        case keyPath([Name])
+        /// `$username`: a value the request's caller passes; the name is without `$`.
+        case variable(Name)
+        /// `'Oslo'`, `3`, `2.5`, `TRUE`, `NIL`.
+        case literal(Literal)
+        /// `{1, 2, 3}`, `{$low, $high}`.
+        case list([Operand], SourceRange)
+
+        /// Where the operand was written.
+        public var range: SourceRange {
+            switch self {
+            case .keyPath(let names): SourceRange(start: names[0].range.start, end: names[names.count - 1].range.end)
+            case .variable(let name): SourceRange(start: name.range.start - 1, end: name.range.end)
+            case .literal(let literal): literal.range
+            case .list(_, let range): range
+            }
+        }
     }
 }

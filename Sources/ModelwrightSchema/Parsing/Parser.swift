@@ -86,6 +86,8 @@ struct Parser {
             return parseComposite(diagnostics: &diagnostics).map(AST.Declaration.composite)
         } else if token.isKeyword("migration") {
             return parseMigration(diagnostics: &diagnostics).map(AST.Declaration.migration)
+        } else if token.isKeyword("request") {
+            return parseRequest(diagnostics: &diagnostics).map(AST.Declaration.request)
         } else if token.isKeyword("model") {
             diagnostics.error("a file holds one model header; this one repeats it", at: token.range.start)
         } else if token.kind == .semicolon {
@@ -96,13 +98,13 @@ struct Parser {
             if token.kind == .identifier,
                 let keyword = Suggestions.closest(
                     to: token.text,
-                    among: ["entity", "abstract", "enum", "composite", "migration"]
+                    among: ["entity", "abstract", "enum", "composite", "migration", "request"]
                 )
             {
                 notes.append(("did you mean '\(keyword)'?", token.range.start))
             }
             diagnostics.error(
-                "expected a declaration ('entity', 'enum', 'composite' or 'migration'), found \(token.spelling)",
+                "expected a declaration ('entity', 'enum', 'composite', 'request' or 'migration'), found \(token.spelling)",
                 at: token.range.start,
                 notes: notes
             )
@@ -283,6 +285,56 @@ struct Parser {
             acceptedLosses: losses,
             range: SourceRange(start: start, end: end)
         )
+    }
+
+    /// `request name: Entity` with an optional `where "predicate"` in `NSPredicate` format.
+    private mutating func parseRequest(diagnostics: inout DiagnosticSink) -> AST.Request? {
+        let start = current.range.start
+        let doc = current.docComment
+        advance()  // request
+        guard let name = expectName("the request's name after 'request'", diagnostics: &diagnostics),
+            expect(.colon, "':' and the entity after the request's name", diagnostics: &diagnostics),
+            let entity = expectName("the entity the request fetches", diagnostics: &diagnostics)
+        else {
+            skipLine()
+            return nil
+        }
+        var request = AST.Request(
+            name: name, entity: entity, predicate: nil, predicateText: nil, doc: doc,
+            range: SourceRange(start: start, end: entity.range.end))
+        if current.isKeyword("where"), !current.isAtLineStart {
+            advance()
+            guard current.kind == .string else {
+                diagnostics.error(
+                    "expected the predicate as a string after 'where', found \(current.spelling)",
+                    at: current.range.start,
+                    notes: [("write 'where \"title == $title\"'", current.range.start)]
+                )
+                skipLine()
+                return nil
+            }
+            request.predicateText = current.text
+            request.predicate = PredicateParser.parse(
+                current.text, offsets: stringOffsets(of: current), diagnostics: &diagnostics)
+            request.range = SourceRange(start: start, end: current.range.end)
+            advance()
+        }
+        expectEndOfLine(after: "a request", diagnostics: &diagnostics)
+        return request
+    }
+
+    /// The file offset of each byte of a string literal's decoded text, and of its end: an escape
+    /// (`\"`) is two bytes in the file and one in the text.
+    private func stringOffsets(of token: Token) -> [Int] {
+        var offsets: [Int] = []
+        var offset = token.range.start + 1
+        let end = max(offset, token.range.end - 1)
+        while offset < end {
+            offsets.append(offset)
+            offset += file.bytes[offset] == UInt8(ascii: "\\") ? 2 : 1
+        }
+        offsets.append(end)
+        return offsets
     }
 
     /// `lossy User.name "why"` or `lossy Draft`: data the step may drop, accepted on purpose.
@@ -640,7 +692,7 @@ struct Parser {
 
     private var isDeclarationStart: Bool {
         guard current.kind == .identifier, peek.kind != .colon else { return false }
-        return ["entity", "abstract", "enum", "composite", "migration", "model"].contains(current.text)
+        return ["entity", "abstract", "enum", "composite", "migration", "request", "model"].contains(current.text)
     }
 
     private mutating func expect(_ kind: Token.Kind, _ what: String, diagnostics: inout DiagnosticSink) -> Bool {
