@@ -129,4 +129,36 @@ struct TripsAppTests {
         try await world.store.performAndSave { [grace = world.grace] in try $0.update(grace.with(rating: 5)) }
         #expect(try await updates.next()?.map(\.username).sorted() == ["ada", "grace"])
     }
+
+    @Test func namedRequestsFromTheSchemaTakeTypedParameters() async throws {
+        let world = try await Self.world()
+        let day = { (seconds: Double) in Date(timeIntervalSince1970: seconds) }
+        let titles = { (request: FetchRequest<Trip>) in
+            try await world.store.performQuery { try $0.fetch(request).map(\.title) }
+        }
+        #expect(try await titles(Trip.upcomingTrips(username: "ADA", from: day(1_600_000_000))) == ["Lisbon"])
+        #expect(try await titles(Trip.upcomingTrips(username: "ada", from: day(1_750_000_000))) == [])
+        #expect(try await titles(Trip.upcomingTrips(username: "grace", from: day(0))) == ["Porto"])
+        #expect(try await titles(Trip.tripsVisiting(place: "BELEM")) == ["Lisbon"], "[cd] folds case and accents")
+        #expect(try await titles(Trip.tripsVisiting(place: "Sintra")) == [])
+        #expect(
+            try await titles(Trip.busyTrips(minStops: 2, minTravellers: 5, lowest: 1000, highest: 2000)) == ["Lisbon"])
+        #expect(try await titles(Trip.busyTrips(minStops: 3, minTravellers: 5, lowest: 1000, highest: 2000)) == [])
+        #expect(try await titles(Trip.busyTrips(minStops: 0, minTravellers: 1, lowest: 1300, highest: 2000)) == [])
+
+        // The generated request is the one an app would write by hand.
+        let written = Trip.request().filter {
+            $0.owner.username.equals("ada", caseInsensitive: true) && $0.startsOn >= day(0)
+        }
+        #expect(Trip.upcomingTrips(username: "ada", from: day(0)) == written)
+
+        let administrators = { [acme = world.acme.id] in
+            try await world.store.performQuery { try $0.fetch(User.administrators(organization: acme)).map(\.username) }
+        }
+        #expect(try await administrators() == [], "grace is an administrator, but not in Acme")
+        try await world.store.performAndSave { [grace = world.grace, acme = world.acme.id] in
+            try $0.update(grace.with(organizationID: .some(acme)))
+        }
+        #expect(try await administrators() == ["grace"])
+    }
 }

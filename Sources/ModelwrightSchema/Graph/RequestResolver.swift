@@ -375,28 +375,30 @@ struct RequestResolver {
     /// The Swift parameter for `variable`, declared on first use; a second use must agree on the type.
     private mutating func parameter(_ variable: AST.Name, kind: EntityGraph.RequestParameter.Kind) -> String? {
         let name = Self.parameterName(variable.text)
+        // Point at the `$`, as written.
+        let written = SourceRange(start: variable.range.start - 1, end: variable.range.end)
         if let problem = NameRules.problem(withMemberName: name, kind: "parameter") {
-            fail(problem, at: variable.range)
+            fail(problem, at: written)
             return nil
         }
         if let existing = parameters.first(where: { $0.name == name }) {
             guard existing.variable == variable.text else {
                 fail(
                     "$\(variable.text) and $\(existing.variable) both become the parameter '\(name)'; rename one",
-                    at: variable.range)
+                    at: written)
                 return nil
             }
             guard existing.kind == kind else {
                 diagnostics.error(
                     "$\(variable.text) is used as \(Self.describe(kind)) here and as \(Self.describe(existing.kind)) before",
-                    at: variable.range.start,
-                    notes: [("first used here", parameterRanges[name]?.start ?? variable.range.start)])
+                    at: written.start,
+                    notes: [("first used here", parameterRanges[name]?.start ?? written.start)])
                 return nil
             }
             return name
         }
         parameters.append(EntityGraph.RequestParameter(name: name, variable: variable.text, kind: kind))
-        parameterRanges[name] = variable.range
+        parameterRanges[name] = written
         return name
     }
 
