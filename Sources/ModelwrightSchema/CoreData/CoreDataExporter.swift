@@ -136,6 +136,16 @@ private struct VersionExport {
             model.entities.append(export(entity, previous: previous))
         }
         model.entities = XcodeOrder.sorted(model.entities, by: \.name)
+        // Named requests are Core Data's fetch request templates, which Xcode keeps in name order.
+        let requests = graph.requests.map { request in
+            let entity = coreDataName(ofEntity: request.entity)
+            var attributes = [CoreDataXMLAttribute("name", request.name), CoreDataXMLAttribute("entity", entity)]
+            if let predicate = request.predicateText { attributes.append(.init("predicateString", predicate)) }
+            return CoreDataModel.FetchRequest(
+                name: request.name, entity: entity, predicateString: request.predicateText, attributes: attributes,
+                location: nil)
+        }
+        model.fetchRequests = XcodeOrder.sorted(requests, by: \.name)
         if let migration = graph.migration {
             for stage in migration.customStages {
                 warn(

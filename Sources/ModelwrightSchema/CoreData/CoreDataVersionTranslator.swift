@@ -101,7 +101,57 @@ struct CoreDataVersionTranslator {
             lines.append("")
             lines += render(entity)
         }
+        var requests: [(line: Int, template: CoreDataModel.FetchRequest)] = []
+        for template in model.fetchRequests {
+            guard let line = render(template) else { continue }
+            lines.append("")
+            requests.append((lines.count, template))
+            lines.append(line)
+        }
+        dropUnresolvedRequests(requests, from: &lines)
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: - Fetch request templates
+
+    /// `request name: Entity where "predicate"` for a model-level fetch request template, or `nil`
+    /// with a warning naming the template when its predicate is outside what requests can say.
+    private mutating func render(_ template: CoreDataModel.FetchRequest) -> String? {
+        let notImported = "fetch request template '\(template.name)' is not imported"
+        guard let entity = entityNames[template.entity] else {
+            warn("\(notImported): its entity '\(template.entity)' is not imported", at: template.location)
+            return nil
+        }
+        reportOther(
+            template.attributes, of: "fetch request template '\(template.name)'",
+            ignoring: ["name", "entity", "predicateString"], at: template.location)
+        var line = "request \(CoreDataNames.memberName(template.name)): \(entity)"
+        if let predicate = template.predicateString {
+            if let problem = PredicateParser.problem(in: predicate) {
+                warn("\(notImported): its predicate cannot be read: \(problem)", at: template.location)
+                return nil
+            }
+            line += " where " + quoted(predicate, at: template.location)
+        }
+        return line
+    }
+
+    /// Resolves the version's text and removes each request whose predicate does not fit the model
+    /// (a key path the schema names differently, a constant of the wrong type), with a warning
+    /// naming the template: the imported model must validate.
+    private mutating func dropUnresolvedRequests(
+        _ requests: [(line: Int, template: CoreDataModel.FetchRequest)], from lines: inout [String]
+    ) {
+        guard !requests.isEmpty else { return }
+        let file = SourceFile(path: model.path, text: lines.joined(separator: "\n") + "\n")
+        let errors = SchemaPipeline.check(file).diagnostics.filter { $0.severity == .error }
+        for request in requests.reversed() {
+            guard let error = errors.first(where: { $0.location?.line == request.line + 1 }) else { continue }
+            warn(
+                "fetch request template '\(request.template.name)' is not imported: \(error.message)",
+                at: request.template.location)
+            lines.removeSubrange((request.line - 1)...request.line)
+        }
     }
 
     private mutating func reportModelLevel() {
@@ -109,11 +159,6 @@ struct CoreDataVersionTranslator {
             warn(
                 "'usedWithCloudKit' is not imported: Modelwright stores data in SQLite and does not sync with CloudKit",
                 at: model.location)
-        }
-        for request in model.fetchRequests {
-            warn(
-                "fetch request template '\(request.name)' is not imported: the schema language has no stored fetch requests; write it as a request in code",
-                at: request.location)
         }
         for configuration in model.configurations {
             warn(
@@ -775,6 +820,9 @@ struct CoreDataVersionTranslator {
                 case "allowsCloudEncryption": "Modelwright does not sync with CloudKit"
                 case "spotlightIndexingEnabled", "storedInTruthFile":
                     "Modelwright has no Spotlight or truth-file storage"
+                case "fetchLimit", "fetchBatchSize", "resultType", "returnObjectsAsFaults", "returnDistinctResults",
+                    "includesSubentities", "includesPendingChanges", "includesPropertyValues":
+                    "a named request holds only a predicate; set limits on the request in code (`.limit(…)`)"
                 default: "Modelwright does not know it"
                 }
             warn("'\(pair.name)=\"\(pair.value)\"' on \(what) is not imported: \(reason)", at: location)

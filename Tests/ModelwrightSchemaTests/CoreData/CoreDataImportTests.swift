@@ -62,6 +62,9 @@ struct CoreDataImportTests {
                 </uniquenessConstraints>
             </entity>
             <fetchRequest name="ordersByNumber" entity="Order" predicateString="number == $number"/>
+            <fetchRequest name="bigOrders" entity="Order" predicateString="number &gt;= $minimum" fetchLimit="20"/>
+            <fetchRequest name="withSku" entity="Order" predicateString="SUBQUERY(items, $i, $i.sku == $sku).@count &gt; 0"/>
+            <fetchRequest name="clientByID" entity="Client" predicateString="id == $id"/>
             <configuration name="Cloud">
                 <memberEntity name="Order"/>
             </configuration>
@@ -117,6 +120,10 @@ struct CoreDataImportTests {
                     @index(placedAt, number)
                 }
 
+                request ordersByNumber: Order where "number == $number"
+
+                request bigOrders: Order where "number >= $minimum"
+
                 """)
         let version = try #require(imported.loaded.model?.versions.last)
         let order = try #require(version.schema.entity(named: "Order"))
@@ -143,8 +150,10 @@ struct CoreDataImportTests {
                     "\(file):7:9: transient attribute 'Client.scratch' is not imported: it is not stored; keep it as a property of your own type",
                     "\(file):9:9: fetched property 'Client.recentOrders' is not imported: the schema language has no fetched properties; fetch 'Order' with a request in code",
                     "\(file):27:9: fetch index 'Order.byPlacedAtAndNumber' is imported as ascending: Modelwright indexes have no order ('number' is descending)",
-                    "\(file):41:5: fetch request template 'ordersByNumber' is not imported: the schema language has no stored fetch requests; write it as a request in code",
-                    "\(file):42:5: configuration 'Cloud' is not imported: a Modelwright store holds every entity of its schema",
+                    "\(file):42:5: 'fetchLimit=\"20\"' on fetch request template 'bigOrders' is not imported: a named request holds only a predicate; set limits on the request in code (`.limit(…)`)",
+                    "\(file):43:5: fetch request template 'withSku' is not imported: its predicate cannot be read: SUBQUERY is not supported; use ANY, ALL or NONE with a key path through the to-many relationship",
+                    "\(file):44:5: fetch request template 'clientByID' is not imported: 'Client' has no attribute or relationship 'id'",
+                    "\(file):45:5: configuration 'Cloud' is not imported: a Modelwright store holds every entity of its schema",
                 ].filter { !$0.hasPrefix("Shop.xcdatamodeld") })
         // The bundle note is a note, not a warning.
         #expect(imported.result.diagnostics.first?.severity == .note)

@@ -58,6 +58,8 @@ struct CoreDataRoundTripTests {
                 #"<attribute name="tags" optional="YES" attributeType="Transformable" valueTransformerName="TagsTransformer" customClassName="[String]"/>"#
             ))
         #expect(xml.contains(#"<entry key="source.api" value="v3 &quot;shop&quot;"/>"#))
+        #expect(
+            xml.contains(#"<fetchRequest name="bigOrders" entity="Order" predicateString="number &gt;= $minimum"/>"#))
         // Version 3 carries the identifiers forward, so Core Data still matches it with version 2.
         let version3 = try #require(export.files.first { $0.path == "Shop 3.xcdatamodel/contents" })
         #expect(String(decoding: version3.data, as: UTF8.self).contains(#"elementID="Customer""#))
@@ -89,5 +91,25 @@ struct CoreDataRoundTripTests {
             #expect(!first.isEmpty)
             #expect(first == second, "\(name)")
         }
+    }
+
+    @Test func fetchRequestTemplatesRoundTripAsNamedRequests() throws {
+        let path = CoreDataTestSupport.fixtures.appendingPathComponent("test.xcdatamodel")
+        let original = try String(contentsOf: path.appendingPathComponent("contents"), encoding: .utf8)
+        let templates = original.split(separator: "\n").filter { $0.contains("<fetchRequest name=") }
+        #expect(templates.count == 5)
+
+        let imported = try CoreDataTestSupport.importModel(path.path)
+        defer { try? FileManager.default.removeItem(at: imported.folder) }
+        let model = try #require(imported.loaded.model)
+        #expect(
+            model.versions[0].graph.requests.map { "\($0.name): \($0.entity) \($0.parameters.map(\.name))" } == [
+                "allHumans: Human []", "byHumanName: Human [\"humanName\"]", "byParent: Child [\"parent\"]",
+                "byParentName: Child [\"parentName\"]", "oneByHumanName: Human [\"humanName\"]",
+            ])
+        // Exported as Xcode wrote them, line for line.
+        let exported = CoreDataExporter.export(model, bundleName: "Test")
+        let xml = String(decoding: try #require(exported.files.first).data, as: UTF8.self)
+        #expect(xml.split(separator: "\n").filter { $0.contains("<fetchRequest name=") } == templates)
     }
 }

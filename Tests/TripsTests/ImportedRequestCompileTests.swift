@@ -1,0 +1,40 @@
+import Foundation
+import ModelwrightSchema
+import Testing
+
+/// Core Data fetch request templates import as named requests whose parameters the compiler
+/// checks: the Core Data fixture from mogenerator's tests, imported, generated and type-checked.
+struct ImportedRequestCompileTests {
+    private static let fixture = GeneratedCodeCompiler.root.appendingPathComponent(
+        "Tests/ModelwrightSchemaTests/CoreData/Fixtures/test.xcdatamodel")
+
+    private static func typecheck(app: String) throws -> (status: Int32, errors: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imported-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = CoreDataImporter.importModel(try CoreDataBundle.open(path: fixture.path))
+        #expect(!result.hasErrors, "\(result.diagnostics)")
+        _ = try CoreDataImporter.write(result, to: folder.path)
+        return try GeneratedCodeCompiler.typecheck(model: folder.path, app: app)
+    }
+
+    @Test(GeneratedCodeCompiler.enabled)
+    func templatesAreTypedFunctions() throws {
+        let typed = try Self.typecheck(
+            app: """
+                import Modelwright
+                let requests = (
+                    Human.allHumans(), Human.byHumanName(humanName: "Ada"), Child.byParent(parent: Parent.ID()),
+                    Child.byParentName(parentName: "Grace")
+                )
+                """)
+        #expect(typed.status == 0, "\(typed.errors)")
+
+        let wrongRecord = try Self.typecheck(
+            app: """
+                import Modelwright
+                let request = Child.byParent(parent: Human.ID())
+                """)
+        #expect(wrongRecord.status != 0)
+        #expect(wrongRecord.errors.contains("to expected argument type 'Parent.ID'"), "\(wrongRecord.errors)")
+    }
+}
