@@ -276,7 +276,7 @@ struct DiagnosticsTests {
                 "3:10: error: expected ':' and a type after property 'name', found `String`",
                 "4:10: error: expected a type, found '='",
                 "5:23: error: expected a new line after property 'rating', found `extra`",
-                "7:1: error: expected a declaration ('entity', 'enum', 'composite' or 'migration'), found `enity`",
+                "7:1: error: expected a declaration ('entity', 'enum', 'composite', 'request' or 'migration'), found `enity`",
                 "9:17: error: expected '}' to close entity 'Stop'",
             ]
         )

@@ -177,4 +177,37 @@ struct RequestTests {
         #expect(found.count == 1)
         #expect(found.first?.contains("nests more than 64 levels deep") == true)
     }
+
+    @Test func anyJumbleOfPredicateTokensIsAPredicateOrOneError() {
+        // Deterministic pseudo-random predicates from the grammar's pieces, escapes and stray bytes.
+        let pieces = [
+            "name", "team", ".", "title", "trips", "@count", "@sum", "ANY", "NONE", "==", "!=", "<", ">=", "=<",
+            "BEGINSWITH", "[cd]", "[", "]", "IN", "BETWEEN", "{", "}", ",", "(", ")", "AND", "||", "NOT", "!", "$x",
+            "$", "'a'", "'", "\\\"", "\\", "3", "-", "2.5e", "NIL", "TRUE", "SUBQUERY", "é", " ",
+        ]
+        var state = SplitMix(state: 42)
+        for _ in 0..<500 {
+            var predicate = ""
+            for _ in 0..<Int.random(in: 1...12, using: &state) {
+                predicate += pieces[Int.random(in: 0..<pieces.count, using: &state)] + " "
+            }
+            let (graph, diagnostics) = SchemaPipeline.check(
+                SourceFile(path: "Test.v1.model", text: Self.model + "request r: User where \"\(predicate)\"\n"))
+            let errors = diagnostics.filter { $0.severity == .error }
+            #expect(graph?.requests.count == 1 || errors.count >= 1, "\(predicate)")
+        }
+    }
+}
+
+/// SplitMix64, so the jumble test draws the same predicates on every run.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

@@ -64,7 +64,12 @@ struct PredicateParser {
     /// The predicate in `text`, whose byte `i` sits at file offset `offsets[i]` (`offsets` has one
     /// more entry, for the end); `nil` after reporting the first problem.
     static func parse(_ text: String, offsets: [Int], diagnostics: inout DiagnosticSink) -> AST.Predicate? {
-        var parser = PredicateParser(bytes: Array(text.utf8), offsets: offsets)
+        let bytes = Array(text.utf8)
+        // One offset per byte and one for the end, whatever the caller gave: an error's place may
+        // be approximate, but never out of range.
+        var offsets = Array(offsets.prefix(bytes.count + 1))
+        while offsets.count < bytes.count + 1 { offsets.append(offsets.last ?? 0) }
+        var parser = PredicateParser(bytes: bytes, offsets: offsets)
         do throws(Failure) {
             try parser.tokenize()
             let predicate = try parser.parseOr()
