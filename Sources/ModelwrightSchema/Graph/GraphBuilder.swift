@@ -480,10 +480,11 @@ struct GraphBuilder {
     /// The property's annotations by name, after reporting unknown and repeated ones.
     private mutating func checkedAnnotations(of property: AST.Property) -> [String: AST.Annotation] {
         var result: [String: AST.Annotation] = [:]
+        var coreDataSeen = false
         for annotation in property.annotations {
             let name = annotation.name.text
             if CoreDataAnnotations.names.contains(name) {
-                reportCoreDataAnnotation(annotation, onEntity: false)
+                reportCoreDataAnnotation(annotation, onEntity: false, repeated: &coreDataSeen)
                 continue
             }
             guard Self.propertyAnnotations.contains(name) else {
@@ -640,6 +641,7 @@ struct GraphBuilder {
         let attributes = graph.allAttributes(of: entity)
         let relationships = graph.allRelationships(of: entity)
         var renameSeen = false
+        var coreDataSeen = false
         for annotation in declaration.annotations {
             let name = annotation.name.text
             switch name {
@@ -651,7 +653,7 @@ struct GraphBuilder {
                 entity.renamedFrom = renamedFrom(annotation)
                 entity.renameRange = annotation.range
             case "coreData", "userInfo":
-                reportCoreDataAnnotation(annotation, onEntity: true)
+                reportCoreDataAnnotation(annotation, onEntity: true, repeated: &coreDataSeen)
                 if let modifier = CoreDataAnnotations.details(in: [annotation])["versionHashModifier"] ?? nil {
                     entity.versionHashModifier = modifier
                 }
@@ -768,10 +770,21 @@ struct GraphBuilder {
     }
 
     /// `@coreData(…)` and `@userInfo(…)` only carry Core Data details for the exporter; check their shape.
-    private mutating func reportCoreDataAnnotation(_ annotation: AST.Annotation, onEntity: Bool) {
+    /// `seen` tells whether an earlier `@coreData` was written on the same entity or property: a
+    /// second one would silently override the first's labels, so it is an error.
+    private mutating func reportCoreDataAnnotation(
+        _ annotation: AST.Annotation, onEntity: Bool, repeated seen: inout Bool
+    ) {
         for (message, offset) in CoreDataAnnotations.problems(with: annotation, onEntity: onEntity) {
             diagnostics.error(message, at: offset)
         }
+        guard annotation.name.text == "coreData" else { return }
+        if seen {
+            diagnostics.error(
+                "'@coreData' is written twice on this \(onEntity ? "entity" : "property"); put every label in one",
+                at: annotation.range.start)
+        }
+        seen = true
     }
 
     // MARK: - Migration
