@@ -140,10 +140,10 @@ private struct VersionExport {
         let requests = graph.requests.map { request in
             let entity = coreDataName(ofEntity: request.entity)
             var attributes = [CoreDataXMLAttribute("name", request.name), CoreDataXMLAttribute("entity", entity)]
-            if let predicate = request.predicateText { attributes.append(.init("predicateString", predicate)) }
+            let predicate = request.predicateText.map { coreDataSpelling(of: $0, on: request.entity) }
+            if let predicate { attributes.append(.init("predicateString", predicate)) }
             return CoreDataModel.FetchRequest(
-                name: request.name, entity: entity, predicateString: request.predicateText, attributes: attributes,
-                location: nil)
+                name: request.name, entity: entity, predicateString: predicate, attributes: attributes, location: nil)
         }
         model.fetchRequests = XcodeOrder.sorted(requests, by: \.name)
         if let migration = graph.migration {
@@ -154,6 +154,21 @@ private struct VersionExport {
             }
         }
         return model
+    }
+
+    /// A request's predicate with the key path names Core Data spells differently (`id_` is `id`).
+    private func coreDataSpelling(of text: String, on entity: String) -> String {
+        guard case .success(let predicate) = PredicateParser.parse(text) else { return text }
+        return PredicateKeyPaths.respelled(text, predicate, from: entity) { name, entityName in
+            guard let entity = graph.entity(named: entityName) else { return nil }
+            if graph.allAttributes(of: entity).contains(where: { $0.name == name }) {
+                return (coreDataName(ofProperty: name, in: owner(of: name, from: entity)), nil)
+            }
+            guard let relationship = graph.allRelationships(of: entity).first(where: { $0.name == name }) else {
+                return nil
+            }
+            return (coreDataName(ofProperty: name, in: owner(of: name, from: entity)), relationship.destination)
+        }
     }
 
     private mutating func export(_ entity: EntityGraph.Entity, previous: RenamingIdentifiers?) -> CoreDataModel.Entity {

@@ -126,14 +126,36 @@ struct CoreDataVersionTranslator {
             template.attributes, of: "fetch request template '\(template.name)'",
             ignoring: ["name", "entity", "predicateString"], at: template.location)
         var line = "request \(CoreDataNames.memberName(template.name)): \(entity)"
-        if let predicate = template.predicateString {
-            if let problem = PredicateParser.problem(in: predicate) {
-                warn("\(notImported): its predicate cannot be read: \(problem)", at: template.location)
+        if let text = template.predicateString {
+            switch PredicateParser.parse(text) {
+            case .failure(let problem):
+                warn("\(notImported): its predicate cannot be read: \(problem.message)", at: template.location)
                 return nil
+            case .success(let predicate):
+                line +=
+                    " where " + quoted(schemaSpelling(of: text, predicate, on: template.entity), at: template.location)
             }
-            line += " where " + quoted(predicate, at: template.location)
         }
         return line
+    }
+
+    /// The predicate's text with each key path name the import changed (`id` → `id_`) in its
+    /// schema spelling, walking relationships from `entity`.
+    private func schemaSpelling(of text: String, _ predicate: AST.Predicate, on entity: String) -> String {
+        PredicateKeyPaths.respelled(text, predicate, from: entity) { name, entity in property(name, of: entity) }
+    }
+
+    /// The schema name of an imported property of `entity` or an ancestor, and a relationship's destination.
+    private func property(_ name: String, of entity: String) -> (name: String, destination: String?)? {
+        var owner: String? = entity
+        var visited: Set<String> = []
+        while let current = owner, visited.insert(current).inserted {
+            if let schemaName = propertyNames[current]?[name] {
+                return (schemaName, relationships[current]?.first { $0.name == name }?.destinationEntity)
+            }
+            owner = parents[current]
+        }
+        return nil
     }
 
     /// Resolves the version's text and removes each request whose predicate does not fit the model

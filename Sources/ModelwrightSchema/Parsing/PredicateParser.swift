@@ -83,12 +83,13 @@ struct PredicateParser {
         }
     }
 
-    /// The problem with `text` as a predicate, if any, for callers without a schema file (the Core
-    /// Data importer), with offsets into the text.
-    static func problem(in text: String) -> String? {
+    /// `text` as a predicate whose ranges are offsets into `text`, or the first problem with it,
+    /// for callers without a schema file (the Core Data importer).
+    static func parse(_ text: String) -> Result<AST.Predicate, PredicateProblem> {
         var sink = DiagnosticSink(file: SourceFile(path: "", text: text))
-        _ = parse(text, offsets: Array(0...text.utf8.count), diagnostics: &sink)
-        return sink.diagnostics.first?.message
+        let predicate = parse(text, offsets: Array(0...text.utf8.count), diagnostics: &sink)
+        guard let predicate else { return .failure(PredicateProblem(message: sink.diagnostics.first?.message ?? "")) }
+        return .success(predicate)
     }
 
     // MARK: - Grammar
@@ -425,4 +426,9 @@ struct PredicateParser {
         isDigit(byte) || byte == UInt8(ascii: "_") || byte >= 0x80
             || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
     }
+}
+
+/// Why a predicate cannot be read.
+struct PredicateProblem: Error {
+    var message: String
 }

@@ -65,6 +65,7 @@ struct CoreDataImportTests {
             <fetchRequest name="bigOrders" entity="Order" predicateString="number &gt;= $minimum" fetchLimit="20"/>
             <fetchRequest name="withSku" entity="Order" predicateString="SUBQUERY(items, $i, $i.sku == $sku).@count &gt; 0"/>
             <fetchRequest name="clientByID" entity="Client" predicateString="id == $id"/>
+            <fetchRequest name="manyOrders" entity="Order" predicateString="number == 'many'"/>
             <configuration name="Cloud">
                 <memberEntity name="Order"/>
             </configuration>
@@ -124,6 +125,8 @@ struct CoreDataImportTests {
 
                 request bigOrders: Order where "number >= $minimum"
 
+                request clientByID: Client where "id_ == $id"
+
                 """)
         let version = try #require(imported.loaded.model?.versions.last)
         let order = try #require(version.schema.entity(named: "Order"))
@@ -152,8 +155,8 @@ struct CoreDataImportTests {
                     "\(file):27:9: fetch index 'Order.byPlacedAtAndNumber' is imported as ascending: Modelwright indexes have no order ('number' is descending)",
                     "\(file):42:5: 'fetchLimit=\"20\"' on fetch request template 'bigOrders' is not imported: a named request holds only a predicate; set limits on the request in code (`.limit(…)`)",
                     "\(file):43:5: fetch request template 'withSku' is not imported: its predicate cannot be read: SUBQUERY is not supported; use ANY, ALL or NONE with a key path through the to-many relationship",
-                    "\(file):44:5: fetch request template 'clientByID' is not imported: 'Client' has no attribute or relationship 'id'",
-                    "\(file):45:5: configuration 'Cloud' is not imported: a Modelwright store holds every entity of its schema",
+                    "\(file):45:5: fetch request template 'manyOrders' is not imported: constant \"many\" does not match the attribute's type Int32",
+                    "\(file):46:5: configuration 'Cloud' is not imported: a Modelwright store holds every entity of its schema",
                 ].filter { !$0.hasPrefix("Shop.xcdatamodeld") })
         // The bundle note is a note, not a warning.
         #expect(imported.result.diagnostics.first?.severity == .note)
