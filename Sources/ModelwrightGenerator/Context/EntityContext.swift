@@ -3,13 +3,14 @@ import ModelwrightSchema
 
 /// The context of one record type: its stored properties in column order (inherited first, each
 /// entity's attributes before its to-one relationships, as the runtime's layout reads them), its
-/// queryable fields and its to-many relationships.
+/// queryable fields (composites among them) and its to-many relationships.
 enum EntityContext {
     static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph) -> MustacheValue {
         let lineage = graph.ancestors(of: entity).reversed() + [entity]
         var properties: [[String: MustacheValue]] = []
         var fields: [MustacheValue] = []
         var toOne: [MustacheValue] = []
+        var compositeFields: [MustacheValue] = []
         for member in lineage {
             for attribute in member.attributes {
                 let name = SwiftSyntax.identifier(attribute.name)
@@ -29,7 +30,15 @@ enum EntityContext {
                     )
                 )
                 switch attribute.type {
-                case .composite, .codable: break  // not one comparable column
+                case .composite(let composite):
+                    let fieldsType = SwiftSyntax.identifier(composite.name) + ".Fields"
+                    compositeFields.append([
+                        "name": .string(name),
+                        "type": .string(attribute.isOptional ? "OptionalComposite<\(fieldsType)>" : fieldsType),
+                        "column": .string(SwiftSyntax.string(attribute.name)),
+                        "doc": docLines(attribute.doc),
+                    ])
+                case .codable: break  // JSON text, not a comparable column
                 default:
                     fields.append(field(name, type: type, column: attribute.name, doc: attribute.doc))
                 }
@@ -78,6 +87,7 @@ enum EntityContext {
             "isAbstract": .bool(entity.isAbstract),
             "properties": .list(properties.map(MustacheValue.object)),
             "fields": .list(fields),
+            "compositeFields": .list(compositeFields),
             "toOne": .list(toOne),
             "toMany": .list(toMany),
             "hasToMany": .bool(!toMany.isEmpty),

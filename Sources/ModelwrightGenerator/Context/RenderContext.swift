@@ -86,11 +86,14 @@ struct RenderContext {
                         "encode": .string(
                             Coding.encode(entry.name, type: entry.field.type, isOptional: entry.field.isOptional)),
                         "decodedType": .string(entry.field.isOptional ? entry.type : entry.type + "?"),
+                        "column": .string(SwiftSyntax.string(entry.field.name)),
                     ]
                 }
             ),
             "hasRequired": .bool(!required.isEmpty),
             "required": .string(required.map { "let \($0)" }.joined(separator: ", ")),
+            "requiredFields": .string(
+                SwiftSyntax.stringList(composite.fields.filter { !$0.isOptional }.map(\.name))),
             "arguments": .string(fields.map { "\($0.name): \($0.name)" }.joined(separator: ", ")),
         ]
     }
