@@ -5,7 +5,7 @@ import ModelwrightSchema
 /// entity's attributes before its to-one relationships, as the runtime's layout reads them), its
 /// queryable fields (composites among them) and its to-many relationships.
 enum EntityContext {
-    static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph) -> MustacheValue {
+    static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph, names: TypeNames) -> MustacheValue {
         let lineage = graph.ancestors(of: entity).reversed() + [entity]
         var properties: [[String: MustacheValue]] = []
         var fields: [MustacheValue] = []
@@ -14,7 +14,7 @@ enum EntityContext {
         for member in lineage {
             for attribute in member.attributes {
                 let name = SwiftSyntax.identifier(attribute.name)
-                let type = SwiftSyntax.type(of: attribute.type) + (attribute.isOptional ? "?" : "")
+                let type = names.type(of: attribute.type) + (attribute.isOptional ? "?" : "")
                 var defaultExpression = attribute.isOptional ? " = nil" : ""
                 if let value = attribute.defaultValue {
                     defaultExpression = " = " + SwiftSyntax.expression(for: value, type: attribute.type)
@@ -31,7 +31,7 @@ enum EntityContext {
                 )
                 switch attribute.type {
                 case .composite(let composite):
-                    let fieldsType = SwiftSyntax.identifier(composite.name) + ".Fields"
+                    let fieldsType = names[composite.name] + ".Fields"
                     compositeFields.append([
                         "name": .string(name),
                         "type": .string(attribute.isOptional ? "OptionalComposite<\(fieldsType)>" : fieldsType),
@@ -45,7 +45,7 @@ enum EntityContext {
             }
             for relationship in member.relationships where relationship.cardinality == .toOne {
                 let name = SwiftSyntax.identifier(relationship.name + "ID")
-                let destination = SwiftSyntax.identifier(relationship.destination)
+                let destination = names[relationship.destination]
                 let type = "\(destination).ID" + (relationship.isOptional ? "?" : "")
                 properties.append(
                     property(
@@ -71,7 +71,7 @@ enum EntityContext {
                 "name": .string(SwiftSyntax.identifier(relationship.name)),
                 "requestName": .string(SwiftSyntax.identifier(relationship.name + "Request")),
                 "column": .string(SwiftSyntax.string(relationship.name)),
-                "destination": .string(SwiftSyntax.identifier(relationship.destination)),
+                "destination": .string(names[relationship.destination]),
                 "doc": docLines(relationship.doc),
                 "isOrdered": .bool(relationship.isOrdered),
             ] as MustacheValue
@@ -81,7 +81,7 @@ enum EntityContext {
             properties[index]["separator"] = .string(index == properties.count - 1 ? "" : ",")
         }
         return [
-            "name": .string(SwiftSyntax.identifier(entity.name)),
+            "name": .string(names[entity.name]),
             "entityName": .string(SwiftSyntax.string(entity.name)),
             "doc": docLines(entity.doc),
             "isAbstract": .bool(entity.isAbstract),
