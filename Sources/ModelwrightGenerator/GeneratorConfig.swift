@@ -11,7 +11,11 @@ public enum AccessLevel: String, Sendable, Codable {
 /// The generator's settings, read from `modelwright-config.json` in the target (or `--config`).
 ///
 /// ```json
-/// { "accessLevel": "public", "templates": { "Records": "Templates/Records.mustache" } }
+/// {
+///     "accessLevel": "public",
+///     "naming": { "typeSuffix": "Record", "types": { "Group": "StopGroup" } },
+///     "templates": { "Records": "Templates/Records.mustache" }
+/// }
 /// ```
 ///
 /// Unknown keys are an error, so a misspelt setting is never silently ignored.
@@ -21,13 +25,22 @@ public struct GeneratorConfig: Sendable, Equatable {
 
     /// The access level of generated declarations.
     public var accessLevel: AccessLevel
+    /// How generated Swift types are named (storage names never change).
+    public var naming: Naming
     /// Template overrides by template name (`Records`, `Queries`, `Schema`), as paths relative to the config file.
     public var templates: [String: String]
+    /// The file the configuration was read from, which problems found while generating name.
+    public var path: String?
 
     /// Creates a configuration.
-    public init(accessLevel: AccessLevel = .internal, templates: [String: String] = [:]) {
+    public init(
+        accessLevel: AccessLevel = .internal, naming: Naming = Naming(), templates: [String: String] = [:],
+        path: String? = nil
+    ) {
         self.accessLevel = accessLevel
+        self.naming = naming
         self.templates = templates
+        self.path = path
     }
 
     /// Reads a configuration file, reporting unknown keys and bad values by name.
@@ -36,20 +49,23 @@ public struct GeneratorConfig: Sendable, Equatable {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw GeneratorError.invalidConfig(path: url.path, message: "the file is not a JSON object")
         }
-        let known: Set<String> = ["accessLevel", "templates"]
+        let known: Set<String> = ["accessLevel", "naming", "templates"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw GeneratorError.invalidConfig(
                 path: url.path,
                 message: "unknown key '\(unknown)'; the keys are \(known.sorted().joined(separator: ", "))"
             )
         }
-        var config = GeneratorConfig()
+        var config = GeneratorConfig(path: url.path)
         if let level = object["accessLevel"] {
             guard let text = level as? String, let access = AccessLevel(rawValue: text) else {
                 throw GeneratorError.invalidConfig(
                     path: url.path, message: "'accessLevel' must be \"internal\" or \"public\"")
             }
             config.accessLevel = access
+        }
+        if let naming = object["naming"] {
+            config.naming = try Naming.parse(naming, configPath: url.path)
         }
         if let templates = object["templates"] {
             guard let map = templates as? [String: String] else {

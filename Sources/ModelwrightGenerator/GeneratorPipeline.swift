@@ -17,13 +17,7 @@ public enum GeneratorPipeline {
     public static func generate(_ model: Model, config: GeneratorConfig, templates: TemplateSet) throws
         -> [GeneratedFile]
     {
-        if let clash = model.current?.graph.entities.first(where: { $0.name == model.name }) {
-            throw GeneratorError.invalidConfig(
-                path: model.current?.path ?? model.name,
-                message: "entity '\(clash.name)' has the model's name, which the generated schema enum uses; rename one"
-            )
-        }
-        let context = RenderContext(model: model, accessLevel: config.accessLevel).value
+        let context = try RenderContext(model: model, config: config).value
         return try zip(TemplateSet.names, outputFileNames(forModel: model.name)).map { templateName, fileName in
             guard let template = templates.templates[templateName] else {
                 throw GeneratorError.invalidTemplate(path: templateName, message: "missing template")

@@ -5,19 +5,21 @@ import Testing
 /// Core Data fetch request templates import as named requests whose parameters the compiler
 /// checks: the Core Data fixture from mogenerator's tests, imported, generated and type-checked.
 struct ImportedRequestCompileTests {
-    private static let fixture = GeneratedCodeCompiler.root.appendingPathComponent(
+    private static let fixture = GeneratedCodeTypeChecker.root.appendingPathComponent(
         "Tests/ModelwrightSchemaTests/CoreData/Fixtures/test.xcdatamodel")
 
-    private static func typecheck(app: String) throws -> (status: Int32, errors: String) {
+    private static func typecheck(app: String) throws -> GeneratedCodeTypeChecker.Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imported-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = CoreDataImporter.importModel(try CoreDataBundle.open(path: fixture.path))
         #expect(!result.hasErrors, "\(result.diagnostics)")
         _ = try CoreDataImporter.write(result, to: folder.path)
-        return try GeneratedCodeCompiler.typecheck(model: folder.path, app: app)
+        return try GeneratedCodeTypeChecker.typecheck(app: app, model: folder.path)
     }
 
-    @Test(GeneratedCodeCompiler.enabled)
+    @Test(
+        .enabled(
+            if: GeneratedCodeTypeChecker.modules != nil, "the built Modelwright module was not found beside the tests"))
     func templatesAreTypedFunctions() throws {
         let typed = try Self.typecheck(
             app: """

@@ -1,18 +1,14 @@
-import Foundation
 import Testing
 
 /// A custom stage the schema declares is a protocol requirement: an app that does not implement
 /// it does not compile. Proved by type-checking the generated Trips code with a small app file,
-/// with and without the implementation, against the Modelwright module this build produced.
+/// with and without the implementation.
 struct MissingStageCompileTests {
-    private static func typecheck(app: String) throws -> (status: Int32, errors: String) {
-        try GeneratedCodeCompiler.typecheck(
-            model: GeneratedCodeCompiler.root.appendingPathComponent("Models/Trips").path, app: app)
-    }
-
-    @Test(GeneratedCodeCompiler.enabled)
+    @Test(
+        .enabled(
+            if: GeneratedCodeTypeChecker.modules != nil, "the built Modelwright module was not found beside the tests"))
     func anAppWithoutTheStageDoesNotCompile() throws {
-        let missing = try Self.typecheck(
+        let missing = try GeneratedCodeTypeChecker.typecheck(
             app: """
                 import Modelwright
                 struct AppMigrations: TripsMigrations {}
@@ -22,7 +18,7 @@ struct MissingStageCompileTests {
         #expect(missing.errors.contains("type 'AppMigrations' does not conform to protocol 'TripsMigrations'"))
         #expect(missing.errors.contains("splitNameDidMigrate"))
 
-        let implemented = try Self.typecheck(
+        let implemented = try GeneratedCodeTypeChecker.typecheck(
             app: """
                 import Modelwright
                 struct AppMigrations: TripsMigrations {

@@ -92,6 +92,41 @@ struct TripsAppTests {
         #expect(byDefault == ["Porto", "Lisbon"], "Trip's default sort is startsOn descending")
     }
 
+    @Test func requestsFilterAndSortByTheFieldsOfAComposite() async throws {
+        let world = try await Self.world()
+        let linus = User(
+            username: "linus", givenName: "Linus", familyName: "Torvalds",
+            home: Address(street: "Storgata 1", city: "Oslo", zip: "0155"))
+        try await world.store.performAndSave { context in
+            try context.insert(linus)
+            try context.insert(Note(title: "Fjords", body: "Go north", authorID: linus.id))
+            try context.insert(Note(title: "Anonymous", body: "No author"))
+        }
+        let results = try await world.store.performQuery { context in
+            let names = { (request: FetchRequest<User>) in try context.fetch(request).map(\.username) }
+            return [
+                try names(User.request().filter { $0.home.city == "Oslo" }),
+                try names(User.request().filter { $0.home.city.hasPrefix("lon", caseInsensitive: true) }),
+                try names(User.request().filter { $0.home.zip.isNil }),
+                try names(User.request().filter { $0.home.zip.isNotNil }),
+                try names(User.request().filter { $0.home.isNil }),
+                try names(User.request().filter { $0.home.isNotNil }.sorted { [$0.home.city.descending] }),
+                try names(User.request().filter { $0.home.city != "Oslo" }),
+                try context.fetch(Trip.request().filter { $0.owner.home.city == "London" }).map(\.title),
+                try context.fetch(Note.request().filter { $0.author.home.zip == "0155" }).map(\.title),
+            ]
+        }
+        #expect(results[0] == ["linus"])
+        #expect(results[1] == ["ada"])
+        #expect(results[2].sorted() == ["ada", "grace"], "a missing composite has no zip either")
+        #expect(results[3] == ["linus"])
+        #expect(results[4] == ["grace"])
+        #expect(results[5] == ["linus", "ada"])
+        #expect(results[6].sorted() == ["ada", "grace"], "!= is true when the value is missing")
+        #expect(results[7] == ["Lisbon"], "through Trip.owner")
+        #expect(results[8] == ["Fjords"], "through Note.author, which may be missing")
+    }
+
     @Test func toManyRequestsKeepTheirOrder() async throws {
         let world = try await Self.world()
         let stops = try await world.store.performQuery { [lisbon = world.lisbon] in

@@ -10,6 +10,7 @@
 ///         let path: FieldPath
 ///         init(path: FieldPath) { self.path = path }
 ///         var rating: Field<Int16> { path.field("rating") }
+///         var home: OptionalComposite<Address.Fields> { path.composite("home") }
 ///         var organization: ToOne<Organization.Fields> { path.toOne("organization") }
 ///         var trips: ToMany<Trip.Fields> { path.toMany("trips") }
 ///     }

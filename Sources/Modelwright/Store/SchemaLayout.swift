@@ -51,7 +51,7 @@ struct SchemaLayout: Sendable {
                         for field in composite.fields {
                             columns.append(
                                 ColumnLayout(
-                                    name: "\(attribute.name).\(field.name)",
+                                    name: Self.compositeColumn(attribute: attribute.name, field: field.name),
                                     property: attribute.name,
                                     isOptional: attribute.isOptional || field.isOptional,
                                     affinity: Self.affinity(of: field.type),
@@ -121,6 +121,11 @@ struct SchemaLayout: Sendable {
                 isAbstract: entity.isAbstract
             )
         }
+    }
+
+    /// The column of a composite attribute's field: `home.city`.
+    static func compositeColumn(attribute: String, field: String) -> String {
+        "\(attribute).\(field)"
     }
 
     /// The SQLite type affinity an attribute type is stored with.

@@ -3,17 +3,18 @@ import ModelwrightSchema
 
 /// The context of one record type: its stored properties in column order (inherited first, each
 /// entity's attributes before its to-one relationships, as the runtime's layout reads them), its
-/// queryable fields and its to-many relationships.
+/// queryable fields (composites among them) and its to-many relationships.
 enum EntityContext {
-    static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph) -> MustacheValue {
+    static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph, names: TypeNames) -> MustacheValue {
         let lineage = graph.ancestors(of: entity).reversed() + [entity]
         var properties: [[String: MustacheValue]] = []
         var fields: [MustacheValue] = []
         var toOne: [MustacheValue] = []
+        var compositeFields: [MustacheValue] = []
         for member in lineage {
             for attribute in member.attributes {
                 let name = SwiftSyntax.identifier(attribute.name)
-                let type = SwiftSyntax.type(of: attribute.type) + (attribute.isOptional ? "?" : "")
+                let type = names.type(of: attribute.type) + (attribute.isOptional ? "?" : "")
                 var defaultExpression = attribute.isOptional ? " = nil" : ""
                 if let value = attribute.defaultValue {
                     defaultExpression = " = " + SwiftSyntax.expression(for: value, type: attribute.type)
@@ -29,14 +30,22 @@ enum EntityContext {
                     )
                 )
                 switch attribute.type {
-                case .composite, .codable: break  // not one comparable column
+                case .composite(let composite):
+                    let fieldsType = names[composite.name] + ".Fields"
+                    compositeFields.append([
+                        "name": .string(name),
+                        "type": .string(attribute.isOptional ? "OptionalComposite<\(fieldsType)>" : fieldsType),
+                        "column": .string(SwiftSyntax.string(attribute.name)),
+                        "doc": docLines(attribute.doc),
+                    ])
+                case .codable: break  // JSON text, not a comparable column
                 default:
                     fields.append(field(name, type: type, column: attribute.name, doc: attribute.doc))
                 }
             }
             for relationship in member.relationships where relationship.cardinality == .toOne {
                 let name = SwiftSyntax.identifier(relationship.name + "ID")
-                let destination = SwiftSyntax.identifier(relationship.destination)
+                let destination = names[relationship.destination]
                 let type = "\(destination).ID" + (relationship.isOptional ? "?" : "")
                 properties.append(
                     property(
@@ -62,7 +71,7 @@ enum EntityContext {
                 "name": .string(SwiftSyntax.identifier(relationship.name)),
                 "requestName": .string(SwiftSyntax.identifier(relationship.name + "Request")),
                 "column": .string(SwiftSyntax.string(relationship.name)),
-                "destination": .string(SwiftSyntax.identifier(relationship.destination)),
+                "destination": .string(names[relationship.destination]),
                 "doc": docLines(relationship.doc),
                 "isOrdered": .bool(relationship.isOrdered),
             ] as MustacheValue
@@ -72,16 +81,18 @@ enum EntityContext {
             properties[index]["separator"] = .string(index == properties.count - 1 ? "" : ",")
         }
         return [
-            "name": .string(SwiftSyntax.identifier(entity.name)),
+            "name": .string(names[entity.name]),
             "entityName": .string(SwiftSyntax.string(entity.name)),
             "doc": docLines(entity.doc),
             "isAbstract": .bool(entity.isAbstract),
             "properties": .list(properties.map(MustacheValue.object)),
             "fields": .list(fields),
+            "compositeFields": .list(compositeFields),
             "toOne": .list(toOne),
             "toMany": .list(toMany),
             "hasToMany": .bool(!toMany.isEmpty),
-            "requests": .list(graph.requests.filter { $0.entity == entity.name }.map(RequestContext.make)),
+            "requests": .list(
+                graph.requests.filter { $0.entity == entity.name }.map { RequestContext.make($0, names: names) }),
         ]
     }
 

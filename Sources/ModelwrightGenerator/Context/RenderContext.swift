@@ -7,16 +7,19 @@ import ModelwrightSchema
 ///
 /// Built from the model's current ``EntityGraph`` (records and queries) and every version's
 /// `SchemaDescription` (schema); turned into a ``MustacheValue`` for rendering. The README of
-/// `Templates/` lists every key with an example.
+/// `Templates/` lists every key with an example. Type names come from ``TypeNames``, which
+/// applies the config's naming, so every template follows it.
 struct RenderContext {
     let value: MustacheValue
 
-    init(model: Model, accessLevel: AccessLevel) {
+    init(model: Model, config: GeneratorConfig) throws {
         guard let current = model.current else {
             value = .null
             return
         }
         let graph = current.graph
+        let names = try TypeNames(model: model, naming: config.naming, configPath: config.path)
+        let accessLevel = config.accessLevel
         let access = accessLevel == .public ? "public " : ""
         let versionFiles = model.versions.map { fileName($0.path) }
         var value: MustacheValue = [
@@ -28,9 +31,9 @@ struct RenderContext {
             "sourceFile": .string(fileName(current.path)),
             "versionFiles": .string(versionFiles.joined(separator: ", ")),
             "doc": docLines(graph.doc),
-            "entities": .list(graph.entities.map { EntityContext.make($0, in: graph) }),
-            "enums": .list(graph.enumerations.map(Self.enumeration)),
-            "composites": .list(graph.composites.map(Self.composite)),
+            "entities": .list(graph.entities.map { EntityContext.make($0, in: graph, names: names) }),
+            "enums": .list(graph.enumerations.map { Self.enumeration($0, names: names) }),
+            "composites": .list(graph.composites.map { Self.composite($0, names: names) }),
             "versions": .list(model.versions.map(SchemaContext.version)),
             "currentVersion": .int(current.number),
         ]
@@ -41,10 +44,10 @@ struct RenderContext {
         self.value = value
     }
 
-    private static func enumeration(_ enumeration: EntityGraph.Enumeration) -> MustacheValue {
+    private static func enumeration(_ enumeration: EntityGraph.Enumeration, names: TypeNames) -> MustacheValue {
         let description = enumeration.schemaDescription
         return [
-            "name": .string(SwiftSyntax.identifier(description.name)),
+            "name": .string(names[description.name]),
             "rawType": .string(description.rawType == .string ? "String" : "Int"),
             "doc": docLines(enumeration.doc),
             "cases": .list(
@@ -66,14 +69,14 @@ struct RenderContext {
         ]
     }
 
-    private static func composite(_ composite: EntityGraph.Composite) -> MustacheValue {
+    private static func composite(_ composite: EntityGraph.Composite, names: TypeNames) -> MustacheValue {
         let fields = composite.fields.map { field in
-            let type = SwiftSyntax.type(of: field.type) + (field.isOptional ? "?" : "")
+            let type = names.type(of: field.type) + (field.isOptional ? "?" : "")
             return (field: field, name: SwiftSyntax.identifier(field.name), type: type)
         }
         let required = fields.filter { !$0.field.isOptional }.map(\.name)
         return [
-            "name": .string(SwiftSyntax.identifier(composite.name)),
+            "name": .string(names[composite.name]),
             "doc": docLines(composite.doc),
             "columnCount": .int(fields.count),
             "fields": .list(
@@ -86,11 +89,14 @@ struct RenderContext {
                         "encode": .string(
                             Coding.encode(entry.name, type: entry.field.type, isOptional: entry.field.isOptional)),
                         "decodedType": .string(entry.field.isOptional ? entry.type : entry.type + "?"),
+                        "column": .string(SwiftSyntax.string(entry.field.name)),
                     ]
                 }
             ),
             "hasRequired": .bool(!required.isEmpty),
             "required": .string(required.map { "let \($0)" }.joined(separator: ", ")),
+            "requiredFields": .string(
+                SwiftSyntax.stringList(composite.fields.filter { !$0.isOptional }.map(\.name))),
             "arguments": .string(fields.map { "\($0.name): \($0.name)" }.joined(separator: ", ")),
         ]
     }

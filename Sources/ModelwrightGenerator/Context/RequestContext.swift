@@ -14,10 +14,12 @@ enum RequestContext {
     /// Lines longer than this are broken, as `swift format` would.
     private static let width = 120
 
-    static func make(_ request: EntityGraph.Request) -> MustacheValue {
-        let entity = SwiftSyntax.identifier(request.entity)
+    static func make(_ request: EntityGraph.Request, names: TypeNames) -> MustacheValue {
+        let entity = names[request.entity]
         let name = SwiftSyntax.identifier(request.name)
-        let parameters = request.parameters.map { "\(SwiftSyntax.identifier($0.name)): \(type(of: $0.kind))" }
+        let parameters = request.parameters.map {
+            "\(SwiftSyntax.identifier($0.name)): \(type(of: $0.kind, names: names))"
+        }
         let result = "-> FetchRequest<\(entity)>"
         // The longest prefix a template gives the line: four spaces, `public static func `.
         var signature = "\(name)(\(parameters.joined(separator: ", "))) \(result)"
@@ -33,15 +35,15 @@ enum RequestContext {
             "name": .string(name),
             "doc": docLines(doc),
             "signature": .string(signature),
-            "body": .string(body(request.predicate)),
+            "body": .string(body(request.predicate, names: names)),
         ]
     }
 
     /// `request()`, or `request().filter { … }` on one line when it fits, else with each operand of
     /// the outermost `&&` or `||` on its own line.
-    private static func body(_ predicate: EntityGraph.RequestPredicate?) -> String {
+    private static func body(_ predicate: EntityGraph.RequestPredicate?, names: TypeNames) -> String {
         guard let predicate else { return "request()" }
-        let expression = render(predicate)
+        let expression = render(predicate, names: names)
         let usesRecord = expression.contains("$0")
         let single = "request().filter { \(usesRecord ? "" : "_ in ")\(expression) }"
         guard 8 + single.count > width else { return single }
@@ -52,7 +54,7 @@ enum RequestContext {
             default: ([predicate], "")
             }
         let lines = operands.enumerated().map { index, operand in
-            let text = joiner == "&&" ? render(operand, inside: .and) : render(operand)
+            let text = render(operand, inside: joiner == "&&" ? .and : .top, names: names)
             return index == 0 ? "            " + text : "                \(joiner) " + text
         }
         return "request().filter {\(usesRecord ? "" : " _ in")\n" + lines.joined(separator: "\n") + "\n        }"
@@ -63,22 +65,24 @@ enum RequestContext {
     }
 
     /// The Swift expression of a condition on `$0`.
-    private static func render(_ predicate: EntityGraph.RequestPredicate, inside context: Context = .top) -> String {
+    private static func render(
+        _ predicate: EntityGraph.RequestPredicate, inside context: Context = .top, names: TypeNames
+    ) -> String {
         switch predicate {
         case .constant(let value):
             return "Condition.constant(\(value))"
         case .not(let operand):
             // `!!` would lex as one operator.
-            let inner = render(operand, inside: .not)
+            let inner = render(operand, inside: .not, names: names)
             return inner.hasPrefix("!") ? "!(\(inner))" : "!" + inner
         case .and(let operands):
-            let text = operands.map { render($0, inside: .and) }.joined(separator: " && ")
+            let text = operands.map { render($0, inside: .and, names: names) }.joined(separator: " && ")
             return context == .not ? "(\(text))" : text
         case .or(let operands):
-            let text = operands.map { render($0) }.joined(separator: " || ")
+            let text = operands.map { render($0, names: names) }.joined(separator: " || ")
             return context == .top ? text : "(\(text))"
         case .comparison(let comparison):
-            let (text, isInfix) = render(comparison)
+            let (text, isInfix) = render(comparison, names: names)
             return context == .not && isInfix ? "(\(text))" : text
         case .quantified(let path, let quantifier, let condition):
             let method =
@@ -87,12 +91,14 @@ enum RequestContext {
                 case .all: "all"
                 case .none: "none"
                 }
-            return "\(keyPath(path)).\(method) { \(render(condition)) }"
+            return "\(keyPath(path)).\(method) { \(render(condition, names: names)) }"
         }
     }
 
     /// The comparison's expression, and whether it is an infix one (which `!` must parenthesise).
-    private static func render(_ comparison: EntityGraph.RequestComparison) -> (String, isInfix: Bool) {
+    private static func render(_ comparison: EntityGraph.RequestComparison, names: TypeNames) -> (
+        String, isInfix: Bool
+    ) {
         var path = comparison.path
         if case .toOne = comparison.target {
             // Generated fields name a to-one relationship's column `<name>ID`.
@@ -133,7 +139,7 @@ enum RequestContext {
                 return ("\(key).in(\(values[0]))", false)
             }
             // Typed, so a list of literals reads as the attribute's type and not its optional.
-            let element = type.map { SwiftSyntax.type(of: $0) } ?? "Int"
+            let element = type.map { names.type(of: $0) } ?? "Int"
             return ("\(key).in([\(values.joined(separator: ", "))] as [\(element)])", false)
         case .between:
             return ("\(key).between(\(values[0]), \(values[1]))", false)
@@ -155,11 +161,11 @@ enum RequestContext {
         }
     }
 
-    private static func type(of kind: EntityGraph.RequestParameter.Kind) -> String {
+    private static func type(of kind: EntityGraph.RequestParameter.Kind, names: TypeNames) -> String {
         switch kind {
-        case .value(let type): SwiftSyntax.type(of: type)
-        case .list(let type): "[\(SwiftSyntax.type(of: type))]"
-        case .id(let entity): SwiftSyntax.identifier(entity) + ".ID"
+        case .value(let type): names.type(of: type)
+        case .list(let type): "[\(names.type(of: type))]"
+        case .id(let entity): names[entity] + ".ID"
         case .count: "Int"
         }
     }

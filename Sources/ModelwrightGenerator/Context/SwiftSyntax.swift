@@ -18,6 +18,17 @@ enum SwiftSyntax {
         keywords.contains(name) ? "`\(name)`" : name
     }
 
+    /// Whether `name` can name a type without backticks: ASCII letters, digits and underscores,
+    /// not starting with a digit, and not a keyword.
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, !("0"..."9").contains(first), !keywords.contains(name) else {
+            return false
+        }
+        return name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+        }
+    }
+
     /// A Swift string literal with its text escaped.
     static func string(_ text: String) -> String {
         var result = "\""

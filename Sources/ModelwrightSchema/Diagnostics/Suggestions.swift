@@ -1,9 +1,9 @@
 /// "Did you mean …?" hints: the candidate closest to a misspelt name, when one is close enough.
-enum Suggestions {
+public enum Suggestions {
     /// The closest candidate within an edit distance of a third of the name's length (at least 1,
     /// and less than half the name, so `Y` never suggests `A`), ignoring case; `nil` when nothing
     /// is that close.
-    static func closest(to name: String, among candidates: some Sequence<String>) -> String? {
+    public static func closest(to name: String, among candidates: some Sequence<String>) -> String? {
         let target = Array(name.lowercased().unicodeScalars)
         let limit = max(1, target.count / 3)
         var best: (name: String, distance: Int)?

@@ -1,11 +1,11 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
-import Testing
 
-/// Type-checks the code generated for a model folder, plus an app file, against the Modelwright
-/// module this build produced: what an app's compiler would say about the generated code.
-enum GeneratedCodeCompiler {
+/// Type-checks the code generated for a model (Models/Trips unless told) together with a small app
+/// file, against the Modelwright module this build produced: how tests prove that something does or
+/// does not compile.
+enum GeneratedCodeTypeChecker {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     /// Where SwiftPM put the built modules: beside the tests on Linux, around the bundle elsewhere.
@@ -13,23 +13,33 @@ enum GeneratedCodeCompiler {
         .map { $0.appendingPathComponent("Modules") }
         .first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("Modelwright.swiftmodule").path) }
 
-    /// Enables a test only where the built module can be found.
-    static let enabled = ConditionTrait.enabled(
-        if: modules != nil, "the built Modelwright module was not found beside the tests")
+    struct Result {
+        let status: Int32
+        let errors: String
+    }
 
-    static func typecheck(model path: String, app: String) throws -> (status: Int32, errors: String) {
+    struct ModulesNotFound: Error {}
+
+    /// Generates the model in the folder `model` (Trips by default) with `config` and type-checks it
+    /// with `app` as one more file of the module.
+    static func typecheck(app: String, model path: String? = nil, config: GeneratorConfig = GeneratorConfig()) throws
+        -> Result
+    {
+        guard let modules else { throw ModulesNotFound() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let loaded = ModelLoader.load(path: path)
-        let model = try #require(loaded.model, "\(loaded.diagnostics)")
-        let files = try GeneratorPipeline.generate(model, config: GeneratorConfig(), templates: TemplateSet.load())
+        let path = path ?? root.appendingPathComponent("Models/Trips").path
+        guard let model = ModelLoader.load(path: path).model else {
+            throw GeneratorError.noModel(path)
+        }
+        let files = try GeneratorPipeline.generate(model, config: config, templates: TemplateSet.load())
         try OutputWriter.write(files + [GeneratedFile(name: "App.swift", contents: app)], to: folder)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             [
-                "swiftc", "-typecheck", "-swift-version", "6", "-module-name", "App",
-                "-I", try #require(modules).path, "-I", root.appendingPathComponent("Sources/CSQLite").path,
+                "swiftc", "-typecheck", "-swift-version", "6", "-module-name", "TripsApp",
+                "-I", modules.path, "-I", root.appendingPathComponent("Sources/CSQLite").path,
             ] + (files.map(\.name) + ["App.swift"]).map { folder.appendingPathComponent($0).path }
         let errors = Pipe()
         process.standardError = errors
@@ -37,6 +47,6 @@ enum GeneratedCodeCompiler {
         try process.run()
         let output = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        return Result(status: process.terminationStatus, errors: String(decoding: output, as: UTF8.self))
     }
 }

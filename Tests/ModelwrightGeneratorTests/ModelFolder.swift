@@ -1,0 +1,37 @@
+import Foundation
+import ModelwrightGenerator
+import ModelwrightSchema
+
+/// A model written to a temporary folder, loaded and generated as the CLI would, for tests that
+/// look at what the generator makes of a small schema.
+struct ModelFolder {
+    let url: URL
+
+    /// Writes `files` (file name → contents) into a fresh temporary folder.
+    init(_ files: [String: String]) throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("model-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        for (name, contents) in files {
+            try Data(contents.utf8).write(to: url.appendingPathComponent(name))
+        }
+    }
+
+    /// The loaded model, or the diagnostics that stopped it.
+    func model() throws -> Model {
+        let result = ModelLoader.load(path: url.path)
+        guard let model = result.model else {
+            throw GeneratorError.noModel(result.diagnostics.map(\.description).joined(separator: "\n"))
+        }
+        return model
+    }
+
+    /// Every generated file's contents, by file name.
+    func generate(config: GeneratorConfig = GeneratorConfig()) throws -> [String: String] {
+        let files = try GeneratorPipeline.generate(model(), config: config, templates: TemplateSet.load())
+        return Dictionary(uniqueKeysWithValues: files.map { ($0.name, $0.contents) })
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
