@@ -50,7 +50,7 @@ enum SchemaContext {
             "number": .int(version.number),
             "name": .string(prefix),
             "file": .string(fileName(version.path)),
-            "checksum": .string(schema.checksum.hexDigits),
+            "checksum": .string(version.checksum.hexDigits),
             "entities": .list(
                 schema.entities.map { entity in
                     [
