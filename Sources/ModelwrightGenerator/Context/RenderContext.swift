@@ -28,7 +28,7 @@ struct RenderContext {
             "sourceFile": .string(fileName(current.path)),
             "versionFiles": .string(versionFiles.joined(separator: ", ")),
             "doc": docLines(graph.doc),
-            "entities": .list(graph.entities.map { EntityContext.make($0, in: graph) }),
+            "entities": .list(graph.entities.parallelMap { EntityContext.make($0, in: graph) }),
             "enums": .list(graph.enumerations.map(Self.enumeration)),
             "composites": .list(graph.composites.map(Self.composite)),
             "versions": .list(model.versions.map(SchemaContext.version)),
