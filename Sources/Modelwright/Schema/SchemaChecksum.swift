@@ -70,10 +70,13 @@ private struct CanonicalText {
         field(entity.parent ?? "")
         field(entity.isAbstract ? "abstract" : "concrete")
         hashModifier(entity.versionHashModifier)
-        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
-            write(attribute)
+        let attributeNames = entity.attributes.map(\.name)
+        for index in attributeNames.indices.sorted(by: { attributeNames[$0] < attributeNames[$1] }) {
+            write(entity.attributes[index])
         }
-        for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
+        let relationshipNames = entity.relationships.map(\.name)
+        for index in relationshipNames.indices.sorted(by: { relationshipNames[$0] < relationshipNames[$1] }) {
+            let relationship = entity.relationships[index]
             field("relationship")
             field(relationship.name)
             field(relationship.destination)
