@@ -18,15 +18,21 @@ public enum GeneratorPipeline {
         -> [GeneratedFile]
     {
         let context = try RenderContext(model: model, config: config).value
-        return try zip(TemplateSet.names, outputFileNames(forModel: model.name)).map { templateName, fileName in
-            guard let template = templates.templates[templateName] else {
-                throw GeneratorError.invalidTemplate(path: templateName, message: "missing template")
+        let files = zip(TemplateSet.names, outputFileNames(forModel: model.name)).map { templateName, fileName in
+            (templateName: templateName, fileName: fileName, template: templates.templates[templateName])
+        }
+        // The files are independent, so they render concurrently; the first error in file order is
+        // the one reported, as when they rendered one after another.
+        let rendered = files.parallelMap { file -> Result<GeneratedFile, GeneratorError> in
+            guard let template = file.template else {
+                return .failure(.invalidTemplate(path: file.templateName, message: "missing template"))
             }
             do {
-                return GeneratedFile(name: fileName, contents: try template.render(context))
+                return .success(GeneratedFile(name: file.fileName, contents: try template.render(context)))
             } catch {
-                throw GeneratorError.invalidTemplate(path: template.name, message: "\(error)")
+                return .failure(.invalidTemplate(path: template.name, message: "\(error)"))
             }
         }
+        return try rendered.map { try $0.get() }
     }
 }

@@ -58,9 +58,10 @@ enum SHA256 {
         }
     }
 
-    /// Mixes one 64-byte block into the state. Rotations are written out (`x >> n | x << (32 - n)`)
+    /// Mixes one 64-byte block into the state. Rotations are written out (`x &>> n | x &<< (32 - n)`)
     /// rather than called, and the loops count by hand rather than iterate ranges, for the same
-    /// reason as the pointers.
+    /// reason as the pointers; masking shifts, because a debug build checks the shift amount of
+    /// every `>>` and `<<` (all amounts here are below 32).
     private static func compress(
         _ block: UnsafePointer<UInt8>,
         into state: UnsafeMutablePointer<UInt32>,
@@ -71,15 +72,15 @@ enum SHA256 {
         while word < 16 {
             let offset = word * 4
             schedule[word] =
-                UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16
-                | UInt32(block[offset + 2]) << 8 | UInt32(block[offset + 3])
+                UInt32(block[offset]) &<< 24 | UInt32(block[offset + 1]) &<< 16
+                | UInt32(block[offset + 2]) &<< 8 | UInt32(block[offset + 3])
             word += 1
         }
         while word < 64 {
             let x = schedule[word - 15]
             let y = schedule[word - 2]
-            let s0 = (x >> 7 | x << 25) ^ (x >> 18 | x << 14) ^ (x >> 3)
-            let s1 = (y >> 17 | y << 15) ^ (y >> 19 | y << 13) ^ (y >> 10)
+            let s0 = (x &>> 7 | x &<< 25) ^ (x &>> 18 | x &<< 14) ^ (x &>> 3)
+            let s1 = (y &>> 17 | y &<< 15) ^ (y &>> 19 | y &<< 13) ^ (y &>> 10)
             schedule[word] = schedule[word - 16] &+ s0 &+ schedule[word - 7] &+ s1
             word += 1
         }
@@ -93,10 +94,10 @@ enum SHA256 {
         var h = state[7]
         var round = 0
         while round < 64 {
-            let sum1 = (e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7)
+            let sum1 = (e &>> 6 | e &<< 26) ^ (e &>> 11 | e &<< 21) ^ (e &>> 25 | e &<< 7)
             let choice = (e & f) ^ (~e & g)
             let temp1 = h &+ sum1 &+ choice &+ constants[round] &+ schedule[round]
-            let sum0 = (a >> 2 | a << 30) ^ (a >> 13 | a << 19) ^ (a >> 22 | a << 10)
+            let sum0 = (a &>> 2 | a &<< 30) ^ (a &>> 13 | a &<< 19) ^ (a &>> 22 | a &<< 10)
             let majority = (a & b) ^ (a & c) ^ (b & c)
             let temp2 = sum0 &+ majority
             h = g

@@ -57,8 +57,10 @@ private struct CanonicalText {
 
     mutating func write(_ schema: SchemaDescription) {
         field("schema")
-        for entity in schema.entities.sorted(by: { $0.name < $1.name }) {
-            write(entity)
+        // Sorting positions by name moves integers, not whole entity descriptions.
+        let names = schema.entities.map(\.name)
+        for index in names.indices.sorted(by: { names[$0] < names[$1] }) {
+            write(schema.entities[index])
         }
     }
 
@@ -68,10 +70,13 @@ private struct CanonicalText {
         field(entity.parent ?? "")
         field(entity.isAbstract ? "abstract" : "concrete")
         hashModifier(entity.versionHashModifier)
-        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
-            write(attribute)
+        let attributeNames = entity.attributes.map(\.name)
+        for index in attributeNames.indices.sorted(by: { attributeNames[$0] < attributeNames[$1] }) {
+            write(entity.attributes[index])
         }
-        for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
+        let relationshipNames = entity.relationships.map(\.name)
+        for index in relationshipNames.indices.sorted(by: { relationshipNames[$0] < relationshipNames[$1] }) {
+            let relationship = entity.relationships[index]
             field("relationship")
             field(relationship.name)
             field(relationship.destination)
@@ -142,9 +147,20 @@ private struct CanonicalText {
         field(modifier)
     }
 
+    /// Appends `<UTF-8 byte count>:<bytes>\n`. The count is written digit by digit rather than
+    /// interpolated: a schema has tens of thousands of fields, and each interpolation allocated.
     private mutating func field(_ string: String) {
-        let utf8 = Array(string.utf8)
-        bytes.append(contentsOf: "\(utf8.count):".utf8)
+        let utf8 = string.utf8
+        let count = utf8.count
+        var divisor = 1
+        while divisor <= count / 10 {
+            divisor *= 10
+        }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(count / divisor % 10))
+            divisor /= 10
+        }
+        bytes.append(UInt8(ascii: ":"))
         bytes.append(contentsOf: utf8)
         bytes.append(UInt8(ascii: "\n"))
     }

@@ -31,7 +31,7 @@ struct RenderContext {
             "sourceFile": .string(fileName(current.path)),
             "versionFiles": .string(versionFiles.joined(separator: ", ")),
             "doc": docLines(graph.doc),
-            "entities": .list(graph.entities.map { EntityContext.make($0, in: graph, names: names) }),
+            "entities": .list(graph.entities.parallelMap { EntityContext.make($0, in: graph, names: names) }),
             "enums": .list(graph.enumerations.map { Self.enumeration($0, names: names) }),
             "composites": .list(graph.composites.map { Self.composite($0, names: names) }),
             "versions": .list(model.versions.map(SchemaContext.version)),

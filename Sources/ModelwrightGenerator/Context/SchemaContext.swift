@@ -7,7 +7,7 @@ enum SchemaContext {
     static func version(_ version: ModelVersion) -> MustacheValue {
         let schema = version.schema
         let prefix = "version\(version.number)"
-        let reference = { (name: String) in prefix + name }
+        let reference: @Sendable (String) -> String = { name in prefix + name }
         var types: [String: MustacheValue] = [:]
         for attribute in schema.entities.flatMap(\.attributes) {
             switch attribute.type {
@@ -50,9 +50,9 @@ enum SchemaContext {
             "number": .int(version.number),
             "name": .string(prefix),
             "file": .string(fileName(version.path)),
-            "checksum": .string(schema.checksum.hexDigits),
+            "checksum": .string(version.checksum.hexDigits),
             "entities": .list(
-                schema.entities.map { entity in
+                schema.entities.parallelMap { entity in
                     [
                         "name": .string(prefix + entity.name),
                         "lines": .list(lines(for: entity, reference: reference).map { .string($0) }),

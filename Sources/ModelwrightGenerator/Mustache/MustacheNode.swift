@@ -4,7 +4,12 @@
 /// A section's content is the nodes that follow it, up to its `end`, so the renderer walks indices
 /// instead of copying nested node lists; and since nodes hold only numbers, reading one retains
 /// nothing.
-final class MustacheProgram: Sendable {
+///
+/// The nodes and the texts' UTF-8 bytes are also kept in memory the program allocates itself
+/// (``nodeBuffer``, ``textBytes``, ``textOffsets``): the renderer reads them through plain pointers,
+/// which a debug build does without retaining and releasing an array for every node. They are
+/// written once, in `init`, and freed in `deinit`, hence `@unchecked Sendable`.
+final class MustacheProgram: @unchecked Sendable {
     /// The name of the template, for errors.
     let name: String
     let nodes: [MustacheNode]
@@ -14,6 +19,12 @@ final class MustacheProgram: Sendable {
     let paths: [MustachePath]
     /// The partials that ``MustacheNode/partial(_:)`` nodes include.
     let partials: [MustachePartialTag]
+    /// A copy of ``nodes``.
+    let nodeBuffer: UnsafeMutableBufferPointer<MustacheNode>
+    /// The UTF-8 of every text, back to back.
+    let textBytes: UnsafeMutableBufferPointer<UInt8>
+    /// Where each text starts in ``textBytes``, plus where the last one ends.
+    let textOffsets: UnsafeMutableBufferPointer<Int>
 
     init(
         name: String,
@@ -27,6 +38,25 @@ final class MustacheProgram: Sendable {
         self.texts = texts
         self.paths = paths
         self.partials = partials
+        nodeBuffer = .allocate(capacity: nodes.count)
+        _ = nodeBuffer.initialize(from: nodes)
+        textOffsets = .allocate(capacity: texts.count + 1)
+        textBytes = .allocate(capacity: texts.reduce(0) { $0 + $1.utf8.count })
+        var offset = 0
+        for (index, text) in texts.enumerated() {
+            textOffsets[index] = offset
+            for byte in text.utf8 {
+                textBytes[offset] = byte
+                offset += 1
+            }
+        }
+        textOffsets[texts.count] = offset
+    }
+
+    deinit {
+        nodeBuffer.deallocate()
+        textBytes.deallocate()
+        textOffsets.deallocate()
     }
 }
 

@@ -5,18 +5,30 @@
 /// machine stack for each level of recursion, and templates render on secondary threads too.
 /// The frame being rendered lives in a local variable and nodes are visited by index, so the
 /// inner loop copies no node lists, frames or context values.
-struct MustacheRenderer {
+///
+/// Output goes into a byte buffer: template text is copied from the program's UTF-8 with
+/// `memcpy`, and only values from the context are strings to append.
+struct MustacheRenderer: ~Copyable {
     private let partials: [String: MustacheTemplate]
     /// The values of the enclosing sections, innermost last; the template's context is at the bottom.
     private var contextStack: [MustacheValue]
     /// The frames that enclose the one being rendered, innermost last.
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
-    private(set) var output = ""
+    private var output = OutputBuffer()
 
     init(context: MustacheValue, partials: [String: MustacheTemplate]) {
         self.partials = partials
         contextStack = [context]
+    }
+
+    deinit {
+        output.deallocate()
+    }
+
+    /// The text rendered so far.
+    var text: String {
+        output.string
     }
 
     /// Renders a template.
@@ -41,12 +53,13 @@ struct MustacheRenderer {
                 continue
             }
             frame.position = position + 1
-            switch frame.program.nodes[position] {
+            switch frame.nodes[position] {
             case .text(let text):
-                output += frame.program.texts[text]
+                let start = frame.textOffsets[text]
+                output.append(frame.textBytes + start, count: frame.textOffsets[text + 1] - start)
             case .lineStart:
-                if !frame.indentation.isEmpty {
-                    output += frame.indentation
+                if frame.isIndented {
+                    output.append(frame.indentation)
                 }
             case .variable(let path, let escaped, let location):
                 try interpolate(frame.program.paths[path], escaped: escaped, in: frame.program.name, at: location)
@@ -107,7 +120,7 @@ struct MustacheRenderer {
         guard let value = Self.lookUp(path, in: contextStack) else { return }
         switch value {
         case .string(let text):
-            output += escaped ? Self.escapingHTML(text) : text
+            output.append(escaped ? Self.escapingHTML(text) : text)
         case .list, .object:
             throw MustacheError(
                 .notInterpolatable(name: path.name, kind: value.kindName),
@@ -116,7 +129,7 @@ struct MustacheRenderer {
             )
         default:
             let text = value.interpolationText ?? ""
-            output += escaped ? Self.escapingHTML(text) : text
+            output.append(escaped ? Self.escapingHTML(text) : text)
         }
     }
 
@@ -186,8 +199,14 @@ struct MustacheRenderer {
 private struct Frame {
     /// The template the frame is in; it renders its nodes from `start` up to `end`.
     let program: MustacheProgram
+    /// The program's nodes and texts (see ``MustacheProgram/nodeBuffer``), which it keeps alive.
+    let nodes: UnsafeMutableBufferPointer<MustacheNode>
+    let textBytes: UnsafeMutablePointer<UInt8>
+    let textOffsets: UnsafeMutableBufferPointer<Int>
     /// What every template line in this frame starts with (see ``MustacheNode/lineStart``).
     let indentation: String
+    /// Whether `indentation` is not empty.
+    let isIndented: Bool
     /// How many sections and partials enclose this frame.
     let depth: Int
     let start: Int
@@ -202,10 +221,69 @@ private struct Frame {
 
     init(program: MustacheProgram, indentation: String, depth: Int, start: Int, end: Int) {
         self.program = program
+        nodes = program.nodeBuffer
+        // A template without text has an empty buffer, whose base address may be nil; no text node reads it then.
+        textBytes = program.textBytes.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!
+        textOffsets = program.textOffsets
         self.indentation = indentation
+        isIndented = !indentation.isEmpty
         self.depth = depth
         self.start = start
         self.end = end
         position = start
+    }
+}
+
+/// The renderer's output: UTF-8 bytes in memory it allocates, grown by doubling. A plain pointer
+/// rather than an array or a string, so appending is a capacity check and a `memcpy`, also in a
+/// debug build. The renderer frees it in its `deinit`.
+private struct OutputBuffer {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+
+    init() {
+        capacity = 1 << 16
+        base = .allocate(capacity: capacity)
+    }
+
+    /// The bytes as a string.
+    var string: String {
+        String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+    }
+
+    mutating func append(_ bytes: UnsafePointer<UInt8>, count byteCount: Int) {
+        if count + byteCount > capacity {
+            grow(toHold: count + byteCount)
+        }
+        (base + count).update(from: bytes, count: byteCount)
+        count += byteCount
+    }
+
+    mutating func append(_ text: String) {
+        let appended: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
+            if let start = bytes.baseAddress {
+                append(start, count: bytes.count)
+            }
+        }
+        if appended == nil {
+            for byte in text.utf8 {
+                append([byte], count: 1)
+            }
+        }
+    }
+
+    func deallocate() {
+        base.deallocate()
+    }
+
+    private mutating func grow(toHold needed: Int) {
+        while capacity < needed {
+            capacity *= 2
+        }
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        grown.update(from: base, count: count)
+        base.deallocate()
+        base = grown
     }
 }

@@ -71,6 +71,6 @@ public struct MustacheTemplate: Sendable {
     {
         var renderer = MustacheRenderer(context: context, partials: partials)
         try renderer.render(program)
-        return renderer.output
+        return renderer.text
     }
 }

@@ -187,7 +187,8 @@ struct Lexer {
         return make(isFloat ? .float : .integer, digits, from: start)
     }
 
-    private func peek(_ distance: Int) -> UInt8? {
+    /// Mutating, like its callers: a debug build would otherwise call it on a copy of the lexer.
+    private mutating func peek(_ distance: Int) -> UInt8? {
         let index = offset + distance
         return index >= 0 && index < bytes.count ? bytes[index] : nil
     }

@@ -686,19 +686,24 @@ struct Parser {
 
     // MARK: - Tokens
 
-    private var current: Token { tokens[index] }
+    // `mutating get`: the parsing methods are mutating, and a debug build calls a plain getter
+    // from them on a copy of the whole parser (retaining the token array and the file each time).
 
-    private var peek: Token { tokens[min(index + 1, tokens.count - 1)] }
+    private var current: Token { mutating get { tokens[index] } }
 
-    private var previousEnd: Int { index > 0 ? tokens[index - 1].range.end : 0 }
+    private var peek: Token { mutating get { tokens[min(index + 1, tokens.count - 1)] } }
+
+    private var previousEnd: Int { mutating get { index > 0 ? tokens[index - 1].range.end : 0 } }
 
     private mutating func advance() {
         if index < tokens.count - 1 { index += 1 }
     }
 
     private var isDeclarationStart: Bool {
-        guard current.kind == .identifier, peek.kind != .colon else { return false }
-        return ["entity", "abstract", "enum", "composite", "migration", "request", "model"].contains(current.text)
+        mutating get {
+            guard current.kind == .identifier, peek.kind != .colon else { return false }
+            return ["entity", "abstract", "enum", "composite", "migration", "request", "model"].contains(current.text)
+        }
     }
 
     private mutating func expect(_ kind: Token.Kind, _ what: String, diagnostics: inout DiagnosticSink) -> Bool {

@@ -3,8 +3,9 @@ import Foundation
 
 extension Array where Element: Sendable {
     /// `map`, with the elements transformed concurrently and the results in the original order:
-    /// loading a long history compiles and lowers a hundred independent files.
-    func parallelMap<Result: Sendable>(_ transform: @Sendable (Element) -> Result) -> [Result] {
+    /// loading a long history compiles and lowers a hundred independent files, and the generator
+    /// builds the context of each entity and renders each file independently.
+    package func parallelMap<Result: Sendable>(_ transform: @Sendable (Element) -> Result) -> [Result] {
         let results = ResultSlots<Result>(count: count)
         DispatchQueue.concurrentPerform(iterations: count) { index in
             results.set(transform(self[index]), at: index)
