@@ -102,8 +102,14 @@ struct StoreSchema: Sendable, Equatable {
         try fresh(SchemaSQL.tables(for: layout))
     }
 
-    /// Reads the schema a store with these tables has, from a private in-memory database.
-    static func fresh(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
+    /// Reads the schema a store with these tables has, from a private in-memory database, or
+    /// from `cache` for the tables it has seen created by the same statements.
+    static func fresh(_ tables: [SchemaSQL.Table], cache: FreshSchemaCache? = nil) throws -> StoreSchema {
+        try cache?.schema(of: tables) ?? created(tables)
+    }
+
+    /// Creates the tables (and the metadata table) in a private in-memory database and reads its schema.
+    fileprivate static func created(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
         let connection = try SQLiteConnection(path: nil)
         try connection.execute(
             ([SchemaSQL.createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) })
@@ -162,5 +168,47 @@ extension StoreSchema.Column {
 extension StoreSchema.Index {
     var summary: String {
         "\(isUnique ? "unique index" : "index") on (\(columns.joined(separator: ", ")))"
+    }
+}
+
+/// What fresh stores look like, table by table, keyed by the statements that create each table
+/// and its indexes.
+///
+/// SQLite reports the same schema for the same statements, and a table's schema depends on its
+/// own statements alone (a foreign key names its parent table without needing it). Planning a
+/// long history checks every step against a fresh store of the newer version, and most of those
+/// tables are the same from one version to the next: each is created and read once.
+package final class FreshSchemaCache: Sendable {
+    private let tables = Locked<[String: StoreSchema.Table]>([:])
+
+    /// Creates an empty cache.
+    package init() {}
+
+    /// The schema a fresh store of `definitions` has, from the cache where it can be.
+    fileprivate func schema(of definitions: [SchemaSQL.Table]) throws -> StoreSchema {
+        // Tables and indexes share one namespace: statements that clash fail together, not one by one.
+        let names = [SchemaSQL.metadataTable] + definitions.flatMap { [$0.name] + $0.indexes.map(\.name) }
+        guard Set(names).count == names.count else { return try StoreSchema.created(definitions) }
+        let keys = definitions.map { ([$0.create] + $0.indexes.map(\.create)).joined(separator: ";\n") }
+        var schema = StoreSchema(tables: [:])
+        var missing: [(definition: SchemaSQL.Table, key: String)] = []
+        tables.withLock { cache in
+            schema.tables[SchemaSQL.metadataTable] = cache[SchemaSQL.createMetadata]
+            for (definition, key) in zip(definitions, keys) {
+                if let table = cache[key] {
+                    schema.tables[definition.name] = table
+                } else {
+                    missing.append((definition, key))
+                }
+            }
+        }
+        guard !missing.isEmpty || schema.tables[SchemaSQL.metadataTable] == nil else { return schema }
+        let created = try StoreSchema.created(missing.map(\.definition))
+        tables.withLock { cache in
+            cache[SchemaSQL.createMetadata] = created.tables[SchemaSQL.metadataTable]
+            for (definition, key) in missing { cache[key] = created.tables[definition.name] }
+        }
+        schema.tables.merge(created.tables) { _, new in new }
+        return schema
     }
 }

@@ -20,11 +20,16 @@ struct MigrationPlanner {
         self.next = next
     }
 
-    /// Plans the step, reporting unaccounted changes into `sink` (the newer version's file).
-    static func plan(from previous: ModelVersion, to next: ModelVersion, sink: inout DiagnosticSink) -> VersionStep {
+    /// Plans the step, reporting unaccounted changes into `sink` (the newer version's file);
+    /// `freshSchemas`, shared by the steps of one model, spares the shadow checks recreating
+    /// the tables that do not change from one version to the next.
+    static func plan(
+        from previous: ModelVersion, to next: ModelVersion, sink: inout DiagnosticSink,
+        freshSchemas: FreshSchemaCache = FreshSchemaCache()
+    ) -> VersionStep {
         var planner = MigrationPlanner(from: previous, to: next)
         planner.diff()
-        return planner.finish(sink: &sink)
+        return planner.finish(sink: &sink, freshSchemas: freshSchemas)
     }
 
     /// The changes from `previous` to `next` that need a `lossy` line or a custom stage, each with
@@ -388,10 +393,12 @@ struct MigrationPlanner {
 
     /// `names` with every entity sharing a root with one of them (one table per hierarchy).
     private static func hierarchies(of names: Set<String>, in schema: SchemaDescription) -> Set<String> {
+        let parents = Dictionary(
+            schema.entities.map { ($0.name, $0.parent) }, uniquingKeysWith: { first, _ in first })
         func root(_ name: String) -> String {
             var current = name
             var seen: Set<String> = [current]
-            while let parent = schema.entity(named: current)?.parent, seen.insert(parent).inserted { current = parent }
+            while let parent = parents[current] ?? nil, seen.insert(parent).inserted { current = parent }
             return current
         }
         let roots = Set(names.map(root))
@@ -449,7 +456,7 @@ struct MigrationPlanner {
 
     // MARK: - Resolution
 
-    private func finish(sink: inout DiagnosticSink) -> VersionStep {
+    private func finish(sink: inout DiagnosticSink, freshSchemas: FreshSchemaCache) -> VersionStep {
         let migration = new.migration
         let stages = migration?.customStages ?? []
         let accepted = migration?.acceptedLosses ?? []
@@ -512,9 +519,11 @@ struct MigrationPlanner {
                 // fallback when that smaller check fails, so only a real problem is reported.
                 let (source, destination) = reducedSchemas()
                 do {
-                    operations = try MigrationStage.lightweight(from: source, to: destination).operations()
+                    operations = try MigrationStage.lightweight(from: source, to: destination).operations(
+                        freshSchemas: freshSchemas)
                 } catch {
-                    operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations()
+                    operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations(
+                        freshSchemas: freshSchemas)
                 }
             } catch {
                 sink.error(

@@ -97,9 +97,11 @@ public enum ModelLoader {
         }
         // Each step is planned on its own (each runs its own shadow check), so they run in parallel.
         let sinksBefore = sinks
+        let freshSchemas = FreshSchemaCache()
         let planned = Array(versions.indices.dropFirst()).parallelMap { index in
             var sink = sinksBefore[index]
-            let step = MigrationPlanner.plan(from: versions[index - 1], to: versions[index], sink: &sink)
+            let step = MigrationPlanner.plan(
+                from: versions[index - 1], to: versions[index], sink: &sink, freshSchemas: freshSchemas)
             return (step, sink)
         }
         let steps = planned.map(\.0)
