@@ -10,17 +10,22 @@
 enum CoreDataMigrationBlocks {
     static func add(to files: [CoreDataImporter.File]) -> [CoreDataImporter.File] {
         var result = files
-        var previous: ModelVersion?
-        for (index, file) in files.enumerated() {
+        // Versions compile, and steps diff, independently of each other: both run in parallel
+        // (a long history has a hundred of each), then the blocks are added in order.
+        let versions = files.parallelMap { file -> ModelVersion? in
             let (graph, sink) = SchemaPipeline.compile(SourceFile(path: file.name, text: file.text))
-            guard let graph, !sink.hasErrors else {
-                previous = nil
-                continue
+            guard let graph, !sink.hasErrors else { return nil }
+            return ModelVersion(path: file.name, graph: graph, schema: SchemaLowering.lower(graph))
+        }
+        let unaccounted = Array(versions.indices).parallelMap { index in
+            guard index > 0, let previous = versions[index - 1], let version = versions[index] else {
+                return [(change: SchemaChange, lost: (entity: String, property: String?)?)]()
             }
-            let version = ModelVersion(path: file.name, graph: graph, schema: SchemaLowering.lower(graph))
-            defer { previous = version }
-            guard let previous else { continue }
-            let needed = MigrationPlanner.unaccounted(from: previous, to: version)
+            return MigrationPlanner.unaccounted(from: previous, to: version)
+        }
+        for (index, file) in files.enumerated() {
+            guard index > 0, let previous = versions[index - 1], let version = versions[index] else { continue }
+            let needed = unaccounted[index]
             guard !needed.isEmpty else { continue }
             let from = files[index - 1].versionName
             var lines = [
