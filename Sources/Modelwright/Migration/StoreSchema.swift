@@ -48,16 +48,18 @@ struct StoreSchema: Sendable, Equatable {
     /// table-valued `pragma_…` functions rather than four `PRAGMA`s per table: planning a long
     /// history reads schemas thousands of times.
     static func read(_ connection: SQLiteConnection) throws -> StoreSchema {
-        let tablesOnly = "FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
         var tables: [String: Table] = [:]
-        try rows(connection, "SELECT m.name, m.sql \(tablesOnly)") { row in
+        try rows(
+            connection,
+            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
+        ) { row in
             tables[row.string(0)] = Table(
                 columns: [:], indexes: [], indexNames: [:], foreignKeys: [],
                 isWithoutRowID: row.string(1).uppercased().hasSuffix("WITHOUT ROWID"))
         }
         try rows(
             connection,
-            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk \(tablesOnly.replacingOccurrences(of: "FROM sqlite_master AS m", with: "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p"))"
+            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
         ) { row in
             tables[row.string(0)]?.columns[row.string(1)] = Column(
                 type: row.string(2).uppercased(),
@@ -83,7 +85,7 @@ struct StoreSchema: Sendable, Equatable {
         }
         try rows(
             connection,
-            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete \(tablesOnly.replacingOccurrences(of: "FROM sqlite_master AS m", with: "FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f"))"
+            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
         ) { row in
             tables[row.string(0)]?.foreignKeys.insert(
                 ForeignKey(column: row.string(1), table: row.string(2), onDelete: row.string(3)))
