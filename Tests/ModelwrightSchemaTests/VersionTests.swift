@@ -33,7 +33,8 @@ struct VersionTests {
         // What the file held when it was compiled ahead: one attribute more than it holds now.
         let earlier = Self.v1.replacingOccurrences(of: "body: String", with: "body: String\n    pinned: Bool?")
         var known = ModelLoader.CompiledFiles()
-        known.byPath[path] = SchemaPipeline.compile(SourceFile(path: path, text: earlier))
+        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, text: earlier))
+        known.byPath[path] = (graph, sink, nil)
         let stale = ModelLoader.load(path: folder.path, reusing: known)
         #expect(stale.model?.versions.first?.graph.entities.first?.attributes.map(\.name) == ["title", "body"])
         try Data(earlier.utf8).write(to: URL(fileURLWithPath: path))

@@ -159,7 +159,9 @@ public enum CoreDataImporter {
             diagnostics: diagnostics)
         if let folder = options.folder {
             for (file, version) in zip(files, translated) {
-                result.compiled.byPath[ModelLoader.path(of: file.name, in: folder)] = version.compiled
+                result.compiled.byPath[ModelLoader.path(of: file.name, in: folder)] = (
+                    version.compiled.graph, version.compiled.sink, version.version
+                )
             }
         }
         return result

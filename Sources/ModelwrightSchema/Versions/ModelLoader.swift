@@ -23,7 +23,7 @@ public enum ModelLoader {
     /// Files compiled ahead of loading, by path: the Core Data importer compiles every version
     /// it writes, and loading the folder it wrote reuses each file still holding the same bytes.
     package struct CompiledFiles: Sendable {
-        var byPath: [String: (graph: EntityGraph?, sink: DiagnosticSink)] = [:]
+        var byPath: [String: (graph: EntityGraph?, sink: DiagnosticSink, version: ModelVersion?)] = [:]
 
         /// No files.
         package init() {}
@@ -68,14 +68,17 @@ public enum ModelLoader {
     ) -> ModelLoadResult {
         var diagnostics: [Diagnostic] = []
         var compiled: [(graph: EntityGraph, sink: DiagnosticSink)] = []
+        var lowered: [String: ModelVersion] = [:]
         // Files are read and compiled in parallel (a long history has a hundred of them), then
         // gathered in file order, so diagnostics come out the same on every run.
         let outcomes = files.parallelMap { compileFile($0, reusing: known) }
         for outcome in outcomes {
             switch outcome {
             case .problem(let diagnostic): diagnostics.append(diagnostic)
-            case .compiled(let graph?, let sink) where !sink.hasErrors: compiled.append((graph, sink))
-            case .compiled(_, let sink): diagnostics += sink.diagnostics
+            case .compiled(let graph?, let sink, let version) where !sink.hasErrors:
+                compiled.append((graph, sink))
+                lowered[sink.file.path] = version
+            case .compiled(_, let sink, _): diagnostics += sink.diagnostics
             }
         }
         compiled.sort { $0.graph.version < $1.graph.version }
@@ -87,9 +90,12 @@ public enum ModelLoader {
         else {
             return ModelLoadResult(model: nil, diagnostics: diagnostics + sinks.flatMap(\.diagnostics))
         }
-        let versions = compiled.map { (path: $0.sink.file.path, graph: $0.graph) }.parallelMap { version in
-            ModelVersion(path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
-        }
+        let versions = compiled.map { (path: $0.sink.file.path, graph: $0.graph, known: lowered[$0.sink.file.path]) }
+            .parallelMap { version in
+                version.known
+                    ?? ModelVersion(
+                        path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
+            }
         if let folder {
             let (lock, problem) = LockFile.read(folder: folder)
             if let problem { diagnostics.append(problem) }
@@ -171,7 +177,8 @@ public enum ModelLoader {
     /// What reading and compiling one file gave.
     private enum FileOutcome: Sendable {
         case problem(Diagnostic)
-        case compiled(EntityGraph?, DiagnosticSink)
+        /// The graph and sink, and the version when one compiled ahead was reused.
+        case compiled(EntityGraph?, DiagnosticSink, ModelVersion?)
     }
 
     private static func compileFile(_ path: String, reusing compiled: CompiledFiles) -> FileOutcome {
@@ -191,10 +198,10 @@ public enum ModelLoader {
         let bytes = [UInt8](data)
         // Compiling is a function of the path and the bytes, so a match is what compiling would give.
         if let known = compiled.byPath[path], known.sink.file.bytes == bytes {
-            return .compiled(known.graph, known.sink)
+            return .compiled(known.graph, known.sink, known.version)
         }
         let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, bytes: bytes))
-        return .compiled(graph, sink)
+        return .compiled(graph, sink, nil)
     }
 
     private static func failure(_ path: String, _ message: String) -> ModelLoadResult {
