@@ -153,12 +153,13 @@ public enum CoreDataImporter {
             }
         }
         compiling.wait()
-        let translated = compiled.values
+        let compiledVersions = compiled.values
         var result = Result(
-            modelName: modelName, files: CoreDataMigrationBlocks.add(to: files, versions: translated.map(\.version)),
+            modelName: modelName,
+            files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.version)),
             diagnostics: diagnostics)
         if let folder = options.folder {
-            for (file, version) in zip(files, translated) {
+            for (file, version) in zip(files, compiledVersions) {
                 result.compiled.byPath[ModelLoader.path(of: file.name, in: folder)] = (
                     version.compiled.graph, version.compiled.sink, version.version
                 )

@@ -8,7 +8,7 @@
 ///   change) gets one custom stage for the step, `toVersion<N>`, which the app implements, as
 ///   WooCommerce wrote mapping models for such steps.
 enum CoreDataMigrationBlocks {
-    /// Adds the blocks to `files`; `versions` holds each file already compiled by ``version(of:)``,
+    /// Adds the blocks to `files`; `versions` holds each file already compiled by ``version(of:at:)``,
     /// when the caller had a core to spare for it.
     static func add(to files: [CoreDataImporter.File], versions: [ModelVersion?]? = nil) -> [CoreDataImporter.File] {
         var result = files
