@@ -65,10 +65,10 @@ enum ImportCoreDataCommand {
             console.printError(error.description)
             return .invalidInput
         }
-        let result = CoreDataImporter.importModel(
-            bundle,
-            options: CoreDataImporter.Options(modelName: options["--name"], includesVersionsAfterCurrent: includesLater)
-        ) { number, count, name in
+        var importOptions = CoreDataImporter.Options(
+            modelName: options["--name"], includesVersionsAfterCurrent: includesLater)
+        importOptions.folder = output
+        let result = CoreDataImporter.importModel(bundle, options: importOptions) { number, count, name in
             console.printError("importing version \(number) of \(count) (\(name))…")
         }
         for diagnostic in result.diagnostics {
@@ -91,7 +91,8 @@ enum ImportCoreDataCommand {
             console.printError("\(output): error: cannot write the model: \(error.localizedDescription)")
             return .invalidInput
         }
-        let loaded = ModelLoader.load(path: output)
+        // The versions the import compiled are reused where the written file is the same.
+        let loaded = ModelLoader.load(path: output, reusing: result.compiled)
         for diagnostic in loaded.diagnostics {
             console.printError(diagnostic.description)
         }

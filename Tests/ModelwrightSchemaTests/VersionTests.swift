@@ -26,6 +26,23 @@ struct VersionTests {
         return (result, lines)
     }
 
+    @Test func loadingReusesAFileCompiledAheadOnlyWhileItHoldsTheSameBytes() throws {
+        let folder = try temporaryModelFolder(named: "Notes", files: ["Notes.v1.model": Self.v1])
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let path = ModelLoader.path(of: "Notes.v1.model", in: folder.path)
+        // What the file held when it was compiled ahead: one attribute more than it holds now.
+        let earlier = Self.v1.replacingOccurrences(of: "body: String", with: "body: String\n    pinned: Bool?")
+        var known = ModelLoader.CompiledFiles()
+        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, text: earlier))
+        known.byPath[path] = (graph, sink, nil)
+        let stale = ModelLoader.load(path: folder.path, reusing: known)
+        #expect(stale.model?.versions.first?.graph.entities.first?.attributes.map(\.name) == ["title", "body"])
+        try Data(earlier.utf8).write(to: URL(fileURLWithPath: path))
+        let same = ModelLoader.load(path: folder.path, reusing: known)
+        #expect(
+            same.model?.versions.first?.graph.entities.first?.attributes.map(\.name) == ["title", "body", "pinned"])
+    }
+
     @Test func versionsLoadInOrderEachWithItsOwnGraph() throws {
         let v2 = """
             model Notes version 2

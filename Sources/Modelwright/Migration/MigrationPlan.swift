@@ -112,10 +112,17 @@ public struct MigrationStage: Sendable {
     /// out, on an empty in-memory store of the source version; the result is checked against a
     /// fresh store of the destination. Tools use it to show a stage's cost before any store sees it.
     public func operations() throws -> [MigrationOperation] {
+        try operations(freshSchemas: nil)
+    }
+
+    /// ``operations()``, with what fresh stores look like remembered in `freshSchemas` across
+    /// calls: the planner of a long history runs hundreds of stages whose tables mostly repeat.
+    package func operations(freshSchemas: FreshSchemaCache?) throws -> [MigrationOperation] {
         let connection = try SQLiteConnection(path: nil)
         let source = try SchemaLayout(self.source)
         try connection.execute(SchemaSQL.createStatements(for: source).joined(separator: ";\n"))
         let shadow = MigrationStage(source: self.source, destination: destination, customSteps: [])
-        return try Migrator(connection: connection, progress: nil).run(shadow, number: 1, of: 1)
+        return try Migrator(connection: connection, progress: nil).run(
+            shadow, number: 1, of: 1, freshSchemas: freshSchemas)
     }
 }

@@ -48,10 +48,14 @@ struct Migrator {
         }
     }
 
-    /// Runs one stage and returns what it did to the tables.
+    /// Runs one stage and returns what it did to the tables; `freshSchemas` remembers what fresh
+    /// stores look like across stages (the planner runs hundreds of them).
     @discardableResult
-    func run(_ stage: MigrationStage, number: Int, of count: Int) throws -> [MigrationOperation] {
-        var run = try StageRun(stage: stage, connection: connection) { event, table, rows in
+    func run(
+        _ stage: MigrationStage, number: Int, of count: Int, freshSchemas: FreshSchemaCache? = nil
+    ) throws -> [MigrationOperation] {
+        var run = try StageRun(stage: stage, connection: connection, freshSchemas: freshSchemas) {
+            event, table, rows in
             progress?(
                 MigrationProgress(
                     event: event, stage: number, stageCount: count, fromVersion: stage.source.version,
@@ -103,7 +107,7 @@ private struct StageRun {
     let name: String
 
     init(
-        stage: MigrationStage, connection: SQLiteConnection,
+        stage: MigrationStage, connection: SQLiteConnection, freshSchemas: FreshSchemaCache?,
         onProgress: @escaping (MigrationProgress.Event, String?, Int) -> Void
     ) throws {
         self.stage = stage
@@ -115,7 +119,7 @@ private struct StageRun {
         tables = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         tableOrder = definitions.map(\.name)
         sourceTables = SchemaSQL.tables(for: source).map(\.name)
-        expected = try StoreSchema.fresh(definitions)
+        expected = try StoreSchema.fresh(definitions, cache: freshSchemas)
         self.onProgress = onProgress
         name = "from version \(stage.source.version) to \(stage.destination.version)"
     }
@@ -149,7 +153,7 @@ private struct StageRun {
             }
         }
         try renameTables()
-        var actual = try StoreSchema.read(connection)
+        let actual = try StoreSchema.read(connection)
         for table in tableOrder {
             guard let columns = mapping.sourceColumn[table], let existing = actual.tables[table] else { continue }
             try renameColumns(of: table, columns, existing: Set(existing.columns.keys))
@@ -158,8 +162,8 @@ private struct StageRun {
         for table in tableOrder where mapping.sourceTable[table] == nil {
             try execute(tables[table]?.create ?? "", .createTable(table))
         }
-        actual = try StoreSchema.read(connection)
-        try fillDefaults(actual)
+        // Only `now` columns need to know which columns exist by now.
+        try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
     }
 
     private mutating func renameTables() throws {
@@ -252,6 +256,9 @@ private struct StageRun {
     // MARK: - Remove phase
 
     mutating func removePhase() throws {
+        // One read serves the whole phase: deleting rows and dropping removed tables leave the
+        // destination's tables as they are, and a rebuild leaves its table without indexes. The
+        // final check reads the store again, so a wrong assumption here fails the stage.
         var actual = try StoreSchema.read(connection)
         for table in tableOrder where actual.tables[table]?.columns["_entity"] != nil {
             let members = destination.entities.values.filter { $0.table == table }.map(\.name).sorted()
@@ -267,15 +274,16 @@ private struct StageRun {
         for table in removedTables {
             try execute("DROP TABLE \(quoted(table))", .dropTable(table))
         }
-        actual = try StoreSchema.read(connection)
         for table in tableOrder {
             // Indexes alone never need a rebuild: they are dropped and created below.
             guard let have = actual.tables[table], let want = expected.tables[table], !have.hasShape(of: want) else {
                 continue
             }
             try rebuild(table, have: have, want: want)
+            actual.tables[table]?.indexes = []
+            actual.tables[table]?.indexNames = [:]
         }
-        try synchronizeIndexes()
+        try synchronizeIndexes(actual)
     }
 
     private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
@@ -300,8 +308,7 @@ private struct StageRun {
         report(.tableCopied, table)
     }
 
-    private mutating func synchronizeIndexes() throws {
-        let actual = try StoreSchema.read(connection)
+    private mutating func synchronizeIndexes(_ actual: StoreSchema) throws {
         for table in tableOrder {
             guard let definition = tables[table], let have = actual.tables[table] else { continue }
             let wanted = Set(definition.indexes.map { StoreSchema.Index(columns: $0.columns, isUnique: $0.isUnique) })

@@ -48,16 +48,18 @@ struct StoreSchema: Sendable, Equatable {
     /// table-valued `pragma_…` functions rather than four `PRAGMA`s per table: planning a long
     /// history reads schemas thousands of times.
     static func read(_ connection: SQLiteConnection) throws -> StoreSchema {
-        let tablesOnly = "FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
         var tables: [String: Table] = [:]
-        try rows(connection, "SELECT m.name, m.sql \(tablesOnly)") { row in
+        try rows(
+            connection,
+            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
+        ) { row in
             tables[row.string(0)] = Table(
                 columns: [:], indexes: [], indexNames: [:], foreignKeys: [],
                 isWithoutRowID: row.string(1).uppercased().hasSuffix("WITHOUT ROWID"))
         }
         try rows(
             connection,
-            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk \(tablesOnly.replacingOccurrences(of: "FROM sqlite_master AS m", with: "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p"))"
+            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
         ) { row in
             tables[row.string(0)]?.columns[row.string(1)] = Column(
                 type: row.string(2).uppercased(),
@@ -83,7 +85,7 @@ struct StoreSchema: Sendable, Equatable {
         }
         try rows(
             connection,
-            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete \(tablesOnly.replacingOccurrences(of: "FROM sqlite_master AS m", with: "FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f"))"
+            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
         ) { row in
             tables[row.string(0)]?.foreignKeys.insert(
                 ForeignKey(column: row.string(1), table: row.string(2), onDelete: row.string(3)))
@@ -102,8 +104,14 @@ struct StoreSchema: Sendable, Equatable {
         try fresh(SchemaSQL.tables(for: layout))
     }
 
-    /// Reads the schema a store with these tables has, from a private in-memory database.
-    static func fresh(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
+    /// Reads the schema a store with these tables has, from a private in-memory database, or
+    /// from `cache` for the tables it has seen created by the same statements.
+    static func fresh(_ tables: [SchemaSQL.Table], cache: FreshSchemaCache? = nil) throws -> StoreSchema {
+        try cache?.schema(of: tables) ?? created(tables)
+    }
+
+    /// Creates the tables (and the metadata table) in a private in-memory database and reads its schema.
+    fileprivate static func created(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
         let connection = try SQLiteConnection(path: nil)
         try connection.execute(
             ([SchemaSQL.createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) })
@@ -162,5 +170,47 @@ extension StoreSchema.Column {
 extension StoreSchema.Index {
     var summary: String {
         "\(isUnique ? "unique index" : "index") on (\(columns.joined(separator: ", ")))"
+    }
+}
+
+/// What fresh stores look like, table by table, keyed by the statements that create each table
+/// and its indexes.
+///
+/// SQLite reports the same schema for the same statements, and a table's schema depends on its
+/// own statements alone (a foreign key names its parent table without needing it). Planning a
+/// long history checks every step against a fresh store of the newer version, and most of those
+/// tables are the same from one version to the next: each is created and read once.
+package final class FreshSchemaCache: Sendable {
+    private let tables = Locked<[String: StoreSchema.Table]>([:])
+
+    /// Creates an empty cache.
+    package init() {}
+
+    /// The schema a fresh store of `definitions` has, from the cache where it can be.
+    fileprivate func schema(of definitions: [SchemaSQL.Table]) throws -> StoreSchema {
+        // Tables and indexes share one namespace: statements that clash fail together, not one by one.
+        let names = [SchemaSQL.metadataTable] + definitions.flatMap { [$0.name] + $0.indexes.map(\.name) }
+        guard Set(names).count == names.count else { return try StoreSchema.created(definitions) }
+        let keys = definitions.map { ([$0.create] + $0.indexes.map(\.create)).joined(separator: ";\n") }
+        var schema = StoreSchema(tables: [:])
+        var missing: [(definition: SchemaSQL.Table, key: String)] = []
+        tables.withLock { cache in
+            schema.tables[SchemaSQL.metadataTable] = cache[SchemaSQL.createMetadata]
+            for (definition, key) in zip(definitions, keys) {
+                if let table = cache[key] {
+                    schema.tables[definition.name] = table
+                } else {
+                    missing.append((definition, key))
+                }
+            }
+        }
+        guard !missing.isEmpty || schema.tables[SchemaSQL.metadataTable] == nil else { return schema }
+        let created = try StoreSchema.created(missing.map(\.definition))
+        tables.withLock { cache in
+            cache[SchemaSQL.createMetadata] = created.tables[SchemaSQL.metadataTable]
+            for (definition, key) in missing { cache[key] = created.tables[definition.name] }
+        }
+        schema.tables.merge(created.tables) { _, new in new }
+        return schema
     }
 }

@@ -195,7 +195,14 @@ extension DefaultValue {
     }
 
     private static func text(_ value: String) -> String {
-        "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+        // Plain Swift, like `quoted(_:)`: every checksum renders every default.
+        guard value.utf8.contains(UInt8(ascii: "'")) else { return "'" + value + "'" }
+        var result = "'"
+        for character in value {
+            result.append(character)
+            if character == "'" { result.append("'") }
+        }
+        return result + "'"
     }
 
     private static func real(_ value: Double) -> String {

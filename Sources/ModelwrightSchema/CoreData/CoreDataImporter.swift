@@ -22,6 +22,9 @@ public enum CoreDataImporter {
         public var modelName: String?
         /// Whether versions after Core Data's current version are imported too.
         public var includesVersionsAfterCurrent: Bool
+        /// The folder the files will be written to, when known: the versions compiled for the
+        /// migration blocks are then compiled under their final paths, for ``Result/compiled``.
+        package var folder: String?
 
         /// Creates options.
         public init(modelName: String? = nil, includesVersionsAfterCurrent: Bool = false) {
@@ -48,6 +51,9 @@ public enum CoreDataImporter {
         public var files: [File]
         /// Every problem and every construct that was not imported.
         public var diagnostics: [Diagnostic]
+        /// Each version as compiled for the migration blocks, for loading the written folder
+        /// without compiling again the files the blocks left unchanged.
+        package var compiled = ModelLoader.CompiledFiles()
 
         /// Whether any diagnostic is an error.
         public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
@@ -119,6 +125,11 @@ public enum CoreDataImporter {
         var files: [File] = []
         var previous: ImportedShape?
         let bundleName = URL(fileURLWithPath: bundle.path).lastPathComponent
+        // Translation is sequential (each version's names depend on the previous one's); the
+        // other cores compile each translated file for the migration blocks meanwhile.
+        let compiled = ResultSlots<(version: ModelVersion?, compiled: (graph: EntityGraph?, sink: DiagnosticSink))>(
+            count: models.count)
+        let compiling = DispatchGroup()
         for (index, model) in models.enumerated() {
             let number = index + 1
             let versionName = versions[index].name
@@ -132,12 +143,29 @@ public enum CoreDataImporter {
             )
             diagnostics += translated.diagnostics
             previous = translated.shape
-            files.append(
-                File(
-                    name: "\(modelName).v\(number).\(ModelLoader.fileExtension)", text: translated.text,
-                    versionName: versionName))
+            let file = File(
+                name: "\(modelName).v\(number).\(ModelLoader.fileExtension)", text: translated.text,
+                versionName: versionName)
+            files.append(file)
+            let path = options.folder.map { ModelLoader.path(of: file.name, in: $0) } ?? file.name
+            DispatchQueue.global().async(group: compiling) {
+                compiled.set(CoreDataMigrationBlocks.version(of: file, at: path), at: index)
+            }
         }
-        return Result(modelName: modelName, files: CoreDataMigrationBlocks.add(to: files), diagnostics: diagnostics)
+        compiling.wait()
+        let compiledVersions = compiled.values
+        var result = Result(
+            modelName: modelName,
+            files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.version)),
+            diagnostics: diagnostics)
+        if let folder = options.folder {
+            for (file, version) in zip(files, compiledVersions) {
+                result.compiled.byPath[ModelLoader.path(of: file.name, in: folder)] = (
+                    version.compiled.graph, version.compiled.sink, version.version
+                )
+            }
+        }
+        return result
     }
 
     /// Reads every version's XML, several at a time: parsing is most of an import's work, and
@@ -145,36 +173,10 @@ public enum CoreDataImporter {
     private static func readAll(_ versions: [CoreDataBundle.Version]) -> [Swift.Result<
         CoreDataModel, CoreDataReader.Failure
     >] {
-        let results = ReadResults(count: versions.count)
-        DispatchQueue.concurrentPerform(iterations: versions.count) { index in
-            let path = versions[index].contentsPath
-            let result = Swift.Result<CoreDataModel, CoreDataReader.Failure> { () throws(CoreDataReader.Failure) in
-                try CoreDataReader.read(path: path)
+        versions.parallelMap { version in
+            Swift.Result<CoreDataModel, CoreDataReader.Failure> { () throws(CoreDataReader.Failure) in
+                try CoreDataReader.read(path: version.contentsPath)
             }
-            results.set(result, at: index)
-        }
-        return results.all
-    }
-
-    /// The slots `readAll` fills from several threads; every access holds the lock.
-    private final class ReadResults: @unchecked Sendable {
-        private let lock = NSLock()
-        private var slots: [Swift.Result<CoreDataModel, CoreDataReader.Failure>?]
-
-        init(count: Int) {
-            slots = Array(repeating: nil, count: count)
-        }
-
-        func set(_ result: Swift.Result<CoreDataModel, CoreDataReader.Failure>, at index: Int) {
-            lock.lock()
-            defer { lock.unlock() }
-            slots[index] = result
-        }
-
-        var all: [Swift.Result<CoreDataModel, CoreDataReader.Failure>] {
-            lock.lock()
-            defer { lock.unlock() }
-            return slots.compactMap { $0 }
         }
     }
 

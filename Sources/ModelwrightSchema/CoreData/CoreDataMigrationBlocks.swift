@@ -8,19 +8,22 @@
 ///   change) gets one custom stage for the step, `toVersion<N>`, which the app implements, as
 ///   WooCommerce wrote mapping models for such steps.
 enum CoreDataMigrationBlocks {
-    static func add(to files: [CoreDataImporter.File]) -> [CoreDataImporter.File] {
+    /// Adds the blocks to `files`; `versions` holds each file already compiled by ``version(of:at:)``,
+    /// when the caller had a core to spare for it.
+    static func add(to files: [CoreDataImporter.File], versions: [ModelVersion?]? = nil) -> [CoreDataImporter.File] {
         var result = files
-        var previous: ModelVersion?
-        for (index, file) in files.enumerated() {
-            let (graph, sink) = SchemaPipeline.compile(SourceFile(path: file.name, text: file.text))
-            guard let graph, !sink.hasErrors else {
-                previous = nil
-                continue
+        // Versions compile, and steps diff, independently of each other: both run in parallel
+        // (a long history has a hundred of each), then the blocks are added in order.
+        let versions = versions ?? files.parallelMap { version(of: $0, at: $0.name).version }
+        let unaccounted = Array(versions.indices).parallelMap { index in
+            guard index > 0, let previous = versions[index - 1], let version = versions[index] else {
+                return [(change: SchemaChange, lost: (entity: String, property: String?)?)]()
             }
-            let version = ModelVersion(path: file.name, graph: graph, schema: SchemaLowering.lower(graph))
-            defer { previous = version }
-            guard let previous else { continue }
-            let needed = MigrationPlanner.unaccounted(from: previous, to: version)
+            return MigrationPlanner.unaccounted(from: previous, to: version)
+        }
+        for (index, file) in files.enumerated() {
+            guard index > 0, let previous = versions[index - 1], let version = versions[index] else { continue }
+            let needed = unaccounted[index]
             guard !needed.isEmpty else { continue }
             let from = files[index - 1].versionName
             var lines = [
@@ -51,6 +54,16 @@ enum CoreDataMigrationBlocks {
             result[index].text += lines.joined(separator: "\n") + "\n"
         }
         return result
+    }
+
+    /// The version an imported file compiles to, or `nil` when it has errors (its steps get no
+    /// block), with what compiling it at `path` gave.
+    static func version(
+        of file: CoreDataImporter.File, at path: String
+    ) -> (version: ModelVersion?, compiled: (graph: EntityGraph?, sink: DiagnosticSink)) {
+        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, text: file.text))
+        guard let graph, !sink.hasErrors else { return (nil, (graph, sink)) }
+        return (ModelVersion(path: path, graph: graph, schema: SchemaLowering.lower(graph)), (graph, sink))
     }
 
     private static func escaped(_ text: String) -> String {

@@ -835,11 +835,11 @@ struct GraphBuilder {
         _ name: AST.Name,
         in seen: inout [String: AST.Name],
         described kind: String,
-        of container: String
+        of container: @autoclosure () -> String
     ) -> Bool {
         if let first = seen[name.text] {
             diagnostics.error(
-                "duplicate \(kind) '\(name.text)' in \(container)",
+                "duplicate \(kind) '\(name.text)' in \(container())",
                 at: name.range.start,
                 notes: [("'\(name.text)' is first declared here", first.range.start)]
             )

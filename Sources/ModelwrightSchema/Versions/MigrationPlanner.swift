@@ -14,17 +14,36 @@ struct MigrationPlanner {
     private var changes: [SchemaChange] = []
     private var old: EntityGraph { previous.graph }
     private var new: EntityGraph { next.graph }
+    /// The entities of each version by name: a long history diffs thousands of entity pairs.
+    private let oldEntities: [String: EntityGraph.Entity]
+    private let newEntities: [String: EntityGraph.Entity]
 
     init(from previous: ModelVersion, to next: ModelVersion) {
         self.previous = previous
         self.next = next
+        oldEntities = Self.byName(previous.graph.entities)
+        newEntities = Self.byName(next.graph.entities)
     }
 
-    /// Plans the step, reporting unaccounted changes into `sink` (the newer version's file).
-    static func plan(from previous: ModelVersion, to next: ModelVersion, sink: inout DiagnosticSink) -> VersionStep {
+    /// Elements by name; the first wins, as `first(where:)` would find it.
+    private static func byName<Element>(_ elements: [Element], name: (Element) -> String) -> [String: Element] {
+        Dictionary(elements.map { (name($0), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private static func byName(_ entities: [EntityGraph.Entity]) -> [String: EntityGraph.Entity] {
+        byName(entities) { $0.name }
+    }
+
+    /// Plans the step, reporting unaccounted changes into `sink` (the newer version's file);
+    /// `freshSchemas`, shared by the steps of one model, spares the shadow checks recreating
+    /// the tables that do not change from one version to the next.
+    static func plan(
+        from previous: ModelVersion, to next: ModelVersion, sink: inout DiagnosticSink,
+        freshSchemas: FreshSchemaCache = FreshSchemaCache()
+    ) -> VersionStep {
         var planner = MigrationPlanner(from: previous, to: next)
         planner.diff()
-        return planner.finish(sink: &sink)
+        return planner.finish(sink: &sink, freshSchemas: freshSchemas)
     }
 
     /// The changes from `previous` to `next` that need a `lossy` line or a custom stage, each with
@@ -47,7 +66,7 @@ struct MigrationPlanner {
         var continued: Set<String> = []
         for entity in new.entities {
             let oldName = entity.renamedFrom ?? entity.name
-            guard let oldEntity = old.entity(named: oldName) else {
+            guard let oldEntity = oldEntities[oldName] else {
                 add(.lightweight, "add entity \(entity.name)", entity, at: entity.range.start)
                 continue
             }
@@ -76,7 +95,7 @@ struct MigrationPlanner {
 
     private mutating func diffEntity(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
         let oldParent = oldEntity.parent
-        let newParentOldName = entity.parent.map { new.entity(named: $0)?.renamedFrom ?? $0 }
+        let newParentOldName = entity.parent.map { newEntities[$0]?.renamedFrom ?? $0 }
         if oldParent != newParentOldName {
             add(
                 .needsCustomStage,
@@ -90,9 +109,10 @@ struct MigrationPlanner {
                 entity, at: entity.range.start, lost: entity.isAbstract ? (oldEntity.name, nil) : nil)
         }
         var continued: Set<String> = []
+        let oldAttributes = Self.byName(oldEntity.attributes) { $0.name }
         for attribute in entity.attributes {
             let oldName = attribute.renamedFrom ?? attribute.name
-            guard let oldAttribute = oldEntity.attributes.first(where: { $0.name == oldName }) else {
+            guard let oldAttribute = oldAttributes[oldName] else {
                 let summary = "add attribute \(entity.name).\(attribute.name) (\(describe(attribute)))"
                 if attribute.isOptional {
                     add(.lightweight, summary, entity, at: attribute.range.start)
@@ -117,9 +137,7 @@ struct MigrationPlanner {
             }
             diffAttribute(oldAttribute, attribute, of: entity, oldEntity: oldEntity)
         }
-        let added = entity.attributes.filter { attribute in
-            !oldEntity.attributes.contains { $0.name == (attribute.renamedFrom ?? attribute.name) }
-        }
+        let added = entity.attributes.filter { oldAttributes[$0.renamedFrom ?? $0.name] == nil }
         for attribute in oldEntity.attributes where !continued.contains(attribute.name) {
             let twin = added.first { $0.type == attribute.type }
             add(
@@ -193,7 +211,7 @@ struct MigrationPlanner {
                     .lightweight, "rename relationship \(entity.name).\(oldName) to \(relationship.name)", entity,
                     at: relationship.renameRange?.start ?? at)
             }
-            let oldDestination = new.entity(named: relationship.destination)?.renamedFrom ?? relationship.destination
+            let oldDestination = newEntities[relationship.destination]?.renamedFrom ?? relationship.destination
             if oldDestination != oldRelationship.destination {
                 add(
                     .needsCustomStage,
@@ -215,7 +233,7 @@ struct MigrationPlanner {
             }
             let oldInverse = oldRelationship.inverse
             let newInverseOldName = relationship.inverse.flatMap { inverse in
-                new.entity(named: relationship.destination)?.relationships.first { $0.name == inverse }.map {
+                newEntities[relationship.destination]?.relationships.first { $0.name == inverse }.map {
                     $0.renamedFrom ?? $0.name
                 }
             }
@@ -356,14 +374,18 @@ struct MigrationPlanner {
     private func reducedSchemas() -> (SchemaDescription, SchemaDescription) {
         let oldSchema = previous.schema
         let newSchema = next.schema
-        let oldName = { (name: String) in newSchema.entity(named: name)?.renamedFrom ?? name }
-        var keptNew = Set(changes.map(\.entity).filter { newSchema.entity(named: $0) != nil })
-        var keptOld = Set(changes.map(\.entity).filter { oldSchema.entity(named: $0) != nil })
-        keptOld.formUnion(keptNew.map(oldName).filter { oldSchema.entity(named: $0) != nil })
+        let oldNames = Set(oldSchema.entities.map(\.name))
+        let newNames = Set(newSchema.entities.map(\.name))
+        let renamedFrom = Dictionary(
+            newSchema.entities.map { ($0.name, $0.renamedFrom) }, uniquingKeysWith: { first, _ in first })
+        let oldName = { (name: String) in (renamedFrom[name] ?? nil) ?? name }
+        var keptNew = Set(changes.map(\.entity).filter(newNames.contains))
+        var keptOld = Set(changes.map(\.entity).filter(oldNames.contains))
+        keptOld.formUnion(keptNew.map(oldName).filter(oldNames.contains))
         keptNew.formUnion(Self.neighbours(of: keptNew, in: newSchema))
         keptOld.formUnion(Self.neighbours(of: keptOld, in: oldSchema))
         for _ in 0..<2 {
-            keptOld.formUnion(keptNew.map(oldName).filter { oldSchema.entity(named: $0) != nil })
+            keptOld.formUnion(keptNew.map(oldName).filter(oldNames.contains))
             keptNew.formUnion(newSchema.entities.filter { keptOld.contains(oldName($0.name)) }.map(\.name))
             keptNew = Self.hierarchies(of: keptNew, in: newSchema)
             keptOld = Self.hierarchies(of: keptOld, in: oldSchema)
@@ -388,10 +410,12 @@ struct MigrationPlanner {
 
     /// `names` with every entity sharing a root with one of them (one table per hierarchy).
     private static func hierarchies(of names: Set<String>, in schema: SchemaDescription) -> Set<String> {
+        let parents = Dictionary(
+            schema.entities.map { ($0.name, $0.parent) }, uniquingKeysWith: { first, _ in first })
         func root(_ name: String) -> String {
             var current = name
             var seen: Set<String> = [current]
-            while let parent = schema.entity(named: current)?.parent, seen.insert(parent).inserted { current = parent }
+            while let parent = parents[current] ?? nil, seen.insert(parent).inserted { current = parent }
             return current
         }
         let roots = Set(names.map(root))
@@ -449,7 +473,7 @@ struct MigrationPlanner {
 
     // MARK: - Resolution
 
-    private func finish(sink: inout DiagnosticSink) -> VersionStep {
+    private func finish(sink: inout DiagnosticSink, freshSchemas: FreshSchemaCache) -> VersionStep {
         let migration = new.migration
         let stages = migration?.customStages ?? []
         let accepted = migration?.acceptedLosses ?? []
@@ -512,9 +536,11 @@ struct MigrationPlanner {
                 // fallback when that smaller check fails, so only a real problem is reported.
                 let (source, destination) = reducedSchemas()
                 do {
-                    operations = try MigrationStage.lightweight(from: source, to: destination).operations()
+                    operations = try MigrationStage.lightweight(from: source, to: destination).operations(
+                        freshSchemas: freshSchemas)
                 } catch {
-                    operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations()
+                    operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations(
+                        freshSchemas: freshSchemas)
                 }
             } catch {
                 sink.error(

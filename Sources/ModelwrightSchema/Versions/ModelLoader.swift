@@ -20,14 +20,33 @@ public enum ModelLoader {
     /// Files larger than this are refused rather than read.
     static let maximumFileSize = 64 * 1024 * 1024
 
+    /// Files compiled ahead of loading, by path: the Core Data importer compiles every version
+    /// it writes, and loading the folder it wrote reuses each file still holding the same bytes.
+    package struct CompiledFiles: Sendable {
+        var byPath: [String: (graph: EntityGraph?, sink: DiagnosticSink, version: ModelVersion?)] = [:]
+
+        /// No files.
+        package init() {}
+    }
+
     /// Loads every version in a model folder, or the one version in a schema file.
     public static func load(path: String) -> ModelLoadResult {
+        load(path: path, reusing: CompiledFiles())
+    }
+
+    /// The path of a file in a folder, as loading the folder spells it.
+    static func path(of name: String, in folder: String) -> String {
+        folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    }
+
+    /// ``load(path:)``, reusing the files in `compiled` whose bytes are those on disk.
+    package static func load(path: String, reusing compiled: CompiledFiles) -> ModelLoadResult {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             return failure(path, "no such file or folder")
         }
         guard isDirectory.boolValue else {
-            return load(files: [path], checkingVersions: false)
+            return load(files: [path], checkingVersions: false, reusing: compiled)
         }
         let names: [String]
         do {
@@ -35,28 +54,31 @@ public enum ModelLoader {
         } catch {
             return failure(path, "cannot read the folder: \(error.localizedDescription)")
         }
-        let files = names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map {
-            path.hasSuffix("/") ? path + $0 : path + "/" + $0
-        }
+        let files = names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map { Self.path(of: $0, in: path) }
         guard !files.isEmpty else {
             return failure(
                 path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'"
             )
         }
-        return load(files: files, checkingVersions: true, folder: path)
+        return load(files: files, checkingVersions: true, folder: path, reusing: compiled)
     }
 
-    private static func load(files: [String], checkingVersions: Bool, folder: String? = nil) -> ModelLoadResult {
+    private static func load(
+        files: [String], checkingVersions: Bool, folder: String? = nil, reusing known: CompiledFiles
+    ) -> ModelLoadResult {
         var diagnostics: [Diagnostic] = []
         var compiled: [(graph: EntityGraph, sink: DiagnosticSink)] = []
+        var lowered: [String: ModelVersion] = [:]
         // Files are read and compiled in parallel (a long history has a hundred of them), then
         // gathered in file order, so diagnostics come out the same on every run.
-        let outcomes = files.parallelMap(compileFile)
+        let outcomes = files.parallelMap { compileFile($0, reusing: known) }
         for outcome in outcomes {
             switch outcome {
             case .problem(let diagnostic): diagnostics.append(diagnostic)
-            case .compiled(let graph?, let sink) where !sink.hasErrors: compiled.append((graph, sink))
-            case .compiled(_, let sink): diagnostics += sink.diagnostics
+            case .compiled(let graph?, let sink, let version) where !sink.hasErrors:
+                compiled.append((graph, sink))
+                lowered[sink.file.path] = version
+            case .compiled(_, let sink, _): diagnostics += sink.diagnostics
             }
         }
         compiled.sort { $0.graph.version < $1.graph.version }
@@ -68,9 +90,12 @@ public enum ModelLoader {
         else {
             return ModelLoadResult(model: nil, diagnostics: diagnostics + sinks.flatMap(\.diagnostics))
         }
-        let versions = compiled.map { (path: $0.sink.file.path, graph: $0.graph) }.parallelMap { version in
-            ModelVersion(path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
-        }
+        let versions = compiled.map { (path: $0.sink.file.path, graph: $0.graph, known: lowered[$0.sink.file.path]) }
+            .parallelMap { version in
+                version.known
+                    ?? ModelVersion(
+                        path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
+            }
         if let folder {
             let (lock, problem) = LockFile.read(folder: folder)
             if let problem { diagnostics.append(problem) }
@@ -97,9 +122,11 @@ public enum ModelLoader {
         }
         // Each step is planned on its own (each runs its own shadow check), so they run in parallel.
         let sinksBefore = sinks
+        let freshSchemas = FreshSchemaCache()
         let planned = Array(versions.indices.dropFirst()).parallelMap { index in
             var sink = sinksBefore[index]
-            let step = MigrationPlanner.plan(from: versions[index - 1], to: versions[index], sink: &sink)
+            let step = MigrationPlanner.plan(
+                from: versions[index - 1], to: versions[index], sink: &sink, freshSchemas: freshSchemas)
             return (step, sink)
         }
         let steps = planned.map(\.0)
@@ -150,10 +177,11 @@ public enum ModelLoader {
     /// What reading and compiling one file gave.
     private enum FileOutcome: Sendable {
         case problem(Diagnostic)
-        case compiled(EntityGraph?, DiagnosticSink)
+        /// The graph and sink, and the version when one compiled ahead was reused.
+        case compiled(EntityGraph?, DiagnosticSink, ModelVersion?)
     }
 
-    private static func compileFile(_ path: String) -> FileOutcome {
+    private static func compileFile(_ path: String, reusing compiled: CompiledFiles) -> FileOutcome {
         guard let data = FileManager.default.contents(atPath: path) else {
             return .problem(Diagnostic(severity: .error, message: "cannot read the file", path: path, location: nil))
         }
@@ -167,8 +195,13 @@ public enum ModelLoader {
                     location: nil
                 ))
         }
-        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, bytes: [UInt8](data)))
-        return .compiled(graph, sink)
+        let bytes = [UInt8](data)
+        // Compiling is a function of the path and the bytes, so a match is what compiling would give.
+        if let known = compiled.byPath[path], known.sink.file.bytes == bytes {
+            return .compiled(known.graph, known.sink, known.version)
+        }
+        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, bytes: bytes))
+        return .compiled(graph, sink, nil)
     }
 
     private static func failure(_ path: String, _ message: String) -> ModelLoadResult {

@@ -15,7 +15,7 @@ extension Array where Element: Sendable {
 }
 
 /// Slots written from several threads, each once, under a lock.
-private final class ResultSlots<Value: Sendable>: @unchecked Sendable {
+final class ResultSlots<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var slots: [Value?]
 

@@ -235,6 +235,34 @@ struct MigratorTests {
         #expect(throws: MigrationError.self) { try plan.stages(from: People.v1.checksum) }
     }
 
+    @Test("a fresh store's schema is the same whether created or remembered from an earlier stage")
+    func freshSchemaCache() throws {
+        let cache = FreshSchemaCache()
+        for schema in [People.v1, People.v2, People.v3, People.v1, People.v2] {
+            let tables = SchemaSQL.tables(for: try SchemaLayout(schema))
+            #expect(try StoreSchema.fresh(tables, cache: cache) == StoreSchema.fresh(tables))
+        }
+    }
+
+    @Test("a stage whose result differs from a fresh store of its destination fails, however warm the cache")
+    func resultUnlikeAFreshStore() throws {
+        let cache = FreshSchemaCache()
+        let stage = MigrationStage.lightweight(from: People.v1, to: People.v2)
+        #expect(try !stage.operations(freshSchemas: cache).isEmpty)
+        let connection = try SQLiteConnection(path: nil)
+        try connection.execute(SchemaSQL.createStatements(for: SchemaLayout(People.v1)).joined(separator: ";\n"))
+        // No version declares this table, so the migrated store holds one a fresh store lacks.
+        try connection.execute("CREATE TABLE \"Stray\" (\"id\" BLOB PRIMARY KEY NOT NULL)")
+        let error = #expect(throws: MigrationError.self) {
+            try Migrator(connection: connection, progress: nil).run(stage, number: 1, of: 1, freshSchemas: cache)
+        }
+        guard case .schemaMismatch(_, let differences)? = error else {
+            Issue.record("expected a schema mismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(differences == ["table Stray should not exist"])
+    }
+
     /// The schema and every table's rows, metadata included, to compare a store before and after.
     private func dump(_ url: URL) throws -> (StoreSchema, [String]) {
         let connection = try SQLiteConnection(path: url.path, readOnly: true)
