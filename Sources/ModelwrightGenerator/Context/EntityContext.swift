@@ -7,7 +7,7 @@ import ModelwrightSchema
 enum EntityContext {
     static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph, names: TypeNames) -> MustacheValue {
         let lineage = graph.ancestors(of: entity).reversed() + [entity]
-        var properties: [MustacheObject] = []
+        var properties: [[String: MustacheValue]] = []
         var fields: [MustacheValue] = []
         var toOne: [MustacheValue] = []
         var compositeFields: [MustacheValue] = []
@@ -85,7 +85,7 @@ enum EntityContext {
             "entityName": .string(SwiftSyntax.string(entity.name)),
             "doc": docLines(entity.doc),
             "isAbstract": .bool(entity.isAbstract),
-            "properties": .list(properties.map { .object($0) }),
+            "properties": .list(properties.map(MustacheValue.object)),
             "fields": .list(fields),
             "compositeFields": .list(compositeFields),
             "toOne": .list(toOne),
@@ -103,7 +103,7 @@ enum EntityContext {
         doc: [String],
         encode: String,
         decode: String
-    ) -> MustacheObject {
+    ) -> [String: MustacheValue] {
         [
             "name": .string(name),
             "type": .string(type),

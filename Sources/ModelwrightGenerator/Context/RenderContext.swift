@@ -38,7 +38,7 @@ struct RenderContext {
             "currentVersion": .int(current.number),
         ]
         if case .object(var values) = value {
-            values.addMissing(from: MustacheObject(MigrationsContext.make(model)))
+            values.merge(MigrationsContext.make(model)) { first, _ in first }
             value = .object(values)
         }
         self.value = value

@@ -46,77 +46,7 @@ public enum MustacheValue: Sendable, Equatable {
     /// A list that a section repeats its content for, once per element.
     case list([MustacheValue])
     /// Named values that tags look up by key.
-    case object(MustacheObject)
-}
-
-/// The named values of an object: a handful of keys, found by comparing them in turn.
-///
-/// Rendering looks keys up hundreds of thousands of times, mostly in objects of a dozen keys
-/// whose names fit in a small string; comparing those is cheaper than hashing each key as a
-/// dictionary must.
-public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
-    private var keys: [String]
-    private var values: [MustacheValue]
-
-    /// Creates an empty object.
-    public init() {
-        keys = []
-        values = []
-    }
-
-    /// Creates an object holding the dictionary's entries.
-    public init(_ fields: [String: MustacheValue]) {
-        keys = Array(fields.keys)
-        values = Array(fields.values)
-    }
-
-    /// Creates an object from a literal; when a key repeats, the last value wins.
-    public init(dictionaryLiteral elements: (String, MustacheValue)...) {
-        keys = []
-        values = []
-        keys.reserveCapacity(elements.count)
-        values.reserveCapacity(elements.count)
-        for (key, value) in elements {
-            self[key] = value
-        }
-    }
-
-    /// The value for `key`; setting one replaces the value or adds the key.
-    public subscript(key: String) -> MustacheValue? {
-        get {
-            var index = 0
-            while index < keys.count {
-                if keys[index] == key { return values[index] }
-                index += 1
-            }
-            return nil
-        }
-        set {
-            if let index = keys.firstIndex(of: key) {
-                if let newValue {
-                    values[index] = newValue
-                } else {
-                    keys.remove(at: index)
-                    values.remove(at: index)
-                }
-            } else if let newValue {
-                keys.append(key)
-                values.append(newValue)
-            }
-        }
-    }
-
-    /// Adds the entries of `other` whose keys this object does not have.
-    public mutating func addMissing(from other: MustacheObject) {
-        for (key, value) in zip(other.keys, other.values) where self[key] == nil {
-            self[key] = value
-        }
-    }
-
-    /// Equal when both hold the same keys with equal values, in any order.
-    public static func == (lhs: MustacheObject, rhs: MustacheObject) -> Bool {
-        lhs.keys.count == rhs.keys.count && zip(lhs.keys, lhs.values).allSatisfy { rhs[$0] == $1 }
-    }
+    case object([String: MustacheValue])
 }
 
 extension MustacheValue {
@@ -214,7 +144,7 @@ extension MustacheValue: ExpressibleByArrayLiteral {
 extension MustacheValue: ExpressibleByDictionaryLiteral {
     /// Creates an object from a literal; when a key repeats, the last value wins.
     public init(dictionaryLiteral elements: (String, MustacheValue)...) {
-        var fields = MustacheObject()
+        var fields = [String: MustacheValue](minimumCapacity: elements.count)
         for (key, value) in elements {
             fields[key] = value
         }
