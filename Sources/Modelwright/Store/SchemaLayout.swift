@@ -262,13 +262,19 @@ struct ColumnLayout: Sendable {
 /// Plain Swift rather than `replacingOccurrences`, which goes through Foundation on Linux and
 /// showed up in profiles: queries quote identifiers many times.
 func quoted(_ identifier: String) -> String {
-    guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
-    var result = "\""
-    for character in identifier {
+    enclosed(identifier, in: "\"")
+}
+
+/// `text` between two `quote`s, each `quote` inside it doubled: SQL's quoting of identifiers
+/// (`"`) and string literals (`'`).
+func enclosed(_ text: String, in quote: Character) -> String {
+    guard let byte = quote.asciiValue, text.utf8.contains(byte) else { return String(quote) + text + String(quote) }
+    var result = String(quote)
+    for character in text {
         result.append(character)
-        if character == "\"" { result.append("\"") }
+        if character == quote { result.append(quote) }
     }
-    return result + "\""
+    return result + String(quote)
 }
 
 /// Where the destinations of a to-many relationship are recorded.

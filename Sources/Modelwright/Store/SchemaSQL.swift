@@ -196,13 +196,7 @@ extension DefaultValue {
 
     private static func text(_ value: String) -> String {
         // Plain Swift, like `quoted(_:)`: every checksum renders every default.
-        guard value.utf8.contains(UInt8(ascii: "'")) else { return "'" + value + "'" }
-        var result = "'"
-        for character in value {
-            result.append(character)
-            if character == "'" { result.append("'") }
-        }
-        return result + "'"
+        enclosed(value, in: "'")
     }
 
     private static func real(_ value: Double) -> String {
