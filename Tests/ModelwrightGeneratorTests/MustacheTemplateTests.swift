@@ -179,6 +179,37 @@ struct MustacheTemplateTests {
         #expect(rendered == "  struct A {\n      let a: Int\n      let b: Int\n  }\n")
     }
 
+    // MARK: - Long lists, rendered in parallel
+
+    @Test func longListRendersInOrderWithEnclosingValuesAndPartialIndentation() throws {
+        let count = MustacheRenderer.parallelListLength * 7 + 3
+        let entity = try MustacheTemplate("{{#fields}}\nlet {{name}}: {{type}} // {{model}}\n{{/fields}}\n")
+        let template = try MustacheTemplate("{{#entities}}\nstruct E{{index}} {\n    {{>entity}}\n}\n{{/entities}}\n")
+        let entities: [MustacheValue] = (0..<count).map { index in
+            ["index": .int(index), "fields": [["name": "a", "type": "Int"], ["name": .string("b\(index)")]]]
+        }
+        let rendered = try template.render(
+            ["model": "M", "type": "String", "entities": .list(entities)], partials: ["entity": entity])
+        let expected = (0..<count).map { index in
+            "struct E\(index) {\n    let a: Int // M\n    let b\(index): String // M\n}\n"
+        }
+        #expect(rendered == expected.joined())
+    }
+
+    @Test func errorInALongListIsTheFirstInListOrder() throws {
+        let count = MustacheRenderer.parallelListLength * 4
+        let items: [MustacheValue] = (0..<count).map { index in
+            switch index {
+            case 70: ["name": ["a list"]]
+            case count - 1: ["name": ["an": "object"]]
+            default: ["name": .string("n\(index)")]
+            }
+        }
+        let error = try Self.renderError("{{#items}}\n{{name}}\n{{/items}}", ["items": .list(items)])
+        #expect(error?.kind == .notInterpolatable(name: "name", kind: "list"))
+        #expect(error?.line == 2)
+    }
+
     @Test func templateRendersManyTimesWithDifferentData() throws {
         let template = try MustacheTemplate("{{#items}}{{.}},{{/items}}")
         #expect(try template.render(["items": [1, 2]]) == "1,2,")

@@ -1,3 +1,6 @@
+import Foundation
+import ModelwrightSchema
+
 /// Renders parsed nodes: looks names up on the context stack, expands partials, and bounds how deep
 /// sections and partials nest, so that a partial that includes itself forever stops with an error.
 ///
@@ -8,7 +11,16 @@
 ///
 /// Output goes into a byte buffer: template text is copied from the program's UTF-8 with
 /// `memcpy`, and only values from the context are strings to append.
+///
+/// A section over a long list renders its elements in parallel, in consecutive runs that are
+/// joined in order, so the text is the same as rendering them one after another: a generated
+/// file is mostly one such section (a declaration per entity), and it would otherwise keep one
+/// core busy while the others wait.
 struct MustacheRenderer: ~Copyable {
+    /// The shortest list whose elements render in parallel, and the fewest elements in each run.
+    static let parallelListLength = 64
+    private static let minimumRunLength = 16
+
     private let partials: [String: MustacheTemplate]
     /// The values of the enclosing sections, innermost last; the template's context is at the bottom.
     private var contextStack: [MustacheValue]
@@ -16,10 +28,21 @@ struct MustacheRenderer: ~Copyable {
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
     private var output = OutputBuffer()
+    /// Whether long lists render in parallel: true for the renderer a template starts with, false
+    /// for those rendering the runs of a list, so the work is split once.
+    private let splitsLongLists: Bool
 
     init(context: MustacheValue, partials: [String: MustacheTemplate]) {
         self.partials = partials
         contextStack = [context]
+        splitsLongLists = true
+    }
+
+    /// A renderer for a run of a list's elements, under the sections that enclose the list.
+    private init(contextStack: [MustacheValue], partials: [String: MustacheTemplate]) {
+        self.partials = partials
+        self.contextStack = contextStack
+        splitsLongLists = false
     }
 
     deinit {
@@ -33,7 +56,12 @@ struct MustacheRenderer: ~Copyable {
 
     /// Renders a template.
     mutating func render(_ program: MustacheProgram) throws(MustacheError) {
-        var frame = Frame(program: program, indentation: "", depth: 0, start: 0, end: program.nodes.count)
+        try run(Frame(program: program, indentation: "", depth: 0, start: 0, end: program.nodes.count))
+    }
+
+    /// Renders a frame and everything it includes.
+    private mutating func run(_ outermost: Frame) throws(MustacheError) {
+        var frame = outermost
         while true {
             let position = frame.position
             guard position < frame.end else {
@@ -76,6 +104,13 @@ struct MustacheRenderer: ~Copyable {
                     start: position + 1,
                     end: end
                 )
+                if !inverted, splitsLongLists, case .list(let elements) = value,
+                    elements.count >= Self.parallelListLength
+                {
+                    try renderInParallel(elements, section: section)
+                    frame.position = end
+                    continue
+                }
                 // A list renders the content once per element, pushed onto the context stack; any
                 // other truthy value renders it once; an inverted section pushes nothing.
                 if !inverted {
@@ -107,6 +142,37 @@ struct MustacheRenderer: ~Copyable {
                 enclosingFrames.append(frame)
                 frame = included
             }
+        }
+    }
+
+    /// Renders a section's content once per element of a long list: consecutive runs of elements
+    /// render concurrently, each by a renderer of its own, and their texts are appended in order.
+    /// The first error in list order is the one thrown, as rendering one by one would throw it.
+    private mutating func renderInParallel(_ elements: [MustacheValue], section: Frame) throws(MustacheError) {
+        let runCount = min(
+            elements.count / Self.minimumRunLength, ProcessInfo.processInfo.activeProcessorCount * 4)
+        let runLength = (elements.count + runCount - 1) / runCount
+        let runs = stride(from: 0, to: elements.count, by: runLength).map {
+            Array(elements[$0..<min($0 + runLength, elements.count)])
+        }
+        let (program, indentation, depth) = (section.program, section.indentation, section.depth)
+        let (start, end) = (section.start, section.end)
+        let (contextStack, partials) = (contextStack, partials)
+        let texts = runs.parallelMap { run -> Result<String, MustacheError> in
+            var renderer = MustacheRenderer(contextStack: contextStack + [run[0]], partials: partials)
+            var frame = Frame(program: program, indentation: indentation, depth: depth, start: start, end: end)
+            frame.pushesContext = true
+            frame.elements = run
+            frame.nextElement = 1
+            do throws(MustacheError) {
+                try renderer.run(frame)
+                return .success(renderer.text)
+            } catch {
+                return .failure(error)
+            }
+        }
+        for text in texts {
+            output.append(try text.get())
         }
     }
 
