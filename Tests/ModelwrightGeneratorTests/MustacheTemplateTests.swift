@@ -167,6 +167,25 @@ struct MustacheTemplateTests {
         #expect(error?.column == 3)
     }
 
+    // MARK: - Objects
+
+    @Test func objectFindsTheLastOfRepeatedKeysAndKeepsItsOwnWhenAdding() throws {
+        let object = MustacheObject([("name", "first"), ("type", "Int"), ("name", "second")])
+        #expect(object["name"] == "second")
+        #expect(object["missing"] == nil)
+        let added = object.adding(["name": "other", "doc": "kept"])
+        #expect(added["name"] == "second")
+        #expect(added["doc"] == "kept")
+        #expect(try MustacheTemplate("{{name}} {{doc}}").render(.object(added)) == "second kept")
+    }
+
+    @Test func objectsAreEqualWhateverTheOrderOfTheirKeys() {
+        let object: MustacheObject = ["a": 1, "b": ["x"]]
+        #expect(object == ["b": ["x"], "a": 1])
+        #expect(object != ["a": 1, "b": ["y"]])
+        #expect(object != ["a": 1])
+    }
+
     // MARK: - Partials
 
     @Test func standalonePartialsInsidePartialsAddTheirIndentation() throws {

@@ -7,7 +7,7 @@ import ModelwrightSchema
 enum EntityContext {
     static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph, names: TypeNames) -> MustacheValue {
         let lineage = graph.ancestors(of: entity).reversed() + [entity]
-        var properties: [[String: MustacheValue]] = []
+        var properties: [Property] = []
         var fields: [MustacheValue] = []
         var toOne: [MustacheValue] = []
         var compositeFields: [MustacheValue] = []
@@ -20,7 +20,7 @@ enum EntityContext {
                     defaultExpression = " = " + SwiftSyntax.expression(for: value, type: attribute.type)
                 }
                 properties.append(
-                    property(
+                    Property(
                         name: name,
                         type: type,
                         defaultExpression: defaultExpression,
@@ -48,7 +48,7 @@ enum EntityContext {
                 let destination = names[relationship.destination]
                 let type = "\(destination).ID" + (relationship.isOptional ? "?" : "")
                 properties.append(
-                    property(
+                    Property(
                         name: name,
                         type: type,
                         defaultExpression: relationship.isOptional ? " = nil" : "",
@@ -76,16 +76,16 @@ enum EntityContext {
                 "isOrdered": .bool(relationship.isOrdered),
             ] as MustacheValue
         }
-        // Set in place: mapping to new dictionaries would copy every property's keys again.
-        for index in properties.indices {
-            properties[index]["separator"] = .string(index == properties.count - 1 ? "" : ",")
-        }
         return [
             "name": .string(names[entity.name]),
             "entityName": .string(SwiftSyntax.string(entity.name)),
             "doc": docLines(entity.doc),
             "isAbstract": .bool(entity.isAbstract),
-            "properties": .list(properties.map(MustacheValue.object)),
+            "properties": .list(
+                properties.enumerated().map { index, property in
+                    property.context(separator: index == properties.count - 1 ? "" : ",")
+                }
+            ),
             "fields": .list(fields),
             "compositeFields": .list(compositeFields),
             "toOne": .list(toOne),
@@ -96,25 +96,29 @@ enum EntityContext {
         ]
     }
 
-    private static func property(
-        name: String,
-        type: String,
-        defaultExpression: String,
-        doc: [String],
-        encode: String,
-        decode: String
-    ) -> [String: MustacheValue] {
-        [
-            "name": .string(name),
-            "type": .string(type),
-            "default": .string(defaultExpression),
-            "doc": docLines(doc),
-            "encode": .string(encode),
-            "decode": .string(decode),
-            // `with(…)` takes an optional of the type, so nil means "keep": a doubly optional
-            // parameter lets an optional property be cleared with `.some(nil)`.
-            "withType": .string(type + "?"),
-        ]
+    /// A stored property, whose context waits for the separator that only the last one lacks.
+    private struct Property {
+        let name: String
+        let type: String
+        let defaultExpression: String
+        let doc: [String]
+        let encode: String
+        let decode: String
+
+        func context(separator: String) -> MustacheValue {
+            [
+                "name": .string(name),
+                "type": .string(type),
+                "default": .string(defaultExpression),
+                "doc": docLines(doc),
+                "encode": .string(encode),
+                "decode": .string(decode),
+                // `with(…)` takes an optional of the type, so nil means "keep": a doubly optional
+                // parameter lets an optional property be cleared with `.some(nil)`.
+                "withType": .string(type + "?"),
+                "separator": .string(separator),
+            ]
+        }
     }
 
     private static func field(_ name: String, type: String, column: String, doc: [String]) -> MustacheValue {

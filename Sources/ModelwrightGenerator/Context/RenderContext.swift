@@ -22,7 +22,7 @@ struct RenderContext {
         let accessLevel = config.accessLevel
         let access = accessLevel == .public ? "public " : ""
         let versionFiles = model.versions.map { fileName($0.path) }
-        var value: MustacheValue = [
+        let value: MustacheObject = [
             "model": .string(SwiftSyntax.identifier(model.name)),
             "modelName": .string(model.name),
             "modelLiteral": .string(SwiftSyntax.string(model.name)),
@@ -37,11 +37,7 @@ struct RenderContext {
             "versions": .list(model.versions.map(SchemaContext.version)),
             "currentVersion": .int(current.number),
         ]
-        if case .object(var values) = value {
-            values.merge(MigrationsContext.make(model)) { first, _ in first }
-            value = .object(values)
-        }
-        self.value = value
+        self.value = .object(value.adding(MigrationsContext.make(model)))
     }
 
     private static func enumeration(_ enumeration: EntityGraph.Enumeration, names: TypeNames) -> MustacheValue {
