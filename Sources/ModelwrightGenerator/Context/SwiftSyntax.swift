@@ -31,6 +31,10 @@ enum SwiftSyntax {
 
     /// A Swift string literal with its text escaped.
     static func string(_ text: String) -> String {
+        // Names, nearly every string here, need no escapes: quote them without looking at characters.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -125,29 +129,49 @@ enum SwiftSyntax {
 
     /// The lines of a call, on one line when it fits in `width` columns, else one argument per line.
     static func call(_ function: String, _ arguments: [String], width: Int) -> [String] {
-        let single = "\(function)(\(arguments.joined(separator: ", ")))"
+        // Built in one string: `joined` and concatenation would each copy the text again.
+        var single = function
+        single.reserveCapacity(arguments.reduce(function.utf8.count + 2) { $0 + $1.utf8.count + 2 })
+        single += "("
+        for (index, argument) in arguments.enumerated() {
+            if index > 0 { single += ", " }
+            single += argument
+        }
+        single += ")"
         // A string has at most as many characters as UTF-8 bytes; counting characters is slower.
         guard single.utf8.count > width, single.count > width else { return [single] }
-        var lines = ["\(function)("]
+        var lines = [function + "("]
+        lines.reserveCapacity(arguments.count + 2)
         for (index, argument) in arguments.enumerated() {
-            lines.append("    " + argument + (index == arguments.count - 1 ? "" : ","))
+            lines.append(indented(argument, comma: index < arguments.count - 1))
         }
         lines.append(")")
         return lines
     }
 
+    /// A line indented by four spaces, with a comma after it or not; built in one string.
+    private static func indented(_ line: String, comma: Bool) -> String {
+        var result = "    "
+        result.reserveCapacity(line.utf8.count + 5)
+        result += line
+        if comma { result += "," }
+        return result
+    }
+
     /// The lines of an array literal argument: `label: [x]` on one line for one short element,
     /// otherwise one element per line.
     static func arrayArgument(_ label: String, _ elements: [[String]], width: Int) -> [String] {
-        if elements.count == 1, elements[0].count == 1, label.count + elements[0][0].count + 4 <= width {
-            return ["\(label): [\(elements[0][0])]"]
+        if elements.count == 1, elements[0].count == 1 {
+            let single = label + ": [" + elements[0][0] + "]"
+            if single.utf8.count <= width || single.count <= width { return [single] }
         }
-        var lines = ["\(label): ["]
+        var lines = [label + ": ["]
+        lines.reserveCapacity(elements.reduce(2) { $0 + $1.count })
         for element in elements {
-            var element = element
-            // `swift format` wants no trailing comma after a lone element, and one after each of several.
-            if elements.count > 1 { element[element.count - 1] += "," }
-            lines += element.map { "    " + $0 }
+            for (index, line) in element.enumerated() {
+                // `swift format` wants no trailing comma after a lone element, and one after each of several.
+                lines.append(indented(line, comma: elements.count > 1 && index == element.count - 1))
+            }
         }
         lines.append("]")
         return lines
