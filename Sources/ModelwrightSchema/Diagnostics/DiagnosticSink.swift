@@ -34,6 +34,30 @@ struct DiagnosticSink: Sendable {
         report(.warning, message, at: offset, notes: notes)
     }
 
+    /// Adds the diagnostics `other` found for the same file, in order, as if they were reported
+    /// here: they count towards this sink's limit, and the error that passes it is replaced by the
+    /// "too many errors" one. Lets independent work report into its own sink and merge in a fixed order.
+    mutating func append(_ other: DiagnosticSink) {
+        for diagnostic in other.found {
+            guard !isFull else { return }
+            if diagnostic.severity == .error {
+                errorCount += 1
+                if errorCount > Self.errorLimit {
+                    found.append(
+                        Diagnostic(
+                            severity: .error,
+                            message: "too many errors (\(Self.errorLimit)); stopped reporting on this file",
+                            path: file.path,
+                            location: diagnostic.location
+                        )
+                    )
+                    return
+                }
+            }
+            found.append(diagnostic)
+        }
+    }
+
     mutating func report(
         _ severity: Diagnostic.Severity, _ message: String, at offset: Int, notes: [(String, Int)],
         notesElsewhere: [Diagnostic.Note] = []

@@ -79,7 +79,7 @@ struct GraphBuilder {
             if case .entity(let entity) = declaration, isFirstDeclaration(entity.name) { return entity }
             return nil
         }
-        graph.entities = entityDeclarations.map { resolve($0) }
+        graph.entities = resolveInParallel(entityDeclarations)
         checkInheritance(entityDeclarations, in: &graph)
         for (index, declaration) in entityDeclarations.enumerated() {
             // Mutating a copy: `&graph.entities[index]` beside `in: graph` would copy every entity each time.
@@ -252,6 +252,24 @@ struct GraphBuilder {
     }
 
     // MARK: - Entities
+
+    /// Resolves entities concurrently: each reads only the types collected before, so each gets a
+    /// copy of the builder with its own sink, and the results merge in declaration order, giving
+    /// the diagnostics a sequential run gives. Half the time of building a large graph went here.
+    private mutating func resolveInParallel(_ declarations: [AST.Entity]) -> [EntityGraph.Entity] {
+        var template = self
+        template.diagnostics = DiagnosticSink(file: diagnostics.file)
+        let resolved = declarations.parallelMap { [template] declaration in
+            var builder = template
+            return (entity: builder.resolve(declaration), builder: builder)
+        }
+        for (_, builder) in resolved {
+            diagnostics.append(builder.diagnostics)
+            explicitInverses.merge(builder.explicitInverses) { $1 }
+            withoutInverse.merge(builder.withoutInverse) { $1 }
+        }
+        return resolved.map(\.entity)
+    }
 
     private mutating func resolve(_ declaration: AST.Entity) -> EntityGraph.Entity {
         var entity = EntityGraph.Entity(

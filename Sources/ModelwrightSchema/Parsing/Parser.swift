@@ -373,13 +373,14 @@ struct Parser {
 
     /// Parses `{ member… }`, calling `member` for each member, and returns the offset after the
     /// closing brace. A missing brace is reported and the block ends at the next declaration.
+    /// `what` is only built for an error: interpolating it for every block was measurable.
     private mutating func parseBlock(
-        of what: String,
+        of what: @autoclosure () -> String,
         diagnostics: inout DiagnosticSink,
         member: (inout Parser, inout DiagnosticSink) -> Void
     ) -> Int {
         guard current.kind == .leftBrace else {
-            diagnostics.error("expected '{' to open \(what), found \(current.spelling)", at: current.range.start)
+            diagnostics.error("expected '{' to open \(what()), found \(current.spelling)", at: current.range.start)
             skipToNextDeclaration()
             return current.range.start
         }
@@ -393,9 +394,9 @@ struct Parser {
                 return end
             case .endOfFile:
                 diagnostics.error(
-                    "expected '}' to close \(what)",
+                    "expected '}' to close \(what())",
                     at: current.range.start,
-                    notes: [("\(what) opens here", open)]
+                    notes: [("\(what()) opens here", open)]
                 )
                 return current.range.start
             case .semicolon:
@@ -403,9 +404,9 @@ struct Parser {
             default:
                 if current.isAtLineStart, isDeclarationStart {
                     diagnostics.error(
-                        "expected '}' to close \(what) before the next declaration",
+                        "expected '}' to close \(what()) before the next declaration",
                         at: current.range.start,
-                        notes: [("\(what) opens here", open)]
+                        notes: [("\(what()) opens here", open)]
                     )
                     return current.range.start
                 }
@@ -737,7 +738,8 @@ struct Parser {
     }
 
     /// Reports anything but a new line, `;` or `}` after a complete member, then skips past it.
-    private mutating func expectEndOfLine(after what: String, diagnostics: inout DiagnosticSink) {
+    /// `what` is only built for an error: every property interpolated its name for it otherwise.
+    private mutating func expectEndOfLine(after what: @autoclosure () -> String, diagnostics: inout DiagnosticSink) {
         switch current.kind {
         case .semicolon:
             advance()
@@ -746,7 +748,7 @@ struct Parser {
         default:
             guard !current.isAtLineStart else { return }
             diagnostics.error(
-                "expected a new line after \(what), found \(current.spelling)",
+                "expected a new line after \(what()), found \(current.spelling)",
                 at: current.range.start
             )
             skipLine()
