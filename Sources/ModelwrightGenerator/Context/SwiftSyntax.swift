@@ -32,7 +32,7 @@ enum SwiftSyntax {
     /// A Swift string literal with its text escaped.
     static func string(_ text: String) -> String {
         // Names, nearly every string here, need no escapes: quote them without looking at characters.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !needsEscapes(text) {
             return "\"" + text + "\""
         }
         var result = "\""
@@ -48,6 +48,22 @@ enum SwiftSyntax {
             }
         }
         return result + "\""
+    }
+
+    /// Whether a string literal of the text needs escapes. A counted loop over the bytes, which a
+    /// debug build (the build plugin's) runs without a call per byte, as `contains(where:)` makes.
+    private static func needsEscapes(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            var index = 0
+            while index < bytes.count {
+                let byte = base[index]
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+                index += 1
+            }
+            return false
+        }
     }
 
     /// The Swift type of an attribute (without optionality).
@@ -129,32 +145,27 @@ enum SwiftSyntax {
 
     /// The lines of a call, on one line when it fits in `width` columns, else one argument per line.
     static func call(_ function: String, _ arguments: [String], width: Int) -> [String] {
-        // Built in one string: `joined` and concatenation would each copy the text again.
+        // Appended to one string rather than concatenated, which copies the text again each time;
+        // and plain `for … in` loops, which a debug build runs far faster than `enumerated()`.
         var single = function
-        single.reserveCapacity(arguments.reduce(function.utf8.count + 2) { $0 + $1.utf8.count + 2 })
         single += "("
-        for (index, argument) in arguments.enumerated() {
-            if index > 0 { single += ", " }
-            single += argument
-        }
+        single += arguments.joined(separator: ", ")
         single += ")"
         // A string has at most as many characters as UTF-8 bytes; counting characters is slower.
         guard single.utf8.count > width, single.count > width else { return [single] }
         var lines = [function + "("]
-        lines.reserveCapacity(arguments.count + 2)
-        for (index, argument) in arguments.enumerated() {
-            lines.append(indented(argument, comma: index < arguments.count - 1))
+        for argument in arguments {
+            lines.append(indented(argument) + ",")
         }
+        if !arguments.isEmpty { lines[lines.count - 1].removeLast() }  // no comma after the last argument
         lines.append(")")
         return lines
     }
 
-    /// A line indented by four spaces, with a comma after it or not; built in one string.
-    private static func indented(_ line: String, comma: Bool) -> String {
+    /// A line indented by four spaces.
+    private static func indented(_ line: String) -> String {
         var result = "    "
-        result.reserveCapacity(line.utf8.count + 5)
         result += line
-        if comma { result += "," }
         return result
     }
 
@@ -166,12 +177,12 @@ enum SwiftSyntax {
             if single.utf8.count <= width || single.count <= width { return [single] }
         }
         var lines = [label + ": ["]
-        lines.reserveCapacity(elements.reduce(2) { $0 + $1.count })
         for element in elements {
-            for (index, line) in element.enumerated() {
-                // `swift format` wants no trailing comma after a lone element, and one after each of several.
-                lines.append(indented(line, comma: elements.count > 1 && index == element.count - 1))
+            for line in element {
+                lines.append(indented(line))
             }
+            // `swift format` wants no trailing comma after a lone element, and one after each of several.
+            if elements.count > 1 { lines[lines.count - 1] += "," }
         }
         lines.append("]")
         return lines
