@@ -62,6 +62,17 @@ struct VersionTests {
         #expect(model.versions[0].schema.checksum != model.versions[1].schema.checksum)
     }
 
+    @Test func checksumComputedInTheBackgroundIsTheSchemasWhoeverAsksFirst() throws {
+        let (result, _) = try Self.load(["Notes.v1.model": Self.v1])
+        let version = try #require(result.model?.current)
+        let expected = version.schema.checksum
+        // Asked at once from several threads, while the background computation may still run.
+        let answers = Array(repeating: version, count: 8).parallelMap { $0.checksum }
+        #expect(answers == Array(repeating: expected, count: 8))
+        let fresh = ModelVersion(path: version.path, graph: version.graph, schema: version.schema)
+        #expect(fresh.checksum == expected)
+    }
+
     @Test func renamingFromANameThePreviousVersionLacksIsAnError() throws {
         let v2 = """
             model Notes version 2

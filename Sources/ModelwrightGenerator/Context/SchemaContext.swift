@@ -45,20 +45,20 @@ enum SchemaContext {
                 break
             }
         }
+        let entities: [MustacheValue] = schema.entities.parallelMap { entity in
+            [
+                "name": .string(prefix + entity.name),
+                "lines": .list(lines(for: entity, reference: reference).map { .string($0) }),
+            ]
+        }
         return [
             "types": .list(types.keys.sorted().compactMap { types[$0] }),
             "number": .int(version.number),
             "name": .string(prefix),
             "file": .string(fileName(version.path)),
+            "entities": .list(entities),
+            // Last: the checksum may still be computing in the background (see `ModelVersion`).
             "checksum": .string(version.checksum.hexDigits),
-            "entities": .list(
-                schema.entities.parallelMap { entity in
-                    [
-                        "name": .string(prefix + entity.name),
-                        "lines": .list(lines(for: entity, reference: reference).map { .string($0) }),
-                    ]
-                }
-            ),
         ]
     }
 

@@ -103,8 +103,10 @@ public enum ModelLoader {
         }
         // Stages are keyed by checksum. Adjacent versions with one checksum are one store version,
         // as Core Data versions with equal hashes are; the same checksum further apart is ambiguous.
+        // A lone version has nothing to be confused with, and is not waited for: its checksum is
+        // still being computed in the background, for the generator.
         var seenChecksums: [SchemaChecksum: Int] = [:]
-        for (index, version) in versions.enumerated() {
+        for (index, version) in versions.enumerated() where versions.count > 1 {
             let checksum = version.checksum
             if index > 0, versions[index - 1].checksum == checksum {
                 sinks[index].warning(
