@@ -60,7 +60,7 @@ public enum MustacheValue: Sendable, Equatable {
 public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     private let storage: Storage
 
-    /// Creates an object from a literal; when a key repeats, the last value wins.
+    /// Creates an object from a literal; when a key repeats, the first value wins.
     public init(dictionaryLiteral elements: (String, MustacheValue)...) {
         storage = Storage(elements)
     }
@@ -70,7 +70,7 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
         storage = Storage(Array(fields))
     }
 
-    /// Creates an object from entries; when a key repeats, the last value wins.
+    /// Creates an object from entries; when a key repeats, the first value wins.
     init(_ entries: [(String, MustacheValue)]) {
         storage = Storage(entries)
     }
@@ -85,8 +85,8 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
 
     /// This object's entries, and `other`'s for the keys this one does not have.
     func adding(_ other: MustacheObject) -> MustacheObject {
-        // The entries found first are the last ones, so this object's go after `other`'s.
-        MustacheObject(storage: Storage(other.storage, storage))
+        // The first of repeated keys is the one found, so this object's entries go first.
+        MustacheObject(storage: Storage(storage, other.storage))
     }
 
     private init(storage: Storage) {
@@ -142,12 +142,12 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
             values.deallocate()
         }
 
-        /// Searches from the end, so that the last of repeated keys is the one found.
+        /// Searches from the start: contexts list the keys templates use most (`name`) first.
         func value(for key: String) -> MustacheValue? {
-            var index = count
-            while index > 0 {
-                index &-= 1
+            var index = 0
+            while index < count {
                 if keys[index] == key { return values[index] }
+                index &+= 1
             }
             return nil
         }
@@ -251,7 +251,7 @@ extension MustacheValue: ExpressibleByArrayLiteral {
 // MARK: - ExpressibleByDictionaryLiteral
 
 extension MustacheValue: ExpressibleByDictionaryLiteral {
-    /// Creates an object from a literal; when a key repeats, the last value wins.
+    /// Creates an object from a literal; when a key repeats, the first value wins.
     public init(dictionaryLiteral elements: (String, MustacheValue)...) {
         self = .object(MustacheObject(elements))
     }
