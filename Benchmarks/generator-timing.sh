@@ -53,7 +53,7 @@ build() {  # build <package folder> → the release and debug executables' paths
 }
 
 median_and_min() {  # median_and_min <file of seconds, one per line> → "median min"
-    sort -n "$1" | awk '{ t[NR] = $1 } END { printf "%.3f %.3f", (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2), t[1] }'
+    sort -n "$1" | awk '{ t[NR] = $1 } END { printf "%.3f %.3f\n", (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2), t[1] }'
 }
 
 mapfile -t binaries < <(build .)
