@@ -38,22 +38,7 @@ struct DiagnosticSink: Sendable {
     /// here: they count towards this sink's limit, and the error that passes it is replaced by the
     /// "too many errors" one. Lets independent work report into its own sink and merge in a fixed order.
     mutating func append(_ other: DiagnosticSink) {
-        for diagnostic in other.found {
-            guard !isFull else { return }
-            if diagnostic.severity == .error {
-                errorCount += 1
-                if errorCount > Self.errorLimit {
-                    found.append(
-                        Diagnostic(
-                            severity: .error,
-                            message: "too many errors (\(Self.errorLimit)); stopped reporting on this file",
-                            path: file.path,
-                            location: diagnostic.location
-                        )
-                    )
-                    return
-                }
-            }
+        for diagnostic in other.found where admits(diagnostic.severity, at: diagnostic.location) {
             found.append(diagnostic)
         }
     }
@@ -62,30 +47,35 @@ struct DiagnosticSink: Sendable {
         _ severity: Diagnostic.Severity, _ message: String, at offset: Int, notes: [(String, Int)],
         notesElsewhere: [Diagnostic.Note] = []
     ) {
-        guard !isFull else { return }
-        if severity == .error {
-            errorCount += 1
-            if errorCount > Self.errorLimit {
-                found.append(
-                    Diagnostic(
-                        severity: .error,
-                        message: "too many errors (\(Self.errorLimit)); stopped reporting on this file",
-                        path: file.path,
-                        location: file.location(of: offset)
-                    )
-                )
-                return
-            }
-        }
+        let location = file.location(of: offset)
+        guard admits(severity, at: location) else { return }
         found.append(
             Diagnostic(
                 severity: severity,
                 message: message,
                 path: file.path,
-                location: file.location(of: offset),
+                location: location,
                 notes: notes.map { Diagnostic.Note(message: $0.0, path: file.path, location: file.location(of: $0.1)) }
                     + notesElsewhere
             )
         )
+    }
+
+    /// Whether a diagnostic may be added: not once the sink is full, and not the error past the
+    /// limit, which is replaced by the "too many errors" one, at its location.
+    private mutating func admits(_ severity: Diagnostic.Severity, at location: SourcePosition?) -> Bool {
+        guard !isFull else { return false }
+        guard severity == .error else { return true }
+        errorCount += 1
+        guard errorCount > Self.errorLimit else { return true }
+        found.append(
+            Diagnostic(
+                severity: .error,
+                message: "too many errors (\(Self.errorLimit)); stopped reporting on this file",
+                path: file.path,
+                location: location
+            )
+        )
+        return false
     }
 }
