@@ -24,6 +24,19 @@ struct MalformedInputTests {
         #expect(errors.count <= DiagnosticSink.errorLimit + 1)
     }
 
+    @Test func errorsInManyEntitiesComeInDeclarationOrderUpToTheLimit() {
+        // Entities are resolved in parallel; their errors are merged in the order they are declared.
+        let count = DiagnosticSink.errorLimit + 50
+        let entities = (0..<count).map { "entity E\($0) {\n    value: Missing\($0)\n}" }
+        let diagnostics = Self.check(Array((["model J version 1"] + entities).joined(separator: "\n").utf8))
+        #expect(diagnostics.count == DiagnosticSink.errorLimit + 1)
+        let lines = diagnostics.compactMap { $0.location?.line }
+        #expect(lines == lines.sorted())
+        #expect(diagnostics.first?.message.contains("Missing0") == true)
+        #expect(diagnostics.dropLast().last?.message.contains("Missing\(DiagnosticSink.errorLimit - 1)") == true)
+        #expect(diagnostics.last?.message.hasPrefix("too many errors") == true)
+    }
+
     @Test func invalidUTF8PointsAtTheFirstBadByte() {
         let bytes = Array("model J version 1\nentity A { x: Int }\n".utf8) + [0xFF, 0xFE] + Array("\n".utf8)
         #expect(
