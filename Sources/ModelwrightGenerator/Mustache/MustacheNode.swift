@@ -5,9 +5,10 @@
 /// instead of copying nested node lists; and since nodes hold only numbers, reading one retains
 /// nothing.
 ///
-/// The nodes and the texts' UTF-8 bytes are also kept in memory the program allocates itself
-/// (``nodeBuffer``, ``textBytes``, ``textOffsets``): the renderer reads them through plain pointers,
-/// which a debug build does without retaining and releasing an array for every node. They are
+/// The nodes, the texts' UTF-8 bytes and the paths' keys are also kept in memory the program
+/// allocates itself (``nodeBuffer``, ``textBytes``, ``textOffsets``, ``pathKeys``): the renderer
+/// reads them through plain pointers, without retaining and releasing an array for every node,
+/// which every thread rendering the template would otherwise do to the same counts. They are
 /// written once, in `init`, and freed in `deinit`, hence `@unchecked Sendable`.
 final class MustacheProgram: @unchecked Sendable {
     /// The name of the template, for errors.
@@ -25,6 +26,10 @@ final class MustacheProgram: @unchecked Sendable {
     let textBytes: UnsafeMutableBufferPointer<UInt8>
     /// Where each text starts in ``textBytes``, plus where the last one ends.
     let textOffsets: UnsafeMutableBufferPointer<Int>
+    /// The keys of every path, back to back.
+    let pathKeys: UnsafeMutableBufferPointer<String>
+    /// Where each path's keys start in ``pathKeys``, plus where the last one's end.
+    let pathKeyOffsets: UnsafeMutableBufferPointer<Int>
 
     init(
         name: String,
@@ -51,12 +56,26 @@ final class MustacheProgram: @unchecked Sendable {
             }
         }
         textOffsets[texts.count] = offset
+        pathKeys = .allocate(capacity: paths.reduce(0) { $0 + $1.keys.count })
+        pathKeyOffsets = .allocate(capacity: paths.count + 1)
+        var keyOffset = 0
+        for (index, path) in paths.enumerated() {
+            pathKeyOffsets[index] = keyOffset
+            for key in path.keys {
+                (pathKeys.baseAddress! + keyOffset).initialize(to: key)
+                keyOffset += 1
+            }
+        }
+        pathKeyOffsets[paths.count] = keyOffset
     }
 
     deinit {
         nodeBuffer.deallocate()
         textBytes.deallocate()
         textOffsets.deallocate()
+        pathKeys.baseAddress?.deinitialize(count: pathKeys.count)
+        pathKeys.deallocate()
+        pathKeyOffsets.deallocate()
     }
 }
 

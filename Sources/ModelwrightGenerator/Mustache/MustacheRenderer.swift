@@ -7,7 +7,9 @@ import ModelwrightSchema
 /// It keeps its own stack of frames rather than recursing: a debug build needs kilobytes of
 /// machine stack for each level of recursion, and templates render on secondary threads too.
 /// The frame being rendered lives in a local variable and nodes are visited by index, so the
-/// inner loop copies no node lists, frames or context values.
+/// inner loop copies no node lists or frames; and the context stack holds the addresses of values
+/// in the context tree, so lookups copy no values. A copy retains, and retaining the values that
+/// every thread reads (the root context, say) made the cores wait on each other.
 ///
 /// Output goes into a byte buffer: template text is copied from the program's UTF-8 with
 /// `memcpy`, and only values from the context are strings to append.
@@ -22,8 +24,13 @@ struct MustacheRenderer: ~Copyable {
     private static let minimumRunLength = 16
 
     private let partials: [String: MustacheTemplate]
-    /// The values of the enclosing sections, innermost last; the template's context is at the bottom.
-    private var contextStack: [MustacheValue]
+    /// The template's context, which the renderer owns; `nil` in the renderers of a list's runs,
+    /// whose contexts their parent owns.
+    private let root: UnsafeMutablePointer<MustacheValue>?
+    /// Where the values of the enclosing sections are, innermost last; the template's context is
+    /// at the bottom. The renderer reads values where the context tree stores them, so looking
+    /// one up or pushing one copies (and retains) nothing.
+    private var contextStack: [ValueAddress]
     /// The frames that enclose the one being rendered, innermost last.
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
@@ -34,19 +41,27 @@ struct MustacheRenderer: ~Copyable {
 
     init(context: MustacheValue, partials: [String: MustacheTemplate]) {
         self.partials = partials
-        contextStack = [context]
+        let root = UnsafeMutablePointer<MustacheValue>.allocate(capacity: 1)
+        root.initialize(to: context)
+        self.root = root
+        contextStack = [ValueAddress(root)]
         splitsLongLists = true
     }
 
     /// A renderer for a run of a list's elements, under the sections that enclose the list.
-    private init(contextStack: [MustacheValue], partials: [String: MustacheTemplate]) {
+    private init(contextStack: [ValueAddress], partials: [String: MustacheTemplate]) {
         self.partials = partials
+        root = nil
         self.contextStack = contextStack
         splitsLongLists = false
     }
 
     deinit {
         output.deallocate()
+        if let root {
+            root.deinitialize(count: 1)
+            root.deallocate()
+        }
     }
 
     /// The text rendered so far.
@@ -70,7 +85,7 @@ struct MustacheRenderer: ~Copyable {
                 if frame.pushesContext {
                     contextStack.removeLast()
                     if frame.nextElement < frame.elements.count {
-                        contextStack.append(frame.elements[frame.nextElement])
+                        contextStack.append(frame.elements.baseAddress! + frame.nextElement)
                         frame.nextElement += 1
                         frame.position = frame.start
                         continue
@@ -90,10 +105,10 @@ struct MustacheRenderer: ~Copyable {
                     output.append(frame.indentation)
                 }
             case .variable(let path, let escaped, let location):
-                try interpolate(frame.program.paths[path], escaped: escaped, in: frame.program.name, at: location)
+                try interpolate(path, of: frame, escaped: escaped, at: location)
             case .section(let path, let inverted, let end, let location):
-                let value = Self.lookUp(frame.program.paths[path], in: contextStack) ?? .null
-                guard value.isTruthy != inverted else {
+                let found = Self.lookUp(path, of: frame, in: contextStack)
+                guard (found?.pointee.isTruthy ?? false) != inverted else {
                     frame.position = end
                     continue
                 }
@@ -104,23 +119,22 @@ struct MustacheRenderer: ~Copyable {
                     start: position + 1,
                     end: end
                 )
-                if !inverted, splitsLongLists, case .list(let elements) = value,
-                    elements.count >= Self.parallelListLength
-                {
+                let elements = found.flatMap(Self.elements(at:))
+                if !inverted, splitsLongLists, let elements, elements.count >= Self.parallelListLength {
                     try renderInParallel(elements, section: section)
                     frame.position = end
                     continue
                 }
                 // A list renders the content once per element, pushed onto the context stack; any
                 // other truthy value renders it once; an inverted section pushes nothing.
-                if !inverted {
+                if !inverted, let found {
                     section.pushesContext = true
-                    if case .list(let elements) = value {
-                        contextStack.append(elements[0])
+                    if let elements {
+                        contextStack.append(elements.baseAddress!)
                         section.elements = elements
                         section.nextElement = 1
                     } else {
-                        contextStack.append(value)
+                        contextStack.append(found)
                     }
                 }
                 frame.position = end
@@ -148,21 +162,23 @@ struct MustacheRenderer: ~Copyable {
     /// Renders a section's content once per element of a long list: consecutive runs of elements
     /// render concurrently, each by a renderer of its own, and their texts are appended in order.
     /// The first error in list order is the one thrown, as rendering one by one would throw it.
-    private mutating func renderInParallel(_ elements: [MustacheValue], section: Frame) throws(MustacheError) {
+    private mutating func renderInParallel(_ elements: Elements, section: Frame) throws(MustacheError) {
         let runCount = min(
             elements.count / Self.minimumRunLength, ProcessInfo.processInfo.activeProcessorCount * 4)
         let runLength = (elements.count + runCount - 1) / runCount
         let runs = stride(from: 0, to: elements.count, by: runLength).map {
-            Array(elements[$0..<min($0 + runLength, elements.count)])
+            InPlace(Elements(rebasing: elements[$0..<min($0 + runLength, elements.count)]))
         }
         let (program, indentation, depth) = (section.program, section.indentation, section.depth)
         let (start, end) = (section.start, section.end)
-        let (contextStack, partials) = (contextStack, partials)
+        let (contextStack, partials) = (InPlace(contextStack), partials)
         let texts = runs.parallelMap { run -> Result<String, MustacheError> in
-            var renderer = MustacheRenderer(contextStack: contextStack + [run[0]], partials: partials)
+            let elements = run.pointer
+            var renderer = MustacheRenderer(
+                contextStack: contextStack.pointer + [elements.baseAddress!], partials: partials)
             var frame = Frame(program: program, indentation: indentation, depth: depth, start: start, end: end)
             frame.pushesContext = true
-            frame.elements = run
+            frame.elements = elements
             frame.nextElement = 1
             do throws(MustacheError) {
                 try renderer.run(frame)
@@ -178,23 +194,23 @@ struct MustacheRenderer: ~Copyable {
 
     /// Appends a variable's text.
     private mutating func interpolate(
-        _ path: MustachePath,
+        _ path: Int,
+        of frame: Frame,
         escaped: Bool,
-        in templateName: String,
         at location: MustacheLocation
     ) throws(MustacheError) {
-        guard let value = Self.lookUp(path, in: contextStack) else { return }
-        switch value {
+        guard let value = Self.lookUp(path, of: frame, in: contextStack) else { return }
+        switch value.pointee {
         case .string(let text):
             output.append(escaped ? Self.escapingHTML(text) : text)
         case .list, .object:
             throw MustacheError(
-                .notInterpolatable(name: path.name, kind: value.kindName),
-                in: templateName,
+                .notInterpolatable(name: frame.program.paths[path].name, kind: value.pointee.kindName),
+                in: frame.program.name,
                 at: location
             )
         default:
-            let text = value.interpolationText ?? ""
+            let text = value.pointee.interpolationText ?? ""
             output.append(escaped ? Self.escapingHTML(text) : text)
         }
     }
@@ -217,27 +233,36 @@ struct MustacheRenderer: ~Copyable {
     ///
     /// Static, and handed the stack, because a debug build copies the whole renderer (retaining
     /// each of its properties) to call a method on it.
-    private static func lookUp(_ path: MustachePath, in contextStack: [MustacheValue]) -> MustacheValue? {
-        let keys = path.keys
-        guard !keys.isEmpty else {
+    private static func lookUp(_ path: Int, of frame: Frame, in contextStack: [ValueAddress]) -> ValueAddress? {
+        var key = frame.pathKeyOffsets[path]
+        let end = frame.pathKeyOffsets[path + 1]
+        guard key < end else {
             return contextStack.last
         }
-        var value: MustacheValue?
+        var value: ValueAddress?
         var index = contextStack.count - 1
         while index >= 0 {
-            if case .object(let fields) = contextStack[index], let found = fields[keys[0]] {
+            if case .object(let fields) = contextStack[index].pointee,
+                let found = fields.address(of: frame.pathKeys[key])
+            {
                 value = found
                 break
             }
             index -= 1
         }
-        var keyIndex = 1
-        while keyIndex < keys.count {
-            guard case .object(let fields)? = value else { return nil }
-            value = fields[keys[keyIndex]]
-            keyIndex += 1
+        key += 1
+        while key < end {
+            guard let object = value, case .object(let fields) = object.pointee else { return nil }
+            value = fields.address(of: frame.pathKeys[key])
+            key += 1
         }
         return value
+    }
+
+    /// The elements of the list at `address`, read in place; `nil` for any other value.
+    private static func elements(at address: ValueAddress) -> Elements? {
+        guard case .list(let list) = address.pointee, !list.isEmpty else { return nil }
+        return list.elements
     }
 
     /// Escapes the characters the specification names: `&`, `"`, `<` and `>`.
@@ -260,15 +285,33 @@ struct MustacheRenderer: ~Copyable {
     }
 }
 
+/// Where a value is, in the context tree a renderer reads.
+private typealias ValueAddress = UnsafePointer<MustacheValue>
+/// A list's elements, read where the list stores them.
+private typealias Elements = UnsafeBufferPointer<MustacheValue>
+
+/// Addresses in the context tree, handed to the renderers of a list's runs: nothing writes to the
+/// tree, and the renderer that starts the runs keeps it alive until they finish.
+private struct InPlace<Pointer>: @unchecked Sendable {
+    let pointer: Pointer
+
+    init(_ pointer: Pointer) {
+        self.pointer = pointer
+    }
+}
+
 /// A run of nodes being rendered: a template, a partial, or a section's content, which renders
 /// once per list element.
 private struct Frame {
     /// The template the frame is in; it renders its nodes from `start` up to `end`.
     let program: MustacheProgram
-    /// The program's nodes and texts (see ``MustacheProgram/nodeBuffer``), which it keeps alive.
+    /// The program's nodes, texts and path keys (see ``MustacheProgram/nodeBuffer``), which it
+    /// keeps alive.
     let nodes: UnsafeMutableBufferPointer<MustacheNode>
     let textBytes: UnsafeMutablePointer<UInt8>
     let textOffsets: UnsafeMutableBufferPointer<Int>
+    let pathKeys: UnsafeMutableBufferPointer<String>
+    let pathKeyOffsets: UnsafeMutableBufferPointer<Int>
     /// What every template line in this frame starts with (see ``MustacheNode/lineStart``).
     let indentation: String
     /// Whether `indentation` is not empty.
@@ -282,7 +325,7 @@ private struct Frame {
     /// Whether the frame has a value on the context stack, which it pops when its content is done.
     var pushesContext = false
     /// The elements of the list a section repeats its content for, and the next one to push.
-    var elements: [MustacheValue] = []
+    var elements = Elements(start: nil, count: 0)
     var nextElement = 0
 
     init(program: MustacheProgram, indentation: String, depth: Int, start: Int, end: Int) {
@@ -291,6 +334,8 @@ private struct Frame {
         // A template without text has an empty buffer, whose base address may be nil; no text node reads it then.
         textBytes = program.textBytes.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!
         textOffsets = program.textOffsets
+        pathKeys = program.pathKeys
+        pathKeyOffsets = program.pathKeyOffsets
         self.indentation = indentation
         isIndented = !indentation.isEmpty
         self.depth = depth
