@@ -172,7 +172,7 @@ struct MustacheRenderer: ~Copyable {
         let (program, indentation, depth) = (section.program, section.indentation, section.depth)
         let (start, end) = (section.start, section.end)
         let (contextStack, partials) = (InPlace(contextStack), partials)
-        let texts = runs.parallelMap { run -> Result<String, MustacheError> in
+        let outputs = runs.parallelMap { run -> Result<InPlace<OutputBuffer>, MustacheError> in
             let elements = run.pointer
             var renderer = MustacheRenderer(
                 contextStack: contextStack.pointer + [elements.baseAddress!], partials: partials)
@@ -182,14 +182,28 @@ struct MustacheRenderer: ~Copyable {
             frame.nextElement = 1
             do throws(MustacheError) {
                 try renderer.run(frame)
-                return .success(renderer.text)
+                return .success(InPlace(renderer.takeOutput()))
             } catch {
                 return .failure(error)
             }
         }
-        for text in texts {
-            output.append(try text.get())
+        // The runs' bytes are copied once, into room made for all of them.
+        defer {
+            for case .success(let run) in outputs {
+                run.pointer.deallocate()
+            }
         }
+        output.reserve(outputs.reduce(0) { $0 + ((try? $1.get().pointer.count) ?? 0) })
+        for run in outputs {
+            output.append(try run.get().pointer)
+        }
+    }
+
+    /// Hands over what has been rendered, leaving the renderer's output empty.
+    private mutating func takeOutput() -> OutputBuffer {
+        let taken = output
+        output = OutputBuffer(capacity: 0)
+        return taken
     }
 
     /// Appends a variable's text.
@@ -350,11 +364,11 @@ private struct Frame {
 /// debug build. The renderer frees it in its `deinit`.
 private struct OutputBuffer {
     private var base: UnsafeMutablePointer<UInt8>
-    private var count = 0
+    private(set) var count = 0
     private var capacity: Int
 
-    init() {
-        capacity = 1 << 16
+    init(capacity: Int = 1 << 16) {
+        self.capacity = capacity
         base = .allocate(capacity: capacity)
     }
 
@@ -369,6 +383,17 @@ private struct OutputBuffer {
         }
         (base + count).update(from: bytes, count: byteCount)
         count += byteCount
+    }
+
+    mutating func append(_ other: OutputBuffer) {
+        append(other.base, count: other.count)
+    }
+
+    /// Makes room for `additional` more bytes at once.
+    mutating func reserve(_ additional: Int) {
+        if count + additional > capacity {
+            grow(toHold: count + additional)
+        }
     }
 
     mutating func append(_ text: String) {
@@ -389,6 +414,7 @@ private struct OutputBuffer {
     }
 
     private mutating func grow(toHold needed: Int) {
+        capacity = max(capacity, 1)
         while capacity < needed {
             capacity *= 2
         }

@@ -26,12 +26,24 @@ public enum OutputWriter {
         var written: [String] = []
         for file in files {
             let url = directory.appendingPathComponent(file.name)
-            let bytes = Data(file.contents.utf8)
-            if let existing = FileManager.default.contents(atPath: url.path), existing == bytes {
-                continue
+            var contents = file.contents
+            // The file's bytes are compared and written where the string keeps them: a large
+            // model's files are megabytes, and copying them into `Data` first took a tenth of
+            // the serial part of a run.
+            let changed = try contents.withUTF8 { bytes in
+                let data =
+                    bytes.baseAddress.map {
+                        Data(bytesNoCopy: UnsafeMutablePointer(mutating: $0), count: bytes.count, deallocator: .none)
+                    } ?? Data()
+                if let existing = FileManager.default.contents(atPath: url.path), existing == data {
+                    return false
+                }
+                try data.write(to: url, options: .atomic)
+                return true
             }
-            try bytes.write(to: url, options: .atomic)
-            written.append(file.name)
+            if changed {
+                written.append(file.name)
+            }
         }
         return written
     }
