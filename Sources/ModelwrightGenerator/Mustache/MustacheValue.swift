@@ -60,30 +60,30 @@ extension MustacheValue {
 ///
 /// The renderer reads elements where the list stores them (see ``elements``) rather than copying
 /// them out of an array: a copy retains the element, and on a machine with several cores those
-/// atomic counts took a third of rendering.
+/// atomic counts took a third of rendering. An empty list (most doc comments are) allocates nothing.
 public struct MustacheList: Sendable, Equatable, RandomAccessCollection, ExpressibleByArrayLiteral {
-    private let storage: Storage
+    private let storage: Storage?
 
     /// Creates a list of an array's elements.
     public init(_ elements: consuming [MustacheValue]) {
-        storage = Storage(elements)
+        storage = elements.isEmpty ? nil : Storage(elements)
     }
 
     /// Creates a list from a literal.
     public init(arrayLiteral elements: MustacheValue...) {
-        storage = Storage(elements)
+        self.init(elements)
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { storage.elements.count }
+    public var endIndex: Int { storage?.elements.count ?? 0 }
 
     public subscript(position: Int) -> MustacheValue {
-        storage.elements[position]
+        elements[position]
     }
 
     /// The elements where the list stores them; valid as long as this list, or a copy of it, exists.
     var elements: UnsafeBufferPointer<MustacheValue> {
-        UnsafeBufferPointer(storage.elements)
+        storage.map { UnsafeBufferPointer($0.elements) } ?? UnsafeBufferPointer(start: nil, count: 0)
     }
 
     public static func == (lhs: MustacheList, rhs: MustacheList) -> Bool {
@@ -169,16 +169,31 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
     }
 
     /// The entries, written once when the object is made and freed with it, hence `@unchecked Sendable`.
+    /// Keys and values share one allocation, keys first: a large model's context has tens of
+    /// thousands of objects, and each allocation is paid again when the tree is freed.
     private final class Storage: @unchecked Sendable {
         let count: Int
         private let keys: UnsafeMutablePointer<String>
         private let values: UnsafeMutablePointer<MustacheValue>
 
+        /// Memory for `count` keys followed by `count` values.
+        private static func allocate(count: Int) -> (UnsafeMutablePointer<String>, UnsafeMutablePointer<MustacheValue>)
+        {
+            let keysSize = count * MemoryLayout<String>.stride
+            let memory = UnsafeMutableRawPointer.allocate(
+                byteCount: keysSize + count * MemoryLayout<MustacheValue>.stride,
+                alignment: max(MemoryLayout<String>.alignment, MemoryLayout<MustacheValue>.alignment)
+            )
+            return (
+                memory.bindMemory(to: String.self, capacity: count),
+                (memory + keysSize).bindMemory(to: MustacheValue.self, capacity: count)
+            )
+        }
+
         /// Moves the entries in, unless another copy of the array shares them.
         init(_ entries: consuming [(String, MustacheValue)]) {
             let count = entries.count
-            let keys = UnsafeMutablePointer<String>.allocate(capacity: count)
-            let values = UnsafeMutablePointer<MustacheValue>.allocate(capacity: count)
+            let (keys, values) = Self.allocate(count: count)
             // A counted loop over a plain pointer: iterating the array of tuples would ask the
             // runtime for the tuple type's metadata at every step in a debug build.
             entries.withUnsafeMutableBufferPointer { buffer in
@@ -201,8 +216,7 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
         /// The entries of `first`, then those of `second`.
         init(_ first: Storage, _ second: Storage) {
             count = first.count + second.count
-            keys = .allocate(capacity: count)
-            values = .allocate(capacity: count)
+            (keys, values) = Self.allocate(count: count)
             keys.initialize(from: first.keys, count: first.count)
             (keys + first.count).initialize(from: second.keys, count: second.count)
             values.initialize(from: first.values, count: first.count)
@@ -211,9 +225,8 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
 
         deinit {
             keys.deinitialize(count: count)
-            keys.deallocate()
             values.deinitialize(count: count)
-            values.deallocate()
+            UnsafeMutableRawPointer(keys).deallocate()
         }
 
         /// Searches from the start: contexts list the keys templates use most (`name`) first.
