@@ -33,7 +33,11 @@ enum SwiftSyntax {
     static func string(_ text: String) -> String {
         // Names, nearly every string here, need no escapes: quote them without looking at characters.
         if !needsEscapes(text) {
-            return "\"" + text + "\""
+            var result = "\""
+            result.reserveCapacity(text.utf8.count + 2)
+            result += text
+            result += "\""
+            return result
         }
         var result = "\""
         for scalar in text.unicodeScalars {
@@ -145,14 +149,26 @@ enum SwiftSyntax {
 
     /// The lines of a call, on one line when it fits in `width` columns, else one argument per line.
     static func call(_ function: String, _ arguments: [String], width: Int) -> [String] {
-        // Appended to one string rather than concatenated, which copies the text again each time;
-        // and plain `for … in` loops, which a debug build runs far faster than `enumerated()`.
-        var single = function
+        // Appended to one string made large enough first, rather than concatenated or joined, which
+        // copy the text again; and plain `for … in` loops, which a debug build runs far faster
+        // than `enumerated()`. A large model's schema file is mostly such calls.
+        var length = function.utf8.count + 2 + 2 * max(arguments.count - 1, 0)
+        for argument in arguments {
+            length += argument.utf8.count
+        }
+        var single = ""
+        single.reserveCapacity(length)
+        single += function
         single += "("
-        single += arguments.joined(separator: ", ")
+        var isFirst = true
+        for argument in arguments {
+            if !isFirst { single += ", " }
+            single += argument
+            isFirst = false
+        }
         single += ")"
         // A string has at most as many characters as UTF-8 bytes; counting characters is slower.
-        guard single.utf8.count > width, single.count > width else { return [single] }
+        guard length > width, single.count > width else { return [single] }
         var lines = [function + "("]
         for argument in arguments {
             lines.append(indented(argument) + ",")
