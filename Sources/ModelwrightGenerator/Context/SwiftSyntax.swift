@@ -149,26 +149,15 @@ enum SwiftSyntax {
 
     /// The lines of a call, on one line when it fits in `width` columns, else one argument per line.
     static func call(_ function: String, _ arguments: [String], width: Int) -> [String] {
-        // Appended to one string made large enough first, rather than concatenated or joined, which
-        // copy the text again; and plain `for … in` loops, which a debug build runs far faster
-        // than `enumerated()`. A large model's schema file is mostly such calls.
-        var length = function.utf8.count + 2 + 2 * max(arguments.count - 1, 0)
-        for argument in arguments {
-            length += argument.utf8.count
-        }
-        var single = ""
-        single.reserveCapacity(length)
-        single += function
+        // Appended to one string rather than concatenated, which copies the text again each time;
+        // and `joined`, which the standard library runs optimised even in a debug build (the build
+        // plugin's), where a loop written here costs several calls per argument.
+        var single = function
         single += "("
-        var isFirst = true
-        for argument in arguments {
-            if !isFirst { single += ", " }
-            single += argument
-            isFirst = false
-        }
+        single += arguments.joined(separator: ", ")
         single += ")"
         // A string has at most as many characters as UTF-8 bytes; counting characters is slower.
-        guard length > width, single.count > width else { return [single] }
+        guard single.utf8.count > width, single.count > width else { return [single] }
         var lines = [function + "("]
         for argument in arguments {
             lines.append(indented(argument) + ",")

@@ -257,7 +257,7 @@ struct MustacheRenderer: ~Copyable {
         var index = contextStack.count - 1
         while index >= 0 {
             if case .object(let fields) = contextStack[index].pointee,
-                let found = fields.address(of: frame.pathKeys[key])
+                let found = fields.address(of: frame.pathKeys[key], length: frame.pathKeyLengths[key])
             {
                 value = found
                 break
@@ -267,7 +267,7 @@ struct MustacheRenderer: ~Copyable {
         key += 1
         while key < end {
             guard let object = value, case .object(let fields) = object.pointee else { return nil }
-            value = fields.address(of: frame.pathKeys[key])
+            value = fields.address(of: frame.pathKeys[key], length: frame.pathKeyLengths[key])
             key += 1
         }
         return value
@@ -326,6 +326,7 @@ private struct Frame {
     let textOffsets: UnsafeMutableBufferPointer<Int>
     let pathKeys: UnsafeMutableBufferPointer<String>
     let pathKeyOffsets: UnsafeMutableBufferPointer<Int>
+    let pathKeyLengths: UnsafeMutableBufferPointer<Int>
     /// What every template line in this frame starts with (see ``MustacheNode/lineStart``).
     let indentation: String
     /// Whether `indentation` is not empty.
@@ -350,6 +351,7 @@ private struct Frame {
         textOffsets = program.textOffsets
         pathKeys = program.pathKeys
         pathKeyOffsets = program.pathKeyOffsets
+        pathKeyLengths = program.pathKeyLengths
         self.indentation = indentation
         isIndented = !indentation.isEmpty
         self.depth = depth

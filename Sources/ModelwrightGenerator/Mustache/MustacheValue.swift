@@ -150,7 +150,12 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
     /// Where the value for `key` is stored, or `nil` when the object has no such key. The address
     /// stays valid as long as this object, or a copy of it, exists.
     func address(of key: String) -> UnsafePointer<MustacheValue>? {
-        storage.address(of: key)
+        storage.address(of: key, length: key.utf8.count)
+    }
+
+    /// The same, for a key whose UTF-8 length the caller already knows.
+    func address(of key: String, length: Int) -> UnsafePointer<MustacheValue>? {
+        storage.address(of: key, length: length)
     }
 
     /// This object's entries, and `other`'s for the keys this one does not have.
@@ -169,31 +174,37 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
     }
 
     /// The entries, written once when the object is made and freed with it, hence `@unchecked Sendable`.
-    /// Keys and values share one allocation, keys first: a large model's context has tens of
-    /// thousands of objects, and each allocation is paid again when the tree is freed.
+    /// Keys, values and the keys' UTF-8 lengths share one allocation: a large model's context has
+    /// tens of thousands of objects, and each allocation is paid again when the tree is freed.
     private final class Storage: @unchecked Sendable {
         let count: Int
         private let keys: UnsafeMutablePointer<String>
         private let values: UnsafeMutablePointer<MustacheValue>
+        /// Compared before the keys: comparing two different strings runs the standard library's
+        /// full comparison, and most keys differ in length from the one looked for.
+        private let lengths: UnsafeMutablePointer<Int>
 
-        /// Memory for `count` keys followed by `count` values.
-        private static func allocate(count: Int) -> (UnsafeMutablePointer<String>, UnsafeMutablePointer<MustacheValue>)
-        {
+        /// Memory for `count` keys, then `count` values, then `count` lengths.
+        private static func allocate(count: Int) -> (
+            UnsafeMutablePointer<String>, UnsafeMutablePointer<MustacheValue>, UnsafeMutablePointer<Int>
+        ) {
             let keysSize = count * MemoryLayout<String>.stride
+            let valuesSize = count * MemoryLayout<MustacheValue>.stride
             let memory = UnsafeMutableRawPointer.allocate(
-                byteCount: keysSize + count * MemoryLayout<MustacheValue>.stride,
+                byteCount: keysSize + valuesSize + count * MemoryLayout<Int>.stride,
                 alignment: max(MemoryLayout<String>.alignment, MemoryLayout<MustacheValue>.alignment)
             )
             return (
                 memory.bindMemory(to: String.self, capacity: count),
-                (memory + keysSize).bindMemory(to: MustacheValue.self, capacity: count)
+                (memory + keysSize).bindMemory(to: MustacheValue.self, capacity: count),
+                (memory + keysSize + valuesSize).bindMemory(to: Int.self, capacity: count)
             )
         }
 
         /// Moves the entries in, unless another copy of the array shares them.
         init(_ entries: consuming [(String, MustacheValue)]) {
             let count = entries.count
-            let (keys, values) = Self.allocate(count: count)
+            let (keys, values, lengths) = Self.allocate(count: count)
             // A counted loop over a plain pointer: iterating the array of tuples would ask the
             // runtime for the tuple type's metadata at every step in a debug build.
             entries.withUnsafeMutableBufferPointer { buffer in
@@ -201,6 +212,7 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
                 var index = 0
                 while index < count {
                     let (key, value) = (entries + index).move()
+                    (lengths + index).initialize(to: key.utf8.count)
                     (keys + index).initialize(to: key)
                     (values + index).initialize(to: value)
                     // What the array frees in place of the entry moved out: neither holds a reference.
@@ -211,12 +223,15 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
             self.count = count
             self.keys = keys
             self.values = values
+            self.lengths = lengths
         }
 
         /// The entries of `first`, then those of `second`.
         init(_ first: Storage, _ second: Storage) {
             count = first.count + second.count
-            (keys, values) = Self.allocate(count: count)
+            (keys, values, lengths) = Self.allocate(count: count)
+            lengths.initialize(from: first.lengths, count: first.count)
+            (lengths + first.count).initialize(from: second.lengths, count: second.count)
             keys.initialize(from: first.keys, count: first.count)
             (keys + first.count).initialize(from: second.keys, count: second.count)
             values.initialize(from: first.values, count: first.count)
@@ -229,20 +244,16 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
             UnsafeMutableRawPointer(keys).deallocate()
         }
 
-        /// Searches from the start: contexts list the keys templates use most (`name`) first.
         func value(for key: String) -> MustacheValue? {
-            var index = 0
-            while index < count {
-                if keys[index] == key { return values[index] }
-                index &+= 1
-            }
-            return nil
+            address(of: key, length: key.utf8.count)?.pointee
         }
 
-        func address(of key: String) -> UnsafePointer<MustacheValue>? {
+        /// Searches from the start: contexts list the keys templates use most (`name`) first.
+        /// A key matches only one of the same UTF-8 length, as tags spell names.
+        func address(of key: String, length: Int) -> UnsafePointer<MustacheValue>? {
             var index = 0
             while index < count {
-                if keys[index] == key { return UnsafePointer(values + index) }
+                if lengths[index] == length, keys[index] == key { return UnsafePointer(values + index) }
                 index &+= 1
             }
             return nil
