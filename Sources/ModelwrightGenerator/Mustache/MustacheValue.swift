@@ -30,8 +30,11 @@
 /// - ``string(_:)``
 ///
 /// ### Collections
-/// - ``list(_:)``
+/// - ``list(_:)-swift.enum.case``
+/// - ``list(_:)-swift.type.method``
 /// - ``object(_:)``
+/// - ``MustacheList``
+/// - ``MustacheObject``
 public enum MustacheValue: Sendable, Equatable {
     /// No value: falsey in sections, empty in interpolations.
     case null
@@ -74,9 +77,12 @@ public struct MustacheList: Sendable, Equatable, RandomAccessCollection, Express
         self.init(elements)
     }
 
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
+    /// The number of elements.
     public var endIndex: Int { storage?.elements.count ?? 0 }
 
+    /// The element at `position`.
     public subscript(position: Int) -> MustacheValue {
         elements[position]
     }
@@ -86,6 +92,7 @@ public struct MustacheList: Sendable, Equatable, RandomAccessCollection, Express
         storage.map { UnsafeBufferPointer($0.elements) } ?? UnsafeBufferPointer(start: nil, count: 0)
     }
 
+    /// Equal when both hold equal elements in the same order.
     public static func == (lhs: MustacheList, rhs: MustacheList) -> Bool {
         lhs.elementsEqual(rhs)
     }
