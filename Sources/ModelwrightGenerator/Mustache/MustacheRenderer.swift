@@ -187,22 +187,22 @@ struct MustacheRenderer: ~Copyable {
                 return .failure(error)
             }
         }
-        // The runs' bytes are copied once, into room made for all of them.
-        defer {
-            for case .success(let run) in outputs {
-                run.pointer.deallocate()
+        // The runs' chunks of output become this renderer's, in order, without being copied.
+        var failure: MustacheError?
+        for run in outputs {
+            switch run {
+            case .success(let runOutput) where failure == nil: output.adopt(runOutput.pointer)
+            case .success(let runOutput): runOutput.pointer.deallocate()
+            case .failure(let error): failure = failure ?? error
             }
         }
-        output.reserve(outputs.reduce(0) { $0 + ((try? $1.get().pointer.count) ?? 0) })
-        for run in outputs {
-            output.append(try run.get().pointer)
-        }
+        if let failure { throw failure }
     }
 
     /// Hands over what has been rendered, leaving the renderer's output empty.
     private mutating func takeOutput() -> OutputBuffer {
         let taken = output
-        output = OutputBuffer(capacity: 0)
+        output = OutputBuffer()
         return taken
     }
 
@@ -361,40 +361,50 @@ private struct Frame {
     }
 }
 
-/// The renderer's output: UTF-8 bytes in memory it allocates, grown by doubling. A plain pointer
-/// rather than an array or a string, so appending is a capacity check and a `memcpy`, also in a
-/// debug build. The renderer frees it in its `deinit`.
+/// The renderer's output: UTF-8 bytes in chunks of memory it allocates. Plain pointers rather
+/// than an array or a string, so appending is a capacity check and a `memcpy`, also in a debug
+/// build. A full chunk is kept as it is and the next bytes go to a new one, so nothing is copied
+/// as the output grows, and a long list's runs hand their chunks to the renderer that joins them;
+/// the bytes are copied once more only into the final string. The renderer frees the chunks in its
+/// `deinit`.
 private struct OutputBuffer {
-    private var base: UnsafeMutablePointer<UInt8>
-    private(set) var count = 0
-    private var capacity: Int
+    /// The size of a new chunk, unless one append needs more.
+    private static let chunkSize = 1 << 18
 
-    init(capacity: Int = 1 << 16) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
-    }
+    /// Full chunks, oldest first, each with the number of bytes it holds.
+    private var chunks: [(bytes: UnsafeMutablePointer<UInt8>, count: Int)] = []
+    /// The chunk being written, allocated by the first append.
+    private var current: UnsafeMutablePointer<UInt8>?
+    private var count = 0
+    private var capacity = 0
 
     /// The bytes as a string.
     var string: String {
-        String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+        var total = count
+        for chunk in chunks {
+            total += chunk.count
+        }
+        return String(unsafeUninitializedCapacity: total) { buffer in
+            guard var next = buffer.baseAddress else { return 0 }
+            for chunk in chunks {
+                next.update(from: chunk.bytes, count: chunk.count)
+                next += chunk.count
+            }
+            if let current {
+                next.update(from: current, count: count)
+            }
+            return total
+        }
     }
 
     mutating func append(_ bytes: UnsafePointer<UInt8>, count byteCount: Int) {
         if count + byteCount > capacity {
-            grow(toHold: count + byteCount)
+            startChunk(holding: byteCount)
         }
-        (base + count).update(from: bytes, count: byteCount)
-        count += byteCount
-    }
-
-    mutating func append(_ other: OutputBuffer) {
-        append(other.base, count: other.count)
-    }
-
-    /// Makes room for `additional` more bytes at once.
-    mutating func reserve(_ additional: Int) {
-        if count + additional > capacity {
-            grow(toHold: count + additional)
+        // `startChunk` has made `current`; a zero-length append before any chunk writes nothing.
+        if let current {
+            (current + count).update(from: bytes, count: byteCount)
+            count += byteCount
         }
     }
 
@@ -411,18 +421,39 @@ private struct OutputBuffer {
         }
     }
 
-    func deallocate() {
-        base.deallocate()
+    /// Takes over another buffer's chunks, which follow this one's bytes.
+    mutating func adopt(_ other: OutputBuffer) {
+        closeChunk()
+        chunks += other.chunks
+        if let last = other.current {
+            chunks.append((last, other.count))
+        }
     }
 
-    private mutating func grow(toHold needed: Int) {
-        capacity = max(capacity, 1)
-        while capacity < needed {
-            capacity *= 2
+    func deallocate() {
+        for chunk in chunks {
+            chunk.bytes.deallocate()
         }
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        grown.update(from: base, count: count)
-        base.deallocate()
-        base = grown
+        current?.deallocate()
+    }
+
+    /// Keeps the current chunk, if it holds anything, and leaves no chunk to write to.
+    private mutating func closeChunk() {
+        if let current {
+            if count > 0 {
+                chunks.append((current, count))
+            } else {
+                current.deallocate()
+            }
+        }
+        current = nil
+        count = 0
+        capacity = 0
+    }
+
+    private mutating func startChunk(holding byteCount: Int) {
+        closeChunk()
+        capacity = max(Self.chunkSize, byteCount)
+        current = .allocate(capacity: capacity)
     }
 }
