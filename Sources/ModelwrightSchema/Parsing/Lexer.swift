@@ -93,11 +93,11 @@ struct Lexer {
     private mutating func make(_ kind: Token.Kind, _ text: String, from start: Int) -> Token {
         defer { sawNewline = false }
         return Token(
-            kind: kind,
             text: text,
             range: SourceRange(start: start, end: offset),
-            isAtLineStart: sawNewline,
-            docComment: pendingDoc
+            docComment: pendingDoc,
+            kind: kind,
+            isAtLineStart: sawNewline
         )
     }
 
