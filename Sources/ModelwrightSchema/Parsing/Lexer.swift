@@ -229,8 +229,20 @@ struct Lexer {
                 while offset < bytes.count, Self.isDigit(bytes[offset]) { offset += 1 }
             }
         }
-        let digits = text(start..<offset).filter { $0 != "_" }
+        var digits = text(start..<offset)
+        if containsSeparator(start..<offset) { digits = digits.filter { $0 != "_" } }
         return make(isFloat ? .float : .integer, digits, from: start)
+    }
+
+    /// Whether a `_` separates digits in the range: filtering a string walks it by `Character`,
+    /// which is worth doing only for the rare number that has one.
+    private mutating func containsSeparator(_ range: Range<Int>) -> Bool {
+        var index = range.lowerBound
+        while index < range.upperBound {
+            if bytes[index] == UInt8(ascii: "_") { return true }
+            index += 1
+        }
+        return false
     }
 
     private func text(_ range: Range<Int>) -> String {
