@@ -13,17 +13,29 @@ struct Lexer {
     private var offset = 0
     private var sawNewline = true
     private var pendingDoc: [String] = []
+    private let recentNames: UnsafeMutablePointer<RecentName>
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, classes: UnsafePointer<ByteClass>) {
+    private init(
+        bytes: UnsafeBufferPointer<UInt8>, classes: UnsafePointer<ByteClass>,
+        recentNames: UnsafeMutablePointer<RecentName>
+    ) {
         self.bytes = bytes
         self.classes = classes
+        self.recentNames = recentNames
     }
 
     /// All tokens of the file, ending with `.endOfFile`.
     static func tokens(of file: SourceFile, diagnostics: inout DiagnosticSink) -> [Token] {
         file.bytes.withUnsafeBufferPointer { bytes in
             byteClasses.withUnsafeBufferPointer { classes in
-                var lexer = Lexer(bytes: bytes, classes: classes.baseAddress!)
+                let recentNames = UnsafeMutablePointer<RecentName>.allocate(capacity: recentNameSlots)
+                recentNames.initialize(
+                    repeating: RecentName(length: 0, low: 0, high: 0, text: ""), count: recentNameSlots)
+                defer {
+                    recentNames.deinitialize(count: recentNameSlots)
+                    recentNames.deallocate()
+                }
+                var lexer = Lexer(bytes: bytes, classes: classes.baseAddress!, recentNames: recentNames)
                 var tokens: [Token] = []
                 while true {
                     // Checked before the append so the token moves into the array instead of being copied.
@@ -35,6 +47,18 @@ struct Lexer {
             }
         }
     }
+
+    /// A name of up to 15 bytes already made into a string, kept by its bytes (read as two
+    /// little-endian words, zero past its end): a schema repeats its type and property names, and
+    /// decoding each name's bytes into a new `String` was a quarter of lexing.
+    private struct RecentName {
+        var length: Int
+        var low: UInt64
+        var high: UInt64
+        var text: String
+    }
+
+    private static let recentNameSlots = 256
 
     /// What a byte can begin, so that the lexer tells bytes apart with one table load.
     private enum ByteClass {
@@ -83,7 +107,7 @@ struct Lexer {
                 return number(from: start)
             case .nameStart:
                 skipNameBytes()
-                return make(.identifier, text(start..<offset), from: start)
+                return make(.identifier, name(from: start), from: start)
             case .other, .space, .newline, .slash:
                 diagnostics.error("unexpected character \(Self.describe(byte))", at: start)
             }
@@ -243,6 +267,34 @@ struct Lexer {
             index += 1
         }
         return false
+    }
+
+    /// The text of the name from `start` to the current offset, from `recentNames` when the same
+    /// bytes were seen lately. Names near the end of the file, where 16 bytes cannot be read, and
+    /// longer names are decoded every time. (Lengths are subtracted, not `Range.count`: a debug
+    /// build ran that through generic code at a cost of three decodings.)
+    private mutating func name(from start: Int) -> String {
+        let length = offset - start
+        guard length <= 15, start + 16 <= bytes.count, let base = bytes.baseAddress else {
+            return text(start..<offset)
+        }
+        let raw = UnsafeRawPointer(base + start)
+        var low = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+        var high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        if length < 8 {
+            low &= (1 &<< (UInt64(length) &* 8)) &- 1
+            high = 0
+        } else {
+            high &= (1 &<< (UInt64(length &- 8) &* 8)) &- 1
+        }
+        let mixed = (low ^ (high &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(length)) &* 0x9E37_79B9_7F4A_7C15
+        let slot = recentNames + Int(truncatingIfNeeded: mixed &>> 56)
+        if slot.pointee.length == length, slot.pointee.low == low, slot.pointee.high == high {
+            return slot.pointee.text
+        }
+        let text = text(start..<offset)
+        slot.pointee = RecentName(length: length, low: low, high: high, text: text)
+        return text
     }
 
     private func text(_ range: Range<Int>) -> String {
