@@ -133,6 +133,35 @@ struct ParserTests {
         #expect(entity.range.end == text.utf8.count - 1)
     }
 
+    /// The lexer reuses the strings of names it saw lately, so names that share a prefix, differ
+    /// only past their eighth byte, are too long to reuse, are not ASCII, or end the file must each
+    /// still read as written.
+    @Test func repeatedNamesReadAsWritten() {
+        let names = [
+            "a", "ab", "b", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghX", "abcdefghijklmno",
+            "abcdefghijklmnX", "abcdefghijklmnop", "abcdefghijklmnoq", "h\u{E9}llo", "h\u{E9}", "h\u{E8}",
+        ]
+        let properties = (names + names.reversed() + names).map { "    \($0): \($0)" }.joined(separator: "\n")
+        let (file, diagnostics) = Self.parse(
+            "model M version 1\nentity T {\n\(properties)\n}\nentity U { x: abcdefgh }")
+        #expect(diagnostics.isEmpty)
+        guard case .entity(let entity) = file.declarations.first, case .entity(let last) = file.declarations.last else {
+            Issue.record("expected two entities")
+            return
+        }
+        #expect(entity.properties.map(\.name.text) == names + names.reversed() + names)
+        let types = entity.properties.map { property -> String in
+            guard case .named(let type) = property.type.kind else { return "" }
+            return type.text
+        }
+        #expect(types == names + names.reversed() + names)
+        guard case .named(let type) = last.properties.first?.type.kind else {
+            Issue.record("expected a named type")
+            return
+        }
+        #expect(type.text == "abcdefgh")
+    }
+
     @Test func commentsAreSkippedAndBlockCommentsNest() {
         let text = """
             // a comment

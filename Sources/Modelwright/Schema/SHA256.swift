@@ -88,8 +88,11 @@ enum SHA256 {
         while word < 64 {
             let x = schedule[word - 15]
             let y = schedule[word - 2]
-            let s0 = (x &>> 7 | x &<< 25) ^ (x &>> 18 | x &<< 14) ^ (x &>> 3)
-            let s1 = (y &>> 17 | y &<< 15) ^ (y &>> 19 | y &<< 13) ^ (y &>> 10)
+            // σ0 and σ1 with their two rotations nested, as `mix` does with Σ0 and Σ1.
+            let x11 = (x &>> 11 | x &<< 21) ^ x
+            let s0 = (x11 &>> 7 | x11 &<< 25) ^ (x &>> 3)
+            let y2 = (y &>> 2 | y &<< 30) ^ y
+            let s1 = (y2 &>> 17 | y2 &<< 15) ^ (y &>> 10)
             schedule[word] = schedule[word - 16] &+ s0 &+ schedule[word - 7] &+ s1
             word += 1
         }
@@ -101,23 +104,20 @@ enum SHA256 {
         var f = state[5]
         var g = state[6]
         var h = state[7]
+        // Eight rounds a pass, each naming the working variables one place further along (as
+        // FIPS 180-4's reference code does), so that no round moves all eight down by one: that
+        // shuffle, with the registers it held, was half the instructions of a block.
         var round = 0
         while round < 64 {
-            let sum1 = (e &>> 6 | e &<< 26) ^ (e &>> 11 | e &<< 21) ^ (e &>> 25 | e &<< 7)
-            let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ sum1 &+ choice &+ constants[round] &+ schedule[round]
-            let sum0 = (a &>> 2 | a &<< 30) ^ (a &>> 13 | a &<< 19) ^ (a &>> 22 | a &<< 10)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let temp2 = sum0 &+ majority
-            h = g
-            g = f
-            f = e
-            e = d &+ temp1
-            d = c
-            c = b
-            b = a
-            a = temp1 &+ temp2
-            round += 1
+            mix(a, b, c, &d, e, f, g, &h, constants[round] &+ schedule[round])
+            mix(h, a, b, &c, d, e, f, &g, constants[round + 1] &+ schedule[round + 1])
+            mix(g, h, a, &b, c, d, e, &f, constants[round + 2] &+ schedule[round + 2])
+            mix(f, g, h, &a, b, c, d, &e, constants[round + 3] &+ schedule[round + 3])
+            mix(e, f, g, &h, a, b, c, &d, constants[round + 4] &+ schedule[round + 4])
+            mix(d, e, f, &g, h, a, b, &c, constants[round + 5] &+ schedule[round + 5])
+            mix(c, d, e, &f, g, h, a, &b, constants[round + 6] &+ schedule[round + 6])
+            mix(b, c, d, &e, f, g, h, &a, constants[round + 7] &+ schedule[round + 7])
+            round += 8
         }
         state[0] = state[0] &+ a
         state[1] = state[1] &+ b
@@ -127,5 +127,29 @@ enum SHA256 {
         state[5] = state[5] &+ f
         state[6] = state[6] &+ g
         state[7] = state[7] &+ h
+    }
+
+    /// One round: `d` takes the new `e` and `h` the new `a`; `input` is the round's constant plus
+    /// its schedule word. Fewer operations than the standard's formulas, same values: Σ1(e) is
+    /// `rotr(rotr(rotr(e, 14) ^ e, 5) ^ e, 6)` (three rotations, but each of the standard's
+    /// needed its own copy of `e`), Σ0(a) likewise, and `choice` and `majority` are the three-
+    /// and four-operation forms of `(e & f) ^ (~e & g)` and `(a & b) ^ (a & c) ^ (b & c)`.
+    @inline(__always)
+    private static func mix(
+        _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
+        _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32,
+        _ input: UInt32
+    ) {
+        let e14 = (e &>> 14 | e &<< 18) ^ e
+        let e5 = (e14 &>> 5 | e14 &<< 27) ^ e
+        let sum1 = e5 &>> 6 | e5 &<< 26
+        let choice = g ^ (e & (f ^ g))
+        let temp1 = h &+ sum1 &+ choice &+ input
+        let a9 = (a &>> 9 | a &<< 23) ^ a
+        let a11 = (a9 &>> 11 | a9 &<< 21) ^ a
+        let sum0 = a11 &>> 2 | a11 &<< 30
+        let majority = (a & b) | (c & (a | b))
+        d = d &+ temp1
+        h = temp1 &+ sum0 &+ majority
     }
 }

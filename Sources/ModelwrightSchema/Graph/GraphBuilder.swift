@@ -656,6 +656,9 @@ struct GraphBuilder {
     private mutating func resolveEntityAnnotations(
         _ declaration: AST.Entity, entity: inout EntityGraph.Entity, in graph: EntityGraph
     ) {
+        // Most entities have no annotations: gathering their inherited properties cost as much as
+        // the rest of the serial part of building a large graph.
+        guard !declaration.annotations.isEmpty else { return }
         let attributes = graph.allAttributes(of: entity)
         let relationships = graph.allRelationships(of: entity)
         var renameSeen = false

@@ -5,26 +5,87 @@
 ///
 /// Reads the bytes through a buffer pointer: a debug build (the build plugin's tool usually is one)
 /// ran each `Array` subscript as a call, and reading the file byte by byte that way took ten times as long.
+/// For the same reason each byte is classified by one load from a table, not by a chain of range
+/// tests and `UInt8(ascii:)` calls.
 struct Lexer {
     private let bytes: UnsafeBufferPointer<UInt8>
+    private let classes: UnsafePointer<ByteClass>
     private var offset = 0
     private var sawNewline = true
     private var pendingDoc: [String] = []
+    private let recentNames: UnsafeMutablePointer<RecentName>
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
+    private init(
+        bytes: UnsafeBufferPointer<UInt8>, classes: UnsafePointer<ByteClass>,
+        recentNames: UnsafeMutablePointer<RecentName>
+    ) {
         self.bytes = bytes
+        self.classes = classes
+        self.recentNames = recentNames
     }
 
     /// All tokens of the file, ending with `.endOfFile`.
     static func tokens(of file: SourceFile, diagnostics: inout DiagnosticSink) -> [Token] {
         file.bytes.withUnsafeBufferPointer { bytes in
-            var lexer = Lexer(bytes: bytes)
-            var tokens: [Token] = []
-            while true {
-                let token = lexer.next(diagnostics: &diagnostics)
-                tokens.append(token)
-                if token.kind == .endOfFile { return tokens }
+            byteClasses.withUnsafeBufferPointer { classes in
+                let recentNames = UnsafeMutablePointer<RecentName>.allocate(capacity: recentNameSlots)
+                recentNames.initialize(
+                    repeating: RecentName(length: 0, low: 0, high: 0, text: ""), count: recentNameSlots)
+                defer {
+                    recentNames.deinitialize(count: recentNameSlots)
+                    recentNames.deallocate()
+                }
+                var lexer = Lexer(bytes: bytes, classes: classes.baseAddress!, recentNames: recentNames)
+                var tokens: [Token] = []
+                while true {
+                    // Checked before the append so the token moves into the array instead of being copied.
+                    let token = lexer.next(diagnostics: &diagnostics)
+                    let isLast = token.kind == .endOfFile
+                    tokens.append(token)
+                    if isLast { return tokens }
+                }
             }
+        }
+    }
+
+    /// A name of up to 15 bytes already made into a string, kept by its bytes (read as two
+    /// little-endian words, zero past its end): a schema repeats its type and property names, and
+    /// decoding each name's bytes into a new `String` was a quarter of lexing.
+    private struct RecentName {
+        var length: Int
+        var low: UInt64
+        var high: UInt64
+        var text: String
+    }
+
+    private static let recentNameSlots = 256
+
+    /// What a byte can begin, so that the lexer tells bytes apart with one table load.
+    private enum ByteClass {
+        case other
+        case space
+        case newline
+        case slash
+        case quote
+        case backtick
+        case digit
+        /// Letters, `_`, and any non-ASCII byte: names in other scripts lex as names so that the
+        /// checker can say precisely why they are not allowed.
+        case nameStart
+        case punctuation(Token.Kind)
+    }
+
+    private static let byteClasses: [ByteClass] = (0...255).map { (byte: UInt8) -> ByteClass in
+        switch byte {
+        case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): .space
+        case UInt8(ascii: "\n"): .newline
+        case UInt8(ascii: "/"): .slash
+        case UInt8(ascii: "\""): .quote
+        case UInt8(ascii: "`"): .backtick
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): .digit
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"), 0x80...:
+            .nameStart
+        default: punctuation(byte).map(ByteClass.punctuation) ?? .other
         }
     }
 
@@ -35,22 +96,19 @@ struct Lexer {
             guard offset < bytes.count else { return make(.endOfFile, "", from: start) }
             let byte = bytes[offset]
             offset += 1
-            if let kind = Self.punctuation(byte) {
-                return make(kind, String(UnicodeScalar(byte)), from: start)
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
+            switch classes[Int(byte)] {
+            case .punctuation(let kind):
+                return make(kind, Self.text(of: kind), from: start)
+            case .quote:
                 if let token = stringLiteral(from: start, diagnostics: &diagnostics) { return token }
-            case UInt8(ascii: "`"):
+            case .backtick:
                 if let token = escapedIdentifier(from: start, diagnostics: &diagnostics) { return token }
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case .digit:
                 return number(from: start)
-            case _ where Self.isIdentifierByte(byte):
-                while offset < bytes.count, Self.isIdentifierByte(bytes[offset]) || Self.isDigit(bytes[offset]) {
-                    offset += 1
-                }
-                return make(.identifier, text(start..<offset), from: start)
-            default:
+            case .nameStart:
+                skipNameBytes()
+                return make(.identifier, name(from: start), from: start)
+            case .other, .space, .newline, .slash:
                 diagnostics.error("unexpected character \(Self.describe(byte))", at: start)
             }
         }
@@ -59,25 +117,25 @@ struct Lexer {
     private mutating func make(_ kind: Token.Kind, _ text: String, from start: Int) -> Token {
         defer { sawNewline = false }
         return Token(
-            kind: kind,
             text: text,
             range: SourceRange(start: start, end: offset),
-            isAtLineStart: sawNewline,
-            docComment: pendingDoc
+            docComment: pendingDoc,
+            kind: kind,
+            isAtLineStart: sawNewline
         )
     }
 
     /// Skips spaces, newlines and comments, collecting `///` lines for the next token.
     private mutating func skipTrivia(diagnostics: inout DiagnosticSink) {
-        var doc: [String] = []
+        if !pendingDoc.isEmpty { pendingDoc = [] }
         while offset < bytes.count {
-            let byte = bytes[offset]
-            if byte == UInt8(ascii: "\n") {
+            switch classes[Int(bytes[offset])] {
+            case .newline:
                 sawNewline = true
                 offset += 1
-            } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") {
+            case .space:
                 offset += 1
-            } else if byte == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "/") {
+            case .slash where peek(1) == UInt8(ascii: "/"):
                 let isDoc = peek(2) == UInt8(ascii: "/") && peek(3) != UInt8(ascii: "/")
                 let textStart = offset + 3
                 while offset < bytes.count, bytes[offset] != UInt8(ascii: "\n") {
@@ -86,15 +144,24 @@ struct Lexer {
                 if isDoc {
                     var text = text(min(textStart, offset)..<offset)
                     if text.hasPrefix(" ") { text.removeFirst() }
-                    doc.append(text)
+                    pendingDoc.append(text)
                 }
-            } else if byte == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "*") {
+            case .slash where peek(1) == UInt8(ascii: "*"):
                 skipBlockComment(diagnostics: &diagnostics)
-            } else {
-                break
+            default:
+                return
             }
         }
-        pendingDoc = doc
+    }
+
+    /// Moves past the letters, digits, `_` and non-ASCII bytes that continue a name.
+    private mutating func skipNameBytes() {
+        while offset < bytes.count {
+            switch classes[Int(bytes[offset])] {
+            case .nameStart, .digit: offset += 1
+            default: return
+            }
+        }
     }
 
     /// Skips a `/* … */` comment, which may nest; the depth is a counter, not recursion.
@@ -154,9 +221,7 @@ struct Lexer {
 
     private mutating func escapedIdentifier(from start: Int, diagnostics: inout DiagnosticSink) -> Token? {
         let nameStart = offset
-        while offset < bytes.count, Self.isIdentifierByte(bytes[offset]) || Self.isDigit(bytes[offset]) {
-            offset += 1
-        }
+        skipNameBytes()
         guard offset > nameStart, offset < bytes.count, bytes[offset] == UInt8(ascii: "`") else {
             diagnostics.error("expected a name between backticks, as in `default`", at: start)
             return nil
@@ -188,8 +253,48 @@ struct Lexer {
                 while offset < bytes.count, Self.isDigit(bytes[offset]) { offset += 1 }
             }
         }
-        let digits = text(start..<offset).filter { $0 != "_" }
+        var digits = text(start..<offset)
+        if containsSeparator(start..<offset) { digits = digits.filter { $0 != "_" } }
         return make(isFloat ? .float : .integer, digits, from: start)
+    }
+
+    /// Whether a `_` separates digits in the range: filtering a string walks it by `Character`,
+    /// which is worth doing only for the rare number that has one.
+    private mutating func containsSeparator(_ range: Range<Int>) -> Bool {
+        var index = range.lowerBound
+        while index < range.upperBound {
+            if bytes[index] == UInt8(ascii: "_") { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// The text of the name from `start` to the current offset, from `recentNames` when the same
+    /// bytes were seen lately. Names near the end of the file, where 16 bytes cannot be read, and
+    /// longer names are decoded every time. (Lengths are subtracted, not `Range.count`: a debug
+    /// build ran that through generic code at a cost of three decodings.)
+    private mutating func name(from start: Int) -> String {
+        let length = offset - start
+        guard length <= 15, start + 16 <= bytes.count, let base = bytes.baseAddress else {
+            return text(start..<offset)
+        }
+        let raw = UnsafeRawPointer(base + start)
+        var low = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+        var high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        if length < 8 {
+            low &= (1 &<< (UInt64(length) &* 8)) &- 1
+            high = 0
+        } else {
+            high &= (1 &<< (UInt64(length &- 8) &* 8)) &- 1
+        }
+        let mixed = (low ^ (high &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(length)) &* 0x9E37_79B9_7F4A_7C15
+        let slot = recentNames + Int(truncatingIfNeeded: mixed &>> 56)
+        if slot.pointee.length == length, slot.pointee.low == low, slot.pointee.high == high {
+            return slot.pointee.text
+        }
+        let text = text(start..<offset)
+        slot.pointee = RecentName(length: length, low: low, high: high, text: text)
+        return text
     }
 
     private func text(_ range: Range<Int>) -> String {
@@ -204,14 +309,6 @@ struct Lexer {
 
     private static func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-    }
-
-    /// Letters, `_`, and any non-ASCII byte: names in other scripts lex as names so that the
-    /// checker can say precisely why they are not allowed.
-    private static func isIdentifierByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-            || byte == UInt8(ascii: "_") || byte >= 0x80
     }
 
     /// The byte as itself when it is printable ASCII, otherwise as `U+XXXX`.
@@ -244,6 +341,30 @@ struct Lexer {
         case UInt8(ascii: "."): .dot
         case UInt8(ascii: "-"): .minus
         default: nil
+        }
+    }
+
+    /// How a punctuation token is written (the inverse of `punctuation(_:)`), as a literal: making
+    /// a string from the byte ran through `Character` for every brace and colon.
+    private static func text(of punctuation: Token.Kind) -> String {
+        switch punctuation {
+        case .leftBrace: "{"
+        case .rightBrace: "}"
+        case .leftParen: "("
+        case .rightParen: ")"
+        case .leftBracket: "["
+        case .rightBracket: "]"
+        case .leftAngle: "<"
+        case .rightAngle: ">"
+        case .colon: ":"
+        case .semicolon: ";"
+        case .comma: ","
+        case .equals: "="
+        case .question: "?"
+        case .at: "@"
+        case .dot: "."
+        case .minus: "-"
+        default: ""
         }
     }
 }
