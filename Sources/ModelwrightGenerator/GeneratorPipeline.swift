@@ -1,4 +1,3 @@
-import Dispatch
 import ModelwrightSchema
 
 /// The generator in one place: a validated ``Model`` → ``RenderContext`` → rendered templates →
@@ -35,9 +34,8 @@ public enum GeneratorPipeline {
                 throw GeneratorError.invalidTemplate(path: template.name, message: "\(error)")
             }
         }
-        // Freeing the context, a tree of a few hundred thousand values for a large model, takes
-        // a tenth of the run; nothing waits for it, so it happens while the files are written.
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(context) {} }
+        // The context is a tree of a few hundred thousand values for a large model.
+        releaseInBackground(context)
         return rendered
     }
 }

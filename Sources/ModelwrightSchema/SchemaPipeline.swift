@@ -20,6 +20,7 @@ public enum SchemaPipeline {
         }
         let ast = Parser.parse(file, diagnostics: &sink)
         let graph = GraphBuilder.build(ast, diagnostics: &sink)
+        releaseInBackground(ast)
         return (graph, sink)
     }
 }

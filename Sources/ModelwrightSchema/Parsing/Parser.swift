@@ -19,9 +19,10 @@ struct Parser {
 
     /// Parses a whole file.
     static func parse(_ file: SourceFile, diagnostics: inout DiagnosticSink) -> AST.File {
-        let tokens = Lexer.tokens(of: file, diagnostics: &diagnostics)
-        var parser = Parser(file: file, tokens: tokens)
-        return parser.parseFile(diagnostics: &diagnostics)
+        var parser = Parser(file: file, tokens: Lexer.tokens(of: file, diagnostics: &diagnostics))
+        let ast = parser.parseFile(diagnostics: &diagnostics)
+        releaseInBackground(parser.tokens)
+        return ast
     }
 
     // MARK: - File and declarations
