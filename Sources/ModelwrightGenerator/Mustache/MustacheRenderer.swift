@@ -30,7 +30,7 @@ struct MustacheRenderer: ~Copyable {
     /// Where the values of the enclosing sections are, innermost last; the template's context is
     /// at the bottom. The renderer reads values where the context tree stores them, so looking
     /// one up or pushing one copies (and retains) nothing.
-    private var contextStack: [ValueAddress]
+    private var contextStack: ContextStack
     /// The frames that enclose the one being rendered, innermost last.
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
@@ -44,7 +44,7 @@ struct MustacheRenderer: ~Copyable {
         let root = UnsafeMutablePointer<MustacheValue>.allocate(capacity: 1)
         root.initialize(to: context)
         self.root = root
-        contextStack = [ValueAddress(root)]
+        contextStack = ContextStack([ValueAddress(root)])
         splitsLongLists = true
     }
 
@@ -52,12 +52,13 @@ struct MustacheRenderer: ~Copyable {
     private init(contextStack: [ValueAddress], partials: [String: MustacheTemplate]) {
         self.partials = partials
         root = nil
-        self.contextStack = contextStack
+        self.contextStack = ContextStack(contextStack)
         splitsLongLists = false
     }
 
     deinit {
         output.deallocate()
+        contextStack.deallocate()
         if let root {
             root.deinitialize(count: 1)
             root.deallocate()
@@ -83,9 +84,9 @@ struct MustacheRenderer: ~Copyable {
                 // The frame's content is done: render it again for the section's next list
                 // element, or return to the enclosing frame.
                 if frame.pushesContext {
-                    contextStack.removeLast()
+                    contextStack.pop()
                     if frame.nextElement < frame.elements.count {
-                        contextStack.append(frame.elements.baseAddress! + frame.nextElement)
+                        contextStack.push(frame.elements.baseAddress! + frame.nextElement)
                         frame.nextElement += 1
                         frame.position = frame.start
                         continue
@@ -105,9 +106,9 @@ struct MustacheRenderer: ~Copyable {
                     output.append(frame.indentation)
                 }
             case .variable(let path, let escaped, let location):
-                try interpolate(path, of: frame, escaped: escaped, at: location)
+                try interpolate(path, of: frame.program, keys: frame.keys, escaped: escaped, at: location)
             case .section(let path, let inverted, let end, let location):
-                let found = Self.lookUp(path, of: frame, in: contextStack)
+                let found = Self.lookUp(path, keys: frame.keys, in: contextStack)
                 guard (found?.pointee.isTruthy ?? false) != inverted else {
                     frame.position = end
                     continue
@@ -130,11 +131,11 @@ struct MustacheRenderer: ~Copyable {
                 if !inverted, let found {
                     section.pushesContext = true
                     if let elements {
-                        contextStack.append(elements.baseAddress!)
+                        contextStack.push(elements.baseAddress!)
                         section.elements = elements
                         section.nextElement = 1
                     } else {
-                        contextStack.append(found)
+                        contextStack.push(found)
                     }
                 }
                 frame.position = end
@@ -171,7 +172,7 @@ struct MustacheRenderer: ~Copyable {
         }
         let (program, indentation, depth) = (section.program, section.indentation, section.depth)
         let (start, end) = (section.start, section.end)
-        let (contextStack, partials) = (InPlace(contextStack), partials)
+        let (contextStack, partials) = (InPlace(contextStack.addresses), partials)
         let outputs = runs.parallelMap { run -> Result<InPlace<OutputBuffer>, MustacheError> in
             let elements = run.pointer
             var renderer = MustacheRenderer(
@@ -209,18 +210,19 @@ struct MustacheRenderer: ~Copyable {
     /// Appends a variable's text.
     private mutating func interpolate(
         _ path: Int,
-        of frame: Frame,
+        of program: MustacheProgram,
+        keys: PathKeys,
         escaped: Bool,
         at location: MustacheLocation
     ) throws(MustacheError) {
-        guard let value = Self.lookUp(path, of: frame, in: contextStack) else { return }
+        guard let value = Self.lookUp(path, keys: keys, in: contextStack) else { return }
         switch value.pointee {
         case .string(let text):
             output.append(escaped ? Self.escapingHTML(text) : text)
         case .list, .object:
             throw MustacheError(
-                .notInterpolatable(name: frame.program.paths[path].name, kind: value.pointee.kindName),
-                in: frame.program.name,
+                .notInterpolatable(name: program.paths[path].name, kind: value.pointee.kindName),
+                in: program.name,
                 at: location
             )
         default:
@@ -245,19 +247,20 @@ struct MustacheRenderer: ~Copyable {
     /// Finds the first key on the context stack, innermost first, then each further key in the
     /// value found before it only; `nil` when any part is missing.
     ///
-    /// Static, and handed the stack, because a debug build copies the whole renderer (retaining
-    /// each of its properties) to call a method on it.
-    private static func lookUp(_ path: Int, of frame: Frame, in contextStack: [ValueAddress]) -> ValueAddress? {
-        var key = frame.pathKeyOffsets[path]
-        let end = frame.pathKeyOffsets[path + 1]
+    /// Static, and handed the stack and the keys rather than the renderer and the frame, because
+    /// a debug build copies (and clears) a whole struct argument to call a function with it.
+    private static func lookUp(_ path: Int, keys: PathKeys, in contextStack: ContextStack) -> ValueAddress? {
+        var key = keys.offsets[path]
+        let end = keys.offsets[path + 1]
+        let addresses = contextStack.base
         guard key < end else {
-            return contextStack.last
+            return addresses[contextStack.count - 1]
         }
         var value: ValueAddress?
         var index = contextStack.count - 1
         while index >= 0 {
-            if case .object(let fields) = contextStack[index].pointee,
-                let found = fields.address(of: frame.pathKeys[key], length: frame.pathKeyLengths[key])
+            if case .object(let fields) = addresses[index].pointee,
+                let found = fields.address(of: keys.keys[key], length: keys.lengths[key])
             {
                 value = found
                 break
@@ -267,7 +270,7 @@ struct MustacheRenderer: ~Copyable {
         key += 1
         while key < end {
             guard let object = value, case .object(let fields) = object.pointee else { return nil }
-            value = fields.address(of: frame.pathKeys[key], length: frame.pathKeyLengths[key])
+            value = fields.address(of: keys.keys[key], length: keys.lengths[key])
             key += 1
         }
         return value
@@ -314,6 +317,55 @@ private struct InPlace<Pointer>: @unchecked Sendable {
     }
 }
 
+/// A program's path keys (see ``MustacheProgram/pathKeys``), which lookups read.
+private struct PathKeys {
+    let keys: UnsafeMutableBufferPointer<String>
+    /// Where each path's keys start, plus where the last path's end.
+    let offsets: UnsafeMutableBufferPointer<Int>
+    let lengths: UnsafeMutableBufferPointer<Int>
+}
+
+/// The context stack: addresses in memory the renderer owns and frees, pushed and popped in
+/// place; the array operations it replaces ran unspecialised, metadata lookups and all, in a
+/// debug build.
+private struct ContextStack {
+    private(set) var base: UnsafeMutablePointer<ValueAddress>
+    private(set) var count: Int
+    private var capacity: Int
+
+    init(_ addresses: [ValueAddress]) {
+        count = addresses.count
+        capacity = max(addresses.count * 2, 16)
+        base = .allocate(capacity: capacity)
+        _ = UnsafeMutableBufferPointer(start: base, count: count).initialize(from: addresses)
+    }
+
+    /// The addresses, outermost first.
+    var addresses: [ValueAddress] {
+        Array(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    mutating func push(_ address: ValueAddress) {
+        if count == capacity {
+            capacity *= 2
+            let grown = UnsafeMutablePointer<ValueAddress>.allocate(capacity: capacity)
+            grown.initialize(from: base, count: count)
+            base.deallocate()
+            base = grown
+        }
+        base[count] = address
+        count += 1
+    }
+
+    mutating func pop() {
+        count -= 1
+    }
+
+    func deallocate() {
+        base.deallocate()
+    }
+}
+
 /// A run of nodes being rendered: a template, a partial, or a section's content, which renders
 /// once per list element.
 private struct Frame {
@@ -324,9 +376,7 @@ private struct Frame {
     let nodes: UnsafeMutableBufferPointer<MustacheNode>
     let textBytes: UnsafeMutablePointer<UInt8>
     let textOffsets: UnsafeMutableBufferPointer<Int>
-    let pathKeys: UnsafeMutableBufferPointer<String>
-    let pathKeyOffsets: UnsafeMutableBufferPointer<Int>
-    let pathKeyLengths: UnsafeMutableBufferPointer<Int>
+    let keys: PathKeys
     /// What every template line in this frame starts with (see ``MustacheNode/lineStart``).
     let indentation: String
     /// Whether `indentation` is not empty.
@@ -349,9 +399,7 @@ private struct Frame {
         // A template without text has an empty buffer, whose base address may be nil; no text node reads it then.
         textBytes = program.textBytes.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!
         textOffsets = program.textOffsets
-        pathKeys = program.pathKeys
-        pathKeyOffsets = program.pathKeyOffsets
-        pathKeyLengths = program.pathKeyLengths
+        keys = PathKeys(keys: program.pathKeys, offsets: program.pathKeyOffsets, lengths: program.pathKeyLengths)
         self.indentation = indentation
         isIndented = !indentation.isEmpty
         self.depth = depth
@@ -373,8 +421,9 @@ private struct OutputBuffer {
 
     /// Full chunks, oldest first, each with the number of bytes it holds.
     private var chunks: [(bytes: UnsafeMutablePointer<UInt8>, count: Int)] = []
-    /// The chunk being written, allocated by the first append.
-    private var current: UnsafeMutablePointer<UInt8>?
+    /// The chunk being written; until the first append, an allocation of no bytes. Never
+    /// optional: unwrapping it on every append cleared a stack frame each time in a debug build.
+    private var current = UnsafeMutablePointer<UInt8>.allocate(capacity: 0)
     private var count = 0
     private var capacity = 0
 
@@ -390,9 +439,7 @@ private struct OutputBuffer {
                 next.update(from: chunk.bytes, count: chunk.count)
                 next += chunk.count
             }
-            if let current {
-                next.update(from: current, count: count)
-            }
+            next.update(from: current, count: count)
             return total
         }
     }
@@ -401,11 +448,8 @@ private struct OutputBuffer {
         if count + byteCount > capacity {
             startChunk(holding: byteCount)
         }
-        // `startChunk` has made `current`; a zero-length append before any chunk writes nothing.
-        if let current {
-            (current + count).update(from: bytes, count: byteCount)
-            count += byteCount
-        }
+        (current + count).update(from: bytes, count: byteCount)
+        count += byteCount
     }
 
     mutating func append(_ text: String) {
@@ -423,10 +467,12 @@ private struct OutputBuffer {
 
     /// Takes over another buffer's chunks, which follow this one's bytes.
     mutating func adopt(_ other: OutputBuffer) {
-        closeChunk()
+        startChunk(holding: 0)
         chunks += other.chunks
-        if let last = other.current {
-            chunks.append((last, other.count))
+        if other.count > 0 {
+            chunks.append((other.current, other.count))
+        } else {
+            other.current.deallocate()
         }
     }
 
@@ -434,26 +480,24 @@ private struct OutputBuffer {
         for chunk in chunks {
             chunk.bytes.deallocate()
         }
-        current?.deallocate()
+        current.deallocate()
     }
 
-    /// Keeps the current chunk, if it holds anything, and leaves no chunk to write to.
+    /// Keeps the current chunk if it holds anything, frees it otherwise.
     private mutating func closeChunk() {
-        if let current {
-            if count > 0 {
-                chunks.append((current, count))
-            } else {
-                current.deallocate()
-            }
+        if count > 0 {
+            chunks.append((current, count))
+        } else {
+            current.deallocate()
         }
-        current = nil
-        count = 0
-        capacity = 0
     }
 
+    /// Closes the current chunk and starts one for at least `byteCount` bytes; for none (after
+    /// adopting another buffer's chunks), one of no bytes, so the next append starts a real one.
     private mutating func startChunk(holding byteCount: Int) {
         closeChunk()
-        capacity = max(Self.chunkSize, byteCount)
+        capacity = byteCount == 0 ? 0 : max(Self.chunkSize, byteCount)
         current = .allocate(capacity: capacity)
+        count = 0
     }
 }
