@@ -120,7 +120,7 @@ public struct MigrationStage: Sendable {
     package func operations(freshSchemas: FreshSchemaCache?) throws -> [MigrationOperation] {
         let connection = try SQLiteConnection(path: nil)
         let source = try SchemaLayout(self.source)
-        try connection.execute(SchemaSQL.createStatements(for: source).joined(separator: ";\n"))
+        try connection.execute(SchemaSQL.createStatements(for: source))
         let shadow = MigrationStage(source: self.source, destination: destination, customSteps: [])
         return try Migrator(connection: connection, progress: nil).run(
             shadow, number: 1, of: 1, freshSchemas: freshSchemas)

@@ -30,9 +30,7 @@ public final class MigrationTester {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         url = folder.appendingPathComponent("\(start.modelName).sqlite")
         let connection = try SQLiteConnection(path: url.path)
-        for statement in SchemaSQL.createStatements(for: self.start) {
-            try connection.execute(statement)
-        }
+        try connection.execute(SchemaSQL.createStatements(for: self.start))
         try Migrator.recordVersion(start, on: connection)
         self.connection = connection
     }

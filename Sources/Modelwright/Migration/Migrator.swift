@@ -230,11 +230,11 @@ private struct StageRun {
         for table in tableOrder {
             if let entity = mapping.newDiscriminator[table] {
                 try execute(
-                    "UPDATE \(quoted(table)) SET \"_entity\" = '\(entity.replacingOccurrences(of: "'", with: "''"))'",
+                    "UPDATE \(quoted(table)) SET \"_entity\" = \(SQLSyntax.string(entity))",
                     .updateRows(table: table, reason: "every existing row is a \(entity)"))
             }
             if let renames = mapping.entityRenames[table], !renames.isEmpty {
-                let cases = renames.map { "WHEN \(literal($0.old)) THEN \(literal($0.new))" }.joined(separator: " ")
+                let cases = renames.map { "WHEN \(SQLSyntax.string($0.old)) THEN \(SQLSyntax.string($0.new))" }.joined(separator: " ")
                 try execute(
                     "UPDATE \(quoted(table)) SET \"_entity\" = CASE \"_entity\" \(cases) ELSE \"_entity\" END",
                     .updateRows(table: table, reason: "renamed entities"))
@@ -249,10 +249,6 @@ private struct StageRun {
         }
     }
 
-    private func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-    }
-
     // MARK: - Remove phase
 
     mutating func removePhase() throws {
@@ -262,7 +258,7 @@ private struct StageRun {
         var actual = try StoreSchema.read(connection)
         for table in tableOrder where actual.tables[table]?.columns["_entity"] != nil {
             let members = destination.entities.values.filter { $0.table == table }.map(\.name).sorted()
-            let allowed = members.map(literal).joined(separator: ", ")
+            let allowed = members.map(SQLSyntax.string).joined(separator: ", ")
             let count = try scalar(
                 "SELECT count(*) FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))")
             if count > 0 {

@@ -114,8 +114,7 @@ struct StoreSchema: Sendable, Equatable {
     fileprivate static func created(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
         let connection = try SQLiteConnection(path: nil)
         try connection.execute(
-            ([SchemaSQL.createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) })
-                .joined(separator: ";\n"))
+            [SchemaSQL.createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) })
         return try read(connection)
     }
 

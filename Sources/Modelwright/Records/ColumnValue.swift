@@ -122,7 +122,17 @@ extension String: ColumnValue {
 }
 
 extension Date: ColumnValue {
-    public var sqlValue: SQLValue { .real(timeIntervalSinceReferenceDate) }
+    /// Like `Double`, a NaN date is refused rather than stored as NULL.
+    public var sqlValue: SQLValue {
+        get throws {
+            guard !timeIntervalSinceReferenceDate.isNaN else { throw Self.notANumber }
+            return .real(timeIntervalSinceReferenceDate)
+        }
+    }
+
+    /// The error for a date whose time interval is NaN.
+    static let notANumber = ColumnValueError(message: "a NaN date cannot be stored: SQLite would store it as NULL")
+
     public init(sqlValue: SQLValue) throws {
         self.init(timeIntervalSinceReferenceDate: try Double(sqlValue: sqlValue))
     }

@@ -8,9 +8,14 @@ import Foundation
 public struct RowEncoder {
     private let statement: SQLiteStatement
     private var index: Int32
+    private let firstIndex: Int32
+    /// The columns in encoding order, to name the one whose value cannot be stored.
+    private let columns: [ColumnLayout]
 
-    init(statement: SQLiteStatement, firstIndex: Int32) {
+    init(statement: SQLiteStatement, firstIndex: Int32, columns: [ColumnLayout]) {
         self.statement = statement
+        self.firstIndex = firstIndex
+        self.columns = columns
         index = firstIndex
     }
 
@@ -19,8 +24,19 @@ public struct RowEncoder {
 
     /// Binds the next column.
     public mutating func encode<Value: ColumnValue>(_ value: Value) throws {
-        statement.bind(try value.sqlValue, index)
+        do {
+            statement.bind(try value.sqlValue, index)
+        } catch let error as ColumnValueError {
+            throw named(error)
+        }
         index += 1
+    }
+
+    /// The error with the attribute being encoded named in front.
+    private func named(_ error: ColumnValueError) -> ColumnValueError {
+        let position = Int(index - firstIndex)
+        guard columns.indices.contains(position) else { return error }
+        return ColumnValueError(message: "'\(columns[position].property)': \(error.message)")
     }
 
     /// Binds the next column.
@@ -41,8 +57,9 @@ public struct RowEncoder {
         index += 1
     }
 
-    /// Binds the next column.
-    public mutating func encode(_ value: Date) {
+    /// Binds the next column; a NaN date is refused, since SQLite would store it as NULL.
+    public mutating func encode(_ value: Date) throws {
+        guard !value.timeIntervalSinceReferenceDate.isNaN else { throw named(Date.notANumber) }
         statement.bind(value.timeIntervalSinceReferenceDate, index)
         index += 1
     }
@@ -78,9 +95,13 @@ public struct RowEncoder {
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: Date?) {
-        if let value { statement.bind(value.timeIntervalSinceReferenceDate, index) } else { statement.bindNull(index) }
-        index += 1
+    public mutating func encode(_ value: Date?) throws {
+        guard let value else {
+            statement.bindNull(index)
+            index += 1
+            return
+        }
+        try encode(value)
     }
 
     /// Binds the next column, NULL for `nil`.

@@ -25,6 +25,9 @@ final class SQLiteConnection {
         sqlite3_extended_result_codes(handle, 1)
         // Readers and the writer wait for each other instead of failing with SQLITE_BUSY.
         sqlite3_busy_timeout(handle, 10_000)
+        // No connection of the runtime or the tools ever reaches another database file: with no
+        // ATTACH, SQL built from a hostile schema cannot touch files beside the store.
+        sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
         try StringFunctions.register(on: self)
     }
 
@@ -33,10 +36,16 @@ final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    /// Runs one or more statements that take no parameters and return no rows.
+    /// Runs one statement that takes no parameters, stepping through any rows it returns.
     func execute(_ sql: String) throws {
-        let code = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard code == SQLITE_OK else { throw SQLiteError(connection: handle, code: code, sql: sql) }
+        try SQLiteStatement(connection: self, sql: sql).run()
+    }
+
+    /// Runs statements one by one, each prepared alone.
+    func execute(_ statements: [String]) throws {
+        for sql in statements {
+            try execute(sql)
+        }
     }
 
     /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.

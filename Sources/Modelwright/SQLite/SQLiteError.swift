@@ -34,4 +34,11 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
             sql: sql
         )
     }
+
+    /// The error for SQL text holding more than one statement, which the runtime never runs.
+    static func multipleStatements(sql: String) -> SQLiteError {
+        SQLiteError(
+            code: SQLITE_ERROR, extendedCode: SQLITE_ERROR,
+            message: "the text holds more than one statement; each statement runs on its own", sql: sql)
+    }
 }

@@ -12,10 +12,31 @@ final class SQLiteStatement {
         self.connection = connection
         self.sql = sql
         var handle: OpaquePointer?
-        let code = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        var unparsed = 0
+        var text = sql
+        let code = text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { characters -> Int32 in
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(
+                    connection.handle, characters.baseAddress, Int32(clamping: characters.count),
+                    UInt32(SQLITE_PREPARE_PERSISTENT), &handle, &tail)
+                if let tail, let base = characters.baseAddress {
+                    unparsed = UnsafeBufferPointer(rebasing: characters[(tail - base)...]).count {
+                        !Self.whitespace.contains(UInt8(bitPattern: $0))
+                    }
+                }
+                return code
+            }
+        }
         self.handle = handle
         guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
+        // One statement per preparation, always: even text that a quoting mistake let through
+        // cannot chain a second statement (`…'); ATTACH …; DELETE …`) behind the first.
+        guard unparsed == 0 else { throw SQLiteError.multipleStatements(sql: sql) }
     }
+
+    /// The bytes SQLite skips as whitespace, which may follow the one statement.
+    private static let whitespace: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0c, 0x0d]
 
     deinit {
         sqlite3_finalize(handle)

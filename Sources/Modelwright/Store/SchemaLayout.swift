@@ -222,7 +222,7 @@ struct EntityLayout: Sendable {
     /// The condition restricting a table to this entity's rows, or `nil` when every row qualifies.
     func discriminatorSQL(alias: String) -> String? {
         guard hasDiscriminator else { return nil }
-        let names = entityNames.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ", ")
+        let names = entityNames.map(SQLSyntax.string).joined(separator: ", ")
         return "\(alias).\"_entity\" IN (\(names))"
     }
 }
@@ -256,25 +256,6 @@ struct ColumnLayout: Sendable {
         self.isDecimal = isDecimal
         self.defaultLiteral = defaultLiteral
     }
-}
-
-/// Quotes an identifier for SQL, so names such as `Order`, `Group` or `index` are safe.
-/// Plain Swift rather than `replacingOccurrences`, which goes through Foundation on Linux and
-/// showed up in profiles: queries quote identifiers many times.
-func quoted(_ identifier: String) -> String {
-    enclosed(identifier, in: "\"")
-}
-
-/// `text` between two `quote`s, each `quote` inside it doubled: SQL's quoting of identifiers
-/// (`"`) and string literals (`'`).
-func enclosed(_ text: String, in quote: Character) -> String {
-    guard let byte = quote.asciiValue, text.utf8.contains(byte) else { return String(quote) + text + String(quote) }
-    var result = String(quote)
-    for character in text {
-        result.append(character)
-        if character == quote { result.append(quote) }
-    }
-    return result + String(quote)
 }
 
 /// Where the destinations of a to-many relationship are recorded.

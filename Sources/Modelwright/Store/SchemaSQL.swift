@@ -181,7 +181,7 @@ extension DefaultValue {
             return Self.text(value.map { "\($0)" } ?? text)
         case .string(let text):
             if type == .uuid, let uuid = UUID(uuidString: text) {
-                return "X'" + withUnsafeBytes(of: uuid.uuid) { $0.map { hexDigit($0) }.joined() } + "'"
+                return withUnsafeBytes(of: uuid.uuid) { SQLSyntax.blob($0) }
             }
             return Self.text(text)
         case .date(let seconds): return Self.real(seconds - Date.timeIntervalBetween1970AndReferenceDate)
@@ -195,18 +195,15 @@ extension DefaultValue {
     }
 
     private static func text(_ value: String) -> String {
-        // Plain Swift, like `quoted(_:)`: every checksum renders every default.
-        enclosed(value, in: "'")
+        SQLSyntax.string(value)
     }
 
     private static func real(_ value: Double) -> String {
+        // Swift spells the non-finite values `nan` and `inf`, which SQL would read as column names.
+        // Validation refuses them; should one still arrive, it becomes what SQLite itself stores.
+        guard value.isFinite else { return value.isNaN ? "NULL" : value < 0 ? "-9e999" : "9e999" }
         // Always with a point or exponent, so SQLite reads a REAL; Swift prints the shortest exact form.
         let text = "\(value)"
         return text.contains(".") || text.contains("e") ? text : text + ".0"
     }
-}
-
-private func hexDigit(_ byte: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
 }

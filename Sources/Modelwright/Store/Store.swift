@@ -81,7 +81,7 @@ public final class Store: Sendable {
         if path != nil {
             try connection.execute("PRAGMA journal_mode=WAL")
         }
-        try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
+        try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
             readers = try (0..<Self.readerCount).map { index in

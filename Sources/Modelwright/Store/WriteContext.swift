@@ -54,7 +54,7 @@ public final class WriteContext: ReadContext {
             sql += " AND \(discriminator)"
         }
         try run(sql, entity: entity) { statement in
-            var row = RowEncoder(statement: statement, firstIndex: 1)
+            var row = RowEncoder(statement: statement, firstIndex: 1, columns: entity.columns)
             try record.encode(to: &row)
             statement.bind(record.id.uuid, row.nextIndex)
         }
@@ -359,7 +359,7 @@ public final class WriteContext: ReadContext {
             statement.bind(entity.name, 2)
             next = 3
         }
-        var row = RowEncoder(statement: statement, firstIndex: next)
+        var row = RowEncoder(statement: statement, firstIndex: next, columns: entity.columns)
         try record.encode(to: &row)
     }
 

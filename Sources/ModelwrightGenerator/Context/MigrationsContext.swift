@@ -13,7 +13,7 @@ enum MigrationsContext {
                     "separator": .string(step.customStages.count > 1 ? "," : ""),
                     "from": .int(step.from.number),
                     "to": .int(step.to.number),
-                    "label": .string(stage.label),
+                    "label": .string(SwiftSyntax.commentText(stage.label)),
                     "nameLiteral": .string(SwiftSyntax.string(stage.name)),
                     "labelLiteral": .string(SwiftSyntax.string(stage.label)),
                     "doc": docLines(stage.doc),
@@ -32,7 +32,7 @@ enum MigrationsContext {
                 "to": .int(step.to.number),
                 "fromName": .string("version\(step.from.number)"),
                 "toName": .string("version\(step.to.number)"),
-                "summary": .string("\(kind), \(cost)"),
+                "summary": .string(SwiftSyntax.commentText("\(kind), \(cost)")),
                 "isLightweight": .bool(step.customStages.isEmpty),
                 "customStages": .list(stages),
             ]

@@ -29,8 +29,8 @@ struct RenderContext {
             "modelName": .string(model.name),
             "modelLiteral": .string(SwiftSyntax.string(model.name)),
             "isPublic": .bool(accessLevel == .public),
-            "sourceFile": .string(fileName(current.path)),
-            "versionFiles": .string(versionFiles.joined(separator: ", ")),
+            "sourceFile": .string(SwiftSyntax.commentText(fileName(current.path))),
+            "versionFiles": .string(SwiftSyntax.commentText(versionFiles.joined(separator: ", "))),
             "doc": docLines(graph.doc),
             "entities": .list(graph.entities.parallelMap { EntityContext.make($0, in: graph, names: names) }),
             "enums": .list(graph.enumerations.map { Self.enumeration($0, names: names) }),
@@ -99,9 +99,10 @@ struct RenderContext {
     }
 }
 
-/// The model's doc comment lines as a list the templates prefix with `///`.
+/// The model's doc comment lines as a list the templates prefix with `///`, each made safe to
+/// stay inside its comment.
 func docLines(_ lines: [String]) -> MustacheValue {
-    .list(lines.map { .string($0.isEmpty ? "" : " " + $0) })
+    .list(lines.map { .string($0.isEmpty ? "" : " " + SwiftSyntax.commentText($0)) })
 }
 
 /// The last component of a path.
@@ -117,7 +118,7 @@ enum Coding {
         switch type {
         case .composite: return "try row.encodeComposite(\(name))"
         case .codable: return "try row.encodeJSON(\(name))"
-        case .string, .int64, .int, .date, .uuid: return "row.encode(\(name))"
+        case .string, .int64, .int, .uuid: return "row.encode(\(name))"
         default: return "try row.encode(\(name))"
         }
     }

@@ -55,7 +55,7 @@ enum SchemaContext {
             "types": .list(types.keys.sorted().compactMap { types[$0] }),
             "number": .int(version.number),
             "name": .string(prefix),
-            "file": .string(fileName(version.path)),
+            "file": .string(SwiftSyntax.commentText(fileName(version.path))),
             "entities": .list(entities),
             // Last: the checksum may still be computing in the background (see `ModelVersion`).
             "checksum": .string(version.checksum.hexDigits),

@@ -29,10 +29,15 @@ enum SwiftSyntax {
         }
     }
 
-    /// A Swift string literal with its text escaped.
+    /// A Swift string literal with its text escaped: it reads back as exactly `text`.
+    ///
+    /// Escapes are decided per Unicode scalar, never per `Character`: a grapheme cluster can join
+    /// a quote to the scalar before it, and Swift's lexer reads scalars. Besides `"` and `\`,
+    /// every scalar that is invisible or ends a line somewhere is spelled `\u{…}`, so a reviewer
+    /// sees it and no tool splits the literal.
     static func string(_ text: String) -> String {
-        // Names, nearly every string here, need no escapes: quote them without looking at characters.
-        if !needsEscapes(text) {
+        // Names, nearly every string here, need no escapes: quote them without looking at scalars.
+        if isPlain(text, allowing: false) {
             var result = "\""
             result.reserveCapacity(text.utf8.count + 2)
             result += text
@@ -47,26 +52,62 @@ enum SwiftSyntax {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where scalar.value < 0x20: result += "\\u{\(String(scalar.value, radix: 16))}"
+            case _ where isHidden(scalar): result += unicodeEscape(scalar)
             default: result.unicodeScalars.append(scalar)
             }
         }
         return result + "\""
     }
 
-    /// Whether a string literal of the text needs escapes. A counted loop over the bytes, which a
-    /// debug build (the build plugin's) runs without a call per byte, as `contains(where:)` makes.
-    private static func needsEscapes(_ text: String) -> Bool {
+    /// Text from the model made safe inside a Swift `//` or `///` comment: every scalar that ends
+    /// a line (LF, CR, U+2028 …) or is invisible (controls, bidi overrides) is written `\u{…}`, so
+    /// nothing after it can leave the comment and become code, and the comment shows it.
+    static func commentText(_ text: String) -> String {
+        if isPlain(text, allowing: true) { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\t" || !isHidden(scalar) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += unicodeEscape(scalar)
+            }
+        }
+        return result
+    }
+
+    /// Whether a scalar must not appear raw in generated code: controls, format characters (bidi
+    /// overrides, zero-width marks, U+0600 …), line and paragraph separators, and scalars that are
+    /// private or unassigned.
+    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value >= 0x20 && scalar.value < 0x7F { return false }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// `\u{…}` with the scalar's value in hexadecimal.
+    private static func unicodeEscape(_ scalar: Unicode.Scalar) -> String {
+        "\\u{" + String(scalar.value, radix: 16) + "}"
+    }
+
+    /// Whether the text is printable ASCII only (and, `allowing` quotes, holds no `"` or `\`).
+    /// A counted loop over the bytes, which a debug build (the build plugin's) runs without a call
+    /// per byte, as `contains(where:)` makes.
+    private static func isPlain(_ text: String, allowing quotes: Bool) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return false }
+            guard let base = bytes.baseAddress else { return true }
             var index = 0
             while index < bytes.count {
                 let byte = base[index]
-                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+                if byte < 0x20 || byte >= 0x7F { return false }
+                if !quotes && (byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")) { return false }
                 index += 1
             }
-            return false
+            return true
         }
     }
 
@@ -98,6 +139,7 @@ enum SwiftSyntax {
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let integer): return String(integer)
         case .floatingPoint(let number):
+            guard number.isFinite else { return nonFinite(number) }
             let text = "\(number)"
             return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
         case .decimal(let text): return decimal(text)
@@ -107,10 +149,17 @@ enum SwiftSyntax {
             case .url: return "URL(string: \(string(text)))!"
             default: return string(text)
             }
-        case .date(let seconds): return "Date(timeIntervalSince1970: \(seconds))"
+        case .date(let seconds):
+            return "Date(timeIntervalSince1970: \(seconds.isFinite ? "\(seconds)" : nonFinite(seconds)))"
         case .now: return "Date()"
         case .enumCase(let name): return "." + identifier(name)
         }
+    }
+
+    /// A non-finite `Double` as Swift spells it: `"\(number)"` would print `inf` or `nan`, which
+    /// are not literals. Validation refuses such defaults; this keeps the output Swift regardless.
+    private static func nonFinite(_ number: Double) -> String {
+        number.isNaN ? "Double.nan" : number < 0 ? "-Double.infinity" : "Double.infinity"
     }
 
     /// An exact `Decimal` expression for decimal text such as `-19.99` or `1e3`.
@@ -233,10 +282,10 @@ enum SwiftSyntax {
         switch value {
         case .bool(let flag): ".bool(\(flag))"
         case .integer(let integer): ".integer(\(integer))"
-        case .floatingPoint(let number): ".floatingPoint(\(number))"
+        case .floatingPoint(let number): ".floatingPoint(\(number.isFinite ? "\(number)" : nonFinite(number)))"
         case .decimal(let text): ".decimal(\(string(text)))"
         case .string(let text): ".string(\(string(text)))"
-        case .date(let seconds): ".date(secondsSince1970: \(seconds))"
+        case .date(let seconds): ".date(secondsSince1970: \(seconds.isFinite ? "\(seconds)" : nonFinite(seconds)))"
         case .now: ".now"
         case .enumCase(let name): ".enumCase(\(string(name)))"
         }

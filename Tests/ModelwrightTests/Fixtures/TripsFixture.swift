@@ -478,7 +478,7 @@ struct Sample: Record {
         try row.encode(float)
         try row.encode(decimal)
         row.encode(string)
-        row.encode(date)
+        try row.encode(date)
         try row.encode(data)
         row.encode(uuid)
         try row.encode(url)

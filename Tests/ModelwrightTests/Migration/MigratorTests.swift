@@ -250,7 +250,7 @@ struct MigratorTests {
         let stage = MigrationStage.lightweight(from: People.v1, to: People.v2)
         #expect(try !stage.operations(freshSchemas: cache).isEmpty)
         let connection = try SQLiteConnection(path: nil)
-        try connection.execute(SchemaSQL.createStatements(for: SchemaLayout(People.v1)).joined(separator: ";\n"))
+        try connection.execute(SchemaSQL.createStatements(for: SchemaLayout(People.v1)))
         // No version declares this table, so the migrated store holds one a fresh store lacks.
         try connection.execute("CREATE TABLE \"Stray\" (\"id\" BLOB PRIMARY KEY NOT NULL)")
         let error = #expect(throws: MigrationError.self) {
