@@ -88,4 +88,17 @@ struct ValueRoundTripTests {
         sample.double = .nan
         await #expect(throws: StoreError.self) { try await Self.roundTrip(sample) }
     }
+
+    @Test func aNaNDateIsRefusedNamingItsAttribute() async throws {
+        for date in [Date(timeIntervalSinceReferenceDate: .nan), Date(timeIntervalSinceReferenceDate: -.nan)] {
+            var sample = Sample()
+            sample.date = date
+            await #expect {
+                try await Self.roundTrip(sample)
+            } throws: { error in
+                guard case StoreError.invalidValue(let entity, let message) = error else { return false }
+                return entity == "Sample" && message.hasPrefix("'date': ") && message.contains("NaN")
+            }
+        }
+    }
 }
