@@ -4,7 +4,9 @@ import Foundation
 /// inserts, updates, upserts, deletes with their delete rules, and batch operations.
 ///
 /// There is no save call: the transaction commits when the closure returns and rolls back,
-/// leaving the store as it was, when it throws.
+/// leaving the store as it was, when it throws. Each operation is atomic on its own too: one that
+/// throws (a delete whose cascade reaches a `deny` rule, a batch with a duplicate) leaves nothing
+/// of itself behind, so a closure that catches the error and goes on commits only what succeeded.
 ///
 /// ```swift
 /// try await store.performAndSave { context in
@@ -33,69 +35,77 @@ public final class WriteContext: ReadContext {
     /// Inserts a new record; a record with the same ID, or the same values for a uniqueness
     /// constraint, is an error.
     public func insert<Target: Record>(_ record: Target) throws {
-        let entity = try writableEntity(Target.self)
-        try run(insertSQL(entity, upsert: false), entity: entity) { statement in
-            try bind(record, entity: entity, to: statement)
+        try atomically {
+            let entity = try writableEntity(Target.self)
+            try run(insertSQL(entity, upsert: false), entity: entity) { statement in
+                try bind(record, entity: entity, to: statement)
+            }
+            try syncOneToOne(record, entity: entity)
+            try appendToOrderedRelationships(record.id.uuid, entity: entity)
+            touchedTables.insert(entity.table)
         }
-        try syncOneToOne(record, entity: entity)
-        try appendToOrderedRelationships(record.id.uuid, entity: entity)
-        touchedTables.insert(entity.table)
     }
 
     /// Replaces the stored values of an existing record.
     public func update<Target: Record>(_ record: Target) throws {
-        let entity = try writableEntity(Target.self)
-        let ownersBefore = try entity.positionColumns.map {
-            try value(of: Self.inverse(ofPosition: $0), in: entity, id: record.id.uuid)
-        }
-        let assignments = entity.columns.map { "\(quoted($0.name)) = ?" }.joined(separator: ", ")
-        var sql = "UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = ?"
-        if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
-            sql += " AND \(discriminator)"
-        }
-        try run(sql, entity: entity) { statement in
-            var row = RowEncoder(statement: statement, firstIndex: 1, columns: entity.columns)
-            try record.encode(to: &row)
-            statement.bind(record.id.uuid, row.nextIndex)
-        }
-        guard connection.changes > 0 else {
-            throw StoreError.recordNotFound(entity: entity.name, id: record.id.description)
-        }
-        try syncOneToOne(record, entity: entity)
-        // A record that moved to another owner goes to the end of that owner's ordered list.
-        for (column, before) in zip(entity.positionColumns, ownersBefore) {
-            let after = try value(of: Self.inverse(ofPosition: column), in: entity, id: record.id.uuid)
-            if after != before {
-                try execute(
-                    "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ?",
-                    [record.id.sqlValue],
-                    entity: entity
-                )
+        try atomically {
+            let entity = try writableEntity(Target.self)
+            let ownersBefore = try entity.positionColumns.map {
+                try value(of: Self.inverse(ofPosition: $0), in: entity, id: record.id.uuid)
             }
+            let assignments = entity.columns.map { "\(quoted($0.name)) = ?" }.joined(separator: ", ")
+            var sql = "UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = ?"
+            if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
+                sql += " AND \(discriminator)"
+            }
+            try run(sql, entity: entity) { statement in
+                var row = RowEncoder(statement: statement, firstIndex: 1, columns: entity.columns)
+                try record.encode(to: &row)
+                statement.bind(record.id.uuid, row.nextIndex)
+            }
+            guard connection.changes > 0 else {
+                throw StoreError.recordNotFound(entity: entity.name, id: record.id.description)
+            }
+            try syncOneToOne(record, entity: entity)
+            // A record that moved to another owner goes to the end of that owner's ordered list.
+            for (column, before) in zip(entity.positionColumns, ownersBefore) {
+                let after = try value(of: Self.inverse(ofPosition: column), in: entity, id: record.id.uuid)
+                if after != before {
+                    try execute(
+                        "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ?",
+                        [record.id.sqlValue],
+                        entity: entity
+                    )
+                }
+            }
+            try appendToOrderedRelationships(record.id.uuid, entity: entity)
+            touchedTables.insert(entity.table)
         }
-        try appendToOrderedRelationships(record.id.uuid, entity: entity)
-        touchedTables.insert(entity.table)
     }
 
     /// Inserts the record, or replaces the stored values of the record with its ID.
     public func upsert<Target: Record>(_ record: Target) throws {
-        let entity = try writableEntity(Target.self)
-        try run(insertSQL(entity, upsert: true), entity: entity) { statement in
-            try bind(record, entity: entity, to: statement)
+        try atomically {
+            let entity = try writableEntity(Target.self)
+            try run(insertSQL(entity, upsert: true), entity: entity) { statement in
+                try bind(record, entity: entity, to: statement)
+            }
+            try syncOneToOne(record, entity: entity)
+            try appendToOrderedRelationships(record.id.uuid, entity: entity)
+            touchedTables.insert(entity.table)
         }
-        try syncOneToOne(record, entity: entity)
-        try appendToOrderedRelationships(record.id.uuid, entity: entity)
-        touchedTables.insert(entity.table)
     }
 
     /// Deletes the record with this ID, applying every delete rule: `cascade` deletes what its
     /// relationship reaches, `nullify` clears the inverse, `deny` refuses while the relationship
     /// reaches anything, `noAction` leaves the other side as it is.
     public func delete<Target: Record>(_ id: RecordID<Target>) throws {
-        let entity = try layout.entity(Target.entityName)
-        var deleted: Set<UUID> = []
-        guard try deleteRow(id.uuid, declaredAs: entity, deleted: &deleted) else {
-            throw StoreError.recordNotFound(entity: entity.name, id: id.description)
+        try atomically {
+            let entity = try layout.entity(Target.entityName)
+            var deleted: Set<UUID> = []
+            guard try deleteRow(id.uuid, declaredAs: entity, deleted: &deleted) else {
+                throw StoreError.recordNotFound(entity: entity.name, id: id.description)
+            }
         }
     }
 
@@ -107,19 +117,21 @@ public final class WriteContext: ReadContext {
     /// Inserts many records with one prepared statement; returns how many were inserted.
     @discardableResult
     public func batchInsert<Target: Record>(_ records: some Sequence<Target>) throws -> Int {
-        let entity = try writableEntity(Target.self)
-        // One statement lookup for the whole batch: hashing the INSERT text per row showed in profiles.
-        let statement = try connection.statement(insertSQL(entity, upsert: false))
-        var count = 0
-        for record in records {
-            statement.reset()
-            try run(statement, entity: entity) { statement in
-                try bind(record, entity: entity, to: statement)
+        return try atomically {
+            let entity = try writableEntity(Target.self)
+            // One statement lookup for the whole batch: hashing the INSERT text per row showed in profiles.
+            let statement = try connection.statement(insertSQL(entity, upsert: false))
+            var count = 0
+            for record in records {
+                statement.reset()
+                try run(statement, entity: entity) { statement in
+                    try bind(record, entity: entity, to: statement)
+                }
+                count += 1
             }
-            count += 1
+            touchedTables.insert(entity.table)
+            return count
         }
-        touchedTables.insert(entity.table)
-        return count
     }
 
     /// Sets fields of every record the request matches in one SQL statement, as Core Data's
@@ -130,23 +142,25 @@ public final class WriteContext: ReadContext {
         _ request: FetchRequest<Target>,
         set assignments: (Target.Fields) throws -> [FieldAssignment]
     ) throws -> Int {
-        let entity = try layout.entity(Target.entityName)
-        let values = try assignments(Target.Fields(path: .root))
-        guard !values.isEmpty else { return 0 }
-        for value in values
-        where !value.path.hops.isEmpty || !entity.columns.contains(where: { $0.name == value.path.column }) {
-            throw StoreError.unknownProperty(entity: entity.name, property: value.path.keyPath)
-        }
-        let (selection, selectionArguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
-        let setters = values.map { "\(quoted($0.path.column)) = ?" }.joined(separator: ", ")
-        let sql = "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection))"
-        try run(sql, entity: entity) { statement in
-            for (index, argument) in (values.map(\.value) + selectionArguments).enumerated() {
-                statement.bind(argument, Int32(index + 1))
+        return try atomically {
+            let entity = try layout.entity(Target.entityName)
+            let values = try assignments(Target.Fields(path: .root))
+            guard !values.isEmpty else { return 0 }
+            for value in values
+            where !value.path.hops.isEmpty || !entity.columns.contains(where: { $0.name == value.path.column }) {
+                throw StoreError.unknownProperty(entity: entity.name, property: value.path.keyPath)
             }
+            let (selection, selectionArguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
+            let setters = values.map { "\(quoted($0.path.column)) = ?" }.joined(separator: ", ")
+            let sql = "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection))"
+            try run(sql, entity: entity) { statement in
+                for (index, argument) in (values.map(\.value) + selectionArguments).enumerated() {
+                    statement.bind(argument, Int32(index + 1))
+                }
+            }
+            touchedTables.insert(entity.table)
+            return connection.changes
         }
-        touchedTables.insert(entity.table)
-        return connection.changes
     }
 
     /// Deletes every record the request matches in one SQL statement, as Core Data's
@@ -154,15 +168,17 @@ public final class WriteContext: ReadContext {
     /// checked when the transaction commits. Returns how many records were deleted.
     @discardableResult
     public func batchDelete<Target: Record>(_ request: FetchRequest<Target>) throws -> Int {
-        let entity = try layout.entity(Target.entityName)
-        let (selection, arguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
-        try run("DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection))", entity: entity) { statement in
-            for (index, argument) in arguments.enumerated() {
-                statement.bind(argument, Int32(index + 1))
+        return try atomically {
+            let entity = try layout.entity(Target.entityName)
+            let (selection, arguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
+            try run("DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection))", entity: entity) { statement in
+                for (index, argument) in arguments.enumerated() {
+                    statement.bind(argument, Int32(index + 1))
+                }
             }
+            touchedTables.insert(entity.table)
+            return connection.changes
         }
-        touchedTables.insert(entity.table)
-        return connection.changes
     }
 
     // MARK: - To-many relationships
@@ -178,33 +194,36 @@ public final class WriteContext: ReadContext {
         to destination: RecordID<Destination.Target>,
         through relationship: (Source.Fields) -> ToMany<Destination>
     ) throws {
-        let (entity, description) = try toMany(Source.self, relationship)
-        let target = try layout.entity(description.destination)
-        switch try layout.storage(of: description, from: entity) {
-        case .inverseColumn(let inverse, _):
-            let current = try value(of: inverse, in: target, id: destination.uuid)
-            guard current != source.sqlValue else { return }
-            try execute(
-                "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = ? WHERE \"id\" = ?",
-                [source.sqlValue, destination.sqlValue],
-                entity: target
-            )
-            try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
-            try appendToOrderedRelationships(destination.uuid, entity: target)
-            touchedTables.insert(target.table)
-        case .joinTable(let table, let sourceColumn, let targetColumn, let position):
-            var sql = "INSERT OR IGNORE INTO \(quoted(table)) (\(quoted(sourceColumn)), \(quoted(targetColumn))"
-            if let position {
-                sql +=
-                    ", \(quoted(position))) SELECT ?, ?, COALESCE(MAX(\(quoted(position))), -1) + 1 FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?"
-            } else {
-                sql += ") VALUES (?, ?)"
+        try atomically {
+            let (entity, description) = try toMany(Source.self, relationship)
+            let target = try layout.entity(description.destination)
+            switch try layout.storage(of: description, from: entity) {
+            case .inverseColumn(let inverse, _):
+                let current = try value(of: inverse, in: target, id: destination.uuid)
+                guard current != source.sqlValue else { return }
+                try execute(
+                    "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = ? WHERE \"id\" = ?",
+                    [source.sqlValue, destination.sqlValue],
+                    entity: target
+                )
+                try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
+                try appendToOrderedRelationships(destination.uuid, entity: target)
+                touchedTables.insert(target.table)
+            case .joinTable(let table, let sourceColumn, let targetColumn, let position):
+                var sql = "INSERT OR IGNORE INTO \(quoted(table)) (\(quoted(sourceColumn)), \(quoted(targetColumn))"
+                if let position {
+                    sql +=
+                        ", \(quoted(position))) SELECT ?, ?, COALESCE(MAX(\(quoted(position))), -1) + 1 FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?"
+                } else {
+                    sql += ") VALUES (?, ?)"
+                }
+                let arguments =
+                    position == nil
+                    ? [source.sqlValue, destination.sqlValue]
+                    : [source.sqlValue, destination.sqlValue, source.sqlValue]
+                try execute(sql, arguments, entity: entity)
+                touchedTables.formUnion([table, target.table])
             }
-            let arguments =
-                position == nil
-                ? [source.sqlValue, destination.sqlValue] : [source.sqlValue, destination.sqlValue, source.sqlValue]
-            try execute(sql, arguments, entity: entity)
-            touchedTables.formUnion([table, target.table])
         }
     }
 
@@ -215,27 +234,29 @@ public final class WriteContext: ReadContext {
         from destination: RecordID<Destination.Target>,
         through relationship: (Source.Fields) -> ToMany<Destination>
     ) throws {
-        let (entity, description) = try toMany(Source.self, relationship)
-        let target = try layout.entity(description.destination)
-        switch try layout.storage(of: description, from: entity) {
-        case .inverseColumn(let inverse, _):
-            if target.relationships.first(where: { $0.name == inverse })?.isOptional == false {
-                throw StoreError.requiredRelationshipEmpty(entity: target.name, relationship: inverse)
+        try atomically {
+            let (entity, description) = try toMany(Source.self, relationship)
+            let target = try layout.entity(description.destination)
+            switch try layout.storage(of: description, from: entity) {
+            case .inverseColumn(let inverse, _):
+                if target.relationships.first(where: { $0.name == inverse })?.isOptional == false {
+                    throw StoreError.requiredRelationshipEmpty(entity: target.name, relationship: inverse)
+                }
+                try execute(
+                    "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = NULL WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
+                    [destination.sqlValue, source.sqlValue],
+                    entity: target
+                )
+                try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
+                touchedTables.insert(target.table)
+            case .joinTable(let table, let sourceColumn, let targetColumn, _):
+                try execute(
+                    "DELETE FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
+                    [source.sqlValue, destination.sqlValue],
+                    entity: entity
+                )
+                touchedTables.formUnion([table, target.table])
             }
-            try execute(
-                "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = NULL WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
-                [destination.sqlValue, source.sqlValue],
-                entity: target
-            )
-            try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
-            touchedTables.insert(target.table)
-        case .joinTable(let table, let sourceColumn, let targetColumn, _):
-            try execute(
-                "DELETE FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
-                [source.sqlValue, destination.sqlValue],
-                entity: entity
-            )
-            touchedTables.formUnion([table, target.table])
         }
     }
 
@@ -246,44 +267,62 @@ public final class WriteContext: ReadContext {
         _ destinations: [RecordID<Destination.Target>],
         through relationship: (Source.Fields) -> ToMany<Destination>
     ) throws {
-        let (entity, description) = try toMany(Source.self, relationship)
-        guard description.isOrdered else {
-            throw StoreError.unsupportedQuery("'\(entity.name).\(description.name)' is not ordered")
-        }
-        let target = try layout.entity(description.destination)
-        let offset = Int64(destinations.count)
-        switch try layout.storage(of: description, from: entity) {
-        case .inverseColumn(let inverse, let position?):
-            try execute(
-                "UPDATE \(quoted(target.table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(inverse)) = ?",
-                [.integer(offset), source.sqlValue],
-                entity: target
-            )
-            for (index, destination) in destinations.enumerated() {
+        try atomically {
+            let (entity, description) = try toMany(Source.self, relationship)
+            guard description.isOrdered else {
+                throw StoreError.unsupportedQuery("'\(entity.name).\(description.name)' is not ordered")
+            }
+            let target = try layout.entity(description.destination)
+            let offset = Int64(destinations.count)
+            switch try layout.storage(of: description, from: entity) {
+            case .inverseColumn(let inverse, let position?):
                 try execute(
-                    "UPDATE \(quoted(target.table)) SET \(quoted(position)) = ? WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
-                    [.integer(Int64(index)), destination.sqlValue, source.sqlValue],
+                    "UPDATE \(quoted(target.table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(inverse)) = ?",
+                    [.integer(offset), source.sqlValue],
                     entity: target
                 )
-            }
-            touchedTables.insert(target.table)
-        case .joinTable(let table, let sourceColumn, let targetColumn, let position?):
-            try execute(
-                "UPDATE \(quoted(table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(sourceColumn)) = ?",
-                [.integer(offset), source.sqlValue],
-                entity: entity
-            )
-            for (index, destination) in destinations.enumerated() {
+                for (index, destination) in destinations.enumerated() {
+                    try execute(
+                        "UPDATE \(quoted(target.table)) SET \(quoted(position)) = ? WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
+                        [.integer(Int64(index)), destination.sqlValue, source.sqlValue],
+                        entity: target
+                    )
+                }
+                touchedTables.insert(target.table)
+            case .joinTable(let table, let sourceColumn, let targetColumn, let position?):
                 try execute(
-                    "UPDATE \(quoted(table)) SET \(quoted(position)) = ? WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
-                    [.integer(Int64(index)), source.sqlValue, destination.sqlValue],
+                    "UPDATE \(quoted(table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(sourceColumn)) = ?",
+                    [.integer(offset), source.sqlValue],
                     entity: entity
                 )
+                for (index, destination) in destinations.enumerated() {
+                    try execute(
+                        "UPDATE \(quoted(table)) SET \(quoted(position)) = ? WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
+                        [.integer(Int64(index)), source.sqlValue, destination.sqlValue],
+                        entity: entity
+                    )
+                }
+                touchedTables.insert(table)
+            default:
+                throw StoreError.unsupportedQuery(
+                    "the order of '\(entity.name).\(description.name)' is kept by its other side")
             }
-            touchedTables.insert(table)
-        default:
-            throw StoreError.unsupportedQuery(
-                "the order of '\(entity.name).\(description.name)' is kept by its other side")
+        }
+    }
+
+    /// Runs one operation in a savepoint: when it throws, its partial effects (the first rows of a
+    /// cascade, the first records of a batch, one side of a one-to-one pair) are undone, whether or
+    /// not the caller catches the error and goes on.
+    private func atomically<Result>(_ operation: () throws -> Result) throws -> Result {
+        try connection.statement("SAVEPOINT \"mw_operation\"").run()
+        do {
+            let result = try operation()
+            try connection.statement("RELEASE \"mw_operation\"").run()
+            return result
+        } catch {
+            try? connection.statement("ROLLBACK TO \"mw_operation\"").run()
+            try? connection.statement("RELEASE \"mw_operation\"").run()
+            throw error
         }
     }
 

@@ -91,4 +91,41 @@ struct DeleteRuleTests {
         }
         #expect(try await store.performQuery { try $0.count(Trip.request()) } == 0)
     }
+
+    @Test func aCaughtDenyUndoesTheCascadeThatReachedIt() async throws {
+        // Trip.stops denies: deleting a user cascades to its trips and stops at the one with a stop.
+        let schema = {
+            var schema = Fixture.schema
+            schema.entities[2].relationships[1].deleteRule = .deny
+            return schema
+        }()
+        let store = try Store.inMemory(schema: schema)
+        let ada = makeUser("ada")
+        let trips = (0..<6).map { Trip(title: "Trip \($0)", ownerID: ada.id) }
+        try await store.performAndSave { context in
+            try context.insert(ada)
+            for trip in trips { try context.insert(trip) }
+            try context.insert(Stop(name: "Belém", tripID: trips[3].id))
+        }
+        try await store.performAndSave { context in
+            #expect(throws: StoreError.deleteDenied(entity: "Trip", relationship: "stops")) {
+                try context.delete(ada.id)
+            }
+        }
+        let (users, kept) = try await store.performQuery { context in
+            (try context.count(User.request()), try context.count(Trip.request()))
+        }
+        #expect(users == 1)
+        #expect(kept == trips.count, "the trips deleted before the refusal are back")
+    }
+
+    @Test func aCaughtFailureInABatchUndoesTheWholeBatch() async throws {
+        let store = try Store.inMemory(schema: Fixture.schema)
+        let users = ["a", "b", "c", "b", "d"].map { makeUser($0) }
+        try await store.performAndSave { context in
+            #expect(throws: StoreError.self) { try context.batchInsert(users) }
+            try context.insert(makeUser("e"))
+        }
+        #expect(try await store.performQuery { try $0.fetch(User.request()).map(\.username) } == ["e"])
+    }
 }
