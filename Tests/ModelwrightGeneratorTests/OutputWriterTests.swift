@@ -39,4 +39,53 @@ struct OutputWriterTests {
         #expect(try Self.modificationDate(url) == past)
         #expect(try String(contentsOf: folder.appendingPathComponent("B.swift"), encoding: .utf8) == "let b = 2\n")
     }
+
+    @Test func aFailedRunLeavesTheOldSetAndNoTemporaryFile() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "let \($0.lowercased()) = 1\n") }
+        try OutputWriter.write(old, to: folder)
+        // C.swift's place is taken by a folder, so the new set cannot be written in full.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("C.swift"))
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("C.swift/inside"), withIntermediateDirectories: true)
+        let new = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "let \($0.lowercased()) = 2\n") }
+        #expect(throws: (any Error).self) { try OutputWriter.write(new, to: folder) }
+        for file in old.prefix(2) {
+            #expect(try String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8) == file.contents)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == old.map(\.name))
+    }
+
+    @Test func aRunStoppedAtAnyPointLeavesOneSetAfterTheNextRun() throws {
+        // A stop between any two steps of a write: before the journal, the next run discards the
+        // temporary files; after it, the next run finishes the renames.
+        let old = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "old \($0)\n") }
+        let new = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "new \($0)\n") }
+        for renamedBeforeTheStop in -1...new.count {
+            let folder = Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try OutputWriter.write(old, to: folder)
+            for file in new {
+                try Data(file.contents.utf8).write(to: folder.appendingPathComponent(".\(file.name).modelwright-new"))
+            }
+            if renamedBeforeTheStop >= 0 {
+                let journal = new.map { $0.name + "\n" }.joined()
+                try Data(journal.utf8).write(to: folder.appendingPathComponent(OutputWriter.journalName))
+                for file in new.prefix(renamedBeforeTheStop) {
+                    try FileManager.default.removeItem(at: folder.appendingPathComponent(file.name))
+                    try FileManager.default.moveItem(
+                        at: folder.appendingPathComponent(".\(file.name).modelwright-new"),
+                        to: folder.appendingPathComponent(file.name))
+                }
+            }
+            try OutputWriter.recover(folder)
+            let expected = renamedBeforeTheStop >= 0 ? new : old
+            for file in expected {
+                #expect(
+                    try String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8) == file.contents)
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == old.map(\.name))
+        }
+    }
 }
