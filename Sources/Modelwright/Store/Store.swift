@@ -4,8 +4,12 @@ import Foundation
 /// An SQLite store for one schema: one writer, concurrent readers, transactions that commit when
 /// their closure returns.
 ///
+/// Apps open their store through the generated `openStore(at:migrations:)` of their model, which
+/// creates or migrates it and takes the implementation of every custom stage as a typed argument:
+///
 /// ```swift
-/// let store = try Store(url: applicationSupport.appendingPathComponent("Trips.sqlite"), schema: Trips.schema)
+/// let url = applicationSupport.appendingPathComponent("Trips.sqlite")
+/// let store = try Trips.openStore(at: url, migrations: AppMigrations())
 ///
 /// try await store.performAndSave { context in
 ///     try context.insert(User(username: "ines"))
@@ -48,6 +52,11 @@ public final class Store: Sendable {
 
     /// Opens the store at `url`, creating it with the schema if the file does not exist. A store
     /// of any other schema is refused, untouched; to migrate it, open it with a migration plan.
+    ///
+    /// For tools and tests: this skips migration, and with it the compile-time check that the
+    /// app implements every custom stage its model declares, so an app that opens its store this
+    /// way refuses every store of an earlier version at launch. Apps use their model's generated
+    /// `openStore(at:migrations:)`.
     public convenience init(url: URL, schema: SchemaDescription) throws {
         try self.init(path: url.path, schema: schema)
     }
