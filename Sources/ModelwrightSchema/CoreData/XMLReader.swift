@@ -90,16 +90,16 @@ struct XMLReader {
             case 0xC2...0xDF: (length, minimum, scalar) = (2, 0x80, UInt32(byte & 0x1F))
             case 0xE0...0xEF: (length, minimum, scalar) = (3, 0x800, UInt32(byte & 0x0F))
             case 0xF0...0xF4: (length, minimum, scalar) = (4, 0x10000, UInt32(byte & 0x07))
-            default: throw invalidUTF8(at: index)
+            default: throw invalidUTF8(bytes, at: index)
             }
-            guard index + length <= count else { throw invalidUTF8(at: index) }
+            guard index + length <= count else { throw invalidUTF8(bytes, at: index) }
             for next in 1..<length {
                 let continuation = bytes[index + next]
-                guard continuation & 0xC0 == 0x80 else { throw invalidUTF8(at: index) }
+                guard continuation & 0xC0 == 0x80 else { throw invalidUTF8(bytes, at: index) }
                 scalar = scalar << 6 | UInt32(continuation & 0x3F)
             }
             guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
-                throw invalidUTF8(at: index)
+                throw invalidUTF8(bytes, at: index)
             }
             guard scalar != 0xFFFE, scalar != 0xFFFF else {
                 throw SyntaxError(
@@ -109,8 +109,12 @@ struct XMLReader {
         }
     }
 
-    private static func invalidUTF8(at offset: Int) -> SyntaxError {
-        SyntaxError(message: "the file is not valid UTF-8: this byte does not start a UTF-8 character", offset: offset)
+    private static func invalidUTF8(_ bytes: [UInt8], at offset: Int) -> SyntaxError {
+        let byte = String(bytes[offset], radix: 16, uppercase: true)
+        return SyntaxError(
+            message:
+                "invalid UTF-8: the byte 0x\(byte.count < 2 ? "0" + byte : byte) does not start a well-formed character; Core Data files are UTF-8",
+            offset: offset)
     }
 
     /// `U+001B` for a scalar value.
