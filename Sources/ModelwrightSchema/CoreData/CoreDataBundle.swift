@@ -80,7 +80,8 @@ public struct CoreDataBundle: Sendable {
             throw Failure(
                 path: path,
                 message:
-                    "the bundle holds \(versionNames.count) versions, over the limit of \(maximumVersionCount); remove the versions no store uses")
+                    "the bundle holds \(versionNames.count) versions, over the limit of \(maximumVersionCount); remove the versions no store uses"
+            )
         }
         let versions = NaturalOrder.sorted(versionNames).map {
             Version(name: $0, contentsPath: url.appendingPathComponent("\($0).xcdatamodel/contents").path)

@@ -34,7 +34,8 @@ public enum CoreDataReader {
             case .notARegularFile:
                 throw Failure(
                     path: path,
-                    message: "not a regular file (a folder, a FIFO or a device); a Core Data version's 'contents' is an XML file",
+                    message:
+                        "not a regular file (a folder, a FIFO or a device); a Core Data version's 'contents' is an XML file",
                     location: nil)
             case .tooLarge(let size):
                 throw Failure(
