@@ -68,6 +68,8 @@ enum ExportCoreDataCommand {
         for diagnostic in result.diagnostics {
             console.printError(diagnostic.description)
         }
+        // A value the XML cannot carry leaves the bundle unwritten rather than half written.
+        guard !result.diagnostics.contains(where: { $0.severity == .error }) else { return .invalidInput }
         do {
             let (written, stale) = try CoreDataExporter.write(result, to: bundleURL.path)
             for file in result.files {

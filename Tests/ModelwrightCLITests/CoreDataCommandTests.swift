@@ -80,7 +80,7 @@ struct CoreDataCommandTests {
         ])
         #expect(code == .invalidInput)
         #expect(console.errors.contains("Broken.xcdatamodel/contents:4:"))
-        #expect(console.errors.contains(": error: not a well-formed XML file"))
+        #expect(console.errors.contains("Broken.xcdatamodel/contents:4:1: error: </model> does not close <entity>"))
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("Out").path))
 
         let (missing, missingConsole) = Self.run([
@@ -115,5 +115,30 @@ struct CoreDataCommandTests {
             Self.run(["export-coredata", "-h"]).1.output.contains(
                 "USAGE: modelwright export-coredata <model folder> --output <Name.xcdatamodeld>"))
         #expect(Self.run(["--help"]).1.output.contains("import-coredata <bundle.xcdatamodeld> --output <model folder>"))
+    }
+
+    @Test func malformedContentsExitOneWithALocatedErrorAndWriteNothing() throws {
+        let cases: [(bytes: [UInt8], location: String)] = [
+            (Array("<?xml?><model/>".utf8), ":1:1: error: the XML declaration has no version"),
+            (
+                Array("<?xml version=\"1.0\"?>\n<model><ent".utf8) + [0xFF] + Array("ity/></model>".utf8),
+                ":2:12: error: invalid UTF-8"
+            ),
+            (Array("<!DOCTYPE m [<!ENTITY e \"x\">]><model/>".utf8), ":1:1: error: a document type declaration"),
+        ]
+        for (bytes, location) in cases {
+            let folder = Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let version = folder.appendingPathComponent("Bad.xcdatamodel")
+            try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+            try Data(bytes).write(to: version.appendingPathComponent("contents"))
+            let output = folder.appendingPathComponent("out")
+            let (code, console) = Self.run(["import-coredata", version.path, "--output", output.path])
+            #expect(code == .invalidInput)
+            #expect(
+                console.errors.contains(version.appendingPathComponent("contents").path + location), "\(console.errors)"
+            )
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+        }
     }
 }

@@ -37,7 +37,13 @@ public struct CoreDataBundle: Sendable {
         public var description: String { "\(path): error: \(message)" }
     }
 
+    /// The most versions a bundle may hold: WooCommerce, after eight years of releases, has 117.
+    public static let maximumVersionCount = 1000
+
     /// Lists the versions of `path`, an `.xcdatamodeld` bundle or a bare `.xcdatamodel`.
+    ///
+    /// A version whose `contents` resolves, through symbolic links, to a file outside the bundle
+    /// is refused: a bundle from elsewhere must not make the tools read the user's other files.
     public static func open(path: String) throws(Failure) -> CoreDataBundle {
         let trimmed = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
         let url = URL(fileURLWithPath: trimmed)
@@ -52,6 +58,7 @@ public struct CoreDataBundle: Sendable {
             guard FileManager.default.fileExists(atPath: contents) else {
                 throw Failure(path: path, message: "the model has no 'contents' file")
             }
+            if isDirectory.boolValue { try checkInside(contents, of: trimmed, path: path) }
             return CoreDataBundle(
                 path: path, name: base, versions: [Version(name: base, contentsPath: contents)], currentIndex: 0,
                 notes: [])
@@ -66,12 +73,24 @@ public struct CoreDataBundle: Sendable {
         } catch {
             throw Failure(path: path, message: "cannot read the folder: \(error.localizedDescription)")
         }
-        let versions = names.filter { $0.hasSuffix(".xcdatamodel") }
-            .map { String($0.dropLast(".xcdatamodel".count)) }
-            .sorted(by: NaturalOrder.precedes)
-            .map { Version(name: $0, contentsPath: url.appendingPathComponent("\($0).xcdatamodel/contents").path) }
+        let versionNames = names.filter { $0.hasSuffix(".xcdatamodel") }.map {
+            String($0.dropLast(".xcdatamodel".count))
+        }
+        guard versionNames.count <= maximumVersionCount else {
+            throw Failure(
+                path: path,
+                message:
+                    "the bundle holds \(versionNames.count) versions, over the limit of \(maximumVersionCount); remove the versions no store uses"
+            )
+        }
+        let versions = NaturalOrder.sorted(versionNames).map {
+            Version(name: $0, contentsPath: url.appendingPathComponent("\($0).xcdatamodel/contents").path)
+        }
         guard !versions.isEmpty else {
             throw Failure(path: path, message: "the bundle holds no '.xcdatamodel' versions")
+        }
+        for version in versions {
+            try checkInside(version.contentsPath, of: trimmed, path: path)
         }
         var notes: [Diagnostic] = []
         let currentFile = url.appendingPathComponent(".xccurrentversion").path
@@ -91,6 +110,14 @@ public struct CoreDataBundle: Sendable {
                     message:
                         ".xccurrentversion names no version; the newest version, '\(versions[currentIndex].name)', is current",
                     path: currentFile, location: nil))
+        case .unreadable(let failure):
+            notes.append(
+                Diagnostic(
+                    severity: .warning,
+                    message:
+                        ".xccurrentversion is not a property list Xcode writes (\(failure.message)); the newest version, '\(versions[currentIndex].name)', is current",
+                    path: currentFile,
+                    location: failure.location.map { SourcePosition(line: $0.line, column: $0.column) }))
         case .named(let file):
             let name = file.hasSuffix(".xcdatamodel") ? String(file.dropLast(".xcdatamodel".count)) : file
             if let index = versions.firstIndex(where: { $0.name == name }) {
@@ -107,20 +134,83 @@ public struct CoreDataBundle: Sendable {
         return CoreDataBundle(path: path, name: base, versions: versions, currentIndex: currentIndex, notes: notes)
     }
 
+    /// Throws when `file` exists and its real path, symbolic links resolved, is outside `bundle`'s.
+    private static func checkInside(_ file: String, of bundle: String, path: String) throws(Failure) {
+        guard let real = realPath(file) else { return }  // missing: reading it reports that
+        guard let root = realPath(bundle), real.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            throw Failure(
+                path: path,
+                message:
+                    "'\(file)' is a symbolic link to a file outside the bundle; a Core Data bundle holds its own files")
+        }
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     private enum CurrentVersion {
         case missing
         case unnamed
+        case unreadable(CoreDataReader.Failure)
         case named(String)
     }
 
-    /// `_XCCurrentVersionName` from the `.xccurrentversion` property list.
+    /// The largest `.xccurrentversion` read: Xcode writes about 300 bytes.
+    private static let maximumCurrentVersionSize = 64 * 1024
+
+    /// `_XCCurrentVersionName` from the `.xccurrentversion` property list, which is read with the
+    /// same checked XML reader as the models (a plist's `<!DOCTYPE plist …>` allowed, without an
+    /// internal subset); the value is the `<string>` after that `<key>` in the top `<dict>`.
     private static func currentVersionName(at path: String) -> CurrentVersion {
-        guard let data = FileManager.default.contents(atPath: path) else { return .missing }
-        guard
-            let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-            let dictionary = plist as? [String: Any],
-            let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty
-        else { return .unnamed }
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, limit: maximumCurrentVersionSize)
+        } catch {
+            switch error {
+            case .cannotOpen: return .missing
+            case .cannotRead, .notARegularFile:
+                return .unreadable(.init(path: path, message: "it cannot be read as a file", location: nil))
+            case .tooLarge(let size):
+                return .unreadable(
+                    .init(
+                        path: path, message: "it is \(size) bytes, over the limit of \(maximumCurrentVersionSize)",
+                        location: CoreDataLocation(line: 1, column: 1)))
+            }
+        }
+        var open: [String] = []
+        var text = ""
+        var key: String?
+        var name: String?
+        do {
+            var reader = try XMLReader(bytes: bytes, allowsDocumentType: true, keepsText: true)
+            while let event = try reader.next() {
+                switch event {
+                case .start(let element, _, _):
+                    open.append(element)
+                    text = ""
+                case .text(let more):
+                    text += more
+                case .end:
+                    if open.count == 3, open[0] == "plist", open[1] == "dict" {
+                        if open[2] == "key" {
+                            key = text
+                        } else {
+                            if key == "_XCCurrentVersionName", open[2] == "string", name == nil { name = text }
+                            key = nil
+                        }
+                    }
+                    open.removeLast()
+                    text = ""
+                }
+            }
+        } catch {
+            return .unreadable(
+                .init(path: path, message: error.message, location: LineTable(bytes).location(of: error.offset)))
+        }
+        guard let name, !name.isEmpty else { return .unnamed }
         return .named(name)
     }
 }
@@ -133,9 +223,17 @@ enum NaturalOrder {
         case number(String)
     }
 
+    /// `names` in natural order, splitting each name into chunks once rather than at every comparison.
+    static func sorted(_ names: [String]) -> [String] {
+        names.map { (name: $0, chunks: chunks($0)) }.sorted { precedes($0.chunks, $1.chunks, $0.name, $1.name) }
+            .map(\.name)
+    }
+
     static func precedes(_ lhs: String, _ rhs: String) -> Bool {
-        let left = chunks(lhs)
-        let right = chunks(rhs)
+        precedes(chunks(lhs), chunks(rhs), lhs, rhs)
+    }
+
+    private static func precedes(_ left: [Chunk], _ right: [Chunk], _ lhs: String, _ rhs: String) -> Bool {
         for (a, b) in zip(left, right) where a != b {
             switch (a, b) {
             case (.number(let x), .number(let y)):

@@ -51,24 +51,71 @@ public enum CoreDataExporter {
             diagnostics += translator.diagnostics
             models.append(coreData)
             let name = versionName(bundleName: bundleName, number: version.number)
-            files.append(File(path: "\(name).xcdatamodel/contents", data: Data(CoreDataWriter.xml(coreData).utf8)))
+            do {
+                let xml = try CoreDataWriter.xml(coreData)
+                files.append(File(path: "\(name).xcdatamodel/contents", data: Data(xml.utf8)))
+            } catch {
+                diagnostics.append(unwritable(error, in: version.path))
+            }
         }
         if let last = model.versions.last {
-            let current = versionName(bundleName: bundleName, number: last.number) + ".xcdatamodel"
+            let current: String
+            do {
+                current = try XMLAttributeText.escaped(
+                    versionName(bundleName: bundleName, number: last.number) + ".xcdatamodel")
+            } catch {
+                diagnostics.append(unwritable(error, in: bundleName))
+                return Result(files: [], models: models, diagnostics: diagnostics)
+            }
             let plist = """
                 <?xml version="1.0" encoding="UTF-8"?>
                 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
                 <plist version="1.0">
                 <dict>
                 \t<key>_XCCurrentVersionName</key>
-                \t<string>\(CoreDataWriter.escaped(current))</string>
+                \t<string>\(current)</string>
                 </dict>
                 </plist>
 
                 """
             files.append(File(path: ".xccurrentversion", data: Data(plist.utf8)))
         }
+        guard !diagnostics.contains(where: { $0.severity == .error }) else {
+            return Result(files: [], models: models, diagnostics: diagnostics)
+        }
         return Result(files: files, models: models, diagnostics: diagnostics)
+    }
+
+    /// The error for a value holding a character XML 1.0 cannot carry, at its first occurrence
+    /// in the schema file (raw, or as a `\u{…}` escape) when it can be found there.
+    private static func unwritable(_ error: XMLAttributeText.Unwritable, in path: String) -> Diagnostic {
+        var location: SourcePosition?
+        if let data = FileManager.default.contents(atPath: path) {
+            let file = SourceFile(path: path, bytes: [UInt8](data))
+            let hex = String(error.scalar.value, radix: 16)
+            let needles = [String(error.scalar), "\\u{\(hex.uppercased())}", "\\u{\(hex)}"].map { Array($0.utf8) }
+            for needle in needles {
+                if let offset = firstIndex(of: needle, in: file.bytes) {
+                    location = file.location(of: offset)
+                    break
+                }
+            }
+        }
+        return Diagnostic(
+            severity: .error,
+            message:
+                "the value \(SchemaText.stringLiteral(error.value)) holds \(XMLReader.hex(error.scalar.value)), which a Core Data model cannot hold (XML 1.0 has no way to write it); remove it",
+            path: path, location: location)
+    }
+
+    private static func firstIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard !needle.isEmpty, needle.count <= bytes.count else { return nil }
+        var start = 0
+        while start + needle.count <= bytes.count {
+            if bytes[start] == needle[0], Array(bytes[start..<(start + needle.count)]) == needle { return start }
+            start += 1
+        }
+        return nil
     }
 
     /// Writes `result` into the bundle at `path`, creating it, and rewriting only files whose bytes

@@ -1,14 +1,11 @@
 import Foundation
 
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-
 /// Reads a Core Data model's `contents` XML into a ``CoreDataModel``, keeping the line and column
 /// of every element so the importer can point at what it cannot carry over.
 ///
-/// Uses Foundation's `XMLParser` (libxml2 on Linux). `<elements>` (the diagram's layout) is read
-/// past: it means nothing to the model.
+/// The XML is read by ``XMLReader``, which checks the bytes (size, UTF-8, the declaration, the
+/// depth, no document type) before reading any element, and reports every problem as a located
+/// error. `<elements>` (the diagram's layout) is read past: it means nothing to the model.
 public enum CoreDataReader {
     /// Why a `contents` file could not be read.
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -16,7 +13,7 @@ public enum CoreDataReader {
         public var path: String
         /// What is wrong.
         public var message: String
-        /// Where, when the parser knows.
+        /// Where, when the problem is at a place in the file rather than with the whole file.
         public var location: CoreDataLocation?
 
         public var description: String {
@@ -24,48 +21,88 @@ public enum CoreDataReader {
         }
     }
 
-    /// Reads the `contents` file at `path`.
+    /// Reads the `contents` file at `path`, refusing a file that is not a regular file or is larger
+    /// than ``BoundedFile/maximumSize``.
     public static func read(path: String) throws(Failure) -> CoreDataModel {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(path: path, message: "cannot read the file", location: nil)
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path)
+        } catch {
+            switch error {
+            case .cannotOpen, .cannotRead:
+                throw Failure(path: path, message: "cannot read the file", location: nil)
+            case .notARegularFile:
+                throw Failure(
+                    path: path,
+                    message:
+                        "not a regular file (a folder, a FIFO or a device); a Core Data version's 'contents' is an XML file",
+                    location: nil)
+            case .tooLarge(let size):
+                throw Failure(
+                    path: path,
+                    message:
+                        "the file is \(size) bytes, over the limit of \(BoundedFile.maximumSize) bytes (32 MiB) for a Core Data model",
+                    location: CoreDataLocation(line: 1, column: 1))
+            }
         }
-        return try read(data, path: path)
+        return try read(bytes: bytes, path: path)
     }
 
     /// Reads `contents` XML held in memory; `path` is used in diagnostics.
     public static func read(_ data: Data, path: String) throws(Failure) -> CoreDataModel {
-        let delegate = Delegate(path: path, bytes: [UInt8](data))
-        let parser = XMLParser(data: data)
-        parser.delegate = delegate
-        parser.shouldProcessNamespaces = false
-        parser.shouldResolveExternalEntities = false
-        let parsed = parser.parse()
-        if let failure = delegate.failure { throw failure }
-        guard parsed else {
-            let message = parser.parserError.map { "not a well-formed XML file (\($0.localizedDescription))" }
-            throw Failure(
-                path: path,
-                message: message ?? "not a well-formed XML file",
-                location: CoreDataLocation(line: max(parser.lineNumber, 1), column: max(parser.columnNumber, 1))
-            )
+        try read(bytes: [UInt8](data), path: path)
+    }
+
+    /// Reads `contents` XML bytes; `path` is used in diagnostics.
+    static func read(bytes: [UInt8], path: String) throws(Failure) -> CoreDataModel {
+        let lines = LineTable(bytes)
+        var builder = Builder(path: path)
+        func located(_ error: XMLReader.SyntaxError) -> Failure {
+            Failure(path: path, message: error.message, location: lines.location(of: error.offset))
         }
-        guard let model = delegate.model else {
+        var reader: XMLReader
+        do {
+            reader = try XMLReader(bytes: bytes)
+        } catch {
+            throw located(error)
+        }
+        while true {
+            let event: XMLReader.Event?
+            do {
+                event = try reader.next()
+            } catch {
+                throw located(error)
+            }
+            switch event {
+            case nil:
+                break
+            case .start(let name, let attributes, let offset)?:
+                try builder.start(name, attributes: attributes, at: lines.location(of: offset))
+                continue
+            case .end(let name)?:
+                builder.end(name)
+                continue
+            case .text?:
+                continue
+            }
+            break
+        }
+        guard let model = builder.model else {
             throw Failure(
-                path: path, message: "not a Core Data model: the file has no <model> element", location: nil)
+                path: path, message: "not a Core Data model: the file has no <model> element",
+                location: CoreDataLocation(line: 1, column: 1))
         }
         return model
     }
 
-    /// The SAX callbacks: builds the model element by element, on the calling thread only.
-    private final class Delegate: NSObject, XMLParserDelegate {
+    /// Builds the model element by element from the reader's events.
+    private struct Builder {
         let path: String
-        /// Byte offsets of line starts, to turn XMLParser's position (after the tag) into the tag's `<`.
-        private let lineStarts: [Int]
-        private let bytes: [UInt8]
         var model: CoreDataModel?
-        var failure: Failure?
         /// The open elements' names, outermost first.
         private var stack: [String] = []
+        /// How many of the open elements are `<elements>`, whose content is skipped.
+        private var openLayoutBlocks = 0
         private var entity: CoreDataModel.Entity?
         private var attribute: CoreDataModel.Attribute?
         private var relationship: CoreDataModel.Relationship?
@@ -75,49 +112,27 @@ public enum CoreDataReader {
         private var constraint: [String]?
         private var userInfo: [UserInfoEntry]?
 
-        init(path: String, bytes: [UInt8]) {
+        init(path: String) {
             self.path = path
-            self.bytes = bytes
-            var starts = [0]
-            for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
-                starts.append(offset + 1)
-            }
-            lineStarts = starts
         }
 
-        /// The start of the tag that ends at the parser's current position.
-        private func location(_ parser: XMLParser) -> CoreDataLocation {
-            let line = max(parser.lineNumber, 1)
-            guard line <= lineStarts.count else { return CoreDataLocation(line: line, column: 1) }
-            let start = lineStarts[line - 1]
-            let end = line < lineStarts.count ? lineStarts[line] : bytes.count
-            var offset = min(start + max(parser.columnNumber - 1, 0), end)
-            if offset > start, offset <= bytes.count {
-                offset -= 1
-                while offset > start, bytes[offset] != UInt8(ascii: "<") { offset -= 1 }
+        mutating func start(
+            _ elementName: String, attributes: [CoreDataXMLAttribute], at here: CoreDataLocation
+        ) throws(Failure) {
+            defer {
+                stack.append(elementName)
+                if elementName == "elements" { openLayoutBlocks += 1 }
             }
-            return CoreDataLocation(line: line, column: offset - start + 1)
-        }
-
-        func parser(
-            _ parser: XMLParser,
-            didStartElement elementName: String,
-            namespaceURI: String?,
-            qualifiedName: String?,
-            attributes attributeDict: [String: String] = [:]
-        ) {
-            defer { stack.append(elementName) }
-            if stack.contains("elements") { return }
-            let here = location(parser)
-            // XMLParser hands attributes over as a dictionary; sort them so output is deterministic.
-            let pairs = attributeDict.sorted { $0.key < $1.key }.map { CoreDataXMLAttribute($0.key, $0.value) }
+            if openLayoutBlocks > 0 { return }
+            // Sorted by name, as the importer has always listed them, so output is deterministic.
+            let pairs = attributes.sorted { $0.name < $1.name }
+            let attributeDict = Attributes(pairs)
             switch (stack.last, elementName) {
             case (nil, "model"):
                 model = CoreDataModel(path: path, rootAttributes: pairs, location: here)
             case (nil, _):
-                failure = Failure(
+                throw Failure(
                     path: path, message: "not a Core Data model: the root element is <\(elementName)>", location: here)
-                parser.abortParsing()
             case ("model", "entity"):
                 var new = CoreDataModel.Entity(name: attributeDict["name"] ?? "")
                 new.location = here
@@ -229,14 +244,10 @@ public enum CoreDataReader {
             }
         }
 
-        func parser(
-            _ parser: XMLParser,
-            didEndElement elementName: String,
-            namespaceURI: String?,
-            qualifiedName: String?
-        ) {
+        mutating func end(_ elementName: String) {
             stack.removeLast()
-            if stack.contains("elements") { return }
+            if elementName == "elements" { openLayoutBlocks -= 1 }
+            if openLayoutBlocks > 0 { return }
             switch elementName {
             case "entity":
                 if let entity, stack.last == "model" { model?.entities.append(entity) }
@@ -273,14 +284,18 @@ public enum CoreDataReader {
                 break
             }
         }
+    }
 
-        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
-            guard failure == nil else { return }
-            failure = Failure(
-                path: path,
-                message: "not a well-formed XML file (\(parseError.localizedDescription))",
-                location: CoreDataLocation(line: max(parser.lineNumber, 1), column: max(parser.columnNumber, 1))
-            )
+    /// An element's attributes looked up by name.
+    private struct Attributes {
+        let pairs: [CoreDataXMLAttribute]
+
+        init(_ pairs: [CoreDataXMLAttribute]) {
+            self.pairs = pairs
+        }
+
+        subscript(_ name: String) -> String? {
+            pairs.first { $0.name == name }?.value
         }
     }
 }

@@ -95,7 +95,7 @@ struct CoreDataVersionTranslator {
     private mutating func render(modelName: String, number: Int, header: String) -> String {
         reportModelLevel()
         collectEntities()
-        var lines = ["/// \(header)", "model \(modelName) version \(number)"]
+        var lines = ["/// \(SchemaText.commentText(header))", "model \(modelName) version \(number)"]
         for entity in model.entities
         where entityNames[entity.name] != nil {
             lines.append("")
@@ -618,20 +618,24 @@ struct CoreDataVersionTranslator {
 
     /// Whether `text` fits `Codable<…>`'s grammar: names, `.`, `,`, `:`, `?`, spaces and balanced brackets.
     private static func isSwiftTypeText(_ text: String) -> Bool {
-        var closers: [Character] = []
-        for character in text {
-            switch character {
+        // On scalars: the grammar is ASCII, and no scalar may hide inside a grapheme cluster.
+        var closers: [Unicode.Scalar] = []
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "<": closers.append(">")
             case "[": closers.append("]")
             case "(": closers.append(")")
             case ">", "]", ")":
-                guard closers.popLast() == character else { return false }
+                guard closers.popLast() == scalar else { return false }
             case ".", ",", ":", "?", " ", "_": break
             default:
-                guard character.isASCII, character.isLetter || character.isNumber else { return false }
+                guard scalar.isASCII, scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) else {
+                    return false
+                }
             }
         }
-        return closers.isEmpty && text.first.map { $0.isLetter || $0 == "[" || $0 == "(" || $0 == "_" } == true
+        guard closers.isEmpty, let first = text.unicodeScalars.first else { return false }
+        return first.properties.isAlphabetic || first == "[" || first == "(" || first == "_"
     }
 
     /// The schema literal of an attribute's `defaultValueString`, or `nil` (with a warning when one
@@ -677,10 +681,7 @@ struct CoreDataVersionTranslator {
             default: return reject("it is not YES or NO")
             }
         case "String":
-            guard let literal = Self.quote(text) else {
-                return reject("it holds control characters that a schema string cannot write")
-            }
-            return literal
+            return SchemaText.stringLiteral(text)
         case "Date":
             guard let seconds = Double(text), seconds.isFinite else {
                 return reject("Core Data writes a date default as seconds since 2001-01-01")
@@ -691,15 +692,11 @@ struct CoreDataVersionTranslator {
                 ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
             return "\"\(formatter.string(from: Date(timeIntervalSinceReferenceDate: seconds)))\""
         case "UUID":
-            guard UUID(uuidString: text) != nil, let literal = Self.quote(text) else {
-                return reject("it is not a UUID")
-            }
-            return literal
+            guard UUID(uuidString: text) != nil else { return reject("it is not a UUID") }
+            return SchemaText.stringLiteral(text)
         case "URL":
-            guard let url = URL(string: text), url.scheme != nil, let literal = Self.quote(text) else {
-                return reject("it is not an absolute URL")
-            }
-            return literal
+            guard let url = URL(string: text), url.scheme != nil else { return reject("it is not an absolute URL") }
+            return SchemaText.stringLiteral(text)
         default:
             return reject("a \(type) attribute takes no default value in the schema language")
         }
@@ -795,29 +792,10 @@ struct CoreDataVersionTranslator {
 
     // MARK: - Text
 
-    /// A string literal of the schema language, or `nil` when `text` has a character it cannot write.
-    static func quote(_ text: String) -> String? {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F { return nil }
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
-
-    private mutating func quoted(_ text: String, at location: CoreDataLocation?) -> String {
-        if let literal = Self.quote(text) { return literal }
-        warn("\"\(text)\" holds control characters a schema string cannot write; they are dropped", at: location)
-        return Self.quote(
-            String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })))
-            ?? "\"\""
+    /// A string literal of the schema language: ``SchemaText/stringLiteral(_:)``, which writes
+    /// every string exactly (control characters as escapes).
+    private func quoted(_ text: String, at location: CoreDataLocation?) -> String {
+        SchemaText.stringLiteral(text)
     }
 
     private mutating func userInfo(_ entry: UserInfoEntry, at location: CoreDataLocation?) -> String {

@@ -13,30 +13,31 @@ enum CoreDataWriter {
         CoreDataXMLAttribute("userDefinedModelVersionIdentifier", ""),
     ]
 
-    /// The `contents` file's text.
-    static func xml(_ model: CoreDataModel) -> String {
+    /// The `contents` file's text; throws when a value holds a character XML 1.0 cannot carry.
+    static func xml(_ model: CoreDataModel) throws(XMLAttributeText.Unwritable) -> String {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-        out += "<model" + attributes(model.rootAttributes.isEmpty ? defaultRootAttributes : model.rootAttributes)
+        out += try "<model" + attributes(model.rootAttributes.isEmpty ? defaultRootAttributes : model.rootAttributes)
         out += ">\n"
         for entity in model.entities {
-            write(entity, to: &out)
+            try write(entity, to: &out)
         }
         for request in model.fetchRequests {
-            out += "    <fetchRequest" + attributes(request.attributes) + "/>\n"
+            out += try "    <fetchRequest" + attributes(request.attributes) + "/>\n"
         }
         for configuration in model.configurations {
-            out += "    <configuration" + attributes([.init("name", configuration.name)] + configuration.attributes)
+            out += try "    <configuration" + attributes([.init("name", configuration.name)] + configuration.attributes)
             out += ">\n"
             for member in configuration.memberEntities {
-                out += "        <memberEntity" + attributes([.init("name", member)]) + "/>\n"
+                out += try "        <memberEntity" + attributes([.init("name", member)]) + "/>\n"
             }
             out += "    </configuration>\n"
         }
-        writeUserInfo(model.userInfo, indent: "    ", to: &out)
+        try writeUserInfo(model.userInfo, indent: "    ", to: &out)
         return out + "</model>\n"
     }
 
-    private static func write(_ entity: CoreDataModel.Entity, to out: inout String) {
+    private static func write(_ entity: CoreDataModel.Entity, to out: inout String) throws(XMLAttributeText.Unwritable)
+    {
         var pairs = [CoreDataXMLAttribute("name", entity.name)]
         if let className = entity.representedClassName { pairs.append(.init("representedClassName", className)) }
         if let parent = entity.parentEntity { pairs.append(.init("parentEntity", parent)) }
@@ -48,23 +49,23 @@ enum CoreDataWriter {
         let isEmpty =
             entity.attributes.isEmpty && entity.relationships.isEmpty && entity.userInfo.isEmpty
             && entity.fetchIndexes.isEmpty && entity.uniquenessConstraints.isEmpty
-        out += "    <entity" + attributes(pairs) + (isEmpty ? "/>\n" : ">\n")
+        out += try "    <entity" + attributes(pairs) + (isEmpty ? "/>\n" : ">\n")
         guard !isEmpty else { return }
         for attribute in entity.attributes {
-            write(attribute, to: &out)
+            try write(attribute, to: &out)
         }
         for relationship in entity.relationships {
-            write(relationship, to: &out)
+            try write(relationship, to: &out)
         }
-        writeUserInfo(entity.userInfo, indent: "        ", to: &out)
+        try writeUserInfo(entity.userInfo, indent: "        ", to: &out)
         for index in entity.fetchIndexes {
-            out += "        <fetchIndex" + attributes([.init("name", index.name)]) + ">\n"
+            out += try "        <fetchIndex" + attributes([.init("name", index.name)]) + ">\n"
             for element in index.elements {
                 var pairs: [CoreDataXMLAttribute] = []
                 if let property = element.property { pairs.append(.init("property", property)) }
                 if let expression = element.expression { pairs.append(.init("expression", expression)) }
                 pairs += [.init("type", element.type), .init("order", element.order)]
-                out += "            <fetchIndexElement" + attributes(pairs) + "/>\n"
+                out += try "            <fetchIndexElement" + attributes(pairs) + "/>\n"
             }
             out += "        </fetchIndex>\n"
         }
@@ -73,7 +74,7 @@ enum CoreDataWriter {
             for constraint in entity.uniquenessConstraints {
                 out += "            <uniquenessConstraint>\n"
                 for name in constraint {
-                    out += "                <constraint" + attributes([.init("value", name)]) + "/>\n"
+                    out += try "                <constraint" + attributes([.init("value", name)]) + "/>\n"
                 }
                 out += "            </uniquenessConstraint>\n"
             }
@@ -82,7 +83,9 @@ enum CoreDataWriter {
         out += "    </entity>\n"
     }
 
-    private static func write(_ attribute: CoreDataModel.Attribute, to out: inout String) {
+    private static func write(_ attribute: CoreDataModel.Attribute, to out: inout String) throws(XMLAttributeText
+        .Unwritable)
+    {
         var pairs = [CoreDataXMLAttribute("name", attribute.name)]
         if attribute.isOptional { pairs.append(.init("optional", "YES")) }
         if attribute.isTransient { pairs.append(.init("transient", "YES")) }
@@ -99,10 +102,12 @@ enum CoreDataWriter {
         if let elementID = attribute.elementID { pairs.append(.init("elementID", elementID)) }
         if let modifier = attribute.versionHashModifier { pairs.append(.init("versionHashModifier", modifier)) }
         pairs += attribute.otherAttributes
-        writeElement("attribute", pairs, userInfo: attribute.userInfo, to: &out)
+        try writeElement("attribute", pairs, userInfo: attribute.userInfo, to: &out)
     }
 
-    private static func write(_ relationship: CoreDataModel.Relationship, to out: inout String) {
+    private static func write(_ relationship: CoreDataModel.Relationship, to out: inout String) throws(XMLAttributeText
+        .Unwritable)
+    {
         var pairs = [CoreDataXMLAttribute("name", relationship.name)]
         if relationship.isOptional { pairs.append(.init("optional", "YES")) }
         if relationship.isToMany { pairs.append(.init("toMany", "YES")) }
@@ -117,50 +122,39 @@ enum CoreDataWriter {
         if let elementID = relationship.elementID { pairs.append(.init("elementID", elementID)) }
         if let modifier = relationship.versionHashModifier { pairs.append(.init("versionHashModifier", modifier)) }
         pairs += relationship.otherAttributes
-        writeElement("relationship", pairs, userInfo: relationship.userInfo, to: &out)
+        try writeElement("relationship", pairs, userInfo: relationship.userInfo, to: &out)
     }
 
     private static func writeElement(
         _ name: String, _ pairs: [CoreDataXMLAttribute], userInfo: [UserInfoEntry], to out: inout String
-    ) {
+    ) throws(XMLAttributeText.Unwritable) {
         guard !userInfo.isEmpty else {
-            out += "        <\(name)" + attributes(pairs) + "/>\n"
+            out += try "        <\(name)" + attributes(pairs) + "/>\n"
             return
         }
-        out += "        <\(name)" + attributes(pairs) + ">\n"
-        writeUserInfo(userInfo, indent: "            ", to: &out)
+        out += try "        <\(name)" + attributes(pairs) + ">\n"
+        try writeUserInfo(userInfo, indent: "            ", to: &out)
         out += "        </\(name)>\n"
     }
 
-    private static func writeUserInfo(_ entries: [UserInfoEntry], indent: String, to out: inout String) {
+    private static func writeUserInfo(
+        _ entries: [UserInfoEntry], indent: String, to out: inout String
+    ) throws(XMLAttributeText.Unwritable) {
         guard !entries.isEmpty else { return }
         out += indent + "<userInfo>\n"
         for entry in entries {
-            out += indent + "    <entry" + attributes([.init("key", entry.key), .init("value", entry.value)]) + "/>\n"
+            out +=
+                try indent + "    <entry" + attributes([.init("key", entry.key), .init("value", entry.value)]) + "/>\n"
         }
         out += indent + "</userInfo>\n"
     }
 
-    private static func attributes(_ pairs: [CoreDataXMLAttribute]) -> String {
-        pairs.map { " \($0.name)=\"\(escaped($0.value))\"" }.joined()
-    }
-
-    /// XML attribute text: the five markup characters, and the white space a parser would fold.
-    static func escaped(_ value: String) -> String {
-        var result = ""
-        for character in value.unicodeScalars {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "\n": result += "&#10;"
-            case "\r": result += "&#13;"
-            case "\t": result += "&#9;"
-            default: result.unicodeScalars.append(character)
-            }
+    private static func attributes(_ pairs: [CoreDataXMLAttribute]) throws(XMLAttributeText.Unwritable) -> String {
+        var text = ""
+        for pair in pairs {
+            text += " \(pair.name)=\"\(try XMLAttributeText.escaped(pair.value))\""
         }
-        return result
+        return text
     }
 }
 

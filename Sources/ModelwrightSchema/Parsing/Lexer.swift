@@ -204,11 +204,16 @@ struct Lexer {
                 case UInt8(ascii: "n"): value.append(UInt8(ascii: "\n"))
                 case UInt8(ascii: "t"): value.append(UInt8(ascii: "\t"))
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): value.append(escaped)
+                // `\r`, `\0` and `\u{…}`, as in Swift: what the Core Data import writes for characters
+                // a string must not hold raw (SchemaText).
+                case UInt8(ascii: "r"): value.append(0x0D)
+                case UInt8(ascii: "0"): value.append(0)
+                case UInt8(ascii: "u") where unicodeEscape(into: &value): break
                 default:
                     diagnostics.error(
                         "unknown escape sequence '\\\(Self.printable(escaped))' in string literal",
                         at: offset - 2,
-                        notes: [("the escapes are \\n, \\t, \\\" and \\\\", offset - 2)]
+                        notes: [("the escapes are \\n, \\t, \\r, \\0, \\u{…}, \\\" and \\\\", offset - 2)]
                     )
                 }
             default:
@@ -217,6 +222,33 @@ struct Lexer {
         }
         diagnostics.error("unterminated string literal", at: start, notes: [("add '\"' to close it", offset)])
         return make(.string, String(decoding: value, as: UTF8.self), from: start)
+    }
+
+    /// After `\u`: `{`, one to eight hex digits naming a Unicode scalar, `}`; appends its UTF-8 and
+    /// returns `true`, or returns `false` having read nothing.
+    private mutating func unicodeEscape(into value: inout [UInt8]) -> Bool {
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else { return false }
+        var end = offset + 1
+        var scalarValue: UInt32 = 0
+        while end < bytes.count, end - offset <= 8, let digit = Self.hexValue(bytes[end]) {
+            scalarValue = scalarValue << 4 | digit
+            end += 1
+        }
+        guard end > offset + 1, end < bytes.count, bytes[end] == UInt8(ascii: "}"),
+            let scalar = Unicode.Scalar(scalarValue)
+        else { return false }
+        value.append(contentsOf: Array(String(scalar).utf8))
+        offset = end + 1
+        return true
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+        default: nil
+        }
     }
 
     private mutating func escapedIdentifier(from start: Int, diagnostics: inout DiagnosticSink) -> Token? {

@@ -106,6 +106,6 @@ struct CoreDataBundleTests {
         let error = try #require(result.diagnostics.first { $0.severity == .error })
         #expect(error.path.hasSuffix("Test.xcdatamodel/contents"))
         #expect(error.location?.line == 1)
-        #expect(error.message.hasPrefix("not a well-formed XML file"))
+        #expect(error.message == "</model> does not close <entity>")
     }
 }
