@@ -324,24 +324,12 @@ struct Parser {
         return request
     }
 
-    /// The file offset of each byte of a string literal's decoded text, and of its end, decoding
-    /// as the lexer does: a known escape (`\"`) is two bytes in the file and one in the text, an
-    /// unknown one (already reported) none, and the literal stops at its quote, a new line or the end.
+    /// The file offset of each byte of a string literal's decoded text, and of its end, from the
+    /// same decoder the lexer used, so a predicate's errors point at the right bytes.
     private func stringOffsets(of token: Token) -> [Int] {
-        var offsets: [Int] = []
-        var offset = token.range.start + 1
-        let bytes = file.bytes
-        while offset < bytes.count, bytes[offset] != UInt8(ascii: "\""), bytes[offset] != UInt8(ascii: "\n") {
-            guard bytes[offset] == UInt8(ascii: "\\") else {
-                offsets.append(offset)
-                offset += 1
-                continue
-            }
-            if offset + 1 < bytes.count, "nt\"\\".utf8.contains(bytes[offset + 1]) { offsets.append(offset) }
-            offset += 2
+        file.bytes.withUnsafeBufferPointer { bytes in
+            StringLiteralDecoder.decode(bytes, from: token.range.start + 1, recordingOffsets: true).offsets
         }
-        offsets.append(min(offset, bytes.count))
-        return offsets
     }
 
     /// `lossy User.name "why"` or `lossy Draft`: data the step may drop, accepted on purpose.
