@@ -5,6 +5,10 @@
 /// overflow the stack. After an error the parser skips to the start of the next line (or a
 /// closing brace) and goes on, so one run reports every mistake.
 struct Parser {
+    /// The highest version number, so that every step from one version to the next (`N + 1`),
+    /// and every store's version, fits comfortably in 32 bits.
+    static let maximumVersion = 1_000_000
+
     /// How deeply brackets may nest inside `Codable<…>`.
     static let maximumTypeNesting = 32
 
@@ -715,6 +719,14 @@ struct Parser {
     }
 
     private mutating func expectVersionNumber(diagnostics: inout DiagnosticSink) -> (Int, SourceRange)? {
+        if current.kind == .integer, current.text.contains(where: { $0 != "0" }),
+            Int(current.text).map({ $0 > Self.maximumVersion }) ?? true
+        {
+            diagnostics.error(
+                "version \(current.text) is too high: version numbers go up to \(Self.maximumVersion)",
+                at: current.range.start)
+            return nil
+        }
         guard current.kind == .integer, let version = Int(current.text), version >= 1 else {
             diagnostics.error(
                 "expected a version number (1, 2, 3, …), found \(current.spelling)",
