@@ -71,3 +71,41 @@ struct BoundedCheckTests {
         }
     }
 }
+
+/// Nesting and size limits end in located errors, never a stack overflow.
+struct NestingLimitTests {
+    private static let entity = "model Test version 1\nentity A {\n    x: Int\n}\n"
+
+    @Test func deeplyNestedPredicateListsAreAnError() {
+        let depth = 100_000
+        let text =
+            Self.entity
+            + "request r: A where \"x IN \(String(repeating: "{", count: depth))1\(String(repeating: "}", count: depth))\"\n"
+        let column = 27 + PredicateParser.maximumNesting
+        #expect(
+            diagnose(text) == [
+                "5:\(column): error: the predicate nests more than \(PredicateParser.maximumNesting) levels deep"
+            ])
+    }
+
+    @Test func deeplyNestedParenthesesAndTypesAreAnError() {
+        let depth = 100_000
+        let predicate =
+            Self.entity
+            + "request r: A where \"\(String(repeating: "(", count: depth))x == 1\(String(repeating: ")", count: depth))\"\n"
+        #expect(diagnose(predicate).first?.hasSuffix("the predicate nests more than 64 levels deep") == true)
+        let type =
+            "model Test version 1\nentity A {\n    x: Codable<\(String(repeating: "[", count: depth))Int\(String(repeating: "]", count: depth))>\n}\n"
+        #expect(diagnose(type).first?.hasSuffix("type nested more than 32 levels deep") == true)
+    }
+
+    @Test func anOversizedFileIsRefusedAtItsStart() {
+        let bytes =
+            Array(Self.entity.utf8) + [UInt8](repeating: UInt8(ascii: " "), count: SchemaPipeline.maximumFileSize)
+        let diagnostics = SchemaPipeline.check(SourceFile(path: "Big.v1.model", bytes: bytes)).diagnostics
+        #expect(
+            diagnostics.map(\.description) == [
+                "Big.v1.model:1:1: error: the file is \(bytes.count) bytes; a schema file may hold at most \(SchemaPipeline.maximumFileSize) bytes (16 MiB)"
+            ])
+    }
+}
