@@ -5,6 +5,10 @@
 ///                                                                              └── VersionChecker (across versions, in ModelLoader)
 /// ```
 public enum SchemaPipeline {
+    /// The largest schema file read, in bytes: every check is linear or n·log n, and this keeps
+    /// even those within a couple of seconds.
+    public static let maximumFileSize = 16 * 1024 * 1024
+
     /// Parses and resolves one schema file, reporting every problem in it.
     public static func check(_ file: SourceFile) -> (graph: EntityGraph?, diagnostics: [Diagnostic]) {
         let (graph, sink) = compile(file)
@@ -14,6 +18,12 @@ public enum SchemaPipeline {
     /// Parses and resolves one file, keeping the sink so version checks can add to it.
     static func compile(_ file: SourceFile) -> (EntityGraph?, DiagnosticSink) {
         var sink = DiagnosticSink(file: file)
+        guard file.bytes.count <= maximumFileSize else {
+            sink.error(
+                "the file is \(file.bytes.count) bytes; a schema file may hold at most \(maximumFileSize) bytes (16 MiB)",
+                at: 0)
+            return (nil, sink)
+        }
         if let offset = UTF8Check.firstInvalidOffset(in: file.bytes) {
             sink.error("the file is not valid UTF-8 (byte \(offset)); schema files are UTF-8 text", at: offset)
             return (nil, sink)

@@ -24,9 +24,9 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         /// Where the note points.
         public let location: SourcePosition
 
-        /// Creates a note.
+        /// Creates a note; the message is made safe to print by ``DiagnosticText``.
         public init(message: String, path: String, location: SourcePosition) {
-            self.message = message
+            self.message = DiagnosticText.escaped(message)
             self.path = path
             self.location = location
         }
@@ -43,21 +43,24 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// Hints and related places.
     public let notes: [Note]
 
-    /// Creates a diagnostic.
+    /// Creates a diagnostic; the message is made safe to print by ``DiagnosticText``, so text
+    /// echoed from the input can never move the cursor, reorder the line or flood the terminal.
     public init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
         self.severity = severity
-        self.message = message
+        self.message = DiagnosticText.escaped(message)
         self.path = path
         self.location = location
         self.notes = notes
     }
 
-    /// The diagnostic and its notes, one `path:line:column: severity: message` line each.
+    /// The diagnostic and its notes, one `path:line:column: severity: message` line each. Paths
+    /// come from the file system, which may hold any byte: they are escaped here, when printed.
     public var description: String {
-        let place = location.map { "\(path):\($0)" } ?? path
+        let shownPath = DiagnosticText.escapedPath(path)
+        let place = location.map { "\(shownPath):\($0)" } ?? shownPath
         var lines = ["\(place): \(severity.rawValue): \(message)"]
         for note in notes {
-            lines.append("\(note.path):\(note.location): note: \(note.message)")
+            lines.append("\(DiagnosticText.escapedPath(note.path)):\(note.location): note: \(note.message)")
         }
         return lines.joined(separator: "\n")
     }

@@ -4,7 +4,7 @@ public struct SourceFile: Sendable {
     public let path: String
     /// The file's UTF-8 bytes.
     public let bytes: [UInt8]
-    /// The byte offset at which each line starts.
+    /// The byte offset at which each line starts; a line ends at LF, CR or CRLF.
     private let lineStarts: [Int]
 
     /// Wraps a file's bytes.
@@ -18,10 +18,15 @@ public struct SourceFile: Sendable {
             guard let base = buffer.baseAddress else { return }
             var offset = 0
             while offset < buffer.count {
-                if base[offset] == UInt8(ascii: "\n") {
-                    starts.append(offset + 1)
-                }
+                // LF, CR and CRLF each end one line, as in Swift and in the lexer.
+                let byte = base[offset]
                 offset += 1
+                if byte == UInt8(ascii: "\r"), offset < buffer.count, base[offset] == UInt8(ascii: "\n") {
+                    offset += 1
+                }
+                if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+                    starts.append(offset)
+                }
             }
         }
         lineStarts = starts

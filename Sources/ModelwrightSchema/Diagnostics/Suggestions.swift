@@ -1,40 +1,77 @@
 /// "Did you mean …?" hints: the candidate closest to a misspelt name, when one is close enough.
+///
+/// Bounded whatever the input: a name longer than ``maximumNameLength`` gets no hint, at most
+/// ``maximumCandidates`` candidates are looked at, a candidate whose length alone rules it out
+/// costs nothing, and the edit distance is computed only in a band as wide as the distance
+/// allowed. A 100 KB unknown name among 2,000 entities costs nothing; a name of 64 scalars
+/// costs at most 64 × 43 cells per candidate.
 public enum Suggestions {
+    /// The longest name (in Unicode scalars) that gets a hint.
+    public static let maximumNameLength = 64
+    /// The most candidates looked at for one hint.
+    public static let maximumCandidates = 10_000
+
     /// The closest candidate within an edit distance of a third of the name's length (at least 1,
     /// and less than half the name, so `Y` never suggests `A`), ignoring case; `nil` when nothing
     /// is that close.
     public static func closest(to name: String, among candidates: some Sequence<String>) -> String? {
+        guard name.unicodeScalars.count <= maximumNameLength else { return nil }
         let target = Array(name.lowercased().unicodeScalars)
+        guard !target.isEmpty else { return nil }
         let limit = max(1, target.count / 3)
         var best: (name: String, distance: Int)?
+        var looked = 0
         for candidate in candidates where candidate != name {
-            let distance = editDistance(target, Array(candidate.lowercased().unicodeScalars))
-            if distance <= limit, distance * 2 < target.count, distance < (best?.distance ?? Int.max) {
-                best = (candidate, distance)
-            }
+            looked += 1
+            if looked > maximumCandidates { break }
+            // Cheap before lowercasing: the length difference is a lower bound on the distance.
+            // A scalar is at most 4 UTF-8 bytes, and `utf8.count` costs nothing, so a huge
+            // candidate is not even counted.
+            guard candidate.utf8.count <= 4 * (target.count + limit) else { continue }
+            let length = candidate.unicodeScalars.count
+            guard abs(length - target.count) <= limit else { continue }
+            let bound = min(limit, (best?.distance ?? Int.max) - 1, (target.count - 1) / 2)
+            guard bound >= 0,
+                let distance = editDistance(target, Array(candidate.lowercased().unicodeScalars), atMost: bound)
+            else { continue }
+            best = (candidate, distance)
         }
         return best?.name
     }
 
     /// Edit distance counting insertions, deletions, substitutions and swaps of neighbours
-    /// (optimal string alignment), so `nmae` is one edit from `name`.
-    private static func editDistance(_ lhs: [Unicode.Scalar], _ rhs: [Unicode.Scalar]) -> Int {
-        if lhs.isEmpty { return rhs.count }
-        if rhs.isEmpty { return lhs.count }
-        var twoBack = [Int](repeating: 0, count: rhs.count + 1)
-        var previous = Array(0...rhs.count)
-        var current = [Int](repeating: 0, count: rhs.count + 1)
+    /// (optimal string alignment), so `nmae` is one edit from `name`; `nil` when it is above
+    /// `bound`. Only cells within `bound` of the diagonal are computed, so the cost is
+    /// `lhs.count × (2 × bound + 1)`.
+    static func editDistance(_ lhs: [Unicode.Scalar], _ rhs: [Unicode.Scalar], atMost bound: Int) -> Int? {
+        guard abs(lhs.count - rhs.count) <= bound else { return nil }
+        if lhs.isEmpty || rhs.isEmpty { return max(lhs.count, rhs.count) }
+        let outside = bound + 1
+        var twoBack = [Int](repeating: outside, count: rhs.count + 1)
+        var previous = (0...rhs.count).map { min($0, outside) }
+        var current = [Int](repeating: outside, count: rhs.count + 1)
         for i in 1...lhs.count {
-            current[0] = i
-            for j in 1...rhs.count {
-                let cost = lhs[i - 1] == rhs[j - 1] ? 0 : 1
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-                if i > 1, j > 1, lhs[i - 1] == rhs[j - 2], lhs[i - 2] == rhs[j - 1] {
-                    current[j] = min(current[j], twoBack[j - 2] + 1)
+            let low = max(1, i - bound)
+            let high = min(rhs.count, i + bound)
+            current[0] = min(i, outside)
+            if low > 1 { current[low - 1] = outside }
+            var rowMinimum = current[0]
+            if low <= high {
+                for j in low...high {
+                    let cost = lhs[i - 1] == rhs[j - 1] ? 0 : 1
+                    var cell = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                    if i > 1, j > 1, lhs[i - 1] == rhs[j - 2], lhs[i - 2] == rhs[j - 1] {
+                        cell = min(cell, twoBack[j - 2] + 1)
+                    }
+                    current[j] = min(cell, outside)
+                    rowMinimum = min(rowMinimum, current[j])
                 }
             }
+            if high < rhs.count { current[high + 1] = outside }
+            guard rowMinimum <= bound else { return nil }
             (twoBack, previous, current) = (previous, current, twoBack)
         }
-        return previous[rhs.count]
+        let distance = previous[rhs.count]
+        return distance <= bound ? distance : nil
     }
 }

@@ -13,7 +13,12 @@ public struct EntityGraph: Sendable {
     /// The model's doc comment lines.
     public var doc: [String]
     /// Every entity, in declaration order.
-    public var entities: [Entity]
+    ///
+    /// Setting it rebuilds the index of entities by name, so a change to many entities is best
+    /// made on a copy of the array and assigned once.
+    public var entities: [Entity] {
+        didSet { entityPositions = Self.positions(of: entities) }
+    }
     /// Every enum, in declaration order.
     public var enumerations: [Enumeration]
     /// Every composite type, in declaration order.
@@ -24,17 +29,53 @@ public struct EntityGraph: Sendable {
     public var requests: [Request] = []
     /// Where the header names the model; problems with the whole version point here.
     public var headerRange: SourceRange
+    /// The position of each entity in `entities` by name (the first, if names repeat), so that
+    /// looking one up does not scan them all: every check that follows parents or destinations
+    /// looked entities up that way, cubic in a deep inheritance chain.
+    private var entityPositions: [String: Int]
+
+    /// Creates a graph.
+    init(
+        modelName: String, version: Int, doc: [String], entities: [Entity], enumerations: [Enumeration],
+        composites: [Composite], migration: Migration?, headerRange: SourceRange
+    ) {
+        self.modelName = modelName
+        self.version = version
+        self.doc = doc
+        self.entities = entities
+        self.enumerations = enumerations
+        self.composites = composites
+        self.migration = migration
+        self.headerRange = headerRange
+        self.entityPositions = Self.positions(of: entities)
+    }
+
+    private static func positions(of entities: [Entity]) -> [String: Int] {
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(entities.count)
+        for (index, entity) in entities.enumerated() where positions[entity.name] == nil {
+            positions[entity.name] = index
+        }
+        return positions
+    }
 
     /// The entity with the given name.
     public func entity(named name: String) -> Entity? {
-        entities.first { $0.name == name }
+        entityPositions[name].map { entities[$0] }
     }
 
-    /// The entity's ancestors, nearest first.
+    /// The position in `entities` of the entity with the given name.
+    func position(of name: String) -> Int? {
+        entityPositions[name]
+    }
+
+    /// The entity's ancestors, nearest first; stops before any entity already seen, so a cycle
+    /// (which the graph builder reports and breaks) cannot make it loop.
     public func ancestors(of entity: Entity) -> [Entity] {
         var result: [Entity] = []
+        var seen: Set<String> = [entity.name]
         var next = entity.parent.flatMap(self.entity(named:))
-        while let parent = next, !result.contains(where: { $0.name == parent.name }), parent.name != entity.name {
+        while let parent = next, seen.insert(parent.name).inserted {
             result.append(parent)
             next = parent.parent.flatMap(self.entity(named:))
         }

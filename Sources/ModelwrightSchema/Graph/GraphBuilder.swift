@@ -81,13 +81,23 @@ struct GraphBuilder {
         }
         graph.entities = resolveInParallel(entityDeclarations)
         checkInheritance(entityDeclarations, in: &graph)
-        for (index, declaration) in entityDeclarations.enumerated() {
-            // Mutating a copy: `&graph.entities[index]` beside `in: graph` would copy every entity each time.
-            var entity = graph.entities[index]
-            checkInheritedDuplicates(of: entity, declaration: declaration, in: graph)
-            resolveEntityAnnotations(declaration, entity: &entity, in: graph)
-            graph.entities[index] = entity
+        // Parents before children, with what each inherits kept as the walk goes: linear in the
+        // number of properties however deep the inheritance. Changes go to a copy of the array,
+        // assigned once, since assigning rebuilds the graph's index by name.
+        var entities = graph.entities
+        var inherited = InheritedMembers()
+        let parents = entities.map { entity in entity.parent.flatMap(graph.position(of:)) }
+        for step in InheritedMembers.walk(parents: parents) {
+            switch step {
+            case .enter(let index):
+                checkInheritedDuplicates(entityDeclarations[index], inherited: inherited)
+                inherited.enter(entities[index])
+                resolveEntityAnnotations(entityDeclarations[index], entity: &entities[index], visible: inherited)
+            case .leave(let index):
+                inherited.leave(entities[index])
+            }
         }
+        graph.entities = entities
         InverseResolver.resolve(
             &graph,
             explicitInverses: explicitInverses,
@@ -592,6 +602,8 @@ struct GraphBuilder {
     // MARK: - Inheritance and entity annotations
 
     private mutating func checkInheritance(_ declarations: [AST.Entity], in graph: inout EntityGraph) {
+        var entities = graph.entities
+        defer { graph.entities = entities }
         for (index, declaration) in declarations.enumerated() {
             guard let parent = declaration.parent else { continue }
             switch types[parent.text] {
@@ -604,47 +616,45 @@ struct GraphBuilder {
                     at: parent.range.start,
                     notes: suggestion.map { [("did you mean '\($0)'?", parent.range.start)] } ?? []
                 )
-                graph.entities[index].parent = nil
+                entities[index].parent = nil
             case .enumeration?, .composite?:
                 diagnostics.error(
                     "'\(parent.text)' is not an entity; an entity can only inherit from an entity",
                     at: parent.range.start
                 )
-                graph.entities[index].parent = nil
+                entities[index].parent = nil
             }
         }
-        // A cycle: following parents from an entity comes back to it.
-        for (index, declaration) in declarations.enumerated() {
-            var visited: Set<String> = [declaration.name.text]
-            var next = graph.entities[index].parent
-            while let name = next {
-                if visited.contains(name) {
-                    if name == declaration.name.text, let parent = declaration.parent {
-                        diagnostics.error(
-                            "inheritance cycle: '\(declaration.name.text)' inherits from itself through '\(parent.text)'",
-                            at: parent.range.start
-                        )
-                        graph.entities[index].parent = nil
-                    }
-                    break
-                }
-                visited.insert(name)
-                next = graph.entity(named: name)?.parent
+        // A cycle: following parents from an entity comes back to it. Each entity is walked
+        // through once: a path ends at an entity already finished, or at one on the path itself,
+        // which closes a cycle; the cycle's first entity in declaration order is reported.
+        let parents = entities.map { entity in entity.parent.flatMap(graph.position(of:)) }
+        var state = [UInt8](repeating: 0, count: entities.count)  // 0 new, 1 on the path, 2 finished
+        for start in entities.indices where state[start] == 0 {
+            var path: [Int] = []
+            var next: Int? = start
+            while let index = next, state[index] == 0 {
+                state[index] = 1
+                path.append(index)
+                next = parents[index]
             }
+            if let index = next, state[index] == 1, let cycleStart = path.firstIndex(of: index),
+                let first = path[cycleStart...].min(), let parent = declarations[first].parent
+            {
+                diagnostics.error(
+                    "inheritance cycle: '\(declarations[first].name.text)' inherits from itself through '\(parent.text)'",
+                    at: parent.range.start
+                )
+                entities[first].parent = nil
+            }
+            for index in path { state[index] = 2 }
         }
     }
 
-    private mutating func checkInheritedDuplicates(
-        of entity: EntityGraph.Entity, declaration: AST.Entity, in graph: EntityGraph
-    ) {
-        var inherited: [String: String] = [:]
-        for ancestor in graph.ancestors(of: entity) {
-            for name in ancestor.attributes.map(\.name) + ancestor.relationships.map(\.name) {
-                inherited[name] = inherited[name] ?? ancestor.name
-            }
-        }
+    /// Reports the entity's properties that an ancestor already declares.
+    private mutating func checkInheritedDuplicates(_ declaration: AST.Entity, inherited: InheritedMembers) {
         for property in declaration.properties {
-            if let owner = inherited[property.name.text] {
+            if let owner = inherited.nearestOwner(of: property.name.text) {
                 diagnostics.error(
                     "property '\(property.name.text)' is already inherited from '\(owner)'",
                     at: property.name.range.start
@@ -653,14 +663,12 @@ struct GraphBuilder {
         }
     }
 
+    /// Resolves `@renamed`, `@unique`, `@index`, `@sort` and the Core Data annotations of an
+    /// entity; `visible` holds the entity's own and inherited properties.
     private mutating func resolveEntityAnnotations(
-        _ declaration: AST.Entity, entity: inout EntityGraph.Entity, in graph: EntityGraph
+        _ declaration: AST.Entity, entity: inout EntityGraph.Entity, visible: InheritedMembers
     ) {
-        // Most entities have no annotations: gathering their inherited properties cost as much as
-        // the rest of the serial part of building a large graph.
         guard !declaration.annotations.isEmpty else { return }
-        let attributes = graph.allAttributes(of: entity)
-        let relationships = graph.allRelationships(of: entity)
         var renameSeen = false
         var coreDataSeen = false
         for annotation in declaration.annotations {
@@ -681,7 +689,7 @@ struct GraphBuilder {
             case "unique", "index", "sort":
                 guard let arguments = annotation.arguments, !arguments.isEmpty else {
                     diagnostics.error(
-                        "'@\(name)' on an entity lists properties, as in '@\(name)(\(attributes.first?.name ?? "name"))'",
+                        "'@\(name)' on an entity lists properties, as in '@\(name)(\(visible.firstAttributeName ?? "name"))'",
                         at: annotation.range.start
                     )
                     continue
@@ -709,8 +717,7 @@ struct GraphBuilder {
                     }
                     guard
                         checkConstraintMember(
-                            property, annotation: name, entity: entity, attributes: attributes,
-                            relationships: relationships)
+                            property, annotation: name, entity: entity, visible: visible)
                     else { continue }
                     if names.contains(property.text) {
                         diagnostics.error("'\(property.text)' is listed twice in '@\(name)'", at: property.range.start)
@@ -750,10 +757,10 @@ struct GraphBuilder {
         _ property: AST.Name,
         annotation: String,
         entity: EntityGraph.Entity,
-        attributes: [EntityGraph.Attribute],
-        relationships: [EntityGraph.Relationship]
+        visible: InheritedMembers
     ) -> Bool {
-        if let attribute = attributes.first(where: { $0.name == property.text }) {
+        switch visible.member(named: property.text) {
+        case .attribute(let attribute)?:
             switch attribute.type {
             case .composite, .codable:
                 diagnostics.error(
@@ -764,8 +771,7 @@ struct GraphBuilder {
             default:
                 return true
             }
-        }
-        if let relationship = relationships.first(where: { $0.name == property.text }) {
+        case .relationship(let relationship)?:
             if relationship.cardinality == .toMany {
                 diagnostics.error(
                     "'@\(annotation)' cannot use the to-many relationship '\(property.text)'; only attributes and to-one relationships have a column",
@@ -779,9 +785,12 @@ struct GraphBuilder {
                 return false
             }
             return true
+        case nil:
+            break
         }
-        let suggestion = Suggestions.closest(
-            to: property.text, among: attributes.map(\.name) + relationships.map(\.name))
+        // Only while errors are still reported: the names cost as much as the entity inherits.
+        let suggestion =
+            diagnostics.isFull ? nil : Suggestions.closest(to: property.text, among: visible.names.sorted())
         diagnostics.error(
             "'@\(annotation)' names '\(property.text)', which is not a property of '\(entity.name)'",
             at: property.range.start,

@@ -17,7 +17,9 @@ enum InverseResolver {
     ) {
         var resolved: [Key: Key] = [:]
         var failed: Set<Key> = []
-        for entity in graph.entities {
+        for entity in graph.entities where !entity.relationships.isEmpty {
+            // Only for entities with relationships: walking every entity's ancestors was quadratic
+            // in a deep inheritance chain.
             let sourceFamily = Set([entity.name] + graph.ancestors(of: entity).map(\.name))
             for relationship in entity.relationships {
                 let key = Key(entity: entity.name, relationship: relationship.name)
@@ -99,12 +101,23 @@ enum InverseResolver {
                 }
             }
         }
-        // Both sides must agree, and no relationship can be the inverse of two others.
+        // Both sides must agree, and no relationship can be the inverse of two others. Changes go
+        // to a copy of the entities, found by a map built once and assigned once.
+        var positions: [Key: (entity: Int, relationship: Int)] = [:]
+        for (entityIndex, entity) in graph.entities.enumerated() {
+            for (index, relationship) in entity.relationships.enumerated() {
+                let key = Key(entity: entity.name, relationship: relationship.name)
+                if positions[key] == nil { positions[key] = (entityIndex, index) }
+            }
+        }
+        var entities = graph.entities
+        defer { graph.entities = entities }
         var claimedBy: [Key: Key] = [:]
         for (key, inverse) in resolved.sorted(by: {
             ($0.key.entity, $0.key.relationship) < ($1.key.entity, $1.key.relationship)
         }) {
-            guard let location = range(of: key, in: graph) else { continue }
+            guard let position = positions[key] else { continue }
+            let location = entities[position.entity].relationships[position.relationship].range
             if let other = claimedBy[inverse] {
                 diagnostics.error(
                     "'\(inverse.entity).\(inverse.relationship)' is the inverse of both '\(other.entity).\(other.relationship)' and '\(key.entity).\(key.relationship)'",
@@ -123,7 +136,7 @@ enum InverseResolver {
                 continue
             }
             if failed.contains(inverse) { continue }
-            set(inverse: inverse.relationship, on: key, in: &graph)
+            entities[position.entity].relationships[position.relationship].inverse = inverse.relationship
         }
     }
 
@@ -159,16 +172,5 @@ enum InverseResolver {
             at: named.range.start,
             notes: notes
         )
-    }
-
-    private static func range(of key: Key, in graph: EntityGraph) -> SourceRange? {
-        graph.entity(named: key.entity)?.relationships.first { $0.name == key.relationship }?.range
-    }
-
-    private static func set(inverse: String, on key: Key, in graph: inout EntityGraph) {
-        guard let entityIndex = graph.entities.firstIndex(where: { $0.name == key.entity }),
-            let index = graph.entities[entityIndex].relationships.firstIndex(where: { $0.name == key.relationship })
-        else { return }
-        graph.entities[entityIndex].relationships[index].inverse = inverse
     }
 }

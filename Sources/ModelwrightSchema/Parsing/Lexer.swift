@@ -77,8 +77,10 @@ struct Lexer {
 
     private static let byteClasses: [ByteClass] = (0...255).map { (byte: UInt8) -> ByteClass in
         switch byte {
-        case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): .space
-        case UInt8(ascii: "\n"): .newline
+        case UInt8(ascii: " "), UInt8(ascii: "\t"): .space
+        // Swift ends a line at LF, CR and CRLF; so does the schema language, or a comment that
+        // looks whole here could end early in the generated Swift and let the rest run as code.
+        case UInt8(ascii: "\n"), UInt8(ascii: "\r"): .newline
         case UInt8(ascii: "/"): .slash
         case UInt8(ascii: "\""): .quote
         case UInt8(ascii: "`"): .backtick
@@ -138,7 +140,7 @@ struct Lexer {
             case .slash where peek(1) == UInt8(ascii: "/"):
                 let isDoc = peek(2) == UInt8(ascii: "/") && peek(3) != UInt8(ascii: "/")
                 let textStart = offset + 3
-                while offset < bytes.count, bytes[offset] != UInt8(ascii: "\n") {
+                while offset < bytes.count, bytes[offset] != UInt8(ascii: "\n"), bytes[offset] != UInt8(ascii: "\r") {
                     offset += 1
                 }
                 if isDoc {
@@ -183,72 +185,14 @@ struct Lexer {
         diagnostics.error("unterminated '/*' comment", at: start, notes: [("add '*/' to close it", offset)])
     }
 
+    /// A string literal, decoded by ``StringLiteralDecoder``; its problems are reported here.
     private mutating func stringLiteral(from start: Int, diagnostics: inout DiagnosticSink) -> Token? {
-        var value: [UInt8] = []
-        while offset < bytes.count {
-            let byte = bytes[offset]
-            offset += 1
-            switch byte {
-            case UInt8(ascii: "\""):
-                return make(.string, String(decoding: value, as: UTF8.self), from: start)
-            case UInt8(ascii: "\n"):
-                offset -= 1
-                diagnostics.error(
-                    "unterminated string literal", at: start, notes: [("add '\"' before the line ends", offset)])
-                return make(.string, String(decoding: value, as: UTF8.self), from: start)
-            case UInt8(ascii: "\\"):
-                guard offset < bytes.count else { break }
-                let escaped = bytes[offset]
-                offset += 1
-                switch escaped {
-                case UInt8(ascii: "n"): value.append(UInt8(ascii: "\n"))
-                case UInt8(ascii: "t"): value.append(UInt8(ascii: "\t"))
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): value.append(escaped)
-                // `\r`, `\0` and `\u{…}`, as in Swift: what the Core Data import writes for characters
-                // a string must not hold raw (SchemaText).
-                case UInt8(ascii: "r"): value.append(0x0D)
-                case UInt8(ascii: "0"): value.append(0)
-                case UInt8(ascii: "u") where unicodeEscape(into: &value): break
-                default:
-                    diagnostics.error(
-                        "unknown escape sequence '\\\(Self.printable(escaped))' in string literal",
-                        at: offset - 2,
-                        notes: [("the escapes are \\n, \\t, \\r, \\0, \\u{…}, \\\" and \\\\", offset - 2)]
-                    )
-                }
-            default:
-                value.append(byte)
-            }
+        let decoded = StringLiteralDecoder.decode(bytes, from: offset, recordingOffsets: false)
+        for problem in decoded.problems {
+            diagnostics.error(problem.message, at: problem.offset, notes: problem.notes)
         }
-        diagnostics.error("unterminated string literal", at: start, notes: [("add '\"' to close it", offset)])
-        return make(.string, String(decoding: value, as: UTF8.self), from: start)
-    }
-
-    /// After `\u`: `{`, one to eight hex digits naming a Unicode scalar, `}`; appends its UTF-8 and
-    /// returns `true`, or returns `false` having read nothing.
-    private mutating func unicodeEscape(into value: inout [UInt8]) -> Bool {
-        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else { return false }
-        var end = offset + 1
-        var scalarValue: UInt32 = 0
-        while end < bytes.count, end - offset <= 8, let digit = Self.hexValue(bytes[end]) {
-            scalarValue = scalarValue << 4 | digit
-            end += 1
-        }
-        guard end > offset + 1, end < bytes.count, bytes[end] == UInt8(ascii: "}"),
-            let scalar = Unicode.Scalar(scalarValue)
-        else { return false }
-        value.append(contentsOf: Array(String(scalar).utf8))
-        offset = end + 1
-        return true
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
+        offset = decoded.end
+        return make(.string, String(decoding: decoded.value, as: UTF8.self), from: start)
     }
 
     private mutating func escapedIdentifier(from start: Int, diagnostics: inout DiagnosticSink) -> Token? {
@@ -341,11 +285,6 @@ struct Lexer {
 
     private static func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-    }
-
-    /// The byte as itself when it is printable ASCII, otherwise as `U+XXXX`.
-    private static func printable(_ byte: UInt8) -> String {
-        byte >= 0x21 && byte < 0x7F ? String(UnicodeScalar(byte)) : describe(byte)
     }
 
     private static func describe(_ byte: UInt8) -> String {

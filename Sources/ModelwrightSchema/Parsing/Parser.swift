@@ -5,6 +5,10 @@
 /// overflow the stack. After an error the parser skips to the start of the next line (or a
 /// closing brace) and goes on, so one run reports every mistake.
 struct Parser {
+    /// The highest version number, so that every step from one version to the next (`N + 1`),
+    /// and every store's version, fits comfortably in 32 bits.
+    static let maximumVersion = 1_000_000
+
     /// How deeply brackets may nest inside `Codable<…>`.
     static let maximumTypeNesting = 32
 
@@ -324,24 +328,12 @@ struct Parser {
         return request
     }
 
-    /// The file offset of each byte of a string literal's decoded text, and of its end, decoding
-    /// as the lexer does: a known escape (`\"`) is two bytes in the file and one in the text, an
-    /// unknown one (already reported) none, and the literal stops at its quote, a new line or the end.
+    /// The file offset of each byte of a string literal's decoded text, and of its end, from the
+    /// same decoder the lexer used, so a predicate's errors point at the right bytes.
     private func stringOffsets(of token: Token) -> [Int] {
-        var offsets: [Int] = []
-        var offset = token.range.start + 1
-        let bytes = file.bytes
-        while offset < bytes.count, bytes[offset] != UInt8(ascii: "\""), bytes[offset] != UInt8(ascii: "\n") {
-            guard bytes[offset] == UInt8(ascii: "\\") else {
-                offsets.append(offset)
-                offset += 1
-                continue
-            }
-            if offset + 1 < bytes.count, "nt\"\\".utf8.contains(bytes[offset + 1]) { offsets.append(offset) }
-            offset += 2
+        file.bytes.withUnsafeBufferPointer { bytes in
+            StringLiteralDecoder.decode(bytes, from: token.range.start + 1, recordingOffsets: true).offsets
         }
-        offsets.append(min(offset, bytes.count))
-        return offsets
     }
 
     /// `lossy User.name "why"` or `lossy Draft`: data the step may drop, accepted on purpose.
@@ -727,6 +719,14 @@ struct Parser {
     }
 
     private mutating func expectVersionNumber(diagnostics: inout DiagnosticSink) -> (Int, SourceRange)? {
+        if current.kind == .integer, current.text.contains(where: { $0 != "0" }),
+            Int(current.text).map({ $0 > Self.maximumVersion }) ?? true
+        {
+            diagnostics.error(
+                "version \(current.text) is too high: version numbers go up to \(Self.maximumVersion)",
+                at: current.range.start)
+            return nil
+        }
         guard current.kind == .integer, let version = Int(current.text), version >= 1 else {
             diagnostics.error(
                 "expected a version number (1, 2, 3, …), found \(current.spelling)",

@@ -242,7 +242,8 @@ struct PredicateParser {
             advance()
             var elements: [AST.Operand] = []
             while current.kind != .symbol("}") {
-                elements.append(try parseOperand().operand)
+                // Lists nest like parentheses, and count towards the same limit.
+                elements.append(try nested { parser throws(Failure) in try parser.parseOperand() }.operand)
                 if current.kind == .symbol(",") {
                     advance()
                 } else if current.kind != .symbol("}") {

@@ -149,8 +149,18 @@ public enum ModelLoader {
     ) -> [Diagnostic] {
         var missing: [Diagnostic] = []
         let lockPath = (folder.hasSuffix("/") ? folder : folder + "/") + LockFile.fileName
+        // By number, not a search per frozen version: a lock file may list any number of them.
+        var indexByNumber: [Int: Int] = [:]
+        for (index, version) in versions.enumerated() {
+            indexByNumber[version.number] = indexByNumber[version.number] ?? index
+        }
+        var unreported = 0
         for frozen in lock.frozen {
-            guard let index = versions.firstIndex(where: { $0.number == frozen.version }) else {
+            guard let index = indexByNumber[frozen.version] else {
+                guard missing.count < DiagnosticSink.errorLimit else {
+                    unreported += 1
+                    continue
+                }
                 missing.append(
                     Diagnostic(
                         severity: .error,
@@ -172,6 +182,13 @@ public enum ModelLoader {
                     )
                 ]
             )
+        }
+        if unreported > 0 {
+            missing.append(
+                Diagnostic(
+                    severity: .error,
+                    message: "\(unreported) more frozen versions have no file; stopped reporting them",
+                    path: lockPath, location: nil))
         }
         return missing
     }

@@ -6,6 +6,7 @@ public enum NewVersion {
     /// described the step *into* version N removed (`@renamed(from:)` annotations and the
     /// `migration from` block with its doc comment), since the new step starts with no changes.
     public static func text(after version: ModelVersion) throws -> String {
+        guard version.number < Parser.maximumVersion else { throw VersionLimitReached(version: version.number) }
         let data = try Data(contentsOf: URL(fileURLWithPath: version.path))
         var bytes = [UInt8](data)
         let graph = version.graph
@@ -31,12 +32,22 @@ public enum NewVersion {
                 start = previous
             }
             var end = migration.range.end
-            while end < bytes.count, bytes[end] == UInt8(ascii: "\n") || bytes[end] == UInt8(ascii: " ") { end += 1 }
+            while end < bytes.count,
+                bytes[end] == UInt8(ascii: "\n") || bytes[end] == UInt8(ascii: "\r") || bytes[end] == UInt8(ascii: " ")
+            { end += 1 }
             removals.append(start..<end)
         }
-        for range in removals.sorted(by: { $0.lowerBound > $1.lowerBound }) {
-            bytes.removeSubrange(range)
+        // One pass that copies what is kept: removing the ranges one by one moved the rest of
+        // the file each time, quadratic in a file with many '@renamed'.
+        var kept: [UInt8] = []
+        kept.reserveCapacity(bytes.count)
+        var next = 0
+        for range in removals.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.upperBound > next {
+            kept.append(contentsOf: bytes[next..<max(next, range.lowerBound)])
+            next = range.upperBound
         }
+        kept.append(contentsOf: bytes[min(next, bytes.count)...])
+        bytes = kept
         var text = String(decoding: bytes, as: UTF8.self)
         if !text.hasSuffix("\n") { text += "\n" }
         // The header, `model Name version N`, comes before everything removed, so its offset holds.
@@ -58,7 +69,21 @@ public enum NewVersion {
 
     private static func lineStart(of offset: Int, in bytes: [UInt8]) -> Int {
         var index = offset
-        while index > 0, bytes[index - 1] != UInt8(ascii: "\n") { index -= 1 }
+        while index > 0, bytes[index - 1] != UInt8(ascii: "\n"), bytes[index - 1] != UInt8(ascii: "\r") { index -= 1 }
         return index
     }
+}
+
+/// Why no version can follow the given one: it has the highest number a version may have.
+public struct VersionLimitReached: LocalizedError, CustomStringConvertible {
+    /// The current version's number.
+    public let version: Int
+
+    /// The message, for people.
+    public var description: String {
+        "version \(version) is the highest a model may have (\(Parser.maximumVersion)); no version can follow it"
+    }
+
+    /// The message, as Foundation's error reporting asks for it.
+    public var errorDescription: String? { description }
 }

@@ -40,15 +40,10 @@ enum VersionChecker {
             }
             seen[graph.version] = file.path
         }
-        let numbers = Set(versions.map(\.graph.version))
-        if isComplete, let newest = numbers.max() {
-            let missing = (1...newest).filter { !numbers.contains($0) }
-            if !missing.isEmpty, let last = versions.indices.last {
-                sinks[last].error(
-                    "version\(missing.count > 1 ? "s" : "") \(missing.map(String.init).joined(separator: ", ")) of '\(first.modelName)' \(missing.count > 1 ? "are" : "is") missing: versions are numbered 1, 2, 3, … without gaps",
-                    at: versions[last].graph.headerRange.start
-                )
-            }
+        if isComplete, let last = versions.indices.last,
+            let message = missingVersionsMessage(Set(versions.map(\.graph.version)), model: first.modelName)
+        {
+            sinks[last].error(message, at: versions[last].graph.headerRange.start)
         }
         for index in versions.indices {
             let graph = versions[index].graph
@@ -63,6 +58,30 @@ enum VersionChecker {
         }
         return sinks
     }
+
+    /// The error for the gaps in `numbers` (1 up to the highest), as ranges: `versions 2–5, 7 of
+    /// 'M' are missing`. Walks the versions that exist, never the numbers between them, so a
+    /// folder holding versions 1 and 1,000,000 costs as much as one holding 1 and 3. At most
+    /// ``maximumListedGaps`` gaps are listed, then how many more there are.
+    static func missingVersionsMessage(_ numbers: Set<Int>, model: String) -> String? {
+        var gaps: [ClosedRange<Int>] = []
+        var expected = 1
+        for number in numbers.sorted() where number >= 1 {
+            if number > expected { gaps.append(expected...(number - 1)) }
+            expected = number + 1
+        }
+        guard !gaps.isEmpty else { return nil }
+        let count = gaps.reduce(0) { $0 + $1.count }
+        var listed = gaps.prefix(maximumListedGaps).map { gap in
+            gap.count == 1 ? "\(gap.lowerBound)" : "\(gap.lowerBound)–\(gap.upperBound)"
+        }.joined(separator: ", ")
+        if gaps.count > maximumListedGaps { listed += " and \(gaps.count - maximumListedGaps) more gaps" }
+        return
+            "version\(count > 1 ? "s" : "") \(listed) of '\(model)' \(count > 1 ? "are" : "is") missing: versions are numbered 1, 2, 3, … without gaps"
+    }
+
+    /// The most gaps the missing-versions error lists.
+    static let maximumListedGaps = 20
 
     private static func checkMigration(_ graph: EntityGraph, sink: inout DiagnosticSink) {
         guard let migration = graph.migration else { return }

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import ModelwrightSchema
+
+/// Checks stay linear (or n·log n) in the input: inputs here are big enough that a quadratic or
+/// cubic pass would take minutes, so a regression shows as a test that does not finish.
+struct BoundedCheckTests {
+    /// `model Test version 1` and a chain E0 ← E1 ← … of `depth` entities, each with one property.
+    private static func chain(depth: Int, extra: (Int) -> String = { _ in "" }) -> String {
+        var text = "model Test version 1\nentity E0 {\n    p0: Int\n\(extra(0))}\n"
+        for index in 1..<depth {
+            text += "entity E\(index): E\(index - 1) {\n    p\(index): Int\n\(extra(index))}\n"
+        }
+        return text
+    }
+
+    @Test func aDeepInheritanceChainIsBuiltInLinearTime() throws {
+        let depth = 5_000
+        let graph = try graph(Self.chain(depth: depth) { index in index % 2 == 1 ? "    @index(p0, p\(index))\n" : "" })
+        #expect(graph.entities.count == depth)
+        let deepest = try #require(graph.entity(named: "E\(depth - 1)"))
+        #expect(graph.ancestors(of: deepest).count == depth - 1)
+        #expect(graph.entities[depth - 1].indexes == [["p0", "p\(depth - 1)"]])
+    }
+
+    @Test func inheritedDuplicatesAndUnknownMembersInADeepChainAreReported() {
+        let depth = 5_000
+        let lines = diagnose(
+            Self.chain(depth: depth) { index in
+                index == depth - 1 ? "    p7: Int\n    @unique(missing)\n" : ""
+            })
+        #expect(
+            lines == [
+                "\(3 * depth + 1):5: error: property 'p7' is already inherited from 'E7'",
+                "\(3 * depth + 2):13: error: '@unique' names 'missing', which is not a property of 'E\(depth - 1)'",
+            ])
+    }
+
+    @Test func aLongInheritanceCycleIsReportedOnce() {
+        let depth = 5_000
+        var text = Self.chain(depth: depth)
+        text = text.replacingOccurrences(of: "entity E0 {", with: "entity E0: E\(depth - 1) {")
+        #expect(diagnose(text) == ["2:12: error: inheritance cycle: 'E0' inherits from itself through 'E\(depth - 1)'"])
+    }
+
+    @Test func theWalkVisitsParentsBeforeChildrenWhateverTheShape() {
+        var random = SplitMix(state: 5)
+        for _ in 0..<500 {
+            let count = Int.random(in: 0...40, using: &random)
+            let parents: [Int?] = (0..<count).map { _ in
+                Bool.random(using: &random) ? nil : Int.random(in: 0..<max(1, count), using: &random)
+            }
+            let steps = InheritedMembers.walk(parents: parents)
+            var entered = Set<Int>()
+            var open: [Int] = []
+            for step in steps {
+                switch step {
+                case .enter(let index):
+                    #expect(entered.insert(index).inserted)
+                    if let parent = parents[index], parent != index, open.contains(parent) {
+                        #expect(open.last == parent)
+                    }
+                    open.append(index)
+                case .leave(let index):
+                    #expect(open.popLast() == index)
+                }
+            }
+            #expect(entered.count == count)
+            #expect(open.isEmpty)
+        }
+    }
+}
+
+/// Nesting and size limits end in located errors, never a stack overflow.
+struct NestingLimitTests {
+    private static let entity = "model Test version 1\nentity A {\n    x: Int\n}\n"
+
+    @Test func deeplyNestedPredicateListsAreAnError() {
+        let depth = 100_000
+        let text =
+            Self.entity
+            + "request r: A where \"x IN \(String(repeating: "{", count: depth))1\(String(repeating: "}", count: depth))\"\n"
+        let column = 27 + PredicateParser.maximumNesting
+        #expect(
+            diagnose(text) == [
+                "5:\(column): error: the predicate nests more than \(PredicateParser.maximumNesting) levels deep"
+            ])
+    }
+
+    @Test func deeplyNestedParenthesesAndTypesAreAnError() {
+        let depth = 100_000
+        let predicate =
+            Self.entity
+            + "request r: A where \"\(String(repeating: "(", count: depth))x == 1\(String(repeating: ")", count: depth))\"\n"
+        #expect(diagnose(predicate).first?.hasSuffix("the predicate nests more than 64 levels deep") == true)
+        let type =
+            "model Test version 1\nentity A {\n    x: Codable<\(String(repeating: "[", count: depth))Int\(String(repeating: "]", count: depth))>\n}\n"
+        #expect(diagnose(type).first?.hasSuffix("type nested more than 32 levels deep") == true)
+    }
+
+    @Test func anOversizedFileIsRefusedAtItsStart() {
+        let bytes =
+            Array(Self.entity.utf8) + [UInt8](repeating: UInt8(ascii: " "), count: SchemaPipeline.maximumFileSize)
+        let diagnostics = SchemaPipeline.check(SourceFile(path: "Big.v1.model", bytes: bytes)).diagnostics
+        #expect(
+            diagnostics.map(\.description) == [
+                "Big.v1.model:1:1: error: the file is \(bytes.count) bytes; a schema file may hold at most \(SchemaPipeline.maximumFileSize) bytes (16 MiB)"
+            ])
+    }
+}

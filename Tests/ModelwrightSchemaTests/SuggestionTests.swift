@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import ModelwrightSchema
+
+/// "Did you mean" hints are bounded and agree with the plain, unbounded search.
+struct SuggestionTests {
+    /// The full optimal-string-alignment distance, the reference the banded one must match.
+    private static func referenceDistance(_ lhs: [Unicode.Scalar], _ rhs: [Unicode.Scalar]) -> Int {
+        if lhs.isEmpty { return rhs.count }
+        if rhs.isEmpty { return lhs.count }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: rhs.count + 1), count: lhs.count + 1)
+        for i in 0...lhs.count { table[i][0] = i }
+        for j in 0...rhs.count { table[0][j] = j }
+        for i in 1...lhs.count {
+            for j in 1...rhs.count {
+                let cost = lhs[i - 1] == rhs[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, lhs[i - 1] == rhs[j - 2], lhs[i - 2] == rhs[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[lhs.count][rhs.count]
+    }
+
+    /// The search as it was before it was bounded.
+    private static func referenceClosest(to name: String, among candidates: [String]) -> String? {
+        let target = Array(name.lowercased().unicodeScalars)
+        let limit = max(1, target.count / 3)
+        var best: (name: String, distance: Int)?
+        for candidate in candidates where candidate != name {
+            let distance = referenceDistance(target, Array(candidate.lowercased().unicodeScalars))
+            if distance <= limit, distance * 2 < target.count, distance < (best?.distance ?? Int.max) {
+                best = (candidate, distance)
+            }
+        }
+        return best?.name
+    }
+
+    private static func word(_ random: inout SplitMix, maximum: Int) -> String {
+        let letters = Array("abcAB_é".unicodeScalars)
+        var scalars = String.UnicodeScalarView()
+        for _ in 0..<Int.random(in: 0...maximum, using: &random) {
+            scalars.append(letters[Int.random(in: 0..<letters.count, using: &random)])
+        }
+        return String(scalars)
+    }
+
+    @Test func theBandedDistanceMatchesTheFullOne() {
+        var random = SplitMix(state: 31)
+        for _ in 0..<5_000 {
+            let lhs = Array(Self.word(&random, maximum: 12).unicodeScalars)
+            let rhs = Array(Self.word(&random, maximum: 12).unicodeScalars)
+            let bound = Int.random(in: 0...6, using: &random)
+            let full = Self.referenceDistance(lhs, rhs)
+            #expect(Suggestions.editDistance(lhs, rhs, atMost: bound) == (full <= bound ? full : nil))
+        }
+    }
+
+    @Test func theBoundedSearchFindsWhatTheFullSearchFinds() {
+        var random = SplitMix(state: 32)
+        for _ in 0..<2_000 {
+            let name = Self.word(&random, maximum: 10)
+            let candidates = (0..<Int.random(in: 0...8, using: &random)).map { _ in Self.word(&random, maximum: 10) }
+            #expect(
+                Suggestions.closest(to: name, among: candidates) == Self.referenceClosest(to: name, among: candidates),
+                "\(name) among \(candidates)")
+        }
+    }
+
+    @Test func aHugeUnknownNameAmongManyEntitiesGetsNoHint() {
+        // Unbounded, this took most of a minute: 100 KB against 2,000 names of a similar size.
+        let name = String(repeating: "Q", count: 100_000)
+        let entities = (0..<2_000).map { "entity E\($0) {\n    x: Int\n}" }.joined(separator: "\n")
+        let text = "model Test version 1\n\(entities)\nentity Z {\n    y: \(name)\n}\n"
+        let lines = diagnose(text)
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("6003:8: error: unknown type 'QQQ") == true)
+        let long = (0..<2_000).map { _ in String(repeating: "Q", count: 50_000) }
+        #expect(Suggestions.closest(to: String(repeating: "Q", count: 60), among: long) == nil)
+        #expect(Suggestions.closest(to: name, among: [name + "x"]) == nil)
+    }
+}
