@@ -49,4 +49,59 @@ enum GeneratedCodeTypeChecker {
         process.waitUntilExit()
         return Result(status: process.terminationStatus, errors: String(decoding: output, as: UTF8.self))
     }
+
+    /// The runtime's compiled objects, which a program built from generated code links.
+    static let runtimeObjects: [URL]? = modules.flatMap { modules in
+        let folder = modules.deletingLastPathComponent().appendingPathComponent("Modelwright.build")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let objects = names.filter { $0.hasSuffix(".o") }.sorted().map { folder.appendingPathComponent($0) }
+        return objects.isEmpty ? nil : objects
+    }
+
+    /// Generates the model in the folder `model`, builds it with `main` as the program's entry
+    /// file (with `-warnings-as-errors`, linking the runtime this build produced) and runs it.
+    /// - Returns: what the program printed, or the compiler's errors when it did not compile.
+    static func run(main: String, model path: String) throws -> (compiled: Bool, output: String) {
+        guard let modules, let runtimeObjects else { throw ModulesNotFound() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        guard let model = ModelLoader.load(path: path).model else { throw GeneratorError.noModel(path) }
+        let files = try GeneratorPipeline.generate(model, config: GeneratorConfig(), templates: TemplateSet.load())
+        try OutputWriter.write(files + [GeneratedFile(name: "main.swift", contents: main)], to: folder)
+        let program = folder.appendingPathComponent("program")
+        let compile = try launch(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "swiftc", "-swift-version", "6", "-warnings-as-errors", "-module-name", "GeneratedApp",
+                "-I", modules.path, "-I", root.appendingPathComponent("Sources/CSQLite").path,
+            ] + (files.map(\.name) + ["main.swift"]).map { folder.appendingPathComponent($0).path }
+                + runtimeObjects.map(\.path) + ["-lsqlite3", "-o", program.path])
+        guard compile.status == 0 else { return (false, compile.errors) }
+        let ran = try launch(program, [])
+        return (ran.status == 0, ran.output + ran.errors)
+    }
+
+    /// Runs a program to its end; its output and errors go through files, so neither can fill a pipe.
+    private static func launch(_ executable: URL, _ arguments: [String]) throws -> (
+        status: Int32, output: String, errors: String
+    ) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("launch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outputURL = folder.appendingPathComponent("output")
+        let errorsURL = folder.appendingPathComponent("errors")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorsURL)
+        try process.run()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus, try String(contentsOf: outputURL, encoding: .utf8),
+            try String(contentsOf: errorsURL, encoding: .utf8)
+        )
+    }
 }
