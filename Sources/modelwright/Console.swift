@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightSchema
 
 /// Where the command-line tool prints: the terminal, or a buffer in tests.
 protocol Console {
@@ -15,7 +16,7 @@ struct StandardConsole: Console {
     }
 
     mutating func printError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((terminalSafe(line) + "\n").utf8))
     }
 }
 
@@ -29,6 +30,13 @@ struct BufferConsole: Console {
     }
 
     mutating func printError(_ line: String) {
-        errors += line + "\n"
+        errors += terminalSafe(line) + "\n"
     }
+}
+
+/// Text for standard error with every line escaped as diagnostics are: messages the tool writes
+/// itself (usage errors naming an argument, I/O errors naming a path) echo input too.
+private func terminalSafe(_ text: String) -> String {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { DiagnosticText.escaped(String($0)) }
+        .joined(separator: "\n")
 }

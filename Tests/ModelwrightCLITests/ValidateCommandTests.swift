@@ -101,4 +101,24 @@ struct ValidateCommandTests {
         #expect(try exitCode(["validate", "/nonexistent"]) == 1)
         #expect(try exitCode(["validate"]) == 2)
     }
+
+    @Test func nothingFromTheInputReachesTheTerminalRaw() throws {
+        // A path, an option and a file's content holding an escape sequence, a bidi override and
+        // a bell: every message shows them escaped.
+        let hostile = "x\u{1B}[31m\u{202E}\u{07}"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cli-\(UUID().uuidString)/\(hostile)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        try Data("model M version 1\nentity A {\n    b: Strin\(hostile)g\n}\n".utf8)
+            .write(to: folder.appendingPathComponent("M.v1.model"))
+        for arguments in [
+            ["validate", folder.path], ["validate", "--\(hostile)"], ["plan", folder.path + "/missing"],
+        ] {
+            let (code, console) = Self.run(arguments)
+            #expect(code != .success)
+            #expect(!console.errors.isEmpty)
+            #expect(!console.errors.unicodeScalars.contains { ["\u{1B}", "\u{202E}", "\u{07}"].contains($0) })
+        }
+    }
 }
