@@ -106,4 +106,16 @@ struct MalformedInputTests {
         )
         #expect(diagnose("model J version 1\n/* open").first == "2:1: error: unterminated '/*' comment")
     }
+
+    @Test func aSchemaFileThatIsAFifoOrAFolderIsRefusedWithoutReading() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Reading a FIFO nobody writes to would block for ever.
+        #expect(mkfifo(folder.appendingPathComponent("M.v1.model").path, 0o600) == 0)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("M.v2.model"), withIntermediateDirectories: true)
+        let messages = ModelLoader.load(path: folder.path).diagnostics.map(\.message)
+        #expect(messages.filter { $0.hasPrefix("not a regular file") }.count == 2, "\(messages)")
+    }
 }

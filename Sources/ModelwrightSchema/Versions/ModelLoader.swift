@@ -17,9 +17,6 @@ public struct ModelLoadResult: Sendable {
 public enum ModelLoader {
     /// The extension of schema files.
     public static let fileExtension = "model"
-    /// Files larger than this are refused rather than read.
-    static let maximumFileSize = 64 * 1024 * 1024
-
     /// Files compiled ahead of loading, by path: the Core Data importer compiles every version
     /// it writes, and loading the folder it wrote reuses each file still holding the same bytes.
     package struct CompiledFiles: Sendable {
@@ -201,20 +198,21 @@ public enum ModelLoader {
     }
 
     private static func compileFile(_ path: String, reusing compiled: CompiledFiles) -> FileOutcome {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return .problem(Diagnostic(severity: .error, message: "cannot read the file", path: path, location: nil))
+        // Read through a descriptor checked first: a FIFO or device named like a schema file
+        // would block or never end, and a huge file is refused before it is read.
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, limit: SchemaPipeline.maximumFileSize)
+        } catch {
+            let message =
+                switch error {
+                case .cannotOpen, .cannotRead: "cannot read the file"
+                case .notARegularFile: "not a regular file (a folder, a FIFO or a device); a schema file is a text file"
+                case .tooLarge(let size):
+                    "the file is \(size) bytes; a schema file may hold at most \(SchemaPipeline.maximumFileSize) bytes (16 MiB)"
+                }
+            return .problem(Diagnostic(severity: .error, message: message, path: path, location: nil))
         }
-        guard data.count <= maximumFileSize else {
-            return .problem(
-                Diagnostic(
-                    severity: .error,
-                    message:
-                        "the file is \(data.count / 1_048_576) MB; schema files are limited to \(maximumFileSize / 1_048_576) MB",
-                    path: path,
-                    location: nil
-                ))
-        }
-        let bytes = [UInt8](data)
         // Compiling is a function of the path and the bytes, so a match is what compiling would give.
         if let known = compiled.byPath[path], known.sink.file.bytes == bytes {
             return .compiled(known.graph, known.sink, known.version)
