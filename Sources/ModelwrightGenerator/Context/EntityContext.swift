@@ -44,7 +44,7 @@ enum EntityContext {
                 }
             }
             for relationship in member.relationships where relationship.cardinality == .toOne {
-                let name = SwiftSyntax.identifier(relationship.name + "ID")
+                let name = SwiftSyntax.identifier(relationship.idProperty)
                 let destination = names[relationship.destination]
                 let type = "\(destination).ID" + (relationship.isOptional ? "?" : "")
                 properties.append(

@@ -6,7 +6,7 @@
 /// A changed name keeps its Core Data spelling in `@coreData(name: "…")`, which the exporter uses.
 enum CoreDataNames {
     /// Names an entity cannot take: the schema's built-in types.
-    static let reservedTypeNames: Set<String> = Set(GraphBuilder.scalarTypes.keys).union(["Set", "Codable"])
+    static let reservedTypeNames: Set<String> = NameRules.reservedTypeNames.union(GraphBuilder.scalarTypes.keys)
 
     /// A type name for an entity or model called `name` in Core Data.
     static func typeName(_ name: String) -> String {

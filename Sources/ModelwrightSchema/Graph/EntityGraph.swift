@@ -172,6 +172,9 @@ extension EntityGraph {
         public var range: SourceRange
         /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
         public var versionHashModifier: String? = nil
+        /// The Swift name of the ID property a to-one relationship generates on its record (see
+        /// ``NameRules/foreignKeyProperty(of:taken:)``); set by ``GeneratedNamespace``.
+        public var idProperty: String = ""
     }
 
     /// A resolved enum.

@@ -52,7 +52,12 @@ struct GraphBuilder {
 
     private mutating func build(_ file: AST.File, header: AST.Header) -> EntityGraph {
         checkTypeName(header.name)
-        collectTypes(file.declarations)
+        if NameRules.reservedTypeNames.contains(header.name.text) {
+            diagnostics.error(
+                "'\(header.name.text)' cannot name a model: the generated code names Swift's or the runtime's type of that name; choose another name",
+                at: header.name.range.start)
+        }
+        collectTypes(file.declarations, modelName: header.name.text)
         var graph = EntityGraph(
             modelName: header.name.text,
             version: header.version,
@@ -104,6 +109,7 @@ struct GraphBuilder {
             withoutInverse: withoutInverse,
             diagnostics: &diagnostics
         )
+        GeneratedNamespace.check(&graph, diagnostics: &diagnostics)
         graph.migration = resolveMigration(file.declarations)
         let requests = file.declarations.compactMap { declaration -> AST.Request? in
             if case .request(let request) = declaration { return request }
@@ -115,7 +121,7 @@ struct GraphBuilder {
 
     // MARK: - Types
 
-    private mutating func collectTypes(_ declarations: [AST.Declaration]) {
+    private mutating func collectTypes(_ declarations: [AST.Declaration], modelName: String) {
         for declaration in declarations {
             let type: TypeDeclaration
             switch declaration {
@@ -128,6 +134,14 @@ struct GraphBuilder {
             checkTypeName(name)
             if Self.scalarTypes[name.text] != nil || name.text == "Set" || name.text == "Codable" {
                 diagnostics.error("'\(name.text)' is a built-in type; choose another name", at: name.range.start)
+            } else if NameRules.reservedTypeNames.contains(name.text) {
+                diagnostics.error(
+                    "'\(name.text)' cannot name a type of the schema: the generated code names Swift's or the runtime's type of that name; choose another name",
+                    at: name.range.start)
+            } else if name.text == modelName || name.text == modelName + "Migrations" {
+                diagnostics.error(
+                    "'\(name.text)' cannot name a type of the schema: the generated code declares it for the model '\(modelName)'; choose another name",
+                    at: name.range.start)
             } else if let first = types[name.text] {
                 diagnostics.error(
                     "duplicate declaration of '\(name.text)'",
@@ -892,7 +906,9 @@ struct GraphBuilder {
     private mutating func checkPropertyName(_ name: AST.Name) {
         if NameRules.reservedPropertyNames.contains(name.text) {
             diagnostics.error(
-                "'\(name.text)' is reserved for the record's identifier; choose another name",
+                name.text == "id"
+                    ? "'id' is reserved for the record's identifier; choose another name"
+                    : "'\(name.text)' cannot name a property: generated records already use it; choose another name",
                 at: name.range.start
             )
         } else if let problem = NameRules.problem(withMemberName: name.text, kind: "property") {

@@ -1,0 +1,70 @@
+/// Checks an entity graph against the Swift names its generated code declares, so that a model
+/// `validate` accepts compiles: each record's stored properties, its `Fields` accessors and its
+/// to-many request properties must all differ, in every record of a hierarchy (a record holds
+/// its ancestors' properties too).
+///
+/// Names the templates fix (`id`, `path`, `Fields` …) are refused where a name is declared (see
+/// ``NameRules/reservedPropertyNames``); this check covers the names derived from the model's:
+/// `<relationship>ID` for a to-one relationship, which yields to a declared property of the same
+/// name by becoming `<relationship>RecordID`, and `<relationship>Request` for a to-many one.
+enum GeneratedNamespace {
+    static func check(_ graph: inout EntityGraph, diagnostics: inout DiagnosticSink) {
+        // Every name declared in a hierarchy, by its root: the rule must name a relationship's ID
+        // property the same in every record that holds it.
+        var roots: [String] = []
+        var declared: [String: Set<String>] = [:]
+        for entity in graph.entities {
+            let root = graph.ancestors(of: entity).last?.name ?? entity.name
+            roots.append(root)
+            declared[root, default: []].formUnion(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+        }
+        var entities = graph.entities
+        for index in entities.indices {
+            let taken = declared[roots[index]] ?? []
+            for relationship in entities[index].relationships.indices {
+                let name = entities[index].relationships[relationship].name
+                entities[index].relationships[relationship].idProperty =
+                    NameRules.foreignKeyProperty(of: name, taken: taken)
+            }
+        }
+        graph.entities = entities
+        var reported: Set<Int> = []
+        for entity in graph.entities {
+            checkMembers(of: entity, in: graph, reported: &reported, diagnostics: &diagnostics)
+        }
+    }
+
+    /// Reports a generated member of `entity`'s record that another member of it already has,
+    /// at the declaration that brought the second one.
+    private static func checkMembers(
+        of entity: EntityGraph.Entity, in graph: EntityGraph, reported: inout Set<Int>,
+        diagnostics: inout DiagnosticSink
+    ) {
+        var members: [String: String] = [:]
+        // Ancestors first: a name is reported where the later declaration is.
+        for member in graph.ancestors(of: entity).reversed() + [entity] {
+            for attribute in member.attributes {
+                members[attribute.name] = attribute.name
+            }
+            for relationship in member.relationships {
+                members[relationship.name] = relationship.name
+            }
+        }
+        for member in graph.ancestors(of: entity).reversed() + [entity] {
+            for relationship in member.relationships {
+                let derived =
+                    relationship.cardinality == .toOne
+                    ? relationship.idProperty : relationship.name + "Request"
+                if let owner = members[derived] {
+                    // Each relationship is reported once, however many records hold it.
+                    guard reported.insert(relationship.range.start).inserted else { continue }
+                    diagnostics.error(
+                        "the relationship '\(relationship.name)' generates the Swift property '\(derived)', which '\(owner)' of \(entity.name) already generates; rename one of them",
+                        at: relationship.range.start)
+                } else {
+                    members[derived] = relationship.name
+                }
+            }
+        }
+    }
+}
