@@ -22,6 +22,7 @@ enum EntityContext {
                 properties.append(
                     Property(
                         name: name,
+                        spelling: attribute.name,
                         type: type,
                         defaultExpression: defaultExpression,
                         doc: attribute.doc,
@@ -50,6 +51,7 @@ enum EntityContext {
                 properties.append(
                     Property(
                         name: name,
+                        spelling: relationship.idProperty,
                         type: type,
                         defaultExpression: relationship.isOptional ? " = nil" : "",
                         doc: relationship.doc,
@@ -98,7 +100,10 @@ enum EntityContext {
 
     /// A stored property, whose context waits for the separator that only the last one lacks.
     private struct Property {
+        /// The name as an identifier, in backticks when it is a keyword.
         let name: String
+        /// The name as the model spells it, for argument labels.
+        let spelling: String
         let type: String
         let defaultExpression: String
         let doc: [String]
@@ -108,6 +113,8 @@ enum EntityContext {
         func context(separator: String) -> MustacheValue {
             [
                 "name": .string(name),
+                "parameter": .string(SwiftSyntax.parameterLabel(spelling)),
+                "argument": .string(SwiftSyntax.argumentLabel(spelling)),
                 "type": .string(type),
                 "default": .string(defaultExpression),
                 "doc": docLines(doc),

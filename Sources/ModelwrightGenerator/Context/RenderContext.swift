@@ -81,6 +81,7 @@ struct RenderContext {
                     [
                         "separator": .string(index == fields.count - 1 ? "" : ","),
                         "name": .string(entry.name),
+                        "parameter": .string(SwiftSyntax.parameterLabel(entry.field.name)),
                         "type": .string(entry.type),
                         "doc": docLines(entry.field.doc),
                         "encode": .string(
@@ -94,7 +95,8 @@ struct RenderContext {
             "required": .string(required.map { "let \($0)" }.joined(separator: ", ")),
             "requiredFields": .string(
                 SwiftSyntax.stringList(composite.fields.filter { !$0.isOptional }.map(\.name))),
-            "arguments": .string(fields.map { "\($0.name): \($0.name)" }.joined(separator: ", ")),
+            "arguments": .string(
+                fields.map { "\(SwiftSyntax.argumentLabel($0.field.name)): \($0.name)" }.joined(separator: ", ")),
         ]
     }
 }

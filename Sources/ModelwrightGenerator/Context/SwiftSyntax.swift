@@ -18,6 +18,17 @@ enum SwiftSyntax {
         keywords.contains(name) ? "`\(name)`" : name
     }
 
+    /// The name as a parameter's label in a declaration: a keyword needs no backticks there
+    /// (Swift warns about them), except `inout`, `var` and `let`.
+    static func parameterLabel(_ name: String) -> String {
+        ["inout", "var", "let"].contains(name) ? "`\(name)`" : name
+    }
+
+    /// The name as an argument's label in a call: only `inout` needs backticks there.
+    static func argumentLabel(_ name: String) -> String {
+        name == "inout" ? "`inout`" : name
+    }
+
     /// Whether `name` can name a type without backticks: ASCII letters, digits and underscores,
     /// not starting with a digit, and not a keyword.
     static func isIdentifier(_ name: String) -> Bool {
@@ -167,6 +178,11 @@ enum SwiftSyntax {
         guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return "0" }
         let sign = value.sign == .minus ? ".minus" : ".plus"
         let significand = (value.sign == .minus ? -value : value).significand
+        // The significand is an integer literal, which `Decimal` takes only up to `Int.max`
+        // (a larger one fails to compile); past that, the exact text is parsed, which cannot fail.
+        guard significand <= Decimal(Int64.max) else {
+            return "Decimal(string: \(string("\(value)")), locale: Locale(identifier: \"en_US_POSIX\"))!"
+        }
         return "Decimal(sign: \(sign), exponent: \(value.exponent), significand: \(significand))"
     }
 
