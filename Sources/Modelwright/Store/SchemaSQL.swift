@@ -145,7 +145,7 @@ enum SchemaSQL {
                 )
             }
         }
-        return tables
+        return namedApart(tables)
     }
 
     private static func index(_ name: String, table: String, columns: [String], unique: Bool) -> Index {
@@ -160,8 +160,31 @@ enum SchemaSQL {
 
     /// Two entities of one hierarchy may declare the same index; the table gets it once.
     private static func deduplicated(_ indexes: [Index]) -> [Index] {
-        var seen: Set<String> = []
-        return indexes.filter { seen.insert($0.name).inserted }
+        var seen: Set<[String]> = []
+        return indexes.filter { seen.insert([$0.isUnique ? "unique" : "index"] + $0.columns).inserted }
+    }
+
+    /// The tables with every index named apart from every other index and table, as SQLite
+    /// compares names: without case. Different indexes can get one name (`@unique(a, b)` and
+    /// `@unique(a_b)` both make `E_unique_a_b`), and creating the second would fail or, skipped,
+    /// leave a constraint unenforced; the later one takes the first free `_2`, `_3` … suffix.
+    /// The checksum covers an index's columns, not its name.
+    private static func namedApart(_ tables: [Table]) -> [Table] {
+        var taken = Set(([metadataTable] + tables.map(\.name)).map { $0.lowercased() })
+        return tables.map { table in
+            var table = table
+            table.indexes = table.indexes.map { index in
+                var name = index.name
+                var suffix = 2
+                while !taken.insert(name.lowercased()).inserted {
+                    name = "\(index.name)_\(suffix)"
+                    suffix += 1
+                }
+                return name == index.name
+                    ? index : Self.index(name, table: table.name, columns: index.columns, unique: index.isUnique)
+            }
+            return table
+        }
     }
 }
 

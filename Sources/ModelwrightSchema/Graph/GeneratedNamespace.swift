@@ -28,6 +28,7 @@ enum GeneratedNamespace {
             }
         }
         graph.entities = entities
+        checkSQLNames(graph, roots: roots, diagnostics: &diagnostics)
         var reported: Set<Int> = []
         for entity in graph.entities {
             checkMembers(of: entity, in: graph, reported: &reported, diagnostics: &diagnostics)
@@ -63,6 +64,40 @@ enum GeneratedNamespace {
                         at: relationship.range.start)
                 } else {
                     members[derived] = relationship.name
+                }
+            }
+        }
+    }
+
+    /// Reports names that differ only in letter case where SQL needs them apart, since SQLite
+    /// compares names without case: the tables of two hierarchies, and two columns of one
+    /// hierarchy's table (which also holds `id` and `_entity`). The same name in two entities of
+    /// one hierarchy is one shared column, as the runtime lays it out.
+    private static func checkSQLNames(_ graph: EntityGraph, roots: [String], diagnostics: inout DiagnosticSink) {
+        var tables: [String: String] = [:]
+        for entity in graph.entities where entity.parent == nil {
+            if let other = tables[entity.name.lowercased()], other != entity.name {
+                diagnostics.error(
+                    "'\(entity.name)' and '\(other)' would name one SQL table, since SQLite compares names without case; rename one",
+                    at: entity.range.start)
+            } else {
+                tables[entity.name.lowercased()] = entity.name
+            }
+        }
+        var columns: [String: [String: String]] = [:]
+        for root in Set(roots) { columns[root] = ["id": "id", "_entity": "_entity"] }
+        for (entity, root) in zip(graph.entities, roots) {
+            let properties =
+                entity.attributes.map { ($0.name, $0.range) }
+                + entity.relationships.filter { $0.cardinality == .toOne }.map { ($0.name, $0.range) }
+            for (name, range) in properties {
+                let key = name.lowercased()
+                if let other = columns[root]?[key], other != name {
+                    diagnostics.error(
+                        "'\(name)' and '\(other)' would name one SQL column of \(root)'s table, since SQLite compares names without case; rename one",
+                        at: range.start)
+                } else {
+                    columns[root, default: [:]][key] = name
                 }
             }
         }
