@@ -52,9 +52,7 @@ enum PlanCommand {
     static func text(_ model: Model) -> String {
         var lines = ["\(model.name): \(model.versions.count) versions, \(model.steps.count) steps"]
         for step in model.steps {
-            var kind =
-                step.customStages.isEmpty
-                ? "lightweight" : "custom stage " + step.customStages.map(\.name).joined(separator: ", ")
+            var kind = step.classification
             if !step.cautions.isEmpty {
                 kind += " with \(step.cautions.count) caution\(step.cautions.count == 1 ? "" : "s")"
             }

@@ -12,6 +12,9 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     case foreignKeyViolation(stage: String, table: String, parent: String, rows: Int)
     /// After the stage, the store's schema differs from a fresh store of the version it reached.
     case schemaMismatch(stage: String, differences: [String])
+    /// After the stage, rows of an entity hold values its record cannot read: a type change the
+    /// stage did not convert, or a required value it left empty.
+    case unreadableValues(stage: String, entity: String, attribute: String, rows: Int)
 
     public var description: String {
         switch self {
@@ -23,6 +26,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(table) without a value for the required column '\(column)'; a custom stage must fill it"
         case .foreignKeyViolation(let stage, let table, let parent, let rows):
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(table) pointing at missing rows of \(parent)"
+        case .unreadableValues(let stage, let entity, let attribute, let rows):
+            "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(attribute)' the new version cannot read; a custom stage must convert them"
         case .schemaMismatch(let stage, let differences):
             "after migration \(stage), the store differs from a fresh store of that version: \(differences.joined(separator: "; "))"
         }

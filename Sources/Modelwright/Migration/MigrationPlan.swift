@@ -117,10 +117,15 @@ public struct MigrationStage: Sendable {
 
     /// ``operations()``, with what fresh stores look like remembered in `freshSchemas` across
     /// calls: the planner of a long history runs hundreds of stages whose tables mostly repeat.
-    package func operations(freshSchemas: FreshSchemaCache?) throws -> [MigrationOperation] {
+    /// With `syntheticRows`, the store holds ``SyntheticRows`` first, so the stage's check of
+    /// values runs too: a stage that leaves a value the destination cannot read throws.
+    package func operations(freshSchemas: FreshSchemaCache?, syntheticRows: Bool = false) throws
+        -> [MigrationOperation]
+    {
         let connection = try SQLiteConnection(path: nil)
         let source = try SchemaLayout(self.source)
         try connection.execute(SchemaSQL.createStatements(for: source))
+        if syntheticRows { try SyntheticRows.insert(for: source, into: connection) }
         let shadow = MigrationStage(source: self.source, destination: destination, customSteps: [])
         return try Migrator(connection: connection, progress: nil).run(
             shadow, number: 1, of: 1, freshSchemas: freshSchemas)

@@ -72,6 +72,7 @@ struct Migrator {
             let after = MigrationContext(connection: connection, layout: run.destination)
             for step in stage.customSteps { try step.didMigrate(after) }
             try run.removePhase()
+            if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
             try run.check(everyTable: !stage.customSteps.isEmpty)
             try run.recordVersion()
             try connection.execute("COMMIT")
@@ -234,7 +235,8 @@ private struct StageRun {
                     .updateRows(table: table, reason: "every existing row is a \(entity)"))
             }
             if let renames = mapping.entityRenames[table], !renames.isEmpty {
-                let cases = renames.map { "WHEN \(SQLSyntax.string($0.old)) THEN \(SQLSyntax.string($0.new))" }.joined(separator: " ")
+                let cases = renames.map { "WHEN \(SQLSyntax.string($0.old)) THEN \(SQLSyntax.string($0.new))" }.joined(
+                    separator: " ")
                 try execute(
                     "UPDATE \(quoted(table)) SET \"_entity\" = CASE \"_entity\" \(cases) ELSE \"_entity\" END",
                     .updateRows(table: table, reason: "renamed entities"))
@@ -341,6 +343,68 @@ private struct StageRun {
         }
         let differences = try StoreSchema.read(connection).differences(from: expected)
         guard differences.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: differences) }
+        try checkValues(everyTable: everyTable)
+    }
+
+    // MARK: - Values
+
+    /// The columns of each concrete destination entity whose values the step may have made
+    /// unreadable: new ones, and those whose type or optionality changed; with `retyped`, only
+    /// those that kept their values across a change of type.
+    private func changedColumns(retyped: Bool = false) -> [(entity: EntityLayout, columns: [ColumnLayout])] {
+        destination.schema.entities.compactMap { description -> (EntityLayout, [ColumnLayout])? in
+            guard let entity = destination.entities[description.name], !entity.isAbstract else { return nil }
+            let old = source.entities[description.renamedFrom ?? description.name]
+            let changed = entity.columns.filter { column in
+                guard let oldName = mapping.sourceColumn[entity.table]?[column.name],
+                    let before = old?.columns.first(where: { $0.name == oldName })
+                else { return !retyped }
+                return before.type != column.type || (!retyped && before.isOptional && !column.isOptional)
+            }
+            return changed.isEmpty ? nil : (entity, changed)
+        }
+    }
+
+    /// The condition that picks the rows of exactly `entity` in its table.
+    private func rows(of entity: EntityLayout) -> String {
+        entity.hasDiscriminator ? "\"_entity\" = \(SQLSyntax.string(entity.name))" : "1"
+    }
+
+    /// In a stage without custom steps, replaces the values of a column whose type changed that
+    /// the new type cannot read, as if the attribute had been removed and added (what a `lossy`
+    /// step accepts): with its default, or `NULL` when it is optional. A required column without
+    /// a default keeps them, and the check refuses the stage.
+    mutating func clearUnreadableValues() throws {
+        for (entity, columns) in changedColumns(retyped: true) {
+            for column in columns where column.isOptional || column.defaultLiteral != nil {
+                let name = quoted(column.name)
+                try execute(
+                    "UPDATE \(quoted(entity.table)) SET \(name) = \(column.defaultLiteral ?? "NULL") WHERE \(rows(of: entity)) AND \(name) IS NOT NULL AND NOT (\(StoredValues.readable(column)))",
+                    .updateRows(
+                        table: entity.table, reason: "clears what \(entity.name).\(column.property) cannot read"))
+            }
+        }
+    }
+
+    /// Checks that every row of the entities whose columns changed (of every entity after custom
+    /// steps) reads back as the destination's records: one scan per entity.
+    private func checkValues(everyTable: Bool) throws {
+        let targets: [(entity: EntityLayout, columns: [ColumnLayout])] =
+            everyTable
+            ? destination.schema.entities.compactMap { description in
+                destination.entities[description.name].flatMap { $0.isAbstract ? nil : ($0, $0.columns) }
+            } : changedColumns()
+        for (entity, columns) in targets where !columns.isEmpty {
+            let counts = columns.map { "sum(\(StoredValues.unreadable($0)))" }.joined(separator: ", ")
+            let statement = try SQLiteStatement(
+                connection: connection, sql: "SELECT \(counts) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
+            guard try statement.step() else { continue }
+            for (index, column) in columns.enumerated() where statement.int64(Int32(index)) > 0 {
+                throw MigrationError.unreadableValues(
+                    stage: name, entity: entity.name, attribute: column.property,
+                    rows: Int(statement.int64(Int32(index))))
+            }
+        }
     }
 
     func recordVersion() throws {

@@ -57,7 +57,8 @@ struct SchemaLayout: Sendable {
                                     affinity: Self.affinity(of: field.type),
                                     references: nil,
                                     isDecimal: field.type == .decimal,
-                                    defaultLiteral: field.defaultValue?.sqlLiteral(for: field.type)
+                                    defaultLiteral: field.defaultValue?.sqlLiteral(for: field.type),
+                                    type: field.type
                                 )
                             )
                         }
@@ -70,7 +71,8 @@ struct SchemaLayout: Sendable {
                                 affinity: Self.affinity(of: attribute.type),
                                 references: nil,
                                 isDecimal: attribute.type == .decimal,
-                                defaultLiteral: attribute.defaultValue?.sqlLiteral(for: attribute.type)
+                                defaultLiteral: attribute.defaultValue?.sqlLiteral(for: attribute.type),
+                                type: attribute.type
                             )
                         )
                     }
@@ -243,10 +245,13 @@ struct ColumnLayout: Sendable {
     let isDecimal: Bool
     /// The column's SQL `DEFAULT`, from the attribute's constant default value.
     let defaultLiteral: String?
+    /// The attribute type of the values it holds (a composite's field type for its columns);
+    /// `nil` for a to-one relationship's column, which holds a record's ID.
+    let type: AttributeType?
 
     init(
         name: String, property: String, isOptional: Bool, affinity: String, references: String?,
-        isDecimal: Bool = false, defaultLiteral: String? = nil
+        isDecimal: Bool = false, defaultLiteral: String? = nil, type: AttributeType? = nil
     ) {
         self.name = name
         self.property = property
@@ -255,6 +260,7 @@ struct ColumnLayout: Sendable {
         self.references = references
         self.isDecimal = isDecimal
         self.defaultLiteral = defaultLiteral
+        self.type = type
     }
 }
 

@@ -24,15 +24,13 @@ enum MigrationsContext {
             allStages += stages
             let rewritten = step.rewrittenTables
             let cost = rewritten.isEmpty ? "in place" : "rewrites " + rewritten.joined(separator: ", ")
-            let kind =
-                step.customStages.isEmpty
-                ? "lightweight" : "custom (" + step.customStages.map(\.name).joined(separator: ", ") + ")"
             return [
                 "from": .int(step.from.number),
                 "to": .int(step.to.number),
                 "fromName": .string("version\(step.from.number)"),
                 "toName": .string("version\(step.to.number)"),
-                "summary": .string(SwiftSyntax.commentText("\(kind), \(cost)")),
+                "summary": .string(SwiftSyntax.commentText("\(step.classification), \(cost)")),
+                // A lossy step runs as a lightweight stage: the runtime clears what it gives up.
                 "isLightweight": .bool(step.customStages.isEmpty),
                 "customStages": .list(stages),
             ]

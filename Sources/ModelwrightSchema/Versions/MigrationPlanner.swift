@@ -531,21 +531,35 @@ struct MigrationPlanner {
         }
         var operations: [MigrationOperation] = []
         if !sink.hasErrors, !changes.isEmpty {
+            // A step without custom stages runs on synthetic rows that give every column a value,
+            // so a value it would leave unreadable is found now; one with custom stages runs on an
+            // empty store, since only the app's code can convert its values (the runtime checks
+            // them after a real migration).
+            let withRows = stages.isEmpty
             do {
                 // The tables the step touches are enough to learn its cost; the whole schema is the
                 // fallback when that smaller check fails, so only a real problem is reported.
                 let (source, destination) = reducedSchemas()
                 do {
                     operations = try MigrationStage.lightweight(from: source, to: destination).operations(
-                        freshSchemas: freshSchemas)
+                        freshSchemas: freshSchemas, syntheticRows: withRows)
                 } catch {
                     operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations(
-                        freshSchemas: freshSchemas)
+                        freshSchemas: freshSchemas, syntheticRows: withRows)
                 }
             } catch {
                 sink.error(
-                    "the migration from version \(previous.number) could not be checked on an empty store: \(error)",
-                    at: new.migration?.range.start ?? new.headerRange.start)
+                    withRows
+                        ? "the migration from version \(previous.number) fails on rows that give every column a value: \(error)"
+                        : "the migration from version \(previous.number) could not be checked on an empty store: \(error)",
+                    at: new.migration?.range.start ?? new.headerRange.start,
+                    notes: withRows
+                        ? [
+                            (
+                                "declare a custom stage in 'migration from \(previous.number) { custom name \"what it does\" }' that converts the values",
+                                new.migration?.range.start ?? new.headerRange.start
+                            )
+                        ] : [])
             }
         }
         return VersionStep(from: previous, to: next, changes: resolved, customStages: stages, operations: operations)

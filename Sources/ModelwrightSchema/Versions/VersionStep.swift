@@ -21,6 +21,13 @@ public struct VersionStep: Sendable {
         customStages.isEmpty && changes.allSatisfy { $0.kind == .lightweight }
     }
 
+    /// The step's class as people read it, the one wording `plan` and the generated plan use:
+    /// `lightweight`, `lossy (accepted)` or `custom stage a, b`.
+    public var classification: String {
+        if !customStages.isEmpty { return "custom stage " + customStages.map(\.name).joined(separator: ", ") }
+        return isLightweight ? "lightweight" : "lossy (accepted)"
+    }
+
     /// The cautions of its changes: lightweight changes a person should still look at, such as a
     /// default every existing row gets, or a conversion Core Data could not have inferred.
     public var cautions: [String] {

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Rows that give every column of a version a value, extreme ones first, so that the migration
+/// check tools run before any store exists (the "shadow" stage) tests values, not only tables: a
+/// step that would leave a value the next version cannot read fails there, at generation time.
+///
+/// Each concrete entity gets two rows: one with every column set to an extreme of its type
+/// (the least integer, a string of quotes and line ends, a required relationship's target), and
+/// one with every optional column `NULL` and every required one a different value. Rows that a
+/// uniqueness constraint refuses are left out.
+enum SyntheticRows {
+    static func insert(for layout: SchemaLayout, into connection: SQLiteConnection) throws {
+        let entities = layout.schema.entities.compactMap { layout.entities[$0.name] }.filter { !$0.isAbstract }
+        // The first row of each concrete entity is what a required relationship to it points at.
+        var firstRow: [String: SQLValue] = [:]
+        for (number, entity) in entities.enumerated() {
+            firstRow[entity.name] = id(number, 0)
+        }
+        for (number, entity) in entities.enumerated() {
+            for row in 0..<2 {
+                var names = ["\"id\""]
+                var values = [id(number, row)]
+                if entity.hasDiscriminator {
+                    names.append("\"_entity\"")
+                    values.append(.text(entity.name))
+                }
+                for column in entity.columns {
+                    names.append(quoted(column.name))
+                    values.append(
+                        value(for: column, row: row, number: number, entity: entity, layout: layout, firstRow: firstRow)
+                    )
+                }
+                for position in entity.positionColumns {
+                    names.append(quoted(position))
+                    values.append(.integer(Int64(row)))
+                }
+                let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
+                let statement = try SQLiteStatement(
+                    connection: connection,
+                    sql:
+                        "INSERT OR IGNORE INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(marks))"
+                )
+                for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
+                try statement.run()
+            }
+        }
+    }
+
+    /// A row's ID: 16 bytes naming the entity's number and the row.
+    private static func id(_ number: Int, _ row: Int) -> SQLValue {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        withUnsafeBytes(of: UInt64(number).bigEndian) { bytes.replaceSubrange(0..<8, with: $0) }
+        bytes[15] = UInt8(row)
+        return .blob(Data(bytes))
+    }
+
+    private static func value(
+        for column: ColumnLayout, row: Int, number: Int, entity: EntityLayout, layout: SchemaLayout,
+        firstRow: [String: SQLValue]
+    ) -> SQLValue {
+        if column.isOptional && row == 1 { return .null }
+        guard let type = column.type else {
+            // A to-one relationship: the first row of a concrete entity of its destination.
+            let destination = entity.relationships.first { $0.name == column.property }?.destination
+            let family = destination.flatMap { layout.entities[$0]?.entityNames } ?? []
+            return family.lazy.compactMap { firstRow[$0] }.first ?? .null
+        }
+        let tag = "\(entity.name)\(row)"
+        let extreme = row == 0
+        switch type {
+        case .bool: return .integer(extreme ? 1 : 0)
+        case .int16: return .integer(extreme ? Int64(Int16.min) + Int64(number) : Int64(Int16.max) - Int64(number))
+        case .int32: return .integer(extreme ? Int64(Int32.min) + Int64(number) : Int64(Int32.max) - Int64(number))
+        case .int64, .int: return .integer(extreme ? Int64.min + Int64(number) : Int64.max - Int64(number))
+        case .double, .float: return .real(extreme ? -3.0e38 + Double(number) : 1.5 + Double(number))
+        case .date: return .real(extreme ? -1.0e9 - Double(number) : 1.0e9 + Double(number))
+        case .decimal: return .text(extreme ? "-12345678901234567890123456789.\(number)" : "\(number).5")
+        case .string: return .text(extreme ? "\u{600}'\"\r\n\u{2028}\(tag)" : tag)
+        case .url: return .text("https://example.com/\(tag)")
+        case .codable: return .text("null")
+        case .data: return .blob(Data(tag.utf8))
+        case .uuid: return id(number, row + 2)
+        case .composite: return .text(tag)
+        case .enumeration(let description):
+            guard let enumCase = extreme ? description.cases.first : description.cases.last else { return .null }
+            return description.rawType == .int
+                ? Int64(enumCase.rawValue).map(SQLValue.integer) ?? .text(enumCase.rawValue) : .text(enumCase.rawValue)
+        }
+    }
+}
