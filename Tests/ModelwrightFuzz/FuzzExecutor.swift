@@ -34,6 +34,8 @@ struct FuzzExecutor {
         var verdict: Verdict
         /// What was wrong, for a failure: the diagnostic or error at fault.
         var detail: String
+        /// The command that failed, for a failure.
+        var failedCommand: String
         /// The command that took longest.
         var slowestCommand: String
         /// How long it took, in milliseconds.
@@ -41,7 +43,7 @@ struct FuzzExecutor {
     }
 
     /// The file a hostile SQL payload would create in the working folder.
-    static let canary = "fuzz-canary.sqlite"
+    static let canary = "fuzzcanary"
 
     /// The folder the input's files are written into, emptied before each input.
     let folder: URL
@@ -51,6 +53,8 @@ struct FuzzExecutor {
     private final class State {
         var verdict = Verdict.accepted
         var detail = ""
+        var command = ""
+        var failedCommand = ""
         var slowest = ("", 0)
         var files: [String: [UInt8]] = [:]
     }
@@ -76,7 +80,8 @@ struct FuzzExecutor {
             fail(.injection, "a string default ran SQL: \(Self.canary) was created by ATTACH DATABASE")
         }
         return Outcome(
-            verdict: state.verdict, detail: state.detail, slowestCommand: state.slowest.0,
+            verdict: state.verdict, detail: state.detail, failedCommand: state.failedCommand,
+            slowestCommand: state.slowest.0,
             slowestMilliseconds: state.slowest.1)
     }
 
@@ -181,6 +186,14 @@ struct FuzzExecutor {
                 }
             }
         }
+        // SQLite refusing the SQL built for the shadow check means text from the input changed the
+        // statement: a quoting bug, whether or not this payload managed to run anything.
+        if let broken = errors.first(where: { error in
+            error.message.contains("SQLite error")
+                && ["syntax error", "unrecognized token", "incomplete input"].contains { error.message.contains($0) }
+        }) {
+            fail(.injection, "input text broke the SQL built from it: " + broken.description)
+        }
         for diagnostic in diagnostics {
             let texts = [diagnostic.message] + diagnostic.notes.map(\.message)
             if let scalar = texts.lazy.flatMap(\.unicodeScalars).first(where: Self.isHostile) {
@@ -204,11 +217,13 @@ struct FuzzExecutor {
         guard !state.verdict.isFailure else { return }
         state.verdict = verdict
         state.detail = detail
+        state.failedCommand = state.command
     }
 
     @discardableResult
     private func timed<Result>(_ command: String, _ body: () -> Result) -> Result {
         announce(command)
+        state.command = command
         let start = DispatchTime.now().uptimeNanoseconds
         let result = body()
         let milliseconds = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)

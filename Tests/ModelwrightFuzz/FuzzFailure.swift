@@ -56,10 +56,25 @@ struct FuzzFailure: Sendable {
     /// the command's verb and the detail with numbers, names and quoted text blurred.
     var classKey: String {
         let verb = command.split(separator: " ").first.map(String.init) ?? ""
-        let cause = kind == .slow || kind == .hang ? "" : Self.blur(detail)
-        let mutations = kind == .slow || kind == .hang ? " " + mutationKinds.joined(separator: "+") : ""
-        return "\(kind.rawValue)\(signal.map { " " + Self.signalName($0) } ?? "") \(verb)\(mutations) \(cause)"
+        let head = "\(kind.rawValue)\(signal.map { " " + Self.signalName($0) } ?? "") \(verb)"
+        switch kind {
+        case .slow, .hang:
+            // Time depends on the size of the input: the mutation that grows it is the cause.
+            let heavy = mutationKinds.filter(Self.heavyMutations.contains)
+            return head + " " + (heavy.isEmpty ? mutationKinds : heavy).joined(separator: "+")
+        case .rawEcho:
+            // One escaping bug shows in every message that quotes input: the character is the class.
+            return head + " " + (detail.components(separatedBy: " printed raw").first ?? "")
+        default:
+            return head + " " + Self.blur(detail)
+        }
     }
+
+    /// Mutations that make an input large or deep, and so slow when a check is not linear.
+    static let heavyMutations: Set<String> = [
+        "deepNesting", "deepPredicate", "deepInheritance", "hugeName", "hugeVersionNumber", "unknownTypeAmongMany",
+        "duplicateToken", "duplicateRange", "duplicateElement", "edgeNumber", "insertDoctype",
+    ]
 
     /// The names of the mutations that made the input, without their arguments, seeds or layouts.
     var mutationKinds: [String] {

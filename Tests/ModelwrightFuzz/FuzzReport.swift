@@ -15,6 +15,8 @@ struct FuzzReport: Sendable {
     var spawns = 0
     /// How long the campaign took.
     var seconds = 0.0
+    /// Whether each failure is printed to standard error as it is recorded.
+    var echoesFailures = false
 
     /// Creates an empty report.
     init(campaign: FuzzCampaign, limits: FuzzSupervisor.Limits) {
@@ -33,6 +35,11 @@ struct FuzzReport: Sendable {
     /// Adds a failure.
     mutating func record(_ failure: FuzzFailure) {
         failures.append(failure)
+        if echoesFailures {
+            let line = failure.line(
+                seed: campaign.seed, schemaCount: campaign.schemaCount, executable: "ModelwrightFuzz")
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
     }
 
     /// How many failures of a kind.

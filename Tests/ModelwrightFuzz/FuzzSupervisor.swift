@@ -32,6 +32,7 @@ struct FuzzSupervisor {
     /// Runs inputs `range` and returns what happened.
     func run(_ range: Range<Int>) throws -> FuzzReport {
         var report = FuzzReport(campaign: campaign, limits: limits)
+        report.echoesFailures = showsProgress
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("modelwright-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -149,7 +150,7 @@ struct FuzzSupervisor {
             current = Current(ordinal: ordinal)
         case "step" where fields.count >= 3:
             current?.command = fields[2]
-        case "done" where fields.count >= 6:
+        case "done" where fields.count >= 7:
             current = nil
             next = ordinal + 1
             let milliseconds = Int(fields[2]) ?? 0
@@ -162,8 +163,8 @@ struct FuzzSupervisor {
                 report.record(
                     FuzzFailure(
                         input: campaign.input(at: ordinal), name: campaign.name(at: ordinal),
-                        kind: FuzzFailure.Kind(verdict), signal: nil, command: fields[4],
-                        seconds: Double(milliseconds) / 1000, detail: fields[5]))
+                        kind: FuzzFailure.Kind(verdict), signal: nil, command: fields[5],
+                        seconds: Double(milliseconds) / 1000, detail: fields[6]))
             } else if Double(milliseconds) / 1000 > limits.slowSeconds {
                 report.record(
                     FuzzFailure(

@@ -35,7 +35,7 @@ import Foundation
 ///                                  print each input's name, size and mutations without running it
 ///     run [--seed …] --from I --to J
 ///                                  the child protocol: "start\tI", "step\tI\tcommand", then
-///                                  "done\tI\tms\tverdict\tslowest command\tdetail" per input
+///                                  "done\tI\tms\tverdict\tslowest command\tfailed command\tdetail"
 @main
 struct ModelwrightFuzz {
     static func main() {
@@ -176,7 +176,7 @@ struct ModelwrightFuzz {
             let detail = outcome.detail.replacingOccurrences(of: "\t", with: " ")
                 .replacingOccurrences(of: "\n", with: " ⏎ ").replacingOccurrences(of: "\r", with: "\\r")
             emit(
-                "done\t\(ordinal)\t\(outcome.slowestMilliseconds)\t\(outcome.verdict.rawValue)\t\(outcome.slowestCommand)\t\(detail)"
+                "done\t\(ordinal)\t\(outcome.slowestMilliseconds)\t\(outcome.verdict.rawValue)\t\(outcome.slowestCommand)\t\(outcome.failedCommand)\t\(detail)"
             )
             if options.values["--only"] != nil {
                 print("mutations: \(input.mutations.joined(separator: "; "))")

@@ -5,9 +5,10 @@ struct SchemaMutator {
     /// The seeds to start from.
     let seeds: FuzzSeeds
 
-    /// The SQL a hostile string default tries to run; it would create `fuzz-canary.sqlite` in the
-    /// working folder, which the executor checks for after every input.
-    static let sqlPayload = "x\u{0600}'); ATTACH DATABASE 'fuzz-canary.sqlite' AS fuzz; CREATE TABLE fuzz.t(x); --"
+    /// The SQL a hostile string default tries to run; it would create the file `fuzzcanary` in the
+    /// working folder, which the executor checks for after every input. (SQLite takes a bare name
+    /// as ATTACH's file name, so the payload needs no quote that a correct escaper would double.)
+    static let sqlPayload = "x\u{0600}'); ATTACH DATABASE fuzzcanary AS fuzz; CREATE TABLE fuzz.t(x); --"
 
     /// Words the schema language knows, and values at the edges, to splice in.
     static let dictionary: [String] = [
