@@ -23,6 +23,9 @@ struct FuzzExecutor {
         /// The input ran SQL of its own (the canary file appeared) or put a line break Swift
         /// honours into generated code.
         case injection
+        /// Generated code holds text it should not, short of an injection: CRLF line ends copied
+        /// from the schema into doc comments.
+        case wrongOutput
 
         /// Whether the verdict breaks a promise of issue 13.
         var isFailure: Bool { self != .accepted && self != .rejected }
@@ -156,8 +159,16 @@ struct FuzzExecutor {
                 let templates = try TemplateSet.load(overrides: config.templates, folder: nil)
                 let files = try GeneratorPipeline.generate(model, config: config, templates: templates)
                 _ = try OutputWriter.write(files, to: self.folder.appendingPathComponent("out"))
-                for file in files where file.contents.utf8.contains(UInt8(ascii: "\r")) {
-                    fail(.injection, "\(file.name) holds a carriage return, which ends a Swift comment or literal")
+                for file in files {
+                    let bytes = Array(file.contents.utf8)
+                    let returns = bytes.indices.filter { bytes[$0] == UInt8(ascii: "\r") }
+                    if returns.contains(where: { $0 + 1 == bytes.count || bytes[$0 + 1] != UInt8(ascii: "\n") }) {
+                        fail(
+                            .injection,
+                            "\(file.name) holds a bare carriage return, which ends a Swift comment or literal")
+                    } else if !returns.isEmpty {
+                        fail(.wrongOutput, "\(file.name) holds CRLF line ends copied from the schema")
+                    }
                 }
             } catch {
                 fail(.generateFailed, "validated, but generate failed: \(error)")
@@ -212,9 +223,14 @@ struct FuzzExecutor {
             || scalar.value == 0x2029 || scalar.properties.isBidiControl
     }
 
-    /// Records a failure; the first of each input is the one reported.
+    /// Records a failure; of several, the first of the most serious kind is the one reported.
     private func fail(_ verdict: Verdict, _ detail: String) {
-        guard !state.verdict.isFailure else { return }
+        let rank: [Verdict] = [.rawEcho, .wrongOutput, .generateFailed, .silent, .unlocated, .injection]
+        if state.verdict.isFailure,
+            rank.firstIndex(of: verdict) ?? 0 <= rank.firstIndex(of: state.verdict) ?? 0
+        {
+            return
+        }
         state.verdict = verdict
         state.detail = detail
         state.failedCommand = state.command

@@ -24,6 +24,8 @@ struct FuzzFailure: Sendable {
         case generateFailed
         /// SQL or Swift from the input escaped its literal or comment.
         case injection
+        /// Generated code holds text copied wrongly from the input, short of an injection.
+        case wrongOutput
 
         /// The failure kind for a verdict of the executor.
         init(_ verdict: FuzzExecutor.Verdict) {
@@ -32,6 +34,7 @@ struct FuzzFailure: Sendable {
             case .rawEcho: self = .rawEcho
             case .generateFailed: self = .generateFailed
             case .injection: self = .injection
+            case .wrongOutput: self = .wrongOutput
             default: self = .silent
             }
         }

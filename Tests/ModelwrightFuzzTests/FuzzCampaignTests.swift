@@ -37,7 +37,8 @@ struct FuzzCampaignTests {
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        print(output)
+        // The counts always; every failure, with the command that makes it again, when the test fails.
+        print(output.split(separator: "\n").prefix(4).joined(separator: "\n"))
         #expect(process.terminationReason == .exit, "the supervisor itself crashed")
         #expect(process.terminationStatus == 0, "the fuzz campaign found failures:\n\(output)")
     }
