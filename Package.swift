@@ -67,6 +67,13 @@ let package = Package(
             name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"], exclude: ["CoreData/Fixtures"]),
         .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
+        // The fuzz campaign of issue 13: a runner that makes mutated models and Core Data files and
+        // runs them through the tools' library calls, supervised in child processes so a crash or
+        // a hang is recorded rather than fatal; the test target runs a CI-sized campaign.
+        .executableTarget(
+            name: "ModelwrightFuzz", dependencies: ["ModelwrightSchema", "ModelwrightGenerator", "Modelwright"],
+            path: "Tests/ModelwrightFuzz"),
+        .testTarget(name: "ModelwrightFuzzTests", dependencies: ["ModelwrightFuzz"]),
     ],
     swiftLanguageModes: [.v6]
 )
