@@ -15,13 +15,18 @@ struct BoundedCheckTests {
         return text
     }
 
-    @Test func aDeepInheritanceChainIsBuiltInLinearTime() throws {
-        let depth = 5_000
-        let graph = try graph(Self.chain(depth: depth) { index in index % 2 == 1 ? "    @index(p0, p\(index))\n" : "" })
-        #expect(graph.entities.count == depth)
-        let deepest = try #require(graph.entity(named: "E\(depth - 1)"))
-        #expect(graph.ancestors(of: deepest).count == depth - 1)
-        #expect(graph.entities[depth - 1].indexes == [["p0", "p\(depth - 1)"]])
+    /// The error for the first entity past the depth limit in `chain(depth:)`.
+    private static let tooDeep =
+        "\(2 + 3 * GraphBuilder.maximumInheritanceDepth):13: error: 'E\(GraphBuilder.maximumInheritanceDepth)' inherits through more than \(GraphBuilder.maximumInheritanceDepth) levels; entities may nest at most \(GraphBuilder.maximumInheritanceDepth) deep"
+
+    @Test func aDeepInheritanceChainIsRefusedInLinearTime() throws {
+        // Every record holds its ancestors' properties, so depth bounds the generated code.
+        #expect(diagnose(Self.chain(depth: 5_000)) == [Self.tooDeep])
+        let limit = GraphBuilder.maximumInheritanceDepth
+        let graph = try graph(Self.chain(depth: limit) { index in index % 2 == 1 ? "    @index(p0, p\(index))\n" : "" })
+        let deepest = try #require(graph.entity(named: "E\(limit - 1)"))
+        #expect(graph.ancestors(of: deepest).count == limit - 1)
+        #expect(graph.entities[limit - 1].indexes == [["p0", "p\(limit - 1)"]])
     }
 
     @Test func inheritedDuplicatesAndUnknownMembersInADeepChainAreReported() {
@@ -32,6 +37,7 @@ struct BoundedCheckTests {
             })
         #expect(
             lines == [
+                Self.tooDeep,
                 "\(3 * depth + 1):5: error: property 'p7' is already inherited from 'E7'",
                 "\(3 * depth + 2):13: error: '@unique' names 'missing', which is not a property of 'E\(depth - 1)'",
             ])
@@ -41,7 +47,10 @@ struct BoundedCheckTests {
         let depth = 5_000
         var text = Self.chain(depth: depth)
         text = text.replacingOccurrences(of: "entity E0 {", with: "entity E0: E\(depth - 1) {")
-        #expect(diagnose(text) == ["2:12: error: inheritance cycle: 'E0' inherits from itself through 'E\(depth - 1)'"])
+        #expect(
+            diagnose(text) == [
+                "2:12: error: inheritance cycle: 'E0' inherits from itself through 'E\(depth - 1)'", Self.tooDeep,
+            ])
     }
 
     @Test func theWalkVisitsParentsBeforeChildrenWhateverTheShape() {

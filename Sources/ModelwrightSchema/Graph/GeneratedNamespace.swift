@@ -11,11 +11,22 @@ enum GeneratedNamespace {
     static func check(_ graph: inout EntityGraph, diagnostics: inout DiagnosticSink) {
         // Every name declared in a hierarchy, by its root: the rule must name a relationship's ID
         // property the same in every record that holds it.
-        var roots: [String] = []
+        // Parents by position and each entity's root, found once: linear however deep the chains.
+        let parents = graph.entities.map { entity in entity.parent.flatMap(graph.position(of:)) }
+        var rootPositions = [Int?](repeating: nil, count: parents.count)
+        for start in parents.indices where rootPositions[start] == nil {
+            var path = [start]
+            var current = start
+            while let parent = parents[current], rootPositions[parent] == nil, path.count <= parents.count {
+                path.append(parent)
+                current = parent
+            }
+            let root = parents[current].flatMap { rootPositions[$0] } ?? current
+            for position in path { rootPositions[position] = root }
+        }
+        let roots = rootPositions.enumerated().map { index, root in graph.entities[root ?? index].name }
         var declared: [String: Set<String>] = [:]
-        for entity in graph.entities {
-            let root = graph.ancestors(of: entity).last?.name ?? entity.name
-            roots.append(root)
+        for (entity, root) in zip(graph.entities, roots) {
             declared[root, default: []].formUnion(entity.attributes.map(\.name) + entity.relationships.map(\.name))
         }
         var entities = graph.entities
@@ -29,21 +40,29 @@ enum GeneratedNamespace {
         }
         graph.entities = entities
         checkSQLNames(graph, roots: roots, diagnostics: &diagnostics)
+        // Each record's members are its lineage's: bounded by the inheritance depth, which is
+        // checked before (a model over it has errors and is not checked further here).
+        guard !diagnostics.hasErrors else { return }
         var reported: Set<Int> = []
-        for entity in graph.entities {
-            checkMembers(of: entity, in: graph, reported: &reported, diagnostics: &diagnostics)
+        for index in graph.entities.indices {
+            var lineage = [index]
+            while let parent = parents[lineage[0]], lineage.count <= GraphBuilder.maximumInheritanceDepth {
+                lineage.insert(parent, at: 0)
+            }
+            checkMembers(
+                of: lineage.map { graph.entities[$0] }, reported: &reported, diagnostics: &diagnostics)
         }
     }
 
     /// Reports a generated member of `entity`'s record that another member of it already has,
     /// at the declaration that brought the second one.
     private static func checkMembers(
-        of entity: EntityGraph.Entity, in graph: EntityGraph, reported: inout Set<Int>,
-        diagnostics: inout DiagnosticSink
+        of lineage: [EntityGraph.Entity], reported: inout Set<Int>, diagnostics: inout DiagnosticSink
     ) {
+        guard let entity = lineage.last else { return }
         var members: [String: String] = [:]
         // Ancestors first: a name is reported where the later declaration is.
-        for member in graph.ancestors(of: entity).reversed() + [entity] {
+        for member in lineage {
             for attribute in member.attributes {
                 members[attribute.name] = attribute.name
             }
@@ -51,7 +70,7 @@ enum GeneratedNamespace {
                 members[relationship.name] = relationship.name
             }
         }
-        for member in graph.ancestors(of: entity).reversed() + [entity] {
+        for member in lineage {
             for relationship in member.relationships {
                 let derived =
                     relationship.cardinality == .toOne

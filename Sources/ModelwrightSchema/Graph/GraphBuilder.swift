@@ -42,6 +42,9 @@ struct GraphBuilder {
     }
 
     /// The graph of a parsed file; `nil` when the file has no usable header.
+    /// How deep entities may inherit: Core Data models nest a few levels.
+    static let maximumInheritanceDepth = 64
+
     static func build(_ file: AST.File, diagnostics: inout DiagnosticSink) -> EntityGraph? {
         guard let header = file.header else { return nil }
         var builder = GraphBuilder(diagnostics: diagnostics)
@@ -92,13 +95,23 @@ struct GraphBuilder {
         var entities = graph.entities
         var inherited = InheritedMembers()
         let parents = entities.map { entity in entity.parent.flatMap(graph.position(of:)) }
+        var depth = 0
         for step in InheritedMembers.walk(parents: parents) {
             switch step {
             case .enter(let index):
+                depth += 1
+                if depth == Self.maximumInheritanceDepth + 1, let parent = entityDeclarations[index].parent {
+                    // Each record holds every ancestor's properties, so the generated code and the
+                    // store's layout grow with depth times entities: the bound keeps them linear.
+                    diagnostics.error(
+                        "'\(entityDeclarations[index].name.text)' inherits through more than \(Self.maximumInheritanceDepth) levels; entities may nest at most \(Self.maximumInheritanceDepth) deep",
+                        at: parent.range.start)
+                }
                 checkInheritedDuplicates(entityDeclarations[index], inherited: inherited)
                 inherited.enter(entities[index])
                 resolveEntityAnnotations(entityDeclarations[index], entity: &entities[index], visible: inherited)
             case .leave(let index):
+                depth -= 1
                 inherited.leave(entities[index])
             }
         }

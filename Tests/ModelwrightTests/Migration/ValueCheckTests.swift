@@ -28,12 +28,11 @@ struct ValueCheckTests {
         let v2 = Self.posts(version: 2, foreignID: .uuid)
         let tester = try MigrationTester(
             plan: MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2)]), startingAt: v1)
-        let uuid = UUID()
         try tester.insert("Post", ["title": .text("a"), "foreignID": .text("not-a-uuid")])
         try tester.insert("Post", ["title": .text("b")])
         _ = try tester.migrate()
         let values = try tester.rows(of: "Post").map { $0["foreignID"] }
-        #expect(values.allSatisfy { $0 == .null || $0 == nil }, "\(values), \(uuid)")
+        #expect(values == [.null, .null], "\(values)")
     }
 
     @Test func aRequiredColumnLeftUnreadableFailsTheStageAndKeepsTheStore() throws {

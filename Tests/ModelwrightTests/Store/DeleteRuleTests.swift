@@ -107,7 +107,7 @@ struct DeleteRuleTests {
             for trip in trips { try context.insert(trip) }
             try context.insert(Stop(name: "Belém", tripID: trips[3].id))
         }
-        try await store.performAndSave { context in
+        _ = try await store.performAndSave { context in
             #expect(throws: StoreError.deleteDenied(entity: "Trip", relationship: "stops")) {
                 try context.delete(ada.id)
             }
