@@ -18,7 +18,10 @@ enum StoredValues {
         case .int16: return "typeof(\(name)) = 'integer' AND \(name) BETWEEN -32768 AND 32767"
         case .int32: return "typeof(\(name)) = 'integer' AND \(name) BETWEEN -2147483648 AND 2147483647"
         case .double, .float, .date: return "typeof(\(name)) IN ('real', 'integer')"
-        case .decimal, .string, .url, .codable, .composite: return "typeof(\(name)) = 'text'"
+        case .string, .codable, .composite: return "typeof(\(name)) = 'text'"
+        // Text is not enough: the runtime parses these, so the check asks it.
+        case .decimal: return "mw_decodes(\(DecodingFunction.Kind.decimal.rawValue), \(name)) = 1"
+        case .url: return "mw_decodes(\(DecodingFunction.Kind.url.rawValue), \(name)) = 1"
         case .data: return "typeof(\(name)) = 'blob'"
         case .uuid: return "typeof(\(name)) = 'blob' AND length(\(name)) = 16"
         case .enumeration(let description):

@@ -29,6 +29,7 @@ final class SQLiteConnection {
         // ATTACH, SQL built from a hostile schema cannot touch files beside the store.
         sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
         try StringFunctions.register(on: self)
+        try DecodingFunction.register(on: self)
     }
 
     deinit {
