@@ -93,8 +93,8 @@ enum GeneratedCodeTypeChecker {
         defer { try? FileManager.default.removeItem(at: folder) }
         let outputURL = folder.appendingPathComponent("output")
         let errorsURL = folder.appendingPathComponent("errors")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorsURL.path, contents: nil)
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -117,7 +117,7 @@ struct ReservedNameTests {
     /// every kind with inverses.
     static func randomModel(seed: UInt64) -> [String] {
         var state = seed
-        var random = AnyIterator<UInt64> {
+        let random = AnyIterator<UInt64> {
             // SplitMix64: the same models on every run.
             state &+= 0x9E37_79B9_7F4A_7C15
             var value = state

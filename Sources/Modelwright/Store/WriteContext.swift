@@ -35,15 +35,7 @@ public final class WriteContext: ReadContext {
     /// Inserts a new record; a record with the same ID, or the same values for a uniqueness
     /// constraint, is an error.
     public func insert<Target: Record>(_ record: Target) throws {
-        try atomically {
-            let entity = try writableEntity(Target.self)
-            try run(insertSQL(entity, upsert: false), entity: entity) { statement in
-                try bind(record, entity: entity, to: statement)
-            }
-            try syncOneToOne(record, entity: entity)
-            try appendToOrderedRelationships(record.id.uuid, entity: entity)
-            touchedTables.insert(entity.table)
-        }
+        try write(record, upsert: false)
     }
 
     /// Replaces the stored values of an existing record.
@@ -85,9 +77,15 @@ public final class WriteContext: ReadContext {
 
     /// Inserts the record, or replaces the stored values of the record with its ID.
     public func upsert<Target: Record>(_ record: Target) throws {
+        try write(record, upsert: true)
+    }
+
+    /// Inserts, or with `upsert` inserts or replaces, one record with its one-to-one partner and
+    /// its places in ordered relationships.
+    private func write<Target: Record>(_ record: Target, upsert: Bool) throws {
         try atomically {
             let entity = try writableEntity(Target.self)
-            try run(insertSQL(entity, upsert: true), entity: entity) { statement in
+            try run(insertSQL(entity, upsert: upsert), entity: entity) { statement in
                 try bind(record, entity: entity, to: statement)
             }
             try syncOneToOne(record, entity: entity)

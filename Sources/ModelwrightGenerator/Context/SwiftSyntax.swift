@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightSchema
 
 /// How schema names and values are spelled in generated Swift: keywords escaped, literals exact.
 enum SwiftSyntax {
@@ -63,7 +64,7 @@ enum SwiftSyntax {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where isHidden(scalar): result += unicodeEscape(scalar)
+            case _ where SchemaText.needsEscape(scalar): result += SchemaText.escape(scalar)
             default: result.unicodeScalars.append(scalar)
             }
         }
@@ -72,36 +73,10 @@ enum SwiftSyntax {
 
     /// Text from the model made safe inside a Swift `//` or `///` comment: every scalar that ends
     /// a line (LF, CR, U+2028 …) or is invisible (controls, bidi overrides) is written `\u{…}`, so
-    /// nothing after it can leave the comment and become code, and the comment shows it.
+    /// nothing after it can leave the comment and become code, and the comment shows it. Swift's
+    /// comments follow the schema language's rules, so the schema's comment escaper serves.
     static func commentText(_ text: String) -> String {
-        if isPlain(text, allowing: true) { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar == "\t" || !isHidden(scalar) {
-                result.unicodeScalars.append(scalar)
-            } else {
-                result += unicodeEscape(scalar)
-            }
-        }
-        return result
-    }
-
-    /// Whether a scalar must not appear raw in generated code: controls, format characters (bidi
-    /// overrides, zero-width marks, U+0600 …), line and paragraph separators, and scalars that are
-    /// private or unassigned.
-    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar.value >= 0x20 && scalar.value < 0x7F { return false }
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// `\u{…}` with the scalar's value in hexadecimal.
-    private static func unicodeEscape(_ scalar: Unicode.Scalar) -> String {
-        "\\u{" + String(scalar.value, radix: 16) + "}"
+        isPlain(text, allowing: true) ? text : SchemaText.commentText(text)
     }
 
     /// Whether the text is printable ASCII only (and, `allowing` quotes, holds no `"` or `\`).

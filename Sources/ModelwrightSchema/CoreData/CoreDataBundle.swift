@@ -208,7 +208,9 @@ public struct CoreDataBundle: Sendable {
             }
         } catch {
             return .unreadable(
-                .init(path: path, message: error.message, location: LineTable(bytes).location(of: error.offset)))
+                .init(
+                    path: path, message: error.message,
+                    location: CoreDataLocation(of: error.offset, in: SourceFile(path: path, bytes: bytes))))
         }
         guard let name, !name.isEmpty else { return .unnamed }
         return .named(name)

@@ -56,6 +56,12 @@ public struct CoreDataLocation: Sendable, Hashable, CustomStringConvertible {
     /// The column, from 1, in UTF-8 bytes.
     public var column: Int
 
+    /// The location of a byte offset in `file`: one line table serves schema and XML files.
+    init(of offset: Int, in file: SourceFile) {
+        let position = file.location(of: max(offset, 0))
+        self.init(line: position.line, column: position.column)
+    }
+
     /// Creates a location.
     public init(line: Int, column: Int) {
         self.line = line

@@ -55,10 +55,10 @@ public enum CoreDataReader {
 
     /// Reads `contents` XML bytes; `path` is used in diagnostics.
     static func read(bytes: [UInt8], path: String) throws(Failure) -> CoreDataModel {
-        let lines = LineTable(bytes)
+        let lines = SourceFile(path: path, bytes: bytes)
         var builder = Builder(path: path)
         func located(_ error: XMLReader.SyntaxError) -> Failure {
-            Failure(path: path, message: error.message, location: lines.location(of: error.offset))
+            Failure(path: path, message: error.message, location: CoreDataLocation(of: error.offset, in: lines))
         }
         var reader: XMLReader
         do {
@@ -77,7 +77,7 @@ public enum CoreDataReader {
             case nil:
                 break
             case .start(let name, let attributes, let offset)?:
-                try builder.start(name, attributes: attributes, at: lines.location(of: offset))
+                try builder.start(name, attributes: attributes, at: CoreDataLocation(of: offset, in: lines))
                 continue
             case .end(let name)?:
                 builder.end(name)

@@ -7,7 +7,10 @@
 /// control character, line or paragraph separator, or invisible format character (bidi overrides,
 /// zero-width characters, U+0600…): those are written as `\u{…}` escapes, so schema files stay
 /// one line per declaration, show what they hold, and cannot hide text from a reviewer.
-enum SchemaText {
+///
+/// Swift has the same comment and line rules, so the generator writes model text into Swift
+/// comments with ``commentText(_:)`` and decides its literals' escapes with ``needsEscape(_:)``.
+public enum SchemaText {
     /// `text` as a schema string literal, quotes included.
     static func stringLiteral(_ text: String) -> String {
         var result = "\""
@@ -32,7 +35,7 @@ enum SchemaText {
 
     /// `text` for a `//` or `///` comment line: every scalar ``stringLiteral(_:)`` would escape
     /// (line ends among them) written as `\u{…}`, so the comment cannot end early.
-    static func commentText(_ text: String) -> String {
+    public static func commentText(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             if scalar == "\t" || !needsEscape(scalar) {
@@ -45,16 +48,18 @@ enum SchemaText {
     }
 
     /// Whether `scalar` is written as an escape: controls (C0, DEL, C1), line and paragraph
-    /// separators, and format characters.
-    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    /// separators, format characters, and scalars that are private or unassigned.
+    public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { return true }
+        if scalar.value < 0x7F { return false }
         switch scalar.properties.generalCategory {
-        case .format, .lineSeparator, .paragraphSeparator, .control: return true
+        case .format, .lineSeparator, .paragraphSeparator, .control, .surrogate, .privateUse, .unassigned: return true
         default: return false
         }
     }
 
-    private static func escape(_ scalar: Unicode.Scalar) -> String {
+    /// `\u{…}` with the scalar's value in hexadecimal.
+    public static func escape(_ scalar: Unicode.Scalar) -> String {
         "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
     }
 }

@@ -10,7 +10,7 @@
 /// type declarations are refused (only a `.xccurrentversion` plist may carry one, without an
 /// internal subset), so no entity can be declared: no billion laughs, no external entities.
 ///
-/// Offsets are byte offsets into the bytes given; ``LineTable`` turns them into lines and columns.
+/// Offsets are byte offsets into the bytes given; ``SourceFile`` turns them into lines and columns.
 struct XMLReader {
     /// The deepest nesting of elements accepted. Core Data models nest five levels at most
     /// (`model` › `entity` › `uniquenessConstraints` › `uniquenessConstraint` › `constraint`).

@@ -204,7 +204,7 @@ struct CoreDataHostileInputTests {
     ]
 
     @Test func schemaStringLiteralsLexBackToTheSameString() {
-        var random = SplitMix64(seed: 13)
+        var random = SplitMix(state: 13)
         var cases = Self.hostileStrings
         let alphabet: [Unicode.Scalar] = [
             "\"", "\\", "\n", "\r", "\t", "\0", "'", "a", "\u{600}", "\u{301}", "\u{2028}", "\u{202E}", "\u{1}",
@@ -260,7 +260,7 @@ struct CoreDataHostileInputTests {
     }
 
     @Test func xmlAttributeTextReadsBackExactly() throws {
-        var random = SplitMix64(seed: 4)
+        var random = SplitMix(state: 4)
         let alphabet: [Unicode.Scalar] = [
             "&", "<", ">", "\"", "'", "\t", "\n", "\r", " ", "a", "\u{600}", "\u{301}", "\u{2028}", "\u{FFFD}", "😀",
         ]
@@ -300,7 +300,7 @@ struct CoreDataHostileInputTests {
     @Test func mutatedModelsReadOrFailWithALocation() throws {
         let seeds = try Self.seeds()
         try #require(!seeds.isEmpty)
-        var random = SplitMix64(seed: 20_240_613)
+        var random = SplitMix(state: 20_240_613)
         var (read, refused) = (0, 0)
         let clock = ContinuousClock()
         let start = clock.now
@@ -327,7 +327,7 @@ struct CoreDataHostileInputTests {
         #expect(clock.now - start < .seconds(60))
     }
 
-    private static func mutate(_ input: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
+    private static func mutate(_ input: [UInt8], _ random: inout SplitMix) -> [UInt8] {
         var bytes = input
         func position() -> Int { bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count)) }
         switch random.next() % 8 {
@@ -358,22 +358,5 @@ struct CoreDataHostileInputTests {
             if !bytes.isEmpty { bytes[position()] = UInt8(truncatingIfNeeded: random.next()) }
         }
         return bytes
-    }
-}
-
-/// A small seeded generator, so every run tries the same cases.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
