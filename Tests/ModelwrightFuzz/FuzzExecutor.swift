@@ -183,6 +183,8 @@ struct FuzzExecutor {
             fail(.silent, "refused without an error; diagnostics: \(diagnostics.map(\.description))")
         }
         if !errors.isEmpty, state.verdict == .accepted { state.verdict = .rejected }
+        // Lines per file, counted once: a file has up to 100 errors, and a mutated one megabytes.
+        var lineCounts: [String: Int] = [:]
         for error in errors {
             guard let location = error.location else {
                 fail(.unlocated, "\(error)")
@@ -191,7 +193,15 @@ struct FuzzExecutor {
             if location.line < 1 || location.column < 1 {
                 fail(.unlocated, "bad position: " + error.description)
             } else if let bytes = state.files[error.path] {
-                let lines = 1 + bytes.reduce(0) { $0 + ($1 == 0x0A || $1 == 0x0D ? 1 : 0) }
+                let lines =
+                    lineCounts[error.path]
+                    ?? 1
+                    + bytes.withUnsafeBufferPointer { buffer in
+                        var count = 0
+                        for byte in buffer where byte == 0x0A || byte == 0x0D { count += 1 }
+                        return count
+                    }
+                lineCounts[error.path] = lines
                 if location.line > lines {
                     fail(.unlocated, "line \(location.line) is past the end (\(lines) lines): " + error.description)
                 }

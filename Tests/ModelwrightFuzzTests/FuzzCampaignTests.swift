@@ -25,8 +25,8 @@ struct FuzzCampaignTests {
     func mutatedInputsAreRefusedSafely() throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.runner), "build the ModelwrightFuzz target")
         let seed = Self.setting("MODELWRIGHT_FUZZ_SEED", 1)
-        let schema = Self.setting("MODELWRIGHT_FUZZ_SCHEMA", 800)
-        let xml = Self.setting("MODELWRIGHT_FUZZ_XML", 400)
+        let schema = Self.setting("MODELWRIGHT_FUZZ_SCHEMA", 2_000)
+        let xml = Self.setting("MODELWRIGHT_FUZZ_XML", 1_000)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.runner)
         process.arguments = [
