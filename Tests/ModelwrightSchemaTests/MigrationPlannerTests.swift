@@ -225,4 +225,46 @@ struct MigrationPlannerTests {
 
                 """)
     }
+
+    /// Posts whose `foreignID` moves from the root of the hierarchy down one level, with `type`.
+    private static func movedDown(to type: String) -> (v1: String, v2: String) {
+        (
+            """
+            model Posts version 1
+            abstract entity BasePost { title: String; foreignID: String? }
+            abstract entity AbstractPost: BasePost { status: Int16 = 0 }
+            entity Post: AbstractPost { body: String? }
+            """,
+            """
+            model Posts version 2
+            abstract entity BasePost { title: String }
+            abstract entity AbstractPost: BasePost { status: Int16 = 0; foreignID: \(type)? }
+            entity Post: AbstractPost { body: String? }
+            migration from 1 { lossy BasePost.foreignID }
+            """
+        )
+    }
+
+    @Test func aMoveAcrossAnInheritanceLevelIsClassifiedLikeAChangeWithinAnEntity() throws {
+        // The same column of the hierarchy's table holds the value before and after: String to
+        // UUID needs a custom stage, as it does inside one entity, whatever `lossy` says.
+        for (type, refused) in [("UUID", true), ("String", false)] {
+            let (v1, v2) = Self.movedDown(to: type)
+            let folder = try temporaryModelFolder(named: "Posts", files: ["Posts.v1.model": v1, "Posts.v2.model": v2])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let result = ModelLoader.load(path: folder.path)
+            let errors = result.diagnostics.filter { $0.severity == .error }.map(\.message)
+            if refused {
+                #expect(
+                    errors == [
+                        "version 2 cannot be migrated to from version 1 (Posts.v1.model): change the type of AbstractPost.foreignID from String to UUID (no lossless conversion) needs a custom stage"
+                    ])
+            } else {
+                #expect(errors == [])
+                #expect(
+                    try Self.kinds(result).contains(
+                        "lightweight: move attribute BasePost.foreignID down to AbstractPost.foreignID"))
+            }
+        }
+    }
 }

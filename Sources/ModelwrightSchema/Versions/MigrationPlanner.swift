@@ -110,8 +110,22 @@ struct MigrationPlanner {
         }
         var continued: Set<String> = []
         let oldAttributes = Self.byName(oldEntity.attributes) { $0.name }
+        let oldAncestors = old.ancestors(of: oldEntity)
         for attribute in entity.attributes {
             let oldName = attribute.renamedFrom ?? attribute.name
+            // Declared on an ancestor before: the store keeps it in the same column of the
+            // hierarchy's table, so it is classified as the same attribute changing, whatever
+            // else the step does to the ancestor's declaration.
+            if oldAttributes[oldName] == nil,
+                let ancestor = oldAncestors.first(where: { $0.attributes.contains { $0.name == oldName } }),
+                let moved = ancestor.attributes.first(where: { $0.name == oldName })
+            {
+                add(
+                    .lightweight, "move attribute \(ancestor.name).\(oldName) down to \(entity.name).\(attribute.name)",
+                    entity, at: attribute.range.start)
+                diffAttribute(moved, attribute, of: entity, oldEntity: ancestor)
+                continue
+            }
             guard let oldAttribute = oldAttributes[oldName] else {
                 let summary = "add attribute \(entity.name).\(attribute.name) (\(describe(attribute)))"
                 if attribute.isOptional {
