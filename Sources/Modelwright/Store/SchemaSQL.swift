@@ -20,6 +20,8 @@ enum SchemaSQL {
         var indexes: [Index]
         /// The column definitions, by column name, as `CREATE TABLE` writes them.
         var columns: [String: String]
+        /// For a join table, the relationship it stores, as `Entity.relationship`.
+        var relationship: String? = nil
 
         /// The `CREATE TABLE` statement.
         var create: String { create(named: name) }
@@ -140,7 +142,8 @@ enum SchemaSQL {
                             index(
                                 "\(name)_destination", table: name, columns: ["destination", "source"], unique: false)
                         ],
-                        columns: columns
+                        columns: columns,
+                        relationship: "\(entity.name).\(relationship.name)"
                     )
                 )
             }
@@ -228,5 +231,25 @@ extension DefaultValue {
         // Always with a point or exponent, so SQLite reads a REAL; Swift prints the shortest exact form.
         let text = "\(value)"
         return text.contains(".") || text.contains("e") ? text : text + ".0"
+    }
+}
+
+extension SchemaDescription {
+    /// The join tables whose names SQLite would take for another table's, since it compares names
+    /// without case: each with the relationship it stores (`Entity.relationship`) and the name it
+    /// meets. The store derives join tables' names, so the schema's checks ask here.
+    package func joinTableClashes() throws -> [(relationship: String, name: String, other: String)] {
+        var seen: [String: String] = [SchemaSQL.metadataTable.lowercased(): SchemaSQL.metadataTable]
+        var clashes: [(relationship: String, name: String, other: String)] = []
+        let tables = SchemaSQL.tables(for: try SchemaLayout(self))
+        // Entities' tables first, so a clash is reported at the join table's relationship.
+        for table in tables.filter({ $0.relationship == nil }) + tables.filter({ $0.relationship != nil }) {
+            if let other = seen[table.name.lowercased()], let relationship = table.relationship {
+                clashes.append((relationship, table.name, other))
+            } else {
+                seen[table.name.lowercased()] = table.name
+            }
+        }
+        return clashes
     }
 }

@@ -43,6 +43,7 @@ enum GeneratedNamespace {
         // Each record's members are its lineage's: bounded by the inheritance depth, which is
         // checked before (a model over it has errors and is not checked further here).
         guard !diagnostics.hasErrors else { return }
+        checkJoinTables(graph, diagnostics: &diagnostics)
         var reported: Set<Int> = []
         for index in graph.entities.indices {
             var lineage = [index]
@@ -119,6 +120,29 @@ enum GeneratedNamespace {
                     columns[root, default: [:]][key] = name
                 }
             }
+        }
+    }
+
+    /// Reports a many-to-many or one-way to-many relationship whose join table (named by the
+    /// store, `_Entity_relationship`) would take another table's name, as SQLite compares names.
+    private static func checkJoinTables(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
+        let hasJoinTables = graph.entities.contains { entity in
+            entity.relationships.contains { relationship in
+                relationship.cardinality == .toMany
+                    && graph.entity(named: relationship.destination)?.relationships.first {
+                        $0.name == relationship.inverse
+                    }?.cardinality != .toOne
+            }
+        }
+        guard hasJoinTables, let clashes = try? SchemaLowering.lower(graph).joinTableClashes() else { return }
+        for clash in clashes {
+            let parts = clash.relationship.split(separator: ".").map(String.init)
+            guard parts.count == 2, let entity = graph.entity(named: parts[0]),
+                let relationship = entity.relationships.first(where: { $0.name == parts[1] })
+            else { continue }
+            diagnostics.error(
+                "the join table '\(clash.name)' that stores '\(clash.relationship)' would have the name of the table '\(clash.other)', since SQLite compares names without case; rename the relationship or its entity",
+                at: relationship.range.start)
         }
     }
 }
