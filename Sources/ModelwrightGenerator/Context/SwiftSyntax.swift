@@ -79,7 +79,7 @@ enum SwiftSyntax {
         isPlain(text, allowing: true) ? text : SchemaText.commentText(text)
     }
 
-    /// Whether the text is printable ASCII only (and, `allowing` quotes, holds no `"` or `\`).
+    /// Whether the text is printable ASCII only, without `"` or `\` unless `allowing` them.
     /// A counted loop over the bytes, which a debug build (the build plugin's) runs without a call
     /// per byte, as `contains(where:)` makes.
     private static func isPlain(_ text: String, allowing quotes: Bool) -> Bool {
