@@ -126,15 +126,20 @@ enum GeneratedNamespace {
     /// Reports a many-to-many or one-way to-many relationship whose join table (named by the
     /// store, `_Entity_relationship`) would take another table's name, as SQLite compares names.
     private static func checkJoinTables(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
-        let hasJoinTables = graph.entities.contains { entity in
-            entity.relationships.contains { relationship in
-                relationship.cardinality == .toMany
-                    && graph.entity(named: relationship.destination)?.relationships.first {
-                        $0.name == relationship.inverse
-                    }?.cardinality != .toOne
+        // The store names a join table `_Entity_relationship` after one of its two sides: when no
+        // two such names of either side meet, none can, and the store's layout is not needed.
+        var candidates: Set<String> = ["_modelwright_metadata"]
+        var mayClash = false
+        for entity in graph.entities {
+            for relationship in entity.relationships where relationship.cardinality == .toMany {
+                let inverse = graph.entity(named: relationship.destination)?.relationships.first {
+                    $0.name == relationship.inverse
+                }
+                guard inverse?.cardinality != .toOne else { continue }
+                mayClash = !candidates.insert("_\(entity.name)_\(relationship.name)".lowercased()).inserted || mayClash
             }
         }
-        guard hasJoinTables, let clashes = try? SchemaLowering.lower(graph).joinTableClashes() else { return }
+        guard mayClash, let clashes = try? SchemaLowering.lower(graph).joinTableClashes() else { return }
         for clash in clashes {
             let parts = clash.relationship.split(separator: ".").map(String.init)
             guard parts.count == 2, let entity = graph.entity(named: parts[0]),
