@@ -25,7 +25,7 @@ struct Person: Record, PersonFields {
         row.encode(firstName)
         row.encode(lastName)
         row.encode(age)
-        row.encode(createdAt)
+        try row.encode(createdAt)
         try row.encode(nickname)
     }
 
