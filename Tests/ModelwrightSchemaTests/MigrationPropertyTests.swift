@@ -147,31 +147,6 @@ struct MigrationPropertyTests {
         }
     }
 
-    /// Decodes a stored value with the runtime's own decoding for `type`.
-    private static func decode(_ value: SQLValue, as type: AttributeType) throws {
-        switch type {
-        case .bool: _ = try Bool(sqlValue: value)
-        case .int16: _ = try Int16(sqlValue: value)
-        case .int32: _ = try Int32(sqlValue: value)
-        case .int64: _ = try Int64(sqlValue: value)
-        case .int: _ = try Int(sqlValue: value)
-        case .double: _ = try Double(sqlValue: value)
-        case .float: _ = try Float(sqlValue: value)
-        case .date: _ = try Date(sqlValue: value)
-        case .string, .codable: _ = try String(sqlValue: value)
-        case .decimal: _ = try Decimal(sqlValue: value)
-        case .url: _ = try URL(sqlValue: value)
-        case .data: _ = try Data(sqlValue: value)
-        case .uuid: _ = try UUID(sqlValue: value)
-        case .composite: break
-        case .enumeration(let description):
-            let raw = try String(sqlValue: value)
-            guard description.cases.contains(where: { $0.rawValue == raw }) else {
-                throw ColumnValueError(message: "'\(raw)' is not a case of \(description.name)")
-            }
-        }
-    }
-
     @Test func aStepThePlanAcceptsKeepsEveryRowReadable() throws {
         let count = ProcessInfo.processInfo.environment["MODELWRIGHT_MIGRATION_PAIRS"].flatMap { Int($0) } ?? 150
         var accepted = 0
@@ -211,7 +186,7 @@ struct MigrationPropertyTests {
                             continue
                         }
                         #expect(throws: Never.self, "\(entity.name).\(attribute.name) = \(value): \(failure)") {
-                            try Self.decode(value, as: attribute.type)
+                            try decodeStored(value, as: attribute.type)
                         }
                         // Kept: the same entity of the hierarchy declares it in both versions, with
                         // the same type (a move to another level is a removal and an addition).

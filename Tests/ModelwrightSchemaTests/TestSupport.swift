@@ -2,6 +2,8 @@ import Foundation
 import ModelwrightSchema
 import Testing
 
+@testable import Modelwright
+
 /// Diagnostics of one schema text, each as `line:column: severity: message`.
 func diagnose(_ text: String, path: String = "Test.v1.model") -> [String] {
     SchemaPipeline.check(SourceFile(path: path, text: text)).diagnostics.map { diagnostic in
@@ -51,5 +53,31 @@ struct SplitMix: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// Decodes a stored value with the runtime's own decoding (`ColumnValue`) for `type`: how tests
+/// prove that a migrated row reads back as the new version's records.
+func decodeStored(_ value: SQLValue, as type: AttributeType) throws {
+    switch type {
+    case .bool: _ = try Bool(sqlValue: value)
+    case .int16: _ = try Int16(sqlValue: value)
+    case .int32: _ = try Int32(sqlValue: value)
+    case .int64: _ = try Int64(sqlValue: value)
+    case .int: _ = try Int(sqlValue: value)
+    case .double: _ = try Double(sqlValue: value)
+    case .float: _ = try Float(sqlValue: value)
+    case .date: _ = try Date(sqlValue: value)
+    case .string, .codable: _ = try String(sqlValue: value)
+    case .decimal: _ = try Decimal(sqlValue: value)
+    case .url: _ = try URL(sqlValue: value)
+    case .data: _ = try Data(sqlValue: value)
+    case .uuid: _ = try UUID(sqlValue: value)
+    case .composite: break
+    case .enumeration(let description):
+        let raw = try String(sqlValue: value)
+        guard description.cases.contains(where: { $0.rawValue == raw }) else {
+            throw ColumnValueError(message: "'\(raw)' is not a case of \(description.name)")
+        }
     }
 }
