@@ -43,32 +43,17 @@ enum SwiftSyntax {
 
     /// A Swift string literal with its text escaped: it reads back as exactly `text`.
     ///
-    /// Escapes are decided per Unicode scalar, never per `Character`: a grapheme cluster can join
-    /// a quote to the scalar before it, and Swift's lexer reads scalars. Besides `"` and `\`,
-    /// every scalar that is invisible or ends a line somewhere is spelled `\u{…}`, so a reviewer
-    /// sees it and no tool splits the literal.
+    /// Swift's single-line string literals take the schema language's escapes (`\"`, `\\`, `\n`,
+    /// `\r`, `\t`, `\0`, `\u{…}`), so the schema's literal escaper serves: decided per Unicode
+    /// scalar, never per `Character`, with every invisible or line-ending scalar spelled `\u{…}`.
     static func string(_ text: String) -> String {
         // Names, nearly every string here, need no escapes: quote them without looking at scalars.
-        if isPlain(text, allowing: false) {
-            var result = "\""
-            result.reserveCapacity(text.utf8.count + 2)
-            result += text
-            result += "\""
-            return result
-        }
+        guard isPlain(text, allowing: false) else { return SchemaText.stringLiteral(text) }
         var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where SchemaText.needsEscape(scalar): result += SchemaText.escape(scalar)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        result.reserveCapacity(text.utf8.count + 2)
+        result += text
+        result += "\""
+        return result
     }
 
     /// Text from the model made safe inside a Swift `//` or `///` comment: every scalar that ends

@@ -9,10 +9,10 @@
 /// one line per declaration, show what they hold, and cannot hide text from a reviewer.
 ///
 /// Swift has the same comment and line rules, so the generator writes model text into Swift
-/// comments with ``commentText(_:)`` and decides its literals' escapes with ``needsEscape(_:)``.
+/// comments with ``commentText(_:)`` and its string literals with ``stringLiteral(_:)``.
 public enum SchemaText {
     /// `text` as a schema string literal, quotes included.
-    static func stringLiteral(_ text: String) -> String {
+    public static func stringLiteral(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -49,7 +49,7 @@ public enum SchemaText {
 
     /// Whether `scalar` is written as an escape: controls (C0, DEL, C1), line and paragraph
     /// separators, format characters, and scalars that are private or unassigned.
-    public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { return true }
         if scalar.value < 0x7F { return false }
         switch scalar.properties.generalCategory {
@@ -59,7 +59,7 @@ public enum SchemaText {
     }
 
     /// `\u{…}` with the scalar's value in hexadecimal.
-    public static func escape(_ scalar: Unicode.Scalar) -> String {
+    private static func escape(_ scalar: Unicode.Scalar) -> String {
         "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
     }
 }
