@@ -12,34 +12,20 @@ enum DecodingFunction {
     }
 
     static func register(on connection: SQLiteConnection) throws {
-        let code = sqlite3_create_function_v2(
-            connection.handle,
-            "mw_decodes",
-            2,
-            SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-            nil,
-            { context, _, arguments in
-                guard let arguments, sqlite3_value_type(arguments[1]) == SQLITE_TEXT,
-                    let kind = DecodingFunction.Kind(rawValue: sqlite3_value_int(arguments[0])),
-                    let bytes = sqlite3_value_text(arguments[1])
-                else {
-                    sqlite3_result_int(context, 0)
-                    return
+        try connection.register(function: "mw_decodes", arguments: 2) { context, _, arguments in
+            guard let arguments, sqlite3_value_type(arguments[1]) == SQLITE_TEXT,
+                let kind = DecodingFunction.Kind(rawValue: sqlite3_value_int(arguments[0]))
+            else {
+                sqlite3_result_int(context, 0)
+                return
+            }
+            let text = StringFunctions.text(arguments[1])
+            let decodes =
+                switch kind {
+                case .decimal: (try? Decimal(sqlValue: .text(text))) != nil
+                case .url: (try? URL(sqlValue: .text(text))) != nil
                 }
-                let text = String(
-                    decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(arguments[1]))),
-                    as: UTF8.self)
-                let decodes =
-                    switch kind {
-                    case .decimal: (try? Decimal(sqlValue: .text(text))) != nil
-                    case .url: (try? URL(sqlValue: .text(text))) != nil
-                    }
-                sqlite3_result_int(context, decodes ? 1 : 0)
-            },
-            nil,
-            nil,
-            nil
-        )
-        guard code == SQLITE_OK else { throw connection.error(code: code, sql: nil) }
+            sqlite3_result_int(context, decodes ? 1 : 0)
+        }
     }
 }

@@ -62,6 +62,16 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// Registers a deterministic SQL function of UTF-8 text implemented in Swift.
+    func register(
+        function name: String, arguments: Int32,
+        _ body: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+    ) throws {
+        let code = sqlite3_create_function_v2(
+            handle, name, arguments, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, body, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code: code, sql: nil) }
+    }
+
     /// How many rows the last INSERT, UPDATE or DELETE changed.
     var changes: Int { Int(sqlite3_changes64(handle)) }
 

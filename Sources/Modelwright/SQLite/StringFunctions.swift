@@ -7,34 +7,24 @@ import Foundation
 /// `[cd]` and a `%` in the needle is just a percent sign.
 enum StringFunctions {
     static func register(on connection: SQLiteConnection) throws {
-        let code = sqlite3_create_function_v2(
-            connection.handle,
-            "mw_string",
-            4,
-            SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-            nil,
-            { context, _, arguments in
-                guard let arguments,
-                    let operation = StringOperation(rawValue: Int(sqlite3_value_int(arguments[0]))),
-                    sqlite3_value_type(arguments[2]) != SQLITE_NULL,
-                    sqlite3_value_type(arguments[3]) != SQLITE_NULL
-                else {
-                    sqlite3_result_null(context)
-                    return
-                }
-                let options = StringComparisonOptions(rawValue: Int(sqlite3_value_int(arguments[1])))
-                let value = StringFunctions.text(arguments[2])
-                let needle = StringFunctions.text(arguments[3])
-                sqlite3_result_int(context, StringMatching.matches(value, operation, needle, options: options) ? 1 : 0)
-            },
-            nil,
-            nil,
-            nil
-        )
-        guard code == SQLITE_OK else { throw connection.error(code: code, sql: nil) }
+        try connection.register(function: "mw_string", arguments: 4) { context, _, arguments in
+            guard let arguments,
+                let operation = StringOperation(rawValue: Int(sqlite3_value_int(arguments[0]))),
+                sqlite3_value_type(arguments[2]) != SQLITE_NULL,
+                sqlite3_value_type(arguments[3]) != SQLITE_NULL
+            else {
+                sqlite3_result_null(context)
+                return
+            }
+            let options = StringComparisonOptions(rawValue: Int(sqlite3_value_int(arguments[1])))
+            let value = StringFunctions.text(arguments[2])
+            let needle = StringFunctions.text(arguments[3])
+            sqlite3_result_int(context, StringMatching.matches(value, operation, needle, options: options) ? 1 : 0)
+        }
     }
 
-    private static func text(_ value: OpaquePointer?) -> String {
+    /// An SQL function argument as text, embedded NULs kept.
+    static func text(_ value: OpaquePointer?) -> String {
         guard let bytes = sqlite3_value_text(value) else { return "" }
         return String(
             decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
