@@ -71,6 +71,7 @@ struct Migrator {
             try run.addPhase()
             let after = MigrationContext(connection: connection, layout: run.destination)
             for step in stage.customSteps { try step.didMigrate(after) }
+            try run.placeUnplacedRows()
             try run.removePhase()
             if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
             try run.check(everyTable: !stage.customSteps.isEmpty)
@@ -247,6 +248,51 @@ private struct StageRun {
                 try execute(
                     "UPDATE \(quoted(table)) SET \(quoted(column)) = \(now) WHERE \(quoted(column)) IS NULL",
                     .updateRows(table: table, reason: "\(column) defaults to now"))
+            }
+        }
+    }
+
+    /// Gives every row that belongs to an ordered to-many relationship and has no place yet (the
+    /// relationship became ordered, or a custom step linked it) a place after the placed ones, in
+    /// ID order, as the store places a row it links: each list then reads in one order, always.
+    mutating func placeUnplacedRows() throws {
+        var placed: Set<String> = []
+        for entity in destination.entities.keys.sorted() {
+            guard let layout = destination.entities[entity] else { continue }
+            let table = quoted(layout.table)
+            for column in layout.positionColumns where placed.insert("\(layout.table).\(column)").inserted {
+                let position = quoted(column)
+                let inverse = quoted(String(column.dropLast("._position".count)))
+                let unplaced = "\(inverse) IS NOT NULL AND \(position) IS NULL"
+                let rows = try SQLiteStatement(
+                    connection: connection,
+                    sql:
+                        "SELECT \"id\", \(inverse), (SELECT COALESCE(MAX(placed.\(position)), -1) + 1 FROM \(table) placed "
+                        + "WHERE placed.\(inverse) = row.\(inverse)) FROM \(table) row WHERE \(unplaced) ORDER BY \(inverse), \"id\""
+                )
+                var places: [(id: SQLValue, place: Int64)] = []
+                var owner = SQLValue.null
+                var next: Int64 = 0
+                while try rows.step() {
+                    if rows.value(1) != owner {
+                        owner = rows.value(1)
+                        if case .integer(let first) = rows.value(2) { next = first }
+                    }
+                    places.append((rows.value(0), next))
+                    next += 1
+                }
+                guard !places.isEmpty else { continue }
+                let update = try SQLiteStatement(
+                    connection: connection, sql: "UPDATE \(table) SET \(position) = ? WHERE \"id\" = ?")
+                for (id, place) in places {
+                    update.reset()
+                    update.bind(.integer(place), 1)
+                    update.bind(id, 2)
+                    try update.run()
+                }
+                operations.append(
+                    .updateRows(table: layout.table, reason: "places the rows of ordered relationships that have none"))
+                touched.insert(layout.table)
             }
         }
     }

@@ -72,12 +72,15 @@ enum SyntheticRows {
         case .int16: return .integer(extreme ? Int64(Int16.min) + Int64(number) : Int64(Int16.max) - Int64(number))
         case .int32: return .integer(extreme ? Int64(Int32.min) + Int64(number) : Int64(Int32.max) - Int64(number))
         case .int64, .int: return .integer(extreme ? Int64.min + Int64(number) : Int64.max - Int64(number))
-        case .double, .float: return .real(extreme ? -3.0e38 + Double(number) : 1.5 + Double(number))
+        case .double: return .real(extreme ? -3.0e38 + Double(number) : 1.5 + Double(number))
+        // A value a `Float` holds exactly, as every `Float` the app stores is.
+        case .float: return .real(Double(Float(extreme ? -3.0e38 + Double(number) : 1.5 + Double(number))))
         case .date: return .real(extreme ? -1.0e9 - Double(number) : 1.0e9 + Double(number))
-        case .decimal: return .text(extreme ? "-12345678901234567890123456789.\(number)" : "\(number).5")
+        // Written as `Decimal` writes it: no trailing zero.
+        case .decimal: return .text(extreme ? "-12345678901234567890123456789.\(number)1" : "\(number).5")
         case .string: return .text(extreme ? "\u{600}'\"\r\n\u{2028}\(tag)" : tag)
         case .url: return .text("https://example.com/\(tag)")
-        case .codable: return .text("null")
+        case .codable(let typeName): return .text(json(for: typeName))
         case .data: return .blob(Data(tag.utf8))
         case .uuid: return id(number, row + 2)
         case .composite: return .text(tag)
@@ -85,6 +88,26 @@ enum SyntheticRows {
             guard let enumCase = extreme ? description.cases.first : description.cases.last else { return .null }
             return description.rawType == .int
                 ? Int64(enumCase.rawValue).map(SQLValue.integer) ?? .text(enumCase.rawValue) : .text(enumCase.rawValue)
+        }
+    }
+
+    /// JSON that a value of the Swift type `typeName` decodes from, for the standard types; `null`
+    /// (which only an optional decodes) for the app's own types.
+    static func json(for typeName: String) -> String {
+        let name = typeName.filter { $0 != " " }
+        if name.hasPrefix("[") { return name.contains(":") ? "{}" : "[]" }
+        if name.hasPrefix("Set<") || name.hasPrefix("Array<") { return "[]" }
+        if name.hasPrefix("Dictionary<") { return "{}" }
+        switch name {
+        case "String": return "\"\""
+        case "Bool": return "false"
+        case "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double", "Float",
+            "Date", "Decimal":
+            return "0"
+        case "Data": return "\"\""
+        case "URL": return "\"https://example.com\""
+        case "UUID": return "\"00000000-0000-0000-0000-000000000000\""
+        default: return "null"
         }
     }
 }
