@@ -65,27 +65,42 @@ enum GeneratedCodeTypeChecker {
     /// file (with `-warnings-as-errors`, linking the runtime this build produced) and runs it.
     /// - Returns: what the program printed, or the compiler's errors when it did not compile.
     static func run(main: String, model path: String) throws -> (compiled: Bool, output: String) {
-        guard let modules, let runtimeObjects else { throw ModulesNotFound() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         guard let model = ModelLoader.load(path: path).model else { throw GeneratorError.noModel(path) }
         let files = try GeneratorPipeline.generate(model, config: GeneratorConfig(), templates: TemplateSet.load())
         try OutputWriter.write(files + [GeneratedFile(name: "main.swift", contents: main)], to: folder)
         let program = folder.appendingPathComponent("program")
-        let compile = try launch(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            [
-                "swiftc", "-swift-version", "6", "-warnings-as-errors", "-module-name", "GeneratedApp",
-                "-I", modules.path, "-I", root.appendingPathComponent("Sources/CSQLite").path,
-            ] + (files.map(\.name) + ["main.swift"]).map { folder.appendingPathComponent($0).path }
-                + runtimeObjects.map(\.path) + ["-lsqlite3", "-o", program.path])
+        let compile = try build(
+            files: (files.map(\.name) + ["main.swift"]).map { folder.appendingPathComponent($0) }, to: program)
         guard compile.status == 0 else { return (false, compile.errors) }
         let ran = try launch(program, [])
         return (ran.status == 0, ran.output + ran.errors)
     }
 
+    /// Compiles `files` (generated code and a `main.swift`) into the program `program`, with
+    /// `-warnings-as-errors`, linking the runtime this build produced. With `typeCheckBudget`, a
+    /// function body or expression that takes longer (in milliseconds) to type-check is an error.
+    static func build(files: [URL], to program: URL, typeCheckBudget: Int? = nil) throws -> (
+        status: Int32, output: String, errors: String
+    ) {
+        guard let modules, let runtimeObjects else { throw ModulesNotFound() }
+        let budget = typeCheckBudget.map {
+            [
+                "-Xfrontend", "-warn-long-function-bodies=\($0)", "-Xfrontend",
+                "-warn-long-expression-type-checking=\($0)",
+            ]
+        }
+        return try launch(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "swiftc", "-swift-version", "6", "-warnings-as-errors", "-module-name", "GeneratedApp",
+                "-I", modules.path, "-I", root.appendingPathComponent("Sources/CSQLite").path,
+            ] + (budget ?? []) + files.map(\.path) + runtimeObjects.map(\.path) + ["-lsqlite3", "-o", program.path])
+    }
+
     /// Runs a program to its end; its output and errors go through files, so neither can fill a pipe.
-    private static func launch(_ executable: URL, _ arguments: [String]) throws -> (
+    static func launch(_ executable: URL, _ arguments: [String]) throws -> (
         status: Int32, output: String, errors: String
     ) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("launch-\(UUID().uuidString)")
