@@ -349,7 +349,7 @@ private struct VersionExport {
         case .floatingPoint(let value)?: result.defaultValueString = "\(value)"
         case .decimal(let text)?, .string(let text)?: result.defaultValueString = text
         case .date(let seconds)?:
-            result.defaultValueString = "\(seconds - Date.timeIntervalBetween1970AndReferenceDate)"
+            result.defaultDateTimeInterval = CoreDataDateDefault.interval(secondsSince1970: seconds)
         case .enumCase(let name)?:
             if case .enumeration(let enumeration) = attribute.type {
                 result.defaultValueString = enumeration.cases.first { $0.name == name }?.rawValue

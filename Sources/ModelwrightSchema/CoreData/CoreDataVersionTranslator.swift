@@ -638,11 +638,15 @@ struct CoreDataVersionTranslator {
         return first.properties.isAlphabetic || first == "[" || first == "(" || first == "_"
     }
 
-    /// The schema literal of an attribute's `defaultValueString`, or `nil` (with a warning when one
-    /// was written) when there is none the schema accepts.
+    /// The schema literal of an attribute's default (`defaultDateTimeInterval`, or else
+    /// `defaultValueString`), or `nil` (with a warning when one was written) when there is none
+    /// the schema accepts.
     private mutating func defaultLiteral(of attribute: CoreDataModel.Attribute, type: String, in entity: String)
         -> String?
     {
+        if let interval = attribute.defaultDateTimeInterval {
+            return dateLiteral(ofInterval: interval, of: attribute, type: type, in: entity)
+        }
         guard let text = attribute.defaultValueString else { return nil }
         let qualified = "\(entity).\(attribute.name)"
         func reject(_ reason: String) -> String? {
@@ -683,14 +687,7 @@ struct CoreDataVersionTranslator {
         case "String":
             return SchemaText.stringLiteral(text)
         case "Date":
-            guard let seconds = Double(text), seconds.isFinite else {
-                return reject("Core Data writes a date default as seconds since 2001-01-01")
-            }
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions =
-                seconds.rounded() == seconds
-                ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
-            return "\"\(formatter.string(from: Date(timeIntervalSinceReferenceDate: seconds)))\""
+            return dateLiteral(ofInterval: text, of: attribute, type: type, in: entity)
         case "UUID":
             guard UUID(uuidString: text) != nil else { return reject("it is not a UUID") }
             return SchemaText.stringLiteral(text)
@@ -699,6 +696,35 @@ struct CoreDataVersionTranslator {
             return SchemaText.stringLiteral(text)
         default:
             return reject("a \(type) attribute takes no default value in the schema language")
+        }
+    }
+
+    /// The ISO 8601 literal of a date default written as seconds since 2001, or `nil` with a
+    /// warning when it is not a date the schema can write; a value finer than a millisecond is
+    /// rounded, with a warning.
+    private mutating func dateLiteral(
+        ofInterval text: String, of attribute: CoreDataModel.Attribute, type: String, in entity: String
+    ) -> String? {
+        let qualified = "\(entity).\(attribute.name)"
+        guard type == "Date" else {
+            warn(
+                "the date default \"\(text)\" of '\(qualified)' is not imported: it is a \(type) attribute",
+                at: attribute.location)
+            return nil
+        }
+        switch CoreDataDateDefault.literal(ofInterval: text) {
+        case .failure(let problem):
+            warn(
+                "the default date \"\(text)\" of '\(qualified)' is not imported: \(problem.message)",
+                at: attribute.location)
+            return nil
+        case .success(let literal):
+            if literal.isRounded {
+                warn(
+                    "the default date \"\(text)\" of '\(qualified)' is imported as \(literal.text), to the millisecond: the schema's ISO 8601 dates hold no finer digits",
+                    at: attribute.location)
+            }
+            return literal.text
         }
     }
 
