@@ -615,7 +615,8 @@ struct CoreDataVersionTranslator {
         case .archivedData:
             let holds = className.map { "holds '\($0)'" } ?? "names no class"
             let through =
-                transformer.flatMap { $0.isEmpty ? nil : "value transformer '\($0)'" } ?? "no value transformer"
+                transformer.flatMap { $0.isEmpty ? nil : "value transformer '\($0)'" }
+                ?? "Core Data's default value transformer"
             warn(
                 "Transformable attribute '\(entity).\(attribute.name)' \(holds) (\(through)), which is not a standard Swift Codable type; imported as 'Data' holding the archived bytes, for the app to decode with that transformer",
                 at: attribute.location)

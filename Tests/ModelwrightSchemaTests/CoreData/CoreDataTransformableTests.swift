@@ -140,7 +140,7 @@ struct CoreDataTransformableTests {
         #expect(
             imported.warnings == [
                 "\(file):4:5: Transformable attribute 'Place.location' holds 'CLLocation' (value transformer 'NSSecureUnarchiveFromDataTransformer'), which is not a standard Swift Codable type; imported as 'Data' holding the archived bytes, for the app to decode with that transformer",
-                "\(file):7:5: Transformable attribute 'Place.extra' names no class (no value transformer), which is not a standard Swift Codable type; imported as 'Data' holding the archived bytes, for the app to decode with that transformer",
+                "\(file):7:5: Transformable attribute 'Place.extra' names no class (Core Data's default value transformer), which is not a standard Swift Codable type; imported as 'Data' holding the archived bytes, for the app to decode with that transformer",
             ])
         #expect(!imported.loaded.hasErrors, "\(imported.loaded.diagnostics)")
         let place = try #require(imported.loaded.model?.current?.schema.entity(named: "Place"))
