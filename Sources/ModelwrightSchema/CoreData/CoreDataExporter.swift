@@ -314,7 +314,8 @@ private struct VersionExport {
         case .decimal: type = "Decimal"
         case .string: type = "String"
         case .date: (type, scalar) = ("Date", false)
-        case .data: type = "Binary"
+        // A `Data` attribute with a `className` was a Transformable holding archived bytes.
+        case .data: type = details["className"] == nil ? "Binary" : "Transformable"
         case .uuid: (type, scalar) = ("UUID", false)
         case .url: type = "URI"
         case .codable: type = "Transformable"
@@ -333,8 +334,12 @@ private struct VersionExport {
             name: coreDataName(ofProperty: attribute.name, in: entity.name), attributeType: type)
         result.isOptional = attribute.isOptional
         result.usesScalarValueType = scalar
-        if case .codable(let typeName) = attribute.type {
-            result.customClassName = typeName
+        if type == "Transformable" {
+            switch details["className"] {
+            case nil:
+                if case .codable(let typeName) = attribute.type { result.customClassName = typeName }
+            case .some(let className): result.customClassName = className
+            }
             switch details["transformer"] {
             case nil: result.valueTransformerName = CoreDataVersionTranslator.defaultTransformer
             case .some(let transformer): result.valueTransformerName = transformer
@@ -349,7 +354,7 @@ private struct VersionExport {
         case .floatingPoint(let value)?: result.defaultValueString = "\(value)"
         case .decimal(let text)?, .string(let text)?: result.defaultValueString = text
         case .date(let seconds)?:
-            result.defaultValueString = "\(seconds - Date.timeIntervalBetween1970AndReferenceDate)"
+            result.defaultDateTimeInterval = CoreDataDateDefault.interval(secondsSince1970: seconds)
         case .enumCase(let name)?:
             if case .enumeration(let enumeration) = attribute.type {
                 result.defaultValueString = enumeration.cases.first { $0.name == name }?.rawValue

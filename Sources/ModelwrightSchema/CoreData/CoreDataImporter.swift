@@ -123,6 +123,7 @@ public enum CoreDataImporter {
                     path: bundle.path, location: nil))
         }
         var files: [File] = []
+        var perVersion: [[Diagnostic]] = []
         var previous: ImportedShape?
         let bundleName = URL(fileURLWithPath: bundle.path).lastPathComponent
         // Translation is sequential (each version's names depend on the previous one's); the
@@ -141,7 +142,7 @@ public enum CoreDataImporter {
                 header: "Imported from Core Data: version '\(versionName)' of \(bundleName).",
                 previous: previous
             )
-            diagnostics += translated.diagnostics
+            perVersion.append(translated.diagnostics)
             previous = translated.shape
             let file = File(
                 name: "\(modelName).v\(number).\(ModelLoader.fileExtension)", text: translated.text,
@@ -153,6 +154,7 @@ public enum CoreDataImporter {
             }
         }
         compiling.wait()
+        diagnostics += CoreDataWarningGroups.grouped(perVersion, versionNames: versions.map(\.name))
         let compiledVersions = compiled.values
         var result = Result(
             modelName: modelName,

@@ -163,6 +163,8 @@ extension CoreDataModel {
         public var derivationExpression: String?
         /// `defaultValueString`.
         public var defaultValueString: String?
+        /// `defaultDateTimeInterval`: a Date attribute's default, in seconds since 2001-01-01 UTC.
+        public var defaultDateTimeInterval: String?
         /// `usesScalarValueType`: `YES`, `NO`, or absent.
         public var usesScalarValueType: Bool?
         /// `indexed="YES"` (deprecated by Core Data in favour of fetch indexes).

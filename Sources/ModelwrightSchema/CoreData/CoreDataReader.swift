@@ -161,6 +161,7 @@ public enum CoreDataReader {
                     case "derived": new.isDerived = pair.value == "YES"
                     case "derivationExpression": new.derivationExpression = pair.value
                     case "defaultValueString": new.defaultValueString = pair.value
+                    case "defaultDateTimeInterval": new.defaultDateTimeInterval = pair.value
                     case "usesScalarValueType": new.usesScalarValueType = pair.value == "YES"
                     case "indexed": new.isIndexed = pair.value == "YES"
                     case "valueTransformerName": new.valueTransformerName = pair.value

@@ -57,6 +57,9 @@ struct CoreDataVersionTranslator {
     /// Each entity's attributes that will be imported, by Core Data name, with their schema type.
     private var attributeTypes: [String: [String: String]] = [:]
     private var parents: [String: String] = [:]
+    /// Each entity's Transformable attributes, by Core Data name, with the doc comment of those
+    /// imported as archived `Data` (`nil` for those imported as `Codable<T>`).
+    private var transformables: [String: [String: String?]] = [:]
 
     /// The schema text of `model` as version `number` of `modelName`, the shape kept and the warnings.
     static func translate(
@@ -325,7 +328,7 @@ struct CoreDataVersionTranslator {
 
         let singleUniques = Set(
             entity.uniquenessConstraints.filter { $0.count == 1 }.compactMap { constraint -> String? in
-                guard let type = types[constraint[0]], !type.hasPrefix("Codable<") else { return nil }
+                guard types[constraint[0]] != nil, transformables[name]?[constraint[0]] == nil else { return nil }
                 return constraint[0]
             })
         var uniqueWritten: Set<String> = []
@@ -339,9 +342,9 @@ struct CoreDataVersionTranslator {
                 uniqueWritten.insert(attribute.name)
             }
             if attribute.isIndexed {
-                if type.hasPrefix("Codable<") {
+                if transformables[name]?[attribute.name] != nil {
                     warn(
-                        "the index on '\(name).\(attribute.name)' is not imported: a Transformable value is stored as JSON and cannot be indexed",
+                        "the index on '\(name).\(attribute.name)' is not imported: a Transformable value cannot be indexed",
                         at: attribute.location)
                 } else {
                     line += " @indexed"
@@ -363,10 +366,8 @@ struct CoreDataVersionTranslator {
             if schemaName != attribute.name {
                 details.append("name: \(quoted(attribute.name, at: attribute.location))")
             }
-            if attribute.attributeType == "Transformable", attribute.valueTransformerName != Self.defaultTransformer {
-                details.append(
-                    "transformer: \(attribute.valueTransformerName.map { quoted($0, at: attribute.location) } ?? "nil")"
-                )
+            if attribute.attributeType == "Transformable" {
+                details += transformerDetails(of: attribute, type: type)
             }
             if let modifier = attribute.versionHashModifier {
                 details.append("versionHashModifier: \(quoted(modifier, at: attribute.location))")
@@ -378,6 +379,9 @@ struct CoreDataVersionTranslator {
                 at: attribute.location)
             recorded.attributes[attribute.name] = .init(
                 schemaName: schemaName, renamingID: attribute.elementID ?? attribute.name)
+            if let documentation = transformables[name]?[attribute.name], let documentation {
+                lines.append("    /// \(SchemaText.commentText(documentation))")
+            }
             lines.append(line)
         }
         for relationship in relationships[name] ?? [] {
@@ -590,24 +594,7 @@ struct CoreDataVersionTranslator {
         case "UUID": return "UUID"
         case "URI": return "URL"
         case "Transformable":
-            guard let className = attribute.customClassName, !className.isEmpty else {
-                warn(
-                    "Transformable attribute '\(qualified)' names no class; imported as 'Codable<Data>': change it to the Codable type it holds",
-                    at: attribute.location)
-                return "Codable<Data>"
-            }
-            guard Self.isSwiftTypeText(className) else {
-                warn(
-                    "the class '\(className)' of Transformable attribute '\(qualified)' is not a Swift type name; imported as 'Codable<Data>'",
-                    at: attribute.location)
-                return "Codable<Data>"
-            }
-            if ["NS", "CL", "UI", "CG"].contains(where: { className.hasPrefix($0) }) {
-                warn(
-                    "Transformable attribute '\(qualified)' holds '\(className)', an Objective-C class that is probably not Codable; Modelwright stores Codable values as JSON, so give it a Codable type",
-                    at: attribute.location)
-            }
-            return "Codable<\(className)>"
+            return transformableType(of: attribute, in: entity)
         default:
             warn(
                 "attribute '\(qualified)' of type '\(attribute.attributeType)' is not imported: the schema language has no such type",
@@ -616,33 +603,53 @@ struct CoreDataVersionTranslator {
         }
     }
 
-    /// Whether `text` fits `Codable<…>`'s grammar: names, `.`, `,`, `:`, `?`, spaces and balanced brackets.
-    private static func isSwiftTypeText(_ text: String) -> Bool {
-        // On scalars: the grammar is ASCII, and no scalar may hide inside a grapheme cluster.
-        var closers: [Unicode.Scalar] = []
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "<": closers.append(">")
-            case "[": closers.append("]")
-            case "(": closers.append(")")
-            case ">", "]", ")":
-                guard closers.popLast() == scalar else { return false }
-            case ".", ",", ":", "?", " ", "_": break
-            default:
-                guard scalar.isASCII, scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) else {
-                    return false
-                }
-            }
+    /// The schema type of a Transformable attribute: `Codable<T>` for a standard Codable type, or
+    /// else `Data` holding the archived bytes, with a warning and a doc comment that say so.
+    private mutating func transformableType(of attribute: CoreDataModel.Attribute, in entity: String) -> String {
+        let className = attribute.customClassName.flatMap { $0.isEmpty ? nil : $0 }
+        let transformer = attribute.valueTransformerName
+        transformables[entity, default: [:]][attribute.name] = .some(nil)
+        switch CoreDataTransformable.mapping(className: className, transformer: transformer) {
+        case .codable(let type):
+            return "Codable<\(type)>"
+        case .archivedData:
+            let holds = className.map { "holds '\($0)'" } ?? "names no class"
+            let through =
+                transformer.flatMap { $0.isEmpty ? nil : "value transformer '\($0)'" }
+                ?? "Core Data's default value transformer"
+            warn(
+                "Transformable attribute '\(entity).\(attribute.name)' \(holds) (\(through)), which is not a standard Swift Codable type; imported as 'Data' holding the archived bytes, for the app to decode with that transformer",
+                at: attribute.location)
+            transformables[entity, default: [:]][attribute.name] = CoreDataTransformable.documentation(
+                className: className, transformer: transformer)
+            return "Data"
         }
-        guard closers.isEmpty, let first = text.unicodeScalars.first else { return false }
-        return first.properties.isAlphabetic || first == "[" || first == "(" || first == "_"
     }
 
-    /// The schema literal of an attribute's `defaultValueString`, or `nil` (with a warning when one
-    /// was written) when there is none the schema accepts.
+    /// The `@coreData` details a Transformable attribute needs to export as it was: its transformer
+    /// unless it is the default, and its class unless the type imported is spelt the same.
+    private func transformerDetails(of attribute: CoreDataModel.Attribute, type: String) -> [String] {
+        var details: [String] = []
+        if attribute.valueTransformerName != Self.defaultTransformer {
+            details.append(
+                "transformer: \(attribute.valueTransformerName.map { quoted($0, at: attribute.location) } ?? "nil")")
+        }
+        let className = attribute.customClassName.flatMap { $0.isEmpty ? nil : $0 }
+        if type != "Codable<\(className ?? "")>" {
+            details.append("className: \(className.map { quoted($0, at: attribute.location) } ?? "nil")")
+        }
+        return details
+    }
+
+    /// The schema literal of an attribute's default (`defaultDateTimeInterval`, or else
+    /// `defaultValueString`), or `nil` (with a warning when one was written) when there is none
+    /// the schema accepts.
     private mutating func defaultLiteral(of attribute: CoreDataModel.Attribute, type: String, in entity: String)
         -> String?
     {
+        if let interval = attribute.defaultDateTimeInterval {
+            return dateLiteral(ofInterval: interval, of: attribute, type: type, in: entity)
+        }
         guard let text = attribute.defaultValueString else { return nil }
         let qualified = "\(entity).\(attribute.name)"
         func reject(_ reason: String) -> String? {
@@ -683,14 +690,7 @@ struct CoreDataVersionTranslator {
         case "String":
             return SchemaText.stringLiteral(text)
         case "Date":
-            guard let seconds = Double(text), seconds.isFinite else {
-                return reject("Core Data writes a date default as seconds since 2001-01-01")
-            }
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions =
-                seconds.rounded() == seconds
-                ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
-            return "\"\(formatter.string(from: Date(timeIntervalSinceReferenceDate: seconds)))\""
+            return dateLiteral(ofInterval: text, of: attribute, type: type, in: entity)
         case "UUID":
             guard UUID(uuidString: text) != nil else { return reject("it is not a UUID") }
             return SchemaText.stringLiteral(text)
@@ -699,6 +699,35 @@ struct CoreDataVersionTranslator {
             return SchemaText.stringLiteral(text)
         default:
             return reject("a \(type) attribute takes no default value in the schema language")
+        }
+    }
+
+    /// The ISO 8601 literal of a date default written as seconds since 2001, or `nil` with a
+    /// warning when it is not a date the schema can write; a value finer than a millisecond is
+    /// rounded, with a warning.
+    private mutating func dateLiteral(
+        ofInterval text: String, of attribute: CoreDataModel.Attribute, type: String, in entity: String
+    ) -> String? {
+        let qualified = "\(entity).\(attribute.name)"
+        guard type == "Date" else {
+            warn(
+                "the date default \"\(text)\" of '\(qualified)' is not imported: it is a \(type) attribute",
+                at: attribute.location)
+            return nil
+        }
+        switch CoreDataDateDefault.literal(ofInterval: text) {
+        case .failure(let problem):
+            warn(
+                "the default date \"\(text)\" of '\(qualified)' is not imported: \(problem.message)",
+                at: attribute.location)
+            return nil
+        case .success(let literal):
+            if literal.isRounded {
+                warn(
+                    "the default date \"\(text)\" of '\(qualified)' is imported as \(literal.text), to the millisecond: the schema's ISO 8601 dates hold no finer digits",
+                    at: attribute.location)
+            }
+            return literal.text
         }
     }
 
@@ -736,10 +765,10 @@ struct CoreDataVersionTranslator {
             var visited: Set<String> = []
             while let current = owner, found == nil, !visited.contains(current) {
                 visited.insert(current)
-                if let type = attributeTypes[current]?[property] {
-                    guard !type.hasPrefix("Codable<") else {
+                if attributeTypes[current]?[property] != nil {
+                    guard transformables[current]?[property] == nil else {
                         warn(
-                            "the \(what) on '\(entity)' (\(properties.joined(separator: ", "))) is not imported: '\(property)' is Transformable, stored as JSON",
+                            "the \(what) on '\(entity)' (\(properties.joined(separator: ", "))) is not imported: '\(property)' is Transformable",
                             at: location)
                         return nil
                     }

@@ -91,6 +91,7 @@ enum CoreDataWriter {
         if attribute.isTransient { pairs.append(.init("transient", "YES")) }
         pairs.append(.init("attributeType", attribute.attributeType))
         if let value = attribute.defaultValueString { pairs.append(.init("defaultValueString", value)) }
+        if let value = attribute.defaultDateTimeInterval { pairs.append(.init("defaultDateTimeInterval", value)) }
         if attribute.isDerived { pairs.append(.init("derived", "YES")) }
         if let expression = attribute.derivationExpression { pairs.append(.init("derivationExpression", expression)) }
         if let transformer = attribute.valueTransformerName { pairs.append(.init("valueTransformerName", transformer)) }

@@ -18,7 +18,11 @@ enum CoreDataAnnotations {
         "name": false, "className": true, "versionHashModifier": false, "codeGeneration": false,
     ]
     /// What `@coreData` takes on a property, and whether `nil` is allowed.
-    static let propertyLabels: [String: Bool] = ["name": false, "transformer": true, "versionHashModifier": false]
+    /// `className` is a Transformable's class where the schema type does not spell it: an
+    /// imported `Data` attribute that Core Data holds as an archived `CLLocation`, say.
+    static let propertyLabels: [String: Bool] = [
+        "name": false, "transformer": true, "className": true, "versionHashModifier": false,
+    ]
 
     /// The Core Data details written on one entity or property.
     struct Details: Equatable {

@@ -23,7 +23,7 @@ struct CoreDataAnnotationTests {
                 "5:28: error: 'transformer' takes a string or nil",
                 "5:44: error: expected '@userInfo(\"key\", \"value\")': two strings",
                 "6:42: error: '@coreData' is written twice on this property; put every label in one",
-                "7:28: error: '@coreData' on a property takes name, transformer, versionHashModifier, each as 'label: \"value\"'",
+                "7:28: error: '@coreData' on a property takes className, name, transformer, versionHashModifier, each as 'label: \"value\"'",
                 "7:54: error: 'name' is written twice in '@coreData'",
             ])
     }
