@@ -264,6 +264,55 @@ struct MigratorTests {
     }
 
     /// The schema and every table's rows, metadata included, to compare a store before and after.
+    @Test("a relationship that becomes ordered places every linked row, in ID order")
+    func relationshipBecomesOrdered() throws {
+        func schema(_ version: Int, ordered: Bool) -> SchemaDescription {
+            SchemaDescription(
+                modelName: "People", version: version,
+                entities: [
+                    EntityDescription(
+                        name: "Person", attributes: [AttributeDescription(name: "name", type: .string)],
+                        relationships: [
+                            RelationshipDescription(
+                                name: "pets", destination: "Pet", inverse: "owner", cardinality: .toMany,
+                                isOrdered: ordered)
+                        ]),
+                    EntityDescription(
+                        name: "Pet", attributes: [AttributeDescription(name: "species", type: .string)],
+                        relationships: [
+                            RelationshipDescription(
+                                name: "owner", destination: "Person", inverse: "pets", cardinality: .toOne)
+                        ]),
+                ])
+        }
+        let (v1, v2) = (schema(1, ordered: false), schema(2, ordered: true))
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            let tester = try MigrationTester(
+                plan: MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2)]), startingAt: v1)
+            let owners = try (0..<Int.random(in: 1...4, using: &generator)).map {
+                try tester.insert("Person", ["name": .text("person \($0)")])
+            }
+            var petsByOwner: [SQLValue: [SQLValue]] = [:]
+            for index in 0..<Int.random(in: 0...12, using: &generator) {
+                let owner = Bool.random(using: &generator) ? owners.randomElement(using: &generator) ?? .null : .null
+                let pet = try tester.insert("Pet", ["species": .text("pet \(index)"), "owner": owner])
+                if owner != .null { petsByOwner[owner, default: []].append(pet) }
+            }
+            _ = try tester.migrate()
+            let pets = try tester.rows(of: "Pet")
+            for pet in pets where pet["owner"] == .null {
+                #expect(pet["owner._position"] == .null)
+            }
+            for (owner, ids) in petsByOwner {
+                let places = pets.filter { $0["owner"] == owner }.sorted { $0.id.hexKey < $1.id.hexKey }
+                    .map(\.["owner._position"])
+                #expect(places == ids.indices.map { .integer(Int64($0)) }, "places follow the IDs")
+            }
+            #expect(try tester.schemaDifferences() == [])
+        }
+    }
+
     private func dump(_ url: URL) throws -> (StoreSchema, [String]) {
         let connection = try SQLiteConnection(path: url.path, readOnly: true)
         let schema = try StoreSchema.read(connection)
@@ -275,5 +324,13 @@ struct MigratorTests {
             }
         }
         return (schema, lines)
+    }
+}
+
+extension SQLValue {
+    /// An ID's bytes in hexadecimal, which sort as SQLite sorts blobs.
+    fileprivate var hexKey: String {
+        guard case .blob(let data) = self else { return "" }
+        return data.map { String(format: "%02x", $0) }.joined()
     }
 }
