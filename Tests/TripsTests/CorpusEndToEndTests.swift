@@ -147,7 +147,7 @@ struct CorpusEndToEnd {
         let program = folder.appendingPathComponent("program")
         let result = try GeneratedCodeTypeChecker.build(
             files: (files.map(\.name) + ["main.swift"]).map { source.appendingPathComponent($0) }, to: program,
-            typeCheckBudget: ProcessInfo.processInfo.environment["MW_NOBUDGET"] == nil ? 100 : nil)
+            typeCheckBudget: 100)
         try #require(result.status == 0, "\(bundle): the generated code compiles:\n\(result.errors.prefix(4000))")
         return program
     }
