@@ -280,14 +280,24 @@ struct CorpusEndToEnd {
             }
 
             func fillRequiredColumns(_ context: MigrationContext) throws {
-                for entity in context.schema.entities where entity.parent == nil {
+                for entity in context.schema.entities {
+                    var root = entity
+                    for _ in 0..<64 {
+                        guard let parent = root.parent.flatMap(context.schema.entity(named:)) else { break }
+                        root = parent
+                    }
                     for attribute in entity.attributes where !attribute.isOptional && attribute.defaultValue == nil {
-                        let column = "\\"" + attribute.name + "\\""
+                        let column = quoted(attribute.name)
                         try context.execute(
-                            "UPDATE \\"" + entity.name + "\\" SET " + column + " = ? WHERE " + column + " IS NULL",
+                            "UPDATE " + quoted(root.name) + " SET " + column + " = ? WHERE " + column + " IS NULL",
                             [placeholder(for: attribute.type)])
                     }
                 }
+            }
+
+            func quoted(_ name: String) -> String {
+                let mark = "\\u{22}"
+                return mark + name.replacingOccurrences(of: mark, with: mark + mark) + mark
             }
 
             func placeholder(for type: AttributeType) -> SQLValue {
