@@ -97,10 +97,12 @@ extension CoreDataBundle {
         case .ordered(let names, let basis):
             let order = CoreDataVersionOrder(names: names, basis: basis, nameOrder: nameOrder)
             guard names != nameOrder else { return (order, []) }
+            let ordered = names.compactMap { name in candidates.first { $0.name == name } }
+            let families = CoreDataVersionOrder.Family.split(ordered).map(\.described)
             let warning = Diagnostic(
                 severity: .warning,
                 message:
-                    "the version names alone would put '\(nameOrder[0])' first, but the Xcode builds that saved the versions put '\(names[0])' first, so the versions are imported in the order \(names.map { "'\($0)'" }.joined(separator: ", ")); pass --version-order to state another",
+                    "the version names alone would put '\(nameOrder[0])' first, but the Xcode builds that saved the versions put \(families.joined(separator: " before ")), so they are imported in that order; pass --version-order to state another",
                 path: path, location: nil)
             return (order, [warning])
         }

@@ -34,10 +34,10 @@ public struct CoreDataVersionOrder: Sendable, Equatable {
     /// One line saying the order and why, such as
     /// `version order: A, A 2, B v1.4 (by saved tools version; names alone would put 'B v1.4' first)`.
     public var summary: String {
-        let list = Self.abbreviated(names)
+        let list = names.joined(separator: ", ")
         switch basis {
         case .names:
-            return "version order: \(list) (by name)"
+            return "version order: \(Self.abbreviated(names)) (by name)"
         case .stated:
             return "version order: \(list) (as stated by --version-order)"
         case .savedToolsVersions:
@@ -49,7 +49,8 @@ public struct CoreDataVersionOrder: Sendable, Equatable {
         }
     }
 
-    /// `names` joined with commas; a long list keeps its first and last three.
+    /// `names` joined with commas; a long list keeps its first and last three (used for natural
+    /// order only, which the progress lines repeat, so that WooCommerce's 117 names take one line).
     private static func abbreviated(_ names: [String]) -> String {
         guard names.count > 10 else { return names.joined(separator: ", ") }
         return (names.prefix(3) + ["… (\(names.count - 6) more)"] + names.suffix(3)).joined(separator: ", ")

@@ -84,7 +84,7 @@ struct CoreDataVersionOrderTests {
         #expect(warnings.count == 1)
         #expect(
             warnings.first?.hasPrefix(
-                "the version names alone would put 'HabitKit v1.4' first, but the Xcode builds that saved the versions put 'Tracker' first"
+                "the version names alone would put 'HabitKit v1.4' first, but the Xcode builds that saved the versions put 'Tracker' … 'Tracker 5' (saved by Xcode builds 14135–14490.98) before 'HabitKit v1.4' … 'HabitKit v2.7.0' (saved by Xcode builds 14490.98–22758), so they are imported in that order"
             ) == true)
 
         let imported = try CoreDataTestSupport.importModel(bundle.path)
