@@ -95,6 +95,13 @@ extension CoreDataBundle {
                     "cannot tell the order of the versions: \(reason); pass --version-order with every version's name, oldest first (comma-separated, or @file with one name per line)"
             )
         case .ordered(let names, let basis):
+            if basis == .savedToolsVersions, let contradiction = renameContradiction(names, versions: versions) {
+                throw Failure(
+                    path: path,
+                    message:
+                        "cannot tell the order of the versions: the Xcode builds that saved them and their renaming identifiers disagree: \(contradiction); pass --version-order with every version's name, oldest first (comma-separated, or @file with one name per line)"
+                )
+            }
             let order = CoreDataVersionOrder(names: names, basis: basis, nameOrder: nameOrder)
             guard names != nameOrder else { return (order, []) }
             let ordered = names.compactMap { name in candidates.first { $0.name == name } }
@@ -106,6 +113,27 @@ extension CoreDataBundle {
                 path: path, location: nil)
             return (order, [warning])
         }
+    }
+
+    /// Where the renaming identifiers contradict `names`, ordered by family: checked at each place
+    /// one family ends and the next begins. A version that cannot be read is not checked here;
+    /// the import reports it.
+    private static func renameContradiction(_ names: [String], versions: [Version]) -> String? {
+        let families = CoreDataVersionOrder.Family.split(names.map { .init(name: $0, toolsVersion: nil) })
+        for (earlier, later) in zip(families, families.dropFirst()) {
+            guard let last = earlier.members.last, let first = later.members.first,
+                let lastPath = versions.first(where: { $0.name == last })?.contentsPath,
+                let firstPath = versions.first(where: { $0.name == first })?.contentsPath,
+                let lastModel = try? CoreDataReader.read(path: lastPath),
+                let firstModel = try? CoreDataReader.read(path: firstPath)
+            else { continue }
+            if let reason = CoreDataVersionOrder.renameContradiction(
+                earlier: (last, lastModel), later: (first, firstModel))
+            {
+                return reason
+            }
+        }
+        return nil
     }
 
     /// The `lastSavedToolsVersion` of the root `<model>` element of `version`'s `contents`, or

@@ -11,8 +11,9 @@
 /// nothing about which family came first. The families are then ordered by the Xcode build that
 /// last saved each version (the root element's `lastSavedToolsVersion`): one family goes before
 /// another when none of its versions was saved by a later build than any of the other's, and not
-/// all by the same build. When that does not decide, or puts Core Data's current version anywhere
-/// but in the last family, there is no order to trust and the user must state one.
+/// all by the same build. When that does not decide, puts Core Data's current version anywhere
+/// but in the last family, or makes a renaming identifier (`elementID`) point backwards where one
+/// family meets the next, there is no order to trust and the user must state one.
 public struct CoreDataVersionOrder: Sendable, Equatable {
     /// What decided the order.
     public enum Basis: Sendable, Equatable {
@@ -208,4 +209,36 @@ struct ToolsVersion: Sendable, Comparable, CustomStringConvertible {
     }
 
     static func == (lhs: ToolsVersion, rhs: ToolsVersion) -> Bool { !(lhs < rhs) && !(rhs < lhs) }
+}
+
+extension CoreDataVersionOrder {
+    /// Why the renaming identifiers contradict `earlier` coming just before `later`, if they do:
+    /// an entity or attribute of `earlier` that was renamed (its `elementID` is its old name)
+    /// while `later` still has the old name and not the new one, which reads as the rename
+    /// happening in the other direction.
+    static func renameContradiction(
+        earlier: (name: String, model: CoreDataModel), later: (name: String, model: CoreDataModel)
+    ) -> String? {
+        let laterEntities = Dictionary(
+            later.model.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for entity in earlier.model.entities {
+            if let old = entity.elementID, old != entity.name, laterEntities[old] != nil,
+                laterEntities[entity.name] == nil
+            {
+                return "'\(earlier.name)' has entity '\(entity.name)' renamed from '\(old)' (elementID), "
+                    + "but '\(later.name)', which the builds put after it, still has '\(old)'"
+            }
+            guard let counterpart = laterEntities[entity.name] else { continue }
+            let laterAttributes = Set(counterpart.attributes.map(\.name))
+            for attribute in entity.attributes {
+                if let old = attribute.elementID, old != attribute.name, laterAttributes.contains(old),
+                    !laterAttributes.contains(attribute.name)
+                {
+                    return "'\(earlier.name)' has attribute '\(entity.name).\(attribute.name)' renamed from "
+                        + "'\(old)' (elementID), but '\(later.name)', which the builds put after it, still has '\(old)'"
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -136,6 +136,42 @@ struct CoreDataVersionOrderTests {
         #expect(opened.versions[opened.currentIndex].name == "Old 2")
     }
 
+    @Test func aRenameThatPointsBackwardsAcrossFamiliesStopsTheImport() throws {
+        let order = #"<entity name="Order" syncable="YES"><attribute name="total" attributeType="Double"/></entity>"#
+        let renamed =
+            #"<entity name="OrderRecord" elementID="Order" syncable="YES"><attribute name="sum" attributeType="Double" elementID="total"/></entity>"#
+        let keptName =
+            #"<entity name="OrderRecord" syncable="YES"><attribute name="sum" attributeType="Double"/></entity>"#
+        let attributeBack =
+            #"<entity name="OrderRecord" syncable="YES"><attribute name="total" attributeType="Double"/></entity>"#
+        let cases: [(newest: String, stops: String?)] = [
+            (keptName, nil),
+            (
+                order,
+                "'Old 2' has entity 'OrderRecord' renamed from 'Order' (elementID), but 'New v1', which the builds put after it, still has 'Order'"
+            ),
+            (
+                attributeBack,
+                "'Old 2' has attribute 'OrderRecord.sum' renamed from 'total' (elementID), but 'New v1', which the builds put after it, still has 'total'"
+            ),
+        ]
+        for (newest, stops) in cases {
+            let bundle = try CoreDataTestSupport.makeBundle(versions: [
+                "Old": Self.contents(build: "100", order), "Old 2": Self.contents(build: "200", renamed),
+                "New v1": Self.contents(build: "300", newest),
+            ])
+            defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
+            if let stops {
+                let failure = try #require(throws: CoreDataBundle.Failure.self) {
+                    try CoreDataBundle.open(path: bundle.path)
+                }
+                #expect(failure.message.contains("their renaming identifiers disagree: \(stops); pass --version-order"))
+            } else {
+                #expect(try CoreDataBundle.open(path: bundle.path).versions.map(\.name) == ["Old", "Old 2", "New v1"])
+            }
+        }
+    }
+
     @Test func aFamilyWithoutBuildsCannotBePlaced() throws {
         let bare = CoreDataTestSupport.contents("").replacingOccurrences(
             of: #"lastSavedToolsVersion="22758" "#, with: "")
