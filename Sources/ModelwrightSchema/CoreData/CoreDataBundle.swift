@@ -44,8 +44,12 @@ public struct CoreDataBundle: Sendable {
         /// Further problems of the same kind, such as a second version Modelwright cannot read.
         public var others: [Failure] = []
 
+        /// One `path: error: message` line per problem. Paths and version names come from the
+        /// file system, which may hold any byte: they are escaped here, when printed.
         public var description: String {
-            ([self] + others).map { "\($0.path): error: \($0.message)" }.joined(separator: "\n")
+            ([self] + others).map {
+                "\(DiagnosticText.escapedPath($0.path)): error: \(DiagnosticText.escaped($0.message))"
+            }.joined(separator: "\n")
         }
     }
 

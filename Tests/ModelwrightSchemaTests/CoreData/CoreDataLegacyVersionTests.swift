@@ -55,6 +55,27 @@ struct CoreDataLegacyVersionTests {
         #expect(warnings.first?.message.hasPrefix("version 'Test' is skipped (--skip-version)") == true)
     }
 
+    @Test func skippingTheCurrentVersionMakesTheNewestRemainingCurrent() throws {
+        let bundle = try Self.legacyBundle()
+        defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
+        let opened = try CoreDataBundle.open(path: bundle.path, skipping: ["Test", "Test 3"])
+        #expect(opened.versions.map(\.name) == ["Test 2"])
+        #expect(
+            opened.notes.map(\.message).last
+                == ".xccurrentversion names 'Test 3.xcdatamodel', which is skipped; the newest version, 'Test 2', is current"
+        )
+    }
+
+    @Test func aVersionNameIsEscapedWhenAFailureIsPrinted() throws {
+        let bundle = try CoreDataTestSupport.makeBundle(versions: ["Test": Self.user])
+        defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(
+            at: bundle.appendingPathComponent("Evil\u{1B}[2J.xcdatamodel"), withIntermediateDirectories: true)
+        let failure = try #require(throws: CoreDataBundle.Failure.self) { try CoreDataBundle.open(path: bundle.path) }
+        #expect(failure.message.contains("\u{1B}"))
+        #expect(!failure.description.contains("\u{1B}"))
+    }
+
     @Test func everyVersionWithoutContentsIsReportedAtOnce() throws {
         let bundle = try Self.legacyBundle()
         defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
