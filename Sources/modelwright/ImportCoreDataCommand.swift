@@ -63,7 +63,8 @@ enum ImportCoreDataCommand {
             console.printError(error.description)
             return error.isUsageError ? .usage : .invalidInput
         }
-        console.printError(bundle.order.summary)
+        // Version names are folder names, which may hold any byte.
+        console.printError(DiagnosticText.escaped(bundle.order.summary))
         return importModel(bundle, parsed, console: &console)
     }
 
@@ -141,7 +142,7 @@ enum ImportCoreDataCommand {
             modelName: parsed.name, includesVersionsAfterCurrent: parsed.includesLater)
         importOptions.folder = output
         let result = CoreDataImporter.importModel(bundle, options: importOptions) { number, count, name in
-            console.printError("importing version \(number) of \(count) (\(name))…")
+            console.printError("importing version \(number) of \(count) (\(DiagnosticText.escaped(name)))…")
         }
         for diagnostic in result.diagnostics {
             console.printError(diagnostic.description)

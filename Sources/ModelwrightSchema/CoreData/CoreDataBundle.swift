@@ -60,8 +60,8 @@ public struct CoreDataBundle: Sendable {
     ///
     /// `versionOrder`, when given, is the order of the versions, oldest first: every version not
     /// in `skipping` once (`--version-order`). `skipping` names versions to leave out
-    /// (`--skip-version`), each with a warning. A name either does not know is a usage failure
-    /// that lists the versions.
+    /// (`--skip-version`), each with a warning. A name that is not one of the bundle's versions
+    /// is a usage failure that lists them.
     ///
     /// A version whose `contents` resolves, through symbolic links, to a file outside the bundle
     /// is refused: a bundle from elsewhere must not make the tools read the user's other files.
