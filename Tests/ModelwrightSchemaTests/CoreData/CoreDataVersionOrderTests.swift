@@ -172,6 +172,17 @@ struct CoreDataVersionOrderTests {
         }
     }
 
+    @Test func familiesAllSavedByOneBuildCannotBePlaced() {
+        let candidates = ["New v1", "New v2", "Old", "Old 2"].map {
+            CoreDataVersionOrder.Candidate(name: $0, toolsVersion: ToolsVersion("21754"))
+        }
+        guard case .ambiguous(let reason) = CoreDataVersionOrder.decide(candidates, current: nil) else {
+            Issue.record("two families saved by one build were put in an order")
+            return
+        }
+        #expect(reason.contains("'New v1' … 'New v2' (saved by Xcode build 21754) and 'Old' … 'Old 2'"))
+    }
+
     @Test func aFamilyWithoutBuildsCannotBePlaced() throws {
         let bare = CoreDataTestSupport.contents("").replacingOccurrences(
             of: #"lastSavedToolsVersion="22758" "#, with: "")
@@ -251,9 +262,11 @@ struct CoreDataVersionOrderTests {
                     if separated {
                         build += Int.random(in: 0...2, using: &random)
                     } else {
-                        build = Int.random(in: 1000...1004, using: &random)
+                        // Few builds, so that ties and families saved by one build are common.
+                        build = Int.random(in: 1000...1002, using: &random)
                     }
-                    let fraction = Bool.random(using: &random) ? ".\(Int.random(in: 1...99, using: &random))" : ""
+                    let fraction =
+                        Int.random(in: 0..<4, using: &random) == 0 ? ".\(Int.random(in: 1...2, using: &random))" : ""
                     members.append((name, "\(build)\(fraction)"))
                 }
                 build += separated ? 100 : 0
@@ -275,10 +288,18 @@ struct CoreDataVersionOrderTests {
     }
 
     /// The one arrangement of families, if any, where each family's builds precede the next's
-    /// and the current version is in the last: found by trying every permutation.
+    /// and the current version is in the last: found by trying every permutation, with the
+    /// builds compared here rather than through the ordering's own ranges.
     static func onlyValidOrder(
-        _ families: [CoreDataVersionOrder.Family], current: String?
+        _ families: [CoreDataVersionOrder.Family], builds: [String: ToolsVersion], current: String?
     ) -> [String]? {
+        func precedes(_ earlier: CoreDataVersionOrder.Family, _ later: CoreDataVersionOrder.Family) -> Bool {
+            let first = earlier.members.compactMap { builds[$0] }
+            let second = later.members.compactMap { builds[$0] }
+            let noneLater = first.allSatisfy { build in second.allSatisfy { build <= $0 } }
+            let notAllSame = first.contains { build in second.contains { build < $0 } }
+            return noneLater && notAllSame
+        }
         func permutations(_ items: [CoreDataVersionOrder.Family]) -> [[CoreDataVersionOrder.Family]] {
             guard items.count > 1 else { return [items] }
             return items.indices.flatMap { index in
@@ -288,7 +309,7 @@ struct CoreDataVersionOrderTests {
             }
         }
         let valid = permutations(families).filter { order in
-            zip(order, order.dropFirst()).allSatisfy { $0.precedes($1) }
+            zip(order, order.dropFirst()).allSatisfy { precedes($0, $1) }
                 && (current.map { order.last?.members.contains($0) == true } ?? true)
         }
         return valid.count == 1 ? valid[0].flatMap(\.members) : nil
@@ -306,7 +327,11 @@ struct CoreDataVersionOrderTests {
                 counts.names += 1
                 continue
             }
-            let expected = Self.onlyValidOrder(families, current: test.current)
+            let builds = Dictionary(
+                uniqueKeysWithValues: test.candidates.compactMap { candidate in
+                    candidate.toolsVersion.map { (candidate.name, $0) }
+                })
+            let expected = Self.onlyValidOrder(families, builds: builds, current: test.current)
             switch decision {
             case .ordered(let names, let basis):
                 #expect(basis == .savedToolsVersions)
