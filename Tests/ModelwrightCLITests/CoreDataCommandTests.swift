@@ -141,4 +141,111 @@ struct CoreDataCommandTests {
             #expect(!FileManager.default.fileExists(atPath: output.path))
         }
     }
+
+    /// Writes a bundle `Test.xcdatamodeld` into `folder` with the given versions' `contents`, each
+    /// saved by the Xcode build given, and no `.xccurrentversion`.
+    private static func makeBundle(in folder: URL, _ versions: [(name: String, build: String)]) throws -> URL {
+        let bundle = folder.appendingPathComponent("Test.xcdatamodeld")
+        for (name, build) in versions {
+            let version = bundle.appendingPathComponent("\(name).xcdatamodel")
+            try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+            let contents = """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="\(build)" systemVersion="23F79" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+                    <entity name="User" representedClassName="User" syncable="YES"><attribute name="name" attributeType="String"/></entity>
+                </model>
+                """
+            try Data(contents.utf8).write(to: version.appendingPathComponent("contents"))
+        }
+        return bundle
+    }
+
+    @Test func aVersionXcode3SavedStopsTheImportUntilItIsSkipped() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = try Self.makeBundle(in: folder, [("Test 2", "21754"), ("Test 3", "22758")])
+        let legacy = bundle.appendingPathComponent("Test.xcdatamodel")
+        try FileManager.default.createDirectory(at: legacy, withIntermediateDirectories: true)
+        let archive = try PropertyListSerialization.data(
+            fromPropertyList: ["$archiver": "NSKeyedArchiver", "$objects": ["$null"]], format: .binary, options: 0)
+        try archive.write(to: legacy.appendingPathComponent("elements"))
+        let output = folder.appendingPathComponent("Out")
+
+        let (code, console) = Self.run(["import-coredata", bundle.path, "--output", output.path])
+        #expect(code == .invalidInput)
+        #expect(
+            console.errors.hasPrefix(
+                "\(legacy.path): error: version 'Test' was saved by Xcode 3 as a binary 'elements' archive"))
+        #expect(console.errors.contains("pass --skip-version 'Test'"))
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+
+        let (skipped, skippedConsole) = Self.run([
+            "import-coredata", bundle.path, "--output", output.path, "--skip-version", "Test",
+        ])
+        #expect(skipped == .success, "\(skippedConsole.errors)")
+        #expect(skippedConsole.errors.contains("\(legacy.path): warning: version 'Test' is skipped (--skip-version)"))
+        #expect(skippedConsole.errors.contains("version order: Test 2, Test 3 (by name)\n"))
+        #expect(skippedConsole.errors.contains("importing version 1 of 2 (Test 2)…"))
+        #expect(
+            skippedConsole.output.split(separator: "\n").map(String.init) == [
+                "wrote \(output.appendingPathComponent("Test.v1.model").path)",
+                "wrote \(output.appendingPathComponent("Test.v2.model").path)",
+            ])
+    }
+
+    @Test func anAmbiguousOrderStopsTheImportAndAStatedOneIsFollowed() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = try Self.makeBundle(
+            in: folder, [("Old", "21754"), ("Old 2", "21754"), ("New v1", "21754"), ("New v2", "21754")])
+        let output = folder.appendingPathComponent("Out")
+
+        let (code, console) = Self.run(["import-coredata", bundle.path, "--output", output.path])
+        #expect(code == .invalidInput)
+        #expect(console.errors.hasPrefix("\(bundle.path): error: cannot tell the order of the versions"))
+        #expect(console.errors.contains("pass --version-order"))
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+
+        let list = folder.appendingPathComponent("order.txt")
+        try Data("# oldest first\nOld\n  Old 2\n\nNew v1\nNew v2\n".utf8).write(to: list)
+        for order in ["Old, Old 2,New v1 , New v2", "@\(list.path)"] {
+            let (stated, statedConsole) = Self.run([
+                "import-coredata", bundle.path, "--output", output.path, "--version-order", order,
+            ])
+            #expect(stated == .success, "\(statedConsole.errors)")
+            #expect(
+                statedConsole.errors.hasPrefix(
+                    "version order: Old, Old 2, New v1, New v2 (as stated by --version-order)\nimporting version 1 of 4 (Old)…"
+                ))
+            let v4 = try String(contentsOf: output.appendingPathComponent("Test.v4.model"), encoding: .utf8)
+            #expect(v4.contains("version 'New v2'"))
+        }
+    }
+
+    @Test func badVersionListsAreUsageErrorsThatListTheVersions() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = try Self.makeBundle(in: folder, [("Test", "1"), ("Test 2", "2")])
+        let output = folder.appendingPathComponent("Out").path
+        let cases: [(arguments: [String], error: String)] = [
+            (
+                ["--version-order", "Test, Test 7"],
+                "'Test 7', which is not a version of the bundle; its versions are: 'Test', 'Test 2'"
+            ),
+            (["--version-order", "Test"], "--version-order does not name 'Test 2'"),
+            (["--version-order", " , "], "error: --version-order names no version"),
+            (["--version-order", "@/nonexistent/order.txt"], "cannot read the file '/nonexistent/order.txt'"),
+            (["--skip-version", "Test 9"], "--skip-version names 'Test 9', which is not a version of the bundle"),
+            (["--skip-version"], "'--skip-version' needs a value"),
+        ]
+        for (arguments, error) in cases {
+            let (code, console) = Self.run(["import-coredata", bundle.path, "--output", output] + arguments)
+            #expect(code == .usage, "\(arguments)")
+            #expect(console.errors.contains(error), "\(console.errors)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+        let help = Self.run(["import-coredata", "--help"]).1.output
+        #expect(help.contains("--version-order <names>"))
+        #expect(help.contains("--skip-version <name>"))
+    }
 }

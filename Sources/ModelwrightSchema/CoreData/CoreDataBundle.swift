@@ -3,8 +3,9 @@ import Foundation
 /// The versions of a Core Data model on disk: every `*.xcdatamodel` of an `.xcdatamodeld` bundle
 /// in version order, and which one is current; or a bare `.xcdatamodel`, which is one version.
 ///
-/// Version order is the natural order of the version names (`Model` < `Model 2` < `Model 10`),
-/// because Xcode names new versions by appending a number and the bundle keeps no other order.
+/// The bundle keeps no order of its own: ``CoreDataVersionOrder`` says how the order is found
+/// (natural name order within one name family, `lastSavedToolsVersion` between families) and
+/// when it cannot be, in which case opening fails and the user states the order.
 /// The current version is the one `.xccurrentversion` names; when that file is missing, holds an
 /// empty dictionary or names a version the bundle lacks, the newest version is current.
 public struct CoreDataBundle: Sendable {
@@ -14,27 +15,42 @@ public struct CoreDataBundle: Sendable {
         public var name: String
         /// The path of its `contents` file.
         public var contentsPath: String
+        /// The path of its `.xcdatamodel` folder.
+        public var folderPath: String
     }
 
     /// The bundle or bare version folder as given.
     public var path: String
     /// The bundle's name without its extension, such as `WooCommerce`.
     public var name: String
-    /// Every version, oldest first.
+    /// Every version not skipped, oldest first.
     public var versions: [Version]
     /// The index in ``versions`` of the current version.
     public var currentIndex: Int
-    /// What was odd about the bundle: no or an unusable `.xccurrentversion`.
+    /// The order of ``versions`` and what decided it.
+    public var order: CoreDataVersionOrder
+    /// What was odd about the bundle: no or an unusable `.xccurrentversion`, skipped versions, an
+    /// order the names alone would not give.
     public var notes: [Diagnostic]
 
     /// Why a bundle could not be listed.
     public struct Failure: Error, Sendable, CustomStringConvertible {
-        /// The path given.
+        /// The path given, or the version folder the problem is in.
         public var path: String
         /// What is wrong.
         public var message: String
+        /// Whether the problem is in the options given (exit code 2), not in the bundle.
+        public var isUsageError = false
+        /// Further problems of the same kind, such as a second version Modelwright cannot read.
+        public var others: [Failure] = []
 
-        public var description: String { "\(path): error: \(message)" }
+        /// One `path: error: message` line per problem. Paths and version names come from the
+        /// file system, which may hold any byte: they are escaped here, when printed.
+        public var description: String {
+            ([self] + others).map {
+                "\(DiagnosticText.escapedPath($0.path)): error: \(DiagnosticText.escaped($0.message))"
+            }.joined(separator: "\n")
+        }
     }
 
     /// The most versions a bundle may hold: WooCommerce, after eight years of releases, has 117.
@@ -42,9 +58,18 @@ public struct CoreDataBundle: Sendable {
 
     /// Lists the versions of `path`, an `.xcdatamodeld` bundle or a bare `.xcdatamodel`.
     ///
+    /// `versionOrder`, when given, is the order of the versions, oldest first: every version not
+    /// in `skipping` once (`--version-order`). `skipping` names versions to leave out
+    /// (`--skip-version`), each with a warning. A name that is not one of the bundle's versions
+    /// is a usage failure that lists them.
+    ///
     /// A version whose `contents` resolves, through symbolic links, to a file outside the bundle
     /// is refused: a bundle from elsewhere must not make the tools read the user's other files.
-    public static func open(path: String) throws(Failure) -> CoreDataBundle {
+    /// A version with no `contents` (such as one Xcode 3 saved as a binary `elements` archive) is
+    /// refused at its folder, naming the option that skips it.
+    public static func open(
+        path: String, versionOrder: [String]? = nil, skipping: [String] = []
+    ) throws(Failure) -> CoreDataBundle {
         let trimmed = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
         let url = URL(fileURLWithPath: trimmed)
         var isDirectory: ObjCBool = false
@@ -54,22 +79,63 @@ public struct CoreDataBundle: Sendable {
         let base = url.deletingPathExtension().lastPathComponent
         switch url.pathExtension {
         case "xcdatamodel":
-            let contents = isDirectory.boolValue ? url.appendingPathComponent("contents").path : trimmed
-            guard FileManager.default.fileExists(atPath: contents) else {
-                throw Failure(path: path, message: "the model has no 'contents' file")
+            let skipped = try checkSelection([base], order: versionOrder, skipping: skipping, path: path)
+            guard skipped.isEmpty else {
+                throw Failure(path: path, message: "every version is skipped; at least one must be imported")
             }
-            if isDirectory.boolValue { try checkInside(contents, of: trimmed, path: path) }
-            return CoreDataBundle(
-                path: path, name: base, versions: [Version(name: base, contentsPath: contents)], currentIndex: 0,
-                notes: [])
+            return try openBareVersion(path: path, trimmed: trimmed, isDirectory: isDirectory.boolValue, name: base)
         case "xcdatamodeld":
             guard isDirectory.boolValue else { throw Failure(path: path, message: "an .xcdatamodeld is a folder") }
         default:
             throw Failure(path: path, message: "expected an '.xcdatamodeld' bundle or an '.xcdatamodel' folder")
         }
+        let all = try versionNames(in: trimmed, path: path).map {
+            Version(
+                name: $0, contentsPath: url.appendingPathComponent("\($0).xcdatamodel/contents").path,
+                folderPath: url.appendingPathComponent("\($0).xcdatamodel").path)
+        }
+        let skipped = try checkSelection(all.map(\.name), order: versionOrder, skipping: skipping, path: path)
+        var notes = all.filter { skipped.contains($0.name) }.map { skippedNote($0) }
+        let kept = all.filter { !skipped.contains($0.name) }
+        guard !kept.isEmpty else {
+            throw Failure(path: path, message: "every version is skipped; at least one must be imported")
+        }
+        try checkHasContents(kept)
+        for version in kept {
+            try checkInside(version.contentsPath, of: trimmed, path: path)
+        }
+        let currentFile = url.appendingPathComponent(".xccurrentversion").path
+        let current = currentVersionName(at: currentFile)
+        let named = current.name.map { $0.hasSuffix(".xcdatamodel") ? String($0.dropLast(".xcdatamodel".count)) : $0 }
+        let order = try decideOrder(kept, stated: versionOrder, current: named, path: path)
+        notes += order.notes
+        let versions = order.order.names.compactMap { name in kept.first { $0.name == name } }
+        let (currentIndex, currentNotes) = currentIndex(
+            of: current, named: named, in: versions, skipped: skipped, currentFile: currentFile, path: path)
+        return CoreDataBundle(
+            path: path, name: base, versions: versions, currentIndex: currentIndex, order: order.order,
+            notes: notes + currentNotes)
+    }
+
+    /// A bare `.xcdatamodel` (a folder, or its `contents` file given directly): one version.
+    private static func openBareVersion(
+        path: String, trimmed: String, isDirectory: Bool, name: String
+    ) throws(Failure) -> CoreDataBundle {
+        let contents = isDirectory ? URL(fileURLWithPath: trimmed).appendingPathComponent("contents").path : trimmed
+        let version = Version(name: name, contentsPath: contents, folderPath: trimmed)
+        if isDirectory {
+            try checkHasContents([version], canSkip: false)
+            try checkInside(contents, of: trimmed, path: path)
+        }
+        let order = CoreDataVersionOrder(names: [name], basis: .names, nameOrder: [name])
+        return CoreDataBundle(path: path, name: name, versions: [version], currentIndex: 0, order: order, notes: [])
+    }
+
+    /// The names of the bundle's `*.xcdatamodel` folders, in natural order.
+    private static func versionNames(in folder: String, path: String) throws(Failure) -> [String] {
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: trimmed)
+            names = try FileManager.default.contentsOfDirectory(atPath: folder)
         } catch {
             throw Failure(path: path, message: "cannot read the folder: \(error.localizedDescription)")
         }
@@ -83,55 +149,19 @@ public struct CoreDataBundle: Sendable {
                     "the bundle holds \(versionNames.count) versions, over the limit of \(maximumVersionCount); remove the versions no store uses"
             )
         }
-        let versions = NaturalOrder.sorted(versionNames).map {
-            Version(name: $0, contentsPath: url.appendingPathComponent("\($0).xcdatamodel/contents").path)
-        }
-        guard !versions.isEmpty else {
+        guard !versionNames.isEmpty else {
             throw Failure(path: path, message: "the bundle holds no '.xcdatamodel' versions")
         }
-        for version in versions {
-            try checkInside(version.contentsPath, of: trimmed, path: path)
-        }
-        var notes: [Diagnostic] = []
-        let currentFile = url.appendingPathComponent(".xccurrentversion").path
-        var currentIndex = versions.count - 1
-        switch currentVersionName(at: currentFile) {
-        case .missing:
-            notes.append(
-                Diagnostic(
-                    severity: .note,
-                    message:
-                        "the bundle has no .xccurrentversion; the newest version, '\(versions[currentIndex].name)', is current",
-                    path: path, location: nil))
-        case .unnamed:
-            notes.append(
-                Diagnostic(
-                    severity: .note,
-                    message:
-                        ".xccurrentversion names no version; the newest version, '\(versions[currentIndex].name)', is current",
-                    path: currentFile, location: nil))
-        case .unreadable(let failure):
-            notes.append(
-                Diagnostic(
-                    severity: .warning,
-                    message:
-                        ".xccurrentversion is not a property list Xcode writes (\(failure.message)); the newest version, '\(versions[currentIndex].name)', is current",
-                    path: currentFile,
-                    location: failure.location.map { SourcePosition(line: $0.line, column: $0.column) }))
-        case .named(let file):
-            let name = file.hasSuffix(".xcdatamodel") ? String(file.dropLast(".xcdatamodel".count)) : file
-            if let index = versions.firstIndex(where: { $0.name == name }) {
-                currentIndex = index
-            } else {
-                notes.append(
-                    Diagnostic(
-                        severity: .warning,
-                        message:
-                            ".xccurrentversion names '\(file)', which is not in the bundle; the newest version, '\(versions[currentIndex].name)', is current",
-                        path: currentFile, location: nil))
-            }
-        }
-        return CoreDataBundle(path: path, name: base, versions: versions, currentIndex: currentIndex, notes: notes)
+        return NaturalOrder.sorted(versionNames)
+    }
+
+    /// The warning for a version left out by `--skip-version`.
+    private static func skippedNote(_ version: Version) -> Diagnostic {
+        Diagnostic(
+            severity: .warning,
+            message:
+                "version '\(version.name)' is skipped (--skip-version): the imported history goes from the version before it straight to the one after",
+            path: version.folderPath, location: nil)
     }
 
     /// Throws when `file` exists and its real path, symbolic links resolved, is outside `bundle`'s.
@@ -156,6 +186,65 @@ public struct CoreDataBundle: Sendable {
         case unnamed
         case unreadable(CoreDataReader.Failure)
         case named(String)
+
+        /// The file name `.xccurrentversion` holds, such as `Model 117.xcdatamodel`.
+        var name: String? {
+            if case .named(let name) = self { return name }
+            return nil
+        }
+    }
+
+    /// The index of the current version in `versions` (ordered, skipped ones left out), and the
+    /// notes on how it was chosen; `named` is the name `.xccurrentversion` holds, less its extension.
+    private static func currentIndex(
+        of current: CurrentVersion, named: String?, in versions: [Version], skipped: Set<String>, currentFile: String,
+        path: String
+    ) -> (Int, [Diagnostic]) {
+        let newest = versions.count - 1
+        let fallback = "the newest version, '\(versions[newest].name)', is current"
+        switch current {
+        case .missing:
+            return (
+                newest,
+                [
+                    Diagnostic(
+                        severity: .note, message: "the bundle has no .xccurrentversion; \(fallback)", path: path,
+                        location: nil)
+                ]
+            )
+        case .unnamed:
+            return (
+                newest,
+                [
+                    Diagnostic(
+                        severity: .note, message: ".xccurrentversion names no version; \(fallback)", path: currentFile,
+                        location: nil)
+                ]
+            )
+        case .unreadable(let failure):
+            return (
+                newest,
+                [
+                    Diagnostic(
+                        severity: .warning,
+                        message:
+                            ".xccurrentversion is not a property list Xcode writes (\(failure.message)); \(fallback)",
+                        path: currentFile,
+                        location: failure.location.map { SourcePosition(line: $0.line, column: $0.column) })
+                ]
+            )
+        case .named(let file):
+            if let named, let index = versions.firstIndex(where: { $0.name == named }) { return (index, []) }
+            let why = named.map { skipped.contains($0) } == true ? "which is skipped" : "which is not in the bundle"
+            return (
+                newest,
+                [
+                    Diagnostic(
+                        severity: .warning, message: ".xccurrentversion names '\(file)', \(why); \(fallback)",
+                        path: currentFile, location: nil)
+                ]
+            )
+        }
     }
 
     /// The largest `.xccurrentversion` read: Xcode writes about 300 bytes.

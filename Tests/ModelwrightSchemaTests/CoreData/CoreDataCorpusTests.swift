@@ -32,6 +32,25 @@ struct CoreDataCorpusTests {
         }
     }
 
+    /// Ordering by evidence changes nothing for a real history: every corpus bundle is one name
+    /// family, opens in natural name order as before, and gains no warning; and every version
+    /// records the build that saved it, which the ordering would read.
+    @Test(arguments: CoreDataTestSupport.corpusModels)
+    func everyCorpusModelKeepsItsNaturalOrderAndGainsNoWarning(path: String) throws {
+        let opened = try CoreDataBundle.open(path: path)
+        let folders =
+            path.hasSuffix(".xcdatamodeld")
+            ? try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".xcdatamodel") }
+                .map { String($0.dropLast(".xcdatamodel".count)) } : [opened.name]
+        #expect(opened.versions.map(\.name) == NaturalOrder.sorted(folders))
+        #expect(opened.order.basis == .names)
+        #expect(opened.order.names == opened.order.nameOrder)
+        #expect(opened.notes.allSatisfy { $0.severity == .note }, "\(opened.notes)")
+        for version in opened.versions {
+            #expect(CoreDataBundle.savedToolsVersion(version) != nil, "\(version.name)")
+        }
+    }
+
     @Test(arguments: CoreDataTestSupport.corpusModels)
     func everyCorpusModelRoundTrips(path: String) throws {
         let (first, second, _) = try CoreDataRoundTripTests.roundTrip(path)
