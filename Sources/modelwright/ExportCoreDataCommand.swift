@@ -52,6 +52,7 @@ enum ExportCoreDataCommand {
             console.printError("error: give one model folder and --output\n\n\(usage)")
             return .usage
         }
+        if CommandSupport.refusesFile(paths[0], command: "export-coredata", console: &console) { return .usage }
         let bundleURL = URL(fileURLWithPath: output.hasSuffix("/") ? String(output.dropLast()) : output)
         guard bundleURL.pathExtension == "xcdatamodeld", !bundleURL.deletingPathExtension().lastPathComponent.isEmpty
         else {

@@ -52,6 +52,7 @@ enum GenerateCommand {
             console.printError("error: give one model folder and --output\n\n\(usage)")
             return .usage
         }
+        if CommandSupport.refusesFile(paths[0], command: "generate", console: &console) { return .usage }
         let result = ModelLoader.load(path: paths[0])
         for diagnostic in result.diagnostics {
             console.printError(diagnostic.description)

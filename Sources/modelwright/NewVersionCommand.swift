@@ -28,6 +28,7 @@ enum NewVersionCommand {
             console.printError("error: expected exactly one model folder\n\n\(usage)")
             return .usage
         }
+        if CommandSupport.refusesFile(folder, command: "new-version", console: &console) { return .usage }
         guard let model = CommandSupport.loadModel(folder, console: &console), let current = model.current else {
             return .invalidInput
         }

@@ -37,6 +37,7 @@ enum PlanCommand {
             console.printError("error: expected one model folder\n\n\(usage)")
             return .usage
         }
+        if CommandSupport.refusesFile(folder, command: "plan", console: &console) { return .usage }
         guard let model = CommandSupport.loadModel(folder, console: &console) else { return .invalidInput }
         if json {
             let encoder = JSONEncoder()

@@ -55,6 +55,28 @@ struct MigrationCommandsTests {
         #expect((steps[1]["customStages"] as? [String]) == ["splitName"])
     }
 
+    @Test(
+        "every command that works on a model folder refuses one version file, names the folder, and writes nothing",
+        arguments: [
+            ["plan"], ["plan", "--json"], ["generate", "--output", "OUT"], ["new-version"], ["lock"],
+            ["export-coredata", "--output", "OUT/Trips.xcdatamodeld"],
+        ])
+    func folderCommandsRefuseAFile(_ command: [String]) throws {
+        let folder = try Self.tripsCopy()
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let output = folder.deletingLastPathComponent().appendingPathComponent("out")
+        let file = folder.appendingPathComponent("Trips.v2.model").path
+        let arguments =
+            [command[0], file] + command.dropFirst().map { $0.replacingOccurrences(of: "OUT", with: output.path) }
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        let (code, console) = Self.run(arguments)
+        #expect(code == .usage)
+        #expect(console.errors.contains("'\(command[0])' works on a model folder"))
+        #expect(console.errors.contains("modelwright \(command[0]) \(folder.path)"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == before)
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
     @Test func newVersionThenLockThenEditingAFrozenVersionFails() throws {
         let folder = try Self.tripsCopy()
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
