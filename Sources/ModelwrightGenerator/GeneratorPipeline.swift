@@ -4,7 +4,7 @@ import ModelwrightSchema
 /// ``GeneratedFile`` values, which ``OutputWriter`` writes only where they changed.
 ///
 /// ```
-/// Model ──RenderContext──▶ MustacheValue ──TemplateSet (Records, Queries, Schema)──▶ [GeneratedFile]
+/// Model ──RenderContext──▶ MustacheValue ──TemplateSet (Records, Queries, Schema, Migrations)──▶ [GeneratedFile]
 /// ```
 public enum GeneratorPipeline {
     /// The names of the files generated for a model, known before anything runs (the build

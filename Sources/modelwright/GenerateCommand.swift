@@ -13,7 +13,7 @@ enum GenerateCommand {
           <model folder>       A folder of '<Model>.v<N>.model' files; the newest version is current.
 
         OPTIONS:
-          --output <dir>       Where to write <Model>+Records.swift, <Model>+Queries.swift, <Model>+Schema.swift.
+          --output <dir>       Where to write \(TemplateSet.names.map { "<Model>+\($0).swift" }.joined(separator: ", ")).
           --config <file>      A modelwright-config.json (access level, template overrides).
                                Without it, one in the model folder or its parent is used if present.
           --templates <dir>    A folder of <Name>.mustache files that replace the defaults.

@@ -19,6 +19,20 @@ struct GenerateCommandTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("generate-\(UUID().uuidString)")
     }
 
+    @Test func helpNamesExactlyTheFilesGenerateWrites() throws {
+        let output = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let (code, _) = Self.run([
+            "generate", Self.root.appendingPathComponent("Models/Trips").path, "--output", output.path,
+        ])
+        #expect(code == .success)
+        let written = try FileManager.default.contentsOfDirectory(atPath: output.path)
+            .filter { $0.hasSuffix(".swift") }.map { $0.replacingOccurrences(of: "Trips+", with: "<Model>+") }.sorted()
+        let (_, help) = Self.run(["generate", "--help"])
+        let named = help.output.matches(of: /<Model>\+[A-Za-z]+\.swift/).map { String($0.output) }
+        #expect(Set(named).sorted() == written)
+    }
+
     @Test func writesEveryFileThenLeavesThemUnchanged() throws {
         let output = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: output) }
