@@ -33,6 +33,53 @@ struct GenerateCommandTests {
         #expect(Set(named).sorted() == written)
     }
 
+    @Test func checkListsStaleAndMissingFilesAndWritesNothing() throws {
+        let output = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let model = Self.root.appendingPathComponent("Models/Trips").path
+        let (missing, missingConsole) = Self.run(["generate", model, "--output", output.path, "--check"])
+        #expect(missing == .invalidInput)
+        #expect(missingConsole.output.split(separator: "\n").allSatisfy { $0.hasPrefix("missing ") })
+        #expect(!FileManager.default.fileExists(atPath: output.path), "--check writes nothing")
+
+        _ = Self.run(["generate", model, "--output", output.path])
+        let (fresh, freshConsole) = Self.run(["generate", model, "--output", output.path, "--check"])
+        #expect(fresh == .success)
+        #expect(freshConsole.output.hasPrefix("up to date: 4 files"))
+
+        let queries = output.appendingPathComponent("Trips+Queries.swift")
+        let edited = try String(contentsOf: queries, encoding: .utf8) + "// edited by hand\n"
+        try edited.write(to: queries, atomically: true, encoding: .utf8)
+        let (stale, staleConsole) = Self.run(["generate", model, "--output", output.path, "--check"])
+        #expect(stale == .invalidInput)
+        #expect(staleConsole.output == "stale \(queries.path)\n")
+        #expect(try String(contentsOf: queries, encoding: .utf8) == edited, "--check leaves the file as it is")
+    }
+
+    @Test func warningsFileHoldsTheModelsWarnings() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("Shop")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try """
+        model Shop version 1
+        entity Order {
+            number: Int
+            items: [Item]
+        }
+        entity Item {
+            name: String
+        }
+        """.write(to: model.appendingPathComponent("Shop.v1.model"), atomically: true, encoding: .utf8)
+        let warnings = folder.appendingPathComponent("warnings.txt")
+        let output = folder.appendingPathComponent("out").path
+        let (code, console) = Self.run(["generate", model.path, "--output", output, "--warnings-file", warnings.path])
+        #expect(code == .success)
+        let written = try String(contentsOf: warnings, encoding: .utf8)
+        #expect(written.contains(": warning: relationship 'Order.items' has no inverse"))
+        #expect(written.split(separator: "\n").allSatisfy { console.errors.contains($0) }, "the same lines as printed")
+    }
+
     @Test func writesEveryFileThenLeavesThemUnchanged() throws {
         let output = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: output) }
