@@ -19,8 +19,6 @@ enum GenerateCommand {
           --templates <dir>    A folder of <Name>.mustache files that replace the defaults.
           --check              Write nothing; list the files in --output that differ from what would be
                                written, and exit 1 if any does (for CI, over committed generated code).
-          --warnings-file <f>  Also write the model's warnings to <f>, one per line (the build plugin
-                               shows them again on builds that do not run the generator).
           -h, --help           Show this help.
 
         Files whose contents are unchanged are not rewritten. Nothing is written when the model has errors.
@@ -42,7 +40,7 @@ enum GenerateCommand {
             if argument == "--check" {
                 check = true
                 index += 1
-            } else if ["--output", "--config", "--templates", "--warnings-file"].contains(argument) {
+            } else if ["--output", "--config", "--templates"].contains(argument) {
                 guard index + 1 < arguments.count else {
                     console.printError("error: '\(argument)' needs a value\n\n\(usage)")
                     return .usage
@@ -65,10 +63,6 @@ enum GenerateCommand {
         let result = ModelLoader.load(path: paths[0])
         for diagnostic in result.diagnostics {
             console.printError(diagnostic.description)
-        }
-        if let warningsFile = options["--warnings-file"] {
-            let lines = result.diagnostics.filter { $0.severity == .warning }.map { $0.description + "\n" }
-            try? Data(lines.joined().utf8).write(to: URL(fileURLWithPath: warningsFile), options: .atomic)
         }
         guard let model = result.model else { return .invalidInput }
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightCLI
@@ -33,6 +34,16 @@ struct GenerateCommandTests {
         #expect(Set(named).sorted() == written)
     }
 
+    @Test func theBuildPluginDeclaresTheFilesGenerateWrites() throws {
+        let plugin = try String(
+            contentsOf: Self.root.appendingPathComponent("Plugins/ModelwrightPlugin/ModelwrightPlugin.swift"),
+            encoding: .utf8)
+        let declared = try #require(plugin.firstMatch(of: /static let outputKinds = \[([^\]]*)\]/)).output.1
+        #expect(
+            declared.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"")) }
+                == TemplateSet.names)
+    }
+
     @Test func checkListsStaleAndMissingFilesAndWritesNothing() throws {
         let output = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: output) }
@@ -54,30 +65,6 @@ struct GenerateCommandTests {
         #expect(stale == .invalidInput)
         #expect(staleConsole.output == "stale \(queries.path)\n")
         #expect(try String(contentsOf: queries, encoding: .utf8) == edited, "--check leaves the file as it is")
-    }
-
-    @Test func warningsFileHoldsTheModelsWarnings() throws {
-        let folder = Self.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let model = folder.appendingPathComponent("Shop")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-        try """
-        model Shop version 1
-        entity Order {
-            number: Int
-            items: [Item]
-        }
-        entity Item {
-            name: String
-        }
-        """.write(to: model.appendingPathComponent("Shop.v1.model"), atomically: true, encoding: .utf8)
-        let warnings = folder.appendingPathComponent("warnings.txt")
-        let output = folder.appendingPathComponent("out").path
-        let (code, console) = Self.run(["generate", model.path, "--output", output, "--warnings-file", warnings.path])
-        #expect(code == .success)
-        let written = try String(contentsOf: warnings, encoding: .utf8)
-        #expect(written.contains(": warning: relationship 'Order.items' has no inverse"))
-        #expect(written.split(separator: "\n").allSatisfy { console.errors.contains($0) }, "the same lines as printed")
     }
 
     @Test func writesEveryFileThenLeavesThemUnchanged() throws {
