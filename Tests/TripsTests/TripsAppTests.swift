@@ -145,6 +145,13 @@ struct TripsAppTests {
         #expect(stored?.rating == 5)
         let cleared = promoted.with(namePrefix: .some(nil))
         #expect(cleared.namePrefix == nil)
+        // `clearing` names the optional properties to empty and keeps every other one.
+        let homeless = promoted.with(home: .some(Address(street: "Rua Augusta 1", city: "Lisboa", zip: "1100-048")))
+            .clearing(.namePrefix, .organizationID)
+        #expect(homeless.namePrefix == nil && homeless.organizationID == nil)
+        #expect(homeless.home?.street == "Rua Augusta 1" && homeless.rating == 5 && homeless.id == promoted.id)
+        #expect(homeless.clearing() == homeless)
+        #expect(homeless.clearing(.home, .preferences).home == nil)
     }
 
     @Test func deletingAUserCascadesToTheirTrips() async throws {

@@ -13,6 +13,7 @@ enum NameRules {
     static let reservedPropertyNames: Set<String> = [
         "id", "ID", "Fields", "Target", "entityName", "path", "row", "with", "encode", "hashValue",
         "self", "Self", "init", "deinit", "Type", "Protocol", "super", "_", "requiredFields", "columnCount",
+        "clearing", "OptionalProperty",
     ]
 
     /// Names an entity, enum or composite cannot take: the types the generated code names
