@@ -91,18 +91,7 @@ struct SchemaArchiveReader {
             return .codable(typeName: try Line.text(typeName, line: line.number))
         }
         if let rest = Self.value(of: token, after: "enum:") {
-            let parts = rest.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            let rawTypes: [Substring: EnumDescription.RawType] = ["string": .string, "int": .int]
-            guard parts.count == 2, let rawType = rawTypes[parts[0]] else {
-                throw line.error("malformed enum type '\(token.prefix(60))'")
-            }
-            var description = EnumDescription(
-                name: try Line.text(parts[1], line: line.number), rawType: rawType, cases: [])
-            while try !atEnd() {
-                let enumCase = try next(Line.Shape("case", fixed: 2))
-                description.cases.append(.init(name: try enumCase.text(0), rawValue: try enumCase.text(1)))
-            }
-            return .enumeration(description)
+            return .enumeration(try readEnum(rest, line: line))
         }
         if let name = Self.value(of: token, after: "composite:") {
             var description = CompositeDescription(name: try Line.text(name, line: line.number), fields: [])
@@ -115,6 +104,21 @@ struct SchemaArchiveReader {
             throw line.error("unknown attribute type '\(token.prefix(60))'")
         }
         return type
+    }
+
+    /// An enum type, `<raw type>:<name>` after `enum:`, and its cases up to their `end`.
+    private mutating func readEnum(_ rawTypeAndName: Substring, line: Line) throws -> EnumDescription {
+        let parts = rawTypeAndName.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let rawTypes: [Substring: EnumDescription.RawType] = ["string": .string, "int": .int]
+        guard parts.count == 2, let rawType = rawTypes[parts[0]] else {
+            throw line.error("malformed enum type 'enum:\(rawTypeAndName.prefix(60))'")
+        }
+        var description = EnumDescription(name: try Line.text(parts[1], line: line.number), rawType: rawType, cases: [])
+        while try !atEnd() {
+            let enumCase = try next(Line.Shape("case", fixed: 2))
+            description.cases.append(.init(name: try enumCase.text(0), rawValue: try enumCase.text(1)))
+        }
+        return description
     }
 
     /// What follows `prefix` in `token`, if `token` starts with it.
