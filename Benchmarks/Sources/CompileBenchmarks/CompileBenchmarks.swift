@@ -9,7 +9,7 @@ import ModelwrightSchema
 /// From `Benchmarks/`, after `swift build --product modelwright` and `swift build --target Trips`
 /// in the repository (the generator, and the Modelwright module the generated code imports):
 ///
-///     swift run -c release CompileBenchmarks <model folder> [--runs 5]
+///     swift run -c release CompileBenchmarks <model folder> [--runs 5] [--decode-only]
 ///
 /// Each compile is `swiftc -parse-as-library -c -Onone -g -j 1` of every generated file (a debug
 /// build's settings, one job at a time); the figures are medians of CPU time (user + system of
@@ -31,13 +31,16 @@ struct CompileBenchmarks {
         var arguments = Array(CommandLine.arguments.dropFirst())
         var runs = 5
         if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count {
-            runs = Int(arguments[index + 1]) ?? runs
+            runs = max(1, Int(arguments[index + 1]) ?? runs)
             arguments.removeSubrange(index...(index + 1))
         }
+        let decodeOnly = arguments.contains("--decode-only")
+        arguments.removeAll { $0 == "--decode-only" }
         guard let modelFolder = arguments.first else {
-            print("usage: CompileBenchmarks <model folder> [--runs N]")
+            print("usage: CompileBenchmarks <model folder> [--runs N] [--decode-only]")
             exit(2)
         }
+        if decodeOnly { return try DecodeTiming.print(modelFolder: modelFolder) }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("compile-bench-\(UUID().uuidString)")
@@ -45,6 +48,7 @@ struct CompileBenchmarks {
         let variants = try Variants.make(model: URL(fileURLWithPath: modelFolder), repository: repository, in: work)
         let compiler = Compiler(repository: repository, work: work)
         try variants.describe()
+        try DecodeTiming.print(modelFolder: modelFolder)
         var samples: [String: [Compiler.Sample]] = [:]
         for round in 1...runs {
             for variant in variants.all {
@@ -208,6 +212,32 @@ enum PlainStructs {
         case .composite(let description): base = "PlainComposite\(description.name)"
         }
         return base + (attribute.isOptional ? "?" : "")
+    }
+}
+
+/// What a store of the oldest version pays at run time for the archives: decoding every
+/// historical version once (as its migration does), checksum check included.
+enum DecodeTiming {
+    static func print(modelFolder: String) throws {
+        guard let model = ModelLoader.load(path: modelFolder).model else { return }
+        let archived = model.versions.dropLast().map {
+            SchemaVersion(version: $0.number, checksum: $0.checksum.hexDigits, archive: $0.schema.archive)
+        }
+        let texts = model.versions.dropLast().map(\.schema.archive)
+        let bytes = texts.reduce(0) { $0 + $1.utf8.count }
+        let parse = try milliseconds { for text in texts { _ = try SchemaDescription(archive: text) } }
+        let decode = try milliseconds { for version in archived { _ = try version.schema() } }
+        Swift.print(
+            String(
+                format:
+                    "decoding all %d archived versions (%d bytes): %.0f ms, of which parsing %.0f ms, checksums the rest",
+                archived.count, bytes, decode, parse))
+    }
+
+    private static func milliseconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = Date()
+        try body()
+        return Date().timeIntervalSince(start) * 1000
     }
 }
 

@@ -69,6 +69,7 @@ public enum SchemaArchive {
     /// `text` as one token: see the format's rules above.
     static func token(_ text: String) -> String {
         if text.isEmpty { return "~" }
+        if text.utf8.allSatisfy(isPlain) { return text }
         var token = ""
         for byte in text.utf8 {
             if isPlain(byte) {
@@ -82,7 +83,8 @@ public enum SchemaArchive {
 
     /// Whether a byte stands for itself in a token.
     static func isPlain(_ byte: UInt8) -> Bool {
-        (0x21...0x7E).contains(byte) && !"%\"\\~".utf8.contains(byte)
+        (0x21...0x7E).contains(byte) && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "\"")
+            && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "~")
     }
 
     private static func hexDigit(_ value: UInt8) -> String {
