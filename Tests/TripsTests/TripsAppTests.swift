@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightSchema
 import Testing
 import Trips
 
@@ -51,10 +52,17 @@ struct TripsAppTests {
         return World(store: store, ada: ada, grace: grace, acme: acme, lisbon: lisbon)
     }
 
-    @Test func theGeneratedSchemaHasEveryVersionWithTheRuntimesChecksums() {
+    @Test func theGeneratedSchemaHasEveryVersionWithTheRuntimesChecksums() throws {
         #expect(Trips.versions.map(\.version) == [1, 2, 3])
         #expect(Trips.versions.map(\.checksum.hexDigits) == Trips.checksums)
-        #expect(Trips.schema == Trips.versions.last)
+        // The archived versions decode to schemas with the recorded checksums, and to exactly what
+        // the model files say.
+        let decoded = try Trips.versions.map { try $0.schema() }
+        #expect(decoded.map(\.checksum.hexDigits) == Trips.checksums)
+        #expect(decoded.last == Trips.schema)
+        let model = try #require(
+            ModelLoader.load(path: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path).model)
+        #expect(decoded == model.versions.map(\.schema))
     }
 
     @Test func recordsRoundTripWithDefaultsCompositesAndJSON() async throws {
