@@ -91,7 +91,10 @@ enum EntityContext {
                 }
             ),
             "optionalProperties": .list(
-                properties.filter(\.isOptional).map { ["name": .string($0.name)] as MustacheValue }),
+                properties.filter(\.isOptional).map {
+                    ["name": .string($0.name), "argument": .string(SwiftSyntax.argumentLabel($0.spelling))]
+                        as MustacheValue
+                }),
             "hasOptionalProperties": .bool(properties.contains(where: \.isOptional)),
             "firstOptionalProperty": .string(properties.first(where: \.isOptional)?.name ?? ""),
             "fields": .list(fields),
@@ -130,8 +133,6 @@ enum EntityContext {
                 // `with(…)` takes an optional of the type, so nil means "keep": a doubly optional
                 // parameter lets an optional property be cleared with `.some(nil)`.
                 "withType": .string(type + "?"),
-                // `clearing(…)` keeps every property but the optional ones it names.
-                "cleared": .string(isOptional ? "properties.contains(.\(name)) ? nil : self.\(name)" : "self.\(name)"),
                 "separator": .string(separator),
             ]
         }
