@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightSchema
 import Testing
 
 /// Every Swift snippet of the README and of the DocC catalog compiles, so the documentation cannot
@@ -16,7 +17,8 @@ import Testing
 /// - a block starting with `// Generated in <file>` is an excerpt of generated code: its lines must
 ///   appear, in order and adjacent, in that file's golden copy (Tests/TripsTests/Golden).
 ///
-/// Errors point at the document's own lines (through `#sourceLocation`).
+/// Errors point at the document's own lines (through `#sourceLocation`). Plain ``` blocks that hold
+/// a whole schema file (a `model … version …` header, no `...`) must load without errors.
 struct DocumentationSnippetTests {
     /// A fenced block of Swift in a Markdown document.
     struct Snippet {
@@ -36,21 +38,26 @@ struct DocumentationSnippetTests {
     }()
 
     /// The ```swift blocks of a Markdown text, without the fences' indentation.
-    static func snippets(in text: String) -> [Snippet] {
+    static func snippets(in text: String) -> [Snippet] { blocks(in: text, fence: "```swift") }
+
+    /// The fenced blocks of a Markdown text opened by exactly `fence`, without their indentation.
+    static func blocks(in text: String, fence: String) -> [Snippet] {
         var snippets: [Snippet] = []
-        var open: (line: Int, indent: Int, lines: [String])?
+        // Every fence opens a block, whatever its language, so that a closing fence is never
+        // taken for an opening one.
+        var open: (fence: String, line: Int, indent: Int, lines: [String])?
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if var block = open {
                 if trimmed == "```" {
-                    snippets.append(Snippet(line: block.line, lines: block.lines))
+                    if block.fence == fence { snippets.append(Snippet(line: block.line, lines: block.lines)) }
                     open = nil
                 } else {
                     block.lines.append(String(line.dropFirst(min(block.indent, line.prefix { $0 == " " }.count))))
                     open = block
                 }
-            } else if trimmed == "```swift" {
-                open = (index + 2, line.prefix { $0 == " " }.count, [])
+            } else if trimmed.hasPrefix("```") {
+                open = (trimmed, index + 2, line.prefix { $0 == " " }.count, [])
             }
         }
         return snippets
@@ -139,11 +146,33 @@ struct DocumentationSnippetTests {
         }
     }
 
+    @Test(arguments: documents)
+    func everyCompleteSchemaFileLoadsWithoutErrors(_ document: String) throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+        for block in Self.blocks(in: text, fence: "```") {
+            let header = block.lines.first { !$0.hasPrefix("//") && !$0.isEmpty }?.split(separator: " ") ?? []
+            guard header.count == 4, header[0] == "model", header[2] == "version",
+                !block.lines.contains(where: { $0.contains("...") })
+            else { continue }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("schema-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let file = folder.appendingPathComponent("\(header[1]).v\(header[3]).model")
+            try block.lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let loaded = ModelLoader.load(path: file.path)
+            #expect(
+                !loaded.hasErrors,
+                "\(document):\(block.line): the schema does not load: \(loaded.diagnostics.map(\.description))")
+        }
+    }
+
     @Test func theConventionsTellDeclarationsFromStatementsAndFindEveryBlock() {
-        let text = "a\n```swift\nstruct A {}\n```\n\n  ```swift\n  let x = 1\n  print(x)\n  ```\n```json\n{}\n```\n"
+        let text =
+            "a\n```swift\nstruct A {}\n```\n\n  ```swift\n  let x = 1\n  print(x)\n  ```\n```json\n{}\n```\nb\n```\nc\n```\n"
         let found = Self.snippets(in: text)
         #expect(found.map(\.line) == [3, 7])
         #expect(found.map(\.lines) == [["struct A {}"], ["let x = 1", "print(x)"]])
+        #expect(Self.blocks(in: text, fence: "```").map(\.lines) == [["c"]])
         #expect(Self.isDeclarations(found[0].lines))
         #expect(!Self.isDeclarations(found[1].lines))
         let file = Self.appFile(document: "D.md", snippets: found)
