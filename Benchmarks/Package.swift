@@ -35,6 +35,10 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "CompileBenchmarks",
+            dependencies: [.product(name: "ModelwrightSchema", package: modelwrightIdentity)]
+        ),
+        .executableTarget(
             name: "MigrationBenchmarks",
             dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
         ),

@@ -1,33 +1,98 @@
 import Foundation
 import PackagePlugin
 
-/// `swift package generate-model-code [--target <name>]…`: writes each model's generated code into
-/// `<target>/Generated/`, for teams that commit generated code or want IDE navigation. Use it
-/// instead of the build plugin on a target, not beside it: the same declarations twice do not compile.
+/// `swift package generate-model-code [--target <name>]… [--check]`: writes each model's generated
+/// code into `<target>/Generated/`, for teams that commit generated code or want IDE navigation.
+///
+/// It writes only to targets whose model files are excluded from their sources (`exclude:`), which
+/// is what a committed-code target needs; a target whose model files are among its sources is left
+/// to the build plugin (the same declarations twice do not compile), and the plugin says it skipped
+/// it. `--check` writes nothing and fails when the committed code differs from what the models
+/// generate, for CI.
 @main
 struct GenerateModelCode: CommandPlugin {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
     func performCommand(context: PluginContext, arguments: [String]) throws {
         var extractor = ArgumentExtractor(arguments)
-        let requested = Set(extractor.extractOption(named: "target"))
+        let requested = extractor.extractOption(named: "target")
+        let check = extractor.extractFlag(named: "check") > 0
+        if let unknown = extractor.remainingArguments.first {
+            throw Failure(description: "unknown argument '\(unknown)'; use --target <name> (repeatable) and --check")
+        }
+        let targets = context.package.targets.compactMap { $0 as? SourceModuleTarget }
+        let names = targets.map(\.name)
+        if let typo = requested.first(where: { !names.contains($0) }) {
+            throw Failure(
+                description:
+                    "the package has no target '\(typo)'; its targets are \(names.sorted().joined(separator: ", "))")
+        }
         let tool = try context.tool(named: "ModelwrightCLI")
-        for target in context.package.targets.compactMap({ $0 as? SourceModuleTarget }) {
-            guard requested.isEmpty || requested.contains(target.name) else { continue }
-            let modelFiles = target.sourceFiles.map(\.url).filter { $0.pathExtension == "model" }
-            let folders = Set(modelFiles.map { $0.deletingLastPathComponent().standardizedFileURL })
-            for folder in folders.sorted(by: { $0.path < $1.path }) {
+        var stale: [String] = []
+        for target in targets where requested.isEmpty || requested.contains(target.name) {
+            let folders = try modelFolders(of: target, explicitlyRequested: requested.contains(target.name))
+            for folder in folders {
                 var arguments = [
                     "generate", folder.path, "--output", target.directoryURL.appendingPathComponent("Generated").path,
                 ]
                 let config = target.directoryURL.appendingPathComponent("modelwright-config.json")
                 if FileManager.default.fileExists(atPath: config.path) { arguments += ["--config", config.path] }
+                if check { arguments.append("--check") }
                 let process = try Process.run(tool.url, arguments: arguments)
                 process.waitUntilExit()
-                guard process.terminationStatus == 0 else {
-                    Diagnostics.error(
-                        "modelwright generate failed for \(folder.path) (exit \(process.terminationStatus))")
-                    return
+                if check && process.terminationStatus == 1 {
+                    stale.append(target.name)
+                } else if process.terminationStatus != 0 {
+                    throw Failure(
+                        description:
+                            "modelwright generate failed for \(folder.path) (exit \(process.terminationStatus))")
                 }
             }
         }
+        if !stale.isEmpty {
+            throw Failure(
+                description:
+                    "the committed generated code of \(stale.joined(separator: ", ")) is out of date: run 'swift package generate-model-code'"
+            )
+        }
+    }
+
+    /// The model folders of a committed-code target: the folders of its `.model` files on disk,
+    /// which its manifest excludes from its sources. A target whose model files are sources uses
+    /// the build plugin and is skipped (an error when it was asked for by name).
+    private func modelFolders(of target: SourceModuleTarget, explicitlyRequested: Bool) throws -> [URL] {
+        if target.sourceFiles.contains(where: { $0.url.pathExtension == "model" }) {
+            let message =
+                "skipped target '\(target.name)': its .model files are among its sources, so the build plugin "
+                + "generates its code; to commit generated code instead, remove the plugin from the target and add "
+                + "exclude: [<the model folder>]"
+            if explicitlyRequested { throw Failure(description: message) }
+            print(message)
+            return []
+        }
+        let files = Self.modelFiles(under: target.directoryURL)
+        if files.isEmpty && explicitlyRequested {
+            throw Failure(description: "target '\(target.name)' has no .model files")
+        }
+        return Set(files.map { $0.deletingLastPathComponent().standardizedFileURL }).sorted { $0.path < $1.path }
+    }
+
+    /// Every `.model` file under `folder`, hidden folders and `Generated/` left out.
+    static func modelFiles(under folder: URL) -> [URL] {
+        guard
+            let walker = FileManager.default.enumerator(
+                at: folder, includingPropertiesForKeys: nil, options: [.skipsHiddenFiles])
+        else { return [] }
+        var files: [URL] = []
+        while let url = walker.nextObject() as? URL {
+            if url.lastPathComponent == "Generated" {
+                walker.skipDescendants()
+            } else if url.pathExtension == "model" {
+                files.append(url)
+            }
+        }
+        return files
     }
 }

@@ -6,8 +6,14 @@ import PackagePlugin
 /// override (and the lock file), and whose outputs are named before the generator runs
 /// (`<Model>+Records.swift`, `+Queries`, `+Schema`, `+Migrations`), so SwiftPM reruns it only
 /// when an input changed.
+///
+/// A `.model` file it cannot use (a name other than `<Model>.v<N>.model`, or versions of two
+/// models in one folder) is an error naming that file, not a folder skipped in silence.
 @main
 struct ModelwrightPlugin: BuildToolPlugin {
+    /// The files the generator writes for a model, by the template names of `TemplateSet.names`.
+    static let outputKinds = ["Records", "Queries", "Schema", "Migrations"]
+
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let target = target as? SourceModuleTarget else { return [] }
         let tool = try context.tool(named: "ModelwrightCLI")
@@ -18,7 +24,7 @@ struct ModelwrightPlugin: BuildToolPlugin {
         let templates = hasConfig ? ConfigTemplates.paths(in: config) : []
         return folders.keys.sorted { $0.path < $1.path }.compactMap { folder -> Command? in
             let files = (folders[folder] ?? []).sorted { $0.path < $1.path }
-            guard let modelName = ModelFileName.model(of: files[0]) else { return nil }
+            guard let modelName = VersionFileName.model(of: files, in: folder) else { return nil }
             let output = context.pluginWorkDirectoryURL.appendingPathComponent(modelName)
             var arguments = ["generate", folder.path, "--output", output.path]
             let lock = folder.appendingPathComponent("modelwright-lock.json")
@@ -29,20 +35,53 @@ struct ModelwrightPlugin: BuildToolPlugin {
                 executable: tool.url,
                 arguments: arguments,
                 inputFiles: files + (hasConfig ? [config] : []) + templates + locks,
-                outputFiles: ["Records", "Queries", "Schema", "Migrations"].map {
-                    output.appendingPathComponent("\(modelName)+\($0).swift")
-                }
+                outputFiles: Self.outputKinds.map { output.appendingPathComponent("\(modelName)+\($0).swift") }
             )
         }
     }
 }
 
-/// The model name in a version file's name: `Trips` in `Trips.v3.model`.
-enum ModelFileName {
+/// The names of version files: `Trips.v3.model` is version 3 of the model `Trips`.
+enum VersionFileName {
+    /// The model name in a version file's name: `Trips` in `Trips.v3.model`, or `nil` when the name
+    /// has another shape.
     static func model(of file: URL) -> String? {
         let base = file.deletingPathExtension().lastPathComponent
         guard let range = base.range(of: ".v", options: .backwards) else { return nil }
-        return String(base[..<range.lowerBound])
+        let name = base[..<range.lowerBound]
+        let number = base[range.upperBound...]
+        guard let first = name.unicodeScalars.first, first == "_" || CharacterSet.letters.contains(first),
+            name.unicodeScalars.allSatisfy({ $0 == "_" || CharacterSet.alphanumerics.contains($0) }),
+            !number.isEmpty, number.allSatisfy(\.isASCII), number.allSatisfy(\.isNumber), number.first != "0"
+        else { return nil }
+        return String(name)
+    }
+
+    /// The one model whose versions `files` are; each file it cannot use is reported as an error
+    /// at that file, and then there is no model.
+    static func model(of files: [URL], in folder: URL) -> String? {
+        var models: Set<String> = []
+        var usable = true
+        for file in files {
+            guard let model = model(of: file) else {
+                Diagnostics.error(
+                    "'\(file.path)' is not a version file, so Modelwright cannot generate this folder's model: "
+                        + "name it '<Model>.v<N>.model' (such as 'Podcasts.v1.model', version 1 of the model Podcasts), "
+                        + "or move it out of the target",
+                    file: file.path, line: 1)
+                usable = false
+                continue
+            }
+            models.insert(model)
+        }
+        if models.count > 1 {
+            Diagnostics.error(
+                "'\(folder.path)' holds versions of several models (\(models.sorted().joined(separator: ", "))): "
+                    + "give each model a folder of its own",
+                file: files[0].path, line: 1)
+            usable = false
+        }
+        return usable ? models.first : nil
     }
 }
 

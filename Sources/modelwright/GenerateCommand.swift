@@ -7,7 +7,7 @@ enum GenerateCommand {
     static let usage = """
         OVERVIEW: Generate the Swift an app compiles against from a model folder.
 
-        USAGE: modelwright generate <model folder> --output <dir> [--config <file>] [--templates <dir>]
+        USAGE: modelwright generate <model folder> --output <dir> [--config <file>] [--templates <dir>] [--check]
 
         ARGUMENTS:
           <model folder>       A folder of '<Model>.v<N>.model' files; the newest version is current.
@@ -17,10 +17,13 @@ enum GenerateCommand {
           --config <file>      A modelwright-config.json (access level, template overrides).
                                Without it, one in the model folder or its parent is used if present.
           --templates <dir>    A folder of <Name>.mustache files that replace the defaults.
+          --check              Write nothing; list the files in --output that differ from what would be
+                               written, and exit 1 if any does (for CI, over committed generated code).
           -h, --help           Show this help.
 
         Files whose contents are unchanged are not rewritten. Nothing is written when the model has errors.
-        Exit codes: 0 generated, 1 problems in the input, 2 usage error.
+        Exit codes: 0 generated (or up to date, with --check), 1 problems in the input (or stale files,
+        with --check), 2 usage error.
         """
 
     static func run(_ arguments: [String], console: inout some Console) -> ExitCode {
@@ -30,10 +33,14 @@ enum GenerateCommand {
         }
         var options: [String: String] = [:]
         var paths: [String] = []
+        var check = false
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            if ["--output", "--config", "--templates"].contains(argument) {
+            if argument == "--check" {
+                check = true
+                index += 1
+            } else if ["--output", "--config", "--templates"].contains(argument) {
                 guard index + 1 < arguments.count else {
                     console.printError("error: '\(argument)' needs a value\n\n\(usage)")
                     return .usage
@@ -64,6 +71,7 @@ enum GenerateCommand {
                 try configPath.map { try GeneratorConfig.load(from: URL(fileURLWithPath: $0)) } ?? GeneratorConfig()
             let templates = try TemplateSet.load(overrides: config.templates, folder: options["--templates"])
             let files = try GeneratorPipeline.generate(model, config: config, templates: templates)
+            if check { return Self.check(files, in: output, console: &console) }
             let written = try OutputWriter.write(files, to: URL(fileURLWithPath: output))
             for file in files {
                 let state = written.contains(file.name) ? "wrote" : "unchanged"
@@ -77,6 +85,31 @@ enum GenerateCommand {
             console.printError("error: \(error.localizedDescription)")
             return .invalidInput
         }
+    }
+
+    /// Compares `files` with what `output` holds: each file that differs or is missing is listed.
+    private static func check(_ files: [GeneratedFile], in output: String, console: inout some Console) -> ExitCode {
+        let folder = URL(fileURLWithPath: output)
+        var stale = 0
+        for file in files {
+            let url = folder.appendingPathComponent(file.name)
+            guard let existing = FileManager.default.contents(atPath: url.path) else {
+                console.print("missing \(url.path)")
+                stale += 1
+                continue
+            }
+            if existing != Data(file.contents.utf8) {
+                console.print("stale \(url.path)")
+                stale += 1
+            }
+        }
+        guard stale > 0 else {
+            console.print("up to date: \(files.count) files in \(output)")
+            return .success
+        }
+        console.printError(
+            "error: \(stale) generated file\(stale == 1 ? " is" : "s are") out of date; run modelwright generate")
+        return .invalidInput
     }
 
     /// A config file in the model folder or the folder above it (the target), if there is one.

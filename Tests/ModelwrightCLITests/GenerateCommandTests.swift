@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightCLI
@@ -31,6 +32,39 @@ struct GenerateCommandTests {
         let (_, help) = Self.run(["generate", "--help"])
         let named = help.output.matches(of: /<Model>\+[A-Za-z]+\.swift/).map { String($0.output) }
         #expect(Set(named).sorted() == written)
+    }
+
+    @Test func theBuildPluginDeclaresTheFilesGenerateWrites() throws {
+        let plugin = try String(
+            contentsOf: Self.root.appendingPathComponent("Plugins/ModelwrightPlugin/ModelwrightPlugin.swift"),
+            encoding: .utf8)
+        let declared = try #require(plugin.firstMatch(of: /static let outputKinds = \[([^\]]*)\]/)).output.1
+        #expect(
+            declared.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"")) }
+                == TemplateSet.names)
+    }
+
+    @Test func checkListsStaleAndMissingFilesAndWritesNothing() throws {
+        let output = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let model = Self.root.appendingPathComponent("Models/Trips").path
+        let (missing, missingConsole) = Self.run(["generate", model, "--output", output.path, "--check"])
+        #expect(missing == .invalidInput)
+        #expect(missingConsole.output.split(separator: "\n").allSatisfy { $0.hasPrefix("missing ") })
+        #expect(!FileManager.default.fileExists(atPath: output.path), "--check writes nothing")
+
+        _ = Self.run(["generate", model, "--output", output.path])
+        let (fresh, freshConsole) = Self.run(["generate", model, "--output", output.path, "--check"])
+        #expect(fresh == .success)
+        #expect(freshConsole.output.hasPrefix("up to date: 4 files"))
+
+        let queries = output.appendingPathComponent("Trips+Queries.swift")
+        let edited = try String(contentsOf: queries, encoding: .utf8) + "// edited by hand\n"
+        try edited.write(to: queries, atomically: true, encoding: .utf8)
+        let (stale, staleConsole) = Self.run(["generate", model, "--output", output.path, "--check"])
+        #expect(stale == .invalidInput)
+        #expect(staleConsole.output == "stale \(queries.path)\n")
+        #expect(try String(contentsOf: queries, encoding: .utf8) == edited, "--check leaves the file as it is")
     }
 
     @Test func writesEveryFileThenLeavesThemUnchanged() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightSchema
 import Testing
 import Trips
 
@@ -51,10 +52,17 @@ struct TripsAppTests {
         return World(store: store, ada: ada, grace: grace, acme: acme, lisbon: lisbon)
     }
 
-    @Test func theGeneratedSchemaHasEveryVersionWithTheRuntimesChecksums() {
+    @Test func theGeneratedSchemaHasEveryVersionWithTheRuntimesChecksums() throws {
         #expect(Trips.versions.map(\.version) == [1, 2, 3])
         #expect(Trips.versions.map(\.checksum.hexDigits) == Trips.checksums)
-        #expect(Trips.schema == Trips.versions.last)
+        // The archived versions decode to schemas with the recorded checksums, and to exactly what
+        // the model files say.
+        let decoded = try Trips.versions.map { try $0.schema() }
+        #expect(decoded.map(\.checksum.hexDigits) == Trips.checksums)
+        #expect(decoded.last == Trips.schema)
+        let model = try #require(
+            ModelLoader.load(path: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path).model)
+        #expect(decoded == model.versions.map(\.schema))
     }
 
     @Test func recordsRoundTripWithDefaultsCompositesAndJSON() async throws {
@@ -145,6 +153,13 @@ struct TripsAppTests {
         #expect(stored?.rating == 5)
         let cleared = promoted.with(namePrefix: .some(nil))
         #expect(cleared.namePrefix == nil)
+        // `clearing` names the optional properties to empty and keeps every other one.
+        let homeless = promoted.with(home: .some(Address(street: "Rua Augusta 1", city: "Lisboa", zip: "1100-048")))
+            .clearing(.namePrefix, .organizationID)
+        #expect(homeless.namePrefix == nil && homeless.organizationID == nil)
+        #expect(homeless.home?.street == "Rua Augusta 1" && homeless.rating == 5 && homeless.id == promoted.id)
+        #expect(homeless.clearing() == homeless)
+        #expect(homeless.clearing(.home, .preferences).home == nil)
     }
 
     @Test func deletingAUserCascadesToTheirTrips() async throws {

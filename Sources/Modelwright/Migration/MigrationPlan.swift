@@ -87,9 +87,9 @@ public struct MigrationStage: Sendable {
     }
 
     /// The version the stage starts from.
-    public let source: SchemaDescription
+    public let source: SchemaVersion
     /// The version it ends at.
-    public let destination: SchemaDescription
+    public let destination: SchemaVersion
     /// The app's code, in order; empty for a lightweight stage.
     public let customSteps: [CustomStep]
 
@@ -98,6 +98,11 @@ public struct MigrationStage: Sendable {
 
     /// A stage inferred from the two schemas (Core Data's `NSLightweightMigrationStage`).
     public static func lightweight(from source: SchemaDescription, to destination: SchemaDescription) -> Self {
+        lightweight(from: SchemaVersion(source), to: SchemaVersion(destination))
+    }
+
+    /// A stage inferred from the two versions, whose schemas are decoded only when it runs.
+    public static func lightweight(from source: SchemaVersion, to destination: SchemaVersion) -> Self {
         MigrationStage(source: source, destination: destination, customSteps: [])
     }
 
@@ -105,6 +110,11 @@ public struct MigrationStage: Sendable {
     public static func custom(
         from source: SchemaDescription, to destination: SchemaDescription, steps: [CustomStep]
     ) -> Self {
+        custom(from: SchemaVersion(source), to: SchemaVersion(destination), steps: steps)
+    }
+
+    /// A stage that runs the app's code, between two versions whose schemas are decoded only when it runs.
+    public static func custom(from source: SchemaVersion, to destination: SchemaVersion, steps: [CustomStep]) -> Self {
         MigrationStage(source: source, destination: destination, customSteps: steps)
     }
 
@@ -123,7 +133,7 @@ public struct MigrationStage: Sendable {
         -> [MigrationOperation]
     {
         let connection = try SQLiteConnection(path: nil)
-        let source = try SchemaLayout(self.source)
+        let source = try SchemaLayout(self.source.schema())
         try connection.execute(SchemaSQL.createStatements(for: source))
         if syntheticRows { try SyntheticRows.insert(for: source, into: connection) }
         let shadow = MigrationStage(source: self.source, destination: destination, customSteps: [])

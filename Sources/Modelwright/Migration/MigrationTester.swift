@@ -35,6 +35,12 @@ public final class MigrationTester {
         self.connection = connection
     }
 
+    /// Creates a store at version `start`, decoding its schema if it is archived (as a generated
+    /// model's historical versions are).
+    public convenience init(plan: MigrationPlan, startingAt start: SchemaVersion) throws {
+        try self.init(plan: plan, startingAt: start.schema())
+    }
+
     deinit {
         connection = nil
         try? FileManager.default.removeItem(at: folder)

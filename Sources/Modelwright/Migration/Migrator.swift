@@ -114,8 +114,8 @@ private struct StageRun {
     ) throws {
         self.stage = stage
         self.connection = connection
-        source = try SchemaLayout(stage.source)
-        destination = try SchemaLayout(stage.destination)
+        source = try SchemaLayout(stage.source.schema())
+        destination = try SchemaLayout(stage.destination.schema())
         mapping = TableMapping(source: source, destination: destination)
         let definitions = SchemaSQL.tables(for: destination)
         tables = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -454,7 +454,7 @@ private struct StageRun {
     }
 
     func recordVersion() throws {
-        try Migrator.recordVersion(stage.destination, on: connection)
+        try Migrator.recordVersion(destination.schema, on: connection)
     }
 
     private func scalar(_ sql: String) throws -> Int {

@@ -24,6 +24,7 @@ enum EntityContext {
                         name: name,
                         spelling: attribute.name,
                         type: type,
+                        isOptional: attribute.isOptional,
                         defaultExpression: defaultExpression,
                         doc: attribute.doc,
                         encode: Coding.encode(name, type: attribute.type, isOptional: attribute.isOptional),
@@ -53,6 +54,7 @@ enum EntityContext {
                         name: name,
                         spelling: relationship.idProperty,
                         type: type,
+                        isOptional: relationship.isOptional,
                         defaultExpression: relationship.isOptional ? " = nil" : "",
                         doc: relationship.doc,
                         encode: "row.encode(\(name))",
@@ -88,6 +90,10 @@ enum EntityContext {
                     property.context(separator: index == properties.count - 1 ? "" : ",")
                 }
             ),
+            "optionalProperties": .list(
+                properties.filter(\.isOptional).map { ["name": .string($0.name)] as MustacheValue }),
+            "hasOptionalProperties": .bool(properties.contains(where: \.isOptional)),
+            "firstOptionalProperty": .string(properties.first(where: \.isOptional)?.name ?? ""),
             "fields": .list(fields),
             "compositeFields": .list(compositeFields),
             "toOne": .list(toOne),
@@ -105,6 +111,7 @@ enum EntityContext {
         /// The name as the model spells it, for argument labels.
         let spelling: String
         let type: String
+        let isOptional: Bool
         let defaultExpression: String
         let doc: [String]
         let encode: String
@@ -123,6 +130,8 @@ enum EntityContext {
                 // `with(…)` takes an optional of the type, so nil means "keep": a doubly optional
                 // parameter lets an optional property be cleared with `.some(nil)`.
                 "withType": .string(type + "?"),
+                // `clearing(…)` keeps every property but the optional ones it names.
+                "cleared": .string(isOptional ? "properties.contains(.\(name)) ? nil : self.\(name)" : "self.\(name)"),
                 "separator": .string(separator),
             ]
         }

@@ -1,13 +1,53 @@
 import Modelwright
 import ModelwrightSchema
 
-/// The context of the schema file: each version's `SchemaDescription` as Swift source, one
-/// declaration per entity so no single expression is slow to type-check, and its checksum.
+/// The context of the schema file. Only the current version is typed Swift: its
+/// `SchemaDescription`, one declaration per entity so no single expression is slow to type-check.
+/// Every earlier version is a ``SchemaArchive`` text, one record per line, which compiles as one
+/// string literal however long the history, and which the runtime decodes only to migrate.
 enum SchemaContext {
-    static func version(_ version: ModelVersion) -> MustacheValue {
+    /// What the template says about every version: its number, name, file and checksum; an earlier
+    /// version's archive lines; `isCurrent` for the last.
+    static func version(_ version: ModelVersion, isCurrent: Bool) -> MustacheValue {
+        [
+            "number": .int(version.number),
+            "name": .string(name(of: version)),
+            "file": .string(SwiftSyntax.commentText(fileName(version.path))),
+            "isCurrent": .bool(isCurrent),
+            "archive": .list(isCurrent ? [] : SchemaArchive.lines(of: version.schema).map { .string($0) }),
+            // Last: the checksum may still be computing in the background (see `ModelVersion`).
+            "checksum": .string(version.checksum.hexDigits),
+        ]
+    }
+
+    /// The current version's typed description: the enum and composite descriptions its entities
+    /// refer to, and each entity's `EntityDescription(…)` arguments.
+    static func current(_ version: ModelVersion) -> MustacheValue {
         let schema = version.schema
-        let prefix = "version\(version.number)"
+        let prefix = name(of: version)
         let reference: @Sendable (String) -> String = { name in prefix + name }
+        let entities: [MustacheValue] = schema.entities.parallelMap { entity in
+            [
+                "name": .string(prefix + entity.name),
+                "lines": .list(lines(for: entity, reference: reference).map { .string($0) }),
+            ]
+        }
+        return [
+            "number": .int(version.number),
+            "name": .string(prefix),
+            "file": .string(SwiftSyntax.commentText(fileName(version.path))),
+            "types": .list(types(of: schema, reference: reference)),
+            "entities": .list(entities),
+        ]
+    }
+
+    /// The Swift name of a version's declaration, such as `version3`.
+    private static func name(of version: ModelVersion) -> String {
+        "version\(version.number)"
+    }
+
+    /// The enum and composite descriptions the schema's attributes refer to, by name.
+    private static func types(of schema: SchemaDescription, reference: (String) -> String) -> [MustacheValue] {
         var types: [String: MustacheValue] = [:]
         for attribute in schema.entities.flatMap(\.attributes) {
             switch attribute.type {
@@ -45,21 +85,7 @@ enum SchemaContext {
                 break
             }
         }
-        let entities: [MustacheValue] = schema.entities.parallelMap { entity in
-            [
-                "name": .string(prefix + entity.name),
-                "lines": .list(lines(for: entity, reference: reference).map { .string($0) }),
-            ]
-        }
-        return [
-            "types": .list(types.keys.sorted().compactMap { types[$0] }),
-            "number": .int(version.number),
-            "name": .string(prefix),
-            "file": .string(SwiftSyntax.commentText(fileName(version.path))),
-            "entities": .list(entities),
-            // Last: the checksum may still be computing in the background (see `ModelVersion`).
-            "checksum": .string(version.checksum.hexDigits),
-        ]
+        return types.keys.sorted().compactMap { types[$0] }
     }
 
     /// The arguments of `EntityDescription(…)`, one per line, naming only what differs from the

@@ -13,6 +13,7 @@ enum NameRules {
     static let reservedPropertyNames: Set<String> = [
         "id", "ID", "Fields", "Target", "entityName", "path", "row", "with", "encode", "hashValue",
         "self", "Self", "init", "deinit", "Type", "Protocol", "super", "_", "requiredFields", "columnCount",
+        "clearing", "OptionalProperty",
     ]
 
     /// Names an entity, enum or composite cannot take: the types the generated code names
@@ -24,7 +25,8 @@ enum NameRules {
         "OptionalComposite", "ColumnValue", "RowEncoder", "RowDecoder", "Store", "MigrationPlan", "MigrationStage",
         "MigrationContext", "MigrationProgress", "SchemaDescription", "EntityDescription", "AttributeDescription",
         "RelationshipDescription", "EnumDescription", "CompositeDescription", "SortDescription", "SchemaChecksum",
-        "Condition", "SortKey", "DefaultValue", "AttributeType", "Hashable", "Codable", "Sendable", "CaseIterable",
+        "SchemaVersion", "Condition", "SortKey", "DefaultValue", "AttributeType", "Hashable", "Codable", "Sendable",
+        "CaseIterable",
         "Equatable", "Encodable", "Decodable", "Error", "Never", "Void", "Any", "AnyObject", "Optional", "Array",
         "Set", "Dictionary", "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32", "Int64",
         "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double", "Float", "Decimal", "Date", "Data", "UUID", "URL",
