@@ -1,5 +1,5 @@
 /// A predicate as a tree of conditions: what a request's `filter` builds, and what both
-/// renderers read (``SQLPredicateRenderer`` for the store, ``PredicateFormatRenderer`` for
+/// renderers read (`SQLPredicateRenderer` for the store, ``PredicateFormatRenderer`` for
 /// `NSPredicate`).
 ///
 /// You rarely build one by hand: the typed fields of a record do it.

@@ -1,7 +1,7 @@
 /// A record type: an immutable value for one entity of a schema, as generated code declares it.
 ///
 /// A record reads and writes its stored properties by column position, in the order
-/// ``EntityLayout`` defines (from the root entity down: each entity's attributes, composites
+/// `EntityLayout` defines (from the root entity down: each entity's attributes, composites
 /// expanded field by field, then its to-one relationships as IDs). No `Codable` is involved on
 /// this path.
 ///

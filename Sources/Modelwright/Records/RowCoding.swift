@@ -2,7 +2,7 @@ import Foundation
 
 /// Writes a record's columns into a prepared statement, in column order.
 ///
-/// Generated code calls ``encode(_:)-(ColumnValue)`` once per stored property; the encoder binds
+/// Generated code calls ``encode(_:)-(Value)`` once per stored property; the encoder binds
 /// each value straight into the statement. The common types have direct overloads that skip
 /// the ``SQLValue`` step.
 public struct RowEncoder {

@@ -22,7 +22,8 @@ import Foundation
 /// - ``insert(_:)``
 /// - ``update(_:)``
 /// - ``upsert(_:)``
-/// - ``delete(_:)``
+/// - ``delete(_:)-(Target)``
+/// - ``delete(_:)-(RecordID<Target>)``
 ///
 /// ### Batch operations
 /// - ``batchInsert(_:)``
