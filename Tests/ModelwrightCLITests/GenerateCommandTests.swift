@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightGenerator
+import ModelwrightSchema
 import Testing
 
 @testable import ModelwrightCLI
@@ -42,6 +43,16 @@ struct GenerateCommandTests {
         #expect(
             declared.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"")) }
                 == TemplateSet.names)
+    }
+
+    @Test func thePluginsNameTheFilesTheToolsRead() throws {
+        for plugin in ["ModelwrightPlugin/ModelwrightPlugin.swift", "GenerateModelCode/GenerateModelCode.swift"] {
+            let source = try String(
+                contentsOf: Self.root.appendingPathComponent("Plugins").appendingPathComponent(plugin), encoding: .utf8)
+            let names = Set(source.matches(of: /"(modelwright-[a-z]+\.json)"/).map { String($0.output.1) })
+            #expect(names.contains(GeneratorConfig.fileName), "\(plugin) passes the config file on")
+            #expect(names.isSubset(of: [GeneratorConfig.fileName, LockFile.fileName]), "\(plugin): \(names)")
+        }
     }
 
     @Test func checkListsStaleAndMissingFilesAndWritesNothing() throws {
