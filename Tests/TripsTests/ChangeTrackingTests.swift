@@ -92,4 +92,26 @@ struct ChangeTrackingTests {
         try await store.performAndSave { try $0.insert(makeTripsUser("grace", familyName: "Hopper")) }
         #expect(counter.count == 2 && users.count == 2)
     }
+
+    /// Ending an iteration, or releasing the model that iterates, removes the store's observer.
+    @Test(.timeLimit(.minutes(1))) @MainActor func cancellationAndDeinitStopObserving() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+        let store = try Store.inMemory(schema: Trips.schema)
+        let controller = FetchedResultsController(store: store, request: User.request())
+        let iteration = Task {
+            for try await _ in controller {}
+        }
+        while store.observers.count == 0 { await Task.yield() }
+        iteration.cancel()
+        _ = await iteration.result
+        while store.observers.count > 0 { await Task.yield() }
+
+        var model: FetchedResultsModel<User>? = FetchedResultsModel(controller)
+        while model?.snapshot == nil { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(store.observers.count == 1)
+        model = nil
+        while store.observers.count > 0 { await Task.yield() }
+        try await store.performAndSave { try $0.insert(makeTripsUser("ada", familyName: "Lovelace")) }
+        #expect(store.observers.count == 0)
+    }
 }

@@ -10,7 +10,7 @@ struct StoreCloseTests {
         defer { removeTripsStore(at: url) }
         let store = try Store(url: url, schema: Trips.schema)
         let users = (0..<50).map { makeTripsUser("user\($0)", familyName: "Family\($0)") }
-        try await store.performAndSave { try $0.batchInsert(users) }
+        _ = try await store.performAndSave { try $0.batchInsert(users) }
         #expect(try await store.performQuery { try $0.count(User.request()) } == 50)
         #expect(FileManager.default.fileExists(atPath: url.path + "-wal"))
 

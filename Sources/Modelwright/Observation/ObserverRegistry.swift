@@ -5,33 +5,48 @@ import Foundation
 final class ObserverRegistry: Sendable {
     private struct Observer {
         let reads: ReadSet
-        let notify: @Sendable (StoreChanges) -> Void
+        let hear: @Sendable (StoreChanges) -> Void
+        let refresh: @Sendable () -> Void
         let close: @Sendable () -> Void
     }
 
     private let observers = Locked<[UUID: Observer]>([:])
 
-    /// Registers an observer; the returned token removes it. `close` runs once, when the store closes.
+    /// Registers an observer; the returned token removes it. `hear` and then `refresh` run for each
+    /// commit that affects `reads`; `close` runs once, when the store closes.
     func add(
-        reads: ReadSet, notify: @escaping @Sendable (StoreChanges) -> Void, close: @escaping @Sendable () -> Void
+        reads: ReadSet, hear: @escaping @Sendable (StoreChanges) -> Void, refresh: @escaping @Sendable () -> Void,
+        close: @escaping @Sendable () -> Void
     ) -> UUID {
         let token = UUID()
-        observers.withLock { $0[token] = Observer(reads: reads, notify: notify, close: close) }
+        observers.withLock { $0[token] = Observer(reads: reads, hear: hear, refresh: refresh, close: close) }
         return token
     }
+
+    /// How many observers are registered.
+    var count: Int { observers.withLock { $0.count } }
 
     func remove(_ token: UUID) {
         observers.withLock { _ = $0.removeValue(forKey: token) }
     }
 
-    /// Tells every observer whose reads `changes` affects. Called after a commit, never after a rollback.
-    func notify(_ changes: StoreChanges) {
-        guard !changes.isEmpty else { return }
-        let interested = observers.withLock { observers in
-            observers.values.filter { changes.affects($0.reads) }.map(\.notify)
+    /// Commits through `commit` and wakes every observer whose reads `changes` affects.
+    ///
+    /// Each such observer hears of the changes *before* the commit, so that a refresh already
+    /// queued by an earlier commit, which may read this commit's rows, also knows which records
+    /// this commit changed; after a commit that fails, they may hear of changes that never
+    /// happened, which costs a refresh and nothing more. Refreshes are queued after the commit.
+    func commit(_ changes: StoreChanges, _ commit: () throws -> Void) throws {
+        let interested =
+            changes.isEmpty
+            ? []
+            : observers.withLock { observers in observers.values.filter { changes.affects($0.reads) } }
+        for observer in interested {
+            observer.hear(changes)
         }
-        for notify in interested {
-            notify(changes)
+        try commit()
+        for observer in interested {
+            observer.refresh()
         }
     }
 

@@ -90,13 +90,14 @@ struct SQLPredicateRenderer {
     /// to-one relationships.
     func orderBy(_ keys: [SortKey], entity: EntityLayout, alias: String) throws -> String {
         try keys.map { key in
-            "\(try sortValue(key.path, entity: entity, alias: alias, depth: 0)) \(key.ascending ? "ASC" : "DESC")"
+            "\(try value(at: key.path, entity: entity, alias: alias)) \(key.ascending ? "ASC" : "DESC")"
         }.joined(separator: ", ")
     }
 
-    /// The value a sort key orders by. Through a to-one hop it is a scalar subquery on the
-    /// destination, NULL (first when ascending, as SQLite sorts NULL) when the relationship is empty.
-    private func sortValue(_ path: ColumnPath, entity: EntityLayout, alias: String, depth: Int) throws -> String {
+    /// The value at `path` for the row `alias` of `entity`, as a sort key orders by it and a
+    /// results controller groups sections by it. Through a to-one hop it is a scalar subquery on
+    /// the destination, NULL (first when ascending, as SQLite sorts NULL) when the relationship is empty.
+    func value(at path: ColumnPath, entity: EntityLayout, alias: String, depth: Int = 0) throws -> String {
         guard let hop = path.hops.first else {
             guard path.column != "id" else { return "\(alias).\"id\"" }
             let column = try self.column(path.column, of: entity)
@@ -108,7 +109,7 @@ struct SQLPredicateRenderer {
         }
         let rest = ColumnPath(hops: Array(path.hops.dropFirst()), column: path.column)
         let inner = "s\(depth + 1)"
-        let value = try sortValue(rest, entity: destination, alias: inner, depth: depth + 1)
+        let value = try value(at: rest, entity: destination, alias: inner, depth: depth + 1)
         return
             "(SELECT \(value) FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\"id\" = \(alias).\(quoted(hop)))"
     }

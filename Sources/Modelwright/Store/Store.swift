@@ -212,6 +212,13 @@ public final class Store: Sendable {
         }
     }
 
+    /// Runs a read on a reader's queue and waits for it: for loading records where an `async`
+    /// call cannot be made (a list cell asking for its record).
+    func readNow<Result>(_ body: (ReadContext) throws -> Result) throws -> Result {
+        let reader = pickReader()
+        return try reader.queue.sync { try read(on: reader, body) }
+    }
+
     func pickReader() -> ConnectionQueue {
         guard !readers.isEmpty else { return writer }
         let index = nextReader.withLock { next in
@@ -255,8 +262,7 @@ public final class Store: Sendable {
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let result = try body(context)
-            try commit(connection)
-            observers.notify(context.changes)
+            try observers.commit(context.changes) { try commit(connection) }
             return result
         } catch {
             try? connection.execute("ROLLBACK")
@@ -357,7 +363,7 @@ public final class Store: Sendable {
 
     /// Runs `refresh` in a read transaction now, then after every commit that changes what
     /// `request` (and `extraKeys`) reads, one refresh at a time; `changed` hears of each such
-    /// commit's changes first. Returns the token that stops it, or `nil` after reporting to
+    /// commit's changes just before it commits (see ``ObserverRegistry/commit(_:_:)``). Returns the token that stops it, or `nil` after reporting to
     /// `failure` that the request cannot be observed.
     func observe<Target: Record>(
         _ request: FetchRequest<Target>,
@@ -385,11 +391,7 @@ public final class Store: Sendable {
                 failure(error)
             }
         }
-        let notify: @Sendable (StoreChanges) -> Void = { changes in
-            changed(changes)
-            queue.async(execute: run)
-        }
-        let token = observers.add(reads: reads, notify: notify, close: closed)
+        let token = observers.add(reads: reads, hear: changed, refresh: { queue.async(execute: run) }, close: closed)
         queue.async(execute: run)
         return token
     }
