@@ -167,11 +167,11 @@ public final class WriteContext: ReadContext {
         defer { statement.reset() }
         statement.bind(record.id.uuid, 1)
         try bindColumns(of: record, entity: entity, to: statement, firstIndex: 2)
-        var matches: [(key: [String], id: UUID)] = []
+        var matches: [(index: Int, id: UUID)] = []
         while try statement.step() {
-            if let id = statement.uuid(1) { matches.append((keys[Int(statement.int64(0))], id)) }
+            if let id = statement.uuid(1) { matches.append((Int(statement.int64(0)), id)) }
         }
-        return matches
+        return matches.sorted { $0.index < $1.index }.map { (keys[$0.index], $0.id) }
     }
 
     /// The uniqueness constraints on the entity's table whose columns the entity's records all have.
