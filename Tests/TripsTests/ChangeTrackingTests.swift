@@ -114,4 +114,69 @@ struct ChangeTrackingTests {
         try await store.performAndSave { try $0.insert(makeTripsUser("ada", familyName: "Lovelace")) }
         #expect(store.observers.count == 0)
     }
+
+    /// Random pairs of snapshots: both ways of diffing (a short edit script, and hashing when the
+    /// script would be long) give change sets that turn the old snapshot into the new one.
+    @Test(arguments: 0..<20) func bothDiffsTurnEachSnapshotIntoTheNext(seed: UInt64) throws {
+        var random = SeededGenerator(state: seed)
+        let store = try Store.inMemory(schema: Trips.schema)
+        let loader = RecordLoader<User>(store: store, batchSize: 10)
+        let universe = (0..<40).map { _ in User.ID() }
+        var keys: [User.ID: Int] = [:]
+        var ranks: [User.ID: Int] = [:]
+        var members = Set(universe.filter { _ in Bool.random(using: &random) })
+        for id in universe {
+            keys[id] = Int.random(in: 0..<5, using: &random)
+            ranks[id] = Int.random(in: 0..<1000, using: &random)
+        }
+        let old = Self.snapshot(members, keys, ranks, loader)
+        var updated: Set<User.ID> = []
+        for id in universe where Int.random(in: 0..<5, using: &random) == 0 {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: members.formSymmetricDifference([id])
+            case 1: keys[id] = Int.random(in: 0..<5, using: &random)
+            case 2: ranks[id] = Int.random(in: 0..<1000, using: &random)
+            default: updated.insert(id)
+            }
+        }
+        let new = Self.snapshot(members, keys, ranks, loader)
+        for maxEdits in [0, 256] {
+            let changes = ResultsDiff.changes(from: old, to: new, updated: updated, maxEdits: maxEdits)
+            var sections = old.sections.map { (name: $0.name, ids: Array(old.ids[$0.range])) }
+            for path in (changes.deletedRecords + changes.movedRecords).map({ $0.from! }).sorted(by: >) {
+                sections[path[0]].ids.remove(at: path[1])
+            }
+            for index in changes.deletedSections.reversed() { sections.remove(at: index) }
+            for index in changes.insertedSections { sections.insert((new.sections[index].name, []), at: index) }
+            for change in (changes.insertedRecords + changes.movedRecords).sorted(by: { $0.to! < $1.to! }) {
+                sections[change.to![0]].ids.insert(change.id, at: change.to![1])
+            }
+            #expect(sections.map(\.name) == new.sections.map(\.name), "maxEdits \(maxEdits)")
+            #expect(sections.map(\.ids) == new.sections.map { Array(new.ids[$0.range]) }, "maxEdits \(maxEdits)")
+            let reported = Set((changes.updatedRecords + changes.movedRecords).map(\.id))
+            #expect(updated.intersection(old.ids).intersection(new.ids).isSubset(of: reported))
+        }
+    }
+
+    /// A snapshot of `members`, in sections by key, ordered by rank within each.
+    private static func snapshot(
+        _ members: Set<User.ID>, _ keys: [User.ID: Int], _ ranks: [User.ID: Int], _ loader: RecordLoader<User>
+    ) -> ResultsSnapshot<User> {
+        let ids = members.sorted { (keys[$0]!, ranks[$0]!, $0.description) < (keys[$1]!, ranks[$1]!, $1.description) }
+        var sections: [ResultsSection] = []
+        for (position, id) in ids.enumerated() {
+            let key = SQLValue.integer(Int64(keys[id]!))
+            if sections.last?.key == key {
+                let last = sections.removeLast()
+                sections.append(
+                    ResultsSection(
+                        name: last.name, indexTitle: last.indexTitle, range: last.range.lowerBound..<(position + 1),
+                        key: key))
+            } else {
+                sections.append(
+                    ResultsSection(name: "\(keys[id]!)", indexTitle: "", range: position..<(position + 1), key: key))
+            }
+        }
+        return ResultsSnapshot(sections: sections, ids: ids, loader: loader)
+    }
 }

@@ -143,11 +143,12 @@ struct FetchedResultsControllerTests {
 }
 
 /// The list the controller should show, computed in memory: trips by owner's family name, then
-/// title, then ID.
+/// title, then the order they were inserted in.
 private struct ListModel {
     static let families = ["Hopper", "Lovelace", "Noether", "Curie", "Turing"]
     var users: [User.ID: User] = [:]
     var trips: [Trip.ID: Trip] = [:]
+    var insertionOrder: [Trip.ID: Int] = [:]
 
     /// Section names with their trips' IDs, in order.
     func sections() -> [Section] {
@@ -155,7 +156,7 @@ private struct ListModel {
             let (a, b) = (users[left.ownerID]!.familyName, users[right.ownerID]!.familyName)
             if a != b { return a < b }
             if left.title != right.title { return left.title < right.title }
-            return left.id.uuid.uuidString < right.id.uuid.uuidString
+            return insertionOrder[left.id]! < insertionOrder[right.id]!
         }
         var sections: [Section] = []
         for trip in sorted {
@@ -200,6 +201,7 @@ private struct ListModel {
         guard let tripID = tripIDs.randomElement(using: &random), Int.random(in: 0..<5, using: &random) > 0 else {
             let trip = makeTrip(titles.randomElement(using: &random)!, owner: owner, day: 1)
             trips[trip.id] = trip
+            insertionOrder[trip.id] = insertionOrder.count
             return { try $0.insert(trip) }
         }
         let trip = trips[tripID]!

@@ -16,7 +16,8 @@ import Foundation
 ///
 /// - Sections group the records that share the value of the section key, any field of the
 ///   record or one reached through to-one relationships; the key is sorted by first (the
-///   request's own order follows, then the ID, so the order is total and moves are real).
+///   request's own order follows, then the row's insertion order, so the order is total and
+///   moves are real).
 /// - A commit that changes no column the request or the section key reads, or writes the
 ///   values already stored, costs nothing; one that leaves the result as it was delivers nothing.
 /// - Snapshots hold IDs and section boundaries, and load records `batchSize` at a time when
@@ -40,7 +41,8 @@ public final class FetchedResultsController<Target: Record>: AsyncSequence, Send
 
     /// The store observed.
     public let store: Store
-    /// The request as the controller runs it: sorted by the section key first and the ID last.
+    /// The request as the controller runs it: sorted by the section key first and, last, by the
+    /// order rows were inserted in, which tells apart records equal in every other key.
     public let request: FetchRequest<Target>
     /// How many records a snapshot loads at a time.
     public let batchSize: Int
@@ -87,7 +89,7 @@ public final class FetchedResultsController<Target: Record>: AsyncSequence, Send
     }
 
     /// The request sorted by the section key, then its own order (the entity's default when it
-    /// has none), then the ID.
+    /// has none), then the row number.
     private static func totallyOrdered(
         _ request: FetchRequest<Target>, sectionKey: SortKey?, schema: SchemaDescription
     ) -> FetchRequest<Target> {
@@ -101,7 +103,7 @@ public final class FetchedResultsController<Target: Record>: AsyncSequence, Send
         if keys.isEmpty, request.scope != nil, sectionKey == nil { return request }
         if let sectionKey, keys.first?.path != sectionKey.path { keys.insert(sectionKey, at: 0) }
         if !keys.contains(where: { $0.path == ColumnPath(column: "id") }) {
-            keys.append(SortKey(path: ColumnPath(column: "id"), ascending: true))
+            keys.append(SortKey(path: ColumnPath.rowNumber, ascending: true))
         }
         ordered.sortKeys = keys
         return ordered
@@ -127,10 +129,18 @@ public final class FetchedResultsController<Target: Record>: AsyncSequence, Send
         }
     }
 
-    /// The current snapshot of the request, read now.
-    func snapshot(in context: ReadContext, loader: RecordLoader<Target>) throws -> ResultsSnapshot<Target> {
-        try context.snapshot(request, sectionKey: sectionKey, sectionName: sectionName, loader: loader)
+    /// The current snapshot of the request, read now; `expectedCount` sizes it (see `ReadContext.snapshot`).
+    func snapshot(
+        in context: ReadContext, loader: RecordLoader<Target>, expectedCount: Int?
+    ) throws -> ResultsSnapshot<Target> {
+        try context.snapshot(
+            request, sectionKey: sectionKey, sectionName: sectionName, loader: loader, expectedCount: expectedCount)
     }
+}
+
+extension ColumnPath {
+    /// SQLite's row number (`rowid`), which results controllers sort by last.
+    static let rowNumber = ColumnPath(column: "rowid")
 }
 
 /// One iteration's state: the last snapshot delivered and the records changed since.
@@ -165,8 +175,9 @@ private final class ResultsObservation<Target: Record>: Sendable {
             return ids
         }
         loader.forget(changed)
-        let snapshot = try controller.snapshot(in: context, loader: loader)
-        guard let previous = last.withLock({ $0 }) else {
+        let previous = last.withLock { $0 }
+        let snapshot = try controller.snapshot(in: context, loader: loader, expectedCount: previous?.count)
+        guard let previous else {
             last.withLock { $0 = snapshot }
             continuation.yield(ResultsUpdate(snapshot: snapshot, changes: nil))
             return

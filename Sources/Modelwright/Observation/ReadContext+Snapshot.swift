@@ -1,12 +1,14 @@
 extension ReadContext {
     /// The request's IDs in order, grouped into sections by the value at `sectionKey` (one
     /// section named "" without a key): one query that reads two columns per row and decodes no
-    /// record.
+    /// record. `expectedCount` (the previous snapshot's, or else a count now) sizes the array of
+    /// IDs, which growing by doubling would leave up to twice as large as it needs.
     func snapshot<Target: Record>(
         _ request: FetchRequest<Target>,
         sectionKey: ColumnPath?,
         sectionName: (SQLValue) -> String,
-        loader: RecordLoader<Target>
+        loader: RecordLoader<Target>,
+        expectedCount: Int?
     ) throws -> ResultsSnapshot<Target> {
         let entity = try layout.entity(Target.entityName)
         var columns = "t0.\"id\""
@@ -21,6 +23,7 @@ extension ReadContext {
             statement.bind(argument, Int32(index + 1))
         }
         var ids: [Target.ID] = []
+        ids.reserveCapacity((try expectedCount ?? count(request)) + 64)
         var sections: [ResultsSection] = []
         var currentKey: SQLValue?
         var start = 0

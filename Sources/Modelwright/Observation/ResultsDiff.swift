@@ -3,12 +3,17 @@ import Foundation
 /// The ``ResultsChanges`` between two snapshots: sections matched by their key, records by ID.
 ///
 /// Records at the same place at both ends (the common prefix and suffix, in the same section) are
-/// skipped without hashing, so a commit that touches a few rows of a long list costs one pass
-/// over its IDs; within the rest, records in both snapshots keep their place when they form the
-/// longest run still in order, and the others move.
+/// skipped without hashing; the rest is compared with a shortest edit script (``EditScript``), so
+/// a commit that touches a few rows of a long list costs a pass over its IDs and almost no memory.
+/// When the script would be long, every ID of the rest is hashed instead, and records in both
+/// snapshots keep their place when they form the longest run still in order. Either way a record
+/// whose values changed is the one that moves when it and an unchanged neighbour swap.
 enum ResultsDiff {
+    /// The changes from `old` to `new`, where `updated` are the records whose values changed;
+    /// an edit script longer than `maxEdits` gives way to hashing.
     static func changes<Target: Record>(
-        from old: ResultsSnapshot<Target>, to new: ResultsSnapshot<Target>, updated: Set<Target.ID>
+        from old: ResultsSnapshot<Target>, to new: ResultsSnapshot<Target>, updated: Set<Target.ID>,
+        maxEdits: Int = 256
     ) -> ResultsChanges<Target.ID> {
         var changes = ResultsChanges<Target.ID>()
         let oldKeys = Set(old.sections.map(\.key))
@@ -17,16 +22,85 @@ enum ResultsDiff {
         changes.insertedSections = IndexSet(new.sections.indices.filter { !oldKeys.contains(new.sections[$0].key) })
 
         let (oldWindow, newWindow) = differingWindows(old, new)
+        let (inserted, deleted, moved) =
+            editScriptChanges(old, new, oldWindow, newWindow, updated: updated, maxEdits: maxEdits)
+            ?? hashedChanges(old, new, oldWindow, newWindow, updated: updated)
+        changes.insertedRecords = inserted.map { position in
+            ResultsRecordChange(id: new.ids[position], from: nil, to: new.indexPath(ofPosition: position))
+        }
+        changes.deletedRecords = deleted.sorted(by: >).map { position in
+            ResultsRecordChange(id: old.ids[position], from: old.indexPath(ofPosition: position), to: nil)
+        }
+        changes.movedRecords = moved.sorted { $0.new < $1.new }.map { pair in
+            ResultsRecordChange(
+                id: new.ids[pair.new], from: old.indexPath(ofPosition: pair.old),
+                to: new.indexPath(ofPosition: pair.new))
+        }
+        let movedIDs = Set(moved.map { new.ids[$0.new] })
+        changes.updatedRecords = updatedRecords(old, new, updated.subtracting(movedIDs))
+        return changes
+    }
+
+    /// Positions inserted (new), deleted (old) and moved (both) inside the windows.
+    private typealias WindowChanges = (inserted: [Int], deleted: [Int], moved: [(new: Int, old: Int)])
+
+    /// The window's changes from a shortest edit script, or `nil` when it would take more than a
+    /// few hundred edits. Records whose values changed never count as kept by the script: they
+    /// are deleted and inserted, then stay in place when they still fit between the kept records.
+    private static func editScriptChanges<Target: Record>(
+        _ old: ResultsSnapshot<Target>, _ new: ResultsSnapshot<Target>, _ oldWindow: Range<Int>,
+        _ newWindow: Range<Int>, updated: Set<Target.ID>, maxEdits: Int
+    ) -> WindowChanges? {
+        let (oldStart, newStart) = (oldWindow.lowerBound, newWindow.lowerBound)
+        guard
+            let script = EditScript(
+                oldCount: oldWindow.count, newCount: newWindow.count, maxEdits: maxEdits,
+                equal: { i, j in
+                    let id = old.ids[oldStart + i]
+                    guard id == new.ids[newStart + j], !updated.contains(id) else { return false }
+                    return sectionKey(of: old, at: oldStart + i) == sectionKey(of: new, at: newStart + j)
+                })
+        else { return nil }
+        var deletedByID: [Target.ID: Int] = [:]
+        for position in script.deleted { deletedByID[old.ids[oldStart + position]] = position }
+        var result: WindowChanges = ([], [], [])
+        var lastStayed = (new: -1, old: -1)
+        for position in script.inserted {
+            let id = new.ids[newStart + position]
+            guard let oldPosition = deletedByID.removeValue(forKey: id) else {
+                result.inserted.append(newStart + position)
+                continue
+            }
+            let previous = max(lastStayed.old, script.keptOld(before: position))
+            let inOrder: Bool = previous < oldPosition && oldPosition < script.keptOld(after: position)
+            let sameSection: Bool =
+                sectionKey(of: old, at: oldStart + oldPosition) == sectionKey(of: new, at: newStart + position)
+            if updated.contains(id), inOrder, sameSection {
+                lastStayed = (position, oldPosition)
+            } else {
+                result.moved.append((newStart + position, oldStart + oldPosition))
+            }
+        }
+        result.deleted = deletedByID.values.map { oldStart + $0 }
+        return result
+    }
+
+    /// The window's changes by hashing every ID in it: for commits that change too much for an
+    /// edit script to be cheap.
+    private static func hashedChanges<Target: Record>(
+        _ old: ResultsSnapshot<Target>, _ new: ResultsSnapshot<Target>, _ oldWindow: Range<Int>,
+        _ newWindow: Range<Int>, updated: Set<Target.ID>
+    ) -> WindowChanges {
         var oldPositions: [Target.ID: Int] = [:]
         oldPositions.reserveCapacity(oldWindow.count)
         for position in oldWindow { oldPositions[old.ids[position]] = position }
+        var inserted: [Int] = []
         var stayed: [(new: Int, old: Int)] = []
         var moved: [(new: Int, old: Int)] = []
         for position in newWindow {
             let id = new.ids[position]
             guard let oldPosition = oldPositions.removeValue(forKey: id) else {
-                changes.insertedRecords.append(
-                    ResultsRecordChange(id: id, from: nil, to: new.indexPath(ofPosition: position)))
+                inserted.append(position)
                 continue
             }
             if sectionKey(of: old, at: oldPosition) == sectionKey(of: new, at: position) {
@@ -37,18 +111,7 @@ enum ResultsDiff {
         }
         let inOrder = recordsInPlace(stayed.map(\.old), isUpdated: stayed.map { updated.contains(new.ids[$0.new]) })
         for (index, pair) in stayed.enumerated() where !inOrder.contains(index) { moved.append(pair) }
-        moved.sort { $0.new < $1.new }
-        changes.movedRecords = moved.map { pair in
-            ResultsRecordChange(
-                id: new.ids[pair.new], from: old.indexPath(ofPosition: pair.old),
-                to: new.indexPath(ofPosition: pair.new))
-        }
-        changes.deletedRecords = oldPositions.values.sorted(by: >).map { position in
-            ResultsRecordChange(id: old.ids[position], from: old.indexPath(ofPosition: position), to: nil)
-        }
-        let movedIDs = Set(moved.map { new.ids[$0.new] })
-        changes.updatedRecords = updatedRecords(old, new, updated.subtracting(movedIDs))
-        return changes
+        return (inserted, Array(oldPositions.values), moved)
     }
 
     /// The positions outside the longest common prefix and suffix of the two snapshots (same ID,

@@ -100,6 +100,9 @@ struct SQLPredicateRenderer {
     func value(at path: ColumnPath, entity: EntityLayout, alias: String, depth: Int = 0) throws -> String {
         guard let hop = path.hops.first else {
             guard path.column != "id" else { return "\(alias).\"id\"" }
+            // Results controllers break ties by SQLite's row number: unique like the ID, and the last
+            // column of every index, so an index on the sort keys still orders the rows without a sort.
+            guard path != ColumnPath.rowNumber else { return "\(alias).rowid" }
             let column = try self.column(path.column, of: entity)
             return numeric("\(alias).\(quoted(column.name))", column.isDecimal)
         }
