@@ -339,7 +339,7 @@ public final class Store: Sendable {
     /// }
     /// ```
     ///
-    /// For lists with sections and change sets, use ``ResultsController``.
+    /// For lists with sections and change sets, use ``FetchedResultsController``.
     public func observe<Target: Record>(_ request: FetchRequest<Target>) -> AsyncThrowingStream<[Target], Error> {
         AsyncThrowingStream { continuation in
             let last = Locked<[Target]?>(nil)
@@ -363,8 +363,8 @@ public final class Store: Sendable {
 
     /// Runs `refresh` in a read transaction now, then after every commit that changes what
     /// `request` (and `extraKeys`) reads, one refresh at a time; `changed` hears of each such
-    /// commit's changes just before it commits (see ``ObserverRegistry/commit(_:_:)``). Returns the token that stops it, or `nil` after reporting to
-    /// `failure` that the request cannot be observed.
+    /// commit's changes just before it commits (see `ObserverRegistry.commit`). Returns the
+    /// token that stops it, or `nil` after reporting to `failure` that the request cannot be observed.
     func observe<Target: Record>(
         _ request: FetchRequest<Target>,
         extraKeys: [ColumnPath] = [],
