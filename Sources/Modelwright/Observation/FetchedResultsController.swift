@@ -22,6 +22,8 @@ import Foundation
 ///   values already stored, costs nothing; one that leaves the result as it was delivers nothing.
 /// - Snapshots hold IDs and section boundaries, and load records `batchSize` at a time when
 ///   asked (Core Data's `fetchBatchSize`), so a list of 100,000 rows never holds 100,000 records.
+/// - A request for a record's ordered to-many relationship (`user.request { $0.stops }`) keeps
+///   the relationship's order only without a section key and a sort order of its own.
 /// - Each iteration observes on its own; ending it (the task cancelled, the loop left) or
 ///   closing the store stops all work. SwiftUI views and view models use ``FetchedResultsModel``.
 ///
