@@ -34,6 +34,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // FetchedResultsController over a long sectioned list, next to a plain re-fetch.
+        .executableTarget(
+            name: "ResultsControllerBenchmarks",
+            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
         .executableTarget(
             name: "CompileBenchmarks",
             dependencies: [.product(name: "ModelwrightSchema", package: modelwrightIdentity)]

@@ -21,6 +21,18 @@ struct PredicateFormatTests {
 
     // MARK: - Comparisons
 
+    @Test func anIDIsTheObjectItselfAndThroughAHopTheRelationship() {
+        let id = Trip.ID()
+        let trip = Trip.request().filter { $0.id == id || $0.owner.id.in([User.ID()]) }
+        let rendered = PredicateFormatRenderer.render(trip.condition!)
+        #expect(rendered.format == "(%K == %@) OR (%K IN %@)")
+        let keys = rendered.arguments.compactMap { argument -> String? in
+            if case .keyPath(let key) = argument { return key }
+            return nil
+        }
+        #expect(keys == ["self", "owner"])
+    }
+
     @Test(arguments: [
         (ComparisonOperator.equal, "%K == %@"),
         (.notEqual, "%K != %@"),

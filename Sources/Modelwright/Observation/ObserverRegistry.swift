@@ -1,34 +1,63 @@
 import Foundation
 
-/// The observers of a store, each with the tables it reads, told after every commit that
-/// wrote to one of them.
+/// The observers of a store, each with the columns it reads, told after every commit that
+/// changed one of them, and closed with the store.
 final class ObserverRegistry: Sendable {
     private struct Observer {
-        let tables: Set<String>
-        let notify: @Sendable () -> Void
+        let reads: ReadSet
+        let hear: @Sendable (StoreChanges) -> Void
+        let refresh: @Sendable () -> Void
+        let close: @Sendable () -> Void
     }
 
     private let observers = Locked<[UUID: Observer]>([:])
 
-    /// Registers an observer; the returned token removes it.
-    func add(tables: Set<String>, notify: @escaping @Sendable () -> Void) -> UUID {
+    /// Registers an observer; the returned token removes it. `hear` and then `refresh` run for each
+    /// commit that affects `reads`; `close` runs once, when the store closes.
+    func add(
+        reads: ReadSet, hear: @escaping @Sendable (StoreChanges) -> Void, refresh: @escaping @Sendable () -> Void,
+        close: @escaping @Sendable () -> Void
+    ) -> UUID {
         let token = UUID()
-        observers.withLock { $0[token] = Observer(tables: tables, notify: notify) }
+        observers.withLock { $0[token] = Observer(reads: reads, hear: hear, refresh: refresh, close: close) }
         return token
     }
+
+    /// How many observers are registered.
+    var count: Int { observers.withLock { $0.count } }
 
     func remove(_ token: UUID) {
         observers.withLock { _ = $0.removeValue(forKey: token) }
     }
 
-    /// Tells every observer that reads one of `changedTables`. Called after a commit, never after a rollback.
-    func notify(changedTables: Set<String>) {
-        guard !changedTables.isEmpty else { return }
-        let interested = observers.withLock { observers in
-            observers.values.filter { !$0.tables.isDisjoint(with: changedTables) }.map(\.notify)
+    /// Commits through `commit` and wakes every observer whose reads `changes` affects.
+    ///
+    /// Each such observer hears of the changes *before* the commit, so that a refresh already
+    /// queued by an earlier commit, which may read this commit's rows, also knows which records
+    /// this commit changed; after a commit that fails, they may hear of changes that never
+    /// happened, which costs a refresh and nothing more. Refreshes are queued after the commit.
+    func commit(_ changes: StoreChanges, _ commit: () throws -> Void) throws {
+        let interested =
+            changes.isEmpty
+            ? []
+            : observers.withLock { observers in observers.values.filter { changes.affects($0.reads) } }
+        for observer in interested {
+            observer.hear(changes)
         }
-        for notify in interested {
-            notify()
+        try commit()
+        for observer in interested {
+            observer.refresh()
+        }
+    }
+
+    /// Removes every observer and tells each that the store closed.
+    func closeAll() {
+        let closing = observers.withLock { observers in
+            defer { observers.removeAll() }
+            return observers.values.map(\.close)
+        }
+        for close in closing {
+            close()
         }
     }
 }

@@ -19,8 +19,16 @@
 public protocol RecordFields: Sendable {
     /// The record type whose fields these are.
     associatedtype Target: Record
+    /// Where these fields are reached from the request's entity.
+    var path: FieldPath { get }
     /// Creates the fields as reached through `path`.
     init(path: FieldPath)
+}
+
+extension RecordFields {
+    /// The record's identity: `filter { $0.id == id }`, `$0.id.in(ids)`, `sorted { [$0.id.ascending] }`,
+    /// and through a to-one relationship, `$0.owner.id`.
+    public var id: Field<Target.ID> { path.field("id") }
 }
 
 /// The to-one relationships followed from the request's entity to reach a set of fields.

@@ -109,22 +109,22 @@ private struct FormatWriter {
         case .comparison(let path, let comparison, .null):
             switch comparison {
             case .equal, .notEqual:
-                let column = key(path.keyPath, depth: depth)
+                let column = key(Self.keyPath(of: path), depth: depth)
                 return "\(column) \(comparison.rawValue) nil"
             case .less, .lessOrEqual, .greater, .greaterOrEqual:
                 return "FALSEPREDICATE"
             }
         case .comparison(let path, let comparison, let value):
-            let column = key(path.keyPath, depth: depth)
+            let column = key(Self.keyPath(of: path), depth: depth)
             return "\(column) \(comparison.rawValue) \(placeholder(.value(value)))"
         case .inList(let path, let values):
-            let column = key(path.keyPath, depth: depth)
+            let column = key(Self.keyPath(of: path), depth: depth)
             return "\(column) IN \(placeholder(.list(values)))"
         case .between(let path, let lower, let upper):
-            let column = key(path.keyPath, depth: depth)
+            let column = key(Self.keyPath(of: path), depth: depth)
             return "\(column) BETWEEN \(placeholder(.list([lower, upper])))"
         case .string(let path, let operation, let needle, let options):
-            let column = key(path.keyPath, depth: depth)
+            let column = key(Self.keyPath(of: path), depth: depth)
             return "\(column) \(Self.keyword(operation))\(Self.suffix(options)) \(placeholder(.value(.text(needle))))"
         case .not(let operand):
             return "NOT (\(write(operand, depth: depth)))"
@@ -154,6 +154,13 @@ private struct FormatWriter {
             parts.append("(\(write(operand, depth: depth)))")
         }
         return parts.joined(separator: " \(keyword) ")
+    }
+
+    /// The key path of a column. A record's ID is the object itself in Core Data: `self` on the
+    /// request's entity, and the relationship's own key path through hops (`owner.id` is `owner`).
+    private static func keyPath(of path: ColumnPath) -> String {
+        guard path.column == "id" else { return path.keyPath }
+        return path.hops.isEmpty ? "self" : path.hops.joined(separator: ".")
     }
 
     /// `%K`, or `$x.%K` inside a subquery: the variable is format text, never an argument.

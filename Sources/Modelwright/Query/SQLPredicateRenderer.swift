@@ -86,15 +86,35 @@ struct SQLPredicateRenderer {
         }
     }
 
-    /// `ORDER BY` terms for sort keys (attributes of the entity itself).
+    /// `ORDER BY` terms for sort keys: columns of the entity, its ID, or fields reached through
+    /// to-one relationships.
     func orderBy(_ keys: [SortKey], entity: EntityLayout, alias: String) throws -> String {
         try keys.map { key in
-            guard key.path.hops.isEmpty else {
-                throw StoreError.unsupportedQuery("sorting through a relationship ('\(key.path.keyPath)')")
-            }
-            let column = try self.column(key.path.column, of: entity)
-            return "\(numeric("\(alias).\(quoted(column.name))", column.isDecimal)) \(key.ascending ? "ASC" : "DESC")"
+            "\(try value(at: key.path, entity: entity, alias: alias)) \(key.ascending ? "ASC" : "DESC")"
         }.joined(separator: ", ")
+    }
+
+    /// The value at `path` for the row `alias` of `entity`, as a sort key orders by it and a
+    /// results controller groups sections by it. Through a to-one hop it is a scalar subquery on
+    /// the destination, NULL (first when ascending, as SQLite sorts NULL) when the relationship is empty.
+    func value(at path: ColumnPath, entity: EntityLayout, alias: String, depth: Int = 0) throws -> String {
+        guard let hop = path.hops.first else {
+            guard path.column != "id" else { return "\(alias).\"id\"" }
+            // Results controllers break ties by SQLite's row number: unique like the ID, and the last
+            // column of every index, so an index on the sort keys still orders the rows without a sort.
+            guard path != ColumnPath.rowNumber else { return "\(alias).rowid" }
+            let column = try self.column(path.column, of: entity)
+            return numeric("\(alias).\(quoted(column.name))", column.isDecimal)
+        }
+        let (relationship, destination) = try layout.destination(of: hop, from: entity)
+        guard relationship.cardinality == .toOne else {
+            throw StoreError.unsupportedQuery("sorting through the to-many relationship '\(hop)'")
+        }
+        let rest = ColumnPath(hops: Array(path.hops.dropFirst()), column: path.column)
+        let inner = "s\(depth + 1)"
+        let value = try value(at: rest, entity: destination, alias: inner, depth: depth + 1)
+        return
+            "(SELECT \(value) FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\"id\" = \(alias).\(quoted(hop)))"
     }
 
     // MARK: - Columns and relationships

@@ -33,8 +33,16 @@ final class SQLiteConnection {
     }
 
     deinit {
+        close()
+    }
+
+    /// Finalizes every cached statement and closes the database; later calls fail with SQLite's
+    /// misuse error. Closing twice does nothing.
+    func close() {
         statements.removeAll()
+        renderedSQL.removeAll()
         sqlite3_close_v2(handle)
+        handle = nil
     }
 
     /// Runs one statement that takes no parameters, stepping through any rows it returns.

@@ -37,6 +37,13 @@ import Foundation
 ///
 /// ### Observing
 /// - ``observe(_:)``
+///
+/// ### Closing
+/// - ``close()``
+///
+/// When the last reference to a store goes away, its connections close as ``close()`` closes
+/// them, but in no set order and without the explicit checkpoint: the `-wal` and `-shm` files
+/// may stay beside the store until it is next opened. Call ``close()`` for a single file.
 public final class Store: Sendable {
     /// How many read connections a file store keeps.
     static let readerCount = 4
@@ -49,6 +56,9 @@ public final class Store: Sendable {
     private let readers: [ConnectionQueue]
     private let nextReader = Locked(0)
     let observers = ObserverRegistry()
+    /// Whether the store is a file, so ``close()`` has a write-ahead log to checkpoint.
+    private let isFile: Bool
+    private let isClosed = Locked(false)
 
     /// Opens the store at `url`, creating it with the schema if the file does not exist. A store
     /// of any other schema is refused, untouched; to migrate it, open it with a migration plan.
@@ -84,6 +94,7 @@ public final class Store: Sendable {
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
         self.schema = schema
+        isFile = path != nil
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
         try Self.prepare(connection, layout: layout, path: path ?? ":memory:", plan: plan, progress: progress)
@@ -187,6 +198,7 @@ public final class Store: Sendable {
 
     /// Runs a read on the caller's thread, which must be `reader`'s queue.
     func read<Result>(on reader: ConnectionQueue, _ body: (ReadContext) throws -> Result) throws -> Result {
+        try checkOpen()
         let connection = reader.connection
         let context = ReadContext(connection: connection, layout: layout)
         try connection.execute("BEGIN DEFERRED")
@@ -198,6 +210,13 @@ public final class Store: Sendable {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Runs a read on a reader's queue and waits for it: for loading records where an `async`
+    /// call cannot be made (a list cell asking for its record).
+    func readNow<Result>(_ body: (ReadContext) throws -> Result) throws -> Result {
+        let reader = pickReader()
+        return try reader.queue.sync { try read(on: reader, body) }
     }
 
     func pickReader() -> ConnectionQueue {
@@ -237,13 +256,13 @@ public final class Store: Sendable {
 
     /// Runs a write transaction on the caller's thread, which must be the writer's queue.
     private func write<Result>(_ body: (WriteContext) throws -> Result) throws -> Result {
+        try checkOpen()
         let connection = writer.connection
         let context = WriteContext(connection: connection, layout: layout)
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let result = try body(context)
-            try commit(connection)
-            observers.notify(changedTables: context.touchedTables)
+            try observers.commit(context.changes) { try commit(connection) }
             return result
         } catch {
             try? connection.execute("ROLLBACK")
@@ -270,85 +289,110 @@ public final class Store: Sendable {
         }
     }
 
+    // MARK: - Closing
+
+    /// Closes the store: waits for the reads and writes already started, checkpoints the
+    /// write-ahead log into the store file, closes every connection (which removes the `-wal` and
+    /// `-shm` files unless another process has the store open), and ends every observation.
+    /// Every later read or write throws ``StoreError/storeClosed``; closing again does nothing.
+    ///
+    /// ```swift
+    /// try store.close()
+    /// try FileManager.default.copyItem(at: url, to: backupURL)  // one self-contained file
+    /// ```
+    ///
+    /// Call it outside `performQuery` and `performAndSave` closures: it waits for them to return.
+    public func close() throws {
+        let wasOpen = isClosed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        observers.closeAll()
+        for reader in readers {
+            reader.queue.sync { reader.connection.close() }
+        }
+        try writer.queue.sync {
+            defer { writer.connection.close() }
+            if isFile {
+                try writer.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        }
+    }
+
+    /// Throws ``StoreError/storeClosed`` once ``close()`` has begun.
+    func checkOpen() throws {
+        if isClosed.withLock({ $0 }) { throw StoreError.storeClosed }
+    }
+
     // MARK: - Observing
 
-    /// The request's results now, then again after every committed write that touched any table
-    /// the request reads. The sequence ends when the consuming task is cancelled.
+    /// The request's results now, then again after every committed write that changed what they
+    /// hold. A commit that changes no column the request reads (its records' columns, and those its
+    /// filter and sort reach), or writes the values already stored, wakes nothing, and a result
+    /// equal to the last one delivered is not delivered again. The sequence ends when the consuming
+    /// task is cancelled or the store closes.
     ///
     /// ```swift
     /// for try await users in store.observe(User.request().filter { $0.rating >= 4 }) {
     ///     show(users)
     /// }
     /// ```
+    ///
+    /// For lists with sections and change sets, use ``FetchedResultsController``.
     public func observe<Target: Record>(_ request: FetchRequest<Target>) -> AsyncThrowingStream<[Target], Error> {
         AsyncThrowingStream { continuation in
-            let tables: Set<String>
-            do {
-                tables = try self.tables(readBy: request)
-            } catch {
-                continuation.finish(throwing: error)
-                return
-            }
-            let queue = DispatchQueue(label: "Modelwright.Store.observer")
-            let refresh: @Sendable () -> Void = {
-                let reader = self.pickReader()
-                do {
-                    let records = try reader.queue.sync { try self.read(on: reader) { try $0.fetch(request) } }
-                    continuation.yield(records)
-                } catch {
-                    continuation.finish(throwing: error)
+            let last = Locked<[Target]?>(nil)
+            let token = observe(request) { (context: ReadContext) in
+                let records = try context.fetch(request)
+                let isNew = last.withLock { last in
+                    defer { last = records }
+                    return last != records
                 }
+                if isNew { continuation.yield(records) }
+            } failure: { error in
+                continuation.finish(throwing: error)
+            } closed: {
+                continuation.finish()
             }
-            let token = observers.add(tables: tables) { queue.async(execute: refresh) }
-            continuation.onTermination = { [observers] _ in observers.remove(token) }
-            queue.async(execute: refresh)
+            continuation.onTermination = { [observers] _ in
+                if let token { observers.remove(token) }
+            }
         }
     }
 
-    /// The tables a request reads: its entity's, and those its condition reaches.
-    private func tables<Target: Record>(readBy request: FetchRequest<Target>) throws -> Set<String> {
-        let entity = try layout.entity(Target.entityName)
-        var tables: Set<String> = [entity.table]
-        if let condition = request.condition {
-            try collectTables(condition, from: entity, into: &tables)
+    /// Runs `refresh` in a read transaction now, then after every commit that changes what
+    /// `request` (and `extraKeys`) reads, one refresh at a time; `changed` hears of each such
+    /// commit's changes just before it commits (see `ObserverRegistry.commit`). Returns the
+    /// token that stops it, or `nil` after reporting to `failure` that the request cannot be observed.
+    func observe<Target: Record>(
+        _ request: FetchRequest<Target>,
+        extraKeys: [ColumnPath] = [],
+        changed: @escaping @Sendable (StoreChanges) -> Void = { _ in },
+        refresh: @escaping @Sendable (ReadContext) throws -> Void,
+        failure: @escaping @Sendable (Error) -> Void,
+        closed: @escaping @Sendable () -> Void
+    ) -> UUID? {
+        let reads: ReadSet
+        do {
+            reads = try layout.reads(of: request, extraKeys: extraKeys)
+        } catch {
+            failure(error)
+            return nil
         }
-        if let scope = request.scope {
-            let owner = try layout.entity(scope.entity)
-            if let relationship = owner.relationships.first(where: { $0.name == scope.relationship }),
-                case .joinTable(let table, _, _, _) = try layout.storage(of: relationship, from: owner)
-            {
-                tables.insert(table)
+        let queue = DispatchQueue(label: "Modelwright.Store.observer")
+        let run: @Sendable () -> Void = {
+            let reader = self.pickReader()
+            do {
+                try reader.queue.sync { try self.read(on: reader, refresh) }
+            } catch StoreError.storeClosed {
+                closed()
+            } catch {
+                failure(error)
             }
         }
-        return tables
-    }
-
-    private func collectTables(_ condition: Condition, from entity: EntityLayout, into tables: inout Set<String>) throws
-    {
-        func follow(_ hops: [String]) throws -> EntityLayout {
-            var current = entity
-            for hop in hops {
-                current = try layout.destination(of: hop, from: current).1
-                tables.insert(current.table)
-            }
-            return current
-        }
-        switch condition {
-        case .constant: break
-        case .comparison(let path, _, _), .inList(let path, _), .between(let path, _, _), .string(let path, _, _, _):
-            _ = try follow(path.hops)
-        case .not(let operand):
-            try collectTables(operand, from: entity, into: &tables)
-        case .and(let operands), .or(let operands):
-            for operand in operands { try collectTables(operand, from: entity, into: &tables) }
-        case .quantified(let path, _, let operand):
-            let last = try follow(path.hops)
-            let destination = try layout.destination(of: path.relationship, from: last).1
-            tables.insert(destination.table)
-            try collectTables(operand, from: destination, into: &tables)
-        case .count(let path, _, _):
-            let last = try follow(path.hops)
-            tables.insert(try layout.destination(of: path.relationship, from: last).1.table)
-        }
+        let token = observers.add(reads: reads, hear: changed, refresh: { queue.async(execute: run) }, close: closed)
+        queue.async(execute: run)
+        return token
     }
 }

@@ -24,6 +24,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case notAStore(path: String)
     /// A value could not be written or read as its attribute's type.
     case invalidValue(entity: String, message: String)
+    /// The store was closed with ``Store/close()``; open it again to read or write.
+    case storeClosed
+    /// An upsert's record matches different stored records of `entity`: each match names what it
+    /// matched on (`["id"]`, or a uniqueness constraint's attributes).
+    case ambiguousUpsert(entity: String, matches: [[String]])
 
     public var description: String {
         switch self {
@@ -51,6 +56,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is an SQLite database with tables of its own, not a Modelwright store; it was left untouched"
         case .invalidValue(let entity, let message):
             "invalid value for \(entity): \(message)"
+        case .storeClosed:
+            "the store was closed; open it again to read or write"
+        case .ambiguousUpsert(let entity, let matches):
+            "cannot upsert this \(entity): it matches different stored records by "
+                + matches.map { "(\($0.joined(separator: ", ")))" }.joined(separator: " and ")
+                + "; update them one by one, or make the record agree with one of them"
         }
     }
 }

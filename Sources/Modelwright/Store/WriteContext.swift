@@ -30,69 +30,160 @@ import Foundation
 /// - ``batchUpdate(_:set:)``
 /// - ``batchDelete(_:)``
 public final class WriteContext: ReadContext {
-    /// The tables this transaction wrote to, for observation.
-    private(set) var touchedTables: Set<String> = []
+    /// What this transaction changed, for observation.
+    private(set) var changes = StoreChanges()
 
     /// Inserts a new record; a record with the same ID, or the same values for a uniqueness
     /// constraint, is an error.
     public func insert<Target: Record>(_ record: Target) throws {
-        try write(record, upsert: false)
-    }
-
-    /// Replaces the stored values of an existing record.
-    public func update<Target: Record>(_ record: Target) throws {
         try atomically {
             let entity = try writableEntity(Target.self)
-            let ownersBefore = try entity.positionColumns.map {
-                try value(of: Self.inverse(ofPosition: $0), in: entity, id: record.id.uuid)
-            }
-            let assignments = entity.columns.map { "\(quoted($0.name)) = ?" }.joined(separator: ", ")
-            var sql = "UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = ?"
-            if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
-                sql += " AND \(discriminator)"
-            }
-            try run(sql, entity: entity) { statement in
-                var row = RowEncoder(statement: statement, firstIndex: 1, columns: entity.columns)
-                try record.encode(to: &row)
-                statement.bind(record.id.uuid, row.nextIndex)
-            }
-            guard connection.changes > 0 else {
-                throw StoreError.recordNotFound(entity: entity.name, id: record.id.description)
-            }
-            try syncOneToOne(record, entity: entity)
-            // A record that moved to another owner goes to the end of that owner's ordered list.
-            for (column, before) in zip(entity.positionColumns, ownersBefore) {
-                let after = try value(of: Self.inverse(ofPosition: column), in: entity, id: record.id.uuid)
-                if after != before {
-                    try execute(
-                        "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ?",
-                        [record.id.sqlValue],
-                        entity: entity
-                    )
-                }
-            }
-            try appendToOrderedRelationships(record.id.uuid, entity: entity)
-            touchedTables.insert(entity.table)
-        }
-    }
-
-    /// Inserts the record, or replaces the stored values of the record with its ID.
-    public func upsert<Target: Record>(_ record: Target) throws {
-        try write(record, upsert: true)
-    }
-
-    /// Inserts, or with `upsert` inserts or replaces, one record with its one-to-one partner and
-    /// its places in ordered relationships.
-    private func write<Target: Record>(_ record: Target, upsert: Bool) throws {
-        try atomically {
-            let entity = try writableEntity(Target.self)
-            try run(insertSQL(entity, upsert: upsert), entity: entity) { statement in
+            try run(insertSQL(entity), entity: entity) { statement in
                 try bind(record, entity: entity, to: statement)
             }
-            try syncOneToOne(record, entity: entity)
+            changes.rowsInsertedOrDeleted(in: entity.table)
+            try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
             try appendToOrderedRelationships(record.id.uuid, entity: entity)
-            touchedTables.insert(entity.table)
         }
+    }
+
+    /// Replaces the stored values of an existing record. Writing the values it already has changes
+    /// nothing, and observers do not hear of it.
+    public func update<Target: Record>(_ record: Target) throws {
+        try atomically {
+            try update(record, storedAs: record.id.uuid, entity: try writableEntity(Target.self))
+        }
+    }
+
+    /// Writes the record's values into the stored row `id`, and keeps one-to-one partners and
+    /// ordered relationships in step; only the columns whose values differ count as changes.
+    private func update<Target: Record>(_ record: Target, storedAs id: UUID, entity: EntityLayout) throws {
+        guard let changed = try changedColumns(record, storedAs: id, entity: entity) else {
+            throw StoreError.recordNotFound(entity: entity.name, id: id.uuidString)
+        }
+        guard !changed.isEmpty else { return }
+        let ownersBefore = try entity.positionColumns.map {
+            try value(of: Self.inverse(ofPosition: $0), in: entity, id: id)
+        }
+        let assignments = entity.columns.map { "\(quoted($0.name)) = ?" }.joined(separator: ", ")
+        try run("UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = ?", entity: entity) { statement in
+            var row = RowEncoder(statement: statement, firstIndex: 1, columns: entity.columns)
+            try record.encode(to: &row)
+            statement.bind(id, row.nextIndex)
+        }
+        changes.rowsUpdated([id], columns: changed, in: entity.table)
+        try syncOneToOne(record, id: id, entity: entity, changed: changed)
+        // A record that moved to another owner goes to the end of that owner's ordered list.
+        for (column, before) in zip(entity.positionColumns, ownersBefore) {
+            let after = try value(of: Self.inverse(ofPosition: column), in: entity, id: id)
+            if after != before {
+                try clearPosition(column, in: entity, id: id)
+            }
+        }
+        try appendToOrderedRelationships(id, entity: entity)
+    }
+
+    /// The columns whose stored values in row `id` differ from the record's, or `nil` when this
+    /// entity has no such row.
+    private func changedColumns<Target: Record>(
+        _ record: Target, storedAs id: UUID, entity: EntityLayout
+    ) throws -> Set<String>? {
+        let tests =
+            entity.columns.isEmpty ? "0" : entity.columns.map { "\(quoted($0.name)) IS NOT ?" }.joined(separator: ", ")
+        var sql = "SELECT \(tests) FROM \(quoted(entity.table)) WHERE \"id\" = ?"
+        if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
+            sql += " AND \(discriminator)"
+        }
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        try bindColumns(of: record, entity: entity, to: statement)
+        statement.bind(id, Int32(entity.columns.count + 1))
+        guard try statement.step() else { return nil }
+        let changed = entity.columns.indices.filter { statement.int64(Int32($0)) != 0 }
+        return Set(changed.map { entity.columns[$0].name })
+    }
+
+    /// Inserts the record, or updates the stored record it matches: the one with its ID, or else
+    /// the one with the same values for a uniqueness constraint of the entity (a feed refresh keyed
+    /// by `guid`, say). A matched record keeps its stored ID, which this returns. A record that
+    /// matches different stored records (by ID and by `username`, or by two constraints) is
+    /// refused with ``StoreError/ambiguousUpsert(entity:matches:)``.
+    ///
+    /// ```swift
+    /// let stored = try context.upsert(User(username: "ines", rating: 5))  // updates "ines" if present
+    /// ```
+    ///
+    /// A constraint with a missing (nil) value in the record matches nothing, as SQLite's unique
+    /// indexes let any number of rows leave a constrained attribute empty.
+    @discardableResult
+    public func upsert<Target: Record>(_ record: Target) throws -> Target.ID {
+        try atomically { try upsertOne(record, entity: try writableEntity(Target.self)) }
+    }
+
+    /// Upserts many records, in order, as ``upsert(_:)`` does each; a later record can update one
+    /// inserted earlier in the batch. Returns the stored ID of each, in order. One failure undoes
+    /// the whole batch.
+    @discardableResult
+    public func batchUpsert<Target: Record>(_ records: some Sequence<Target>) throws -> [Target.ID] {
+        try atomically {
+            let entity = try writableEntity(Target.self)
+            return try records.map { try upsertOne($0, entity: entity) }
+        }
+    }
+
+    private func upsertOne<Target: Record>(_ record: Target, entity: EntityLayout) throws -> Target.ID {
+        let matches = try storedMatches(of: record, entity: entity)
+        let ids = Set(matches.map(\.id))
+        guard let id = ids.first else {
+            try run(insertSQL(entity), entity: entity) { statement in
+                try bind(record, entity: entity, to: statement)
+            }
+            changes.rowsInsertedOrDeleted(in: entity.table)
+            try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
+            try appendToOrderedRelationships(record.id.uuid, entity: entity)
+            return record.id
+        }
+        guard ids.count == 1 else {
+            throw StoreError.ambiguousUpsert(entity: entity.name, matches: matches.map(\.key))
+        }
+        try update(record, storedAs: id, entity: entity)
+        return RecordID(id)
+    }
+
+    /// The stored rows a record matches, each with what it matched on: `["id"]` or a uniqueness
+    /// constraint's attributes.
+    private func storedMatches<Target: Record>(
+        of record: Target, entity: EntityLayout
+    ) throws -> [(key: [String], id: UUID)] {
+        let keys = [["id"]] + uniquenessConstraints(coveredBy: entity)
+        let values = entity.columns.map { "? AS \(quoted($0.name))" }.joined(separator: ", ")
+        let selects = keys.indices.map { index in
+            let tests = keys[index].map { "t.\(quoted($0)) = \"new\".\(quoted($0))" }.joined(separator: " AND ")
+            return "SELECT \(index), t.\"id\" FROM \(quoted(entity.table)) t, \"new\" WHERE \(tests)"
+        }
+        let sql =
+            "WITH \"new\" AS (SELECT ? AS \"id\"\(values.isEmpty ? "" : ", " + values)) "
+            + selects.joined(separator: " UNION ALL ")
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        statement.bind(record.id.uuid, 1)
+        try bindColumns(of: record, entity: entity, to: statement, firstIndex: 2)
+        var matches: [(index: Int, id: UUID)] = []
+        while try statement.step() {
+            if let id = statement.uuid(1) { matches.append((Int(statement.int64(0)), id)) }
+        }
+        return matches.sorted { $0.index < $1.index }.map { (keys[$0.index], $0.id) }
+    }
+
+    /// The uniqueness constraints on the entity's table whose columns the entity's records all have.
+    private func uniquenessConstraints(coveredBy entity: EntityLayout) -> [[String]] {
+        let columns = Set(entity.columns.map(\.name))
+        let constraints = layout.schema.entities
+            .filter { layout.entities[$0.name]?.table == entity.table }
+            .flatMap(\.uniquenessConstraints)
+            .filter { !$0.isEmpty && $0.allSatisfy(columns.contains) }
+        var seen: Set<[String]> = []
+        return constraints.filter { seen.insert($0).inserted }
     }
 
     /// Deletes the record with this ID, applying every delete rule: `cascade` deletes what its
@@ -119,7 +210,7 @@ public final class WriteContext: ReadContext {
         return try atomically {
             let entity = try writableEntity(Target.self)
             // One statement lookup for the whole batch: hashing the INSERT text per row showed in profiles.
-            let statement = try connection.statement(insertSQL(entity, upsert: false))
+            let statement = try connection.statement(insertSQL(entity))
             var count = 0
             for record in records {
                 statement.reset()
@@ -128,13 +219,14 @@ public final class WriteContext: ReadContext {
                 }
                 count += 1
             }
-            touchedTables.insert(entity.table)
+            if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
             return count
         }
     }
 
     /// Sets fields of every record the request matches in one SQL statement, as Core Data's
-    /// `NSBatchUpdateRequest` does; returns how many records changed. Records already fetched
+    /// `NSBatchUpdateRequest` does; returns how many records changed (a record that already held
+    /// the new values does not count, and observers do not hear of it). Records already fetched
     /// keep their old values.
     @discardableResult
     public func batchUpdate<Target: Record>(
@@ -151,14 +243,13 @@ public final class WriteContext: ReadContext {
             }
             let (selection, selectionArguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
             let setters = values.map { "\(quoted($0.path.column)) = ?" }.joined(separator: ", ")
-            let sql = "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection))"
-            try run(sql, entity: entity) { statement in
-                for (index, argument) in (values.map(\.value) + selectionArguments).enumerated() {
-                    statement.bind(argument, Int32(index + 1))
-                }
-            }
-            touchedTables.insert(entity.table)
-            return connection.changes
+            let differs = values.map { "\(quoted($0.path.column)) IS NOT ?" }.joined(separator: " OR ")
+            let sql =
+                "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection)) AND (\(differs)) RETURNING \"id\""
+            let arguments = values.map(\.value) + selectionArguments + values.map(\.value)
+            let ids = try executeReturningIDs(sql, arguments, entity: entity)
+            changes.rowsUpdated(ids, columns: values.map(\.path.column), in: entity.table)
+            return ids.count
         }
     }
 
@@ -170,13 +261,10 @@ public final class WriteContext: ReadContext {
         return try atomically {
             let entity = try layout.entity(Target.entityName)
             let (selection, arguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
-            try run("DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection))", entity: entity) { statement in
-                for (index, argument) in arguments.enumerated() {
-                    statement.bind(argument, Int32(index + 1))
-                }
-            }
-            touchedTables.insert(entity.table)
-            return connection.changes
+            try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection))", arguments, entity: entity)
+            let count = connection.changes
+            if count > 0 { try rowsDeleted(from: entity) }
+            return count
         }
     }
 
@@ -205,9 +293,9 @@ public final class WriteContext: ReadContext {
                     [source.sqlValue, destination.sqlValue],
                     entity: target
                 )
+                changes.rowsUpdated([destination.uuid], columns: [inverse], in: target.table)
                 try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
                 try appendToOrderedRelationships(destination.uuid, entity: target)
-                touchedTables.insert(target.table)
             case .joinTable(let table, let sourceColumn, let targetColumn, let position):
                 var sql = "INSERT OR IGNORE INTO \(quoted(table)) (\(quoted(sourceColumn)), \(quoted(targetColumn))"
                 if let position {
@@ -221,7 +309,7 @@ public final class WriteContext: ReadContext {
                     ? [source.sqlValue, destination.sqlValue]
                     : [source.sqlValue, destination.sqlValue, source.sqlValue]
                 try execute(sql, arguments, entity: entity)
-                touchedTables.formUnion([table, target.table])
+                if connection.changes > 0 { changes.rowsInsertedOrDeleted(in: table) }
             }
         }
     }
@@ -246,15 +334,17 @@ public final class WriteContext: ReadContext {
                     [destination.sqlValue, source.sqlValue],
                     entity: target
                 )
+                if connection.changes > 0 {
+                    changes.rowsUpdated([destination.uuid], columns: [inverse], in: target.table)
+                }
                 try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
-                touchedTables.insert(target.table)
             case .joinTable(let table, let sourceColumn, let targetColumn, _):
                 try execute(
                     "DELETE FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
                     [source.sqlValue, destination.sqlValue],
                     entity: entity
                 )
-                touchedTables.formUnion([table, target.table])
+                if connection.changes > 0 { changes.rowsInsertedOrDeleted(in: table) }
             }
         }
     }
@@ -287,7 +377,7 @@ public final class WriteContext: ReadContext {
                         entity: target
                     )
                 }
-                touchedTables.insert(target.table)
+                changes.columnsChanged([position], in: target.table)
             case .joinTable(let table, let sourceColumn, let targetColumn, let position?):
                 try execute(
                     "UPDATE \(quoted(table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(sourceColumn)) = ?",
@@ -301,7 +391,7 @@ public final class WriteContext: ReadContext {
                         entity: entity
                     )
                 }
-                touchedTables.insert(table)
+                changes.columnsChanged([position], in: table)
             default:
                 throw StoreError.unsupportedQuery(
                     "the order of '\(entity.name).\(description.name)' is kept by its other side")
@@ -351,15 +441,23 @@ public final class WriteContext: ReadContext {
                 [id.sqlValue],
                 entity: entity
             )
+            if connection.changes > 0 { changes.columnsChanged([column], in: entity.table) }
         }
     }
 
     private func clearPosition(ofInverse inverse: String, in entity: EntityLayout, id: UUID) throws {
         let column = ToManyStorage.positionColumn(forInverse: inverse)
         guard entity.positionColumns.contains(column) else { return }
+        try clearPosition(column, in: entity, id: id)
+    }
+
+    /// Empties one row's position column, when it held a place.
+    private func clearPosition(_ column: String, in entity: EntityLayout, id: UUID) throws {
         try execute(
-            "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ?", [id.sqlValue],
+            "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ? AND \(quoted(column)) IS NOT NULL",
+            [id.sqlValue],
             entity: entity)
+        if connection.changes > 0 { changes.columnsChanged([column], in: entity.table) }
     }
 
     /// The to-one relationship a position column goes with.
@@ -375,19 +473,24 @@ public final class WriteContext: ReadContext {
         return entity
     }
 
-    private func insertSQL(_ entity: EntityLayout, upsert: Bool) -> String {
+    private func insertSQL(_ entity: EntityLayout) -> String {
         var names = ["\"id\""]
         if entity.hasDiscriminator { names.append("\"_entity\"") }
         names += entity.columns.map { quoted($0.name) }
         let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
-        var sql = "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
-        if upsert {
-            let updates = entity.columns.map { "\(quoted($0.name)) = excluded.\(quoted($0.name))" }
-            sql +=
-                " ON CONFLICT(\"id\") DO UPDATE SET "
-                + (updates.isEmpty ? "\"id\" = excluded.\"id\"" : updates.joined(separator: ", "))
+        return "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+    }
+
+    /// Binds the record's columns (not its ID) from parameter `firstIndex` on.
+    private func bindColumns<Target: Record>(
+        of record: Target, entity: EntityLayout, to statement: SQLiteStatement, firstIndex: Int32 = 1
+    ) throws {
+        do {
+            var row = RowEncoder(statement: statement, firstIndex: firstIndex, columns: entity.columns)
+            try record.encode(to: &row)
+        } catch let error as ColumnValueError {
+            throw StoreError.invalidValue(entity: entity.name, message: error.message)
         }
-        return sql
     }
 
     private func bind<Target: Record>(_ record: Target, entity: EntityLayout, to statement: SQLiteStatement) throws {
@@ -440,33 +543,40 @@ public final class WriteContext: ReadContext {
 
     // MARK: - Relationships
 
-    /// Keeps both sides of a one-to-one relationship pointing at each other after a write.
-    private func syncOneToOne<Target: Record>(_ record: Target, entity: EntityLayout) throws {
+    /// Keeps both sides of a one-to-one relationship pointing at each other after a write of row
+    /// `id`; `changed` lists the columns the write changed (`nil` for an insert: all of them).
+    private func syncOneToOne<Target: Record>(
+        _ record: Target, id: UUID, entity: EntityLayout, changed: Set<String>?
+    ) throws {
         for relationship in entity.relationships where relationship.cardinality == .toOne {
-            guard let inverseName = relationship.inverse else { continue }
+            guard let inverseName = relationship.inverse, changed?.contains(relationship.name) ?? true else { continue }
             let destination = try layout.entity(relationship.destination)
             guard destination.relationships.contains(where: { $0.name == inverseName && $0.cardinality == .toOne })
             else {
                 continue
             }
-            let target = try value(of: relationship.name, in: entity, id: record.id.uuid)
+            let target = try value(of: relationship.name, in: entity, id: id)
             let inverse = quoted(inverseName)
             let destinationTable = quoted(destination.table)
             // Whatever pointed back at this record no longer does…
-            try execute(
-                "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ?", [record.id.sqlValue],
+            let released = try executeReturningIDs(
+                "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ? RETURNING \"id\"", [id.sqlValue],
                 entity: destination)
+            changes.rowsUpdated(released, columns: [inverseName], in: destination.table)
             guard let target else { continue }
             // …the new partner points back, and no other record of this entity keeps the partner.
-            try execute(
-                "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ?", [record.id.sqlValue, target],
+            let paired = try executeReturningIDs(
+                "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ? RETURNING \"id\"",
+                [id.sqlValue, target],
                 entity: destination)
-            try execute(
-                "UPDATE \(quoted(entity.table)) SET \(quoted(relationship.name)) = NULL WHERE \(quoted(relationship.name)) = ? AND \"id\" <> ?",
-                [target, record.id.sqlValue],
+            changes.rowsUpdated(paired, columns: [inverseName], in: destination.table)
+            let unpaired = try executeReturningIDs(
+                "UPDATE \(quoted(entity.table)) SET \(quoted(relationship.name)) = NULL "
+                    + "WHERE \(quoted(relationship.name)) = ? AND \"id\" <> ? RETURNING \"id\"",
+                [target, id.sqlValue],
                 entity: entity
             )
-            touchedTables.insert(destination.table)
+            changes.rowsUpdated(unpaired, columns: [relationship.name], in: entity.table)
         }
     }
 
@@ -493,14 +603,24 @@ public final class WriteContext: ReadContext {
             }
         }
         try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" = ?", [id.sqlValue], entity: entity)
-        touchedTables.insert(entity.table)
-        // Join rows go with the row (ON DELETE CASCADE); observers of those tables must hear of it.
-        for relationship in entity.relationships where relationship.cardinality == .toMany {
-            if case .joinTable(let table, _, _, _) = try layout.storage(of: relationship, from: entity) {
-                touchedTables.insert(table)
+        try rowsDeleted(from: entity)
+        return true
+    }
+
+    /// Records deleted rows of an entity's table, and of the join tables whose rows went with them
+    /// (ON DELETE CASCADE).
+    private func rowsDeleted(from entity: EntityLayout) throws {
+        changes.rowsInsertedOrDeleted(in: entity.table)
+        for source in layout.entities.values {
+            for relationship in source.relationships where relationship.cardinality == .toMany {
+                guard case .joinTable(let table, _, _, _) = try layout.storage(of: relationship, from: source)
+                else { continue }
+                let destination = try layout.entity(relationship.destination)
+                if source.table == entity.table || destination.table == entity.table {
+                    changes.rowsInsertedOrDeleted(in: table)
+                }
             }
         }
-        return true
     }
 
     /// The layout of the entity a row really belongs to (a subentity of `declared`, possibly).
@@ -567,12 +687,12 @@ public final class WriteContext: ReadContext {
             }
             return
         }
-        try execute(
-            "UPDATE \(quoted(destination.table)) SET \(quoted(inverseName)) = NULL WHERE \(quoted(inverseName)) = ?",
+        let released = try executeReturningIDs(
+            "UPDATE \(quoted(destination.table)) SET \(quoted(inverseName)) = NULL WHERE \(quoted(inverseName)) = ? RETURNING \"id\"",
             [id.sqlValue],
             entity: destination
         )
-        touchedTables.insert(destination.table)
+        changes.rowsUpdated(released, columns: [inverseName], in: destination.table)
     }
 
     private func value(of column: String, in entity: EntityLayout, id: UUID) throws -> SQLValue? {
@@ -583,6 +703,24 @@ public final class WriteContext: ReadContext {
         guard try statement.step() else { return nil }
         let value = statement.value(0)
         return value == .null ? nil : value
+    }
+
+    /// Runs an UPDATE … RETURNING "id" and returns the IDs of the rows it changed.
+    private func executeReturningIDs(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws -> [UUID] {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        for (index, argument) in arguments.enumerated() {
+            statement.bind(argument, Int32(index + 1))
+        }
+        var ids: [UUID] = []
+        do {
+            while try statement.step() {
+                if let id = statement.uuid(0) { ids.append(id) }
+            }
+        } catch let error as SQLiteError {
+            throw translate(error, entity: entity)
+        }
+        return ids
     }
 
     private func execute(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws {

@@ -1,0 +1,87 @@
+import Foundation
+import Modelwright
+import Testing
+import Trips
+
+/// Upsert matches a record by its ID or by any uniqueness constraint of its entity, and the stored
+/// record keeps its ID.
+struct UpsertTests {
+    /// Random feed refreshes: each brings trips keyed by their server `identifier`, with IDs made
+    /// fresh by the parser, as a feed does. The store must hold one trip per identifier, under the
+    /// ID of its first refresh, with the values of its last.
+    @Test(arguments: 0..<4) func feedRefreshesKeyedByAUniqueAttributeKeepStoredIDs(seed: UInt64) async throws {
+        var random = SeededGenerator(state: seed)
+        let store = try Store.inMemory(schema: Trips.schema)
+        let owner = makeTripsUser("ada", familyName: "Lovelace")
+        try await store.performAndSave { try $0.insert(owner) }
+        let identifiers = (0..<15).map { _ in UUID() }
+        var storedIDs: [UUID: Trip.ID] = [:]
+        var latest: [UUID: Trip] = [:]
+        for refresh in 0..<12 {
+            var feed: [Trip] = []
+            for identifier in identifiers where Int.random(in: 0..<3, using: &random) == 0 {
+                let trip = Trip(
+                    identifier: identifier, title: "Trip \(refresh)", startsOn: Date(timeIntervalSince1970: 0),
+                    travellers: Int32.random(in: 1...4, using: &random), ownerID: owner.id)
+                feed.append(trip)
+            }
+            let returned = try await store.performAndSave { [feed] in try $0.batchUpsert(feed) }
+            for (trip, id) in zip(feed, returned) {
+                let expected = storedIDs[trip.identifier, default: trip.id]
+                #expect(id == expected)
+                storedIDs[trip.identifier] = expected
+                latest[trip.identifier] = trip
+            }
+            let stored = try await store.performQuery { try $0.fetch(Trip.request()) }
+            #expect(stored.count == latest.count)
+            for trip in stored {
+                #expect(trip.id == storedIDs[trip.identifier])
+                #expect(trip.title == latest[trip.identifier]?.title)
+                #expect(trip.travellers == latest[trip.identifier]?.travellers)
+            }
+        }
+    }
+
+    @Test func aSingleUpsertMatchesByACompoundConstraintOrByID() async throws {
+        let store = try Store.inMemory(schema: Trips.schema)
+        let ada = User(username: "ada", givenName: "Ada", familyName: "Lovelace", namePrefix: "Countess")
+        try await store.performAndSave { try $0.insert(ada) }
+        // Another username, the same (givenName, familyName, namePrefix): the stored Ada is updated.
+        let renamed = User(username: "ada.l", givenName: "Ada", familyName: "Lovelace", namePrefix: "Countess")
+        let id = try await store.performAndSave { try $0.upsert(renamed) }
+        #expect(id == ada.id)
+        // By ID (and the same row by the compound constraint): still one record.
+        let rated = try await store.performAndSave { try $0.upsert(ada.with(rating: 5)) }
+        #expect(rated == ada.id)
+        let users = try await store.performQuery { try $0.fetch(User.request()) }
+        #expect(users == [ada.with(rating: 5)])
+    }
+
+    @Test func aMissingValueInAConstraintMatchesNothing() async throws {
+        let store = try Store.inMemory(schema: Trips.schema)
+        let first = User(username: "grace", givenName: "Grace", familyName: "Hopper")
+        let second = User(username: "grace.h", givenName: "Grace", familyName: "Hopper")
+        _ = try await store.performAndSave { try $0.batchUpsert([first, second]) }
+        #expect(try await store.performQuery { try $0.count(User.request()) } == 2)
+    }
+
+    @Test func aRecordMatchingDifferentStoredRecordsIsRefused() async throws {
+        let store = try Store.inMemory(schema: Trips.schema)
+        let ada = User(username: "ada", givenName: "Ada", familyName: "Lovelace")
+        let grace = User(username: "grace", givenName: "Grace", familyName: "Hopper", namePrefix: "Rear Admiral")
+        _ = try await store.performAndSave { try $0.batchInsert([ada, grace]) }
+        let both = User(username: "ada", givenName: "Grace", familyName: "Hopper", namePrefix: "Rear Admiral")
+        await #expect(
+            throws: StoreError.ambiguousUpsert(
+                entity: "User", matches: [["username"], ["givenName", "familyName", "namePrefix"]])
+        ) {
+            try await store.performAndSave { try $0.upsert(both) }
+        }
+        let byID = ada.with(username: "grace")
+        await #expect(throws: StoreError.ambiguousUpsert(entity: "User", matches: [["id"], ["username"]])) {
+            try await store.performAndSave { try $0.upsert(byID) }
+        }
+        let stored = try await store.performQuery { try $0.fetch(User.request()) }
+        #expect(Set(stored) == [ada, grace])
+    }
+}
