@@ -117,4 +117,18 @@ struct NestingLimitTests {
                 "Big.v1.model:1:1: error: the file is \(bytes.count) bytes; a schema file may hold at most \(SchemaPipeline.maximumFileSize) bytes (16 MiB)"
             ])
     }
+
+    @Test func anOversizedFileInAFolderIsRefusedUnreadAtItsStart() throws {
+        let folder = try temporaryModelFolder(named: "Big", files: ["Big.v1.model": Self.entity])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("Big.v1.model")
+        let padding = Data(repeating: UInt8(ascii: " "), count: SchemaPipeline.maximumFileSize)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: padding)
+        try handle.close()
+        let diagnostics = ModelLoader.load(path: folder.path).diagnostics.map(\.description)
+        #expect(diagnostics.count == 1)
+        #expect(diagnostics.first?.hasPrefix(file.path + ":1:1: error: the file is ") == true, "\(diagnostics)")
+    }
 }

@@ -211,7 +211,10 @@ public enum ModelLoader {
                 case .tooLarge(let size):
                     "the file is \(size) bytes; a schema file may hold at most \(SchemaPipeline.maximumFileSize) bytes (16 MiB)"
                 }
-            return .problem(Diagnostic(severity: .error, message: message, path: path, location: nil))
+            // A file too large to read is located at its start, where the reading stopped.
+            let start: SourcePosition? =
+                if case .tooLarge = error { SourcePosition(line: 1, column: 1) } else { nil }
+            return .problem(Diagnostic(severity: .error, message: message, path: path, location: start))
         }
         // Compiling is a function of the path and the bytes, so a match is what compiling would give.
         if let known = compiled.byPath[path], known.sink.file.bytes == bytes {
