@@ -117,3 +117,15 @@ public struct RelationshipPath: Sendable, Hashable {
     /// The path as a dotted key: `organization.members`.
     public var keyPath: String { (hops + [relationship]).joined(separator: ".") }
 }
+
+/// What a request's `filter` and a to-many relationship's `any`, `all` and `none` accept: a
+/// ``Condition``, or a Boolean field, which stands for the condition that it is true.
+public protocol ConditionConvertible {
+    /// The condition this value stands for.
+    var condition: Condition { get }
+}
+
+extension Condition: ConditionConvertible {
+    /// The condition itself.
+    public var condition: Condition { self }
+}

@@ -43,9 +43,9 @@ public struct FetchRequest<Target: Record>: Sendable, Hashable {
     }
 
     /// The request with another condition added (both must hold).
-    public func filter(_ build: (Target.Fields) -> Condition) -> FetchRequest {
+    public func filter(_ build: (Target.Fields) -> some ConditionConvertible) -> FetchRequest {
         var copy = self
-        let added = build(Target.Fields(path: .root))
+        let added = build(Target.Fields(path: .root)).condition
         copy.condition = condition.map { $0 && added } ?? added
         return copy
     }

@@ -93,18 +93,18 @@ public struct ToMany<Destination: RecordFields>: Sendable, Hashable {
     public let path: RelationshipPath
 
     /// At least one destination satisfies the condition.
-    public func any(_ condition: (Destination) -> Condition) -> Condition {
-        .quantified(path, .any, condition(Destination(path: .root)))
+    public func any(_ condition: (Destination) -> some ConditionConvertible) -> Condition {
+        .quantified(path, .any, condition(Destination(path: .root)).condition)
     }
 
     /// Every destination satisfies the condition (true when there are none).
-    public func all(_ condition: (Destination) -> Condition) -> Condition {
-        .quantified(path, .all, condition(Destination(path: .root)))
+    public func all(_ condition: (Destination) -> some ConditionConvertible) -> Condition {
+        .quantified(path, .all, condition(Destination(path: .root)).condition)
     }
 
     /// No destination satisfies the condition.
-    public func none(_ condition: (Destination) -> Condition) -> Condition {
-        .quantified(path, .none, condition(Destination(path: .root)))
+    public func none(_ condition: (Destination) -> some ConditionConvertible) -> Condition {
+        .quantified(path, .none, condition(Destination(path: .root)).condition)
     }
 
     /// The number of destinations, to compare with an integer.

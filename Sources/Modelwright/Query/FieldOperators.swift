@@ -158,3 +158,32 @@ private func range<Value: ColumnValue>(_ path: ColumnPath, _ lower: Value, _ upp
     guard let lower = try? lower.sqlValue, let upper = try? upper.sqlValue else { return .constant(false) }
     return .between(path, lower, upper)
 }
+
+/// A Boolean field is a condition of its own: `filter { $0.isVerified }`, `!$0.isVerified`,
+/// `$0.isVerified && $0.rating >= 3`. An optional Boolean field is not: whether a missing value
+/// passes `!` is a choice, so it is written out (`$0.flag == false`, `$0.flag != true`).
+extension Field: ConditionConvertible where Value == Bool {
+    /// The condition that the field is true, which a Boolean field used as a condition means.
+    public var condition: Condition { self == true }
+
+    /// The condition that the field is false.
+    public static prefix func ! (field: Field) -> Condition { field == false }
+
+    /// The field is true and the condition holds.
+    public static func && (lhs: Field, rhs: Condition) -> Condition { lhs.condition && rhs }
+
+    /// The condition holds and the field is true.
+    public static func && (lhs: Condition, rhs: Field) -> Condition { lhs && rhs.condition }
+
+    /// Both fields are true.
+    public static func && (lhs: Field, rhs: Field) -> Condition { lhs.condition && rhs.condition }
+
+    /// The field is true or the condition holds.
+    public static func || (lhs: Field, rhs: Condition) -> Condition { lhs.condition || rhs }
+
+    /// The condition holds or the field is true.
+    public static func || (lhs: Condition, rhs: Field) -> Condition { lhs || rhs.condition }
+
+    /// Either field is true.
+    public static func || (lhs: Field, rhs: Field) -> Condition { lhs.condition || rhs.condition }
+}
