@@ -53,25 +53,31 @@ let package = Package(
         ),
         // The example model: an app-side library whose code the build plugin generates from Models/Trips.
         .target(name: "Trips", dependencies: ["Modelwright"], path: "Models/Trips", plugins: ["ModelwrightPlugin"]),
+        // The seeded generator every test target and the fuzz campaign draw their cases from.
+        .target(name: "ModelwrightTestSupport", path: "Tests/ModelwrightTestSupport"),
         .testTarget(
             name: "TripsTests",
-            dependencies: ["Trips", "ModelwrightGenerator", "ModelwrightSchema"],
+            dependencies: ["Trips", "ModelwrightGenerator", "ModelwrightSchema", "ModelwrightTestSupport"],
             exclude: ["Golden"]
         ),
-        .testTarget(name: "ModelwrightTests", dependencies: ["Modelwright", "MigrationCrashProbe"]),
+        .testTarget(
+            name: "ModelwrightTests", dependencies: ["Modelwright", "MigrationCrashProbe", "ModelwrightTestSupport"]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(
             name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
         .testTarget(
-            name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema"], exclude: ["CoreData/Fixtures"]),
-        .testTarget(name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator"]),
+            name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema", "ModelwrightTestSupport"],
+            exclude: ["CoreData/Fixtures"]),
+        .testTarget(
+            name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
         // The fuzz campaign of issue 13: a runner that makes mutated models and Core Data files and
         // runs them through the tools' library calls, supervised in child processes so a crash or
         // a hang is recorded rather than fatal; the test target runs a CI-sized campaign.
         .executableTarget(
-            name: "ModelwrightFuzz", dependencies: ["ModelwrightSchema", "ModelwrightGenerator", "Modelwright"],
+            name: "ModelwrightFuzz",
+            dependencies: ["ModelwrightSchema", "ModelwrightGenerator", "Modelwright", "ModelwrightTestSupport"],
             path: "Tests/ModelwrightFuzz"),
         .testTarget(name: "ModelwrightFuzzTests", dependencies: ["ModelwrightFuzz"]),
     ],

@@ -1,3 +1,5 @@
+import ModelwrightTestSupport
+
 /// Mutations that treat a file as bytes, shared by the schema and XML mutators. Each changes
 /// `bytes` in place and returns how it was changed, for the input's mutation list.
 enum ByteMutations {

@@ -1,3 +1,5 @@
+import ModelwrightTestSupport
+
 /// A campaign: a seed and how many schema and XML inputs it makes. Input `s12` is the 13th schema
 /// input and `x4` the 5th XML input; each depends only on the seed, its kind and its number, so a
 /// larger campaign with the same seed contains every input of a smaller one.

@@ -1,3 +1,5 @@
+import ModelwrightTestSupport
+
 /// Makes schema inputs: the example model's versions with one to four stacked mutations in one
 /// of them, or a small folder built to stress one check (huge version numbers, deep inheritance,
 /// a huge unknown type among many entities).

@@ -1,3 +1,5 @@
+import ModelwrightTestSupport
+
 /// Makes Core Data inputs: a `contents` file of the corpus with one to four stacked mutations,
 /// in a one-version bundle, a two-version bundle (so the planner runs) or a bare `.xcdatamodel`.
 struct XMLMutator {

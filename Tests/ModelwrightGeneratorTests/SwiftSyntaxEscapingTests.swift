@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightGenerator
@@ -16,15 +17,8 @@ struct SwiftSyntaxEscapingTests {
     ]
 
     private static func samples(count: Int, seed: UInt64) -> [String] {
-        var state = seed
-        func next(_ bound: Int) -> Int {
-            // SplitMix64: the same strings on every run.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((value ^ (value >> 31)) % UInt64(bound))
-        }
+        var random = SplitMix64(seed: seed)
+        func next(_ bound: Int) -> Int { random.next(below: bound) }
         return (0..<count).map { _ in
             var text = String.UnicodeScalarView()
             for _ in 0..<next(16) { text.append(hostile[next(hostile.count)]) }

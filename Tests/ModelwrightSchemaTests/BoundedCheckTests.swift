@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -54,7 +55,7 @@ struct BoundedCheckTests {
     }
 
     @Test func theWalkVisitsParentsBeforeChildrenWhateverTheShape() {
-        var random = SplitMix(state: 5)
+        var random = SplitMix64(seed: 5)
         for _ in 0..<500 {
             let count = Int.random(in: 0...40, using: &random)
             let parents: [Int?] = (0..<count).map { _ in

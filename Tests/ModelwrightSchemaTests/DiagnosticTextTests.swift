@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -30,7 +31,7 @@ struct DiagnosticTextTests {
     }
 
     @Test func noEscapedOutputHoldsAnUnsafeScalar() {
-        var random = SplitMix(state: 2028)
+        var random = SplitMix64(seed: 2028)
         for _ in 0..<2_000 {
             var scalars = String.UnicodeScalarView()
             for _ in 0..<Int.random(in: 0...40, using: &random) {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -27,7 +28,7 @@ struct LineEndTests {
         // Swift line, and U+2028, U+2029 and NEL (which do not end a Swift line) are left for
         // the generator's doc-comment escaper.
         let pieces = ["a", " ", "\r", "\n", "\r\n", "\u{2028}", "\u{2029}", "\u{85}", "///", "//", "x: Int", "é", "\t"]
-        var random = SplitMix(state: 13)
+        var random = SplitMix64(seed: 13)
         for _ in 0..<2_000 {
             var doc = "///"
             for _ in 0..<Int.random(in: 1...10, using: &random) {
@@ -47,7 +48,7 @@ struct LineEndTests {
 
     @Test func lineNumbersCountLFCRAndCRLFOnce() {
         let pieces = ["a", "\n", "\r", "\r\n", "\n\r", "é", " "]
-        var random = SplitMix(state: 7)
+        var random = SplitMix64(seed: 7)
         for _ in 0..<1_000 {
             var text = ""
             for _ in 0..<Int.random(in: 0...30, using: &random) {
@@ -132,7 +133,7 @@ struct LineEndTests {
             "\\", "u", "{", "}", "0", "1", "F", "D800", "10FFFF", "110000", "\"", "\\\"", "n", "r", "\r", "\n", "z",
             "é", "\u{202E}", "\\u{", "123456789",
         ]
-        var random = SplitMix(state: 99)
+        var random = SplitMix64(seed: 99)
         for _ in 0..<3_000 {
             var body = ""
             for _ in 0..<Int.random(in: 1...12, using: &random) {

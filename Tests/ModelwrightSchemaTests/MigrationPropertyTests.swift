@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -37,7 +38,7 @@ struct MigrationPropertyTests {
     /// A hierarchy Base ← Middle ← Leaf (Base sometimes abstract) and a standalone entity, with
     /// attributes of random types; then version 2, the same with one to three random changes.
     private static func pair(seed: UInt64) -> Pair {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let entities = ["Base", "Middle", "Leaf", "Solo"]
         let parents: [String: String] = ["Middle": "Base", "Leaf": "Middle"]

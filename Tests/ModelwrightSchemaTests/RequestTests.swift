@@ -1,4 +1,5 @@
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -185,7 +186,7 @@ struct RequestTests {
             "BEGINSWITH", "[cd]", "[", "]", "IN", "BETWEEN", "{", "}", ",", "(", ")", "AND", "||", "NOT", "!", "$x",
             "$", "'a'", "'", "\\\"", "\\", "3", "-", "2.5e", "NIL", "TRUE", "SUBQUERY", "é", " ",
         ]
-        var state = SplitMix(state: 42)
+        var state = SplitMix64(seed: 42)
         for _ in 0..<500 {
             var predicate = ""
             for _ in 0..<Int.random(in: 1...12, using: &state) {

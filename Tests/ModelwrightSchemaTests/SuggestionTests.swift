@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -38,7 +39,7 @@ struct SuggestionTests {
         return best?.name
     }
 
-    private static func word(_ random: inout SplitMix, maximum: Int) -> String {
+    private static func word(_ random: inout SplitMix64, maximum: Int) -> String {
         let letters = Array("abcAB_é".unicodeScalars)
         var scalars = String.UnicodeScalarView()
         for _ in 0..<Int.random(in: 0...maximum, using: &random) {
@@ -48,7 +49,7 @@ struct SuggestionTests {
     }
 
     @Test func theBandedDistanceMatchesTheFullOne() {
-        var random = SplitMix(state: 31)
+        var random = SplitMix64(seed: 31)
         for _ in 0..<5_000 {
             let lhs = Array(Self.word(&random, maximum: 12).unicodeScalars)
             let rhs = Array(Self.word(&random, maximum: 12).unicodeScalars)
@@ -59,7 +60,7 @@ struct SuggestionTests {
     }
 
     @Test func theBoundedSearchFindsWhatTheFullSearchFinds() {
-        var random = SplitMix(state: 32)
+        var random = SplitMix64(seed: 32)
         for _ in 0..<2_000 {
             let name = Self.word(&random, maximum: 10)
             let candidates = (0..<Int.random(in: 0...8, using: &random)).map { _ in Self.word(&random, maximum: 10) }

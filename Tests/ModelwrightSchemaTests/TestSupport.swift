@@ -41,21 +41,6 @@ func temporaryModelFolder(named name: String, files: [String: String]) throws ->
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// SplitMix64: a seeded generator, so every generated-input test draws the same cases on every run.
-struct SplitMix: RandomNumberGenerator {
-    /// The generator's state, which is also its seed.
-    var state: UInt64
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Decodes a stored value with the runtime's own decoding (`ColumnValue`) for `type`: how tests
 /// prove that a migrated row reads back as the new version's records.
 func decodeStored(_ value: SQLValue, as type: AttributeType) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 import Trips
 
@@ -32,7 +33,7 @@ struct ChangeTrackingTests {
     /// Random updates of random users, many of which write what is stored or change columns
     /// the request does not read; each commit is checked against the columns it really changed.
     @Test(arguments: 0..<4) func onlyCommitsThatChangeReadColumnsWakeAnObserver(seed: UInt64) async throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let store = try Store.inMemory(schema: Trips.schema)
         var users = (0..<6).map { makeTripsUser("user\($0)", familyName: "Family\($0 % 2)", rating: 1) }
         let trips = users.map { makeTrip("Trip of \($0.username)", owner: $0.id, day: 1) }
@@ -118,7 +119,7 @@ struct ChangeTrackingTests {
     /// Random pairs of snapshots: both ways of diffing (a short edit script, and hashing when the
     /// script would be long) give change sets that turn the old snapshot into the new one.
     @Test(arguments: 0..<20) func bothDiffsTurnEachSnapshotIntoTheNext(seed: UInt64) throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let store = try Store.inMemory(schema: Trips.schema)
         let loader = RecordLoader<User>(store: store, batchSize: 10)
         let universe = (0..<40).map { _ in User.ID() }

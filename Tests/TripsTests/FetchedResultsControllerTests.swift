@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 import Trips
 
@@ -110,7 +111,7 @@ struct FetchedResultsControllerTests {
     @Test(.timeLimit(.minutes(1)), arguments: 0..<6) func changeSetsTurnEachSnapshotIntoTheNext(seed: UInt64)
         async throws
     {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         var model = ListModel()
         let store = try Store.inMemory(schema: Trips.schema)
         for index in 0..<4 {
@@ -193,7 +194,7 @@ private struct ListModel {
     }
 
     /// Picks a random write, applies it to the model, and returns it for the store.
-    mutating func randomWrite(using random: inout SeededGenerator) -> @Sendable (WriteContext) throws -> Void {
+    mutating func randomWrite(using random: inout SplitMix64) -> @Sendable (WriteContext) throws -> Void {
         let titles = ["Lisbon", "Porto", "Rome", "Oslo", "Madrid", "Lyon"]
         let userIDs = users.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
         let tripIDs = trips.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }

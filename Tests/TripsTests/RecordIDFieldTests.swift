@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 import Trips
 
@@ -8,7 +9,7 @@ import Trips
 struct RecordIDFieldTests {
     /// Random users and trips, then random ID queries checked against the same data in memory.
     @Test(arguments: 0..<4) func idQueriesMatchAnInMemoryModel(seed: UInt64) async throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let store = try Store.inMemory(schema: Trips.schema)
         let users = (0..<12).map { makeTripsUser("user\($0)", familyName: ["Hopper", "Lovelace", "Noether"][$0 % 3]) }
         let trips = (0..<40).map { makeTrip("trip\($0)", owner: users.randomElement(using: &random)!.id, day: $0 % 7) }

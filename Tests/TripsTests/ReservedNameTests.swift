@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// The rule `validate` promises: a model it accepts generates code that compiles with
@@ -116,21 +117,13 @@ struct ReservedNameTests {
     /// every type with names from the pools, optional or not, with defaults, and relationships of
     /// every kind with inverses.
     static func randomModel(seed: UInt64) -> [String] {
-        var state = seed
-        let random = AnyIterator<UInt64> {
-            // SplitMix64: the same models on every run.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return value ^ (value >> 31)
-        }
-        func pick<T>(_ items: [T]) -> T { items[Int(random.next()! % UInt64(items.count))] }
-        func chance(_ percent: UInt64) -> Bool { random.next()! % 100 < percent }
+        var random = SplitMix64(seed: seed)
+        func pick<T>(_ items: [T]) -> T { items[random.next(below: items.count)] }
+        func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
         let members = memberNames.filter { accepts(["entity Probe {\n    \($0): Int\n}"]) }
         let types = typeNames.filter { accepts(["entity \($0) {\n    value: Int\n}"]) }
         var entityNames: [String] = []
-        while entityNames.count < 3 + Int(random.next()! % 5) {
+        while entityNames.count < 3 + Int(random.next() % 5) {
             let name = pick(types)
             if !entityNames.contains(name) { entityNames.append(name) }
         }
@@ -149,14 +142,14 @@ struct ReservedNameTests {
         for index in entityNames.indices {
             // A parent declared earlier, so chains form; only a parent may be abstract.
             if index > 0, chance(35) {
-                let parent = Int(random.next()! % UInt64(index))
+                let parent = Int(random.next() % UInt64(index))
                 headers[index] += ": \(entityNames[parent])"
                 used[index] = used[parent]
                 if !headers[parent].hasPrefix("abstract"), chance(50) {
                     headers[parent] = "abstract " + headers[parent]
                 }
             }
-            for _ in 0..<(1 + random.next()! % 4) {
+            for _ in 0..<(1 + random.next() % 4) {
                 let name = pick(members)
                 guard used[index].insert(name).inserted else { continue }
                 let (type, value) = pick(scalars)
@@ -166,9 +159,9 @@ struct ReservedNameTests {
                 bodies[index].append(line)
             }
         }
-        for number in 0..<(random.next()! % 4) {
-            let from = Int(random.next()! % UInt64(entityNames.count))
-            let to = Int(random.next()! % UInt64(entityNames.count))
+        for number in 0..<(random.next() % 4) {
+            let from = Int(random.next() % UInt64(entityNames.count))
+            let to = Int(random.next() % UInt64(entityNames.count))
             let name = "link\(number)"
             let back = "back\(number)"
             let kind = pick(["\(entityNames[to])?", "Set<\(entityNames[to])>", "[\(entityNames[to])]"])

@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 import Trips
 
@@ -10,7 +11,7 @@ struct UpsertTests {
     /// fresh by the parser, as a feed does. The store must hold one trip per identifier, under the
     /// ID of its first refresh, with the values of its last.
     @Test(arguments: 0..<4) func feedRefreshesKeyedByAUniqueAttributeKeepStoredIDs(seed: UInt64) async throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let store = try Store.inMemory(schema: Trips.schema)
         let owner = makeTripsUser("ada", familyName: "Lovelace")
         try await store.performAndSave { try $0.insert(owner) }

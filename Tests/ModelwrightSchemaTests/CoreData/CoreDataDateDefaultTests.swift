@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -10,7 +11,7 @@ struct CoreDataDateDefaultTests {
     /// Seconds since 2001 as Xcode could write them: whole, to the millisecond, finer, negative,
     /// and near the ends of the years an ISO 8601 date can name.
     static func intervals(count: Int) -> [Double] {
-        var random = SplitMix(state: 2001)
+        var random = SplitMix64(seed: 2001)
         let edges: [Double] = [
             0, 1, -1, 0.5, -0.5, 0.001, -0.001, 599_659_200, -978_307_200, 1e9 + 0.25,
             CoreDataDateDefault.range.lowerBound, CoreDataDateDefault.range.upperBound.rounded(.down),

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -204,7 +205,7 @@ struct CoreDataHostileInputTests {
     ]
 
     @Test func schemaStringLiteralsLexBackToTheSameString() {
-        var random = SplitMix(state: 13)
+        var random = SplitMix64(seed: 13)
         var cases = Self.hostileStrings
         let alphabet: [Unicode.Scalar] = [
             "\"", "\\", "\n", "\r", "\t", "\0", "'", "a", "\u{600}", "\u{301}", "\u{2028}", "\u{202E}", "\u{1}",
@@ -260,7 +261,7 @@ struct CoreDataHostileInputTests {
     }
 
     @Test func xmlAttributeTextReadsBackExactly() throws {
-        var random = SplitMix(state: 4)
+        var random = SplitMix64(seed: 4)
         let alphabet: [Unicode.Scalar] = [
             "&", "<", ">", "\"", "'", "\t", "\n", "\r", " ", "a", "\u{600}", "\u{301}", "\u{2028}", "\u{FFFD}", "😀",
         ]
@@ -300,7 +301,7 @@ struct CoreDataHostileInputTests {
     @Test func mutatedModelsReadOrFailWithALocation() throws {
         let seeds = try Self.seeds()
         try #require(!seeds.isEmpty)
-        var random = SplitMix(state: 20_240_613)
+        var random = SplitMix64(seed: 20_240_613)
         var (read, refused) = (0, 0)
         let clock = ContinuousClock()
         let start = clock.now
@@ -327,7 +328,7 @@ struct CoreDataHostileInputTests {
         #expect(clock.now - start < .seconds(60))
     }
 
-    private static func mutate(_ input: [UInt8], _ random: inout SplitMix) -> [UInt8] {
+    private static func mutate(_ input: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
         var bytes = input
         func position() -> Int { bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count)) }
         switch random.next() % 8 {

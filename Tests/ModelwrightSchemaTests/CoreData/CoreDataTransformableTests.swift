@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -14,8 +15,8 @@ struct CoreDataTransformableTests {
     ]
 
     /// A random standard type, as Core Data might spell it and as the importer must spell it.
-    static func standardType(depth: Int, using random: inout SplitMix) -> (written: String, canonical: String) {
-        let space = { (random: inout SplitMix) in Bool.random(using: &random) ? " " : "" }
+    static func standardType(depth: Int, using random: inout SplitMix64) -> (written: String, canonical: String) {
+        let space = { (random: inout SplitMix64) in Bool.random(using: &random) ? " " : "" }
         if depth == 0 || Int.random(in: 0..<3, using: &random) == 0 {
             let leaf = leaves.randomElement(using: &random) ?? "Int"
             return (leaf, leaf)
@@ -47,7 +48,7 @@ struct CoreDataTransformableTests {
     ]
 
     @Test func standardTypesInEverySpellingMapToTheirCanonicalCodableType() {
-        var random = SplitMix(state: 15)
+        var random = SplitMix64(seed: 15)
         for _ in 0..<2000 {
             let (written, canonical) = Self.standardType(depth: 4, using: &random)
             for transformer in Self.transformers {
@@ -71,7 +72,7 @@ struct CoreDataTransformableTests {
     }
 
     @Test func everythingElseIsArchivedData() {
-        var random = SplitMix(state: 16)
+        var random = SplitMix64(seed: 16)
         var names = [
             "NSNumber", "NSArray", "NSDictionary", "NSSet", "NSMutableArray", "NSMutableDictionary",
             "NSMutableSet", "NSMutableString", "NSAttributedString", "NSValue", "NSObject", "CLLocation",

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -242,7 +243,7 @@ struct CoreDataVersionOrderTests {
         var truth: [String]?
         var current: String?
 
-        init(using random: inout SplitMix) {
+        init(using random: inout SplitMix64) {
             let bases = ["Model", "AppName", "Tracker", "HabitKit", "Store", "Zeta"].shuffled(using: &random)
             let familyCount = Int.random(in: 1...4, using: &random)
             let separated = Bool.random(using: &random)
@@ -316,7 +317,7 @@ struct CoreDataVersionOrderTests {
     }
 
     @Test func generatedHistoriesAreOrderedConsistentlyWithTheEvidenceOrStop() {
-        var random = SplitMix(state: 0x5EED_0F_0DE2)
+        var random = SplitMix64(seed: 0x5EED_0F_0DE2)
         var counts = (names: 0, builds: 0, stopped: 0)
         for _ in 0..<2000 {
             let test = RandomCase(using: &random)
@@ -350,7 +351,7 @@ struct CoreDataVersionOrderTests {
     }
 
     @Test func generatedBundlesOnDiskOpenInTheOrderTheEvidenceGives() throws {
-        var random = SplitMix(state: 0xB0DD_1E5)
+        var random = SplitMix64(seed: 0xB0DD_1E5)
         for _ in 0..<40 {
             let test = RandomCase(using: &random)
             var versions: [String: String] = [:]

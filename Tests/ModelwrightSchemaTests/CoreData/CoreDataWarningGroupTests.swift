@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -53,7 +54,7 @@ struct CoreDataWarningGroupTests {
     }
 
     @Test func theSuffixNamesExactlyTheOtherVersions() {
-        var random = SplitMix(state: 3)
+        var random = SplitMix64(seed: 3)
         let names = (0..<40).map { "V\($0)" }
         for _ in 0..<500 {
             let indexes = (0..<40).filter { _ in Int.random(in: 0..<3, using: &random) == 0 }

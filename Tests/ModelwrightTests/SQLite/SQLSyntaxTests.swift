@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -110,26 +111,5 @@ struct SQLSyntaxTests {
         let secrets = try setup.statement("SELECT count(*) FROM secrets")
         #expect(try secrets.step())
         #expect(secrets.int64(0) == 1)
-    }
-}
-
-/// A small seeded generator (SplitMix64), so property tests see the same cases on every run.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-
-    mutating func next(below bound: Int) -> Int {
-        Int(next() % UInt64(bound))
     }
 }

@@ -1,4 +1,5 @@
 import Modelwright
+import ModelwrightTestSupport
 
 /// Seeded random schema descriptions that use every field a `SchemaDescription` has, with names
 /// and texts drawn from pieces chosen to break a text format: separators, escapes, quotes, Swift
