@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
+        // What several benchmarks measure with: resident memory.
+        .target(name: "BenchmarkSupport"),
         // The raw C contender calls SQLite directly; Modelwright's own CSQLite is not a product.
         .systemLibrary(
             name: "CSQLiteBench",
@@ -29,7 +31,7 @@ let package = Package(
         .executableTarget(
             name: "ModelwrightBenchmarks",
             dependencies: [
-                "CSQLiteBench",
+                "CSQLiteBench", "BenchmarkSupport",
                 .product(name: "Modelwright", package: modelwrightIdentity),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -37,7 +39,7 @@ let package = Package(
         // FetchedResultsController over a long sectioned list, next to a plain re-fetch.
         .executableTarget(
             name: "ResultsControllerBenchmarks",
-            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+            dependencies: ["BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity)]
         ),
         .executableTarget(
             name: "CompileBenchmarks",

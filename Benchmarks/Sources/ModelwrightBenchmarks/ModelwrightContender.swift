@@ -26,7 +26,7 @@ struct Person: Record, PersonFields {
         row.encode(lastName)
         row.encode(age)
         try row.encode(createdAt)
-        try row.encode(nickname)
+        row.encode(nickname)
     }
 
     init(id: ID, row: inout RowDecoder) throws {

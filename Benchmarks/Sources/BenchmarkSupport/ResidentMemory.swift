@@ -1,10 +1,11 @@
 import Foundation
 
 /// The process's resident memory, from Linux's `/proc/self/status`.
-enum ResidentMemory {
-    /// Resets the peak-RSS counter (`VmHWM`) to the current RSS and returns that, in bytes; `nil`
-    /// where `/proc/self/clear_refs` is not available.
-    static func resetPeak() -> Int? {
+public enum ResidentMemory {
+    /// Resets the kernel's peak-RSS counter (`VmHWM`) to the current RSS and returns that, in
+    /// bytes; `nil` where `/proc/self/clear_refs` is not available (then peaks cannot be isolated).
+    public static func resetPeak() -> Int? {
+        // Writing 5 to clear_refs resets VmHWM (Linux 4.0 and later).
         guard let file = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return nil }
         defer { try? file.close() }
         guard (try? file.write(contentsOf: Data("5".utf8))) != nil else { return nil }
@@ -12,7 +13,7 @@ enum ResidentMemory {
     }
 
     /// The peak RSS since the last reset, in bytes.
-    static func peak() -> Int? {
+    public static func peak() -> Int? {
         status("VmHWM")
     }
 
