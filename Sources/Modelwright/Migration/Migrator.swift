@@ -224,7 +224,25 @@ private struct StageRun {
                 sql = sql.replacingOccurrences(of: " NOT NULL", with: "")
             }
             try execute("ALTER TABLE \(quoted(table)) ADD COLUMN \(sql)", .addColumn(table: table, column: column))
+            try keepNegativeZero(of: column, in: table)
         }
+    }
+
+    /// SQLite gives the rows that existed before `ADD COLUMN` its default in a compact form, in
+    /// which an integral `Double` reads back as an integer: the runtime reads it as the same
+    /// number, except `-0.0`, which would lose its sign. A `-0.0` default is written out.
+    private mutating func keepNegativeZero(of column: String, in table: String) throws {
+        let layouts = destination.entities.values.filter { $0.table == table }
+        guard
+            let added = layouts.lazy.flatMap(\.columns).first(where: { $0.name == column }),
+            added.type == .double || added.type == .float, added.defaultLiteral == "-0.0"
+        else { return }
+        let update = try SQLiteStatement(
+            connection: connection, sql: "UPDATE \(quoted(table)) SET \(quoted(column)) = ?")
+        update.bind(.real(-0.0), 1)
+        try update.run()
+        operations.append(.updateRows(table: table, reason: "\(column) defaults to -0.0"))
+        touched.insert(table)
     }
 
     private mutating func fillDefaults(_ actual: StoreSchema) throws {

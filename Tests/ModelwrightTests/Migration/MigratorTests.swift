@@ -313,6 +313,41 @@ struct MigratorTests {
         }
     }
 
+    @Test("a Double column added with a default gives the rows that existed that default, -0.0 with its sign")
+    func addedDoubleDefaultsKeepTheirValue() async throws {
+        let defaults: [Double] = [-0.0, 0.0, 2.0, -3.0, 1.5]
+        func schema(_ version: Int) -> SchemaDescription {
+            let added =
+                version == 1
+                ? []
+                : defaults.enumerated().map { index, value in
+                    AttributeDescription(name: "d\(index)", type: .double, defaultValue: .floatingPoint(value))
+                }
+            return SchemaDescription(
+                modelName: "Readings", version: version,
+                entities: [
+                    EntityDescription(
+                        name: "Reading", attributes: [AttributeDescription(name: "name", type: .string)] + added)
+                ])
+        }
+        let tester = try MigrationTester(
+            plan: MigrationPlan(current: schema(2), stages: [.lightweight(from: schema(1), to: schema(2))]),
+            startingAt: schema(1))
+        for index in 0..<3 { try tester.insert("Reading", ["name": .text("reading \(index)")]) }
+        _ = try tester.migrate()
+        for row in try tester.rows(of: "Reading") {
+            for (index, value) in defaults.enumerated() {
+                let stored: Double? =
+                    switch row["d\(index)"] {
+                    case .real(let real): real
+                    case .integer(let integer): Double(integer)
+                    default: nil
+                    }
+                #expect(stored == value && stored?.sign == value.sign, "d\(index) = \(row["d\(index)"])")
+            }
+        }
+    }
+
     private func dump(_ url: URL) throws -> (StoreSchema, [String]) {
         let connection = try SQLiteConnection(path: url.path, readOnly: true)
         let schema = try StoreSchema.read(connection)
