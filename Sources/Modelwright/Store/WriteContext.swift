@@ -458,9 +458,9 @@ public final class WriteContext: ReadContext {
                 entity: entity
             )
             if connection.changes > 0 {
-            changes.columnsChanged([column], in: entity.table)
-            history.updated([id], columns: [column], entity: entity.name)
-        }
+                changes.columnsChanged([column], in: entity.table)
+                history.updated([id], columns: [column], entity: entity.name)
+            }
         }
     }
 
