@@ -174,8 +174,10 @@ enum HistorySQL {
         "CREATE TABLE IF NOT EXISTS \(quoted(transactions)) (\"token\" INTEGER PRIMARY KEY AUTOINCREMENT, "
             + "\"timestamp\" REAL NOT NULL, \"author\" TEXT NOT NULL)",
         // Clustered by token: a transaction's changes are appended at the end and read as one range.
+        // One row holds a run of records with the same entity, kind and changed attributes, their
+        // 16-byte IDs one after the other: a batch of 100,000 inserts is one row, not 100,000.
         "CREATE TABLE IF NOT EXISTS \(quoted(changes)) (\"token\" INTEGER NOT NULL, \"seq\" INTEGER NOT NULL, "
-            + "\"entity\" TEXT NOT NULL, \"recordID\" BLOB NOT NULL, \"kind\" INTEGER NOT NULL, "
+            + "\"entity\" TEXT NOT NULL, \"recordIDs\" BLOB NOT NULL, \"kind\" INTEGER NOT NULL, "
             + "\"changedAttributes\" TEXT NOT NULL, PRIMARY KEY (\"token\", \"seq\")) WITHOUT ROWID",
     ]
 
@@ -192,19 +194,34 @@ enum HistorySQL {
         let token = transaction.int64(0)
         transaction.reset()
         let insert = try connection.statement(
-            "INSERT INTO \(quoted(Self.changes)) (\"token\", \"seq\", \"entity\", \"recordID\", \"kind\", "
+            "INSERT INTO \(quoted(Self.changes)) (\"token\", \"seq\", \"entity\", \"recordIDs\", \"kind\", "
                 + "\"changedAttributes\") VALUES (?, ?, ?, ?, ?, ?)")
-        for (seq, change) in changes.enumerated() {
+        defer { insert.reset() }
+        var seq: Int64 = 0
+        var start = changes.startIndex
+        while start < changes.endIndex {
+            let first = changes[start]
+            var end = start + 1
+            while end < changes.endIndex, changes[end].entity == first.entity, changes[end].kind == first.kind,
+                changes[end].changedAttributes == first.changedAttributes
+            {
+                end += 1
+            }
+            var ids = Data(capacity: (end - start) * 16)
+            for change in changes[start..<end] {
+                withUnsafeBytes(of: change.recordID.uuid) { ids.append(contentsOf: $0) }
+            }
             insert.reset()
             insert.bind(token, 1)
-            insert.bind(Int64(seq), 2)
-            insert.bind(change.entity, 3)
-            insert.bind(change.recordID, 4)
-            insert.bind(Int64(change.kind.rawValue), 5)
-            insert.bind(change.changedAttributes.sorted().joined(separator: ","), 6)
+            insert.bind(seq, 2)
+            insert.bind(first.entity, 3)
+            insert.bind(ids, 4)
+            insert.bind(Int64(first.kind.rawValue), 5)
+            insert.bind(first.changedAttributes.sorted().joined(separator: ","), 6)
             try insert.run()
+            seq += 1
+            start = end
         }
-        insert.reset()
         return HistoryToken(token)
     }
 
@@ -228,7 +245,7 @@ enum HistorySQL {
             arguments.append(.text(entity))
         }
         let sql =
-            "SELECT t.\"token\", t.\"timestamp\", t.\"author\", c.\"entity\", c.\"recordID\", c.\"kind\", "
+            "SELECT t.\"token\", t.\"timestamp\", t.\"author\", c.\"entity\", c.\"recordIDs\", c.\"kind\", "
             + "c.\"changedAttributes\" FROM \(quoted(transactions)) t JOIN \(quoted(changes)) c "
             + "ON c.\"token\" = t.\"token\" WHERE \(tests.joined(separator: " AND ")) ORDER BY t.\"token\", c.\"seq\""
         let statement = try connection.statement(sql)
@@ -250,13 +267,21 @@ enum HistorySQL {
                 current = (token, statement.double(1), statement.string(2), [])
             }
             let attributes = statement.string(6)
-            current?.changes.append(
-                HistoryChange(
-                    entity: statement.string(3),
-                    recordID: statement.uuid(4) ?? UUID(),
-                    kind: HistoryChange.Kind(rawValue: Int(statement.int64(5))) ?? .update,
-                    changedAttributes: attributes.isEmpty ? [] : Set(attributes.split(separator: ",").map(String.init))
-                ))
+            let entity = statement.string(3)
+            let kind = HistoryChange.Kind(rawValue: Int(statement.int64(5))) ?? .update
+            let changed = attributes.isEmpty ? [] : Set(attributes.split(separator: ",").map(String.init))
+            let ids = statement.data(4)
+            ids.withUnsafeBytes { bytes in
+                for offset in stride(from: 0, to: bytes.count - 15, by: 16) {
+                    var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                    withUnsafeMutableBytes(of: &uuid) {
+                        $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 16]))
+                    }
+                    current?.changes.append(
+                        HistoryChange(
+                            entity: entity, recordID: UUID(uuid: uuid), kind: kind, changedAttributes: changed))
+                }
+            }
         }
         if let done = current {
             result.append(
