@@ -104,11 +104,15 @@ extension Store {
             ? (try? HistorySQL.fetch(
                 after: known.token, author: nil, excludingAuthor: nil, entity: nil, on: writerConnection)) ?? []
             : []
-        if transactions.isEmpty {
+        // Tokens have no gaps but where history was purged: a first token further on than the
+        // next one means another process purged what this store had not read yet.
+        let isComplete = known.token.map { transactions.first?.token.value == $0.value + 1 } ?? true
+        if transactions.isEmpty || !isComplete {
             for table in SchemaSQL.tables(for: layout) {
                 changes.rowsInsertedOrDeleted(in: table.name)
             }
-        } else {
+        }
+        if !transactions.isEmpty {
             token = transactions.last?.token
             for change in transactions.flatMap({ $0.changes }) {
                 record(change, in: &changes)

@@ -145,7 +145,7 @@ public final class Store: Sendable {
         }
         if path != nil {
             let version = try Self.dataVersion(of: connection)
-            let token = history == .disabled ? nil : try HistorySQL.lastToken(on: connection)
+            let token = try Self.hasHistoryTables(connection) ? try HistorySQL.lastToken(on: connection) : nil
             remote.withLock { $0 = RemoteState(dataVersion: version, token: token) }
             observers.activity.withLock { activity in
                 activity = { [weak self] _ in self?.watchRemoteChanges() }
@@ -330,7 +330,7 @@ public final class Store: Sendable {
             }
             // Nothing else can commit while this transaction holds the write lock: when no other
             // connection committed since the last check, every earlier transaction has been seen.
-            let unseenBefore = isFile ? try Self.dataVersion(of: connection) : nil
+            let unseenBefore = isFile && recorded != nil ? try Self.dataVersion(of: connection) : nil
             try observers.commit(context.changes) { try commit(connection) }
             if let recorded {
                 remote.withLock { state in

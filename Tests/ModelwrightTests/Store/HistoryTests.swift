@@ -274,6 +274,56 @@ struct HistoryTests {
         }
     }
 
+    @Test(
+        "a results controller hears of the child's commits with exactly the records they changed",
+        .timeLimit(.minutes(1)))
+    func resultsControllerSeesOtherProcessesCommits() async throws {
+        let url = temporaryStoreURL()
+        defer { removeStore(at: url) }
+        let store = try Self.makeStore(url)
+        defer { try? store.close() }
+        try await Self.seedUsers(store, count: 8)
+        let controller = FetchedResultsController(store: store, request: User.request())
+        var updates = controller.makeAsyncIterator()
+        var ids = try await updates.next()?.snapshot.ids ?? []
+        for seed in UInt64(200)...205 {
+            let before = try await Self.snapshot(store)
+            #expect(try Self.run(["commit", url.path, "\(seed)", "1"]) == 0)
+            let expected = Self.difference(before, try await Self.snapshot(store)).filter { $0.entity == "User" }
+            guard !expected.isEmpty else { continue }
+            var inserted: Set<UUID> = []
+            var deleted: Set<UUID> = []
+            var updated: Set<UUID> = []
+            // One commit may reach the controller as more than one update; gather until it shows.
+            let want = Set(try await store.performQuery { try $0.fetch(User.request()) }.map(\.id))
+            while Set(ids) != want || inserted.count + deleted.count + updated.count < expected.count {
+                guard let update = try await updates.next() else { break }
+                ids = update.snapshot.ids
+                inserted.formUnion(update.changes?.insertedRecords.map(\.id.uuid) ?? [])
+                deleted.formUnion(update.changes?.deletedRecords.map(\.id.uuid) ?? [])
+                updated.formUnion(update.changes?.updatedRecords.map(\.id.uuid) ?? [])
+            }
+            #expect(inserted == Set(expected.filter { $0.kind == .insert }.map(\.id)), "seed \(seed)")
+            #expect(deleted == Set(expected.filter { $0.kind == .delete }.map(\.id)), "seed \(seed)")
+            #expect(updated.isSubset(of: Set(expected.filter { $0.kind == .update }.map(\.id))), "seed \(seed)")
+        }
+    }
+
+    @Test("without history, another connection's commit still refreshes observers", .timeLimit(.minutes(1)))
+    func commitsWithoutHistoryAreObserved() async throws {
+        let url = temporaryStoreURL()
+        defer { removeStore(at: url) }
+        let observed = try Store(url: url, schema: Fixture.schema)
+        defer { try? observed.close() }
+        let other = try Store(url: url, schema: Fixture.schema)
+        defer { try? other.close() }
+        var iterator = observed.observe(User.request()).makeAsyncIterator()
+        #expect(try await iterator.next()?.isEmpty == true)
+        try await other.performAndSave { try $0.insert(makeUser("ada")) }
+        #expect(try await iterator.next()?.map(\.username) == ["ada"])
+        #expect(try await observed.fetchHistory(after: nil).isEmpty)
+    }
+
     @Test("a migration keeps the history tables and their rows")
     func migrationKeepsHistory() async throws {
         let url = temporaryStoreURL()
