@@ -61,10 +61,14 @@ let package = Package(
             exclude: ["Golden"]
         ),
         .testTarget(
-            name: "ModelwrightTests", dependencies: ["Modelwright", "MigrationCrashProbe", "ModelwrightTestSupport"]),
+            name: "ModelwrightTests",
+            dependencies: ["Modelwright", "MigrationCrashProbe", "HistoryProbe", "ModelwrightTestSupport"]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(
             name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),
+        // A second process on a shared store, for the persistent-history tests: it commits as
+        // "widget" and is killed with SIGKILL in the middle of its commits.
+        .executableTarget(name: "HistoryProbe", dependencies: ["Modelwright"], path: "Tests/HistoryProbe"),
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
         .testTarget(
             name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema", "ModelwrightTestSupport"],

@@ -41,6 +41,12 @@ let package = Package(
             name: "ResultsControllerBenchmarks",
             dependencies: ["BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity)]
         ),
+        // Persistent history: inserts with history on and off, reading history, and the latency
+        // from a commit in another process (this executable, run as a child) to an observation.
+        .executableTarget(
+            name: "HistoryBenchmarks",
+            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
         .executableTarget(
             name: "CompileBenchmarks",
             dependencies: [.product(name: "ModelwrightSchema", package: modelwrightIdentity)]

@@ -44,14 +44,15 @@ struct StoreSchema: Sendable, Equatable {
 
     var tables: [String: Table]
 
-    /// Reads the schema of the database `connection` is open on, with four queries over SQLite's
+    /// Reads the schema of the database `connection` is open on (persistent history's tables,
+    /// which no schema describes and every migration keeps, are left out), with four queries over SQLite's
     /// table-valued `pragma_…` functions rather than four `PRAGMA`s per table: planning a long
     /// history reads schemas thousands of times.
     static func read(_ connection: SQLiteConnection) throws -> StoreSchema {
         var tables: [String: Table] = [:]
         try rows(
             connection,
-            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
+            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
         ) { row in
             tables[row.string(0)] = Table(
                 columns: [:], indexes: [], indexNames: [:], foreignKeys: [],
@@ -59,7 +60,7 @@ struct StoreSchema: Sendable, Equatable {
         }
         try rows(
             connection,
-            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
+            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
         ) { row in
             tables[row.string(0)]?.columns[row.string(1)] = Column(
                 type: row.string(2).uppercased(),
@@ -72,7 +73,7 @@ struct StoreSchema: Sendable, Equatable {
         var indexColumns: [String: (table: String, unique: Bool, columns: [(Int64, String)])] = [:]
         try rows(
             connection,
-            "SELECT m.name, l.name, l.\"unique\", i.seqno, i.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND l.origin = 'c'"
+            "SELECT m.name, l.name, l.\"unique\", i.seqno, i.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND l.origin = 'c'"
         ) { row in
             let name = row.string(1)
             indexColumns[name, default: (row.string(0), row.int64(2) != 0, [])].columns.append(
@@ -85,7 +86,7 @@ struct StoreSchema: Sendable, Equatable {
         }
         try rows(
             connection,
-            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"
+            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
         ) { row in
             tables[row.string(0)]?.foreignKeys.insert(
                 ForeignKey(column: row.string(1), table: row.string(2), onDelete: row.string(3)))

@@ -11,6 +11,9 @@ final class ObserverRegistry: Sendable {
     }
 
     private let observers = Locked<[UUID: Observer]>([:])
+    /// Told `true` when the first observer comes and `false` when the last one goes, so that the
+    /// store watches for other processes' commits only while someone listens.
+    let activity = Locked<(@Sendable (Bool) -> Void)?>(nil)
 
     /// Registers an observer; the returned token removes it. `hear` and then `refresh` run for each
     /// commit that affects `reads`; `close` runs once, when the store closes.
@@ -19,7 +22,11 @@ final class ObserverRegistry: Sendable {
         close: @escaping @Sendable () -> Void
     ) -> UUID {
         let token = UUID()
-        observers.withLock { $0[token] = Observer(reads: reads, hear: hear, refresh: refresh, close: close) }
+        let isFirst = observers.withLock { observers in
+            observers[token] = Observer(reads: reads, hear: hear, refresh: refresh, close: close)
+            return observers.count == 1
+        }
+        if isFirst { activity.withLock { $0 }?(true) }
         return token
     }
 
@@ -27,7 +34,10 @@ final class ObserverRegistry: Sendable {
     var count: Int { observers.withLock { $0.count } }
 
     func remove(_ token: UUID) {
-        observers.withLock { _ = $0.removeValue(forKey: token) }
+        let wasLast = observers.withLock { observers in
+            observers.removeValue(forKey: token) != nil && observers.isEmpty
+        }
+        if wasLast { activity.withLock { $0 }?(false) }
     }
 
     /// Commits through `commit` and wakes every observer whose reads `changes` affects.
@@ -59,5 +69,6 @@ final class ObserverRegistry: Sendable {
         for close in closing {
             close()
         }
+        activity.withLock { $0 }?(false)
     }
 }

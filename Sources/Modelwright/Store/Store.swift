@@ -26,17 +26,29 @@ import Foundation
 /// ## Topics
 ///
 /// ### Opening
-/// - ``init(url:schema:)``
-/// - ``inMemory(schema:)``
+/// - ``init(url:schema:history:)``
+/// - ``init(url:migrationPlan:history:progress:)``
+/// - ``inMemory(schema:history:)``
+/// - ``HistoryTracking``
 ///
 /// ### Reading and writing
 /// - ``performQuery(_:)``
 /// - ``performAndSave(_:)``
 /// - ``performQuery(on:_:completion:)``
 /// - ``performAndSave(on:_:completion:)``
+/// - ``performAndSave(author:_:)``
+///
+/// ### Persistent history
+/// - ``fetchHistory(after:author:excludingAuthor:entity:)``
+/// - ``deleteHistory(before:)``
+/// - ``lastHistoryToken()``
+/// - ``HistoryToken``
+/// - ``HistoryTransaction``
+/// - ``HistoryChange``
 ///
 /// ### Observing
 /// - ``observe(_:)``
+/// - ``remoteChangeInterval``
 ///
 /// ### Closing
 /// - ``close()``
@@ -56,6 +68,15 @@ public final class Store: Sendable {
     private let readers: [ConnectionQueue]
     private let nextReader = Locked(0)
     let observers = ObserverRegistry()
+    /// Whether the store records persistent history, and its default author.
+    public let history: HistoryTracking
+    /// How often a file store checks, while it has observers, whether another connection or
+    /// process committed: 100 milliseconds, so another process's commit reaches observers within
+    /// that time plus the refresh. The check is one `PRAGMA data_version` on the writer's queue.
+    public static let remoteChangeInterval: Duration = .milliseconds(100)
+    /// What the store last knew of other connections' commits, and the timer that checks for
+    /// more while there are observers (file stores only).
+    let remote = Locked<RemoteState>(RemoteState())
     /// Whether the store is a file, so ``close()`` has a write-ahead log to checkpoint.
     private let isFile: Bool
     private let isClosed = Locked(false)
@@ -67,8 +88,10 @@ public final class Store: Sendable {
     /// app implements every custom stage its model declares, so an app that opens its store this
     /// way refuses every store of an earlier version at launch. Apps use their model's generated
     /// `openStore(at:migrations:)`.
-    public convenience init(url: URL, schema: SchemaDescription) throws {
-        try self.init(path: url.path, schema: schema)
+    ///
+    /// With `history` enabled, every write records its ``HistoryTransaction`` (see ``HistoryTracking``).
+    public convenience init(url: URL, schema: SchemaDescription, history: HistoryTracking = .disabled) throws {
+        try self.init(path: url.path, schema: schema, history: history)
     }
 
     /// Opens the store at `url`, creating it at the plan's current version if the file does not
@@ -78,22 +101,28 @@ public final class Store: Sendable {
     /// table. A store whose checksum starts no chain of stages (a newer or unknown version) is
     /// refused with ``MigrationError/unknownStoreVersion(storeChecksum:storeVersion:knownChecksums:)``
     /// and left untouched; a stage that fails leaves the store at the version before it.
+    ///
+    /// History tables, when the store has them, are kept as they are by every stage; with
+    /// `history` enabled they are created if missing (see ``HistoryTracking``).
     public convenience init(
-        url: URL, migrationPlan: MigrationPlan, progress: (@Sendable (MigrationProgress) -> Void)? = nil
+        url: URL, migrationPlan: MigrationPlan, history: HistoryTracking = .disabled,
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
-        try self.init(path: url.path, schema: migrationPlan.current, plan: migrationPlan, progress: progress)
+        try self.init(
+            path: url.path, schema: migrationPlan.current, history: history, plan: migrationPlan, progress: progress)
     }
 
     /// A new, empty store in memory, private to this instance: for tests and previews.
-    public static func inMemory(schema: SchemaDescription) throws -> Store {
-        try Store(path: nil, schema: schema)
+    public static func inMemory(schema: SchemaDescription, history: HistoryTracking = .disabled) throws -> Store {
+        try Store(path: nil, schema: schema, history: history)
     }
 
     private init(
-        path: String?, schema: SchemaDescription, plan: MigrationPlan? = nil,
+        path: String?, schema: SchemaDescription, history: HistoryTracking, plan: MigrationPlan? = nil,
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
         self.schema = schema
+        self.history = history
         isFile = path != nil
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
@@ -102,6 +131,9 @@ public final class Store: Sendable {
             try connection.execute("PRAGMA journal_mode=WAL")
         }
         try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
+        if case .enabled = history {
+            try connection.execute(HistorySQL.create)
+        }
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
             readers = try (0..<Self.readerCount).map { index in
@@ -110,6 +142,14 @@ public final class Store: Sendable {
             }
         } else {
             readers = []
+        }
+        if path != nil {
+            let version = try Self.dataVersion(of: connection)
+            let token = try Self.hasHistoryTables(connection) ? try HistorySQL.lastToken(on: connection) : nil
+            remote.withLock { $0 = RemoteState(dataVersion: version, token: token) }
+            observers.activity.withLock { activity in
+                activity = { [weak self] _ in self?.watchRemoteChanges() }
+            }
         }
     }
 
@@ -219,6 +259,11 @@ public final class Store: Sendable {
         return try reader.queue.sync { try read(on: reader, body) }
     }
 
+    /// The writer's queue, on which ``writerConnection`` may be used.
+    var writerQueue: DispatchQueue { writer.queue }
+    /// The writer's connection: only on ``writerQueue``.
+    var writerConnection: SQLiteConnection { writer.connection }
+
     func pickReader() -> ConnectionQueue {
         guard !readers.isEmpty else { return writer }
         let index = nextReader.withLock { next in
@@ -235,9 +280,18 @@ public final class Store: Sendable {
     public func performAndSave<Result: Sendable>(
         _ body: @escaping @Sendable (WriteContext) throws -> Result
     ) async throws -> Result {
+        try await performAndSave(author: nil, body)
+    }
+
+    /// Runs `body` in a write transaction whose history, when the store records history, names
+    /// `author` instead of the store's author: an intent or a background sync saying who it is.
+    /// Without history, `author` is ignored.
+    public func performAndSave<Result: Sendable>(
+        author: String?, _ body: @escaping @Sendable (WriteContext) throws -> Result
+    ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             writer.queue.async {
-                continuation.resume(with: Swift.Result { try self.write(body) })
+                continuation.resume(with: Swift.Result { try self.write(author: author, body) })
             }
         }
     }
@@ -255,14 +309,34 @@ public final class Store: Sendable {
     }
 
     /// Runs a write transaction on the caller's thread, which must be the writer's queue.
-    private func write<Result>(_ body: (WriteContext) throws -> Result) throws -> Result {
+    private func write<Result>(author: String? = nil, _ body: (WriteContext) throws -> Result) throws -> Result {
         try checkOpen()
         let connection = writer.connection
         let context = WriteContext(connection: connection, layout: layout)
+        let storeAuthor: String?
+        if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
+        context.history = HistoryLog(isEnabled: storeAuthor != nil)
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let result = try body(context)
+            var recorded: HistoryToken?
+            if let storeAuthor {
+                let changes = context.history.merged { [layout] entity in
+                    Set(layout.entities[entity].map { $0.columns.map(\.name) } ?? [])
+                }
+                if !changes.isEmpty {
+                    recorded = try HistorySQL.record(changes, author: author ?? storeAuthor, on: connection)
+                }
+            }
+            // Nothing else can commit while this transaction holds the write lock: when no other
+            // connection committed since the last check, every earlier transaction has been seen.
+            let unseenBefore = isFile && recorded != nil ? try Self.dataVersion(of: connection) : nil
             try observers.commit(context.changes) { try commit(connection) }
+            if let recorded {
+                remote.withLock { state in
+                    if state.dataVersion == unseenBefore { state.token = recorded }
+                }
+            }
             return result
         } catch {
             try? connection.execute("ROLLBACK")
@@ -309,6 +383,10 @@ public final class Store: Sendable {
         }
         guard wasOpen else { return }
         observers.closeAll()
+        remote.withLock { state in
+            state.timer?.cancel()
+            state.timer = nil
+        }
         for reader in readers {
             reader.queue.sync { reader.connection.close() }
         }

@@ -32,6 +32,8 @@ import Foundation
 public final class WriteContext: ReadContext {
     /// What this transaction changed, for observation.
     private(set) var changes = StoreChanges()
+    /// What this transaction changed, record by record, for persistent history (empty when it is off).
+    var history = HistoryLog(isEnabled: false)
 
     /// Inserts a new record; a record with the same ID, or the same values for a uniqueness
     /// constraint, is an error.
@@ -42,6 +44,7 @@ public final class WriteContext: ReadContext {
                 try bind(record, entity: entity, to: statement)
             }
             changes.rowsInsertedOrDeleted(in: entity.table)
+            history.inserted(record.id.uuid, entity: entity.name)
             try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
             try appendToOrderedRelationships(record.id.uuid, entity: entity)
         }
@@ -71,7 +74,7 @@ public final class WriteContext: ReadContext {
             try record.encode(to: &row)
             statement.bind(id, row.nextIndex)
         }
-        changes.rowsUpdated([id], columns: changed, in: entity.table)
+        rowsUpdated([id], columns: changed, in: entity)
         try syncOneToOne(record, id: id, entity: entity, changed: changed)
         // A record that moved to another owner goes to the end of that owner's ordered list.
         for (column, before) in zip(entity.positionColumns, ownersBefore) {
@@ -139,6 +142,7 @@ public final class WriteContext: ReadContext {
                 try bind(record, entity: entity, to: statement)
             }
             changes.rowsInsertedOrDeleted(in: entity.table)
+            history.inserted(record.id.uuid, entity: entity.name)
             try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
             try appendToOrderedRelationships(record.id.uuid, entity: entity)
             return record.id
@@ -217,6 +221,7 @@ public final class WriteContext: ReadContext {
                 try run(statement, entity: entity) { statement in
                     try bind(record, entity: entity, to: statement)
                 }
+                history.inserted(record.id.uuid, entity: entity.name)
                 count += 1
             }
             if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
@@ -248,7 +253,7 @@ public final class WriteContext: ReadContext {
                 "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection)) AND (\(differs)) RETURNING \"id\""
             let arguments = values.map(\.value) + selectionArguments + values.map(\.value)
             let ids = try executeReturningIDs(sql, arguments, entity: entity)
-            changes.rowsUpdated(ids, columns: values.map(\.path.column), in: entity.table)
+            rowsUpdated(ids, columns: values.map(\.path.column), in: entity)
             return ids.count
         }
     }
@@ -261,10 +266,11 @@ public final class WriteContext: ReadContext {
         return try atomically {
             let entity = try layout.entity(Target.entityName)
             let (selection, arguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
-            try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection))", arguments, entity: entity)
-            let count = connection.changes
-            if count > 0 { try rowsDeleted(from: entity) }
-            return count
+            let ids = try executeReturningIDs(
+                "DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection)) RETURNING \"id\"", arguments,
+                entity: entity)
+            if !ids.isEmpty { try rowsDeleted(ids, from: entity) }
+            return ids.count
         }
     }
 
@@ -293,7 +299,7 @@ public final class WriteContext: ReadContext {
                     [source.sqlValue, destination.sqlValue],
                     entity: target
                 )
-                changes.rowsUpdated([destination.uuid], columns: [inverse], in: target.table)
+                rowsUpdated([destination.uuid], columns: [inverse], in: target)
                 try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
                 try appendToOrderedRelationships(destination.uuid, entity: target)
             case .joinTable(let table, let sourceColumn, let targetColumn, let position):
@@ -309,7 +315,10 @@ public final class WriteContext: ReadContext {
                     ? [source.sqlValue, destination.sqlValue]
                     : [source.sqlValue, destination.sqlValue, source.sqlValue]
                 try execute(sql, arguments, entity: entity)
-                if connection.changes > 0 { changes.rowsInsertedOrDeleted(in: table) }
+                if connection.changes > 0 {
+                    changes.rowsInsertedOrDeleted(in: table)
+                    history.updated([source.uuid], columns: [description.name], entity: entity.name)
+                }
             }
         }
     }
@@ -335,7 +344,7 @@ public final class WriteContext: ReadContext {
                     entity: target
                 )
                 if connection.changes > 0 {
-                    changes.rowsUpdated([destination.uuid], columns: [inverse], in: target.table)
+                    rowsUpdated([destination.uuid], columns: [inverse], in: target)
                 }
                 try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
             case .joinTable(let table, let sourceColumn, let targetColumn, _):
@@ -344,7 +353,10 @@ public final class WriteContext: ReadContext {
                     [source.sqlValue, destination.sqlValue],
                     entity: entity
                 )
-                if connection.changes > 0 { changes.rowsInsertedOrDeleted(in: table) }
+                if connection.changes > 0 {
+                    changes.rowsInsertedOrDeleted(in: table)
+                    history.updated([source.uuid], columns: [description.name], entity: entity.name)
+                }
             }
         }
     }
@@ -378,6 +390,7 @@ public final class WriteContext: ReadContext {
                     )
                 }
                 changes.columnsChanged([position], in: target.table)
+                history.updated([source.uuid], columns: [description.name], entity: entity.name)
             case .joinTable(let table, let sourceColumn, let targetColumn, let position?):
                 try execute(
                     "UPDATE \(quoted(table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(sourceColumn)) = ?",
@@ -392,6 +405,7 @@ public final class WriteContext: ReadContext {
                     )
                 }
                 changes.columnsChanged([position], in: table)
+                history.updated([source.uuid], columns: [description.name], entity: entity.name)
             default:
                 throw StoreError.unsupportedQuery(
                     "the order of '\(entity.name).\(description.name)' is kept by its other side")
@@ -404,11 +418,13 @@ public final class WriteContext: ReadContext {
     /// not the caller catches the error and goes on.
     private func atomically<Result>(_ operation: () throws -> Result) throws -> Result {
         try connection.statement("SAVEPOINT \"mw_operation\"").run()
+        let mark = history.mark
         do {
             let result = try operation()
             try connection.statement("RELEASE \"mw_operation\"").run()
             return result
         } catch {
+            history.truncate(to: mark)
             try? connection.statement("ROLLBACK TO \"mw_operation\"").run()
             try? connection.statement("RELEASE \"mw_operation\"").run()
             throw error
@@ -441,7 +457,10 @@ public final class WriteContext: ReadContext {
                 [id.sqlValue],
                 entity: entity
             )
-            if connection.changes > 0 { changes.columnsChanged([column], in: entity.table) }
+            if connection.changes > 0 {
+                changes.columnsChanged([column], in: entity.table)
+                history.updated([id], columns: [column], entity: entity.name)
+            }
         }
     }
 
@@ -457,7 +476,10 @@ public final class WriteContext: ReadContext {
             "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ? AND \(quoted(column)) IS NOT NULL",
             [id.sqlValue],
             entity: entity)
-        if connection.changes > 0 { changes.columnsChanged([column], in: entity.table) }
+        if connection.changes > 0 {
+            changes.columnsChanged([column], in: entity.table)
+            history.updated([id], columns: [column], entity: entity.name)
+        }
     }
 
     /// The to-one relationship a position column goes with.
@@ -562,21 +584,21 @@ public final class WriteContext: ReadContext {
             let released = try executeReturningIDs(
                 "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ? RETURNING \"id\"", [id.sqlValue],
                 entity: destination)
-            changes.rowsUpdated(released, columns: [inverseName], in: destination.table)
+            rowsUpdated(released, columns: [inverseName], in: destination)
             guard let target else { continue }
             // …the new partner points back, and no other record of this entity keeps the partner.
             let paired = try executeReturningIDs(
                 "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ? RETURNING \"id\"",
                 [id.sqlValue, target],
                 entity: destination)
-            changes.rowsUpdated(paired, columns: [inverseName], in: destination.table)
+            rowsUpdated(paired, columns: [inverseName], in: destination)
             let unpaired = try executeReturningIDs(
                 "UPDATE \(quoted(entity.table)) SET \(quoted(relationship.name)) = NULL "
                     + "WHERE \(quoted(relationship.name)) = ? AND \"id\" <> ? RETURNING \"id\"",
                 [target, id.sqlValue],
                 entity: entity
             )
-            changes.rowsUpdated(unpaired, columns: [relationship.name], in: entity.table)
+            rowsUpdated(unpaired, columns: [relationship.name], in: entity)
         }
     }
 
@@ -603,14 +625,21 @@ public final class WriteContext: ReadContext {
             }
         }
         try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" = ?", [id.sqlValue], entity: entity)
-        try rowsDeleted(from: entity)
+        try rowsDeleted([id], from: entity)
         return true
+    }
+
+    /// Records new values in `columns` of the rows `ids` of an entity, for observation and history.
+    private func rowsUpdated(_ ids: [UUID], columns: some Collection<String>, in entity: EntityLayout) {
+        changes.rowsUpdated(ids, columns: columns, in: entity.table)
+        history.updated(ids, columns: columns, entity: entity.name)
     }
 
     /// Records deleted rows of an entity's table, and of the join tables whose rows went with them
     /// (ON DELETE CASCADE).
-    private func rowsDeleted(from entity: EntityLayout) throws {
+    private func rowsDeleted(_ ids: [UUID], from entity: EntityLayout) throws {
         changes.rowsInsertedOrDeleted(in: entity.table)
+        history.deleted(ids, entity: entity.name)
         for source in layout.entities.values {
             for relationship in source.relationships where relationship.cardinality == .toMany {
                 guard case .joinTable(let table, _, _, _) = try layout.storage(of: relationship, from: source)
@@ -692,7 +721,7 @@ public final class WriteContext: ReadContext {
             [id.sqlValue],
             entity: destination
         )
-        changes.rowsUpdated(released, columns: [inverseName], in: destination.table)
+        rowsUpdated(released, columns: [inverseName], in: destination)
     }
 
     private func value(of column: String, in entity: EntityLayout, id: UUID) throws -> SQLValue? {

@@ -1,0 +1,1 @@
+../ModelwrightTests/Fixtures/TripsFixture.swift
