@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 /// Persistent history, checked against the data itself: what a transaction recorded must be
