@@ -39,15 +39,20 @@ public final class WriteContext: ReadContext {
     /// constraint, is an error.
     public func insert<Target: Record>(_ record: Target) throws {
         try atomically {
-            let entity = try writableEntity(Target.self)
-            try run(insertSQL(entity), entity: entity) { statement in
-                try bind(record, entity: entity, to: statement)
-            }
-            changes.rowsInsertedOrDeleted(in: entity.table)
-            history.inserted(record.id.uuid, entity: entity.name)
-            try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
-            try appendToOrderedRelationships(record.id.uuid, entity: entity)
+            try insertNew(record, entity: try writableEntity(Target.self))
         }
+    }
+
+    /// Inserts `record` as a new row, with what every insert brings: its one-to-one relationships
+    /// kept in step on both sides, its place in ordered relationships, its change and its history.
+    private func insertNew<Target: Record>(_ record: Target, entity: EntityLayout) throws {
+        try run(insertSQL(entity), entity: entity) { statement in
+            try bind(record, entity: entity, to: statement)
+        }
+        changes.rowsInsertedOrDeleted(in: entity.table)
+        history.inserted(record.id.uuid, entity: entity.name)
+        try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
+        try appendToOrderedRelationships(record.id.uuid, entity: entity)
     }
 
     /// Replaces the stored values of an existing record. Writing the values it already has changes
@@ -138,13 +143,7 @@ public final class WriteContext: ReadContext {
         let matches = try storedMatches(of: record, entity: entity)
         let ids = Set(matches.map(\.id))
         guard let id = ids.first else {
-            try run(insertSQL(entity), entity: entity) { statement in
-                try bind(record, entity: entity, to: statement)
-            }
-            changes.rowsInsertedOrDeleted(in: entity.table)
-            history.inserted(record.id.uuid, entity: entity.name)
-            try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
-            try appendToOrderedRelationships(record.id.uuid, entity: entity)
+            try insertNew(record, entity: entity)
             return record.id
         }
         guard ids.count == 1 else {
