@@ -76,6 +76,7 @@ struct Migrator {
             if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
             try run.check(everyTable: !stage.customSteps.isEmpty)
             try run.recordVersion()
+            try HistorySQL.recordMigration(on: connection)
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")

@@ -181,6 +181,48 @@ enum HistorySQL {
             + "\"changedAttributes\" TEXT NOT NULL, PRIMARY KEY (\"token\", \"seq\")) WITHOUT ROWID",
     ]
 
+    /// The format of the history tables, kept in the store's metadata: a runtime refuses a store
+    /// whose history another format wrote, rather than misread it.
+    static let format = "1"
+    static let formatKey = "historyFormat"
+
+    /// The author of the transaction each migration stage records in a store with history.
+    static let migrationAuthor = "migration"
+
+    /// Creates the tables when they are missing and records their format, or throws when the store
+    /// holds history of another format.
+    static func prepare(on connection: SQLiteConnection) throws {
+        try connection.execute(create)
+        let read = try SQLiteStatement(
+            connection: connection,
+            sql: "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = ?")
+        read.bind(formatKey, 1)
+        if try read.step() {
+            let found = read.value(0)
+            guard found == .text(format) else {
+                throw StoreError.unsupportedHistoryFormat(found: "\(found)", supported: format)
+            }
+            return
+        }
+        let write = try SQLiteStatement(
+            connection: connection,
+            sql: "INSERT INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
+        write.bind(formatKey, 1)
+        write.bind(format, 2)
+        try write.run()
+    }
+
+    /// Records a migration stage as a transaction of ``migrationAuthor`` with no changes, inside the
+    /// stage's transaction, when the store keeps history: a target that reads it knows every
+    /// record may have changed shape, and fetches again.
+    static func recordMigration(on connection: SQLiteConnection) throws {
+        let exists = try SQLiteStatement(
+            connection: connection, sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+        exists.bind(transactions, 1)
+        guard try exists.step() else { return }
+        _ = try record([], author: migrationAuthor, on: connection)
+    }
+
     /// Writes one transaction's history on `connection`, inside its open transaction; returns its token.
     static func record(_ changes: [HistoryChange], author: String, on connection: SQLiteConnection) throws
         -> HistoryToken
@@ -241,12 +283,13 @@ enum HistorySQL {
             arguments.append(.text(excludingAuthor))
         }
         if let entity {
-            tests.append("c.\"entity\" = ?")
+            // A transaction with no changes (a migration's) concerns every entity.
+            tests.append("(c.\"entity\" = ? OR c.\"entity\" IS NULL)")
             arguments.append(.text(entity))
         }
         let sql =
             "SELECT t.\"token\", t.\"timestamp\", t.\"author\", c.\"entity\", c.\"recordIDs\", c.\"kind\", "
-            + "c.\"changedAttributes\" FROM \(quoted(transactions)) t JOIN \(quoted(changes)) c "
+            + "c.\"changedAttributes\" FROM \(quoted(transactions)) t LEFT JOIN \(quoted(changes)) c "
             + "ON c.\"token\" = t.\"token\" WHERE \(tests.joined(separator: " AND ")) ORDER BY t.\"token\", c.\"seq\""
         let statement = try connection.statement(sql)
         defer { statement.reset() }

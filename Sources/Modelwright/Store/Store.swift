@@ -132,7 +132,7 @@ public final class Store: Sendable {
         }
         try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
         if case .enabled = history {
-            try connection.execute(HistorySQL.create)
+            try HistorySQL.prepare(on: connection)
         }
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {

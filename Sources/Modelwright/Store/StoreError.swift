@@ -29,6 +29,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An upsert's record matches different stored records of `entity`: each match names what it
     /// matched on (`["id"]`, or a uniqueness constraint's attributes).
     case ambiguousUpsert(entity: String, matches: [[String]])
+    /// The store's history tables were written in a format this runtime does not read (a newer
+    /// Modelwright's); the store is left as it is.
+    case unsupportedHistoryFormat(found: String, supported: String)
 
     public var description: String {
         switch self {
@@ -62,6 +65,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot upsert this \(entity): it matches different stored records by "
                 + matches.map { "(\($0.joined(separator: ", ")))" }.joined(separator: " and ")
                 + "; update them one by one, or make the record agree with one of them"
+        case .unsupportedHistoryFormat(let found, let supported):
+            "the store's history is in format \(found), and this version of Modelwright reads format \(supported); "
+                + "open it with the Modelwright that wrote it, or without history"
         }
     }
 }

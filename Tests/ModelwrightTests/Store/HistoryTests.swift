@@ -1,7 +1,8 @@
 import Foundation
-import Modelwright
 import ModelwrightTestSupport
 import Testing
+
+@testable import Modelwright
 
 /// Persistent history, checked against the data itself: what a transaction recorded must be
 /// exactly the difference between the store before and after it, whether it ran in this process
@@ -339,8 +340,35 @@ struct HistoryTests {
         let plan = MigrationPlan(current: v2, stages: [.lightweight(from: Fixture.schema, to: v2)])
         let migrated = try Store(url: url, migrationPlan: plan, history: .enabled(author: "app"))
         defer { try? migrated.close() }
-        #expect(try await migrated.fetchHistory(after: nil) == history)
+        // The stage recorded itself: one transaction by "migration", with no changes, after the rest.
+        let afterMigration = try await migrated.fetchHistory(after: nil)
+        #expect(Array(afterMigration.dropLast()) == history)
+        #expect(afterMigration.last?.author == "migration" && afterMigration.last?.changes.isEmpty == true)
         try await migrated.performAndSave { try $0.insert(makeUser("after")) }
-        #expect(try await migrated.fetchHistory(after: history.last?.token).count == 1)
+        #expect(try await migrated.fetchHistory(after: afterMigration.last?.token).count == 1)
+        #expect(try await migrated.fetchHistory(after: nil, excludingAuthor: "migration").count == history.count + 1)
+    }
+
+    @Test("history written in another format is refused, and the store is left as it is")
+    func anotherHistoryFormatIsRefused() async throws {
+        let url = temporaryStoreURL()
+        defer { removeStore(at: url) }
+        try Self.makeStore(url).close()
+        do {
+            let connection = try SQLiteConnection(path: url.path)
+            try connection.execute(
+                "UPDATE \"\(SchemaSQL.metadataTable)\" SET \"value\" = '2' WHERE \"key\" = 'historyFormat'")
+            #expect(connection.changes == 1, "the store recorded its history format")
+        }
+        let before = try Data(contentsOf: url)
+        #expect {
+            try Store(url: url, schema: Fixture.schema, history: .enabled(author: "app"))
+        } throws: { error in
+            guard case StoreError.unsupportedHistoryFormat(let found, let supported) = error else { return false }
+            return found.contains("2") && supported == "1"
+        }
+        #expect(try Data(contentsOf: url) == before)
+        // Without history, the store opens: its data is not in question.
+        try Store(url: url, schema: Fixture.schema).close()
     }
 }
