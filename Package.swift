@@ -83,7 +83,7 @@ let package = Package(
             name: "ModelwrightFuzz",
             dependencies: ["ModelwrightSchema", "ModelwrightGenerator", "Modelwright", "ModelwrightTestSupport"],
             path: "Tests/ModelwrightFuzz"),
-        .testTarget(name: "ModelwrightFuzzTests", dependencies: ["ModelwrightFuzz"]),
+        .testTarget(name: "ModelwrightFuzzTests", dependencies: ["ModelwrightFuzz", "ModelwrightTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

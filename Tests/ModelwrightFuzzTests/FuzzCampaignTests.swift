@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 /// Issue 13's promise, checked on generated inputs: no mutated schema file or Core Data model
@@ -10,12 +11,7 @@ import Testing
 /// the large campaign is described at the top of `Tests/ModelwrightFuzz/ModelwrightFuzz.swift`.
 @Suite(.serialized)
 struct FuzzCampaignTests {
-    /// The runner is built into the same folder as the tests: the main bundle's folder on Linux,
-    /// the folder around the `.xctest` bundle on Apple platforms.
-    private static let runner =
-        [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        .map { $0.appendingPathComponent("ModelwrightFuzz").path }
-        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "ModelwrightFuzz"
+    private static let runner = builtExecutable(named: "ModelwrightFuzz")
 
     private static func setting(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment[name].flatMap { Int($0) } ?? fallback

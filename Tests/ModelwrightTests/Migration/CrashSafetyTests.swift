@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 /// A process killed with SIGKILL in the middle of a migration leaves a store that opens at the
@@ -6,12 +7,7 @@ import Testing
 /// The migrating process is `MigrationCrashProbe`, which kills itself at the chosen point.
 @Suite(.serialized)
 struct CrashSafetyTests {
-    /// The probe is built into the same folder as the tests: the main bundle's folder on Linux,
-    /// the folder around the `.xctest` bundle on Apple platforms.
-    private static let probe =
-        [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        .map { $0.appendingPathComponent("MigrationCrashProbe").path }
-        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "MigrationCrashProbe"
+    private static let probe = builtExecutable(named: "MigrationCrashProbe")
 
     private static func run(_ arguments: [String]) throws -> (status: Int32, signal: Bool, output: String) {
         let process = Process()

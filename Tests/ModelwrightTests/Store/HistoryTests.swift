@@ -9,11 +9,7 @@ import Testing
 /// or in `HistoryProbe`, a second process that commits as "widget".
 @Suite(.serialized)
 struct HistoryTests {
-    /// The probe is built beside the tests, as `MigrationCrashProbe` is.
-    private static let probe =
-        [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        .map { $0.appendingPathComponent("HistoryProbe").path }
-        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "HistoryProbe"
+    private static let probe = builtExecutable(named: "HistoryProbe")
 
     private static func launch(_ arguments: [String]) throws -> Process {
         let process = Process()
