@@ -93,6 +93,14 @@ struct CorpusEndToEnd {
         // The generated code migrates the store and reads every row of every entity.
         let counts = try run(program, "migrate", store)
         let after = try rawRows(store, current)
+        // The store is wholly at the last version, shaped as a store created there would be.
+        let migrated = try SQLiteConnection(path: store.path, readOnly: true)
+        let checksum = try MigrationContext(connection: migrated, layout: SchemaLayout(current))
+            .query("SELECT \"value\" FROM \"\(SchemaSQL.metadataTable)\" WHERE \"key\" = 'checksum'").first?["value"]
+        #expect(checksum == .text(current.checksum.hexDigits), "\(bundle): the store holds the last version's checksum")
+        #expect(
+            try StoreSchema.read(migrated).differences(from: StoreSchema.fresh(SchemaLayout(current))) == [],
+            "\(bundle): the migrated store is shaped like a fresh one")
         #expect(counts == after.mapValues(\.count), "\(bundle): records fetched against rows stored")
         for (entity, rows) in before where after[entity] != nil && Self.unchanged(entity, in: model) {
             #expect(after[entity]?.count == rows.count, "\(bundle): \(entity) kept its rows")
