@@ -23,7 +23,10 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "Modelwright", dependencies: ["CSQLite"]),
+        // The front end: schema files → entity graphs → checked, lowered, planned versions.
         .target(name: "ModelwrightSchema", dependencies: ["Modelwright"]),
+        // Core Data import and export: a second front end and a back end over the schema text.
+        .target(name: "ModelwrightCoreData", dependencies: ["ModelwrightSchema", "Modelwright"]),
         .target(
             name: "ModelwrightTemplates",
             path: "Templates",
@@ -39,7 +42,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ModelwrightCLI",
-            dependencies: ["ModelwrightSchema", "ModelwrightGenerator"],
+            dependencies: ["ModelwrightSchema", "ModelwrightCoreData", "ModelwrightGenerator"],
             path: "Sources/modelwright"
         ),
         .plugin(name: "ModelwrightPlugin", capability: .buildTool(), dependencies: [.target(name: "ModelwrightCLI")]),
@@ -57,7 +60,9 @@ let package = Package(
         .target(name: "ModelwrightTestSupport", path: "Tests/ModelwrightTestSupport"),
         .testTarget(
             name: "TripsTests",
-            dependencies: ["Trips", "ModelwrightGenerator", "ModelwrightSchema", "ModelwrightTestSupport"],
+            dependencies: [
+                "Trips", "ModelwrightGenerator", "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightTestSupport",
+            ],
             exclude: ["Golden"]
         ),
         .testTarget(
@@ -70,9 +75,11 @@ let package = Package(
         // "widget" and is killed with SIGKILL in the middle of its commits.
         .executableTarget(name: "HistoryProbe", dependencies: ["Modelwright"], path: "Tests/HistoryProbe"),
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
+        .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema", "ModelwrightTestSupport"]),
         .testTarget(
-            name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema", "ModelwrightTestSupport"],
-            exclude: ["CoreData/Fixtures"]),
+            name: "ModelwrightCoreDataTests",
+            dependencies: ["ModelwrightCoreData", "ModelwrightSchema", "ModelwrightTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
@@ -81,7 +88,9 @@ let package = Package(
         // a hang is recorded rather than fatal; the test target runs a CI-sized campaign.
         .executableTarget(
             name: "ModelwrightFuzz",
-            dependencies: ["ModelwrightSchema", "ModelwrightGenerator", "Modelwright", "ModelwrightTestSupport"],
+            dependencies: [
+                "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightGenerator", "Modelwright", "ModelwrightTestSupport",
+            ],
             path: "Tests/ModelwrightFuzz"),
         .testTarget(name: "ModelwrightFuzzTests", dependencies: ["ModelwrightFuzz", "ModelwrightTestSupport"]),
     ],

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The access level of generated declarations.
-public enum AccessLevel: String, Sendable, Codable {
+package enum AccessLevel: String, Sendable, Codable {
     /// Visible to the app-side module only (the default).
     case `internal`
     /// Visible to modules that import the app-side library.
@@ -19,21 +19,21 @@ public enum AccessLevel: String, Sendable, Codable {
 /// ```
 ///
 /// Unknown keys are an error, so a misspelt setting is never silently ignored.
-public struct GeneratorConfig: Sendable, Equatable {
+package struct GeneratorConfig: Sendable, Equatable {
     /// The file name the build plugin looks for in a target.
-    public static let fileName = "modelwright-config.json"
+    package static let fileName = "modelwright-config.json"
 
     /// The access level of generated declarations.
-    public var accessLevel: AccessLevel
+    package var accessLevel: AccessLevel
     /// How generated Swift types are named (storage names never change).
-    public var naming: Naming
+    package var naming: Naming
     /// Template overrides by template name (`Records`, `Queries`, `Schema`), as paths relative to the config file.
-    public var templates: [String: String]
+    package var templates: [String: String]
     /// The file the configuration was read from, which problems found while generating name.
-    public var path: String?
+    package var path: String?
 
     /// Creates a configuration.
-    public init(
+    package init(
         accessLevel: AccessLevel = .internal, naming: Naming = Naming(), templates: [String: String] = [:],
         path: String? = nil
     ) {
@@ -44,7 +44,7 @@ public struct GeneratorConfig: Sendable, Equatable {
     }
 
     /// Reads a configuration file, reporting unknown keys and bad values by name.
-    public static func load(from url: URL) throws -> GeneratorConfig {
+    package static func load(from url: URL) throws -> GeneratorConfig {
         let data = try Data(contentsOf: url)
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw GeneratorError.invalidConfig(path: url.path, message: "the file is not a JSON object")
@@ -89,7 +89,7 @@ public struct GeneratorConfig: Sendable, Equatable {
 }
 
 /// What can stop generation, in the user's terms.
-public enum GeneratorError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum GeneratorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The config file is malformed.
     case invalidConfig(path: String, message: String)
     /// A template could not be read or parsed.
@@ -97,7 +97,7 @@ public enum GeneratorError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The model has no valid version to generate from.
     case noModel(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidConfig(let path, let message): "\(path): error: \(message)"
         case .invalidTemplate(let path, let message): "\(path): error: \(message)"

@@ -6,15 +6,15 @@ import ModelwrightSchema
 /// ```
 /// Model ──RenderContext──▶ MustacheValue ──TemplateSet (Records, Queries, Schema, Migrations)──▶ [GeneratedFile]
 /// ```
-public enum GeneratorPipeline {
+package enum GeneratorPipeline {
     /// The names of the files generated for a model, known before anything runs (the build
     /// plugin declares them as outputs).
-    public static func outputFileNames(forModel name: String) -> [String] {
+    package static func outputFileNames(forModel name: String) -> [String] {
         TemplateSet.names.map { "\(name)+\($0).swift" }
     }
 
     /// Renders every file for a model.
-    public static func generate(_ model: Model, config: GeneratorConfig, templates: TemplateSet) throws
+    package static func generate(_ model: Model, config: GeneratorConfig, templates: TemplateSet) throws
         -> [GeneratedFile]
     {
         let context = try RenderContext(model: model, config: config).value

@@ -13,20 +13,20 @@
 ///   describes a stored record, and would misname `Role` or `Address`.
 /// - `types` gives any entity, enum or composite its Swift name outright (`"Group": "StopGroup"`);
 ///   the prefix and suffix are not added to it.
-public struct Naming: Sendable, Equatable {
+package struct Naming: Sendable, Equatable {
     /// Put before the name of each entity's record type.
-    public var typePrefix: String
+    package var typePrefix: String
     /// Put after the name of each entity's record type.
-    public var typeSuffix: String
+    package var typeSuffix: String
     /// Swift names by schema type name (entity, enum or composite), taking precedence over the
     /// prefix and suffix.
-    public var types: [String: String]
+    package var types: [String: String]
 
     /// The keys the `naming` object may have.
     static let keys = ["typePrefix", "typeSuffix", "types"]
 
     /// Creates a naming; the defaults keep the schema's names.
-    public init(typePrefix: String = "", typeSuffix: String = "", types: [String: String] = [:]) {
+    package init(typePrefix: String = "", typeSuffix: String = "", types: [String: String] = [:]) {
         self.typePrefix = typePrefix
         self.typeSuffix = typeSuffix
         self.types = types

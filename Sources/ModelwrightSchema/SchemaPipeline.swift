@@ -4,19 +4,19 @@
 /// bytes ──UTF8Check──▶ SourceFile ──Parser──▶ AST.File ──GraphBuilder──▶ EntityGraph ──SchemaLowering──▶ SchemaDescription
 ///                                                                              └── VersionChecker (across versions, in ModelLoader)
 /// ```
-public enum SchemaPipeline {
+package enum SchemaPipeline {
     /// The largest schema file read, in bytes: every check is linear or n·log n, and this keeps
     /// even those within a couple of seconds.
-    public static let maximumFileSize = 16 * 1024 * 1024
+    package static let maximumFileSize = 16 * 1024 * 1024
 
     /// Parses and resolves one schema file, reporting every problem in it.
-    public static func check(_ file: SourceFile) -> (graph: EntityGraph?, diagnostics: [Diagnostic]) {
+    package static func check(_ file: SourceFile) -> (graph: EntityGraph?, diagnostics: [Diagnostic]) {
         let (graph, sink) = compile(file)
         return (sink.hasErrors ? nil : graph, sink.diagnostics)
     }
 
     /// Parses and resolves one file, keeping the sink so version checks can add to it.
-    static func compile(_ file: SourceFile) -> (EntityGraph?, DiagnosticSink) {
+    package static func compile(_ file: SourceFile) -> (EntityGraph?, DiagnosticSink) {
         var sink = DiagnosticSink(file: file)
         guard file.bytes.count <= maximumFileSize else {
             sink.error(

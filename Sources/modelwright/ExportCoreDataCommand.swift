@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightCoreData
 import ModelwrightSchema
 
 /// `modelwright export-coredata`: writes a model folder as a Core Data model bundle.

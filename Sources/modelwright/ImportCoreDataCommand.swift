@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightCoreData
 import ModelwrightSchema
 
 /// `modelwright import-coredata`: turns a Core Data model's versions into schema files.

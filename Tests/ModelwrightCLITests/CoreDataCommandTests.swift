@@ -8,7 +8,7 @@ import Testing
 struct CoreDataCommandTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    private static let fixtures = root.appendingPathComponent("Tests/ModelwrightSchemaTests/CoreData/Fixtures")
+    private static let fixtures = root.appendingPathComponent("Tests/ModelwrightCoreDataTests/Fixtures")
 
     private static func run(_ arguments: [String]) -> (ExitCode, BufferConsole) {
         var console = BufferConsole()

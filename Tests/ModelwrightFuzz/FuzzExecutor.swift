@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightGenerator
+import ModelwrightCoreData
 import ModelwrightSchema
 
 /// Runs one input in this process through the library calls the CLI's `validate`, `plan`,

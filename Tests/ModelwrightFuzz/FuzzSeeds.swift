@@ -34,7 +34,7 @@ struct FuzzSeeds: Sendable {
         let corpusFolder =
             corpus ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus").path
         var groups = xmlGroups(in: corpusFolder)
-        let fixtures = packageRoot.appendingPathComponent("Tests/ModelwrightSchemaTests/CoreData/Fixtures").path
+        let fixtures = packageRoot.appendingPathComponent("Tests/ModelwrightCoreDataTests/Fixtures").path
         groups += xmlGroups(in: fixtures)
         groups.append([Seed(name: "built-in", bytes: Array(builtInModel.utf8))])
         return FuzzSeeds(schemaVersions: versions, config: config, xmlGroups: groups)

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightCoreData
 import ModelwrightSchema
 import Testing
 

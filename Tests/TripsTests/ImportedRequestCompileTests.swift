@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightCoreData
 import ModelwrightSchema
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// checks: the Core Data fixture from mogenerator's tests, imported, generated and type-checked.
 struct ImportedRequestCompileTests {
     private static let fixture = GeneratedCodeTypeChecker.root.appendingPathComponent(
-        "Tests/ModelwrightSchemaTests/CoreData/Fixtures/test.xcdatamodel")
+        "Tests/ModelwrightCoreDataTests/Fixtures/test.xcdatamodel")
 
     private static func typecheck(app: String) throws -> GeneratedCodeTypeChecker.Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imported-\(UUID().uuidString)")

@@ -7,14 +7,14 @@ import Foundation
 #endif
 
 /// One file the generator produces: its name inside the output folder and its full text.
-public struct GeneratedFile: Sendable, Equatable {
+package struct GeneratedFile: Sendable, Equatable {
     /// The file's name, such as `Trips+Records.swift`.
-    public let name: String
+    package let name: String
     /// The file's contents.
-    public let contents: String
+    package let contents: String
 
     /// Creates a generated file.
-    public init(name: String, contents: String) {
+    package init(name: String, contents: String) {
         self.name = name
         self.contents = contents
     }
@@ -29,7 +29,7 @@ public struct GeneratedFile: Sendable, Equatable {
 /// A run that stops before the journal exists changed nothing; one that stops after it is
 /// completed by the next run, which also removes any temporary file a stopped run left. A file
 /// the compiler sees is therefore always from one run: the old set or the new one.
-public enum OutputWriter {
+package enum OutputWriter {
     /// The journal of a set being renamed into place: one file name per line.
     static let journalName = ".modelwright-pending"
     /// What marks a temporary file: the file's name with this after it, behind a dot.
@@ -38,7 +38,7 @@ public enum OutputWriter {
     /// Writes each file that differs from what is on disk, creating the folder if needed.
     /// - Returns: the names of the files written, in the order given.
     @discardableResult
-    public static func write(_ files: [GeneratedFile], to directory: URL) throws -> [String] {
+    package static func write(_ files: [GeneratedFile], to directory: URL) throws -> [String] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try recover(directory)
         var changed: [String] = []

@@ -3,18 +3,18 @@ import ModelwrightTemplates
 
 /// The templates of one run: the defaults from `Templates/`, with any the user overrides by
 /// name (through the config file or a `--templates` folder).
-public struct TemplateSet: Sendable {
+package struct TemplateSet: Sendable {
     /// The templates, one per generated file kind.
-    public static let names = ["Records", "Queries", "Schema", "Migrations"]
+    package static let names = ["Records", "Queries", "Schema", "Migrations"]
 
     /// The parsed templates by name.
     let templates: [String: MustacheTemplate]
     /// Every template file read, so the build plugin can declare them as inputs.
-    public let files: [String]
+    package let files: [String]
 
     /// Loads the default templates, then the overrides: `overrides` maps names to files, and
     /// `folder` may hold `<Name>.mustache` files.
-    public static func load(overrides: [String: String] = [:], folder: String? = nil) throws -> TemplateSet {
+    package static func load(overrides: [String: String] = [:], folder: String? = nil) throws -> TemplateSet {
         guard let defaults = TemplateFiles.folder() else {
             throw GeneratorError.invalidTemplate(
                 path: "Templates",

@@ -4,9 +4,9 @@
 /// Models/Trips/Trips.v2.model:14:16: error: unknown type 'Organisation'
 /// Models/Trips/Trips.v2.model:14:16: note: did you mean 'Organization'?
 /// ```
-public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
+package struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// How serious a diagnostic is.
-    public enum Severity: String, Sendable, Equatable {
+    package enum Severity: String, Sendable, Equatable {
         /// The model cannot be used.
         case error
         /// The model can be used, but probably not as meant.
@@ -16,16 +16,16 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A secondary message, such as a fix-it hint or where a conflicting declaration is.
-    public struct Note: Sendable, Equatable {
+    package struct Note: Sendable, Equatable {
         /// The note's text.
-        public let message: String
+        package let message: String
         /// The file the note points into.
-        public let path: String
+        package let path: String
         /// Where the note points.
-        public let location: SourcePosition
+        package let location: SourcePosition
 
         /// Creates a note; the message is made safe to print by ``DiagnosticText``.
-        public init(message: String, path: String, location: SourcePosition) {
+        package init(message: String, path: String, location: SourcePosition) {
             self.message = DiagnosticText.escaped(message)
             self.path = path
             self.location = location
@@ -33,19 +33,19 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Error or warning.
-    public let severity: Severity
+    package let severity: Severity
     /// What is wrong, in the user's terms.
-    public let message: String
+    package let message: String
     /// The file the problem is in.
-    public let path: String
+    package let path: String
     /// Where in the file; `nil` for a problem with a whole file or folder.
-    public let location: SourcePosition?
+    package let location: SourcePosition?
     /// Hints and related places.
-    public let notes: [Note]
+    package let notes: [Note]
 
     /// Creates a diagnostic; the message is made safe to print by ``DiagnosticText``, so text
     /// echoed from the input can never move the cursor, reorder the line or flood the terminal.
-    public init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
+    package init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
         self.severity = severity
         self.message = DiagnosticText.escaped(message)
         self.path = path
@@ -55,7 +55,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
 
     /// The diagnostic and its notes, one `path:line:column: severity: message` line each. Paths
     /// come from the file system, which may hold any byte: they are escaped here, when printed.
-    public var description: String {
+    package var description: String {
         let shownPath = DiagnosticText.escapedPath(path)
         let place = location.map { "\(shownPath):\($0)" } ?? shownPath
         var lines = ["\(place): \(severity.rawValue): \(message)"]

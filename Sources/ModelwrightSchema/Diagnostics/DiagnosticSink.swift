@@ -1,19 +1,19 @@
 /// Collects the diagnostics of one file, in the order found, up to a limit so that junk input
 /// (a 10 MB binary, say) gives a readable report instead of millions of lines.
-struct DiagnosticSink: Sendable {
+package struct DiagnosticSink: Sendable {
     /// The most errors reported for one file; past it one last error says the rest were dropped.
-    static let errorLimit = 100
+    package static let errorLimit = 100
 
-    let file: SourceFile
+    package let file: SourceFile
     private var found: [Diagnostic] = []
     private var errorCount = 0
 
-    init(file: SourceFile) {
+    package init(file: SourceFile) {
         self.file = file
     }
 
     /// The diagnostics in file order (stable, so several at one place keep the order found).
-    var diagnostics: [Diagnostic] {
+    package var diagnostics: [Diagnostic] {
         found.enumerated().sorted { lhs, rhs in
             let left = lhs.element.location ?? SourcePosition(line: 0, column: 0)
             let right = rhs.element.location ?? SourcePosition(line: 0, column: 0)
@@ -22,28 +22,28 @@ struct DiagnosticSink: Sendable {
     }
 
     /// Whether the limit was reached, so callers can stop looking for more.
-    var isFull: Bool { errorCount > Self.errorLimit }
+    package var isFull: Bool { errorCount > Self.errorLimit }
 
-    var hasErrors: Bool { errorCount > 0 }
+    package var hasErrors: Bool { errorCount > 0 }
 
-    mutating func error(_ message: String, at offset: Int, notes: [(String, Int)] = []) {
+    package mutating func error(_ message: String, at offset: Int, notes: [(String, Int)] = []) {
         report(.error, message, at: offset, notes: notes)
     }
 
-    mutating func warning(_ message: String, at offset: Int, notes: [(String, Int)] = []) {
+    package mutating func warning(_ message: String, at offset: Int, notes: [(String, Int)] = []) {
         report(.warning, message, at: offset, notes: notes)
     }
 
     /// Adds the diagnostics `other` found for the same file, in order, as if they were reported
     /// here: they count towards this sink's limit, and the error that passes it is replaced by the
     /// "too many errors" one. Lets independent work report into its own sink and merge in a fixed order.
-    mutating func append(_ other: DiagnosticSink) {
+    package mutating func append(_ other: DiagnosticSink) {
         for diagnostic in other.found where admits(diagnostic.severity, at: diagnostic.location) {
             found.append(diagnostic)
         }
     }
 
-    mutating func report(
+    package mutating func report(
         _ severity: Diagnostic.Severity, _ message: String, at offset: Int, notes: [(String, Int)],
         notesElsewhere: [Diagnostic.Note] = []
     ) {

@@ -14,14 +14,14 @@
 ///
 /// ``Diagnostic`` applies it to every message and note when it is created and to paths when it
 /// is printed, so no call site can forget.
-public enum DiagnosticText {
+package enum DiagnosticText {
     /// The most scalars of one name or word a message shows before `…`.
-    public static let maximumRun = 80
+    package static let maximumRun = 80
     /// The most scalars a message shows before `…`.
-    public static let maximumLength = 2_000
+    package static let maximumLength = 2_000
 
     /// `text`, safe to print: controls and bidi characters escaped, long runs and text capped.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var writer = Writer()
         for scalar in text.unicodeScalars {
             guard writer.append(scalar) else { break }
@@ -31,7 +31,7 @@ public enum DiagnosticText {
 
     /// `bytes` as UTF-8 text, safe to print as ``escaped(_:)`` makes it; each byte that is not
     /// part of valid UTF-8 is shown as `\x{…}`.
-    public static func escaped(bytes: some Collection<UInt8>) -> String {
+    package static func escaped(bytes: some Collection<UInt8>) -> String {
         let bytes = Array(bytes)
         var writer = Writer()
         var index = 0
@@ -68,7 +68,7 @@ public enum DiagnosticText {
 
     /// A path, safe to print: control and bidi characters escaped, never shortened (a path is
     /// the one thing a reader must be able to copy).
-    public static func escapedPath(_ path: String) -> String {
+    package static func escapedPath(_ path: String) -> String {
         guard path.unicodeScalars.contains(where: needsEscaping) else { return path }
         var output = ""
         for scalar in path.unicodeScalars {
@@ -78,7 +78,7 @@ public enum DiagnosticText {
     }
 
     /// Whether a scalar is shown escaped.
-    public static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
+    package static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true

@@ -5,16 +5,16 @@
 /// costs nothing, and the edit distance is computed only in a band as wide as the distance
 /// allowed. A 100 KB unknown name among 2,000 entities costs nothing; a name of 64 scalars
 /// costs at most 64 × 43 cells per candidate.
-public enum Suggestions {
+package enum Suggestions {
     /// The longest name (in Unicode scalars) that gets a hint.
-    public static let maximumNameLength = 64
+    package static let maximumNameLength = 64
     /// The most candidates looked at for one hint.
-    public static let maximumCandidates = 10_000
+    package static let maximumCandidates = 10_000
 
     /// The closest candidate within an edit distance of a third of the name's length (at least 1,
     /// and less than half the name, so `Y` never suggests `A`), ignoring case; `nil` when nothing
     /// is that close.
-    public static func closest(to name: String, among candidates: some Sequence<String>) -> String? {
+    package static func closest(to name: String, among candidates: some Sequence<String>) -> String? {
         guard name.unicodeScalars.count <= maximumNameLength else { return nil }
         let target = Array(name.lowercased().unicodeScalars)
         guard !target.isEmpty else { return nil }

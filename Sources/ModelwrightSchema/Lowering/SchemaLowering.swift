@@ -2,9 +2,9 @@ import Modelwright
 
 /// Lowers an ``EntityGraph`` into the runtime's `SchemaDescription`, the value generated code
 /// embeds and the runtime turns into SQL and a checksum.
-public enum SchemaLowering {
+package enum SchemaLowering {
     /// The runtime description of one version.
-    public static func lower(_ graph: EntityGraph) -> SchemaDescription {
+    package static func lower(_ graph: EntityGraph) -> SchemaDescription {
         SchemaDescription(
             modelName: graph.modelName,
             version: graph.version,

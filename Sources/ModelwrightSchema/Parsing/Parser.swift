@@ -4,13 +4,13 @@
 /// `Codable<…>` type arguments, which are matched with a depth counter, so no input can
 /// overflow the stack. After an error the parser skips to the start of the next line (or a
 /// closing brace) and goes on, so one run reports every mistake.
-struct Parser {
+package struct Parser {
     /// The highest version number, so that every step from one version to the next (`N + 1`),
     /// and every store's version, fits comfortably in 32 bits.
-    static let maximumVersion = 1_000_000
+    package static let maximumVersion = 1_000_000
 
     /// How deeply brackets may nest inside `Codable<…>`.
-    static let maximumTypeNesting = 32
+    package static let maximumTypeNesting = 32
 
     private let tokens: [Token]
     private let file: SourceFile
@@ -22,7 +22,7 @@ struct Parser {
     }
 
     /// Parses a whole file.
-    static func parse(_ file: SourceFile, diagnostics: inout DiagnosticSink) -> AST.File {
+    package static func parse(_ file: SourceFile, diagnostics: inout DiagnosticSink) -> AST.File {
         var parser = Parser(file: file, tokens: Lexer.tokens(of: file, diagnostics: &diagnostics))
         let ast = parser.parseFile(diagnostics: &diagnostics)
         releaseInBackground(parser.tokens)

@@ -10,9 +10,9 @@
 ///
 /// The parser stops at the first error: a predicate is one line, and one clear message is worth
 /// more than a cascade. Nesting is limited, so no input can overflow the stack.
-struct PredicateParser {
+package struct PredicateParser {
     /// How deeply parentheses and `NOT` may nest.
-    static let maximumNesting = 64
+    package static let maximumNesting = 64
 
     private enum TokenKind: Equatable {
         case word, variable, atWord, string, number
@@ -63,7 +63,7 @@ struct PredicateParser {
 
     /// The predicate in `text`, whose byte `i` sits at file offset `offsets[i]` (`offsets` has one
     /// more entry, for the end); `nil` after reporting the first problem.
-    static func parse(_ text: String, offsets: [Int], diagnostics: inout DiagnosticSink) -> AST.Predicate? {
+    package static func parse(_ text: String, offsets: [Int], diagnostics: inout DiagnosticSink) -> AST.Predicate? {
         let bytes = Array(text.utf8)
         // One offset per byte and one for the end, whatever the caller gave: an error's place may
         // be approximate, but never out of range.
@@ -85,7 +85,7 @@ struct PredicateParser {
 
     /// `text` as a predicate whose ranges are offsets into `text`, or the first problem with it,
     /// for callers without a schema file (the Core Data importer).
-    static func parse(_ text: String) -> Result<AST.Predicate, PredicateProblem> {
+    package static func parse(_ text: String) -> Result<AST.Predicate, PredicateProblem> {
         var sink = DiagnosticSink(file: SourceFile(path: "", text: text))
         let predicate = parse(text, offsets: Array(0...text.utf8.count), diagnostics: &sink)
         guard let predicate else { return .failure(PredicateProblem(message: sink.diagnostics.first?.message ?? "")) }
@@ -430,6 +430,6 @@ struct PredicateParser {
 }
 
 /// Why a predicate cannot be read.
-struct PredicateProblem: Error {
-    var message: String
+package struct PredicateProblem: Error {
+    package var message: String
 }

@@ -10,9 +10,9 @@
 ///
 /// Swift has the same comment and line rules, so the generator writes model text into Swift
 /// comments with ``commentText(_:)`` and its string literals with ``stringLiteral(_:)``.
-public enum SchemaText {
+package enum SchemaText {
     /// `text` as a schema string literal, quotes included.
-    public static func stringLiteral(_ text: String) -> String {
+    package static func stringLiteral(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -35,7 +35,7 @@ public enum SchemaText {
 
     /// `text` for a `//` or `///` comment line: every scalar ``stringLiteral(_:)`` would escape
     /// (line ends among them) written as `\u{…}`, so the comment cannot end early.
-    public static func commentText(_ text: String) -> String {
+    package static func commentText(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             if scalar == "\t" || !needsEscape(scalar) {

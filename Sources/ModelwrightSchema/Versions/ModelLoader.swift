@@ -2,37 +2,37 @@ import Foundation
 import Modelwright
 
 /// What loading a model gave: the model when it is valid, and every diagnostic either way.
-public struct ModelLoadResult: Sendable {
+package struct ModelLoadResult: Sendable {
     /// The model, when no version has an error.
-    public let model: Model?
+    package let model: Model?
     /// Every problem found, file by file, in order.
-    public let diagnostics: [Diagnostic]
+    package let diagnostics: [Diagnostic]
 
     /// Whether any diagnostic is an error.
-    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 }
 
 /// Reads a model from disk: a folder holding one `<Model>.v<N>.model` file per version, or a
 /// single schema file.
-public enum ModelLoader {
+package enum ModelLoader {
     /// The extension of schema files.
-    public static let fileExtension = "model"
+    package static let fileExtension = "model"
     /// Files compiled ahead of loading, by path: the Core Data importer compiles every version
     /// it writes, and loading the folder it wrote reuses each file still holding the same bytes.
     package struct CompiledFiles: Sendable {
-        var byPath: [String: (graph: EntityGraph?, sink: DiagnosticSink, version: ModelVersion?)] = [:]
+        package var byPath: [String: (graph: EntityGraph?, sink: DiagnosticSink, version: ModelVersion?)] = [:]
 
         /// No files.
         package init() {}
     }
 
     /// Loads every version in a model folder, or the one version in a schema file.
-    public static func load(path: String) -> ModelLoadResult {
+    package static func load(path: String) -> ModelLoadResult {
         load(path: path, reusing: CompiledFiles())
     }
 
     /// The path of a file in a folder, as loading the folder spells it.
-    static func path(of name: String, in folder: String) -> String {
+    package static func path(of name: String, in folder: String) -> String {
         folder.hasSuffix("/") ? folder + name : folder + "/" + name
     }
 

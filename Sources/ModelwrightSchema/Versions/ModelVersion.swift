@@ -3,17 +3,17 @@ import Foundation
 import Modelwright
 
 /// One version of a model, taken through the whole schema pipeline.
-public struct ModelVersion: Sendable {
+package struct ModelVersion: Sendable {
     /// The schema file it came from.
-    public let path: String
+    package let path: String
     /// The resolved entity graph.
-    public let graph: EntityGraph
+    package let graph: EntityGraph
     /// The runtime description, whose checksum identifies the version.
-    public let schema: SchemaDescription
+    package let schema: SchemaDescription
     private let pendingChecksum: PendingChecksum
 
     /// Creates a version, and starts computing its checksum in the background.
-    public init(path: String, graph: EntityGraph, schema: SchemaDescription) {
+    package init(path: String, graph: EntityGraph, schema: SchemaDescription) {
         self.path = path
         self.graph = graph
         self.schema = schema
@@ -22,10 +22,10 @@ public struct ModelVersion: Sendable {
 
     /// The schema's checksum, computed once (a long history asks for it many times); asking
     /// before the background computation is done waits for it, or computes it if it has not begun.
-    public var checksum: SchemaChecksum { pendingChecksum.value }
+    package var checksum: SchemaChecksum { pendingChecksum.value }
 
     /// The version number.
-    public var number: Int { graph.version }
+    package var number: Int { graph.version }
 }
 
 /// A checksum computed once, on a background thread from the moment its version is made.
@@ -55,14 +55,14 @@ private final class PendingChecksum: @unchecked Sendable {
 }
 
 /// A model: every version of it, oldest first; the last is the current one.
-public struct Model: Sendable {
+package struct Model: Sendable {
     /// The model's name.
-    public let name: String
+    package let name: String
     /// The versions, numbered 1, 2, 3, … in order.
-    public let versions: [ModelVersion]
+    package let versions: [ModelVersion]
     /// The migration from each version to the next, oldest first.
-    public let steps: [VersionStep]
+    package let steps: [VersionStep]
 
     /// The newest version, which the app's code is generated from.
-    public var current: ModelVersion? { versions.last }
+    package var current: ModelVersion? { versions.last }
 }

@@ -1,11 +1,11 @@
 import Foundation
 
 /// Starts the next version of a model as a copy of its current one.
-public enum NewVersion {
+package enum NewVersion {
     /// The text of version N+1, copied from version N: the header's number raised, and what
     /// described the step *into* version N removed (`@renamed(from:)` annotations and the
     /// `migration from` block with its doc comment), since the new step starts with no changes.
-    public static func text(after version: ModelVersion) throws -> String {
+    package static func text(after version: ModelVersion) throws -> String {
         guard version.number < Parser.maximumVersion else { throw VersionLimitReached(version: version.number) }
         let data = try Data(contentsOf: URL(fileURLWithPath: version.path))
         var bytes = [UInt8](data)
@@ -62,7 +62,7 @@ public enum NewVersion {
     }
 
     /// The path of version N+1's file beside version N's.
-    public static func path(after version: ModelVersion, model: String) -> String {
+    package static func path(after version: ModelVersion, model: String) -> String {
         let folder = URL(fileURLWithPath: version.path).deletingLastPathComponent()
         return folder.appendingPathComponent(VersionChecker.fileName(model: model, version: version.number + 1)).path
     }
@@ -75,15 +75,15 @@ public enum NewVersion {
 }
 
 /// Why no version can follow the given one: it has the highest number a version may have.
-public struct VersionLimitReached: LocalizedError, CustomStringConvertible {
+package struct VersionLimitReached: LocalizedError, CustomStringConvertible {
     /// The current version's number.
-    public let version: Int
+    package let version: Int
 
     /// The message, for people.
-    public var description: String {
+    package var description: String {
         "version \(version) is the highest a model may have (\(Parser.maximumVersion)); no version can follow it"
     }
 
     /// The message, as Foundation's error reporting asks for it.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

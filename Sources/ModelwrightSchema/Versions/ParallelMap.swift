@@ -22,17 +22,17 @@ package func releaseInBackground(_ value: some Sendable) {
 }
 
 /// Slots written from several threads, each once, under a lock.
-final class ResultSlots<Value: Sendable>: @unchecked Sendable {
+package final class ResultSlots<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var slots: [Value?]
 
-    init(count: Int) {
+    package init(count: Int) {
         slots = Array(repeating: nil, count: count)
     }
 
-    func set(_ value: Value, at index: Int) {
+    package func set(_ value: Value, at index: Int) {
         lock.withLock { slots[index] = value }
     }
 
-    var values: [Value] { lock.withLock { slots.compactMap { $0 } } }
+    package var values: [Value] { lock.withLock { slots.compactMap { $0 } } }
 }

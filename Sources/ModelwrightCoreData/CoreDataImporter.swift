@@ -1,0 +1,204 @@
+import Foundation
+import ModelwrightSchema
+
+/// Imports a Core Data model (every version of an `.xcdatamodeld`, or a bare `.xcdatamodel`) as
+/// schema files, one `<Model>.v<N>.model` per version, numbered 1…N in the bundle's order.
+///
+/// ```swift
+/// let bundle = try CoreDataBundle.open(path: "WooCommerce.xcdatamodeld")
+/// let result = CoreDataImporter.importModel(bundle) { number, count, name in
+///     print("importing version \(number) of \(count) (\(name))…")
+/// }
+/// try CoreDataImporter.write(result, to: "Models/WooCommerce")
+/// ```
+///
+/// Modelwright's newest version is the current one. When `.xccurrentversion` names an older
+/// version, the versions after it are drafts as far as Core Data is concerned: they are reported
+/// and left out, unless ``Options/includesVersionsAfterCurrent`` asks for them, in which case the
+/// newest of them becomes current.
+package enum CoreDataImporter {
+    /// How to import.
+    package struct Options: Sendable {
+        /// The model's name; by default the bundle's name, made a valid type name.
+        package var modelName: String?
+        /// Whether versions after Core Data's current version are imported too.
+        package var includesVersionsAfterCurrent: Bool
+        /// The folder the files will be written to, when known: the versions compiled for the
+        /// migration blocks are then compiled under their final paths, for ``Result/compiled``.
+        package var folder: String?
+
+        /// Creates options.
+        package init(modelName: String? = nil, includesVersionsAfterCurrent: Bool = false) {
+            self.modelName = modelName
+            self.includesVersionsAfterCurrent = includesVersionsAfterCurrent
+        }
+    }
+
+    /// One schema file to write.
+    package struct File: Sendable, Equatable {
+        /// Its name, `<Model>.v<N>.model`.
+        package var name: String
+        /// Its text.
+        package var text: String
+        /// The Core Data version it came from, such as `Model 37`.
+        package var versionName: String
+    }
+
+    /// What an import gave.
+    package struct Result: Sendable {
+        /// The model's name in the schema files.
+        package var modelName: String
+        /// The files, version 1 first; empty when there were errors.
+        package var files: [File]
+        /// Every problem and every construct that was not imported.
+        package var diagnostics: [Diagnostic]
+        /// Each version as compiled for the migration blocks, for loading the written folder
+        /// without compiling again the files the blocks left unchanged.
+        package var compiled = ModelLoader.CompiledFiles()
+
+        /// Whether any diagnostic is an error.
+        package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    }
+
+    /// Translates the versions of `bundle`, calling `progress` before each one.
+    package static func importModel(
+        _ bundle: CoreDataBundle,
+        options: Options = Options(),
+        progress: (_ number: Int, _ count: Int, _ versionName: String) -> Void = { _, _, _ in }
+    ) -> Result {
+        var diagnostics = bundle.notes
+        var versions = bundle.versions
+        let current = bundle.versions[bundle.currentIndex]
+        let later = bundle.versions[(bundle.currentIndex + 1)...]
+        if !later.isEmpty {
+            if options.includesVersionsAfterCurrent {
+                diagnostics.append(
+                    Diagnostic(
+                        severity: .warning,
+                        message:
+                            "Core Data's current version is '\(current.name)', but the versions after it are imported too, so the newest, '\(versions.last?.name ?? "")', is current in Modelwright",
+                        path: bundle.path, location: nil))
+            } else {
+                versions = Array(bundle.versions[...bundle.currentIndex])
+                for version in later {
+                    diagnostics.append(
+                        Diagnostic(
+                            severity: .warning,
+                            message:
+                                "version '\(version.name)' comes after the current version '\(current.name)' and is not imported; pass --all-versions to import it (the newest version then becomes current)",
+                            path: version.contentsPath, location: nil))
+                }
+            }
+        }
+        var models: [CoreDataModel] = []
+        for read in readAll(versions) {
+            switch read {
+            case .success(let model):
+                models.append(model)
+            case .failure(let error):
+                diagnostics.append(
+                    Diagnostic(
+                        severity: .error, message: error.message, path: error.path,
+                        location: error.location.map { SourcePosition(line: $0.line, column: $0.column) }))
+            }
+        }
+        var modelName = options.modelName ?? CoreDataNames.modelName(bundle.name)
+        if let problem = NameRules.problem(withTypeName: modelName) {
+            diagnostics.append(Diagnostic(severity: .error, message: problem, path: bundle.path, location: nil))
+        }
+        guard !diagnostics.contains(where: { $0.severity == .error }) else {
+            return Result(modelName: modelName, files: [], diagnostics: diagnostics)
+        }
+        // Generated code has an `enum <Model>` beside a type per entity, so the two must differ.
+        let entityNames = Set(models.flatMap { $0.entities.map { CoreDataNames.typeName($0.name) } })
+        if entityNames.contains(modelName) || CoreDataNames.reservedTypeNames.contains(modelName) {
+            let clash = modelName
+            while entityNames.contains(modelName) || CoreDataNames.reservedTypeNames.contains(modelName) {
+                modelName += "Model"
+            }
+            diagnostics.append(
+                Diagnostic(
+                    severity: .warning,
+                    message:
+                        "the model is named '\(modelName)' because '\(clash)' is \(entityNames.contains(clash) ? "one of its entities" : "a built-in type"); pass --name to choose another name",
+                    path: bundle.path, location: nil))
+        }
+        var files: [File] = []
+        var perVersion: [[Diagnostic]] = []
+        var previous: ImportedShape?
+        let bundleName = URL(fileURLWithPath: bundle.path).lastPathComponent
+        // Translation is sequential (each version's names depend on the previous one's); the
+        // other cores compile each translated file for the migration blocks meanwhile.
+        let compiled = ResultSlots<(version: ModelVersion?, compiled: (graph: EntityGraph?, sink: DiagnosticSink))>(
+            count: models.count)
+        let compiling = DispatchGroup()
+        for (index, model) in models.enumerated() {
+            let number = index + 1
+            let versionName = versions[index].name
+            progress(number, models.count, versionName)
+            let translated = CoreDataVersionTranslator.translate(
+                model,
+                modelName: modelName,
+                number: number,
+                header: "Imported from Core Data: version '\(versionName)' of \(bundleName).",
+                previous: previous
+            )
+            perVersion.append(translated.diagnostics)
+            previous = translated.shape
+            let file = File(
+                name: "\(modelName).v\(number).\(ModelLoader.fileExtension)", text: translated.text,
+                versionName: versionName)
+            files.append(file)
+            let path = options.folder.map { ModelLoader.path(of: file.name, in: $0) } ?? file.name
+            DispatchQueue.global().async(group: compiling) {
+                compiled.set(CoreDataMigrationBlocks.version(of: file, at: path), at: index)
+            }
+        }
+        compiling.wait()
+        diagnostics += CoreDataWarningGroups.grouped(perVersion, versionNames: versions.map(\.name))
+        let compiledVersions = compiled.values
+        var result = Result(
+            modelName: modelName,
+            files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.version)),
+            diagnostics: diagnostics)
+        if let folder = options.folder {
+            for (file, version) in zip(files, compiledVersions) {
+                result.compiled.byPath[ModelLoader.path(of: file.name, in: folder)] = (
+                    version.compiled.graph, version.compiled.sink, version.version
+                )
+            }
+        }
+        return result
+    }
+
+    /// Reads every version's XML, several at a time: parsing is most of an import's work, and
+    /// each version's file is independent of the others. Results come back in version order.
+    private static func readAll(_ versions: [CoreDataBundle.Version]) -> [Swift.Result<
+        CoreDataModel, CoreDataReader.Failure
+    >] {
+        versions.parallelMap { version in
+            Swift.Result<CoreDataModel, CoreDataReader.Failure> { () throws(CoreDataReader.Failure) in
+                try CoreDataReader.read(path: version.contentsPath)
+            }
+        }
+    }
+
+    /// Writes the files of `result` into `folder`, creating it, and rewriting only files whose
+    /// bytes change. Returns the names written; a newer version file left from an earlier import
+    /// is reported, not deleted.
+    package static func write(_ result: Result, to folder: String) throws -> (written: [String], stale: [String]) {
+        let url = URL(fileURLWithPath: folder)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        var written: [String] = []
+        for file in result.files {
+            if try FileOutput.write(Data(file.text.utf8), to: url.appendingPathComponent(file.name)) {
+                written.append(file.name)
+            }
+        }
+        let expected = Set(result.files.map(\.name))
+        let stale = (try FileManager.default.contentsOfDirectory(atPath: folder)).filter {
+            $0.hasSuffix(".\(ModelLoader.fileExtension)") && !expected.contains($0)
+        }.sorted()
+        return (written, stale)
+    }
+}

@@ -1,0 +1,74 @@
+import ModelwrightSchema
+
+/// Writes, for each imported version step, the migration block the planner needs: Core Data
+/// migrated the step either lightweight (dropping removed data silently) or with a mapping model
+/// the bundle does not hold, so the import says so explicitly.
+///
+/// - Data the step drops gets a `lossy Entity.property` line: Core Data's lightweight migration
+///   drops it too.
+/// - A change only the app's code can make (a new required attribute without a default, a type
+///   change) gets one custom stage for the step, `toVersion<N>`, which the app implements, as
+///   WooCommerce wrote mapping models for such steps.
+enum CoreDataMigrationBlocks {
+    /// Adds the blocks to `files`; `versions` holds each file already compiled by ``version(of:at:)``,
+    /// when the caller had a core to spare for it.
+    static func add(to files: [CoreDataImporter.File], versions: [ModelVersion?]? = nil) -> [CoreDataImporter.File] {
+        var result = files
+        // Versions compile, and steps diff, independently of each other: both run in parallel
+        // (a long history has a hundred of each), then the blocks are added in order.
+        let versions = versions ?? files.parallelMap { version(of: $0, at: $0.name).version }
+        let unaccounted = Array(versions.indices).parallelMap { index in
+            guard index > 0, let previous = versions[index - 1], let version = versions[index] else {
+                return [(change: SchemaChange, lost: (entity: String, property: String?)?)]()
+            }
+            return MigrationPlanner.unaccounted(from: previous, to: version)
+        }
+        for (index, file) in files.enumerated() {
+            guard index > 0, let previous = versions[index - 1], let version = versions[index] else { continue }
+            let needed = unaccounted[index]
+            guard !needed.isEmpty else { continue }
+            let from = files[index - 1].versionName
+            var lines = [
+                "",
+                "/// Core Data migrated '\(from)' to '\(file.versionName)' with a mapping model or by dropping data:",
+                "/// these lines say so, and the app implements what Core Data's mapping did.",
+                "migration from \(previous.number) {",
+            ]
+            let custom = needed.filter { $0.change.kind == .needsDefault || $0.change.kind == .needsCustomStage }
+            if !custom.isEmpty {
+                for entry in custom {
+                    lines.append("    /// Needed by: \(entry.change.summary) (\(entry.change.kind.rawValue)).")
+                }
+                lines.append(
+                    "    custom toVersion\(version.number) \"Convert the data as Core Data's mapping from '\(escaped(from))' to '\(escaped(file.versionName))' did\""
+                )
+            }
+            var accepted: Set<String> = []
+            for entry in needed where entry.change.kind == .lossy {
+                guard let lost = entry.lost else { continue }
+                let target = [lost.entity, lost.property].compactMap { $0 }.joined(separator: ".")
+                guard accepted.insert(target).inserted else { continue }
+                lines.append(
+                    "    lossy \(target) \"\(escaped(entry.change.summary)): dropped by Core Data's migration from '\(escaped(from))'\""
+                )
+            }
+            lines.append("}")
+            result[index].text += lines.joined(separator: "\n") + "\n"
+        }
+        return result
+    }
+
+    /// The version an imported file compiles to, or `nil` when it has errors (its steps get no
+    /// block), with what compiling it at `path` gave.
+    static func version(
+        of file: CoreDataImporter.File, at path: String
+    ) -> (version: ModelVersion?, compiled: (graph: EntityGraph?, sink: DiagnosticSink)) {
+        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, text: file.text))
+        guard let graph, !sink.hasErrors else { return (nil, (graph, sink)) }
+        return (ModelVersion(path: path, graph: graph, schema: SchemaLowering.lower(graph)), (graph, sink))
+    }
+
+    private static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}

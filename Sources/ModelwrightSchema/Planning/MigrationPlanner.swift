@@ -1,0 +1,588 @@
+import Modelwright
+
+/// Diffs two adjacent versions into ``SchemaChange``s, classifies each one, and reports as an
+/// error, at the offending declaration, every change the newer version does not account for:
+/// a lossy change without `lossy …`, a change that needs a default or a custom stage without a
+/// `custom` stage. Renames are never guessed: a removal beside an addition of the same type
+/// gets a note suggesting `@renamed(from:)`.
+///
+/// The step is then run on an empty in-memory store (a shadow database), which both checks that
+/// the runtime can perform it and tells which tables it rebuilds.
+package struct MigrationPlanner {
+    package let previous: ModelVersion
+    package let next: ModelVersion
+    private var changes: [SchemaChange] = []
+    private var old: EntityGraph { previous.graph }
+    private var new: EntityGraph { next.graph }
+    /// The entities of each version by name: a long history diffs thousands of entity pairs.
+    private let oldEntities: [String: EntityGraph.Entity]
+    private let newEntities: [String: EntityGraph.Entity]
+
+    package init(from previous: ModelVersion, to next: ModelVersion) {
+        self.previous = previous
+        self.next = next
+        oldEntities = Self.byName(previous.graph.entities)
+        newEntities = Self.byName(next.graph.entities)
+    }
+
+    /// Elements by name; the first wins, as `first(where:)` would find it.
+    private static func byName<Element>(_ elements: [Element], name: (Element) -> String) -> [String: Element] {
+        Dictionary(elements.map { (name($0), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private static func byName(_ entities: [EntityGraph.Entity]) -> [String: EntityGraph.Entity] {
+        byName(entities) { $0.name }
+    }
+
+    /// Plans the step, reporting unaccounted changes into `sink` (the newer version's file);
+    /// `freshSchemas`, shared by the steps of one model, spares the shadow checks recreating
+    /// the tables that do not change from one version to the next.
+    package static func plan(
+        from previous: ModelVersion, to next: ModelVersion, sink: inout DiagnosticSink,
+        freshSchemas: FreshSchemaCache = FreshSchemaCache()
+    ) -> VersionStep {
+        var planner = MigrationPlanner(from: previous, to: next)
+        planner.diff()
+        return planner.finish(sink: &sink, freshSchemas: freshSchemas)
+    }
+
+    /// The changes from `previous` to `next` that need a `lossy` line or a custom stage, each with
+    /// the entity and property (previous version's names) a `lossy` line would name.
+    package static func unaccounted(from previous: ModelVersion, to next: ModelVersion) -> [(
+        change: SchemaChange, lost: (entity: String, property: String?)?
+    )] {
+        var planner = MigrationPlanner(from: previous, to: next)
+        planner.diff()
+        return planner.changes.enumerated().compactMap { index, change in
+            guard change.kind != .lightweight else { return nil }
+            let lost = planner.lossesNeeded.first { $0.change == index }.map { ($0.entity, $0.property) }
+            return (change, lost)
+        }
+    }
+
+    // MARK: - Diff
+
+    private mutating func diff() {
+        var continued: Set<String> = []
+        for entity in new.entities {
+            let oldName = entity.renamedFrom ?? entity.name
+            guard let oldEntity = oldEntities[oldName] else {
+                add(.lightweight, "add entity \(entity.name)", entity, at: entity.range.start)
+                continue
+            }
+            continued.insert(oldName)
+            if oldName != entity.name {
+                add(
+                    .lightweight, "rename entity \(oldName) to \(entity.name)", entity,
+                    at: entity.renameRange?.start ?? entity.range.start)
+            }
+            diffEntity(oldEntity, entity)
+        }
+        for entity in old.entities where !continued.contains(entity.name) {
+            let suggestion = new.entities.first { candidate in
+                old.entity(named: candidate.renamedFrom ?? candidate.name) == nil
+                    && Set(candidate.attributes.map(\.name)) == Set(entity.attributes.map(\.name))
+            }
+            add(
+                .lossy, "remove entity \(entity.name)", entityName: entity.name, table: rootTable(entity.name, in: old),
+                at: new.migration?.range.start ?? new.headerRange.start, lost: (entity.name, nil),
+                hint: suggestion.map {
+                    "if '\(entity.name)' became '\($0.name)', write '@renamed(from: \(entity.name))' on it"
+                }
+            )
+        }
+    }
+
+    private mutating func diffEntity(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
+        let oldParent = oldEntity.parent
+        let newParentOldName = entity.parent.map { newEntities[$0]?.renamedFrom ?? $0 }
+        if oldParent != newParentOldName {
+            add(
+                .needsCustomStage,
+                "move entity \(entity.name) from parent \(oldParent ?? "none") to \(entity.parent ?? "none"): its rows change tables",
+                entity, at: entity.range.start)
+        }
+        if oldEntity.isAbstract != entity.isAbstract {
+            add(
+                entity.isAbstract ? .lossy : .lightweight,
+                "make entity \(entity.name) \(entity.isAbstract ? "abstract (its own rows are dropped)" : "concrete")",
+                entity, at: entity.range.start, lost: entity.isAbstract ? (oldEntity.name, nil) : nil)
+        }
+        var continued: Set<String> = []
+        let oldAttributes = Self.byName(oldEntity.attributes) { $0.name }
+        let oldAncestors = old.ancestors(of: oldEntity)
+        for attribute in entity.attributes {
+            let oldName = attribute.renamedFrom ?? attribute.name
+            // Declared on an ancestor before: the store keeps it in the same column of the
+            // hierarchy's table, so it is classified as the same attribute changing, whatever
+            // else the step does to the ancestor's declaration.
+            if oldAttributes[oldName] == nil,
+                let ancestor = oldAncestors.first(where: { $0.attributes.contains { $0.name == oldName } }),
+                let moved = ancestor.attributes.first(where: { $0.name == oldName })
+            {
+                add(
+                    .lightweight, "move attribute \(ancestor.name).\(oldName) down to \(entity.name).\(attribute.name)",
+                    entity, at: attribute.range.start)
+                diffAttribute(moved, attribute, of: entity, oldEntity: ancestor)
+                continue
+            }
+            guard let oldAttribute = oldAttributes[oldName] else {
+                let summary = "add attribute \(entity.name).\(attribute.name) (\(describe(attribute)))"
+                if attribute.isOptional {
+                    add(.lightweight, summary, entity, at: attribute.range.start)
+                } else if let value = attribute.defaultValue {
+                    add(
+                        .lightweight, summary, entity, at: attribute.range.start,
+                        caution:
+                            "every existing \(entity.name) gets \(describe(value)); if rows need their own values (what a Core Data mapping model would set), declare a custom stage"
+                    )
+                } else {
+                    add(
+                        .needsDefault, summary, entity, at: attribute.range.start,
+                        hint: "give it a default ('= …'), make it optional, or declare a custom stage that fills it")
+                }
+                continue
+            }
+            continued.insert(oldName)
+            if oldName != attribute.name {
+                add(
+                    .lightweight, "rename attribute \(entity.name).\(oldName) to \(attribute.name)", entity,
+                    at: attribute.renameRange?.start ?? attribute.range.start)
+            }
+            diffAttribute(oldAttribute, attribute, of: entity, oldEntity: oldEntity)
+        }
+        let added = entity.attributes.filter { oldAttributes[$0.renamedFrom ?? $0.name] == nil }
+        for attribute in oldEntity.attributes where !continued.contains(attribute.name) {
+            let twin = added.first { $0.type == attribute.type }
+            add(
+                .lossy, "remove attribute \(entity.name).\(attribute.name)", entity, at: entity.range.start,
+                lost: (oldEntity.name, attribute.name),
+                hint: twin.map {
+                    "if '\(attribute.name)' became '\($0.name)', write '@renamed(from: \(attribute.name))' on '\($0.name)'"
+                }
+            )
+        }
+        diffRelationships(oldEntity, entity)
+        diffConstraints(oldEntity, entity)
+    }
+
+    private mutating func diffAttribute(
+        _ oldAttribute: EntityGraph.Attribute, _ attribute: EntityGraph.Attribute, of entity: EntityGraph.Entity,
+        oldEntity: EntityGraph.Entity
+    ) {
+        let name = "\(entity.name).\(attribute.name)"
+        if let (kind, reason) = Self.typeChange(from: oldAttribute.type, to: attribute.type) {
+            let converts = kind == .lightweight && Self.rewritesValues(from: oldAttribute.type, to: attribute.type)
+            add(
+                kind,
+                "change the type of \(name) from \(describe(oldAttribute.type)) to \(describe(attribute.type))\(reason.map { " (\($0))" } ?? "")",
+                entity, at: attribute.range.start, lost: kind == .lossy ? (oldEntity.name, oldAttribute.name) : nil,
+                caution: converts
+                    ? "every stored value is converted by SQLite (CAST); Core Data's lightweight migration cannot infer this change, so a Core Data app needed a mapping model here"
+                    : nil)
+        }
+        if oldAttribute.isOptional && !attribute.isOptional {
+            if attribute.defaultValue != nil {
+                add(
+                    .lightweight, "make \(name) required; rows without a value get its default", entity,
+                    at: attribute.range.start,
+                    caution: "rows without a value get the default; a custom stage can give them their own")
+            } else {
+                add(
+                    .needsDefault, "make \(name) required", entity, at: attribute.range.start,
+                    hint:
+                        "give it a default ('= …') for rows without a value, or declare a custom stage that fills them")
+            }
+        } else if !oldAttribute.isOptional && attribute.isOptional {
+            add(.lightweight, "make \(name) optional", entity, at: attribute.range.start)
+        }
+        if oldAttribute.defaultValue != attribute.defaultValue {
+            add(.lightweight, "change the default of \(name)", entity, at: attribute.range.start)
+        }
+    }
+
+    private mutating func diffRelationships(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
+        var continued: Set<String> = []
+        for relationship in entity.relationships {
+            let oldName = relationship.renamedFrom ?? relationship.name
+            let name = "\(entity.name).\(relationship.name)"
+            guard let oldRelationship = oldEntity.relationships.first(where: { $0.name == oldName }) else {
+                if relationship.cardinality == .toOne && !relationship.isOptional {
+                    add(
+                        .needsCustomStage, "add required relationship \(name)", entity, at: relationship.range.start,
+                        hint: "make it optional, or declare a custom stage that links every existing row")
+                } else {
+                    add(
+                        .lightweight, "add relationship \(name) to \(relationship.destination)", entity,
+                        at: relationship.range.start)
+                }
+                continue
+            }
+            continued.insert(oldName)
+            let at = relationship.range.start
+            if oldName != relationship.name {
+                add(
+                    .lightweight, "rename relationship \(entity.name).\(oldName) to \(relationship.name)", entity,
+                    at: relationship.renameRange?.start ?? at)
+            }
+            let oldDestination = newEntities[relationship.destination]?.renamedFrom ?? relationship.destination
+            if oldDestination != oldRelationship.destination {
+                add(
+                    .needsCustomStage,
+                    "change the destination of \(name) from \(oldRelationship.destination) to \(relationship.destination)",
+                    entity, at: at)
+            }
+            if oldRelationship.cardinality != relationship.cardinality {
+                add(
+                    .needsCustomStage,
+                    "change \(name) from \(oldRelationship.cardinality == .toOne ? "to-one to to-many" : "to-many to to-one")",
+                    entity, at: at)
+            } else if oldRelationship.isOrdered != relationship.isOrdered {
+                add(
+                    relationship.isOrdered ? .lightweight : .lossy,
+                    relationship.isOrdered
+                        ? "make \(name) ordered (existing links keep an arbitrary order)"
+                        : "make \(name) unordered (the order is dropped)",
+                    entity, at: at, lost: relationship.isOrdered ? nil : (oldEntity.name, oldRelationship.name))
+            }
+            let oldInverse = oldRelationship.inverse
+            let newInverseOldName = relationship.inverse.flatMap { inverse in
+                newEntities[relationship.destination]?.relationships.first { $0.name == inverse }.map {
+                    $0.renamedFrom ?? $0.name
+                }
+            }
+            if oldInverse != newInverseOldName {
+                add(
+                    .needsCustomStage,
+                    "change the inverse of \(name) from \(oldInverse ?? "none") to \(relationship.inverse ?? "none"): the links may move to other storage",
+                    entity, at: at)
+            }
+            if oldRelationship.cardinality == .toOne, oldRelationship.isOptional, !relationship.isOptional {
+                add(
+                    .needsCustomStage, "make \(name) required", entity, at: at,
+                    hint: "declare a custom stage that links every row, or keep it optional")
+            } else if oldRelationship.isOptional != relationship.isOptional {
+                add(.lightweight, "make \(name) \(relationship.isOptional ? "optional" : "required")", entity, at: at)
+            }
+            if oldRelationship.deleteRule != relationship.deleteRule {
+                add(
+                    .lightweight,
+                    "change the delete rule of \(name) from \(oldRelationship.deleteRule.rawValue) to \(relationship.deleteRule.rawValue)",
+                    entity, at: at)
+            }
+        }
+        for relationship in oldEntity.relationships where !continued.contains(relationship.name) {
+            let twin = entity.relationships.first { candidate in
+                candidate.destination == relationship.destination
+                    && !oldEntity.relationships.contains { $0.name == (candidate.renamedFrom ?? candidate.name) }
+            }
+            add(
+                .lossy, "remove relationship \(entity.name).\(relationship.name)", entity, at: entity.range.start,
+                lost: (oldEntity.name, relationship.name),
+                hint: twin.map {
+                    "if '\(relationship.name)' became '\($0.name)', write '@renamed(from: \(relationship.name))' on '\($0.name)'"
+                })
+        }
+    }
+
+    private mutating func diffConstraints(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
+        // Constraints name properties; compare them under the newer names.
+        var renames: [String: String] = [:]
+        for attribute in entity.attributes { renames[attribute.renamedFrom ?? attribute.name] = attribute.name }
+        for relationship in entity.relationships {
+            renames[relationship.renamedFrom ?? relationship.name] = relationship.name
+        }
+        let rename = { (names: [String]) in names.map { renames[$0] ?? $0 } }
+        let oldUnique = Set(oldEntity.uniquenessConstraints.map { rename($0).sorted() })
+        let newUnique = Set(entity.uniquenessConstraints.map { $0.sorted() })
+        for constraint in newUnique.subtracting(oldUnique).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "add uniqueness constraint \(entity.name)(\(constraint.joined(separator: ", ")))", entity,
+                at: entity.range.start,
+                caution:
+                    "the migration fails if existing rows of \(entity.name) share values of (\(constraint.joined(separator: ", "))); a custom stage can merge them first"
+            )
+        }
+        for constraint in oldUnique.subtracting(newUnique).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "remove uniqueness constraint \(entity.name)(\(constraint.joined(separator: ", ")))",
+                entity, at: entity.range.start)
+        }
+        let oldIndexes = Set(oldEntity.indexes.map(rename))
+        let newIndexes = Set(entity.indexes)
+        for index in newIndexes.subtracting(oldIndexes).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "add index \(entity.name)(\(index.joined(separator: ", ")))", entity,
+                at: entity.range.start)
+        }
+        for index in oldIndexes.subtracting(newIndexes).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "remove index \(entity.name)(\(index.joined(separator: ", ")))", entity,
+                at: entity.range.start)
+        }
+    }
+
+    /// Whether a lightweight type change rewrites the stored values (SQLite's CAST) rather than
+    /// keeping them as they are.
+    package static func rewritesValues(from old: AttributeType, to new: AttributeType) -> Bool {
+        TableMappingFacts.isNumber(old) && [.string, .decimal, .double, .float].contains(new) && old != new
+            && !(old == .float && new == .double)
+    }
+
+    /// How a type change migrates, with a reason for people; `nil` when the stored form is unchanged.
+    package static func typeChange(from old: AttributeType, to new: AttributeType) -> (SchemaChange.Kind, String?)? {
+        func integerWidth(_ type: AttributeType) -> Int? {
+            switch type {
+            case .bool: 1
+            case .int16: 16
+            case .int32: 32
+            case .int64, .int: 64
+            default: nil
+            }
+        }
+        switch (old, new) {
+        case _ where old == new: return nil
+        case (.enumeration(let before), .enumeration(let after)):
+            guard before.rawType == after.rawType else { return (.needsCustomStage, "the raw type changes") }
+            let kept = Set(after.cases.map(\.rawValue))
+            let dropped = before.cases.filter { !kept.contains($0.rawValue) }.map(\.name)
+            return dropped.isEmpty
+                ? nil : (.needsCustomStage, "rows holding \(dropped.joined(separator: ", ")) cannot be read")
+        case (.composite(let before), .composite(let after)):
+            let beforeFields = Dictionary(before.fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let afterFields = Dictionary(after.fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            if beforeFields.keys.contains(where: { afterFields[$0] == nil }) { return (.lossy, "fields are removed") }
+            for (name, field) in afterFields {
+                guard let previous = beforeFields[name] else {
+                    if !field.isOptional && field.defaultValue == nil {
+                        return (.needsDefault, "field \(name) is new and required")
+                    }
+                    continue
+                }
+                if previous.type != field.type { return (.needsCustomStage, "field \(name) changes type") }
+            }
+            return (.lightweight, nil)
+        case (.codable, .codable): return (.needsCustomStage, "the JSON must be re-encoded")
+        default: break
+        }
+        if let before = integerWidth(old), let after = integerWidth(new) {
+            return before <= after ? (.lightweight, "widening") : (.lossy, "narrowing: large values are cut")
+        }
+        if let before = integerWidth(old), new == .double || new == .float {
+            return before <= (new == .double ? 32 : 16)
+                ? (.lightweight, "exact") : (.lossy, "large integers lose precision")
+        }
+        if old == .float, new == .double { return (.lightweight, "widening") }
+        if old == .double, new == .float { return (.lossy, "narrowing: precision is lost") }
+        if integerWidth(old) != nil || old == .double || old == .float, new == .string || new == .decimal {
+            return (.lightweight, "numbers become their text")
+        }
+        return (.needsCustomStage, "no lossless conversion")
+    }
+
+    // MARK: - Shadow check
+
+    /// The two versions cut down to the entities the step changes, with their hierarchies and
+    /// the entities one relationship away (whose tables hold inverse columns and join tables):
+    /// the shadow check then creates a handful of tables instead of a long history's every table.
+    private func reducedSchemas() -> (SchemaDescription, SchemaDescription) {
+        let oldSchema = previous.schema
+        let newSchema = next.schema
+        let oldNames = Set(oldSchema.entities.map(\.name))
+        let newNames = Set(newSchema.entities.map(\.name))
+        let renamedFrom = Dictionary(
+            newSchema.entities.map { ($0.name, $0.renamedFrom) }, uniquingKeysWith: { first, _ in first })
+        let oldName = { (name: String) in (renamedFrom[name] ?? nil) ?? name }
+        var keptNew = Set(changes.map(\.entity).filter(newNames.contains))
+        var keptOld = Set(changes.map(\.entity).filter(oldNames.contains))
+        keptOld.formUnion(keptNew.map(oldName).filter(oldNames.contains))
+        keptNew.formUnion(Self.neighbours(of: keptNew, in: newSchema))
+        keptOld.formUnion(Self.neighbours(of: keptOld, in: oldSchema))
+        for _ in 0..<2 {
+            keptOld.formUnion(keptNew.map(oldName).filter(oldNames.contains))
+            keptNew.formUnion(newSchema.entities.filter { keptOld.contains(oldName($0.name)) }.map(\.name))
+            keptNew = Self.hierarchies(of: keptNew, in: newSchema)
+            keptOld = Self.hierarchies(of: keptOld, in: oldSchema)
+        }
+        var source = oldSchema
+        source.entities = oldSchema.entities.filter { keptOld.contains($0.name) }
+        var destination = newSchema
+        destination.entities = newSchema.entities.filter { keptNew.contains($0.name) }
+        return (source, destination)
+    }
+
+    /// The entities one relationship away from `names`, in either direction.
+    private static func neighbours(of names: Set<String>, in schema: SchemaDescription) -> Set<String> {
+        var result = names
+        for entity in schema.entities {
+            let destinations = entity.relationships.map(\.destination)
+            if names.contains(entity.name) { result.formUnion(destinations) }
+            if destinations.contains(where: names.contains) { result.insert(entity.name) }
+        }
+        return result
+    }
+
+    /// `names` with every entity sharing a root with one of them (one table per hierarchy).
+    private static func hierarchies(of names: Set<String>, in schema: SchemaDescription) -> Set<String> {
+        let parents = Dictionary(
+            schema.entities.map { ($0.name, $0.parent) }, uniquingKeysWith: { first, _ in first })
+        func root(_ name: String) -> String {
+            var current = name
+            var seen: Set<String> = [current]
+            while let parent = parents[current] ?? nil, seen.insert(parent).inserted { current = parent }
+            return current
+        }
+        let roots = Set(names.map(root))
+        return names.union(schema.entities.map(\.name).filter { roots.contains(root($0)) })
+    }
+
+    // MARK: - Recording
+
+    private mutating func add(
+        _ kind: SchemaChange.Kind, _ summary: String, _ entity: EntityGraph.Entity, at offset: Int,
+        lost: (entity: String, property: String?)? = nil, hint: String? = nil, caution: String? = nil
+    ) {
+        add(
+            kind, summary, entityName: entity.name, table: rootTable(entity.name, in: new), at: offset, lost: lost,
+            hint: hint, caution: caution)
+    }
+
+    private mutating func add(
+        _ kind: SchemaChange.Kind, _ summary: String, entityName: String, table: String, at offset: Int,
+        lost: (entity: String, property: String?)? = nil, hint: String? = nil, caution: String? = nil
+    ) {
+        changes.append(
+            SchemaChange(
+                summary: summary, kind: kind, entity: entityName, resolution: hint, caution: caution, table: table,
+                offset: offset))
+        if let lost { lossesNeeded.append((changes.count - 1, lost.entity, lost.property)) }
+    }
+
+    private var lossesNeeded: [(change: Int, entity: String, property: String?)] = []
+
+    private func rootTable(_ entity: String, in graph: EntityGraph) -> String {
+        guard let found = graph.entity(named: entity) else { return entity }
+        return graph.ancestors(of: found).last?.name ?? found.name
+    }
+
+    private func describe(_ attribute: EntityGraph.Attribute) -> String {
+        describe(attribute.type) + (attribute.isOptional ? "?" : "")
+            + (attribute.defaultValue.map { " = \(describe($0))" } ?? "")
+    }
+
+    private func describe(_ type: AttributeType) -> String { DefaultValueChecker.typeName(type) }
+
+    private func describe(_ value: DefaultValue) -> String {
+        switch value {
+        case .bool(let value): "\(value)"
+        case .integer(let value): "\(value)"
+        case .floatingPoint(let value): "\(value)"
+        case .decimal(let text): text
+        case .string(let text): "\"\(text)\""
+        case .date(let seconds): "date \(seconds)"
+        case .now: "now"
+        case .enumCase(let name): ".\(name)"
+        }
+    }
+
+    // MARK: - Resolution
+
+    private func finish(sink: inout DiagnosticSink, freshSchemas: FreshSchemaCache) -> VersionStep {
+        let migration = new.migration
+        let stages = migration?.customStages ?? []
+        let accepted = migration?.acceptedLosses ?? []
+        var used = Set<Int>()
+        var resolved = changes
+        let oldFile = previous.path.split(separator: "/").last.map(String.init) ?? previous.path
+        for (index, change) in changes.enumerated() {
+            var resolution: String?
+            switch change.kind {
+            case .lightweight:
+                break
+            case .lossy:
+                let need = lossesNeeded.first { $0.change == index }
+                if let match = accepted.indices.first(where: { candidate in
+                    accepted[candidate].entity == need?.entity
+                        && (accepted[candidate].property == nil || accepted[candidate].property == need?.property)
+                }) {
+                    used.insert(match)
+                    resolution = "accepted" + (accepted[match].reason.map { ": \($0)" } ?? "")
+                }
+            case .needsDefault, .needsCustomStage:
+                if !stages.isEmpty { resolution = "custom stage " + stages.map(\.name).joined(separator: ", ") }
+            }
+            if change.kind != .lightweight && resolution == nil {
+                var notes: [(String, Int)] = []
+                if let hint = change.resolution { notes.append((hint, change.offset)) }
+                switch change.kind {
+                case .lossy:
+                    let need = lossesNeeded.first { $0.change == index }
+                    let target = [need?.entity, need?.property].compactMap { $0 }.joined(separator: ".")
+                    notes.append(
+                        (
+                            "to accept the loss, write 'lossy \(target) \"why\"' in 'migration from \(previous.number) { … }'",
+                            change.offset
+                        ))
+                default:
+                    notes.append(
+                        (
+                            "declare one in 'migration from \(previous.number) { custom name \"what it does\" }'; the app then implements it",
+                            change.offset
+                        ))
+                }
+                sink.error(
+                    "version \(next.number) cannot be migrated to from version \(previous.number) (\(oldFile)): \(change.summary) \(change.kind == .lossy ? "loses data" : change.kind.rawValue)",
+                    at: change.offset, notes: notes)
+            }
+            resolved[index] = SchemaChange(
+                summary: change.summary, kind: change.kind, entity: change.entity,
+                resolution: change.kind == .lightweight ? nil : resolution, caution: change.caution,
+                table: change.table, offset: change.offset)
+        }
+        for (index, loss) in accepted.enumerated() where !used.contains(index) {
+            let target = [loss.entity, loss.property].compactMap { $0 }.joined(separator: ".")
+            sink.warning("'lossy \(target)' accepts a loss this step does not have; remove it", at: loss.range.start)
+        }
+        var operations: [MigrationOperation] = []
+        if !sink.hasErrors, !changes.isEmpty {
+            // A step without custom stages runs on synthetic rows that give every column a value,
+            // so a value it would leave unreadable is found now; one with custom stages runs on an
+            // empty store, since only the app's code can convert its values (the runtime checks
+            // them after a real migration).
+            let withRows = stages.isEmpty
+            do {
+                // The tables the step touches are enough to learn its cost; the whole schema is the
+                // fallback when that smaller check fails, so only a real problem is reported.
+                let (source, destination) = reducedSchemas()
+                do {
+                    operations = try MigrationStage.lightweight(from: source, to: destination).operations(
+                        freshSchemas: freshSchemas, syntheticRows: withRows)
+                } catch {
+                    operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations(
+                        freshSchemas: freshSchemas, syntheticRows: withRows)
+                }
+            } catch {
+                sink.error(
+                    withRows
+                        ? "the migration from version \(previous.number) fails on rows that give every column a value: \(error)"
+                        : "the migration from version \(previous.number) could not be checked on an empty store: \(error)",
+                    at: new.migration?.range.start ?? new.headerRange.start,
+                    notes: withRows
+                        ? [
+                            (
+                                "declare a custom stage in 'migration from \(previous.number) { custom name \"what it does\" }' that converts the values",
+                                new.migration?.range.start ?? new.headerRange.start
+                            )
+                        ] : [])
+            }
+        }
+        return VersionStep(from: previous, to: next, changes: resolved, customStages: stages, operations: operations)
+    }
+}
+
+/// Facts about attribute types the planner needs.
+enum TableMappingFacts {
+    static func isNumber(_ type: AttributeType) -> Bool {
+        [.bool, .int16, .int32, .int64, .int, .float, .double].contains(type)
+    }
+}

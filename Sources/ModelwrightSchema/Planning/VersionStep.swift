@@ -1,0 +1,75 @@
+import Modelwright
+
+/// The migration from one version of a model to the next: what changed, how each change
+/// migrates, and what the runtime will do to the store's tables.
+package struct VersionStep: Sendable {
+    /// The version the step starts from.
+    package let from: ModelVersion
+    /// The version it ends at.
+    package let to: ModelVersion
+    /// Every change, in the order of the newer version's declarations, removals last.
+    package let changes: [SchemaChange]
+    /// The custom stages the newer version declares for this step.
+    package let customStages: [EntityGraph.CustomStage]
+    /// What the runtime does to the tables, found by running the step on an empty in-memory
+    /// store at generation time; empty when that could not be done.
+    package let operations: [MigrationOperation]
+
+    /// Whether the step is inferred from the schemas alone: every change is lightweight and no
+    /// custom stage is declared.
+    package var isLightweight: Bool {
+        customStages.isEmpty && changes.allSatisfy { $0.kind == .lightweight }
+    }
+
+    /// The step's class as people read it, the one wording `plan` and the generated plan use:
+    /// `lightweight`, `lossy (accepted)` or `custom stage a, b`.
+    package var classification: String {
+        if !customStages.isEmpty { return "custom stage " + customStages.map(\.name).joined(separator: ", ") }
+        return isLightweight ? "lightweight" : "lossy (accepted)"
+    }
+
+    /// The cautions of its changes: lightweight changes a person should still look at, such as a
+    /// default every existing row gets, or a conversion Core Data could not have inferred.
+    package var cautions: [String] {
+        changes.compactMap { change in change.caution.map { "\(change.summary): \($0)" } }
+    }
+
+    /// The tables the step visits row by row (rebuilds, updates, new indexes), which take time
+    /// in proportion to their rows; tables the step creates are empty and left out.
+    package var rewrittenTables: [String] {
+        let created = Set(operations.compactMap { if case .createTable(let table) = $0 { table } else { nil } })
+        return Set(operations.filter { !$0.isConstantTime }.map(\.table)).subtracting(created).sorted()
+    }
+}
+
+/// One change between two versions, classified by how it migrates.
+package struct SchemaChange: Sendable {
+    /// How a change migrates.
+    package enum Kind: String, Sendable, Codable {
+        /// Inferred: nothing is lost and every row gets a value.
+        case lightweight
+        /// A required attribute appears (or becomes required) with no default: a custom stage
+        /// must give existing rows a value.
+        case needsDefault = "needs a default"
+        /// Stored data is dropped: a removed entity, attribute or relationship, or a narrowing.
+        case lossy
+        /// The stored values cannot be converted without the app's code.
+        case needsCustomStage = "needs a custom stage"
+    }
+
+    /// What changed, in words: `add attribute User.isVerified (Bool = false)`.
+    package let summary: String
+    /// How it migrates.
+    package let kind: Kind
+    /// The entity it belongs to, by its name in the newer version (the older one for removals).
+    package let entity: String
+    /// Why the change is acceptable even though it is not lightweight (an accepted loss, a
+    /// custom stage), or `nil`.
+    package let resolution: String?
+    /// A caution that does not stop generation, such as a uniqueness constraint existing rows may break.
+    package let caution: String?
+    /// The table whose rows the change touches.
+    package let table: String
+    /// Where the change is declared, in the newer version's file (an offset).
+    let offset: Int
+}

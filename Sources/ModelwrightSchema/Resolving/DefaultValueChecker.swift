@@ -1,0 +1,150 @@
+import Foundation
+import Modelwright
+
+/// Types a default value against its attribute, explaining a mismatch in the schema's terms.
+enum DefaultValueChecker {
+    /// The typed default, or the reason the literal does not fit.
+    /// `role` names the literal in messages: a request's constant is not a default value.
+    static func check(
+        _ literal: AST.Literal, for type: AttributeType, isOptional: Bool, role: String = "default value"
+    ) -> Result<DefaultValue?, DefaultValueProblem> {
+        if case .null = literal.kind {
+            return isOptional
+                ? .success(nil)
+                : .failure(
+                    .init("'nil' is not a value of a non-optional attribute", hint: "make the type optional with '?'"))
+        }
+        switch (type, literal.kind) {
+        case (.bool, .bool(let value)):
+            return .success(.bool(value))
+        case (.int16, .integer(let text)):
+            return integer(text, in: Int64(Int16.min)...Int64(Int16.max), name: "Int16")
+        case (.int32, .integer(let text)):
+            return integer(text, in: Int64(Int32.min)...Int64(Int32.max), name: "Int32")
+        case (.int64, .integer(let text)):
+            return integer(text, in: Int64.min...Int64.max, name: "Int64")
+        case (.int, .integer(let text)):
+            return integer(text, in: Int64.min...Int64.max, name: "Int")
+        case (.double, .integer(let text)), (.double, .float(let text)):
+            return floatingPoint(text, limit: Double.greatestFiniteMagnitude, name: "Double")
+        case (.float, .integer(let text)), (.float, .float(let text)):
+            return floatingPoint(text, limit: Double(Float.greatestFiniteMagnitude), name: "Float")
+        case (.decimal, .integer(let text)), (.decimal, .float(let text)):
+            return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) == nil
+                ? .failure(.init("'\(text)' is not a valid Decimal")) : .success(.decimal(text))
+        case (.string, .string(let text)):
+            return .success(.string(text))
+        case (.uuid, .string(let text)):
+            return UUID(uuidString: text) == nil
+                ? .failure(
+                    .init("\"\(text)\" is not a UUID", hint: "write it as \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\""))
+                : .success(.string(text))
+        case (.url, .string(let text)):
+            guard let url = URL(string: text), url.scheme != nil else {
+                return .failure(
+                    .init("\"\(text)\" is not an absolute URL", hint: "include a scheme, as in \"https://example.com\"")
+                )
+            }
+            return .success(.string(url.absoluteString))
+        case (.date, .now):
+            return .success(.now)
+        case (.date, .string(let text)):
+            guard let seconds = iso8601Seconds(text) else {
+                return .failure(
+                    .init(
+                        "\"\(text)\" is not an ISO 8601 date",
+                        hint: "write \"2024-05-01T09:30:00Z\", or 'now' for the insertion time")
+                )
+            }
+            return .success(.date(secondsSince1970: seconds))
+        case (.enumeration(let enumeration), .enumCase(let name)):
+            guard enumeration.cases.contains(where: { $0.name == name }) else {
+                let suggestion = Suggestions.closest(to: name, among: enumeration.cases.map(\.name))
+                return .failure(
+                    .init(
+                        "enum '\(enumeration.name)' has no case '\(name)'",
+                        hint: suggestion.map { "did you mean '.\($0)'?" }
+                            ?? "its cases are \(enumeration.cases.map { "." + $0.name }.joined(separator: ", "))"
+                    )
+                )
+            }
+            return .success(.enumCase(name))
+        case (.data, _), (.composite, _), (.codable, _):
+            return .failure(.init("\(typeName(type)) attributes cannot have a \(role)"))
+        default:
+            return .failure(
+                .init("\(role) \(describe(literal.kind)) does not match the attribute's type \(typeName(type))")
+            )
+        }
+    }
+
+    private static func integer(_ text: String, in range: ClosedRange<Int64>, name: String) -> Result<
+        DefaultValue?, DefaultValueProblem
+    > {
+        guard let value = Int64(text), range.contains(value) else {
+            return .failure(.init("\(text) does not fit in \(name) (\(range.lowerBound)...\(range.upperBound))"))
+        }
+        return .success(.integer(value))
+    }
+
+    private static func floatingPoint(_ text: String, limit: Double, name: String) -> Result<
+        DefaultValue?, DefaultValueProblem
+    > {
+        guard let value = Double(text), value.isFinite, abs(value) <= limit else {
+            return .failure(.init("\(text) does not fit in \(name)"))
+        }
+        return .success(.floatingPoint(value))
+    }
+
+    /// Seconds since 1970 of an ISO 8601 timestamp with a time zone, with or without fractions.
+    private static func iso8601Seconds(_ text: String) -> Double? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+        formatter.formatOptions.insert(.withFractionalSeconds)
+        return formatter.date(from: text)?.timeIntervalSince1970
+    }
+
+    private static func describe(_ kind: AST.Literal.Kind) -> String {
+        switch kind {
+        case .integer(let text), .float(let text): text
+        case .string(let text): "\"\(text)\""
+        case .bool(let value): "\(value)"
+        case .enumCase(let name): ".\(name)"
+        case .null: "nil"
+        case .now: "now"
+        }
+    }
+
+    /// How a type is spelled in the schema language.
+    static func typeName(_ type: AttributeType) -> String {
+        switch type {
+        case .bool: "Bool"
+        case .int16: "Int16"
+        case .int32: "Int32"
+        case .int64: "Int64"
+        case .int: "Int"
+        case .double: "Double"
+        case .float: "Float"
+        case .decimal: "Decimal"
+        case .string: "String"
+        case .date: "Date"
+        case .data: "Data"
+        case .uuid: "UUID"
+        case .url: "URL"
+        case .enumeration(let enumeration): enumeration.name
+        case .composite(let composite): composite.name
+        case .codable(let typeName): "Codable<\(typeName)>"
+        }
+    }
+}
+
+/// Why a default value does not fit its attribute, with a hint where one helps.
+package struct DefaultValueProblem: Error {
+    package let message: String
+    package let hint: String?
+
+    package init(_ message: String, hint: String? = nil) {
+        self.message = message
+        self.hint = hint
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The lock file beside a model's versions, `modelwright-lock.json`: the checksums of released
+/// versions. A released version must never change, or stores created with it no longer open;
+/// loading the model checks every frozen version against its recorded checksum.
+///
+/// ```json
+/// {
+///   "frozen" : [
+///     { "checksum" : "89de58cf…", "version" : 1 },
+///     { "checksum" : "d70d31d9…", "version" : 2 }
+///   ],
+///   "model" : "Trips"
+/// }
+/// ```
+///
+/// `modelwright lock <folder>` writes it; doc comments may still be edited in a frozen version,
+/// since the checksum does not cover them.
+package struct LockFile: Codable, Sendable, Equatable {
+    /// The lock file's name inside a model folder.
+    package static let fileName = "modelwright-lock.json"
+
+    /// One released version.
+    package struct FrozenVersion: Codable, Sendable, Equatable {
+        /// The version number.
+        package var version: Int
+        /// Its checksum when it was frozen.
+        package var checksum: String
+    }
+
+    /// The model's name.
+    package var model: String
+    /// The frozen versions, oldest first.
+    package var frozen: [FrozenVersion]
+
+    /// Freezes every version of `model` up to and including `last`, keeping what was frozen before.
+    package static func freezing(_ model: Model, through last: Int) -> LockFile {
+        LockFile(
+            model: model.name,
+            frozen: model.versions.filter { $0.number <= last }.map {
+                FrozenVersion(version: $0.number, checksum: $0.checksum.hexDigits)
+            }
+        )
+    }
+
+    /// The file's bytes: sorted keys and two-space indentation, so the same lock is always the same text.
+    package func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self) + Data("\n".utf8)
+    }
+
+    /// Reads the lock file of a model folder: `nil` when there is none, a diagnostic when it is broken.
+    static func read(folder: String) -> (lock: LockFile?, problem: Diagnostic?) {
+        let path = (folder.hasSuffix("/") ? folder : folder + "/") + fileName
+        guard let data = FileManager.default.contents(atPath: path) else { return (nil, nil) }
+        do {
+            return (try JSONDecoder().decode(LockFile.self, from: data), nil)
+        } catch {
+            return (
+                nil,
+                Diagnostic(
+                    severity: .error,
+                    message:
+                        "the lock file cannot be read (\(error)); it must hold {\"model\": …, \"frozen\": [{\"version\": 1, \"checksum\": …}]}, as 'modelwright lock' writes it",
+                    path: path, location: nil)
+            )
+        }
+    }
+}
