@@ -75,10 +75,14 @@ let package = Package(
         // "widget" and is killed with SIGKILL in the middle of its commits.
         .executableTarget(name: "HistoryProbe", dependencies: ["Modelwright"], path: "Tests/HistoryProbe"),
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
-        .testTarget(name: "ModelwrightSchemaTests", dependencies: ["ModelwrightSchema", "ModelwrightTestSupport"]),
+        .testTarget(
+            name: "ModelwrightSchemaTests",
+            dependencies: ["ModelwrightSchema", "ModelwrightGenerator", "ModelwrightTestSupport"]),
         .testTarget(
             name: "ModelwrightCoreDataTests",
-            dependencies: ["ModelwrightCoreData", "ModelwrightSchema", "ModelwrightTestSupport"],
+            dependencies: [
+                "ModelwrightCoreData", "ModelwrightSchema", "ModelwrightGenerator", "ModelwrightTestSupport",
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
@@ -89,7 +93,8 @@ let package = Package(
         .executableTarget(
             name: "ModelwrightFuzz",
             dependencies: [
-                "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightGenerator", "Modelwright", "ModelwrightTestSupport",
+                "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightGenerator", "Modelwright",
+                "ModelwrightTestSupport",
             ],
             path: "Tests/ModelwrightFuzz"),
         .testTarget(name: "ModelwrightFuzzTests", dependencies: ["ModelwrightFuzz", "ModelwrightTestSupport"]),

@@ -49,7 +49,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CompileBenchmarks",
-            dependencies: [.product(name: "ModelwrightSchema", package: modelwrightIdentity)]
+            dependencies: [.product(name: "ModelwrightGenerator", package: modelwrightIdentity)]
         ),
         .executableTarget(
             name: "MigrationBenchmarks",

@@ -37,7 +37,7 @@ struct GenerateModelCode: CommandPlugin {
                 var arguments = [
                     "generate", folder.path, "--output", target.directoryURL.appendingPathComponent("Generated").path,
                 ]
-                let config = target.directoryURL.appendingPathComponent("modelwright-config.json")
+                let config = target.directoryURL.appendingPathComponent(FileNames.config)
                 if FileManager.default.fileExists(atPath: config.path) { arguments += ["--config", config.path] }
                 if check { arguments.append("--check") }
                 let process = try Process.run(tool.url, arguments: arguments)
@@ -63,7 +63,7 @@ struct GenerateModelCode: CommandPlugin {
     /// which its manifest excludes from its sources. A target whose model files are sources uses
     /// the build plugin and is skipped (an error when it was asked for by name).
     private func modelFolders(of target: SourceModuleTarget, explicitlyRequested: Bool) throws -> [URL] {
-        if target.sourceFiles.contains(where: { $0.url.pathExtension == "model" }) {
+        if target.sourceFiles.contains(where: { $0.url.pathExtension == FileNames.versionExtension }) {
             let message =
                 "skipped target '\(target.name)': its .model files are among its sources, so the build plugin "
                 + "generates its code; to commit generated code instead, remove the plugin from the target and add "
@@ -89,7 +89,7 @@ struct GenerateModelCode: CommandPlugin {
         while let url = walker.nextObject() as? URL {
             if url.lastPathComponent == "Generated" {
                 walker.skipDescendants()
-            } else if url.pathExtension == "model" {
+            } else if url.pathExtension == FileNames.versionExtension {
                 files.append(url)
             }
         }

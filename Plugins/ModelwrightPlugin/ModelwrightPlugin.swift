@@ -11,15 +11,12 @@ import PackagePlugin
 /// models in one folder) is an error naming that file, not a folder skipped in silence.
 @main
 struct ModelwrightPlugin: BuildToolPlugin {
-    /// The files the generator writes for a model, by the template names of `TemplateSet.names`.
-    static let outputKinds = ["Records", "Queries", "Schema", "Migrations"]
-
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let target = target as? SourceModuleTarget else { return [] }
         let tool = try context.tool(named: "ModelwrightCLI")
-        let modelFiles = target.sourceFiles.map(\.url).filter { $0.pathExtension == "model" }
+        let modelFiles = target.sourceFiles.map(\.url).filter { $0.pathExtension == FileNames.versionExtension }
         let folders = Dictionary(grouping: modelFiles) { $0.deletingLastPathComponent().standardizedFileURL }
-        let config = target.directoryURL.appendingPathComponent("modelwright-config.json")
+        let config = target.directoryURL.appendingPathComponent(FileNames.config)
         let hasConfig = FileManager.default.fileExists(atPath: config.path)
         let templates = hasConfig ? ConfigTemplates.paths(in: config) : []
         return folders.keys.sorted { $0.path < $1.path }.compactMap { folder -> Command? in
@@ -27,7 +24,7 @@ struct ModelwrightPlugin: BuildToolPlugin {
             guard let modelName = VersionFileName.model(of: files, in: folder) else { return nil }
             let output = context.pluginWorkDirectoryURL.appendingPathComponent(modelName)
             var arguments = ["generate", folder.path, "--output", output.path]
-            let lock = folder.appendingPathComponent("modelwright-lock.json")
+            let lock = folder.appendingPathComponent(FileNames.lock)
             let locks = FileManager.default.fileExists(atPath: lock.path) ? [lock] : []
             if hasConfig { arguments += ["--config", config.path] }
             return .buildCommand(
@@ -35,7 +32,7 @@ struct ModelwrightPlugin: BuildToolPlugin {
                 executable: tool.url,
                 arguments: arguments,
                 inputFiles: files + (hasConfig ? [config] : []) + templates + locks,
-                outputFiles: Self.outputKinds.map { output.appendingPathComponent("\(modelName)+\($0).swift") }
+                outputFiles: FileNames.outputs(forModel: modelName).map { output.appendingPathComponent($0) }
             )
         }
     }

@@ -40,7 +40,7 @@ package enum CoreDataExporter {
     }
 
     /// Exports `model` as the files of a bundle called `bundleName`.
-    package static func export(_ model: Model, bundleName: String) -> Result {
+    package static func export(_ model: PlannedModel, bundleName: String) -> Result {
         var files: [File] = []
         var models: [CoreDataModel] = []
         var diagnostics: [Diagnostic] = []
@@ -145,14 +145,14 @@ struct RenamingIdentifiers {
 
 /// Exports one version: ``EntityGraph`` plus the `@coreData` details of its file → ``CoreDataModel``.
 private struct VersionExport {
-    let version: ModelVersion
+    let version: LoweredVersion
     var diagnostics: [Diagnostic] = []
     var identifiers = RenamingIdentifiers()
     private let file: SourceFile?
     private var entityDetails: [String: CoreDataAnnotations.Details] = [:]
     private var propertyDetails: [String: [String: CoreDataAnnotations.Details]] = [:]
 
-    init(version: ModelVersion) {
+    init(version: LoweredVersion) {
         self.version = version
         let data = FileManager.default.contents(atPath: version.path)
         file = data.map { SourceFile(path: version.path, bytes: [UInt8]($0)) }

@@ -24,7 +24,7 @@ package enum CoreDataImporter {
         /// Whether versions after Core Data's current version are imported too.
         package var includesVersionsAfterCurrent: Bool
         /// The folder the files will be written to, when known: the versions compiled for the
-        /// migration blocks are then compiled under their final paths, for ``Result/compiled``.
+        /// migration blocks are then compiled under their final paths, for ``Result/resolved``.
         package var folder: String?
 
         /// Creates options.
@@ -52,9 +52,9 @@ package enum CoreDataImporter {
         package var files: [File]
         /// Every problem and every construct that was not imported.
         package var diagnostics: [Diagnostic]
-        /// Each version as compiled for the migration blocks, for loading the written folder
-        /// without compiling again the files the blocks left unchanged.
-        package var compiled = ModelLoader.CompiledFiles()
+        /// Each version as resolved for the migration blocks, by path, for running the pipeline
+        /// on the written folder without resolving again the files the blocks left unchanged.
+        package var resolved: [String: ResolvedFile] = [:]
 
         /// Whether any diagnostic is an error.
         package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
@@ -129,8 +129,7 @@ package enum CoreDataImporter {
         let bundleName = URL(fileURLWithPath: bundle.path).lastPathComponent
         // Translation is sequential (each version's names depend on the previous one's); the
         // other cores compile each translated file for the migration blocks meanwhile.
-        let compiled = ResultSlots<(version: ModelVersion?, compiled: (graph: EntityGraph?, sink: DiagnosticSink))>(
-            count: models.count)
+        let compiled = ResultSlots<ResolvedFile>(count: models.count)
         let compiling = DispatchGroup()
         for (index, model) in models.enumerated() {
             let number = index + 1
@@ -146,10 +145,10 @@ package enum CoreDataImporter {
             perVersion.append(translated.diagnostics)
             previous = translated.shape
             let file = File(
-                name: "\(modelName).v\(number).\(ModelLoader.fileExtension)", text: translated.text,
+                name: "\(modelName).v\(number).\(ModelSources.fileExtension)", text: translated.text,
                 versionName: versionName)
             files.append(file)
-            let path = options.folder.map { ModelLoader.path(of: file.name, in: $0) } ?? file.name
+            let path = options.folder.map { ModelSources.path(of: file.name, in: $0) } ?? file.name
             DispatchQueue.global().async(group: compiling) {
                 compiled.set(CoreDataMigrationBlocks.version(of: file, at: path), at: index)
             }
@@ -159,13 +158,11 @@ package enum CoreDataImporter {
         let compiledVersions = compiled.values
         var result = Result(
             modelName: modelName,
-            files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.version)),
+            files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.loweredAhead)),
             diagnostics: diagnostics)
         if let folder = options.folder {
             for (file, version) in zip(files, compiledVersions) {
-                result.compiled.byPath[ModelLoader.path(of: file.name, in: folder)] = (
-                    version.compiled.graph, version.compiled.sink, version.version
-                )
+                result.resolved[ModelSources.path(of: file.name, in: folder)] = version
             }
         }
         return result
@@ -197,7 +194,7 @@ package enum CoreDataImporter {
         }
         let expected = Set(result.files.map(\.name))
         let stale = (try FileManager.default.contentsOfDirectory(atPath: folder)).filter {
-            $0.hasSuffix(".\(ModelLoader.fileExtension)") && !expected.contains($0)
+            $0.hasSuffix(".\(ModelSources.fileExtension)") && !expected.contains($0)
         }.sorted()
         return (written, stale)
     }

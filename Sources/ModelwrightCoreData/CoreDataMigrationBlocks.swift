@@ -12,11 +12,11 @@ import ModelwrightSchema
 enum CoreDataMigrationBlocks {
     /// Adds the blocks to `files`; `versions` holds each file already compiled by ``version(of:at:)``,
     /// when the caller had a core to spare for it.
-    static func add(to files: [CoreDataImporter.File], versions: [ModelVersion?]? = nil) -> [CoreDataImporter.File] {
+    static func add(to files: [CoreDataImporter.File], versions: [LoweredVersion?]? = nil) -> [CoreDataImporter.File] {
         var result = files
         // Versions compile, and steps diff, independently of each other: both run in parallel
         // (a long history has a hundred of each), then the blocks are added in order.
-        let versions = versions ?? files.parallelMap { version(of: $0, at: $0.name).version }
+        let versions = versions ?? files.parallelMap { version(of: $0, at: $0.name).loweredAhead }
         let unaccounted = Array(versions.indices).parallelMap { index in
             guard index > 0, let previous = versions[index - 1], let version = versions[index] else {
                 return [(change: SchemaChange, lost: (entity: String, property: String?)?)]()
@@ -58,14 +58,14 @@ enum CoreDataMigrationBlocks {
         return result
     }
 
-    /// The version an imported file compiles to, or `nil` when it has errors (its steps get no
-    /// block), with what compiling it at `path` gave.
-    static func version(
-        of file: CoreDataImporter.File, at path: String
-    ) -> (version: ModelVersion?, compiled: (graph: EntityGraph?, sink: DiagnosticSink)) {
-        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, text: file.text))
-        guard let graph, !sink.hasErrors else { return (nil, (graph, sink)) }
-        return (ModelVersion(path: path, graph: graph, schema: SchemaLowering.lower(graph)), (graph, sink))
+    /// An imported file resolved at `path`, with its version lowered ahead unless it has errors
+    /// (then its steps get no block).
+    static func version(of file: CoreDataImporter.File, at path: String) -> ResolvedFile {
+        var resolved = ResolvedFile.compile(SourceFile(path: path, text: file.text))
+        if let graph = resolved.validGraph {
+            resolved.loweredAhead = LoweredVersion(path: path, graph: graph, schema: SchemaLowering.lower(graph))
+        }
+        return resolved
     }
 
     private static func escaped(_ text: String) -> String {

@@ -170,7 +170,7 @@ struct CoreDataVersionTranslator {
     ) {
         guard !requests.isEmpty else { return }
         let file = SourceFile(path: model.path, text: lines.joined(separator: "\n") + "\n")
-        let errors = SchemaPipeline.check(file).diagnostics.filter { $0.severity == .error }
+        let errors = ResolvedFile.compile(file).diagnostics.filter { $0.severity == .error }
         for request in requests.reversed() {
             guard let error = errors.first(where: { $0.location?.line == request.line + 1 }) else { continue }
             warn(

@@ -21,7 +21,7 @@ package enum AccessLevel: String, Sendable, Codable {
 /// Unknown keys are an error, so a misspelt setting is never silently ignored.
 package struct GeneratorConfig: Sendable, Equatable {
     /// The file name the build plugin looks for in a target.
-    package static let fileName = "modelwright-config.json"
+    package static let fileName = FileNames.config
 
     /// The access level of generated declarations.
     package var accessLevel: AccessLevel
@@ -41,6 +41,17 @@ package struct GeneratorConfig: Sendable, Equatable {
         self.naming = naming
         self.templates = templates
         self.path = path
+    }
+
+    /// The configuration at `explicit`, or else the config file in the model folder or the
+    /// folder above it (the target), or else the defaults.
+    package static func load(explicit: String?, near modelPath: String) throws -> GeneratorConfig {
+        let folder = URL(fileURLWithPath: modelPath)
+        let path =
+            explicit
+            ?? [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent(fileName).path }
+            .first { FileManager.default.fileExists(atPath: $0) }
+        return try path.map { try load(from: URL(fileURLWithPath: $0)) } ?? GeneratorConfig()
     }
 
     /// Reads a configuration file, reporting unknown keys and bad values by name.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightCoreData
+import ModelwrightGenerator
 import ModelwrightSchema
 
 /// `modelwright export-coredata`: writes a model folder as a Core Data model bundle.
@@ -53,7 +54,7 @@ enum ExportCoreDataCommand {
             console.printError("error: give one model folder and --output\n\n\(usage)")
             return .usage
         }
-        if CommandSupport.refusesFile(paths[0], command: "export-coredata", console: &console) { return .usage }
+        if ModelFolder.refusesFile(paths[0], command: "export-coredata", console: &console) { return .usage }
         let bundleURL = URL(fileURLWithPath: output.hasSuffix("/") ? String(output.dropLast()) : output)
         guard bundleURL.pathExtension == "xcdatamodeld", !bundleURL.deletingPathExtension().lastPathComponent.isEmpty
         else {
@@ -61,11 +62,7 @@ enum ExportCoreDataCommand {
                 "error: --output must name an '.xcdatamodeld' bundle, such as 'Trips.xcdatamodeld'\n\n\(usage)")
             return .usage
         }
-        let loaded = ModelLoader.load(path: paths[0])
-        for diagnostic in loaded.diagnostics {
-            console.printError(diagnostic.description)
-        }
-        guard let model = loaded.model else { return .invalidInput }
+        guard let model = ModelFolder.plan(paths[0], console: &console) else { return .invalidInput }
         let result = CoreDataExporter.export(model, bundleName: bundleURL.deletingPathExtension().lastPathComponent)
         for diagnostic in result.diagnostics {
             console.printError(diagnostic.description)

@@ -13,7 +13,7 @@ enum GenerateCommand {
           <model folder>       A folder of '<Model>.v<N>.model' files; the newest version is current.
 
         OPTIONS:
-          --output <dir>       Where to write \(TemplateSet.names.map { "<Model>+\($0).swift" }.joined(separator: ", ")).
+          --output <dir>       Where to write \(FileNames.outputs(forModel: "<Model>").joined(separator: ", ")).
           --config <file>      A modelwright-config.json (access level, template overrides).
                                Without it, one in the model folder or its parent is used if present.
           --templates <dir>    A folder of <Name>.mustache files that replace the defaults.
@@ -59,36 +59,21 @@ enum GenerateCommand {
             console.printError("error: give one model folder and --output\n\n\(usage)")
             return .usage
         }
-        if CommandSupport.refusesFile(paths[0], command: "generate", console: &console) { return .usage }
-        let result = ModelLoader.load(path: paths[0])
-        for diagnostic in result.diagnostics {
-            console.printError(diagnostic.description)
+        if ModelFolder.refusesFile(paths[0], command: "generate", console: &console) { return .usage }
+        let request = Pipeline.Request(
+            modelPath: paths[0], goal: check ? .render : .write(to: output), configPath: options["--config"],
+            templatesFolder: options["--templates"])
+        guard let result = ModelFolder.run(request, console: &console), !result.hasErrors else { return .invalidInput }
+        if check { return Self.check(result.files, in: output, console: &console) }
+        for file in result.files {
+            let state = result.written.contains(file.name) ? "wrote" : "unchanged"
+            console.print("\(state) \(URL(fileURLWithPath: output).appendingPathComponent(file.name).path)")
         }
-        guard let model = result.model else { return .invalidInput }
-        do {
-            let configPath = options["--config"] ?? defaultConfig(near: paths[0])
-            let config =
-                try configPath.map { try GeneratorConfig.load(from: URL(fileURLWithPath: $0)) } ?? GeneratorConfig()
-            let templates = try TemplateSet.load(overrides: config.templates, folder: options["--templates"])
-            let files = try GeneratorPipeline.generate(model, config: config, templates: templates)
-            if check { return Self.check(files, in: output, console: &console) }
-            let written = try OutputWriter.write(files, to: URL(fileURLWithPath: output))
-            for file in files {
-                let state = written.contains(file.name) ? "wrote" : "unchanged"
-                console.print("\(state) \(URL(fileURLWithPath: output).appendingPathComponent(file.name).path)")
-            }
-            return .success
-        } catch let error as GeneratorError {
-            console.printError(error.description)
-            return .invalidInput
-        } catch {
-            console.printError("error: \(error.localizedDescription)")
-            return .invalidInput
-        }
+        return .success
     }
 
     /// Compares `files` with what `output` holds: each file that differs or is missing is listed.
-    private static func check(_ files: [GeneratedFile], in output: String, console: inout some Console) -> ExitCode {
+    private static func check(_ files: [RenderedFile], in output: String, console: inout some Console) -> ExitCode {
         let folder = URL(fileURLWithPath: output)
         var stale = 0
         for file in files {
@@ -110,13 +95,5 @@ enum GenerateCommand {
         console.printError(
             "error: \(stale) generated file\(stale == 1 ? " is" : "s are") out of date; run modelwright generate")
         return .invalidInput
-    }
-
-    /// A config file in the model folder or the folder above it (the target), if there is one.
-    private static func defaultConfig(near modelFolder: String) -> String? {
-        let folder = URL(fileURLWithPath: modelFolder)
-        return [folder, folder.deletingLastPathComponent()]
-            .map { $0.appendingPathComponent(GeneratorConfig.fileName).path }
-            .first { FileManager.default.fileExists(atPath: $0) }
     }
 }

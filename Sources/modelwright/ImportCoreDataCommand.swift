@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightCoreData
+import ModelwrightGenerator
 import ModelwrightSchema
 
 /// `modelwright import-coredata`: turns a Core Data model's versions into schema files.
@@ -165,11 +166,9 @@ enum ImportCoreDataCommand {
             console.printError("\(output): error: cannot write the model: \(error.localizedDescription)")
             return .invalidInput
         }
-        // The versions the import compiled are reused where the written file is the same.
-        let loaded = ModelLoader.load(path: output, reusing: result.compiled)
-        for diagnostic in loaded.diagnostics {
-            console.printError(diagnostic.description)
-        }
-        return loaded.hasErrors ? .invalidInput : .success
+        // The versions the import resolved are reused where the written file is the same.
+        let checked = ModelFolder.run(
+            Pipeline.Request(modelPath: output, resolvedAhead: result.resolved), console: &console)
+        return checked.map(\.hasErrors) == false ? .success : .invalidInput
     }
 }

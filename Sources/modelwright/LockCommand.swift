@@ -46,8 +46,8 @@ enum LockCommand {
             console.printError("error: missing the model folder\n\n\(usage)")
             return .usage
         }
-        if CommandSupport.refusesFile(folder, command: "lock", console: &console) { return .usage }
-        guard let model = CommandSupport.loadModel(folder, console: &console) else { return .invalidInput }
+        if ModelFolder.refusesFile(folder, command: "lock", console: &console) { return .usage }
+        guard let model = ModelFolder.plan(folder, console: &console) else { return .invalidInput }
         let last = model.versions.last?.number ?? 0
         guard (through ?? last) <= last else {
             console.printError("error: '\(model.name)' has no version \(through ?? last); its newest is \(last)")
@@ -66,33 +66,5 @@ enum LockCommand {
             console.printError("\(path.path): error: cannot write the lock file: \(error.localizedDescription)")
             return .invalidInput
         }
-    }
-}
-
-/// What several commands share.
-enum CommandSupport {
-    /// Whether `path` is a file given where a command needs the model folder, which holds every
-    /// version: then prints a usage error naming the folder to give instead. One version file alone
-    /// would plan, generate or lock a model without its other versions.
-    static func refusesFile(_ path: String, command: String, console: inout some Console) -> Bool {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            return false
-        }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
-        console.printError(
-            "error: '\(command)' works on a model folder, which holds every version; '\(path)' is a file. "
-                + "Give its folder: modelwright \(command) \(folder)")
-        return true
-    }
-
-    /// Loads a model, printing its diagnostics; `nil` when it has errors.
-    static func loadModel(_ path: String, console: inout some Console) -> Model? {
-        let result = ModelLoader.load(path: path)
-        for diagnostic in result.diagnostics {
-            console.printError(diagnostic.description)
-        }
-        return result.model
     }
 }

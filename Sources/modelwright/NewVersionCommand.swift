@@ -28,8 +28,8 @@ enum NewVersionCommand {
             console.printError("error: expected exactly one model folder\n\n\(usage)")
             return .usage
         }
-        if CommandSupport.refusesFile(folder, command: "new-version", console: &console) { return .usage }
-        guard let model = CommandSupport.loadModel(folder, console: &console), let current = model.current else {
+        if ModelFolder.refusesFile(folder, command: "new-version", console: &console) { return .usage }
+        guard let model = ModelFolder.plan(folder, console: &console), let current = model.current else {
             return .invalidInput
         }
         let path = NewVersion.path(after: current, model: model.name)

@@ -37,8 +37,8 @@ enum PlanCommand {
             console.printError("error: expected one model folder\n\n\(usage)")
             return .usage
         }
-        if CommandSupport.refusesFile(folder, command: "plan", console: &console) { return .usage }
-        guard let model = CommandSupport.loadModel(folder, console: &console) else { return .invalidInput }
+        if ModelFolder.refusesFile(folder, command: "plan", console: &console) { return .usage }
+        guard let model = ModelFolder.plan(folder, console: &console) else { return .invalidInput }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -50,7 +50,7 @@ enum PlanCommand {
         return .success
     }
 
-    static func text(_ model: Model) -> String {
+    static func text(_ model: PlannedModel) -> String {
         var lines = ["\(model.name): \(model.versions.count) versions, \(model.steps.count) steps"]
         for step in model.steps {
             var kind = step.classification
@@ -98,7 +98,7 @@ private struct PlanJSON: Encodable {
         var rewrittenTables: [String]
         var cautions: [String]
 
-        init(_ step: VersionStep) {
+        init(_ step: PlannedStep) {
             from = step.from.number
             to = step.to.number
             fromChecksum = step.from.checksum.hexDigits

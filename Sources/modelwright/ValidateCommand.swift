@@ -41,11 +41,7 @@ enum ValidateCommand {
         }
         var code = ExitCode.success
         for path in paths {
-            let result = ModelLoader.load(path: path)
-            for diagnostic in result.diagnostics {
-                console.printError(diagnostic.description)
-            }
-            guard let model = result.model else {
+            guard let model = ModelFolder.plan(path, console: &console) else {
                 code = .invalidInput
                 continue
             }
@@ -58,7 +54,7 @@ enum ValidateCommand {
 
     /// One line describing a valid version. The checksum is the one loading computed: hashing the
     /// schema again doubled the cost of validating a large model.
-    static func summary(of version: ModelVersion) -> String {
+    static func summary(of version: LoweredVersion) -> String {
         let schema = version.schema
         let attributes = schema.entities.reduce(0) { $0 + $1.attributes.count }
         let relationships = schema.entities.reduce(0) { $0 + $1.relationships.count }

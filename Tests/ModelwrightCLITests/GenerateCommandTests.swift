@@ -35,24 +35,51 @@ struct GenerateCommandTests {
         #expect(Set(named).sorted() == written)
     }
 
-    @Test func theBuildPluginDeclaresTheFilesGenerateWrites() throws {
-        let plugin = try String(
-            contentsOf: Self.root.appendingPathComponent("Plugins/ModelwrightPlugin/ModelwrightPlugin.swift"),
-            encoding: .utf8)
-        let declared = try #require(plugin.firstMatch(of: /static let outputKinds = \[([^\]]*)\]/)).output.1
-        #expect(
-            declared.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"")) }
-                == TemplateSet.names)
+    /// The plugins cannot depend on a library, so they compile the front end's `FileNames.swift`
+    /// through symbolic links, as the generator and the CLI do: one file names every file.
+    @Test func everyToolCompilesTheOneListOfFileNames() throws {
+        let source = Self.root.appendingPathComponent("Sources/ModelwrightSchema/FileNames.swift")
+        for folder in [
+            "Plugins/ModelwrightPlugin", "Plugins/GenerateModelCode", "Sources/ModelwrightGenerator",
+            "Sources/modelwright",
+        ] {
+            let link = Self.root.appendingPathComponent(folder).appendingPathComponent("FileNames.swift")
+            #expect(link.resolvingSymlinksInPath().path == source.resolvingSymlinksInPath().path, "\(folder)")
+        }
     }
 
-    @Test func thePluginsNameTheFilesTheToolsRead() throws {
+    /// No plugin spells a file name itself: each takes them from `FileNames`.
+    @Test func thePluginsSpellNoFileName() throws {
         for plugin in ["ModelwrightPlugin/ModelwrightPlugin.swift", "GenerateModelCode/GenerateModelCode.swift"] {
             let source = try String(
                 contentsOf: Self.root.appendingPathComponent("Plugins").appendingPathComponent(plugin), encoding: .utf8)
-            let names = Set(source.matches(of: /"(modelwright-[a-z]+\.json)"/).map { String($0.output.1) })
-            #expect(names.contains(GeneratorConfig.fileName), "\(plugin) passes the config file on")
-            #expect(names.isSubset(of: [GeneratorConfig.fileName, LockFile.fileName]), "\(plugin): \(names)")
+            let literals = source.matches(of: /"[^"\n]*"/).map { String($0.output) }
+            let spelled = literals.filter {
+                $0 == "\"model\"" || $0.contains(/modelwright-[a-z]+\.json|\+[A-Z][a-z]+\.swift/)
+            }
+            #expect(spelled.isEmpty, "\(plugin) spells \(spelled)")
+            #expect(source.contains("FileNames.config"), "\(plugin) passes the config file on")
         }
+    }
+
+    /// A document that names generated files names all of them, as `generate` writes them.
+    @Test func theDocsNameEveryGeneratedFile() throws {
+        let documents =
+            ["README.md", "Templates/README.md"]
+            + (try FileManager.default.contentsOfDirectory(
+                atPath: Self.root.appendingPathComponent("Sources/Modelwright/Modelwright.docc").path
+            ).filter { $0.hasSuffix(".md") }.map { "Sources/Modelwright/Modelwright.docc/\($0)" })
+        var listing = 0
+        for document in documents {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+            // Other `+Name.swift` files (an app's own extensions, say) are not generated ones.
+            let named = Set(text.matches(of: /\+([A-Z][a-z]+)\.swift/).map { String($0.output.1) })
+                .intersection(TemplateSet.names)
+            guard named.count > 1 else { continue }
+            listing += 1
+            #expect(named == Set(TemplateSet.names), "\(document) names \(named.sorted())")
+        }
+        #expect(listing >= 3, "README, Templates/README and GeneratingCode each list the generated files")
     }
 
     @Test func checkListsStaleAndMissingFilesAndWritesNothing() throws {

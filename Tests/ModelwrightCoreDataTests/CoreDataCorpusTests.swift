@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightCoreData
@@ -77,7 +78,7 @@ struct CoreDataCorpusTests {
         let folder = CoreDataTestSupport.temporaryFolder("woo")
         defer { try? FileManager.default.removeItem(at: folder) }
         _ = try CoreDataImporter.write(result, to: folder.path)
-        let loaded = ModelLoader.load(path: folder.path)
+        let loaded = Pipeline.plan(modelAt: folder.path)
         #expect(!loaded.hasErrors, "\(loaded.diagnostics.filter { $0.severity == .error }.prefix(5))")
         let model = try #require(loaded.model)
         #expect(model.versions.map(\.number) == Array(1...117))

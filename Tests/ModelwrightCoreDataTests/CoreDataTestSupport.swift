@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightGenerator
 import ModelwrightSchema
 import Testing
 
@@ -81,7 +82,7 @@ enum CoreDataTestSupport {
     struct Imported {
         var result: CoreDataImporter.Result
         var folder: URL
-        var loaded: ModelLoadResult
+        var loaded: PipelineResult
 
         /// The text of version `number`.
         func text(_ number: Int) -> String {
@@ -109,7 +110,7 @@ enum CoreDataTestSupport {
             sourceLocation: sourceLocation)
         let folder = temporaryFolder("import")
         _ = try CoreDataImporter.write(result, to: folder.path)
-        return Imported(result: result, folder: folder, loaded: ModelLoader.load(path: folder.path))
+        return Imported(result: result, folder: folder, loaded: Pipeline.plan(modelAt: folder.path))
     }
 }
 

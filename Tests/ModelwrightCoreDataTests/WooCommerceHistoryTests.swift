@@ -26,7 +26,7 @@ struct WooCommerceHistoryTests {
         try planCoversEveryStep(model)
     }
 
-    func planCoversEveryStep(_ model: Model) throws {
+    func planCoversEveryStep(_ model: PlannedModel) throws {
         #expect(model.versions.count == 117)
         #expect(model.steps.count == 116)
         let step10 = try #require(model.steps.first { $0.to.number == 10 })

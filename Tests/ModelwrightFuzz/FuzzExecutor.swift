@@ -1,6 +1,6 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightCoreData
+import ModelwrightGenerator
 import ModelwrightSchema
 
 /// Runs one input in this process through the library calls the CLI's `validate`, `plan`,
@@ -95,21 +95,21 @@ struct FuzzExecutor {
 
     private func runSchema(_ input: FuzzInput) {
         let commands = input.commands
-        let loaded = timed(commands[0]) { ModelLoader.load(path: path(input.target)) }
+        let loaded = timed(commands[0]) { Pipeline.plan(modelAt: path(input.target)) }
         check(loaded.diagnostics, modelLoaded: loaded.model != nil)
         if let single = input.singleFile {
-            let alone = timed(commands[1]) { ModelLoader.load(path: path(single)) }
+            let alone = timed(commands[1]) { Pipeline.plan(modelAt: path(single)) }
             check(alone.diagnostics, modelLoaded: alone.model != nil)
         }
         guard let model = loaded.model else { return }
         timed(commands[commands.count - 2]) { describePlan(model) }
-        generate(model, folder: path(input.target), command: commands[commands.count - 1])
+        generate(folder: path(input.target), command: commands[commands.count - 1])
     }
 
     private func runCoreData(_ input: FuzzInput) {
         let commands = input.commands
         let imported = path("imported")
-        let model: Model? = timed(commands[0]) {
+        let model: PlannedModel? = timed(commands[0]) {
             let bundle: CoreDataBundle
             do {
                 bundle = try CoreDataBundle.open(path: path(input.target))
@@ -128,16 +128,16 @@ struct FuzzExecutor {
                 fail(.unlocated, "cannot write the model: \(error.localizedDescription)")
                 return nil
             }
-            let loaded = ModelLoader.load(path: imported, reusing: result.compiled)
+            let loaded = Pipeline.plan(modelAt: imported, resolvedAhead: result.resolved)
             check(loaded.diagnostics, modelLoaded: loaded.model != nil)
             return loaded.model
         }
-        guard let model else { return }
-        generate(model, folder: imported, command: commands[1])
+        guard model != nil else { return }
+        generate(folder: imported, command: commands[1])
     }
 
     /// What `plan` prints, computed: every step's changes, operations and checksums.
-    private func describePlan(_ model: Model) {
+    private func describePlan(_ model: PlannedModel) {
         var text = ""
         for step in model.steps {
             text += step.from.checksum.hexDigits + step.to.checksum.hexDigits
@@ -150,17 +150,14 @@ struct FuzzExecutor {
         _ = text.utf8.count
     }
 
-    private func generate(_ model: Model, folder: String, command: String) {
+    private func generate(folder: String, command: String) {
         timed(command) {
             do {
-                let configPath = URL(fileURLWithPath: folder).appendingPathComponent(GeneratorConfig.fileName)
-                let config =
-                    FileManager.default.fileExists(atPath: configPath.path)
-                    ? try GeneratorConfig.load(from: configPath) : GeneratorConfig()
-                let templates = try TemplateSet.load(overrides: config.templates, folder: nil)
-                let files = try GeneratorPipeline.generate(model, config: config, templates: templates)
-                _ = try OutputWriter.write(files, to: self.folder.appendingPathComponent("out"))
-                for file in files {
+                // The whole pipeline again, as `generate` runs it: its front end gives what the
+                // model gave above, so only the back end can add a failure here.
+                let output = self.folder.appendingPathComponent("out").path
+                let result = try Pipeline.run(Pipeline.Request(modelPath: folder, goal: .write(to: output)))
+                for file in result.files {
                     let bytes = Array(file.contents.utf8)
                     let returns = bytes.indices.filter { bytes[$0] == UInt8(ascii: "\r") }
                     if returns.contains(where: { $0 + 1 == bytes.count || bytes[$0 + 1] != UInt8(ascii: "\n") }) {

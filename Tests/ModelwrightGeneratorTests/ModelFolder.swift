@@ -17,8 +17,8 @@ struct ModelFolder {
     }
 
     /// The loaded model, or the diagnostics that stopped it.
-    func model() throws -> Model {
-        let result = ModelLoader.load(path: url.path)
+    func model() throws -> PlannedModel {
+        let result = Pipeline.plan(modelAt: url.path)
         guard let model = result.model else {
             throw GeneratorError.noModel(result.diagnostics.map(\.description).joined(separator: "\n"))
         }
@@ -27,7 +27,11 @@ struct ModelFolder {
 
     /// Every generated file's contents, by file name.
     func generate(config: GeneratorConfig = GeneratorConfig()) throws -> [String: String] {
-        let files = try GeneratorPipeline.generate(model(), config: config, templates: TemplateSet.load())
+        let result = try Pipeline.run(Pipeline.Request(modelPath: url.path, goal: .render, config: config))
+        guard result.model != nil else {
+            throw GeneratorError.noModel(result.diagnostics.map(\.description).joined(separator: "\n"))
+        }
+        let files = result.files
         return Dictionary(uniqueKeysWithValues: files.map { ($0.name, $0.contents) })
     }
 

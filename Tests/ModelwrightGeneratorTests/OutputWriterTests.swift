@@ -16,7 +16,7 @@ struct OutputWriterTests {
     @Test func writesNewFilesAndCreatesTheFolder() throws {
         let folder = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let written = try OutputWriter.write([GeneratedFile(name: "A.swift", contents: "let a = 1\n")], to: folder)
+        let written = try OutputWriter.write([RenderedFile(name: "A.swift", contents: "let a = 1\n")], to: folder)
         #expect(written == ["A.swift"])
         #expect(try String(contentsOf: folder.appendingPathComponent("A.swift"), encoding: .utf8) == "let a = 1\n")
     }
@@ -25,15 +25,15 @@ struct OutputWriterTests {
         let folder = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let files = [
-            GeneratedFile(name: "A.swift", contents: "let a = 1\n"),
-            GeneratedFile(name: "B.swift", contents: "let b = 1\n"),
+            RenderedFile(name: "A.swift", contents: "let a = 1\n"),
+            RenderedFile(name: "B.swift", contents: "let b = 1\n"),
         ]
         try OutputWriter.write(files, to: folder)
         let url = folder.appendingPathComponent("A.swift")
         let past = Date(timeIntervalSince1970: 1_000_000)
         try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: url.path)
 
-        let changed = [files[0], GeneratedFile(name: "B.swift", contents: "let b = 2\n")]
+        let changed = [files[0], RenderedFile(name: "B.swift", contents: "let b = 2\n")]
         let written = try OutputWriter.write(changed, to: folder)
         #expect(written == ["B.swift"])
         #expect(try Self.modificationDate(url) == past)
@@ -43,13 +43,13 @@ struct OutputWriterTests {
     @Test func aFailedRunLeavesTheOldSetAndNoTemporaryFile() throws {
         let folder = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let old = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "let \($0.lowercased()) = 1\n") }
+        let old = ["A", "B", "C"].map { RenderedFile(name: "\($0).swift", contents: "let \($0.lowercased()) = 1\n") }
         try OutputWriter.write(old, to: folder)
         // C.swift's place is taken by a folder, so the new set cannot be written in full.
         try FileManager.default.removeItem(at: folder.appendingPathComponent("C.swift"))
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("C.swift/inside"), withIntermediateDirectories: true)
-        let new = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "let \($0.lowercased()) = 2\n") }
+        let new = ["A", "B", "C"].map { RenderedFile(name: "\($0).swift", contents: "let \($0.lowercased()) = 2\n") }
         #expect(throws: (any Error).self) { try OutputWriter.write(new, to: folder) }
         for file in old.prefix(2) {
             #expect(try String(contentsOf: folder.appendingPathComponent(file.name), encoding: .utf8) == file.contents)
@@ -60,8 +60,8 @@ struct OutputWriterTests {
     @Test func aRunStoppedAtAnyPointLeavesOneSetAfterTheNextRun() throws {
         // A stop between any two steps of a write: before the journal, the next run discards the
         // temporary files; after it, the next run finishes the renames.
-        let old = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "old \($0)\n") }
-        let new = ["A", "B", "C"].map { GeneratedFile(name: "\($0).swift", contents: "new \($0)\n") }
+        let old = ["A", "B", "C"].map { RenderedFile(name: "\($0).swift", contents: "old \($0)\n") }
+        let new = ["A", "B", "C"].map { RenderedFile(name: "\($0).swift", contents: "new \($0)\n") }
         for renamedBeforeTheStop in -1...new.count {
             let folder = Self.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -111,11 +112,11 @@ struct NestingLimitTests {
 
     @Test func anOversizedFileIsRefusedAtItsStart() {
         let bytes =
-            Array(Self.entity.utf8) + [UInt8](repeating: UInt8(ascii: " "), count: SchemaPipeline.maximumFileSize)
-        let diagnostics = SchemaPipeline.check(SourceFile(path: "Big.v1.model", bytes: bytes)).diagnostics
+            Array(Self.entity.utf8) + [UInt8](repeating: UInt8(ascii: " "), count: SourceFile.maximumSize)
+        let diagnostics = ResolvedFile.compile(SourceFile(path: "Big.v1.model", bytes: bytes)).diagnostics
         #expect(
             diagnostics.map(\.description) == [
-                "Big.v1.model:1:1: error: the file is \(bytes.count) bytes; a schema file may hold at most \(SchemaPipeline.maximumFileSize) bytes (16 MiB)"
+                "Big.v1.model:1:1: error: the file is \(bytes.count) bytes; a schema file may hold at most \(SourceFile.maximumSize) bytes (16 MiB)"
             ])
     }
 
@@ -123,12 +124,12 @@ struct NestingLimitTests {
         let folder = try temporaryModelFolder(named: "Big", files: ["Big.v1.model": Self.entity])
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("Big.v1.model")
-        let padding = Data(repeating: UInt8(ascii: " "), count: SchemaPipeline.maximumFileSize)
+        let padding = Data(repeating: UInt8(ascii: " "), count: SourceFile.maximumSize)
         let handle = try FileHandle(forWritingTo: file)
         try handle.seekToEnd()
         try handle.write(contentsOf: padding)
         try handle.close()
-        let diagnostics = ModelLoader.load(path: folder.path).diagnostics.map(\.description)
+        let diagnostics = Pipeline.plan(modelAt: folder.path).diagnostics.map(\.description)
         #expect(diagnostics.count == 1)
         #expect(diagnostics.first?.hasPrefix(file.path + ":1:1: error: the file is ") == true, "\(diagnostics)")
     }

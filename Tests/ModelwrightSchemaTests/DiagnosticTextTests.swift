@@ -58,7 +58,7 @@ struct DiagnosticTextTests {
     @Test func diagnosticsFromTheInputAreEscapedWhereTheyAreMade() {
         let text =
             "model Test version 1\nentity A {\n    x: Ab\u{202E}cd\n    y: \(String(repeating: "Z", count: 100_000))\n}\n"
-        let diagnostics = SchemaPipeline.check(SourceFile(path: "T\u{1B}.v1.model", text: text)).diagnostics
+        let diagnostics = ResolvedFile.compile(SourceFile(path: "T\u{1B}.v1.model", text: text)).diagnostics
         #expect(!diagnostics.isEmpty)
         for diagnostic in diagnostics {
             #expect(!diagnostic.description.unicodeScalars.contains(where: DiagnosticText.needsEscaping))

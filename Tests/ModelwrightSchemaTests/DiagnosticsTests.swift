@@ -344,7 +344,7 @@ struct DiagnosticsTests {
     }
 
     @Test func printedInTheCompilerFormat() {
-        let diagnostic = SchemaPipeline.check(
+        let diagnostic = ResolvedFile.compile(
             SourceFile(path: "Models/M/M.v1.model", text: "model M version 1\nentity A { x: Y }")
         )
         .diagnostics[0]

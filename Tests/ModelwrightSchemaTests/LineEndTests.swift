@@ -141,7 +141,7 @@ struct LineEndTests {
             }
             let text =
                 Self.header + "entity A {\n    x: String = \"\(body)\"\n}\nrequest r: A where \"x == '\(body)'\"\n"
-            let (graph, diagnostics) = SchemaPipeline.check(SourceFile(path: "Test.v1.model", text: text))
+            let (graph, diagnostics) = checked(SourceFile(path: "Test.v1.model", text: text))
             #expect(graph != nil || diagnostics.contains { $0.severity == .error && $0.location != nil })
             #expect(diagnostics.allSatisfy { $0.location != nil })
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -6,7 +7,7 @@ import Testing
 /// Broken input gets diagnostics, never a crash, a hang or a stack overflow.
 struct MalformedInputTests {
     private static func check(_ bytes: [UInt8]) -> [Diagnostic] {
-        SchemaPipeline.check(SourceFile(path: "Junk.v1.model", bytes: bytes)).diagnostics
+        ResolvedFile.compile(SourceFile(path: "Junk.v1.model", bytes: bytes)).diagnostics
     }
 
     @Test func emptyFile() {
@@ -93,7 +94,7 @@ struct MalformedInputTests {
             text += "entity E\(index) {\n    title: String\n    count: Int32 = 0 @indexed\n}\n"
             index += 1
         }
-        let (graph, diagnostics) = SchemaPipeline.check(SourceFile(path: "Big.v1.model", text: text))
+        let (graph, diagnostics) = checked(SourceFile(path: "Big.v1.model", text: text))
         #expect(diagnostics.isEmpty)
         #expect(graph?.entities.count == index)
     }
@@ -115,7 +116,7 @@ struct MalformedInputTests {
         #expect(mkfifo(folder.appendingPathComponent("M.v1.model").path, 0o600) == 0)
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("M.v2.model"), withIntermediateDirectories: true)
-        let messages = ModelLoader.load(path: folder.path).diagnostics.map(\.message)
+        let messages = Pipeline.plan(modelAt: folder.path).diagnostics.map(\.message)
         #expect(messages.filter { $0.hasPrefix("not a regular file") }.count == 2, "\(messages)")
     }
 }

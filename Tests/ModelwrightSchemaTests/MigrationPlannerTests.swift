@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -21,11 +22,11 @@ struct MigrationPlannerTests {
         """
 
     /// Loads v1 and the given v2 (and more files), returning the result and `file:line:column: severity: message` lines.
-    private static func load(_ v2: String, extra: [String: String] = [:]) throws -> (ModelLoadResult, [String]) {
+    private static func load(_ v2: String, extra: [String: String] = [:]) throws -> (PipelineResult, [String]) {
         let folder = try temporaryModelFolder(
             named: "Shop", files: ["Shop.v1.model": v1, "Shop.v2.model": v2].merging(extra) { _, new in new })
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let result = ModelLoader.load(path: folder.path)
+        let result = Pipeline.plan(modelAt: folder.path)
         return (result, result.diagnostics.map(Self.line))
     }
 
@@ -35,7 +36,7 @@ struct MigrationPlannerTests {
             "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
     }
 
-    private static func kinds(_ result: ModelLoadResult) throws -> [String] {
+    private static func kinds(_ result: PipelineResult) throws -> [String] {
         try #require(result.model).steps[0].changes.map { "\($0.kind.rawValue): \($0.summary)" }
     }
 
@@ -209,7 +210,7 @@ struct MigrationPlannerTests {
         let folder = try temporaryModelFolder(named: "Shop", files: ["Shop.v2.model": v2])
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
         let copy = try NewVersion.text(
-            after: ModelVersion(
+            after: LoweredVersion(
                 path: folder.appendingPathComponent("Shop.v2.model").path, graph: current.graph, schema: current.schema)
         )
         #expect(
@@ -252,7 +253,7 @@ struct MigrationPlannerTests {
             let (v1, v2) = Self.movedDown(to: type)
             let folder = try temporaryModelFolder(named: "Posts", files: ["Posts.v1.model": v1, "Posts.v2.model": v2])
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let result = ModelLoader.load(path: folder.path)
+            let result = Pipeline.plan(modelAt: folder.path)
             let errors = result.diagnostics.filter { $0.severity == .error }.map(\.message)
             if refused {
                 #expect(

@@ -5,7 +5,7 @@ import Testing
 
 /// Every construct of the schema language parses into the AST it means.
 struct ParserTests {
-    private static func parse(_ text: String) -> (AST.File, [Diagnostic]) {
+    private static func parse(_ text: String) -> (AST.Root, [Diagnostic]) {
         var sink = DiagnosticSink(file: SourceFile(path: "P.v1.model", text: text))
         let file = Parser.parse(SourceFile(path: "P.v1.model", text: text), diagnostics: &sink)
         return (file, sink.diagnostics)

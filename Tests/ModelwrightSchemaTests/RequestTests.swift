@@ -192,7 +192,7 @@ struct RequestTests {
             for _ in 0..<Int.random(in: 1...12, using: &state) {
                 predicate += pieces[Int.random(in: 0..<pieces.count, using: &state)] + " "
             }
-            let (graph, diagnostics) = SchemaPipeline.check(
+            let (graph, diagnostics) = checked(
                 SourceFile(path: "Test.v1.model", text: Self.model + "request r: User where \"\(predicate)\"\n"))
             let errors = diagnostics.filter { $0.severity == .error }
             #expect(graph?.requests.count == 1 || errors.count >= 1, "\(predicate)")

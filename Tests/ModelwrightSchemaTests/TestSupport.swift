@@ -6,24 +6,30 @@ import Testing
 
 /// Diagnostics of one schema text, each as `line:column: severity: message`.
 func diagnose(_ text: String, path: String = "Test.v1.model") -> [String] {
-    SchemaPipeline.check(SourceFile(path: path, text: text)).diagnostics.map { diagnostic in
+    ResolvedFile.compile(SourceFile(path: path, text: text)).diagnostics.map { diagnostic in
         "\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
     }
 }
 
 /// The notes attached to the diagnostics of one schema text, each as `line:column: message`.
 func notes(_ text: String) -> [String] {
-    SchemaPipeline.check(SourceFile(path: "Test.v1.model", text: text)).diagnostics.flatMap(\.notes).map {
+    ResolvedFile.compile(SourceFile(path: "Test.v1.model", text: text)).diagnostics.flatMap(\.notes).map {
         "\($0.location): \($0.message)"
     }
 }
 
 /// The graph of a schema text that must have no errors.
 func graph(_ text: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> EntityGraph {
-    let (graph, diagnostics) = SchemaPipeline.check(SourceFile(path: "Test.v1.model", text: text))
+    let (graph, diagnostics) = checked(SourceFile(path: "Test.v1.model", text: text))
     let errors = diagnostics.filter { $0.severity == .error }
     #expect(errors.isEmpty, "unexpected errors: \(errors.map(\.description))", sourceLocation: sourceLocation)
     return try #require(graph, sourceLocation: sourceLocation)
+}
+
+/// What the parse and resolve stages make of one file: the graph when it has no error, and its diagnostics.
+func checked(_ file: SourceFile) -> (graph: EntityGraph?, diagnostics: [Diagnostic]) {
+    let resolved = ResolvedFile.compile(file)
+    return (resolved.validGraph, resolved.diagnostics)
 }
 
 /// A fresh temporary folder holding the given files, removed by the caller.

@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -14,10 +15,10 @@ struct VersionTests {
         }
         """
 
-    private static func load(_ files: [String: String]) throws -> (ModelLoadResult, [String]) {
+    private static func load(_ files: [String: String]) throws -> (PipelineResult, [String]) {
         let folder = try temporaryModelFolder(named: "Notes", files: files)
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let result = ModelLoader.load(path: folder.path)
+        let result = Pipeline.plan(modelAt: folder.path)
         let lines = result.diagnostics.map { diagnostic in
             let file = diagnostic.path.split(separator: "/").last.map(String.init) ?? ""
             return
@@ -29,16 +30,14 @@ struct VersionTests {
     @Test func loadingReusesAFileCompiledAheadOnlyWhileItHoldsTheSameBytes() throws {
         let folder = try temporaryModelFolder(named: "Notes", files: ["Notes.v1.model": Self.v1])
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let path = ModelLoader.path(of: "Notes.v1.model", in: folder.path)
+        let path = ModelSources.path(of: "Notes.v1.model", in: folder.path)
         // What the file held when it was compiled ahead: one attribute more than it holds now.
         let earlier = Self.v1.replacingOccurrences(of: "body: String", with: "body: String\n    pinned: Bool?")
-        var known = ModelLoader.CompiledFiles()
-        let (graph, sink) = SchemaPipeline.compile(SourceFile(path: path, text: earlier))
-        known.byPath[path] = (graph, sink, nil)
-        let stale = ModelLoader.load(path: folder.path, reusing: known)
+        let known = [path: ResolvedFile.compile(SourceFile(path: path, text: earlier))]
+        let stale = Pipeline.plan(modelAt: folder.path, resolvedAhead: known)
         #expect(stale.model?.versions.first?.graph.entities.first?.attributes.map(\.name) == ["title", "body"])
         try Data(earlier.utf8).write(to: URL(fileURLWithPath: path))
-        let same = ModelLoader.load(path: folder.path, reusing: known)
+        let same = Pipeline.plan(modelAt: folder.path, resolvedAhead: known)
         #expect(
             same.model?.versions.first?.graph.entities.first?.attributes.map(\.name) == ["title", "body", "pinned"])
     }
@@ -69,7 +68,7 @@ struct VersionTests {
         // Asked at once from several threads, while the background computation may still run.
         let answers = Array(repeating: version, count: 8).parallelMap { $0.checksum }
         #expect(answers == Array(repeating: expected, count: 8))
-        let fresh = ModelVersion(path: version.path, graph: version.graph, schema: version.schema)
+        let fresh = LoweredVersion(path: version.path, graph: version.graph, schema: version.schema)
         #expect(fresh.checksum == expected)
     }
 
@@ -165,7 +164,7 @@ struct VersionTests {
         let (result, lines) = try Self.load([:])
         #expect(result.model == nil)
         #expect(lines == ["Notes:-: error: the folder holds no '.model' files; name each version '<Model>.v<N>.model'"])
-        let missing = ModelLoader.load(path: "/nonexistent/Folder")
+        let missing = Pipeline.plan(modelAt: "/nonexistent/Folder")
         #expect(missing.diagnostics.map(\.description) == ["/nonexistent/Folder: error: no such file or folder"])
     }
 
@@ -174,14 +173,14 @@ struct VersionTests {
         let folders = try FileManager.default.contentsOfDirectory(atPath: models.path).sorted()
         #expect(!folders.isEmpty)
         for folder in folders {
-            let result = ModelLoader.load(path: models.appendingPathComponent(folder).path)
+            let result = Pipeline.plan(modelAt: models.appendingPathComponent(folder).path)
             #expect(result.diagnostics.isEmpty, "\(folder): \(result.diagnostics.map(\.description))")
             #expect(result.model != nil)
         }
     }
 
     @Test func theTripsExampleCoversTheStepsItPromises() throws {
-        let model = try #require(ModelLoader.load(path: packageRoot.appendingPathComponent("Models/Trips").path).model)
+        let model = try #require(Pipeline.plan(modelAt: packageRoot.appendingPathComponent("Models/Trips").path).model)
         #expect(model.versions.count >= 3)
         let organization = try #require(model.versions[1].schema.entity(named: "Organization"))
         #expect(organization.attributes.first { $0.renamedFrom == "title" }?.name == "name")

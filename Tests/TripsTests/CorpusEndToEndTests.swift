@@ -56,8 +56,8 @@ struct CorpusEndToEnd {
 
     let bundle: String
     let folder: URL
-    let model: Model
-    let files: [GeneratedFile]
+    let model: PlannedModel
+    let files: [RenderedFile]
 
     init(bundle: String) throws {
         self.bundle = bundle
@@ -68,9 +68,10 @@ struct CorpusEndToEnd {
         #expect(errors.isEmpty, "\(bundle) imports: \(errors.prefix(5))")
         let modelFolder = folder.appendingPathComponent("model")
         _ = try CoreDataImporter.write(imported, to: modelFolder.path)
-        let loaded = ModelLoader.load(path: modelFolder.path)
-        model = try #require(loaded.model, "\(bundle) validates: \(loaded.diagnostics.prefix(5))")
-        files = try GeneratorPipeline.generate(model, config: GeneratorConfig(), templates: TemplateSet.load())
+        let result = try Pipeline.run(
+            Pipeline.Request(modelPath: modelFolder.path, goal: .render, config: GeneratorConfig()))
+        model = try #require(result.model, "\(bundle) validates: \(result.diagnostics.prefix(5))")
+        files = result.files
     }
 
     /// Removes the run's files, unless `MODELWRIGHT_KEEP_CORPUS_RUNS` is set (to look at a failure).
@@ -152,7 +153,7 @@ struct CorpusEndToEnd {
         let names = try TypeNames(model: model, naming: Naming(), configPath: nil)
         let main = Self.program(model: model, current: current, typeNames: names)
         let source = folder.appendingPathComponent("source")
-        try OutputWriter.write(files + [GeneratedFile(name: "main.swift", contents: main)], to: source)
+        try OutputWriter.write(files + [RenderedFile(name: "main.swift", contents: main)], to: source)
         let program = folder.appendingPathComponent("program")
         let result = try GeneratedCodeTypeChecker.build(
             files: (files.map(\.name) + ["main.swift"]).map { source.appendingPathComponent($0) }, to: program,
@@ -252,7 +253,7 @@ struct CorpusEndToEnd {
     }
 
     /// Whether `entity` exists under that name in every version.
-    private static func unchanged(_ entity: String, in model: Model) -> Bool {
+    private static func unchanged(_ entity: String, in model: PlannedModel) -> Bool {
         model.versions.allSatisfy { $0.schema.entity(named: entity) != nil }
     }
 
@@ -272,7 +273,7 @@ struct CorpusEndToEnd {
 
     /// The program: stub custom stages that give every required column left empty a placeholder,
     /// then one fetch per concrete entity with the generated records.
-    static func program(model: Model, current: SchemaDescription, typeNames: TypeNames) -> String {
+    static func program(model: PlannedModel, current: SchemaDescription, typeNames: TypeNames) -> String {
         let stages = model.steps.flatMap(\.customStages).map(\.name)
         let conformance = stages.map {
             "    func \($0)DidMigrate(_ context: MigrationContext) throws { try fillRequiredColumns(context) }"

@@ -29,11 +29,8 @@ enum GeneratedCodeTypeChecker {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = path ?? root.appendingPathComponent("Models/Trips").path
-        guard let model = ModelLoader.load(path: path).model else {
-            throw GeneratorError.noModel(path)
-        }
-        let files = try GeneratorPipeline.generate(model, config: config, templates: TemplateSet.load())
-        try OutputWriter.write(files + [GeneratedFile(name: "App.swift", contents: app)], to: folder)
+        let files = try renderedFiles(path, config: config)
+        try OutputWriter.write(files + [RenderedFile(name: "App.swift", contents: app)], to: folder)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
@@ -61,15 +58,21 @@ enum GeneratedCodeTypeChecker {
         return objects.isEmpty ? nil : objects
     }
 
+    /// The files the pipeline renders for the model at `path`.
+    static func renderedFiles(_ path: String, config: GeneratorConfig) throws -> [RenderedFile] {
+        let result = try Pipeline.run(Pipeline.Request(modelPath: path, goal: .render, config: config))
+        guard result.model != nil else { throw GeneratorError.noModel(path) }
+        return result.files
+    }
+
     /// Generates the model in the folder `model`, builds it with `main` as the program's entry
     /// file (with `-warnings-as-errors`, linking the runtime this build produced) and runs it.
     /// - Returns: what the program printed, or the compiler's errors when it did not compile.
     static func run(main: String, model path: String) throws -> (compiled: Bool, output: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        guard let model = ModelLoader.load(path: path).model else { throw GeneratorError.noModel(path) }
-        let files = try GeneratorPipeline.generate(model, config: GeneratorConfig(), templates: TemplateSet.load())
-        try OutputWriter.write(files + [GeneratedFile(name: "main.swift", contents: main)], to: folder)
+        let files = try renderedFiles(path, config: GeneratorConfig())
+        try OutputWriter.write(files + [RenderedFile(name: "main.swift", contents: main)], to: folder)
         let program = folder.appendingPathComponent("program")
         let compile = try build(
             files: (files.map(\.name) + ["main.swift"]).map { folder.appendingPathComponent($0) }, to: program)

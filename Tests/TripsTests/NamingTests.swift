@@ -9,11 +9,11 @@ struct NamingTests {
     private static let naming = Naming(typeSuffix: "Record", types: ["Group": "StopGroup", "Address": "PostalAddress"])
 
     private static func generate(_ naming: Naming) throws -> [String: String] {
-        let model = try #require(
-            ModelLoader.load(path: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path).model)
-        let files = try GeneratorPipeline.generate(
-            model, config: GeneratorConfig(naming: naming, path: "modelwright-config.json"),
-            templates: TemplateSet.load())
+        let files = try Pipeline.run(
+            Pipeline.Request(
+                modelPath: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path, goal: .render,
+                config: GeneratorConfig(naming: naming, path: "modelwright-config.json"))
+        ).files
         return Dictionary(uniqueKeysWithValues: files.map { ($0.name, $0.contents) })
     }
 

@@ -57,7 +57,7 @@ struct ReservedNameTests {
     /// Whether `validate` accepts a model made of the header and `declarations`.
     static func accepts(_ declarations: [String]) -> Bool {
         let text = "model Names version 1\n" + declarations.joined(separator: "\n") + "\n"
-        let diagnostics = SchemaPipeline.check(SourceFile(path: "Names.v1.model", bytes: Array(text.utf8))).diagnostics
+        let diagnostics = ResolvedFile.compile(SourceFile(path: "Names.v1.model", bytes: Array(text.utf8))).diagnostics
         return !diagnostics.contains { $0.severity == .error }
     }
 

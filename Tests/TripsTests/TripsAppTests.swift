@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightGenerator
 import ModelwrightSchema
 import Testing
 import Trips
@@ -61,7 +62,7 @@ struct TripsAppTests {
         #expect(decoded.map(\.checksum.hexDigits) == Trips.checksums)
         #expect(decoded.last == Trips.schema)
         let model = try #require(
-            ModelLoader.load(path: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path).model)
+            Pipeline.plan(modelAt: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path).model)
         #expect(decoded == model.versions.map(\.schema))
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Modelwright
-import ModelwrightSchema
+import ModelwrightGenerator
 
 /// How long the code generated for a model with a long history takes to compile, next to the
 /// same model's current version alone and to plain structs with the same stored properties, in
@@ -82,7 +82,7 @@ struct Variants {
     var all: [Variant] { [history, current, plain, conforming] }
 
     static func make(model folder: URL, repository: URL, in work: URL) throws -> Variants {
-        let loaded = ModelLoader.load(path: folder.path)
+        let loaded = try Pipeline.run(modelAt: folder.path)
         guard let model = loaded.model, let current = model.current else {
             throw BenchmarkError("\(folder.path) does not load: \(loaded.diagnostics.prefix(3))")
         }
@@ -219,7 +219,7 @@ enum PlainStructs {
 /// historical version once (as its migration does), checksum check included.
 enum DecodeTiming {
     static func print(modelFolder: String) throws {
-        guard let model = ModelLoader.load(path: modelFolder).model else { return }
+        guard let model = try Pipeline.run(modelAt: modelFolder).model else { return }
         let archived = model.versions.dropLast().map {
             SchemaVersion(version: $0.number, checksum: $0.checksum.hexDigits, archive: $0.schema.archive)
         }

@@ -4,7 +4,7 @@ import ModelwrightSchema
 /// The context of the migrations file: one stage per version step, and for every custom stage
 /// the protocol requirements the app implements.
 enum MigrationsContext {
-    static func make(_ model: Model) -> MustacheObject {
+    static func make(_ model: PlannedModel) -> MustacheObject {
         var allStages: [MustacheValue] = []
         let steps = model.steps.map { step -> MustacheValue in
             let stages = step.customStages.map { stage -> MustacheValue in

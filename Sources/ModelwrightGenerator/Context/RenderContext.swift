@@ -12,7 +12,7 @@ import ModelwrightSchema
 struct RenderContext {
     let value: MustacheValue
 
-    init(model: Model, config: GeneratorConfig) throws {
+    init(model: PlannedModel, config: GeneratorConfig) throws {
         guard let current = model.current else {
             value = .null
             return

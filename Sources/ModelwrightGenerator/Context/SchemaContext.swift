@@ -8,21 +8,21 @@ import ModelwrightSchema
 enum SchemaContext {
     /// What the template says about every version: its number, name, file and checksum; an earlier
     /// version's archive lines; `isCurrent` for the last.
-    static func version(_ version: ModelVersion, isCurrent: Bool) -> MustacheValue {
+    static func version(_ version: LoweredVersion, isCurrent: Bool) -> MustacheValue {
         [
             "number": .int(version.number),
             "name": .string(name(of: version)),
             "file": .string(SwiftSyntax.commentText(fileName(version.path))),
             "isCurrent": .bool(isCurrent),
             "archive": .list(isCurrent ? [] : SchemaArchive.lines(of: version.schema).map { .string($0) }),
-            // Last: the checksum may still be computing in the background (see `ModelVersion`).
+            // Last: the checksum may still be computing in the background (see `LoweredVersion`).
             "checksum": .string(version.checksum.hexDigits),
         ]
     }
 
     /// The current version's typed description: the enum and composite descriptions its entities
     /// refer to, and each entity's `EntityDescription(…)` arguments.
-    static func current(_ version: ModelVersion) -> MustacheValue {
+    static func current(_ version: LoweredVersion) -> MustacheValue {
         let schema = version.schema
         let prefix = name(of: version)
         let reference: @Sendable (String) -> String = { name in prefix + name }
@@ -42,7 +42,7 @@ enum SchemaContext {
     }
 
     /// The Swift name of a version's declaration, such as `version3`.
-    private static func name(of version: ModelVersion) -> String {
+    private static func name(of version: LoweredVersion) -> String {
         "version\(version.number)"
     }
 

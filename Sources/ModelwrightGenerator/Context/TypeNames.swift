@@ -10,7 +10,7 @@ struct TypeNames {
 
     /// The names for the model's current version, or an error naming the config key (or, for a
     /// clash the schema alone causes, the model file) and the fix.
-    init(model: Model, naming: Naming, configPath: String?) throws {
+    init(model: PlannedModel, naming: Naming, configPath: String?) throws {
         guard let current = model.current else { return }
         let graph = current.graph
         let configPath = configPath ?? GeneratorConfig.fileName

@@ -4,9 +4,9 @@
 /// Models/Trips/Trips.v2.model:14:16: error: unknown type 'Organisation'
 /// Models/Trips/Trips.v2.model:14:16: note: did you mean 'Organization'?
 /// ```
-package struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
+public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// How serious a diagnostic is.
-    package enum Severity: String, Sendable, Equatable {
+    public enum Severity: String, Sendable, Equatable {
         /// The model cannot be used.
         case error
         /// The model can be used, but probably not as meant.
@@ -16,16 +16,16 @@ package struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A secondary message, such as a fix-it hint or where a conflicting declaration is.
-    package struct Note: Sendable, Equatable {
+    public struct Note: Sendable, Equatable {
         /// The note's text.
-        package let message: String
+        public let message: String
         /// The file the note points into.
-        package let path: String
+        public let path: String
         /// Where the note points.
-        package let location: SourcePosition
+        public let location: SourcePosition
 
         /// Creates a note; the message is made safe to print by ``DiagnosticText``.
-        package init(message: String, path: String, location: SourcePosition) {
+        public init(message: String, path: String, location: SourcePosition) {
             self.message = DiagnosticText.escaped(message)
             self.path = path
             self.location = location
@@ -33,19 +33,19 @@ package struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Error or warning.
-    package let severity: Severity
+    public let severity: Severity
     /// What is wrong, in the user's terms.
-    package let message: String
+    public let message: String
     /// The file the problem is in.
-    package let path: String
+    public let path: String
     /// Where in the file; `nil` for a problem with a whole file or folder.
-    package let location: SourcePosition?
+    public let location: SourcePosition?
     /// Hints and related places.
-    package let notes: [Note]
+    public let notes: [Note]
 
     /// Creates a diagnostic; the message is made safe to print by ``DiagnosticText``, so text
     /// echoed from the input can never move the cursor, reorder the line or flood the terminal.
-    package init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
+    public init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
         self.severity = severity
         self.message = DiagnosticText.escaped(message)
         self.path = path
@@ -55,7 +55,7 @@ package struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
 
     /// The diagnostic and its notes, one `path:line:column: severity: message` line each. Paths
     /// come from the file system, which may hold any byte: they are escaped here, when printed.
-    package var description: String {
+    public var description: String {
         let shownPath = DiagnosticText.escapedPath(path)
         let place = location.map { "\(shownPath):\($0)" } ?? shownPath
         var lines = ["\(place): \(severity.rawValue): \(message)"]
@@ -63,5 +63,27 @@ package struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
             lines.append("\(DiagnosticText.escapedPath(note.path)):\(note.location): note: \(note.message)")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A position in a schema file.
+public struct SourcePosition: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The line, from 1.
+    public let line: Int
+    /// The column, from 1, in UTF-8 bytes.
+    public let column: Int
+
+    /// Creates a location.
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
+
+    /// `line:column`.
+    public var description: String { "\(line):\(column)" }
+
+    /// Earlier in the file.
+    public static func < (lhs: SourcePosition, rhs: SourcePosition) -> Bool {
+        (lhs.line, lhs.column) < (rhs.line, rhs.column)
     }
 }

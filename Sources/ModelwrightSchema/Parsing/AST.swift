@@ -2,7 +2,7 @@
 /// node keeps its source range, so later stages can point at it.
 package enum AST {
     /// A whole schema file: one complete version of a model.
-    package struct File: Sendable {
+    package struct Root: Sendable {
         /// The file the tree was parsed from.
         package var path: String
         /// The `model Name version N` header, absent only when the file is broken.

@@ -22,7 +22,7 @@ package struct Parser {
     }
 
     /// Parses a whole file.
-    package static func parse(_ file: SourceFile, diagnostics: inout DiagnosticSink) -> AST.File {
+    package static func parse(_ file: SourceFile, diagnostics: inout DiagnosticSink) -> AST.Root {
         var parser = Parser(file: file, tokens: Lexer.tokens(of: file, diagnostics: &diagnostics))
         let ast = parser.parseFile(diagnostics: &diagnostics)
         releaseInBackground(parser.tokens)
@@ -31,7 +31,7 @@ package struct Parser {
 
     // MARK: - File and declarations
 
-    private mutating func parseFile(diagnostics: inout DiagnosticSink) -> AST.File {
+    private mutating func parseFile(diagnostics: inout DiagnosticSink) -> AST.Root {
         var header: AST.Header?
         if current.isKeyword("model") {
             header = parseHeader(diagnostics: &diagnostics)
@@ -53,7 +53,7 @@ package struct Parser {
                 declarations.append(declaration)
             }
         }
-        return AST.File(path: file.path, header: header, declarations: declarations)
+        return AST.Root(path: file.path, header: header, declarations: declarations)
     }
 
     private mutating func parseHeader(diagnostics: inout DiagnosticSink) -> AST.Header? {

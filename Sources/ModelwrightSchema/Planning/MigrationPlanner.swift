@@ -9,8 +9,8 @@ import Modelwright
 /// The step is then run on an empty in-memory store (a shadow database), which both checks that
 /// the runtime can perform it and tells which tables it rebuilds.
 package struct MigrationPlanner {
-    package let previous: ModelVersion
-    package let next: ModelVersion
+    package let previous: LoweredVersion
+    package let next: LoweredVersion
     private var changes: [SchemaChange] = []
     private var old: EntityGraph { previous.graph }
     private var new: EntityGraph { next.graph }
@@ -18,7 +18,7 @@ package struct MigrationPlanner {
     private let oldEntities: [String: EntityGraph.Entity]
     private let newEntities: [String: EntityGraph.Entity]
 
-    package init(from previous: ModelVersion, to next: ModelVersion) {
+    package init(from previous: LoweredVersion, to next: LoweredVersion) {
         self.previous = previous
         self.next = next
         oldEntities = Self.byName(previous.graph.entities)
@@ -38,9 +38,9 @@ package struct MigrationPlanner {
     /// `freshSchemas`, shared by the steps of one model, spares the shadow checks recreating
     /// the tables that do not change from one version to the next.
     package static func plan(
-        from previous: ModelVersion, to next: ModelVersion, sink: inout DiagnosticSink,
+        from previous: LoweredVersion, to next: LoweredVersion, sink: inout DiagnosticSink,
         freshSchemas: FreshSchemaCache = FreshSchemaCache()
-    ) -> VersionStep {
+    ) -> PlannedStep {
         var planner = MigrationPlanner(from: previous, to: next)
         planner.diff()
         return planner.finish(sink: &sink, freshSchemas: freshSchemas)
@@ -48,7 +48,7 @@ package struct MigrationPlanner {
 
     /// The changes from `previous` to `next` that need a `lossy` line or a custom stage, each with
     /// the entity and property (previous version's names) a `lossy` line would name.
-    package static func unaccounted(from previous: ModelVersion, to next: ModelVersion) -> [(
+    package static func unaccounted(from previous: LoweredVersion, to next: LoweredVersion) -> [(
         change: SchemaChange, lost: (entity: String, property: String?)?
     )] {
         var planner = MigrationPlanner(from: previous, to: next)
@@ -487,7 +487,7 @@ package struct MigrationPlanner {
 
     // MARK: - Resolution
 
-    private func finish(sink: inout DiagnosticSink, freshSchemas: FreshSchemaCache) -> VersionStep {
+    private func finish(sink: inout DiagnosticSink, freshSchemas: FreshSchemaCache) -> PlannedStep {
         let migration = new.migration
         let stages = migration?.customStages ?? []
         let accepted = migration?.acceptedLosses ?? []
@@ -576,7 +576,7 @@ package struct MigrationPlanner {
                         ] : [])
             }
         }
-        return VersionStep(from: previous, to: next, changes: resolved, customStages: stages, operations: operations)
+        return PlannedStep(from: previous, to: next, changes: resolved, customStages: stages, operations: operations)
     }
 }
 

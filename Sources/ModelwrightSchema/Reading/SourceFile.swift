@@ -4,6 +4,9 @@ package struct SourceFile: Sendable {
     package let path: String
     /// The file's UTF-8 bytes.
     package let bytes: [UInt8]
+    /// The largest schema file read, in bytes: every check is linear or n·log n, and this keeps
+    /// even those within a couple of seconds.
+    package static let maximumSize = 16 * 1024 * 1024
     /// The byte offset at which each line starts; a line ends at LF, CR or CRLF.
     private let lineStarts: [Int]
 
@@ -55,26 +58,6 @@ package struct SourceFile: Sendable {
     /// The text between two offsets.
     func text(_ range: Range<Int>) -> String {
         String(decoding: bytes[range], as: UTF8.self)
-    }
-}
-
-/// A position in a schema file.
-package struct SourcePosition: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// The line, from 1.
-    package let line: Int
-    /// The column, from 1, in UTF-8 bytes.
-    package let column: Int
-
-    /// Creates a location.
-    package init(line: Int, column: Int) {
-        self.line = line
-        self.column = column
-    }
-
-    package var description: String { "\(line):\(column)" }
-
-    package static func < (lhs: SourcePosition, rhs: SourcePosition) -> Bool {
-        (lhs.line, lhs.column) < (rhs.line, rhs.column)
     }
 }
 

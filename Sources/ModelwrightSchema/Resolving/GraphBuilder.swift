@@ -45,7 +45,7 @@ package struct GraphBuilder {
     /// How deep entities may inherit: Core Data models nest a few levels.
     package static let maximumInheritanceDepth = 64
 
-    package static func build(_ file: AST.File, diagnostics: inout DiagnosticSink) -> EntityGraph? {
+    package static func build(_ file: AST.Root, diagnostics: inout DiagnosticSink) -> EntityGraph? {
         guard let header = file.header else { return nil }
         var builder = GraphBuilder(diagnostics: diagnostics)
         let graph = builder.build(file, header: header)
@@ -53,7 +53,7 @@ package struct GraphBuilder {
         return graph
     }
 
-    private mutating func build(_ file: AST.File, header: AST.Header) -> EntityGraph {
+    private mutating func build(_ file: AST.Root, header: AST.Header) -> EntityGraph {
         checkTypeName(header.name)
         if NameRules.reservedTypeNames.contains(header.name.text) {
             diagnostics.error(

@@ -18,7 +18,7 @@ import Foundation
 /// since the checksum does not cover them.
 package struct LockFile: Codable, Sendable, Equatable {
     /// The lock file's name inside a model folder.
-    package static let fileName = "modelwright-lock.json"
+    package static let fileName = FileNames.lock
 
     /// One released version.
     package struct FrozenVersion: Codable, Sendable, Equatable {
@@ -34,7 +34,7 @@ package struct LockFile: Codable, Sendable, Equatable {
     package var frozen: [FrozenVersion]
 
     /// Freezes every version of `model` up to and including `last`, keeping what was frozen before.
-    package static func freezing(_ model: Model, through last: Int) -> LockFile {
+    package static func freezing(_ model: PlannedModel, through last: Int) -> LockFile {
         LockFile(
             model: model.name,
             frozen: model.versions.filter { $0.number <= last }.map {

@@ -1,10 +1,10 @@
 /// Checks what only makes sense across versions: one model name, versions numbered 1…N without
 /// gaps, file names that say their version, `migration from` naming the previous version, and
 /// `@renamed(from:)` naming something that existed in the previous version.
-enum VersionChecker {
+package enum VersionChecker {
     /// The file name a version must have inside a model folder, such as `Trips.v3.model`.
     static func fileName(model: String, version: Int) -> String {
-        "\(model).v\(version).model"
+        FileNames.version(version, of: model)
     }
 
     /// Checks the versions of one model folder, sorted by version number.

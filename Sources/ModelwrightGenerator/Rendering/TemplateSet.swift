@@ -5,7 +5,7 @@ import ModelwrightTemplates
 /// name (through the config file or a `--templates` folder).
 package struct TemplateSet: Sendable {
     /// The templates, one per generated file kind.
-    package static let names = ["Records", "Queries", "Schema", "Migrations"]
+    package static let names = FileNames.outputKinds
 
     /// The parsed templates by name.
     let templates: [String: MustacheTemplate]

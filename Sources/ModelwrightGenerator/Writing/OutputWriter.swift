@@ -6,20 +6,6 @@ import Foundation
     import Darwin
 #endif
 
-/// One file the generator produces: its name inside the output folder and its full text.
-package struct GeneratedFile: Sendable, Equatable {
-    /// The file's name, such as `Trips+Records.swift`.
-    package let name: String
-    /// The file's contents.
-    package let contents: String
-
-    /// Creates a generated file.
-    package init(name: String, contents: String) {
-        self.name = name
-        self.contents = contents
-    }
-}
-
 /// Writes generated files as a set, so that builds stay incremental and output is never mixed:
 /// a file whose bytes are unchanged is not touched (its modification date stays, so nothing
 /// downstream rebuilds), and the changed files replace the old ones together.
@@ -38,7 +24,7 @@ package enum OutputWriter {
     /// Writes each file that differs from what is on disk, creating the folder if needed.
     /// - Returns: the names of the files written, in the order given.
     @discardableResult
-    package static func write(_ files: [GeneratedFile], to directory: URL) throws -> [String] {
+    package static func write(_ files: [RenderedFile], to directory: URL) throws -> [String] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try recover(directory)
         var changed: [String] = []
@@ -60,7 +46,7 @@ package enum OutputWriter {
 
     /// Writes `file` under its temporary name when it differs from the file on disk; returns
     /// whether it did.
-    private static func writeTemporary(_ file: GeneratedFile, in directory: URL) throws -> Bool {
+    private static func writeTemporary(_ file: RenderedFile, in directory: URL) throws -> Bool {
         let url = directory.appendingPathComponent(file.name)
         var contents = file.contents
         // The file's bytes are compared and written where the string keeps them: a large

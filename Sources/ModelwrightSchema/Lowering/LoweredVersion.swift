@@ -3,13 +3,13 @@ import Foundation
 import Modelwright
 
 /// One version of a model, taken through the whole schema pipeline.
-package struct ModelVersion: Sendable {
+public struct LoweredVersion: Sendable {
     /// The schema file it came from.
-    package let path: String
+    public let path: String
     /// The resolved entity graph.
     package let graph: EntityGraph
     /// The runtime description, whose checksum identifies the version.
-    package let schema: SchemaDescription
+    public let schema: SchemaDescription
     private let pendingChecksum: PendingChecksum
 
     /// Creates a version, and starts computing its checksum in the background.
@@ -22,10 +22,10 @@ package struct ModelVersion: Sendable {
 
     /// The schema's checksum, computed once (a long history asks for it many times); asking
     /// before the background computation is done waits for it, or computes it if it has not begun.
-    package var checksum: SchemaChecksum { pendingChecksum.value }
+    public var checksum: SchemaChecksum { pendingChecksum.value }
 
     /// The version number.
-    package var number: Int { graph.version }
+    public var number: Int { graph.version }
 }
 
 /// A checksum computed once, on a background thread from the moment its version is made.
@@ -54,15 +54,10 @@ private final class PendingChecksum: @unchecked Sendable {
     }
 }
 
-/// A model: every version of it, oldest first; the last is the current one.
-package struct Model: Sendable {
-    /// The model's name.
-    package let name: String
-    /// The versions, numbered 1, 2, 3, … in order.
-    package let versions: [ModelVersion]
-    /// The migration from each version to the next, oldest first.
-    package let steps: [VersionStep]
-
-    /// The newest version, which the app's code is generated from.
-    package var current: ModelVersion? { versions.last }
+extension LoweredVersion {
+    /// Lowers a checked version into the runtime's description (or takes the one lowered ahead).
+    package static func lower(_ version: CheckedVersions.Version) -> LoweredVersion {
+        version.loweredAhead
+            ?? LoweredVersion(path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
+    }
 }

@@ -2,11 +2,11 @@ import Modelwright
 
 /// The migration from one version of a model to the next: what changed, how each change
 /// migrates, and what the runtime will do to the store's tables.
-package struct VersionStep: Sendable {
+package struct PlannedStep: Sendable {
     /// The version the step starts from.
-    package let from: ModelVersion
+    package let from: LoweredVersion
     /// The version it ends at.
-    package let to: ModelVersion
+    package let to: LoweredVersion
     /// Every change, in the order of the newer version's declarations, removals last.
     package let changes: [SchemaChange]
     /// The custom stages the newer version declares for this step.

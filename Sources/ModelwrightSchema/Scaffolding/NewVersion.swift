@@ -5,7 +5,7 @@ package enum NewVersion {
     /// The text of version N+1, copied from version N: the header's number raised, and what
     /// described the step *into* version N removed (`@renamed(from:)` annotations and the
     /// `migration from` block with its doc comment), since the new step starts with no changes.
-    package static func text(after version: ModelVersion) throws -> String {
+    package static func text(after version: LoweredVersion) throws -> String {
         guard version.number < Parser.maximumVersion else { throw VersionLimitReached(version: version.number) }
         let data = try Data(contentsOf: URL(fileURLWithPath: version.path))
         var bytes = [UInt8](data)
@@ -62,7 +62,7 @@ package enum NewVersion {
     }
 
     /// The path of version N+1's file beside version N's.
-    package static func path(after version: ModelVersion, model: String) -> String {
+    package static func path(after version: LoweredVersion, model: String) -> String {
         let folder = URL(fileURLWithPath: version.path).deletingLastPathComponent()
         return folder.appendingPathComponent(VersionChecker.fileName(model: model, version: version.number + 1)).path
     }

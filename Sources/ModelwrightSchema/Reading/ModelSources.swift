@@ -1,0 +1,86 @@
+import Foundation
+
+/// What the read stage produces: the bytes of a model's schema files, and its lock file.
+///
+/// A model is a folder holding one `<Model>.v<N>.model` file per version, or a single schema
+/// file. Reading goes through ``BoundedFile``, so a FIFO, a device or a huge file named like a
+/// schema file is a located error rather than a hang.
+package struct ModelSources: Sendable {
+    /// The extension of schema files.
+    package static let fileExtension = FileNames.versionExtension
+
+    /// The model folder, or `nil` when the path named a single file (which gets no checks across
+    /// versions and no lock file).
+    package let folder: String?
+    /// The files read, in file-name order.
+    package let files: [SourceFile]
+    /// How many schema files the folder lists, read or not: when some could not be read, the
+    /// versions they hold must not be reported missing.
+    package let listedCount: Int
+    /// The folder's lock file, when it has one that reads.
+    package let lock: LockFile?
+    /// What could not be read: the path itself, a file, the lock file.
+    package let problems: [Diagnostic]
+
+    /// The path of a file in a folder, as reading the folder spells it.
+    package static func path(of name: String, in folder: String) -> String {
+        folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    }
+
+    /// Reads every schema file in a model folder, or the one file `path` names.
+    package static func read(_ path: String) -> ModelSources {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return failure(path, "no such file or folder")
+        }
+        guard isDirectory.boolValue else { return read(files: [path], folder: nil) }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            return failure(path, "cannot read the folder: \(error.localizedDescription)")
+        }
+        let files = names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map { Self.path(of: $0, in: path) }
+        guard !files.isEmpty else {
+            return failure(
+                path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'"
+            )
+        }
+        return read(files: files, folder: path)
+    }
+
+    private static func read(files paths: [String], folder: String?) -> ModelSources {
+        // Files are read in parallel (a long history has a hundred of them), in file order.
+        let outcomes = paths.parallelMap(readFile)
+        var problems = outcomes.compactMap(\.problem)
+        let (lock, lockProblem) = folder.map(LockFile.read(folder:)) ?? (nil, nil)
+        if let lockProblem { problems.append(lockProblem) }
+        return ModelSources(
+            folder: folder, files: outcomes.compactMap(\.file), listedCount: paths.count, lock: lock,
+            problems: problems)
+    }
+
+    private static func readFile(_ path: String) -> (file: SourceFile?, problem: Diagnostic?) {
+        do {
+            return (SourceFile(path: path, bytes: try BoundedFile.read(path, limit: SourceFile.maximumSize)), nil)
+        } catch {
+            let message =
+                switch error {
+                case .cannotOpen, .cannotRead: "cannot read the file"
+                case .notARegularFile: "not a regular file (a folder, a FIFO or a device); a schema file is a text file"
+                case .tooLarge(let size):
+                    "the file is \(size) bytes; a schema file may hold at most \(SourceFile.maximumSize) bytes (16 MiB)"
+                }
+            // A file too large to read is located at its start, where the reading stopped.
+            let start: SourcePosition? =
+                if case .tooLarge = error { SourcePosition(line: 1, column: 1) } else { nil }
+            return (nil, Diagnostic(severity: .error, message: message, path: path, location: start))
+        }
+    }
+
+    private static func failure(_ path: String, _ message: String) -> ModelSources {
+        ModelSources(
+            folder: nil, files: [], listedCount: 0, lock: nil,
+            problems: [Diagnostic(severity: .error, message: message, path: path, location: nil)])
+    }
+}

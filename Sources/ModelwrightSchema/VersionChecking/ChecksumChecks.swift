@@ -1,0 +1,83 @@
+import Modelwright
+
+extension VersionChecker {
+    /// Checks what only the checksums of the lowered versions show: a frozen (released) version
+    /// whose file changed or disappeared, and one store checksum shared by versions that are not
+    /// neighbours. Adds what it finds to `diagnostics`; `false` when any of it is an error.
+    package static func checkChecksums(
+        _ versions: [LoweredVersion], of sources: ModelSources, diagnostics: inout ModelDiagnostics
+    ) -> Bool {
+        if let folder = sources.folder, let lock = sources.lock {
+            diagnostics.others += checkFrozen(versions, lock: lock, sinks: &diagnostics.versions, folder: folder)
+        }
+        // Stages are keyed by checksum. Adjacent versions with one checksum are one store version,
+        // as Core Data versions with equal hashes are; the same checksum further apart is ambiguous.
+        // A lone version has nothing to be confused with, and is not waited for: its checksum is
+        // still being computed in the background, for the generator.
+        var seenChecksums: [SchemaChecksum: Int] = [:]
+        for (index, version) in versions.enumerated() where versions.count > 1 {
+            let checksum = version.checksum
+            if index > 0, versions[index - 1].checksum == checksum {
+                diagnostics.versions[index].warning(
+                    "version \(version.number) has the same structure as version \(version.number - 1) (checksum \(checksum)): a store of either opens as the other and this step migrates nothing; if the data must change, change the structure or add '@coreData(versionHashModifier: \"…\")' to what changed",
+                    at: version.graph.headerRange.start)
+            } else if let earlier = seenChecksums[checksum] {
+                diagnostics.versions[index].error(
+                    "version \(version.number) has the same structure as version \(earlier) (checksum \(checksum)), but the versions between differ, so a store with that checksum could be either; change something that shapes the store",
+                    at: version.graph.headerRange.start)
+            }
+            seenChecksums[checksum] = version.number
+        }
+        return !diagnostics.hasErrors
+    }
+
+    /// Reports every frozen version whose file changed or disappeared.
+    private static func checkFrozen(
+        _ versions: [LoweredVersion], lock: LockFile, sinks: inout [DiagnosticSink], folder: String
+    ) -> [Diagnostic] {
+        var missing: [Diagnostic] = []
+        let lockPath = (folder.hasSuffix("/") ? folder : folder + "/") + LockFile.fileName
+        // By number, not a search per frozen version: a lock file may list any number of them.
+        var indexByNumber: [Int: Int] = [:]
+        for (index, version) in versions.enumerated() {
+            indexByNumber[version.number] = indexByNumber[version.number] ?? index
+        }
+        var unreported = 0
+        for frozen in lock.frozen {
+            guard let index = indexByNumber[frozen.version] else {
+                guard missing.count < DiagnosticSink.errorLimit else {
+                    unreported += 1
+                    continue
+                }
+                missing.append(
+                    Diagnostic(
+                        severity: .error,
+                        message:
+                            "version \(frozen.version) is frozen in the lock file, but its file '\(VersionChecker.fileName(model: lock.model, version: frozen.version))' is missing; released versions must stay, so stores created with them can be migrated",
+                        path: lockPath, location: nil))
+                continue
+            }
+            let checksum = versions[index].checksum.hexDigits
+            guard checksum != frozen.checksum else { continue }
+            let header = versions[index].graph.headerRange.start
+            sinks[index].error(
+                "version \(frozen.version) is frozen (released): \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open",
+                at: header,
+                notes: [
+                    (
+                        "undo the change here and make it in a new version instead: 'modelwright new-version \(folder)' starts version \((versions.last?.number ?? 0) + 1) as a copy of the current one",
+                        header
+                    )
+                ]
+            )
+        }
+        if unreported > 0 {
+            missing.append(
+                Diagnostic(
+                    severity: .error,
+                    message: "\(unreported) more frozen versions have no file; stopped reporting them",
+                    path: lockPath, location: nil))
+        }
+        return missing
+    }
+}
