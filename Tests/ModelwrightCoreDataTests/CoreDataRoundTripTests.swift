@@ -10,7 +10,7 @@ struct CoreDataRoundTripTests {
     /// The schemas of an import of `path`, and those of importing its export again.
     static func roundTrip(
         _ path: String, sourceLocation: Testing.SourceLocation = #_sourceLocation
-    ) throws -> (first: [SchemaDescription], second: [SchemaDescription], export: CoreDataExporter.Result) {
+    ) throws -> (first: [SchemaDescription], second: [SchemaDescription], export: CoreDataExporter.ExportedBundle) {
         let first = try CoreDataTestSupport.importModel(path, sourceLocation: sourceLocation)
         defer { try? FileManager.default.removeItem(at: first.folder) }
         let model = try #require(first.loaded.model, "\(first.loaded.diagnostics)", sourceLocation: sourceLocation)

@@ -80,7 +80,7 @@ enum CoreDataTestSupport {
 
     /// An import of `path` written to a temporary model folder, and that folder loaded.
     struct Imported {
-        var result: CoreDataImporter.Result
+        var result: CoreDataImporter.ImportedModel
         var folder: URL
         var loaded: PipelineResult
 

@@ -4,7 +4,7 @@ import Testing
 /// type, or a nil test on a required field does not compile. Proved by type-checking the
 /// generated Trips code with a small app file.
 struct CompositeFieldCompileTests {
-    private static func typecheck(_ condition: String) throws -> GeneratedCodeTypeChecker.Result {
+    private static func typecheck(_ condition: String) throws -> GeneratedCodeTypeChecker.TypeCheck {
         try GeneratedCodeTypeChecker.typecheck(
             app: """
                 import Modelwright

@@ -13,7 +13,7 @@ enum GeneratedCodeTypeChecker {
         .map { $0.appendingPathComponent("Modules") }
         .first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("Modelwright.swiftmodule").path) }
 
-    struct Result {
+    struct TypeCheck {
         let status: Int32
         let errors: String
     }
@@ -23,7 +23,7 @@ enum GeneratedCodeTypeChecker {
     /// Generates the model in the folder `model` (Trips by default) with `config` and type-checks it
     /// with `app` as one more file of the module.
     static func typecheck(app: String, model path: String? = nil, config: GeneratorConfig = GeneratorConfig()) throws
-        -> Result
+        -> TypeCheck
     {
         guard let modules else { throw ModulesNotFound() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("typecheck-\(UUID().uuidString)")
@@ -47,7 +47,7 @@ enum GeneratedCodeTypeChecker {
         try process.run()
         let output = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, errors: String(decoding: output, as: UTF8.self))
+        return TypeCheck(status: process.terminationStatus, errors: String(decoding: output, as: UTF8.self))
     }
 
     /// The runtime's compiled objects, which a program built from generated code links.

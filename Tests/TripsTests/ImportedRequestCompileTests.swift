@@ -9,7 +9,7 @@ struct ImportedRequestCompileTests {
     private static let fixture = GeneratedCodeTypeChecker.root.appendingPathComponent(
         "Tests/ModelwrightCoreDataTests/Fixtures/test.xcdatamodel")
 
-    private static func typecheck(app: String) throws -> GeneratedCodeTypeChecker.Result {
+    private static func typecheck(app: String) throws -> GeneratedCodeTypeChecker.TypeCheck {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imported-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = CoreDataImporter.importModel(try CoreDataBundle.open(path: fixture.path))

@@ -19,7 +19,7 @@ struct ImportedTransformableCompileTests {
     /// and type-checks the generated code with `app`.
     private static func typecheck(
         _ path: String, app: String, edit: (String) -> String = { $0 }
-    ) throws -> GeneratedCodeTypeChecker.Result {
+    ) throws -> GeneratedCodeTypeChecker.TypeCheck {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imported-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         var result = CoreDataImporter.importModel(

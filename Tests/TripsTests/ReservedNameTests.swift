@@ -62,7 +62,7 @@ struct ReservedNameTests {
     }
 
     /// Type-checks the code of a one-version model of `declarations` with `-warnings-as-errors`.
-    static func typecheck(_ declarations: [String]) throws -> GeneratedCodeTypeChecker.Result {
+    static func typecheck(_ declarations: [String]) throws -> GeneratedCodeTypeChecker.TypeCheck {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("names-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

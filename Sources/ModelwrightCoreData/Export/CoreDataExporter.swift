@@ -17,7 +17,7 @@ import ModelwrightSchema
 /// composites, `now` defaults, default sort orders, custom stages) is reported.
 package enum CoreDataExporter {
     /// One file of the bundle.
-    package struct File: Sendable, Equatable {
+    package struct ExportedFile: Sendable, Equatable {
         /// Its path inside the bundle, such as `Trips 2.xcdatamodel/contents`.
         package var path: String
         /// Its bytes.
@@ -25,9 +25,9 @@ package enum CoreDataExporter {
     }
 
     /// What an export gave.
-    package struct Result: Sendable {
+    package struct ExportedBundle: Sendable {
         /// The files, `.xccurrentversion` last.
-        package var files: [File]
+        package var files: [ExportedFile]
         /// The Core Data model of each version, oldest first.
         package var models: [CoreDataModel]
         /// Everything that could not be exported.
@@ -40,8 +40,8 @@ package enum CoreDataExporter {
     }
 
     /// Exports `model` as the files of a bundle called `bundleName`.
-    package static func export(_ model: PlannedModel, bundleName: String) -> Result {
-        var files: [File] = []
+    package static func export(_ model: PlannedModel, bundleName: String) -> ExportedBundle {
+        var files: [ExportedFile] = []
         var models: [CoreDataModel] = []
         var diagnostics: [Diagnostic] = []
         var previous: RenamingIdentifiers?
@@ -54,7 +54,7 @@ package enum CoreDataExporter {
             let name = versionName(bundleName: bundleName, number: version.number)
             do {
                 let xml = try CoreDataWriter.xml(coreData)
-                files.append(File(path: "\(name).xcdatamodel/contents", data: Data(xml.utf8)))
+                files.append(ExportedFile(path: "\(name).xcdatamodel/contents", data: Data(xml.utf8)))
             } catch {
                 diagnostics.append(unwritable(error, in: version.path))
             }
@@ -66,7 +66,7 @@ package enum CoreDataExporter {
                     versionName(bundleName: bundleName, number: last.number) + ".xcdatamodel")
             } catch {
                 diagnostics.append(unwritable(error, in: bundleName))
-                return Result(files: [], models: models, diagnostics: diagnostics)
+                return ExportedBundle(files: [], models: models, diagnostics: diagnostics)
             }
             let plist = """
                 <?xml version="1.0" encoding="UTF-8"?>
@@ -79,12 +79,12 @@ package enum CoreDataExporter {
                 </plist>
 
                 """
-            files.append(File(path: ".xccurrentversion", data: Data(plist.utf8)))
+            files.append(ExportedFile(path: ".xccurrentversion", data: Data(plist.utf8)))
         }
         guard !diagnostics.contains(where: { $0.severity == .error }) else {
-            return Result(files: [], models: models, diagnostics: diagnostics)
+            return ExportedBundle(files: [], models: models, diagnostics: diagnostics)
         }
-        return Result(files: files, models: models, diagnostics: diagnostics)
+        return ExportedBundle(files: files, models: models, diagnostics: diagnostics)
     }
 
     /// The error for a value holding a character XML 1.0 cannot carry, at its first occurrence
@@ -121,7 +121,8 @@ package enum CoreDataExporter {
 
     /// Writes `result` into the bundle at `path`, creating it, and rewriting only files whose bytes
     /// change. Returns the paths written and the version folders in the bundle the export did not make.
-    package static func write(_ result: Result, to path: String) throws -> (written: [String], stale: [String]) {
+    package static func write(_ result: ExportedBundle, to path: String) throws -> (written: [String], stale: [String])
+    {
         let bundle = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
         var written: [String] = []

@@ -12,7 +12,9 @@ import ModelwrightSchema
 enum CoreDataMigrationBlocks {
     /// Adds the blocks to `files`; `versions` holds each file already compiled by ``version(of:at:)``,
     /// when the caller had a core to spare for it.
-    static func add(to files: [CoreDataImporter.File], versions: [LoweredVersion?]? = nil) -> [CoreDataImporter.File] {
+    static func add(to files: [CoreDataImporter.ImportedFile], versions: [LoweredVersion?]? = nil) -> [CoreDataImporter
+        .ImportedFile]
+    {
         var result = files
         // Versions compile, and steps diff, independently of each other: both run in parallel
         // (a long history has a hundred of each), then the blocks are added in order.
@@ -60,7 +62,7 @@ enum CoreDataMigrationBlocks {
 
     /// An imported file resolved at `path`, with its version lowered ahead unless it has errors
     /// (then its steps get no block).
-    static func version(of file: CoreDataImporter.File, at path: String) -> ResolvedFile {
+    static func version(of file: CoreDataImporter.ImportedFile, at path: String) -> ResolvedFile {
         var resolved = ResolvedFile.compile(SourceFile(path: path, text: file.text))
         if let graph = resolved.validGraph {
             resolved.loweredAhead = LoweredVersion(path: path, graph: graph, schema: SchemaLowering.lower(graph))

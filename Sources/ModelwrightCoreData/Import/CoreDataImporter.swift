@@ -35,7 +35,7 @@ package enum CoreDataImporter {
     }
 
     /// One schema file to write.
-    package struct File: Sendable, Equatable {
+    package struct ImportedFile: Sendable, Equatable {
         /// Its name, `<Model>.v<N>.model`.
         package var name: String
         /// Its text.
@@ -45,11 +45,11 @@ package enum CoreDataImporter {
     }
 
     /// What an import gave.
-    package struct Result: Sendable {
+    package struct ImportedModel: Sendable {
         /// The model's name in the schema files.
         package var modelName: String
         /// The files, version 1 first; empty when there were errors.
-        package var files: [File]
+        package var files: [ImportedFile]
         /// Every problem and every construct that was not imported.
         package var diagnostics: [Diagnostic]
         /// Each version as resolved for the migration blocks, by path, for running the pipeline
@@ -65,7 +65,7 @@ package enum CoreDataImporter {
         _ bundle: CoreDataBundle,
         options: Options = Options(),
         progress: (_ number: Int, _ count: Int, _ versionName: String) -> Void = { _, _, _ in }
-    ) -> Result {
+    ) -> ImportedModel {
         var diagnostics = bundle.notes
         var versions = bundle.versions
         let current = bundle.versions[bundle.currentIndex]
@@ -107,7 +107,7 @@ package enum CoreDataImporter {
             diagnostics.append(Diagnostic(severity: .error, message: problem, path: bundle.path, location: nil))
         }
         guard !diagnostics.contains(where: { $0.severity == .error }) else {
-            return Result(modelName: modelName, files: [], diagnostics: diagnostics)
+            return ImportedModel(modelName: modelName, files: [], diagnostics: diagnostics)
         }
         // Generated code has an `enum <Model>` beside a type per entity, so the two must differ.
         let entityNames = Set(models.flatMap { $0.entities.map { CoreDataNames.typeName($0.name) } })
@@ -123,7 +123,7 @@ package enum CoreDataImporter {
                         "the model is named '\(modelName)' because '\(clash)' is \(entityNames.contains(clash) ? "one of its entities" : "a built-in type"); pass --name to choose another name",
                     path: bundle.path, location: nil))
         }
-        var files: [File] = []
+        var files: [ImportedFile] = []
         var perVersion: [[Diagnostic]] = []
         var previous: ImportedShape?
         let bundleName = URL(fileURLWithPath: bundle.path).lastPathComponent
@@ -144,7 +144,7 @@ package enum CoreDataImporter {
             )
             perVersion.append(translated.diagnostics)
             previous = translated.shape
-            let file = File(
+            let file = ImportedFile(
                 name: "\(modelName).v\(number).\(ModelSources.fileExtension)", text: translated.text,
                 versionName: versionName)
             files.append(file)
@@ -156,7 +156,7 @@ package enum CoreDataImporter {
         compiling.wait()
         diagnostics += CoreDataWarningGroups.grouped(perVersion, versionNames: versions.map(\.name))
         let compiledVersions = compiled.values
-        var result = Result(
+        var result = ImportedModel(
             modelName: modelName,
             files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.loweredAhead)),
             diagnostics: diagnostics)
@@ -183,7 +183,8 @@ package enum CoreDataImporter {
     /// Writes the files of `result` into `folder`, creating it, and rewriting only files whose
     /// bytes change. Returns the names written; a newer version file left from an earlier import
     /// is reported, not deleted.
-    package static func write(_ result: Result, to folder: String) throws -> (written: [String], stale: [String]) {
+    package static func write(_ result: ImportedModel, to folder: String) throws -> (written: [String], stale: [String])
+    {
         let url = URL(fileURLWithPath: folder)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         var written: [String] = []
