@@ -12,6 +12,7 @@ package enum VersionChecker {
     ///   - versions: each version's graph with its source file and that file's diagnostics.
     ///   - isComplete: whether every file of the folder is among them; a file with errors has no
     ///     graph, and its absence must not be reported as a missing version.
+    /// - Returns: each version's diagnostics, with what the checks found added.
     static func check(_ versions: [(graph: EntityGraph, sink: DiagnosticSink)], isComplete: Bool) -> [DiagnosticSink] {
         var sinks = versions.map(\.sink)
         guard let first = versions.first?.graph else { return sinks }
