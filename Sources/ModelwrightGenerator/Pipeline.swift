@@ -49,8 +49,10 @@ public enum Pipeline {
         do {
             return try run(Request(modelPath: path, resolvedAhead: resolvedAhead))
         } catch {
-            // Planning reads no config or template and writes nothing, so it does not throw.
-            return PipelineResult(diagnostics: ModelDiagnostics())
+            // Planning reads no config or template and writes nothing, so this is not reached.
+            var diagnostics = ModelDiagnostics()
+            diagnostics.others = [Diagnostic(severity: .error, message: "\(error)", path: path, location: nil)]
+            return PipelineResult(diagnostics: diagnostics)
         }
     }
 

@@ -25,7 +25,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         public let location: SourcePosition
 
         /// Creates a note; the message is made safe to print by ``DiagnosticText``.
-        public init(message: String, path: String, location: SourcePosition) {
+        package init(message: String, path: String, location: SourcePosition) {
             self.message = DiagnosticText.escaped(message)
             self.path = path
             self.location = location
@@ -45,7 +45,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
 
     /// Creates a diagnostic; the message is made safe to print by ``DiagnosticText``, so text
     /// echoed from the input can never move the cursor, reorder the line or flood the terminal.
-    public init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
+    package init(severity: Severity, message: String, path: String, location: SourcePosition?, notes: [Note] = []) {
         self.severity = severity
         self.message = DiagnosticText.escaped(message)
         self.path = path
@@ -74,7 +74,7 @@ public struct SourcePosition: Sendable, Hashable, Comparable, CustomStringConver
     public let column: Int
 
     /// Creates a location.
-    public init(line: Int, column: Int) {
+    package init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
