@@ -35,8 +35,7 @@ struct RenderContext {
             "entities": .list(graph.entities.parallelMap { EntityContext.make($0, in: graph, names: names) }),
             "enums": .list(graph.enumerations.map { Self.enumeration($0, names: names) }),
             "composites": .list(graph.composites.map { Self.composite($0, names: names) }),
-            "versions": .list(
-                model.versions.parallelMap { SchemaContext.version($0, isCurrent: $0.number == current.number) }),
+            "versions": SchemaContext.versions(of: model, current: current),
             "current": SchemaContext.current(current),
             "currentVersion": .int(current.number),
         ]
