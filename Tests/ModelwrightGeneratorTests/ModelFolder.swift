@@ -25,9 +25,11 @@ struct ModelFolder {
         return model
     }
 
-    /// Every generated file's contents, by file name.
-    func generate(config: GeneratorConfig = GeneratorConfig()) throws -> [String: String] {
-        let files = try GeneratorPipeline.generate(model(), config: config, templates: TemplateSet.load())
+    /// Every generated file's contents, by file name, from the default templates or those of
+    /// `templates`, a folder of `<Name>.mustache` overrides.
+    func generate(config: GeneratorConfig = GeneratorConfig(), templates: URL? = nil) throws -> [String: String] {
+        let templates = try TemplateSet.load(folder: templates?.path)
+        let files = try GeneratorPipeline.generate(model(), config: config, templates: templates)
         return Dictionary(uniqueKeysWithValues: files.map { ($0.name, $0.contents) })
     }
 
