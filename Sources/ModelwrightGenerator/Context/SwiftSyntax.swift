@@ -186,9 +186,4 @@ enum SwiftSyntax {
         case .enumCase(let name): ".enumCase(\(string(name)))"
         }
     }
-
-    /// A list of string literals: `["a", "b"]`.
-    static func stringList(_ names: [String]) -> String {
-        "[" + names.map(string).joined(separator: ", ") + "]"
-    }
 }
