@@ -24,7 +24,9 @@ struct CompositeFieldsGenerationTests {
         let queries = try #require(try folder.generate()["Venues+Queries.swift"])
         #expect(queries.components(separatedBy: "extension Postal {").count == 2)
         #expect(queries.contains("struct Fields: CompositeFieldsWithPresence {"))
-        #expect(queries.contains(#"static let requiredFields = ["street", "city"]"#))
+        #expect(
+            queries.contains(
+                "static let requiredFields = [\n            \"street\",\n            \"city\",\n        ]\n"))
         #expect(queries.contains(#"var zip: Field<String?> { path.field("zip") }"#))
         #expect(queries.contains(#"var address: Postal.Fields { path.composite("address") }"#))
         #expect(queries.contains(#"var billing: OptionalComposite<Postal.Fields> { path.composite("billing") }"#))

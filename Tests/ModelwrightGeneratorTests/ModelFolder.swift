@@ -25,9 +25,11 @@ struct ModelFolder {
         return model
     }
 
-    /// Every generated file's contents, by file name.
-    func generate(config: GeneratorConfig = GeneratorConfig()) throws -> [String: String] {
-        let result = try Pipeline.run(Pipeline.Request(modelPath: url.path, goal: .render, config: config))
+    /// Every generated file's contents, by file name, from the default templates or those of
+    /// `templates`, a folder of `<Name>.mustache` overrides.
+    func generate(config: GeneratorConfig = GeneratorConfig(), templates: URL? = nil) throws -> [String: String] {
+        let result = try Pipeline.run(
+            Pipeline.Request(modelPath: url.path, goal: .render, config: config, templatesFolder: templates?.path))
         guard result.model != nil else {
             throw GeneratorError.noModel(result.diagnostics.map(\.description).joined(separator: "\n"))
         }

@@ -35,8 +35,7 @@ struct RenderContext {
             "entities": .list(graph.entities.parallelMap { EntityContext.make($0, in: graph, names: names) }),
             "enums": .list(graph.enumerations.map { Self.enumeration($0, names: names) }),
             "composites": .list(graph.composites.map { Self.composite($0, names: names) }),
-            "versions": .list(
-                model.versions.parallelMap { SchemaContext.version($0, isCurrent: $0.number == current.number) }),
+            "versions": SchemaContext.versions(of: model, current: current),
             "current": SchemaContext.current(current),
             "currentVersion": .int(current.number),
         ]
@@ -73,7 +72,7 @@ struct RenderContext {
             let type = names.type(of: field.type) + (field.isOptional ? "?" : "")
             return (field: field, name: SwiftSyntax.identifier(field.name), type: type)
         }
-        let required = fields.filter { !$0.field.isOptional }.map(\.name)
+        let required = fields.filter { !$0.field.isOptional }
         return [
             "name": .string(names[composite.name]),
             "doc": docLines(composite.doc),
@@ -84,6 +83,7 @@ struct RenderContext {
                         "separator": .string(index == fields.count - 1 ? "" : ","),
                         "name": .string(entry.name),
                         "parameter": .string(SwiftSyntax.parameterLabel(entry.field.name)),
+                        "argument": .string(SwiftSyntax.argumentLabel(entry.field.name)),
                         "type": .string(entry.type),
                         "doc": docLines(entry.field.doc),
                         "encode": .string(
@@ -94,11 +94,17 @@ struct RenderContext {
                 }
             ),
             "hasRequired": .bool(!required.isEmpty),
-            "required": .string(required.map { "let \($0)" }.joined(separator: ", ")),
-            "requiredFields": .string(
-                SwiftSyntax.stringList(composite.fields.filter { !$0.isOptional }.map(\.name))),
-            "arguments": .string(
-                fields.map { "\(SwiftSyntax.argumentLabel($0.field.name)): \($0.name)" }.joined(separator: ", ")),
+            "requiredFields": .list(
+                required.enumerated().map { index, entry in
+                    [
+                        "name": .string(entry.name),
+                        "column": .string(SwiftSyntax.string(entry.field.name)),
+                        "separator": .string(index == required.count - 1 ? "" : ","),
+                        // swift-format wants a comma after each element of an array literal of several.
+                        "listSeparator": .string(required.count > 1 ? "," : ""),
+                    ]
+                }
+            ),
         ]
     }
 }

@@ -6,58 +6,64 @@ import ModelwrightSchema
 /// compiler checks the schema's predicate once more against the generated code.
 ///
 /// ```swift
-/// static func tripsOf(username: String, from: Date) -> FetchRequest<Trip> {
-///     request().filter { $0.owner.username.equals(username, caseInsensitive: true) && $0.startsOn >= from }
+/// static func tripsOf(
+///     username: String,
+///     from: Date
+/// ) -> FetchRequest<Trip> {
+///     request().filter {
+///         $0.owner.username.equals(username, caseInsensitive: true)
+///             && $0.startsOn >= from
+///     }
 /// }
 /// ```
+///
+/// The context holds the parts (parameters, the operands of the outermost `&&` or `||`), and
+/// `Queries.mustache` lays them out: one parameter per line and one operand per line, whatever
+/// their length.
 enum RequestContext {
-    /// Lines longer than this are broken, as `swift format` would.
-    private static let width = 120
-
     static func make(_ request: EntityGraph.Request, names: TypeNames) -> MustacheValue {
-        let entity = names[request.entity]
-        let name = SwiftSyntax.identifier(request.name)
-        let parameters = request.parameters.map {
-            "\(SwiftSyntax.identifier($0.name)): \(type(of: $0.kind, names: names))"
-        }
-        let result = "-> FetchRequest<\(entity)>"
-        // The longest prefix a template gives the line: four spaces, `public static func `.
-        var signature = "\(name)(\(parameters.joined(separator: ", "))) \(result)"
-        if 4 + "public static func ".count + signature.count + 2 > width {
-            signature = "\(name)(\n        \(parameters.joined(separator: ", "))\n    ) \(result)"
+        let parameters = request.parameters.enumerated().map { index, parameter -> MustacheValue in
+            [
+                "name": .string(SwiftSyntax.identifier(parameter.name)),
+                "type": .string(type(of: parameter.kind, names: names)),
+                "separator": .string(index == request.parameters.count - 1 ? "" : ","),
+            ]
         }
         var doc = request.doc
         if let text = request.predicateText {
             if !doc.isEmpty { doc.append("") }
             doc.append("Predicate: `\(text)`")
         }
+        let operands = request.predicate.map { Self.operands(of: $0, names: names) } ?? []
         return [
-            "name": .string(name),
+            "name": .string(SwiftSyntax.identifier(request.name)),
+            "record": .string(names[request.entity]),
             "doc": docLines(doc),
-            "signature": .string(signature),
-            "body": .string(body(request.predicate, names: names)),
+            "hasParameters": .bool(!parameters.isEmpty),
+            "parameters": .list(parameters),
+            "hasPredicate": .bool(!operands.isEmpty),
+            "usesRecord": .bool(operands.contains { $0.text.contains("$0") }),
+            "operands": .list(
+                operands.map { operand -> MustacheValue in
+                    ["text": .string(operand.text), "joiner": operand.joiner.map { .string($0) } ?? .null]
+                }),
         ]
     }
 
-    /// `request()`, or `request().filter { … }` on one line when it fits, else with each operand of
-    /// the outermost `&&` or `||` on its own line.
-    private static func body(_ predicate: EntityGraph.RequestPredicate?, names: TypeNames) -> String {
-        guard let predicate else { return "request()" }
-        let expression = render(predicate, names: names)
-        let usesRecord = expression.contains("$0")
-        let single = "request().filter { \(usesRecord ? "" : "_ in ")\(expression) }"
-        guard 8 + single.count > width else { return single }
-        let (operands, joiner): ([EntityGraph.RequestPredicate], String) =
+    /// The operands of the outermost `&&` or `||`, each with the operator before it (none before
+    /// the first), or the whole condition as one operand.
+    private static func operands(of predicate: EntityGraph.RequestPredicate, names: TypeNames) -> [(
+        text: String, joiner: String?
+    )] {
+        let (operands, joiner, context): ([EntityGraph.RequestPredicate], String?, Context) =
             switch predicate {
-            case .and(let operands): (operands, "&&")
-            case .or(let operands): (operands, "||")
-            default: ([predicate], "")
+            case .and(let operands): (operands, "&&", .and)
+            case .or(let operands): (operands, "||", .top)
+            default: ([predicate], nil, .top)
             }
-        let lines = operands.enumerated().map { index, operand in
-            let text = render(operand, inside: joiner == "&&" ? .and : .top, names: names)
-            return index == 0 ? "            " + text : "                \(joiner) " + text
+        return operands.enumerated().map { index, operand in
+            (render(operand, inside: context, names: names), index == 0 ? nil : joiner)
         }
-        return "request().filter {\(usesRecord ? "" : " _ in")\n" + lines.joined(separator: "\n") + "\n        }"
     }
 
     private enum Context {

@@ -5,32 +5,41 @@ import ModelwrightSchema
 /// `SchemaDescription`, one declaration per entity so no single expression is slow to type-check.
 /// Every earlier version is a ``SchemaArchive`` text, one record per line, which compiles as one
 /// string literal however long the history, and which the runtime decodes only to migrate.
+///
+/// The context holds values, never code: names and string literals already spelled for Swift,
+/// flags, and lists. `Schema.mustache` lays out every line, so an override changes any of it.
+/// Each list element carries a `separator`, `,` when the list has several elements and empty for
+/// a lone one: swift-format wants exactly that in an array literal written one element per line.
 enum SchemaContext {
-    /// What the template says about every version: its number, name, file and checksum; an earlier
-    /// version's archive lines; `isCurrent` for the last.
-    static func version(_ version: LoweredVersion, isCurrent: Bool) -> MustacheValue {
-        [
-            "number": .int(version.number),
-            "name": .string(name(of: version)),
-            "file": .string(SwiftSyntax.commentText(fileName(version.path))),
-            "isCurrent": .bool(isCurrent),
-            "archive": .list(isCurrent ? [] : SchemaArchive.lines(of: version.schema).map { .string($0) }),
-            // Last: the checksum may still be computing in the background (see `LoweredVersion`).
-            "checksum": .string(version.checksum.hexDigits),
-        ]
+    /// Every version, oldest first: its number, name, file and checksum; an earlier version's
+    /// archive lines; `isCurrent` for the last.
+    static func versions(of model: PlannedModel, current: LoweredVersion) -> MustacheValue {
+        let separator = separator(count: model.versions.count)
+        return .list(
+            model.versions.parallelMap { version in
+                let isCurrent = version.number == current.number
+                return [
+                    "number": .int(version.number),
+                    "name": .string(name(of: version)),
+                    "file": .string(SwiftSyntax.commentText(fileName(version.path))),
+                    "isCurrent": .bool(isCurrent),
+                    "separator": separator,
+                    "archive": .list(isCurrent ? [] : SchemaArchive.lines(of: version.schema).map { .string($0) }),
+                    // Last: the checksum may still be computing in the background (see `LoweredVersion`).
+                    "checksum": .string(version.checksum.hexDigits),
+                ]
+            })
     }
 
     /// The current version's typed description: the enum and composite descriptions its entities
-    /// refer to, and each entity's `EntityDescription(…)` arguments.
+    /// refer to, and each entity's description.
     static func current(_ version: LoweredVersion) -> MustacheValue {
         let schema = version.schema
         let prefix = name(of: version)
         let reference: @Sendable (String) -> String = { name in prefix + name }
+        let separator = separator(count: schema.entities.count)
         let entities: [MustacheValue] = schema.entities.parallelMap { entity in
-            [
-                "name": .string(prefix + entity.name),
-                "lines": .list(lines(for: entity, reference: reference).map { .string($0) }),
-            ]
+            self.entity(entity, declaration: prefix + entity.name, separator: separator, reference: reference)
         }
         return [
             "number": .int(version.number),
@@ -46,40 +55,47 @@ enum SchemaContext {
         "version\(version.number)"
     }
 
-    /// The enum and composite descriptions the schema's attributes refer to, by name.
+    /// The separator of each element of a list of `count` elements.
+    private static func separator(count: Int) -> MustacheValue {
+        .string(count > 1 ? "," : "")
+    }
+
+    /// A string literal, or `null` when there is no text, so a section leaves its argument out.
+    private static func literal(_ text: String?) -> MustacheValue {
+        text.map { .string(SwiftSyntax.string($0)) } ?? .null
+    }
+
+    /// The enum and composite descriptions the schema's attributes refer to, sorted by name.
     private static func types(of schema: SchemaDescription, reference: (String) -> String) -> [MustacheValue] {
         var types: [String: MustacheValue] = [:]
         for attribute in schema.entities.flatMap(\.attributes) {
             switch attribute.type {
             case .enumeration(let description):
-                var lines = [
-                    "name: \(SwiftSyntax.string(description.name)),", "rawType: .\(description.rawType.rawValue),",
-                ]
-                lines += SwiftSyntax.arrayArgument(
-                    "cases",
-                    description.cases.map {
-                        [".init(name: \(SwiftSyntax.string($0.name)), rawValue: \(SwiftSyntax.string($0.rawValue)))"]
-                    },
-                    width: 104
-                )
+                let separator = separator(count: description.cases.count)
                 types[description.name] = [
-                    "name": .string(reference(description.name)), "kind": "EnumDescription",
-                    "lines": .list(lines.map { .string($0) }),
+                    "name": .string(reference(description.name)),
+                    "typeName": .string(SwiftSyntax.string(description.name)),
+                    "isEnum": true,
+                    "rawType": .string(description.rawType.rawValue),
+                    "cases": .list(
+                        description.cases.map {
+                            [
+                                "name": .string(SwiftSyntax.string($0.name)),
+                                "rawValue": .string(SwiftSyntax.string($0.rawValue)),
+                                "separator": separator,
+                            ]
+                        }),
+                    "fields": [],
                 ]
             case .composite(let description):
-                var lines = ["name: \(SwiftSyntax.string(description.name)),"]
-                lines += SwiftSyntax.arrayArgument(
-                    "fields",
-                    description.fields.map {
-                        SwiftSyntax.call(
-                            "AttributeDescription", SwiftSyntax.attributeArguments($0, reference: reference), width: 104
-                        )
-                    },
-                    width: 104
-                )
+                let separator = separator(count: description.fields.count)
                 types[description.name] = [
-                    "name": .string(reference(description.name)), "kind": "CompositeDescription",
-                    "lines": .list(lines.map { .string($0) }),
+                    "name": .string(reference(description.name)),
+                    "typeName": .string(SwiftSyntax.string(description.name)),
+                    "isEnum": false,
+                    "cases": [],
+                    "fields": .list(
+                        description.fields.map { self.attribute($0, separator: separator, reference: reference) }),
                 ]
             default:
                 break
@@ -88,50 +104,88 @@ enum SchemaContext {
         return types.keys.sorted().compactMap { types[$0] }
     }
 
-    /// The arguments of `EntityDescription(…)`, one per line, naming only what differs from the
-    /// defaults and wrapped to stay within 120 columns at the template's indentation.
-    private static func lines(for entity: EntityDescription, reference: (String) -> String) -> [String] {
-        let width = 120 - 16  // the template indents arguments by 8, array elements by 4 more, plus a comma
-        var arguments: [[String]] = [["name: \(SwiftSyntax.string(entity.name))"]]
-        if let parent = entity.parent { arguments.append(["parent: \(SwiftSyntax.string(parent))"]) }
-        if entity.isAbstract { arguments.append(["isAbstract: true"]) }
-        if !entity.attributes.isEmpty {
-            let elements = entity.attributes.map {
-                SwiftSyntax.call(
-                    "AttributeDescription", SwiftSyntax.attributeArguments($0, reference: reference), width: width)
-            }
-            arguments.append(SwiftSyntax.arrayArgument("attributes", elements, width: width))
-        }
-        if !entity.relationships.isEmpty {
-            let elements = entity.relationships.map {
-                SwiftSyntax.call("RelationshipDescription", SwiftSyntax.relationshipArguments($0), width: width)
-            }
-            arguments.append(SwiftSyntax.arrayArgument("relationships", elements, width: width))
-        }
-        if !entity.uniquenessConstraints.isEmpty {
-            let elements = entity.uniquenessConstraints.map { [SwiftSyntax.stringList($0)] }
-            arguments.append(SwiftSyntax.arrayArgument("uniquenessConstraints", elements, width: width))
-        }
-        if !entity.indexes.isEmpty {
-            let elements = entity.indexes.map { [SwiftSyntax.stringList($0)] }
-            arguments.append(SwiftSyntax.arrayArgument("indexes", elements, width: width))
-        }
-        if !entity.defaultSort.isEmpty {
-            let elements = entity.defaultSort.map {
-                [
-                    "SortDescription(attribute: \(SwiftSyntax.string($0.attribute))\($0.ascending ? "" : ", ascending: false"))"
+    /// An entity's description: what `EntityDescription(…)` takes, each optional part `null`,
+    /// `false` or empty when it has its default.
+    private static func entity(
+        _ entity: EntityDescription, declaration: String, separator: MustacheValue, reference: (String) -> String
+    ) -> MustacheValue {
+        let attributeSeparator = Self.separator(count: entity.attributes.count)
+        let relationshipSeparator = Self.separator(count: entity.relationships.count)
+        let sortSeparator = Self.separator(count: entity.defaultSort.count)
+        return [
+            "name": .string(declaration),
+            "entityName": .string(SwiftSyntax.string(entity.name)),
+            "separator": separator,
+            "parent": literal(entity.parent),
+            "isAbstract": .bool(entity.isAbstract),
+            "hasAttributes": .bool(!entity.attributes.isEmpty),
+            "attributes": .list(
+                entity.attributes.map { attribute($0, separator: attributeSeparator, reference: reference) }),
+            "hasRelationships": .bool(!entity.relationships.isEmpty),
+            "relationships": .list(entity.relationships.map { relationship($0, separator: relationshipSeparator) }),
+            "hasUniquenessConstraints": .bool(!entity.uniquenessConstraints.isEmpty),
+            "uniquenessConstraints": nameLists(entity.uniquenessConstraints),
+            "hasIndexes": .bool(!entity.indexes.isEmpty),
+            "indexes": nameLists(entity.indexes),
+            "hasDefaultSort": .bool(!entity.defaultSort.isEmpty),
+            "defaultSort": .list(
+                entity.defaultSort.map {
+                    [
+                        "attribute": .string(SwiftSyntax.string($0.attribute)),
+                        "isDescending": .bool(!$0.ascending),
+                        "separator": sortSeparator,
+                    ]
+                }),
+            "renamedFrom": literal(entity.renamedFrom),
+            "versionHashModifier": literal(entity.versionHashModifier),
+        ]
+    }
+
+    /// An attribute's description, for an entity's attributes or a composite's fields.
+    private static func attribute(
+        _ attribute: AttributeDescription, separator: MustacheValue, reference: (String) -> String
+    ) -> MustacheValue {
+        [
+            "name": .string(SwiftSyntax.string(attribute.name)),
+            "type": .string(SwiftSyntax.attributeType(attribute.type, reference: reference)),
+            "isOptional": .bool(attribute.isOptional),
+            "defaultValue": attribute.defaultValue.map { .string(SwiftSyntax.defaultValue($0)) } ?? .null,
+            "renamedFrom": literal(attribute.renamedFrom),
+            "versionHashModifier": literal(attribute.versionHashModifier),
+            "separator": separator,
+        ]
+    }
+
+    /// A relationship's description; `deleteRule` is `null` for the default, `nullify`.
+    private static func relationship(_ relationship: RelationshipDescription, separator: MustacheValue)
+        -> MustacheValue
+    {
+        [
+            "name": .string(SwiftSyntax.string(relationship.name)),
+            "destination": .string(SwiftSyntax.string(relationship.destination)),
+            "inverse": literal(relationship.inverse),
+            "cardinality": .string(relationship.cardinality.rawValue),
+            "isOrdered": .bool(relationship.isOrdered),
+            "isRequired": .bool(!relationship.isOptional),
+            "deleteRule": relationship.deleteRule == .nullify ? .null : .string(relationship.deleteRule.rawValue),
+            "renamedFrom": literal(relationship.renamedFrom),
+            "versionHashModifier": literal(relationship.versionHashModifier),
+            "separator": separator,
+        ]
+    }
+
+    /// Lists of attribute names (uniqueness constraints, indexes): each with its `names` as string
+    /// literals.
+    private static func nameLists(_ lists: [[String]]) -> MustacheValue {
+        let separator = separator(count: lists.count)
+        return .list(
+            lists.map { names in
+                let nameSeparator = Self.separator(count: names.count)
+                return [
+                    "names": .list(
+                        names.map { ["name": .string(SwiftSyntax.string($0)), "separator": nameSeparator] }),
+                    "separator": separator,
                 ]
-            }
-            arguments.append(SwiftSyntax.arrayArgument("defaultSort", elements, width: width))
-        }
-        if let old = entity.renamedFrom { arguments.append(["renamedFrom: \(SwiftSyntax.string(old))"]) }
-        if let modifier = entity.versionHashModifier {
-            arguments.append(["versionHashModifier: \(SwiftSyntax.string(modifier))"])
-        }
-        // Every argument but the last ends with a comma.
-        for index in arguments.indices.dropLast() {
-            arguments[index][arguments[index].count - 1] += ","
-        }
-        return arguments.flatMap { $0 }
+            })
     }
 }

@@ -172,89 +172,9 @@ enum SwiftSyntax {
         }
     }
 
-    /// The lines of a call, on one line when it fits in `width` columns, else one argument per line.
-    static func call(_ function: String, _ arguments: [String], width: Int) -> [String] {
-        // Appended to one string rather than concatenated, which copies the text again each time;
-        // and `joined`, which the standard library runs optimised even in a debug build (the build
-        // plugin's), where a loop written here costs several calls per argument.
-        var single = function
-        single += "("
-        single += arguments.joined(separator: ", ")
-        single += ")"
-        // A string has at most as many characters as UTF-8 bytes; counting characters is slower.
-        guard single.utf8.count > width, single.count > width else { return [single] }
-        var lines = [function + "("]
-        for argument in arguments {
-            lines.append(indented(argument) + ",")
-        }
-        if !arguments.isEmpty { lines[lines.count - 1].removeLast() }  // no comma after the last argument
-        lines.append(")")
-        return lines
-    }
-
-    /// A line indented by four spaces.
-    private static func indented(_ line: String) -> String {
-        var result = "    "
-        result += line
-        return result
-    }
-
-    /// The lines of an array literal argument: `label: [x]` on one line for one short element,
-    /// otherwise one element per line.
-    static func arrayArgument(_ label: String, _ elements: [[String]], width: Int) -> [String] {
-        if elements.count == 1, elements[0].count == 1 {
-            let single = label + ": [" + elements[0][0] + "]"
-            if single.utf8.count <= width || single.count <= width { return [single] }
-        }
-        var lines = [label + ": ["]
-        for element in elements {
-            for line in element {
-                lines.append(indented(line))
-            }
-            // `swift format` wants no trailing comma after a lone element, and one after each of several.
-            if elements.count > 1 { lines[lines.count - 1] += "," }
-        }
-        lines.append("]")
-        return lines
-    }
-
-    /// A Swift expression that rebuilds an attribute description, naming only what differs from the defaults.
-    static func attribute(_ attribute: AttributeDescription, reference: (String) -> String) -> String {
-        "AttributeDescription(\(attributeArguments(attribute, reference: reference).joined(separator: ", ")))"
-    }
-
-    /// The arguments of `AttributeDescription(…)`.
-    static func attributeArguments(_ attribute: AttributeDescription, reference: (String) -> String) -> [String] {
-        var arguments = [
-            "name: \(string(attribute.name))", "type: \(attributeType(attribute.type, reference: reference))",
-        ]
-        if attribute.isOptional { arguments.append("isOptional: true") }
-        if let value = attribute.defaultValue { arguments.append("defaultValue: \(defaultValue(value))") }
-        if let old = attribute.renamedFrom { arguments.append("renamedFrom: \(string(old))") }
-        if let modifier = attribute.versionHashModifier {
-            arguments.append("versionHashModifier: \(string(modifier))")
-        }
-        return arguments
-    }
-
-    /// The arguments of `RelationshipDescription(…)`.
-    static func relationshipArguments(_ relationship: RelationshipDescription) -> [String] {
-        var arguments = [
-            "name: \(string(relationship.name))", "destination: \(string(relationship.destination))",
-        ]
-        if let inverse = relationship.inverse { arguments.append("inverse: \(string(inverse))") }
-        arguments.append("cardinality: .\(relationship.cardinality.rawValue)")
-        if relationship.isOrdered { arguments.append("isOrdered: true") }
-        if !relationship.isOptional { arguments.append("isOptional: false") }
-        if relationship.deleteRule != .nullify { arguments.append("deleteRule: .\(relationship.deleteRule.rawValue)") }
-        if let old = relationship.renamedFrom { arguments.append("renamedFrom: \(string(old))") }
-        if let modifier = relationship.versionHashModifier {
-            arguments.append("versionHashModifier: \(string(modifier))")
-        }
-        return arguments
-    }
-
-    private static func defaultValue(_ value: DefaultValue) -> String {
+    /// A Swift expression that rebuilds a default value as the runtime describes it, such as
+    /// `.integer(0)` or `.enumCase("member")`.
+    static func defaultValue(_ value: DefaultValue) -> String {
         switch value {
         case .bool(let flag): ".bool(\(flag))"
         case .integer(let integer): ".integer(\(integer))"
@@ -265,10 +185,5 @@ enum SwiftSyntax {
         case .now: ".now"
         case .enumCase(let name): ".enumCase(\(string(name)))"
         }
-    }
-
-    /// A list of string literals: `["a", "b"]`.
-    static func stringList(_ names: [String]) -> String {
-        "[" + names.map(string).joined(separator: ", ") + "]"
     }
 }
