@@ -19,6 +19,7 @@ public struct ColumnValueError: Error, Sendable, Equatable, CustomStringConverti
     /// What went wrong.
     public let message: String
 
+    /// The message.
     public var description: String { message }
 
     static func mismatch(_ value: SQLValue, _ type: Any.Type) -> ColumnValueError {
@@ -27,7 +28,9 @@ public struct ColumnValueError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension Bool: ColumnValue {
+    /// `1` for true, `0` for false.
     public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
+    /// Reads an integer; any non-zero value is true.
     public init(sqlValue: SQLValue) throws {
         guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Bool.self) }
         self = value != 0
@@ -35,7 +38,9 @@ extension Bool: ColumnValue {
 }
 
 extension Int64: ColumnValue {
+    /// The integer.
     public var sqlValue: SQLValue { .integer(self) }
+    /// Reads an integer.
     public init(sqlValue: SQLValue) throws {
         guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Int64.self) }
         self = value
@@ -43,7 +48,9 @@ extension Int64: ColumnValue {
 }
 
 extension Int: ColumnValue {
+    /// The integer, as 64 bits.
     public var sqlValue: SQLValue { .integer(Int64(self)) }
+    /// Reads an integer that fits.
     public init(sqlValue: SQLValue) throws {
         guard let value = Int(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int.self)
@@ -53,7 +60,9 @@ extension Int: ColumnValue {
 }
 
 extension Int32: ColumnValue {
+    /// The integer, as 64 bits.
     public var sqlValue: SQLValue { .integer(Int64(self)) }
+    /// Reads an integer that fits in 32 bits.
     public init(sqlValue: SQLValue) throws {
         guard let value = Int32(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int32.self)
@@ -63,7 +72,9 @@ extension Int32: ColumnValue {
 }
 
 extension Int16: ColumnValue {
+    /// The integer, as 64 bits.
     public var sqlValue: SQLValue { .integer(Int64(self)) }
+    /// Reads an integer that fits in 16 bits.
     public init(sqlValue: SQLValue) throws {
         guard let value = Int16(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int16.self)
@@ -81,6 +92,7 @@ extension Double: ColumnValue {
             return .real(self)
         }
     }
+    /// Reads a real, or an integer as a real.
     public init(sqlValue: SQLValue) throws {
         switch sqlValue {
         case .real(let value): self = value
@@ -91,7 +103,9 @@ extension Double: ColumnValue {
 }
 
 extension Float: ColumnValue {
+    /// The value as a `Double`; NaN is refused.
     public var sqlValue: SQLValue { get throws { try Double(self).sqlValue } }
+    /// Reads a real, rounded to the nearest `Float`.
     public init(sqlValue: SQLValue) throws {
         self = Float(try Double(sqlValue: sqlValue))
     }
@@ -105,6 +119,7 @@ extension Decimal: ColumnValue {
             return .text(description)
         }
     }
+    /// Reads the decimal text.
     public init(sqlValue: SQLValue) throws {
         guard case .text(let text) = sqlValue,
             let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
@@ -114,7 +129,9 @@ extension Decimal: ColumnValue {
 }
 
 extension String: ColumnValue {
+    /// The text.
     public var sqlValue: SQLValue { .text(self) }
+    /// Reads text.
     public init(sqlValue: SQLValue) throws {
         guard case .text(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, String.self) }
         self = value
@@ -133,13 +150,16 @@ extension Date: ColumnValue {
     /// The error for a date whose time interval is NaN.
     static let notANumber = ColumnValueError(message: "a NaN date cannot be stored: SQLite would store it as NULL")
 
+    /// Reads seconds since 2001-01-01.
     public init(sqlValue: SQLValue) throws {
         self.init(timeIntervalSinceReferenceDate: try Double(sqlValue: sqlValue))
     }
 }
 
 extension Data: ColumnValue {
+    /// The bytes as a BLOB.
     public var sqlValue: SQLValue { .blob(self) }
+    /// Reads a BLOB.
     public init(sqlValue: SQLValue) throws {
         guard case .blob(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Data.self) }
         self = value
@@ -147,10 +167,12 @@ extension Data: ColumnValue {
 }
 
 extension UUID: ColumnValue {
+    /// The 16 bytes as a BLOB.
     public var sqlValue: SQLValue {
         var uuid = self.uuid
         return .blob(withUnsafeBytes(of: &uuid) { Data($0) })
     }
+    /// Reads a 16-byte BLOB.
     public init(sqlValue: SQLValue) throws {
         guard case .blob(let data) = sqlValue, data.count == 16 else {
             throw ColumnValueError.mismatch(sqlValue, UUID.self)
@@ -162,7 +184,9 @@ extension UUID: ColumnValue {
 }
 
 extension URL: ColumnValue {
+    /// The URL's absolute string.
     public var sqlValue: SQLValue { .text(absoluteString) }
+    /// Reads text that is a URL.
     public init(sqlValue: SQLValue) throws {
         guard case .text(let text) = sqlValue, let url = URL(string: text) else {
             throw ColumnValueError.mismatch(sqlValue, URL.self)
@@ -172,13 +196,16 @@ extension URL: ColumnValue {
 }
 
 extension RecordID: ColumnValue {
+    /// The UUID's 16 bytes.
     public var sqlValue: SQLValue { uuid.sqlValue }
+    /// Reads a 16-byte BLOB.
     public init(sqlValue: SQLValue) throws {
         self.init(try UUID(sqlValue: sqlValue))
     }
 }
 
 extension Optional: ColumnValue where Wrapped: ColumnValue {
+    /// NULL for `nil`, otherwise the wrapped value's.
     public var sqlValue: SQLValue {
         get throws {
             switch self {
@@ -187,6 +214,7 @@ extension Optional: ColumnValue where Wrapped: ColumnValue {
             }
         }
     }
+    /// `nil` from NULL, otherwise the wrapped value.
     public init(sqlValue: SQLValue) throws {
         self = sqlValue == .null ? nil : try Wrapped(sqlValue: sqlValue)
     }
@@ -195,6 +223,7 @@ extension Optional: ColumnValue where Wrapped: ColumnValue {
 extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
     /// Enums are stored as their raw value.
     public var sqlValue: SQLValue { get throws { try rawValue.sqlValue } }
+    /// Reads the raw value; throws when no case has it.
     public init(sqlValue: SQLValue) throws {
         guard let value = Self(rawValue: try RawValue(sqlValue: sqlValue)) else {
             throw ColumnValueError(message: "\(sqlValue) is not a case of \(Self.self)")
