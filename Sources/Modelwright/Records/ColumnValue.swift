@@ -6,12 +6,13 @@ import Foundation
 /// `Float`, `Decimal` (exact, as text), `String`, `Date` (seconds since 2001-01-01 as a
 /// double, which is exactly how `Date` holds its value, so it round-trips bit for bit), `Data`,
 /// `UUID` (16 bytes), `URL` (text), optionals of these (SQL `NULL`), and enums through their
-/// raw value (declare `extension Role: ColumnValue {}`).
+/// raw value (declare `extension Role: ColumnValue {}`). The conversions themselves are
+/// `@_spi(Generated)`: the store and generated code call them, app code has no need to.
 public protocol ColumnValue: Sendable {
     /// The value as SQLite stores it.
-    var sqlValue: SQLValue { get throws }
+    @_spi(Generated) var sqlValue: SQLValue { get throws }
     /// The value from what SQLite stored; throws when the stored value cannot be this type.
-    init(sqlValue: SQLValue) throws
+    @_spi(Generated) init(sqlValue: SQLValue) throws
 }
 
 /// Why a stored value could not be read or written as the record's type.
@@ -29,9 +30,9 @@ public struct ColumnValueError: Error, Sendable, Equatable, CustomStringConverti
 
 extension Bool: ColumnValue {
     /// `1` for true, `0` for false.
-    public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
     /// Reads an integer; any non-zero value is true.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Bool.self) }
         self = value != 0
     }
@@ -39,9 +40,9 @@ extension Bool: ColumnValue {
 
 extension Int64: ColumnValue {
     /// The integer.
-    public var sqlValue: SQLValue { .integer(self) }
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(self) }
     /// Reads an integer.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Int64.self) }
         self = value
     }
@@ -49,9 +50,9 @@ extension Int64: ColumnValue {
 
 extension Int: ColumnValue {
     /// The integer, as 64 bits.
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(Int64(self)) }
     /// Reads an integer that fits.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Int(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int.self)
         }
@@ -61,9 +62,9 @@ extension Int: ColumnValue {
 
 extension Int32: ColumnValue {
     /// The integer, as 64 bits.
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(Int64(self)) }
     /// Reads an integer that fits in 32 bits.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Int32(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int32.self)
         }
@@ -73,9 +74,9 @@ extension Int32: ColumnValue {
 
 extension Int16: ColumnValue {
     /// The integer, as 64 bits.
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(Int64(self)) }
     /// Reads an integer that fits in 16 bits.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Int16(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int16.self)
         }
@@ -86,14 +87,14 @@ extension Int16: ColumnValue {
 extension Double: ColumnValue {
     /// SQLite stores NaN as NULL, which would silently turn a value into "no value"; NaN is
     /// refused instead (``ColumnValueError``). Infinities and -0.0 round-trip.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             guard !isNaN else { throw ColumnValueError(message: "NaN cannot be stored: SQLite would store it as NULL") }
             return .real(self)
         }
     }
     /// Reads a real, or an integer as a real.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         switch sqlValue {
         case .real(let value): self = value
         case .integer(let value): self = Double(value)
@@ -104,23 +105,23 @@ extension Double: ColumnValue {
 
 extension Float: ColumnValue {
     /// The value as a `Double`; NaN is refused.
-    public var sqlValue: SQLValue { get throws { try Double(self).sqlValue } }
+    @_spi(Generated) public var sqlValue: SQLValue { get throws { try Double(self).sqlValue } }
     /// Reads a real, rounded to the nearest `Float`.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self = Float(try Double(sqlValue: sqlValue))
     }
 }
 
 extension Decimal: ColumnValue {
     /// Stored as its exact decimal text, never through `Double`.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             guard !isNaN else { throw ColumnValueError(message: "NaN cannot be stored") }
             return .text(description)
         }
     }
     /// Reads the decimal text.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .text(let text) = sqlValue,
             let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
         else { throw ColumnValueError.mismatch(sqlValue, Decimal.self) }
@@ -130,9 +131,9 @@ extension Decimal: ColumnValue {
 
 extension String: ColumnValue {
     /// The text.
-    public var sqlValue: SQLValue { .text(self) }
+    @_spi(Generated) public var sqlValue: SQLValue { .text(self) }
     /// Reads text.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .text(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, String.self) }
         self = value
     }
@@ -140,7 +141,7 @@ extension String: ColumnValue {
 
 extension Date: ColumnValue {
     /// Like `Double`, a NaN date is refused rather than stored as NULL.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             guard !timeIntervalSinceReferenceDate.isNaN else { throw Self.notANumber }
             return .real(timeIntervalSinceReferenceDate)
@@ -151,16 +152,16 @@ extension Date: ColumnValue {
     static let notANumber = ColumnValueError(message: "a NaN date cannot be stored: SQLite would store it as NULL")
 
     /// Reads seconds since 2001-01-01.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self.init(timeIntervalSinceReferenceDate: try Double(sqlValue: sqlValue))
     }
 }
 
 extension Data: ColumnValue {
     /// The bytes as a BLOB.
-    public var sqlValue: SQLValue { .blob(self) }
+    @_spi(Generated) public var sqlValue: SQLValue { .blob(self) }
     /// Reads a BLOB.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .blob(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Data.self) }
         self = value
     }
@@ -168,12 +169,12 @@ extension Data: ColumnValue {
 
 extension UUID: ColumnValue {
     /// The 16 bytes as a BLOB.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         var uuid = self.uuid
         return .blob(withUnsafeBytes(of: &uuid) { Data($0) })
     }
     /// Reads a 16-byte BLOB.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .blob(let data) = sqlValue, data.count == 16 else {
             throw ColumnValueError.mismatch(sqlValue, UUID.self)
         }
@@ -185,9 +186,9 @@ extension UUID: ColumnValue {
 
 extension URL: ColumnValue {
     /// The URL's absolute string.
-    public var sqlValue: SQLValue { .text(absoluteString) }
+    @_spi(Generated) public var sqlValue: SQLValue { .text(absoluteString) }
     /// Reads text that is a URL.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .text(let text) = sqlValue, let url = URL(string: text) else {
             throw ColumnValueError.mismatch(sqlValue, URL.self)
         }
@@ -197,16 +198,16 @@ extension URL: ColumnValue {
 
 extension RecordID: ColumnValue {
     /// The UUID's 16 bytes.
-    public var sqlValue: SQLValue { uuid.sqlValue }
+    @_spi(Generated) public var sqlValue: SQLValue { uuid.sqlValue }
     /// Reads a 16-byte BLOB.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self.init(try UUID(sqlValue: sqlValue))
     }
 }
 
 extension Optional: ColumnValue where Wrapped: ColumnValue {
     /// NULL for `nil`, otherwise the wrapped value's.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             switch self {
             case .none: .null
@@ -215,16 +216,16 @@ extension Optional: ColumnValue where Wrapped: ColumnValue {
         }
     }
     /// `nil` from NULL, otherwise the wrapped value.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self = sqlValue == .null ? nil : try Wrapped(sqlValue: sqlValue)
     }
 }
 
 extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
     /// Enums are stored as their raw value.
-    public var sqlValue: SQLValue { get throws { try rawValue.sqlValue } }
+    @_spi(Generated) public var sqlValue: SQLValue { get throws { try rawValue.sqlValue } }
     /// Reads the raw value; throws when no case has it.
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Self(rawValue: try RawValue(sqlValue: sqlValue)) else {
             throw ColumnValueError(message: "\(sqlValue) is not a case of \(Self.self)")
         }

@@ -293,7 +293,7 @@ public protocol CompositeValue: Sendable {
 
 extension SQLValue: ColumnValue {
     /// The value itself.
-    public var sqlValue: SQLValue { self }
+    @_spi(Generated) public var sqlValue: SQLValue { self }
     /// The value itself.
-    public init(sqlValue: SQLValue) { self = sqlValue }
+    @_spi(Generated) public init(sqlValue: SQLValue) { self = sqlValue }
 }
