@@ -122,7 +122,7 @@ enum EntityContext {
 
     /// The properties in the runtime's column order. One the order does not name (which a layout
     /// of the same schema cannot leave out) keeps its place after the others rather than vanish
-    /// from the record; the generator's column-order tests would report it.
+    /// from the record; `ColumnOrderTests` would report it.
     private static func inColumnOrder(
         _ declared: [(schemaName: String, property: Property)], _ order: [String]
     ) -> [Property] {
