@@ -2,7 +2,7 @@ import Foundation
 import ModelwrightSchema
 import Testing
 
-@testable import Modelwright
+@_spi(Generated) @testable import Modelwright
 
 /// Diagnostics of one schema text, each as `line:column: severity: message`.
 func diagnose(_ text: String, path: String = "Test.v1.model") -> [String] {

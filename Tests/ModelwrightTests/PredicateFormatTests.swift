@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 import Testing
 
 /// Conditions render to the exact `NSPredicate` format text a Core Data app can use, with every

@@ -84,6 +84,8 @@ struct CorpusEndToEnd {
     }
 
     func check() throws {
+        let mismatches = try ColumnOrder.mismatches(files: files, model: model)
+        #expect(mismatches.isEmpty, "\(bundle): records and the store's layout disagree: \(mismatches.prefix(5))")
         let current = try #require(model.current).schema
         let first = try #require(model.versions.first).schema
         let program = try compile(current: current)

@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 import ModelwrightGenerator
 
 /// How long the code generated for a model with a long history takes to compile, next to the

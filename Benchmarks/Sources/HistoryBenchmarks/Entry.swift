@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 
 /// A small record: a title, a rank and a time stamp.
 struct Entry: Record {
@@ -18,8 +18,8 @@ struct Entry: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(title)
-        row.encode(rank)
+        try row.encode(title)
+        try row.encode(rank)
         try row.encode(stamp)
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 
 /// A person as Modelwright's generator would emit it: columns written and read by position.
 struct Person: Record, PersonFields {
@@ -22,11 +22,11 @@ struct Person: Record, PersonFields {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(firstName)
-        row.encode(lastName)
-        row.encode(age)
+        try row.encode(firstName)
+        try row.encode(lastName)
+        try row.encode(age)
         try row.encode(createdAt)
-        row.encode(nickname)
+        try row.encode(nickname)
     }
 
     init(id: ID, row: inout RowDecoder) throws {

@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 
 /// A row of a long list: what a mail or feed app shows, grouped into sections by `section`.
 struct ListItem: Record {
@@ -22,10 +22,10 @@ struct ListItem: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(section)
-        row.encode(title)
-        row.encode(summary)
-        row.encode(rank)
+        try row.encode(section)
+        try row.encode(title)
+        try row.encode(summary)
+        try row.encode(rank)
         try row.encode(createdAt)
     }
 

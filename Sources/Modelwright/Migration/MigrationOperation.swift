@@ -39,6 +39,7 @@ public enum MigrationOperation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The operation in a few words, such as `create table User`.
     public var description: String {
         switch self {
         case .createTable(let table): "create table \(table)"

@@ -111,6 +111,7 @@ public final class FetchedResultsController<Target: Record>: AsyncSequence, Send
         return ordered
     }
 
+    /// Starts the observation: the iterator yields the first result, then one update per change.
     public func makeAsyncIterator() -> AsyncIterator {
         updates().makeAsyncIterator()
     }

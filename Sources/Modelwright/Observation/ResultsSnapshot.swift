@@ -97,6 +97,7 @@ public struct ResultsSnapshot<Target: Record>: Sendable, Equatable {
         return try loader.record(at: position, in: ids)
     }
 
+    /// Whether both snapshots have the same sections and IDs in the same order.
     public static func == (lhs: ResultsSnapshot, rhs: ResultsSnapshot) -> Bool {
         lhs.ids == rhs.ids && lhs.sections == rhs.sections
     }

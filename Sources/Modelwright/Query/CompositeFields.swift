@@ -28,7 +28,7 @@
 /// the composite is absent.
 public protocol CompositeFields: Sendable {
     /// Creates the fields of the composite attribute at `path`.
-    init(path: CompositePath)
+    @_spi(Generated) init(path: CompositePath)
 }
 
 /// The fields of a composite with at least one required field. Such a composite is absent
@@ -40,12 +40,12 @@ public protocol CompositeFields: Sendable {
 /// apart. Test its fields instead.
 public protocol CompositeFieldsWithPresence: CompositeFields {
     /// The names of the composite's required fields, as the schema writes them.
-    static var requiredFields: [String] { get }
+    @_spi(Generated) static var requiredFields: [String] { get }
 }
 
 /// Where a composite attribute is: the to-one relationships followed from the request's entity,
 /// then the attribute, whose fields are columns of the entity reached.
-public struct CompositePath: Sendable, Hashable {
+@_spi(Generated) public struct CompositePath: Sendable, Hashable {
     /// The to-one relationships followed, in order, from the request's entity.
     public let hops: [String]
     /// The composite attribute's name.
@@ -63,12 +63,12 @@ public struct CompositePath: Sendable, Hashable {
 
 extension FieldPath {
     /// The required composite attribute `name` at this point: its fields.
-    public func composite<Fields: CompositeFields>(_ name: String) -> Fields {
+    @_spi(Generated) public func composite<Fields: CompositeFields>(_ name: String) -> Fields {
         Fields(path: CompositePath(hops: hops, attribute: name))
     }
 
     /// The optional composite attribute `name` at this point, whose fields are reached through it.
-    public func composite<Fields: CompositeFields>(_ name: String) -> OptionalComposite<Fields> {
+    @_spi(Generated) public func composite<Fields: CompositeFields>(_ name: String) -> OptionalComposite<Fields> {
         OptionalComposite(path: CompositePath(hops: hops, attribute: name))
     }
 }
@@ -80,7 +80,7 @@ extension FieldPath {
 @dynamicMemberLookup
 public struct OptionalComposite<Fields: CompositeFields>: Sendable, Hashable {
     /// Where the attribute is.
-    public let path: CompositePath
+    @_spi(Generated) public let path: CompositePath
 
     /// A required field of the composite, as an optional one: it is missing when the composite is.
     public subscript<Value>(dynamicMember keyPath: KeyPath<Fields, Field<Value>>) -> Field<Value?> {

@@ -20,9 +20,9 @@ public protocol RecordFields: Sendable {
     /// The record type whose fields these are.
     associatedtype Target: Record
     /// Where these fields are reached from the request's entity.
-    var path: FieldPath { get }
+    @_spi(Generated) var path: FieldPath { get }
     /// Creates the fields as reached through `path`.
-    init(path: FieldPath)
+    @_spi(Generated) init(path: FieldPath)
 }
 
 extension RecordFields {
@@ -31,8 +31,9 @@ extension RecordFields {
     public var id: Field<Target.ID> { path.field("id") }
 }
 
-/// The to-one relationships followed from the request's entity to reach a set of fields.
-public struct FieldPath: Sendable, Hashable {
+/// The to-one relationships followed from the request's entity to reach a set of fields: the
+/// generated `Fields` types name their columns and relationships through it.
+@_spi(Generated) public struct FieldPath: Sendable, Hashable {
     /// The relationship names, in order.
     public let hops: [String]
 
@@ -115,11 +116,17 @@ public struct ToMany<Destination: RecordFields>: Sendable, Hashable {
 public struct RelationshipCount: Sendable, Hashable {
     let path: RelationshipPath
 
+    /// The relationship has exactly `rhs` destinations.
     public static func == (lhs: RelationshipCount, rhs: Int) -> Condition { .count(lhs.path, .equal, rhs) }
+    /// The relationship does not have exactly `rhs` destinations.
     public static func != (lhs: RelationshipCount, rhs: Int) -> Condition { .count(lhs.path, .notEqual, rhs) }
+    /// The relationship has fewer than `rhs` destinations.
     public static func < (lhs: RelationshipCount, rhs: Int) -> Condition { .count(lhs.path, .less, rhs) }
+    /// The relationship has at most `rhs` destinations.
     public static func <= (lhs: RelationshipCount, rhs: Int) -> Condition { .count(lhs.path, .lessOrEqual, rhs) }
+    /// The relationship has more than `rhs` destinations.
     public static func > (lhs: RelationshipCount, rhs: Int) -> Condition { .count(lhs.path, .greater, rhs) }
+    /// The relationship has at least `rhs` destinations.
     public static func >= (lhs: RelationshipCount, rhs: Int) -> Condition { .count(lhs.path, .greaterOrEqual, rhs) }
 }
 

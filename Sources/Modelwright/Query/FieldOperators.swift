@@ -2,10 +2,12 @@
 // of the field's own type, so comparing `rating` (Int16) with a String does not compile.
 
 extension Field where Value: ColumnValue {
+    /// The field holds `value`.
     public static func == (field: Field, value: Value) -> Condition {
         condition(field, .equal, value)
     }
 
+    /// The field does not hold `value` (true when it is missing).
     public static func != (field: Field, value: Value) -> Condition {
         condition(field, .notEqual, value)
     }
@@ -21,18 +23,22 @@ extension Field where Value: ColumnValue {
 }
 
 extension Field where Value: ColumnValue & Comparable {
+    /// The field is less than `value`.
     public static func < (field: Field, value: Value) -> Condition {
         compare(field.path, .less, value)
     }
 
+    /// The field is at most `value`.
     public static func <= (field: Field, value: Value) -> Condition {
         compare(field.path, .lessOrEqual, value)
     }
 
+    /// The field is greater than `value`.
     public static func > (field: Field, value: Value) -> Condition {
         compare(field.path, .greater, value)
     }
 
+    /// The field is at least `value`.
     public static func >= (field: Field, value: Value) -> Condition {
         compare(field.path, .greaterOrEqual, value)
     }
@@ -52,10 +58,12 @@ public protocol OptionalField {
 extension Optional: OptionalField {}
 
 extension Field where Value: OptionalField, Value.Wrapped: ColumnValue {
+    /// The field holds `value`.
     public static func == (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .equal, value)
     }
 
+    /// The field does not hold `value` (true when it is missing).
     public static func != (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .notEqual, value)
     }
@@ -72,18 +80,22 @@ extension Field where Value: OptionalField, Value.Wrapped: ColumnValue {
 }
 
 extension Field where Value: OptionalField, Value.Wrapped: ColumnValue & Comparable {
+    /// The field is less than `value` (false when it is missing).
     public static func < (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .less, value)
     }
 
+    /// The field is at most `value` (false when it is missing).
     public static func <= (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .lessOrEqual, value)
     }
 
+    /// The field is greater than `value` (false when it is missing).
     public static func > (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .greater, value)
     }
 
+    /// The field is at least `value` (false when it is missing).
     public static func >= (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .greaterOrEqual, value)
     }

@@ -6,12 +6,13 @@ import Foundation
 /// `Float`, `Decimal` (exact, as text), `String`, `Date` (seconds since 2001-01-01 as a
 /// double, which is exactly how `Date` holds its value, so it round-trips bit for bit), `Data`,
 /// `UUID` (16 bytes), `URL` (text), optionals of these (SQL `NULL`), and enums through their
-/// raw value (declare `extension Role: ColumnValue {}`).
+/// raw value (declare `extension Role: ColumnValue {}`). The conversions themselves are
+/// `@_spi(Generated)`: the store and generated code call them, app code has no need to.
 public protocol ColumnValue: Sendable {
     /// The value as SQLite stores it.
-    var sqlValue: SQLValue { get throws }
+    @_spi(Generated) var sqlValue: SQLValue { get throws }
     /// The value from what SQLite stored; throws when the stored value cannot be this type.
-    init(sqlValue: SQLValue) throws
+    @_spi(Generated) init(sqlValue: SQLValue) throws
 }
 
 /// Why a stored value could not be read or written as the record's type.
@@ -19,6 +20,7 @@ public struct ColumnValueError: Error, Sendable, Equatable, CustomStringConverti
     /// What went wrong.
     public let message: String
 
+    /// The message.
     public var description: String { message }
 
     static func mismatch(_ value: SQLValue, _ type: Any.Type) -> ColumnValueError {
@@ -27,24 +29,30 @@ public struct ColumnValueError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension Bool: ColumnValue {
-    public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
-    public init(sqlValue: SQLValue) throws {
+    /// `1` for true, `0` for false.
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
+    /// Reads an integer; any non-zero value is true.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Bool.self) }
         self = value != 0
     }
 }
 
 extension Int64: ColumnValue {
-    public var sqlValue: SQLValue { .integer(self) }
-    public init(sqlValue: SQLValue) throws {
+    /// The integer.
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(self) }
+    /// Reads an integer.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Int64.self) }
         self = value
     }
 }
 
 extension Int: ColumnValue {
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
-    public init(sqlValue: SQLValue) throws {
+    /// The integer, as 64 bits.
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(Int64(self)) }
+    /// Reads an integer that fits.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Int(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int.self)
         }
@@ -53,8 +61,10 @@ extension Int: ColumnValue {
 }
 
 extension Int32: ColumnValue {
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
-    public init(sqlValue: SQLValue) throws {
+    /// The integer, as 64 bits.
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(Int64(self)) }
+    /// Reads an integer that fits in 32 bits.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Int32(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int32.self)
         }
@@ -63,8 +73,10 @@ extension Int32: ColumnValue {
 }
 
 extension Int16: ColumnValue {
-    public var sqlValue: SQLValue { .integer(Int64(self)) }
-    public init(sqlValue: SQLValue) throws {
+    /// The integer, as 64 bits.
+    @_spi(Generated) public var sqlValue: SQLValue { .integer(Int64(self)) }
+    /// Reads an integer that fits in 16 bits.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Int16(exactly: try Int64(sqlValue: sqlValue)) else {
             throw ColumnValueError.mismatch(sqlValue, Int16.self)
         }
@@ -75,13 +87,14 @@ extension Int16: ColumnValue {
 extension Double: ColumnValue {
     /// SQLite stores NaN as NULL, which would silently turn a value into "no value"; NaN is
     /// refused instead (``ColumnValueError``). Infinities and -0.0 round-trip.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             guard !isNaN else { throw ColumnValueError(message: "NaN cannot be stored: SQLite would store it as NULL") }
             return .real(self)
         }
     }
-    public init(sqlValue: SQLValue) throws {
+    /// Reads a real, or an integer as a real.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         switch sqlValue {
         case .real(let value): self = value
         case .integer(let value): self = Double(value)
@@ -91,21 +104,24 @@ extension Double: ColumnValue {
 }
 
 extension Float: ColumnValue {
-    public var sqlValue: SQLValue { get throws { try Double(self).sqlValue } }
-    public init(sqlValue: SQLValue) throws {
+    /// The value as a `Double`; NaN is refused.
+    @_spi(Generated) public var sqlValue: SQLValue { get throws { try Double(self).sqlValue } }
+    /// Reads a real, rounded to the nearest `Float`.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self = Float(try Double(sqlValue: sqlValue))
     }
 }
 
 extension Decimal: ColumnValue {
     /// Stored as its exact decimal text, never through `Double`.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             guard !isNaN else { throw ColumnValueError(message: "NaN cannot be stored") }
             return .text(description)
         }
     }
-    public init(sqlValue: SQLValue) throws {
+    /// Reads the decimal text.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .text(let text) = sqlValue,
             let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
         else { throw ColumnValueError.mismatch(sqlValue, Decimal.self) }
@@ -114,8 +130,10 @@ extension Decimal: ColumnValue {
 }
 
 extension String: ColumnValue {
-    public var sqlValue: SQLValue { .text(self) }
-    public init(sqlValue: SQLValue) throws {
+    /// The text.
+    @_spi(Generated) public var sqlValue: SQLValue { .text(self) }
+    /// Reads text.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .text(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, String.self) }
         self = value
     }
@@ -123,7 +141,7 @@ extension String: ColumnValue {
 
 extension Date: ColumnValue {
     /// Like `Double`, a NaN date is refused rather than stored as NULL.
-    public var sqlValue: SQLValue {
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             guard !timeIntervalSinceReferenceDate.isNaN else { throw Self.notANumber }
             return .real(timeIntervalSinceReferenceDate)
@@ -133,25 +151,30 @@ extension Date: ColumnValue {
     /// The error for a date whose time interval is NaN.
     static let notANumber = ColumnValueError(message: "a NaN date cannot be stored: SQLite would store it as NULL")
 
-    public init(sqlValue: SQLValue) throws {
+    /// Reads seconds since 2001-01-01.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self.init(timeIntervalSinceReferenceDate: try Double(sqlValue: sqlValue))
     }
 }
 
 extension Data: ColumnValue {
-    public var sqlValue: SQLValue { .blob(self) }
-    public init(sqlValue: SQLValue) throws {
+    /// The bytes as a BLOB.
+    @_spi(Generated) public var sqlValue: SQLValue { .blob(self) }
+    /// Reads a BLOB.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .blob(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Data.self) }
         self = value
     }
 }
 
 extension UUID: ColumnValue {
-    public var sqlValue: SQLValue {
+    /// The 16 bytes as a BLOB.
+    @_spi(Generated) public var sqlValue: SQLValue {
         var uuid = self.uuid
         return .blob(withUnsafeBytes(of: &uuid) { Data($0) })
     }
-    public init(sqlValue: SQLValue) throws {
+    /// Reads a 16-byte BLOB.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .blob(let data) = sqlValue, data.count == 16 else {
             throw ColumnValueError.mismatch(sqlValue, UUID.self)
         }
@@ -162,8 +185,10 @@ extension UUID: ColumnValue {
 }
 
 extension URL: ColumnValue {
-    public var sqlValue: SQLValue { .text(absoluteString) }
-    public init(sqlValue: SQLValue) throws {
+    /// The URL's absolute string.
+    @_spi(Generated) public var sqlValue: SQLValue { .text(absoluteString) }
+    /// Reads text that is a URL.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard case .text(let text) = sqlValue, let url = URL(string: text) else {
             throw ColumnValueError.mismatch(sqlValue, URL.self)
         }
@@ -172,14 +197,17 @@ extension URL: ColumnValue {
 }
 
 extension RecordID: ColumnValue {
-    public var sqlValue: SQLValue { uuid.sqlValue }
-    public init(sqlValue: SQLValue) throws {
+    /// The UUID's 16 bytes.
+    @_spi(Generated) public var sqlValue: SQLValue { uuid.sqlValue }
+    /// Reads a 16-byte BLOB.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self.init(try UUID(sqlValue: sqlValue))
     }
 }
 
 extension Optional: ColumnValue where Wrapped: ColumnValue {
-    public var sqlValue: SQLValue {
+    /// NULL for `nil`, otherwise the wrapped value's.
+    @_spi(Generated) public var sqlValue: SQLValue {
         get throws {
             switch self {
             case .none: .null
@@ -187,15 +215,17 @@ extension Optional: ColumnValue where Wrapped: ColumnValue {
             }
         }
     }
-    public init(sqlValue: SQLValue) throws {
+    /// `nil` from NULL, otherwise the wrapped value.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         self = sqlValue == .null ? nil : try Wrapped(sqlValue: sqlValue)
     }
 }
 
 extension ColumnValue where Self: RawRepresentable, RawValue: ColumnValue {
     /// Enums are stored as their raw value.
-    public var sqlValue: SQLValue { get throws { try rawValue.sqlValue } }
-    public init(sqlValue: SQLValue) throws {
+    @_spi(Generated) public var sqlValue: SQLValue { get throws { try rawValue.sqlValue } }
+    /// Reads the raw value; throws when no case has it.
+    @_spi(Generated) public init(sqlValue: SQLValue) throws {
         guard let value = Self(rawValue: try RawValue(sqlValue: sqlValue)) else {
             throw ColumnValueError(message: "\(sqlValue) is not a case of \(Self.self)")
         }

@@ -3,9 +3,12 @@
 /// A record reads and writes its stored properties by column position, in the order
 /// `EntityLayout` defines (from the root entity down: each entity's attributes, composites
 /// expanded field by field, then its to-one relationships as IDs). No `Codable` is involved on
-/// this path.
+/// this path. The generator takes that order from the runtime, and the coding requirements
+/// are `@_spi(Generated)`: generated files import them, app code does not see them.
 ///
 /// ```swift
+/// @_spi(Generated) import Modelwright
+///
 /// struct User: Record {
 ///     static let entityName = "User"
 ///     let id: RecordID<User>
@@ -30,10 +33,6 @@
 /// ### Identity
 /// - ``entityName``
 /// - ``id``
-///
-/// ### Columns
-/// - ``encode(to:)``
-/// - ``init(id:row:)``
 public protocol Record: Sendable, Hashable, Identifiable where ID == RecordID<Self> {
     /// The typed fields that requests filter and sort by.
     associatedtype Fields: RecordFields
@@ -42,7 +41,7 @@ public protocol Record: Sendable, Hashable, Identifiable where ID == RecordID<Se
     /// The record's identity.
     var id: RecordID<Self> { get }
     /// Writes every stored property except the ID, in column order.
-    func encode(to row: inout RowEncoder) throws
+    @_spi(Generated) func encode(to row: inout RowEncoder) throws
     /// Reads every stored property except the ID, in column order.
-    init(id: RecordID<Self>, row: inout RowDecoder) throws
+    @_spi(Generated) init(id: RecordID<Self>, row: inout RowDecoder) throws
 }

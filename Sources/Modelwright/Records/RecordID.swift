@@ -26,15 +26,18 @@ public struct RecordID<Target>: Sendable, Hashable, Codable, CustomStringConvert
         self.uuid = uuid
     }
 
+    /// Decodes the ID from its UUID string.
     public init(from decoder: any Decoder) throws {
         uuid = try decoder.singleValueContainer().decode(UUID.self)
     }
 
+    /// Encodes the ID as its UUID string.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(uuid)
     }
 
+    /// The UUID string.
     public var description: String { uuid.uuidString }
 }
 

@@ -5,7 +5,11 @@ import Foundation
 /// Generated code calls ``encode(_:)-(Value)`` once per stored property; the encoder binds
 /// each value straight into the statement. The common types have direct overloads that skip
 /// the ``SQLValue`` step.
-public struct RowEncoder {
+///
+/// Every entry point throws, including those that cannot fail today, so generated code writes
+/// `try` on every call and does not need to know which types can be refused (a NaN date, a
+/// value that does not encode): that rule belongs to the runtime alone.
+@_spi(Generated) public struct RowEncoder {
     private let statement: SQLiteStatement
     private var index: Int32
     private let firstIndex: Int32
@@ -40,19 +44,19 @@ public struct RowEncoder {
     }
 
     /// Binds the next column.
-    public mutating func encode(_ value: String) {
+    public mutating func encode(_ value: String) throws {
         statement.bind(value, index)
         index += 1
     }
 
     /// Binds the next column.
-    public mutating func encode(_ value: Int64) {
+    public mutating func encode(_ value: Int64) throws {
         statement.bind(value, index)
         index += 1
     }
 
     /// Binds the next column.
-    public mutating func encode(_ value: Int) {
+    public mutating func encode(_ value: Int) throws {
         statement.bind(Int64(value), index)
         index += 1
     }
@@ -65,31 +69,31 @@ public struct RowEncoder {
     }
 
     /// Binds the next column.
-    public mutating func encode(_ value: UUID) {
+    public mutating func encode(_ value: UUID) throws {
         statement.bind(value, index)
         index += 1
     }
 
     /// Binds the next column.
-    public mutating func encode<Target>(_ value: RecordID<Target>) {
+    public mutating func encode<Target>(_ value: RecordID<Target>) throws {
         statement.bind(value.uuid, index)
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: String?) {
+    public mutating func encode(_ value: String?) throws {
         if let value { statement.bind(value, index) } else { statement.bindNull(index) }
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: Int64?) {
+    public mutating func encode(_ value: Int64?) throws {
         if let value { statement.bind(value, index) } else { statement.bindNull(index) }
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: Int?) {
+    public mutating func encode(_ value: Int?) throws {
         if let value { statement.bind(Int64(value), index) } else { statement.bindNull(index) }
         index += 1
     }
@@ -105,13 +109,13 @@ public struct RowEncoder {
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: UUID?) {
+    public mutating func encode(_ value: UUID?) throws {
         if let value { statement.bind(value, index) } else { statement.bindNull(index) }
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode<Target>(_ value: RecordID<Target>?) {
+    public mutating func encode<Target>(_ value: RecordID<Target>?) throws {
         if let value { statement.bind(value.uuid, index) } else { statement.bindNull(index) }
         index += 1
     }
@@ -132,7 +136,7 @@ public struct RowEncoder {
 }
 
 /// Reads a record's columns from the current row, in column order.
-public struct RowDecoder {
+@_spi(Generated) public struct RowDecoder {
     private let statement: SQLiteStatement
     private var index: Int32
 
@@ -218,7 +222,7 @@ public struct RowDecoder {
 
 extension RowEncoder {
     /// Binds a composite's columns, or NULL for each of them when it is `nil`.
-    public mutating func encodeComposite<Value: CompositeValue>(_ value: Value?) throws {
+    @_spi(Generated) public mutating func encodeComposite<Value: CompositeValue>(_ value: Value?) throws {
         guard let value else {
             for _ in 0..<Value.columnCount {
                 try encode(SQLValue.null)
@@ -231,13 +235,16 @@ extension RowEncoder {
 
 extension RowDecoder {
     /// Reads a composite's columns; `nil` when a field it requires is NULL (the composite is absent).
-    public mutating func decodeComposite<Value: CompositeValue>(_ type: Value.Type = Value.self) throws -> Value? {
+    @_spi(Generated) public mutating func decodeComposite<Value: CompositeValue>(_ type: Value.Type = Value.self) throws
+        -> Value?
+    {
         try Value(row: &self)
     }
 
     /// Reads a composite that must be present.
-    public mutating func decodeRequiredComposite<Value: CompositeValue>(_ type: Value.Type = Value.self) throws -> Value
-    {
+    @_spi(Generated) public mutating func decodeRequiredComposite<Value: CompositeValue>(
+        _ type: Value.Type = Value.self
+    ) throws -> Value {
         guard let value = try Value(row: &self) else {
             throw ColumnValueError(message: "a required \(Value.self) is missing")
         }
@@ -245,7 +252,9 @@ extension RowDecoder {
     }
 
     /// Reads JSON text that must be present.
-    public mutating func decodeRequiredJSON<Value: Decodable>(_ type: Value.Type = Value.self) throws -> Value {
+    @_spi(Generated) public mutating func decodeRequiredJSON<Value: Decodable>(_ type: Value.Type = Value.self) throws
+        -> Value
+    {
         guard let value = try decodeJSON(Value.self) else {
             throw ColumnValueError(message: "a required \(Value.self) is missing")
         }
@@ -255,13 +264,14 @@ extension RowDecoder {
 
 /// A composite attribute type: a struct stored as one column per field, in field order.
 ///
-/// Generated code conforms each `composite` of the schema:
+/// Generated code conforms each `composite` of the schema; the requirements are
+/// `@_spi(Generated)`, for generated code alone:
 ///
 /// ```swift
 /// extension Address: CompositeValue {
 ///     static let columnCount = 2
 ///     func encode(to row: inout RowEncoder) throws {
-///         row.encode(street)
+///         try row.encode(street)
 ///         try row.encode(zip)
 ///     }
 ///     init?(row: inout RowDecoder) throws {
@@ -274,14 +284,16 @@ extension RowDecoder {
 /// ```
 public protocol CompositeValue: Sendable {
     /// How many columns the composite takes.
-    static var columnCount: Int { get }
+    @_spi(Generated) static var columnCount: Int { get }
     /// Writes each field, in order.
-    func encode(to row: inout RowEncoder) throws
+    @_spi(Generated) func encode(to row: inout RowEncoder) throws
     /// Reads each field, in order; `nil` when a required field is NULL.
-    init?(row: inout RowDecoder) throws
+    @_spi(Generated) init?(row: inout RowDecoder) throws
 }
 
 extension SQLValue: ColumnValue {
-    public var sqlValue: SQLValue { self }
-    public init(sqlValue: SQLValue) { self = sqlValue }
+    /// The value itself.
+    @_spi(Generated) public var sqlValue: SQLValue { self }
+    /// The value itself.
+    @_spi(Generated) public init(sqlValue: SQLValue) { self = sqlValue }
 }

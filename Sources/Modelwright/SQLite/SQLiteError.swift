@@ -14,6 +14,7 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The statement that failed, when there was one.
     public let sql: String?
 
+    /// The extended result code and the message, with the statement when there is one.
     public var description: String {
         "SQLite error \(extendedCode): \(message)" + (sql.map { " (in \($0))" } ?? "")
     }

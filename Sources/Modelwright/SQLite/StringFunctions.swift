@@ -48,8 +48,10 @@ public enum StringOperation: Int, Sendable, Hashable {
 
 /// How string tests compare: Core Data's `[c]`, `[d]` and `[cd]`.
 public struct StringComparisonOptions: OptionSet, Sendable, Hashable {
+    /// The options as bits: 1 for case-insensitive, 2 for diacritic-insensitive.
     public let rawValue: Int
 
+    /// Options from their bits.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }

@@ -11,6 +11,7 @@ public struct SchemaArchiveError: Error, Sendable, Equatable, CustomStringConver
         self.reason = reason
     }
 
+    /// `schema archive, line <n>: <reason>`.
     public var description: String { "schema archive, line \(line): \(reason)" }
 }
 

@@ -41,6 +41,7 @@ public struct SchemaChecksum: Sendable, Hashable, Codable, CustomStringConvertib
         hexDigits = SHA256.hexDigest(of: text.bytes)
     }
 
+    /// The hexadecimal digits.
     public var description: String { hexDigits }
 
     /// The canonical text whose digest is the checksum (exposed so tests and tools can show it).

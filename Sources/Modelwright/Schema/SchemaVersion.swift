@@ -57,8 +57,9 @@ public struct SchemaVersion: Sendable {
         storage = .described(schema)
     }
 
-    /// A version kept as a ``SchemaArchive`` text, with the checksum recorded when it was archived.
-    public init(version: Int, checksum: String, archive: String) {
+    /// A version kept as a ``SchemaArchive`` text, with the checksum recorded when it was archived:
+    /// how generated code keeps every version before the current one.
+    @_spi(Generated) public init(version: Int, checksum: String, archive: String) {
         self.version = version
         storage = .archived(ArchivedSchema(archive), checksum: SchemaChecksum(hexDigits: checksum))
     }

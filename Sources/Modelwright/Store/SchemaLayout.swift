@@ -279,3 +279,21 @@ enum ToManyStorage: Sendable, Equatable {
         "\(inverse)._position"
     }
 }
+
+extension SchemaDescription {
+    /// The stored properties of each entity's records, by entity name, in the order the records
+    /// encode and decode them: the attribute and relationship names of ``SchemaLayout``'s columns,
+    /// a composite once for all its columns.
+    ///
+    /// The generator writes every record's `encode(to:)` and `init(id:row:)` in this order, so the
+    /// column order is decided here alone and generated code cannot disagree with the store.
+    @_spi(Generated) public func recordPropertyOrder() throws -> [String: [String]] {
+        try SchemaLayout(self).entities.mapValues { entity in
+            var properties: [String] = []
+            for column in entity.columns where properties.last != column.property {
+                properties.append(column.property)
+            }
+            return properties
+        }
+    }
+}

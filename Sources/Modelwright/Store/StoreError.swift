@@ -33,6 +33,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Modelwright's); the store is left as it is.
     case unsupportedHistoryFormat(found: String, supported: String)
 
+    /// A sentence that names the entity, attribute or relationship involved.
     public var description: String {
         switch self {
         case .schemaMismatch(let storeChecksum, let storeVersion, let expectedChecksum, let expectedVersion):

@@ -1,13 +1,19 @@
 import Modelwright
 import ModelwrightSchema
 
-/// The context of one record type: its stored properties in column order (inherited first, each
-/// entity's attributes before its to-one relationships, as the runtime's layout reads them), its
-/// queryable fields (composites among them) and its to-many relationships.
+/// The context of one record type: its stored properties in column order, its queryable fields
+/// (composites among them) and its to-many relationships.
+///
+/// The column order is the runtime's (`SchemaDescription.recordPropertyOrder()`, from the store's
+/// own layout), passed in as the schema names of the entity's properties: the generator does not
+/// decide it a second time.
 enum EntityContext {
-    static func make(_ entity: EntityGraph.Entity, in graph: EntityGraph, names: TypeNames) -> MustacheValue {
+    static func make(
+        _ entity: EntityGraph.Entity, in graph: EntityGraph, names: TypeNames, propertyOrder: [String]
+    ) -> MustacheValue {
         let lineage = graph.ancestors(of: entity).reversed() + [entity]
-        var properties: [Property] = []
+        // By the name the schema and the runtime's layout give each property.
+        var declared: [(schemaName: String, property: Property)] = []
         var fields: [MustacheValue] = []
         var toOne: [MustacheValue] = []
         var compositeFields: [MustacheValue] = []
@@ -19,16 +25,19 @@ enum EntityContext {
                 if let value = attribute.defaultValue {
                     defaultExpression = " = " + SwiftSyntax.expression(for: value, type: attribute.type)
                 }
-                properties.append(
-                    Property(
-                        name: name,
-                        spelling: attribute.name,
-                        type: type,
-                        isOptional: attribute.isOptional,
-                        defaultExpression: defaultExpression,
-                        doc: attribute.doc,
-                        encode: Coding.encode(name, type: attribute.type, isOptional: attribute.isOptional),
-                        decode: Coding.decode(type: attribute.type, isOptional: attribute.isOptional)
+                declared.append(
+                    (
+                        attribute.name,
+                        Property(
+                            name: name,
+                            spelling: attribute.name,
+                            type: type,
+                            isOptional: attribute.isOptional,
+                            defaultExpression: defaultExpression,
+                            doc: attribute.doc,
+                            encode: Coding.encode(name, type: attribute.type),
+                            decode: Coding.decode(type: attribute.type, isOptional: attribute.isOptional)
+                        )
                     )
                 )
                 switch attribute.type {
@@ -49,16 +58,19 @@ enum EntityContext {
                 let name = SwiftSyntax.identifier(relationship.idProperty)
                 let destination = names[relationship.destination]
                 let type = "\(destination).ID" + (relationship.isOptional ? "?" : "")
-                properties.append(
-                    Property(
-                        name: name,
-                        spelling: relationship.idProperty,
-                        type: type,
-                        isOptional: relationship.isOptional,
-                        defaultExpression: relationship.isOptional ? " = nil" : "",
-                        doc: relationship.doc,
-                        encode: "row.encode(\(name))",
-                        decode: "try row.decode()"
+                declared.append(
+                    (
+                        relationship.name,
+                        Property(
+                            name: name,
+                            spelling: relationship.idProperty,
+                            type: type,
+                            isOptional: relationship.isOptional,
+                            defaultExpression: relationship.isOptional ? " = nil" : "",
+                            doc: relationship.doc,
+                            encode: "try row.encode(\(name))",
+                            decode: "try row.decode()"
+                        )
                     )
                 )
                 fields.append(field(name, type: type, column: relationship.name, doc: relationship.doc))
@@ -70,6 +82,7 @@ enum EntityContext {
                 ])
             }
         }
+        let properties = inColumnOrder(declared, propertyOrder)
         let toMany = lineage.flatMap(\.relationships).filter { $0.cardinality == .toMany }.map { relationship in
             [
                 "name": .string(SwiftSyntax.identifier(relationship.name)),
@@ -105,6 +118,21 @@ enum EntityContext {
             "requests": .list(
                 graph.requests.filter { $0.entity == entity.name }.map { RequestContext.make($0, names: names) }),
         ]
+    }
+
+    /// The properties in the runtime's column order. One the order does not name (which a layout
+    /// of the same schema cannot leave out) keeps its place after the others rather than vanish
+    /// from the record; `ColumnOrderTests` would report it.
+    private static func inColumnOrder(
+        _ declared: [(schemaName: String, property: Property)], _ order: [String]
+    ) -> [Property] {
+        let positions = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        return declared.enumerated()
+            .sorted {
+                (positions[$0.element.schemaName] ?? order.count + $0.offset, $0.offset)
+                    < (positions[$1.element.schemaName] ?? order.count + $1.offset, $1.offset)
+            }
+            .map(\.element.property)
     }
 
     /// A stored property, whose context waits for the separator that only the last one lacks.

@@ -1,4 +1,4 @@
-import Modelwright
+@_spi(Generated) import Modelwright
 import ModelwrightSchema
 
 /// Everything the templates need about one model, precomputed so they stay logic-less: Swift
@@ -22,9 +22,14 @@ struct RenderContext {
         let accessLevel = config.accessLevel
         let access = accessLevel == .public ? "public " : ""
         let versionFiles = model.versions.map { fileName($0.path) }
+        // The runtime decides the column order; every record is written in it.
+        let propertyOrder = try current.schema.recordPropertyOrder()
         let value: MustacheObject = [
             // First: templates name it on nearly every line, and lookups search from the first key.
             "access": .string(access),
+            // Before `access` on what only the runtime calls (row coding, field paths): a public
+            // declaration that names the runtime's SPI must be SPI itself.
+            "spi": .string(accessLevel == .public ? "@_spi(Generated) " : ""),
             "model": .string(SwiftSyntax.identifier(model.name)),
             "modelName": .string(model.name),
             "modelLiteral": .string(SwiftSyntax.string(model.name)),
@@ -32,7 +37,10 @@ struct RenderContext {
             "sourceFile": .string(SwiftSyntax.commentText(fileName(current.path))),
             "versionFiles": .string(SwiftSyntax.commentText(versionFiles.joined(separator: ", "))),
             "doc": docLines(graph.doc),
-            "entities": .list(graph.entities.parallelMap { EntityContext.make($0, in: graph, names: names) }),
+            "entities": .list(
+                graph.entities.parallelMap {
+                    EntityContext.make($0, in: graph, names: names, propertyOrder: propertyOrder[$0.name] ?? [])
+                }),
             "enums": .list(graph.enumerations.map { Self.enumeration($0, names: names) }),
             "composites": .list(graph.composites.map { Self.composite($0, names: names) }),
             "versions": SchemaContext.versions(of: model, current: current),
@@ -87,7 +95,7 @@ struct RenderContext {
                         "type": .string(entry.type),
                         "doc": docLines(entry.field.doc),
                         "encode": .string(
-                            Coding.encode(entry.name, type: entry.field.type, isOptional: entry.field.isOptional)),
+                            Coding.encode(entry.name, type: entry.field.type)),
                         "decodedType": .string(entry.field.isOptional ? entry.type : entry.type + "?"),
                         "column": .string(SwiftSyntax.string(entry.field.name)),
                     ]
@@ -120,16 +128,15 @@ func fileName(_ path: String) -> String {
     path.split(separator: "/").last.map(String.init) ?? path
 }
 
-/// How generated code writes and reads each kind of column.
+/// How generated code writes and reads each kind of column. Every row-coding call of the runtime
+/// throws, so each is written with `try`: which values the runtime can refuse is its own business.
 enum Coding {
-    /// The statement that writes a value; `try` only where the call can throw, so the generated
-    /// code has no "no calls to throwing functions" warnings.
-    static func encode(_ name: String, type: AttributeType, isOptional: Bool) -> String {
+    /// The statement that writes a value.
+    static func encode(_ name: String, type: AttributeType) -> String {
         switch type {
-        case .composite: return "try row.encodeComposite(\(name))"
-        case .codable: return "try row.encodeJSON(\(name))"
-        case .string, .int64, .int, .uuid: return "row.encode(\(name))"
-        default: return "try row.encode(\(name))"
+        case .composite: "try row.encodeComposite(\(name))"
+        case .codable: "try row.encodeJSON(\(name))"
+        default: "try row.encode(\(name))"
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 
 // Hand-written records shaped exactly as the generator will emit them, over a schema that
 // exercises every column type, inheritance, every delete rule and reserved-word names.
@@ -161,14 +161,14 @@ struct User: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(username)
-        row.encode(givenName)
-        row.encode(familyName)
-        row.encode(namePrefix)
+        try row.encode(username)
+        try row.encode(givenName)
+        try row.encode(familyName)
+        try row.encode(namePrefix)
         try row.encode(rating)
         try row.encode(role)
-        row.encode(organizationID)
-        row.encode(profileID)
+        try row.encode(organizationID)
+        try row.encode(profileID)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -211,7 +211,7 @@ struct Organization: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(name)
+        try row.encode(name)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -243,9 +243,9 @@ struct Trip: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(title)
+        try row.encode(title)
         try row.encode(budget)
-        row.encode(ownerID)
+        try row.encode(ownerID)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -280,8 +280,8 @@ struct Stop: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(name)
-        row.encode(tripID)
+        try row.encode(name)
+        try row.encode(tripID)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -312,8 +312,8 @@ struct Profile: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(bio)
-        row.encode(userID)
+        try row.encode(bio)
+        try row.encode(userID)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -341,7 +341,7 @@ struct Tag: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(name)
+        try row.encode(name)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -364,7 +364,7 @@ struct Item: Record {
     var title: String
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(title)
+        try row.encode(title)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -393,8 +393,8 @@ struct Note: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(title)
-        row.encode(body)
+        try row.encode(title)
+        try row.encode(body)
     }
 
     init(id: ID, row: inout RowDecoder) throws {
@@ -425,7 +425,7 @@ struct Order: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(group)
+        try row.encode(group)
         try row.encode(index)
     }
 
@@ -472,19 +472,19 @@ struct Sample: Record {
         try row.encode(bool)
         try row.encode(int16)
         try row.encode(int32)
-        row.encode(int64)
-        row.encode(int)
+        try row.encode(int64)
+        try row.encode(int)
         try row.encode(double)
         try row.encode(float)
         try row.encode(decimal)
-        row.encode(string)
+        try row.encode(string)
         try row.encode(date)
         try row.encode(data)
-        row.encode(uuid)
+        try row.encode(uuid)
         try row.encode(url)
         try row.encode(role)
         try row.encodeJSON(tags)
-        row.encode(note)
+        try row.encode(note)
     }
 
     init(id: ID, row: inout RowDecoder) throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Modelwright
+@_spi(Generated) @testable import Modelwright
 
 /// Generated plans refer to historical versions by their archives: opening a store decodes only
 /// the versions it migrates through, each once, and an archive that does not match its recorded

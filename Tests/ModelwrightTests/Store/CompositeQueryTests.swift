@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 import Testing
 
 /// The fields of composite attributes in requests: required and optional composites, `nil` tests
@@ -124,9 +124,9 @@ private struct Postal: Hashable, Sendable, CompositeValue {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(street)
-        row.encode(city)
-        row.encode(zip)
+        try row.encode(street)
+        try row.encode(city)
+        try row.encode(zip)
     }
 
     init?(row: inout RowDecoder) throws {
@@ -162,7 +162,7 @@ private struct Venue: Record {
     }
 
     func encode(to row: inout RowEncoder) throws {
-        row.encode(name)
+        try row.encode(name)
         try row.encodeComposite(address)
         try row.encodeComposite(billing)
     }

@@ -1,5 +1,5 @@
 import Foundation
-import Modelwright
+@_spi(Generated) import Modelwright
 import Testing
 
 /// Every operator of the condition tree, rendered to SQL and run against a fixture.
