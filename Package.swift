@@ -24,6 +24,8 @@ let package = Package(
         ),
         .target(name: "Modelwright", dependencies: ["CSQLite"]),
         .target(name: "ModelwrightSchema", dependencies: ["Modelwright"]),
+        // The template engine the generator renders with; it depends on nothing of ours.
+        .target(name: "Mustache"),
         .target(
             name: "ModelwrightTemplates",
             path: "Templates",
@@ -35,7 +37,7 @@ let package = Package(
         ),
         .target(
             name: "ModelwrightGenerator",
-            dependencies: ["ModelwrightSchema", "Modelwright", "ModelwrightTemplates"]
+            dependencies: ["ModelwrightSchema", "Modelwright", "ModelwrightTemplates", "Mustache"]
         ),
         .executableTarget(
             name: "ModelwrightCLI",
@@ -75,6 +77,7 @@ let package = Package(
             exclude: ["CoreData/Fixtures"]),
         .testTarget(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
+        .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
         // The fuzz campaign of issue 13: a runner that makes mutated models and Core Data files and
         // runs them through the tools' library calls, supervised in child processes so a crash or

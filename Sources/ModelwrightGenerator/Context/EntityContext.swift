@@ -1,5 +1,6 @@
 import Modelwright
 import ModelwrightSchema
+import Mustache
 
 /// The context of one record type: its stored properties in column order (inherited first, each
 /// entity's attributes before its to-one relationships, as the runtime's layout reads them), its

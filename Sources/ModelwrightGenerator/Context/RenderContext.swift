@@ -1,5 +1,6 @@
 import Modelwright
 import ModelwrightSchema
+import Mustache
 
 /// Everything the templates need about one model, precomputed so they stay logic-less: Swift
 /// names already escaped, types already spelled, doc comments split into lines, stored

@@ -35,7 +35,7 @@
 /// - ``object(_:)``
 /// - ``MustacheList``
 /// - ``MustacheObject``
-public enum MustacheValue: Sendable, Equatable {
+package enum MustacheValue: Sendable, Equatable {
     /// No value: falsey in sections, empty in interpolations.
     case null
     /// A flag, usually tested by a section.
@@ -54,7 +54,7 @@ public enum MustacheValue: Sendable, Equatable {
 
 extension MustacheValue {
     /// A list of an array's elements.
-    public static func list(_ elements: [MustacheValue]) -> MustacheValue {
+    package static func list(_ elements: [MustacheValue]) -> MustacheValue {
         .list(MustacheList(elements))
     }
 }
@@ -64,26 +64,26 @@ extension MustacheValue {
 /// The renderer reads elements where the list stores them (see ``elements``) rather than copying
 /// them out of an array: a copy retains the element, and on a machine with several cores those
 /// atomic counts took a third of rendering. An empty list (most doc comments are) allocates nothing.
-public struct MustacheList: Sendable, Equatable, RandomAccessCollection, ExpressibleByArrayLiteral {
+package struct MustacheList: Sendable, Equatable, RandomAccessCollection, ExpressibleByArrayLiteral {
     private let storage: Storage?
 
     /// Creates a list of an array's elements.
-    public init(_ elements: consuming [MustacheValue]) {
+    package init(_ elements: consuming [MustacheValue]) {
         storage = elements.isEmpty ? nil : Storage(elements)
     }
 
     /// Creates a list from a literal.
-    public init(arrayLiteral elements: MustacheValue...) {
+    package init(arrayLiteral elements: MustacheValue...) {
         self.init(elements)
     }
 
     /// The position of the first element: always 0.
-    public var startIndex: Int { 0 }
+    package var startIndex: Int { 0 }
     /// The number of elements.
-    public var endIndex: Int { storage?.elements.count ?? 0 }
+    package var endIndex: Int { storage?.elements.count ?? 0 }
 
     /// The element at `position`.
-    public subscript(position: Int) -> MustacheValue {
+    package subscript(position: Int) -> MustacheValue {
         elements[position]
     }
 
@@ -93,7 +93,7 @@ public struct MustacheList: Sendable, Equatable, RandomAccessCollection, Express
     }
 
     /// Equal when both hold equal elements in the same order.
-    public static func == (lhs: MustacheList, rhs: MustacheList) -> Bool {
+    package static func == (lhs: MustacheList, rhs: MustacheList) -> Bool {
         lhs.elementsEqual(rhs)
     }
 
@@ -128,29 +128,29 @@ public struct MustacheList: Sendable, Equatable, RandomAccessCollection, Express
 /// hashes every key it stores. The entries live in memory the object allocates itself and reads
 /// through plain pointers, which keeps a debug build (the build plugin runs one) about as fast as
 /// with a dictionary.
-public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+package struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     private let storage: Storage
 
     /// Creates an object from a literal; when a key repeats, the first value wins.
-    public init(dictionaryLiteral elements: (String, MustacheValue)...) {
+    package init(dictionaryLiteral elements: (String, MustacheValue)...) {
         storage = Storage(elements)
     }
 
     /// Creates an object holding a dictionary's entries.
-    public init(_ fields: [String: MustacheValue]) {
+    package init(_ fields: [String: MustacheValue]) {
         storage = Storage(Array(fields))
     }
 
     /// Creates an object from entries; when a key repeats, the first value wins.
-    init(_ entries: consuming [(String, MustacheValue)]) {
+    package init(_ entries: consuming [(String, MustacheValue)]) {
         storage = Storage(entries)
     }
 
     /// How many entries the object holds, counting a repeated key each time.
-    public var count: Int { storage.count }
+    package var count: Int { storage.count }
 
     /// The value for `key`, or `nil` when the object has no such key.
-    public subscript(key: String) -> MustacheValue? {
+    package subscript(key: String) -> MustacheValue? {
         storage.value(for: key)
     }
 
@@ -166,7 +166,7 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
     }
 
     /// This object's entries, and `other`'s for the keys this one does not have.
-    func adding(_ other: MustacheObject) -> MustacheObject {
+    package func adding(_ other: MustacheObject) -> MustacheObject {
         // The first of repeated keys is the one found, so this object's entries go first.
         MustacheObject(storage: Storage(storage, other.storage))
     }
@@ -176,7 +176,7 @@ public struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLitera
     }
 
     /// Equal when both give every key the same value.
-    public static func == (lhs: MustacheObject, rhs: MustacheObject) -> Bool {
+    package static func == (lhs: MustacheObject, rhs: MustacheObject) -> Bool {
         lhs.storage.keySet == rhs.storage.keySet && lhs.storage.keySet.allSatisfy { lhs[$0] == rhs[$0] }
     }
 
@@ -321,7 +321,7 @@ extension MustacheValue {
 
 extension MustacheValue: ExpressibleByStringLiteral {
     /// Creates a string value from a literal.
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self = .string(value)
     }
 }
@@ -330,7 +330,7 @@ extension MustacheValue: ExpressibleByStringLiteral {
 
 extension MustacheValue: ExpressibleByIntegerLiteral {
     /// Creates a whole-number value from a literal.
-    public init(integerLiteral value: Int) {
+    package init(integerLiteral value: Int) {
         self = .int(value)
     }
 }
@@ -339,7 +339,7 @@ extension MustacheValue: ExpressibleByIntegerLiteral {
 
 extension MustacheValue: ExpressibleByFloatLiteral {
     /// Creates a number value from a literal.
-    public init(floatLiteral value: Double) {
+    package init(floatLiteral value: Double) {
         self = .double(value)
     }
 }
@@ -348,7 +348,7 @@ extension MustacheValue: ExpressibleByFloatLiteral {
 
 extension MustacheValue: ExpressibleByBooleanLiteral {
     /// Creates a flag from a literal.
-    public init(booleanLiteral value: Bool) {
+    package init(booleanLiteral value: Bool) {
         self = .bool(value)
     }
 }
@@ -357,7 +357,7 @@ extension MustacheValue: ExpressibleByBooleanLiteral {
 
 extension MustacheValue: ExpressibleByArrayLiteral {
     /// Creates a list from a literal.
-    public init(arrayLiteral elements: MustacheValue...) {
+    package init(arrayLiteral elements: MustacheValue...) {
         self = .list(MustacheList(elements))
     }
 }
@@ -366,7 +366,7 @@ extension MustacheValue: ExpressibleByArrayLiteral {
 
 extension MustacheValue: ExpressibleByDictionaryLiteral {
     /// Creates an object from a literal; when a key repeats, the first value wins.
-    public init(dictionaryLiteral elements: (String, MustacheValue)...) {
+    package init(dictionaryLiteral elements: (String, MustacheValue)...) {
         self = .object(MustacheObject(elements))
     }
 }

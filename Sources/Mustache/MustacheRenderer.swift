@@ -1,5 +1,5 @@
+import Dispatch
 import Foundation
-import ModelwrightSchema
 
 /// Renders parsed nodes: looks names up on the context stack, expands partials, and bounds how deep
 /// sections and partials nest, so that a partial that includes itself forever stops with an error.
@@ -500,4 +500,31 @@ private struct OutputBuffer {
         current = .allocate(capacity: capacity)
         count = 0
     }
+}
+
+extension Array where Element: Sendable {
+    /// `map`, with the elements transformed concurrently and the results in the original order.
+    fileprivate func parallelMap<Result: Sendable>(_ transform: @Sendable (Element) -> Result) -> [Result] {
+        let results = ResultSlots<Result>(count: count)
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            results.set(transform(self[index]), at: index)
+        }
+        return results.values
+    }
+}
+
+/// Slots written from several threads, each once, under a lock.
+private final class ResultSlots<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Value?]
+
+    init(count: Int) {
+        slots = Array(repeating: nil, count: count)
+    }
+
+    func set(_ value: Value, at index: Int) {
+        lock.withLock { slots[index] = value }
+    }
+
+    var values: [Value] { lock.withLock { slots.compactMap { $0 } } }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import ModelwrightGenerator
+@testable import Mustache
 
 /// Behaviour of the template engine beyond the specification: errors that point at the tag at
 /// fault, bounded recursion, escaping, and how values print.
