@@ -1,6 +1,3 @@
-import Dispatch
-import Foundation
-
 /// Renders parsed nodes: looks names up on the context stack, expands partials, and bounds how deep
 /// sections and partials nest, so that a partial that includes itself forever stops with an error.
 ///
@@ -13,20 +10,10 @@ import Foundation
 ///
 /// Output goes into a byte buffer: template text is copied from the program's UTF-8 with
 /// `memcpy`, and only values from the context are strings to append.
-///
-/// A section over a long list renders its elements in parallel, in consecutive runs that are
-/// joined in order, so the text is the same as rendering them one after another: a generated
-/// file is mostly one such section (a declaration per entity), and it would otherwise keep one
-/// core busy while the others wait.
 struct MustacheRenderer: ~Copyable {
-    /// The shortest list whose elements render in parallel, and the fewest elements in each run.
-    static let parallelListLength = 64
-    private static let minimumRunLength = 16
-
     private let partials: [String: MustacheTemplate]
-    /// The template's context, which the renderer owns; `nil` in the renderers of a list's runs,
-    /// whose contexts their parent owns.
-    private let root: UnsafeMutablePointer<MustacheValue>?
+    /// The template's context, which the renderer owns.
+    private let root: UnsafeMutablePointer<MustacheValue>
     /// Where the values of the enclosing sections are, innermost last; the template's context is
     /// at the bottom. The renderer reads values where the context tree stores them, so looking
     /// one up or pushing one copies (and retains) nothing.
@@ -35,9 +22,6 @@ struct MustacheRenderer: ~Copyable {
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
     private var output = OutputBuffer()
-    /// Whether long lists render in parallel: true for the renderer a template starts with, false
-    /// for those rendering the runs of a list, so the work is split once.
-    private let splitsLongLists: Bool
 
     init(context: MustacheValue, partials: [String: MustacheTemplate]) {
         self.partials = partials
@@ -45,24 +29,13 @@ struct MustacheRenderer: ~Copyable {
         root.initialize(to: context)
         self.root = root
         contextStack = ContextStack([ValueAddress(root)])
-        splitsLongLists = true
-    }
-
-    /// A renderer for a run of a list's elements, under the sections that enclose the list.
-    private init(contextStack: [ValueAddress], partials: [String: MustacheTemplate]) {
-        self.partials = partials
-        root = nil
-        self.contextStack = ContextStack(contextStack)
-        splitsLongLists = false
     }
 
     deinit {
         output.deallocate()
         contextStack.deallocate()
-        if let root {
-            root.deinitialize(count: 1)
-            root.deallocate()
-        }
+        root.deinitialize(count: 1)
+        root.deallocate()
     }
 
     /// The text rendered so far.
@@ -121,11 +94,6 @@ struct MustacheRenderer: ~Copyable {
                     end: end
                 )
                 let elements = found.flatMap(Self.elements(at:))
-                if !inverted, splitsLongLists, let elements, elements.count >= Self.parallelListLength {
-                    try renderInParallel(elements, section: section)
-                    frame.position = end
-                    continue
-                }
                 // A list renders the content once per element, pushed onto the context stack; any
                 // other truthy value renders it once; an inverted section pushes nothing.
                 if !inverted, let found {
@@ -158,53 +126,6 @@ struct MustacheRenderer: ~Copyable {
                 frame = included
             }
         }
-    }
-
-    /// Renders a section's content once per element of a long list: consecutive runs of elements
-    /// render concurrently, each by a renderer of its own, and their texts are appended in order.
-    /// The first error in list order is the one thrown, as rendering one by one would throw it.
-    private mutating func renderInParallel(_ elements: Elements, section: Frame) throws(MustacheError) {
-        let runCount = min(
-            elements.count / Self.minimumRunLength, ProcessInfo.processInfo.activeProcessorCount * 4)
-        let runLength = (elements.count + runCount - 1) / runCount
-        let runs = stride(from: 0, to: elements.count, by: runLength).map {
-            InPlace(Elements(rebasing: elements[$0..<min($0 + runLength, elements.count)]))
-        }
-        let (program, indentation, depth) = (section.program, section.indentation, section.depth)
-        let (start, end) = (section.start, section.end)
-        let (contextStack, partials) = (InPlace(contextStack.addresses), partials)
-        let outputs = runs.parallelMap { run -> Result<InPlace<OutputBuffer>, MustacheError> in
-            let elements = run.pointer
-            var renderer = MustacheRenderer(
-                contextStack: contextStack.pointer + [elements.baseAddress!], partials: partials)
-            var frame = Frame(program: program, indentation: indentation, depth: depth, start: start, end: end)
-            frame.pushesContext = true
-            frame.elements = elements
-            frame.nextElement = 1
-            do throws(MustacheError) {
-                try renderer.run(frame)
-                return .success(InPlace(renderer.takeOutput()))
-            } catch {
-                return .failure(error)
-            }
-        }
-        // The runs' chunks of output become this renderer's, in order, without being copied.
-        var failure: MustacheError?
-        for run in outputs {
-            switch run {
-            case .success(let runOutput) where failure == nil: output.adopt(runOutput.pointer)
-            case .success(let runOutput): runOutput.pointer.deallocate()
-            case .failure(let error): failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
-    }
-
-    /// Hands over what has been rendered, leaving the renderer's output empty.
-    private mutating func takeOutput() -> OutputBuffer {
-        let taken = output
-        output = OutputBuffer()
-        return taken
     }
 
     /// Appends a variable's text.
@@ -307,16 +228,6 @@ private typealias ValueAddress = UnsafePointer<MustacheValue>
 /// A list's elements, read where the list stores them.
 private typealias Elements = UnsafeBufferPointer<MustacheValue>
 
-/// Addresses in the context tree, handed to the renderers of a list's runs: nothing writes to the
-/// tree, and the renderer that starts the runs keeps it alive until they finish.
-private struct InPlace<Pointer>: @unchecked Sendable {
-    let pointer: Pointer
-
-    init(_ pointer: Pointer) {
-        self.pointer = pointer
-    }
-}
-
 /// A program's path keys (see ``MustacheProgram/pathKeys``), which lookups read.
 private struct PathKeys {
     let keys: UnsafeMutableBufferPointer<String>
@@ -338,11 +249,6 @@ private struct ContextStack {
         capacity = max(addresses.count * 2, 16)
         base = .allocate(capacity: capacity)
         _ = UnsafeMutableBufferPointer(start: base, count: count).initialize(from: addresses)
-    }
-
-    /// The addresses, outermost first.
-    var addresses: [ValueAddress] {
-        Array(UnsafeBufferPointer(start: base, count: count))
     }
 
     mutating func push(_ address: ValueAddress) {
@@ -412,7 +318,7 @@ private struct Frame {
 /// The renderer's output: UTF-8 bytes in chunks of memory it allocates. Plain pointers rather
 /// than an array or a string, so appending is a capacity check and a `memcpy`, also in a debug
 /// build. A full chunk is kept as it is and the next bytes go to a new one, so nothing is copied
-/// as the output grows, and a long list's runs hand their chunks to the renderer that joins them;
+/// as the output grows;
 /// the bytes are copied once more only into the final string. The renderer frees the chunks in its
 /// `deinit`.
 private struct OutputBuffer {
@@ -465,17 +371,6 @@ private struct OutputBuffer {
         }
     }
 
-    /// Takes over another buffer's chunks, which follow this one's bytes.
-    mutating func adopt(_ other: OutputBuffer) {
-        startChunk(holding: 0)
-        chunks += other.chunks
-        if other.count > 0 {
-            chunks.append((other.current, other.count))
-        } else {
-            other.current.deallocate()
-        }
-    }
-
     func deallocate() {
         for chunk in chunks {
             chunk.bytes.deallocate()
@@ -500,31 +395,4 @@ private struct OutputBuffer {
         current = .allocate(capacity: capacity)
         count = 0
     }
-}
-
-extension Array where Element: Sendable {
-    /// `map`, with the elements transformed concurrently and the results in the original order.
-    fileprivate func parallelMap<Result: Sendable>(_ transform: @Sendable (Element) -> Result) -> [Result] {
-        let results = ResultSlots<Result>(count: count)
-        DispatchQueue.concurrentPerform(iterations: count) { index in
-            results.set(transform(self[index]), at: index)
-        }
-        return results.values
-    }
-}
-
-/// Slots written from several threads, each once, under a lock.
-private final class ResultSlots<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var slots: [Value?]
-
-    init(count: Int) {
-        slots = Array(repeating: nil, count: count)
-    }
-
-    func set(_ value: Value, at index: Int) {
-        lock.withLock { slots[index] = value }
-    }
-
-    var values: [Value] { lock.withLock { slots.compactMap { $0 } } }
 }
