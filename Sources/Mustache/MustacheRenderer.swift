@@ -7,9 +7,6 @@
 /// inner loop copies no node lists or frames; and the context stack holds the addresses of values
 /// in the context tree, so lookups copy no values. A copy retains, and retaining the values that
 /// every thread reads (the root context, say) made the cores wait on each other.
-///
-/// Output goes into a byte buffer: template text is copied from the program's UTF-8 with
-/// `memcpy`, and only values from the context are strings to append.
 struct MustacheRenderer: ~Copyable {
     private let partials: [String: MustacheTemplate]
     /// The template's context, which the renderer owns.
@@ -21,7 +18,7 @@ struct MustacheRenderer: ~Copyable {
     /// The frames that enclose the one being rendered, innermost last.
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
-    private var output = OutputBuffer()
+    private(set) var output = ""
 
     init(context: MustacheValue, partials: [String: MustacheTemplate]) {
         self.partials = partials
@@ -32,15 +29,9 @@ struct MustacheRenderer: ~Copyable {
     }
 
     deinit {
-        output.deallocate()
         contextStack.deallocate()
         root.deinitialize(count: 1)
         root.deallocate()
-    }
-
-    /// The text rendered so far.
-    var text: String {
-        output.string
     }
 
     /// Renders a template.
@@ -71,13 +62,10 @@ struct MustacheRenderer: ~Copyable {
             }
             frame.position = position + 1
             switch frame.nodes[position] {
-            case .text(let text):
-                let start = frame.textOffsets[text]
-                output.append(frame.textBytes + start, count: frame.textOffsets[text + 1] - start)
+            case .text(let index):
+                output += frame.program.texts[index]
             case .lineStart:
-                if frame.isIndented {
-                    output.append(frame.indentation)
-                }
+                output += frame.indentation
             case .variable(let path, let escaped, let location):
                 try interpolate(path, of: frame.program, keys: frame.keys, escaped: escaped, at: location)
             case .section(let path, let inverted, let end, let location):
@@ -139,7 +127,7 @@ struct MustacheRenderer: ~Copyable {
         guard let value = Self.lookUp(path, keys: keys, in: contextStack) else { return }
         switch value.pointee {
         case .string(let text):
-            output.append(escaped ? Self.escapingHTML(text) : text)
+            output += escaped ? Self.escapingHTML(text) : text
         case .list, .object:
             throw MustacheError(
                 .notInterpolatable(name: program.paths[path].name, kind: value.pointee.kindName),
@@ -148,7 +136,7 @@ struct MustacheRenderer: ~Copyable {
             )
         default:
             let text = value.pointee.interpolationText ?? ""
-            output.append(escaped ? Self.escapingHTML(text) : text)
+            output += escaped ? Self.escapingHTML(text) : text
         }
     }
 
@@ -280,13 +268,9 @@ private struct Frame {
     /// The program's nodes, texts and path keys (see ``MustacheProgram/nodeBuffer``), which it
     /// keeps alive.
     let nodes: UnsafeMutableBufferPointer<MustacheNode>
-    let textBytes: UnsafeMutablePointer<UInt8>
-    let textOffsets: UnsafeMutableBufferPointer<Int>
     let keys: PathKeys
     /// What every template line in this frame starts with (see ``MustacheNode/lineStart``).
     let indentation: String
-    /// Whether `indentation` is not empty.
-    let isIndented: Bool
     /// How many sections and partials enclose this frame.
     let depth: Int
     let start: Int
@@ -302,97 +286,11 @@ private struct Frame {
     init(program: MustacheProgram, indentation: String, depth: Int, start: Int, end: Int) {
         self.program = program
         nodes = program.nodeBuffer
-        // A template without text has an empty buffer, whose base address may be nil; no text node reads it then.
-        textBytes = program.textBytes.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!
-        textOffsets = program.textOffsets
         keys = PathKeys(keys: program.pathKeys, offsets: program.pathKeyOffsets, lengths: program.pathKeyLengths)
         self.indentation = indentation
-        isIndented = !indentation.isEmpty
         self.depth = depth
         self.start = start
         self.end = end
         position = start
-    }
-}
-
-/// The renderer's output: UTF-8 bytes in chunks of memory it allocates. Plain pointers rather
-/// than an array or a string, so appending is a capacity check and a `memcpy`, also in a debug
-/// build. A full chunk is kept as it is and the next bytes go to a new one, so nothing is copied
-/// as the output grows;
-/// the bytes are copied once more only into the final string. The renderer frees the chunks in its
-/// `deinit`.
-private struct OutputBuffer {
-    /// The size of a new chunk, unless one append needs more.
-    private static let chunkSize = 1 << 18
-
-    /// Full chunks, oldest first, each with the number of bytes it holds.
-    private var chunks: [(bytes: UnsafeMutablePointer<UInt8>, count: Int)] = []
-    /// The chunk being written; until the first append, an allocation of no bytes. Never
-    /// optional: unwrapping it on every append cleared a stack frame each time in a debug build.
-    private var current = UnsafeMutablePointer<UInt8>.allocate(capacity: 0)
-    private var count = 0
-    private var capacity = 0
-
-    /// The bytes as a string.
-    var string: String {
-        var total = count
-        for chunk in chunks {
-            total += chunk.count
-        }
-        return String(unsafeUninitializedCapacity: total) { buffer in
-            guard var next = buffer.baseAddress else { return 0 }
-            for chunk in chunks {
-                next.update(from: chunk.bytes, count: chunk.count)
-                next += chunk.count
-            }
-            next.update(from: current, count: count)
-            return total
-        }
-    }
-
-    mutating func append(_ bytes: UnsafePointer<UInt8>, count byteCount: Int) {
-        if count + byteCount > capacity {
-            startChunk(holding: byteCount)
-        }
-        (current + count).update(from: bytes, count: byteCount)
-        count += byteCount
-    }
-
-    mutating func append(_ text: String) {
-        let appended: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
-            if let start = bytes.baseAddress {
-                append(start, count: bytes.count)
-            }
-        }
-        if appended == nil {
-            for byte in text.utf8 {
-                append([byte], count: 1)
-            }
-        }
-    }
-
-    func deallocate() {
-        for chunk in chunks {
-            chunk.bytes.deallocate()
-        }
-        current.deallocate()
-    }
-
-    /// Keeps the current chunk if it holds anything, frees it otherwise.
-    private mutating func closeChunk() {
-        if count > 0 {
-            chunks.append((current, count))
-        } else {
-            current.deallocate()
-        }
-    }
-
-    /// Closes the current chunk and starts one for at least `byteCount` bytes; for none (after
-    /// adopting another buffer's chunks), one of no bytes, so the next append starts a real one.
-    private mutating func startChunk(holding byteCount: Int) {
-        closeChunk()
-        capacity = byteCount == 0 ? 0 : max(Self.chunkSize, byteCount)
-        current = .allocate(capacity: capacity)
-        count = 0
     }
 }

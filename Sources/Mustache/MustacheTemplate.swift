@@ -71,6 +71,6 @@ package struct MustacheTemplate: Sendable {
     {
         var renderer = MustacheRenderer(context: context, partials: partials)
         try renderer.render(program)
-        return renderer.text
+        return renderer.output
     }
 }
