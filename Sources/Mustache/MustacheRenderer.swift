@@ -3,18 +3,10 @@
 ///
 /// It keeps its own stack of frames rather than recursing: a debug build needs kilobytes of
 /// machine stack for each level of recursion, and templates render on secondary threads too.
-/// The frame being rendered lives in a local variable and nodes are visited by index, so the
-/// inner loop copies no node lists or frames; and the context stack holds the addresses of values
-/// in the context tree, so lookups copy no values. A copy retains, and retaining the values that
-/// every thread reads (the root context, say) made the cores wait on each other.
-struct MustacheRenderer: ~Copyable {
+struct MustacheRenderer {
     private let partials: [String: MustacheTemplate]
-    /// The template's context, which the renderer owns.
-    private let root: UnsafeMutablePointer<MustacheValue>
-    /// Where the values of the enclosing sections are, innermost last; the template's context is
-    /// at the bottom. The renderer reads values where the context tree stores them, so looking
-    /// one up or pushing one copies (and retains) nothing.
-    private var contextStack: ContextStack
+    /// The values of the enclosing sections, innermost last; the template's context is at the bottom.
+    private var contextStack: [MustacheValue]
     /// The frames that enclose the one being rendered, innermost last.
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
@@ -22,16 +14,7 @@ struct MustacheRenderer: ~Copyable {
 
     init(context: MustacheValue, partials: [String: MustacheTemplate]) {
         self.partials = partials
-        let root = UnsafeMutablePointer<MustacheValue>.allocate(capacity: 1)
-        root.initialize(to: context)
-        self.root = root
-        contextStack = ContextStack([ValueAddress(root)])
-    }
-
-    deinit {
-        contextStack.deallocate()
-        root.deinitialize(count: 1)
-        root.deallocate()
+        contextStack = [context]
     }
 
     /// Renders a template.
@@ -48,9 +31,9 @@ struct MustacheRenderer: ~Copyable {
                 // The frame's content is done: render it again for the section's next list
                 // element, or return to the enclosing frame.
                 if frame.pushesContext {
-                    contextStack.pop()
+                    contextStack.removeLast()
                     if frame.nextElement < frame.elements.count {
-                        contextStack.push(frame.elements.baseAddress! + frame.nextElement)
+                        contextStack.append(frame.elements[frame.nextElement])
                         frame.nextElement += 1
                         frame.position = frame.start
                         continue
@@ -69,8 +52,8 @@ struct MustacheRenderer: ~Copyable {
             case .variable(let path, let escaped, let location):
                 try interpolate(frame.program.paths[path], of: frame.program, escaped: escaped, at: location)
             case .section(let path, let inverted, let end, let location):
-                let found = Self.lookUp(frame.program.paths[path].keys, in: contextStack)
-                guard (found?.pointee.isTruthy ?? false) != inverted else {
+                let found = lookUp(frame.program.paths[path].keys)
+                guard (found?.isTruthy ?? false) != inverted else {
                     frame.position = end
                     continue
                 }
@@ -81,17 +64,17 @@ struct MustacheRenderer: ~Copyable {
                     start: position + 1,
                     end: end
                 )
-                let elements = found.flatMap(Self.elements(at:))
-                // A list renders the content once per element, pushed onto the context stack; any
-                // other truthy value renders it once; an inverted section pushes nothing.
+                // A list (never empty here: that is falsey) renders the content once per element,
+                // pushed onto the context stack; any other truthy value renders it once; an
+                // inverted section pushes nothing.
                 if !inverted, let found {
                     section.pushesContext = true
-                    if let elements {
-                        contextStack.push(elements.baseAddress!)
+                    if case .list(let elements) = found {
+                        contextStack.append(elements[0])
                         section.elements = elements
                         section.nextElement = 1
                     } else {
-                        contextStack.push(found)
+                        contextStack.append(found)
                     }
                 }
                 frame.position = end
@@ -123,18 +106,18 @@ struct MustacheRenderer: ~Copyable {
         escaped: Bool,
         at location: MustacheLocation
     ) throws(MustacheError) {
-        guard let value = Self.lookUp(path.keys, in: contextStack) else { return }
-        switch value.pointee {
+        guard let value = lookUp(path.keys) else { return }
+        switch value {
         case .string(let text):
             output += escaped ? Self.escapingHTML(text) : text
         case .list, .object:
             throw MustacheError(
-                .notInterpolatable(name: path.name, kind: value.pointee.kindName),
+                .notInterpolatable(name: path.name, kind: value.kindName),
                 in: program.name,
                 at: location
             )
         default:
-            let text = value.pointee.interpolationText ?? ""
+            let text = value.interpolationText ?? ""
             output += escaped ? Self.escapingHTML(text) : text
         }
     }
@@ -154,35 +137,28 @@ struct MustacheRenderer: ~Copyable {
 
     /// Finds the first key on the context stack, innermost first, then each further key in the
     /// value found before it only; `nil` when any part is missing.
-    private static func lookUp(_ keys: [String], in contextStack: ContextStack) -> ValueAddress? {
-        let addresses = contextStack.base
+    private func lookUp(_ keys: [String]) -> MustacheValue? {
         guard let first = keys.first else {
-            return addresses[contextStack.count - 1]
+            return contextStack.last
         }
-        var value: ValueAddress?
+        // Counted loops, not `reversed()` and `dropFirst()`: a debug build iterates those through
+        // unspecialised generic code (`dropFirst()` made the whole run take 16% more CPU time).
+        var value: MustacheValue?
         var index = contextStack.count - 1
         while index >= 0 {
-            if case .object(let fields) = addresses[index].pointee, let found = fields.address(of: first) {
+            if case .object(let fields) = contextStack[index], let found = fields[first] {
                 value = found
                 break
             }
             index -= 1
         }
-        // Counted, not `for key in keys.dropFirst()`: a debug build iterated the slice through
-        // unspecialised generic code, and the whole run took 16% more CPU time at 1,000 entities.
         var key = 1
         while key < keys.count {
-            guard let object = value, case .object(let fields) = object.pointee else { return nil }
-            value = fields.address(of: keys[key])
+            guard case .object(let fields) = value else { return nil }
+            value = fields[keys[key]]
             key += 1
         }
         return value
-    }
-
-    /// The elements of the list at `address`, read in place; `nil` for any other value.
-    private static func elements(at address: ValueAddress) -> Elements? {
-        guard case .list(let list) = address.pointee, !list.isEmpty else { return nil }
-        return list.elements
     }
 
     /// Escapes the characters the specification names: `&`, `"`, `<` and `>`.
@@ -205,47 +181,6 @@ struct MustacheRenderer: ~Copyable {
     }
 }
 
-/// Where a value is, in the context tree a renderer reads.
-private typealias ValueAddress = UnsafePointer<MustacheValue>
-/// A list's elements, read where the list stores them.
-private typealias Elements = UnsafeBufferPointer<MustacheValue>
-
-/// The context stack: addresses in memory the renderer owns and frees, pushed and popped in
-/// place; the array operations it replaces ran unspecialised, metadata lookups and all, in a
-/// debug build.
-private struct ContextStack {
-    private(set) var base: UnsafeMutablePointer<ValueAddress>
-    private(set) var count: Int
-    private var capacity: Int
-
-    init(_ addresses: [ValueAddress]) {
-        count = addresses.count
-        capacity = max(addresses.count * 2, 16)
-        base = .allocate(capacity: capacity)
-        _ = UnsafeMutableBufferPointer(start: base, count: count).initialize(from: addresses)
-    }
-
-    mutating func push(_ address: ValueAddress) {
-        if count == capacity {
-            capacity *= 2
-            let grown = UnsafeMutablePointer<ValueAddress>.allocate(capacity: capacity)
-            grown.initialize(from: base, count: count)
-            base.deallocate()
-            base = grown
-        }
-        base[count] = address
-        count += 1
-    }
-
-    mutating func pop() {
-        count -= 1
-    }
-
-    func deallocate() {
-        base.deallocate()
-    }
-}
-
 /// A run of nodes being rendered: a template, a partial, or a section's content, which renders
 /// once per list element.
 private struct Frame {
@@ -262,7 +197,7 @@ private struct Frame {
     /// Whether the frame has a value on the context stack, which it pops when its content is done.
     var pushesContext = false
     /// The elements of the list a section repeats its content for, and the next one to push.
-    var elements = Elements(start: nil, count: 0)
+    var elements: [MustacheValue] = []
     var nextElement = 0
 
     init(program: MustacheProgram, indentation: String, depth: Int, start: Int, end: Int) {

@@ -30,10 +30,8 @@
 /// - ``string(_:)``
 ///
 /// ### Collections
-/// - ``list(_:)-swift.enum.case``
-/// - ``list(_:)-swift.type.method``
+/// - ``list(_:)``
 /// - ``object(_:)``
-/// - ``MustacheList``
 /// - ``MustacheObject``
 package enum MustacheValue: Sendable, Equatable {
     /// No value: falsey in sections, empty in interpolations.
@@ -47,77 +45,9 @@ package enum MustacheValue: Sendable, Equatable {
     /// Text.
     case string(String)
     /// A list that a section repeats its content for, once per element.
-    case list(MustacheList)
+    case list([MustacheValue])
     /// Named values that tags look up by key.
     case object(MustacheObject)
-}
-
-extension MustacheValue {
-    /// A list of an array's elements.
-    package static func list(_ elements: [MustacheValue]) -> MustacheValue {
-        .list(MustacheList(elements))
-    }
-}
-
-/// The elements of a list, in memory the list allocates itself.
-///
-/// The renderer reads elements where the list stores them (see ``elements``) rather than copying
-/// them out of an array: a copy retains the element, and on a machine with several cores those
-/// atomic counts took a third of rendering. An empty list (most doc comments are) allocates nothing.
-package struct MustacheList: Sendable, Equatable, RandomAccessCollection, ExpressibleByArrayLiteral {
-    private let storage: Storage?
-
-    /// Creates a list of an array's elements.
-    package init(_ elements: consuming [MustacheValue]) {
-        storage = elements.isEmpty ? nil : Storage(elements)
-    }
-
-    /// Creates a list from a literal.
-    package init(arrayLiteral elements: MustacheValue...) {
-        self.init(elements)
-    }
-
-    /// The position of the first element: always 0.
-    package var startIndex: Int { 0 }
-    /// The number of elements.
-    package var endIndex: Int { storage?.elements.count ?? 0 }
-
-    /// The element at `position`.
-    package subscript(position: Int) -> MustacheValue {
-        elements[position]
-    }
-
-    /// The elements where the list stores them; valid as long as this list, or a copy of it, exists.
-    var elements: UnsafeBufferPointer<MustacheValue> {
-        storage.map { UnsafeBufferPointer($0.elements) } ?? UnsafeBufferPointer(start: nil, count: 0)
-    }
-
-    /// Equal when both hold equal elements in the same order.
-    package static func == (lhs: MustacheList, rhs: MustacheList) -> Bool {
-        lhs.elementsEqual(rhs)
-    }
-
-    /// The elements, written once when the list is made and freed with it, hence `@unchecked Sendable`.
-    private final class Storage: @unchecked Sendable {
-        let elements: UnsafeMutableBufferPointer<MustacheValue>
-
-        /// Moves the array's elements in, unless another copy of the array shares them.
-        init(_ array: consuming [MustacheValue]) {
-            let elements = UnsafeMutableBufferPointer<MustacheValue>.allocate(capacity: array.count)
-            array.withUnsafeMutableBufferPointer { source in
-                guard let start = source.baseAddress else { return }
-                elements.baseAddress?.moveInitialize(from: start, count: source.count)
-                // What the array frees in place of the elements moved out: `null` holds no reference.
-                start.initialize(repeating: .null, count: source.count)
-            }
-            self.elements = elements
-        }
-
-        deinit {
-            elements.baseAddress?.deinitialize(count: elements.count)
-            elements.deallocate()
-        }
-    }
 }
 
 /// The named values of an object, kept in the order given.
@@ -152,17 +82,6 @@ package struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiter
     /// The value for `key`, or `nil` when the object has no such key.
     package subscript(key: String) -> MustacheValue? {
         storage.value(for: key)
-    }
-
-    /// Where the value for `key` is stored, or `nil` when the object has no such key. The address
-    /// stays valid as long as this object, or a copy of it, exists.
-    func address(of key: String) -> UnsafePointer<MustacheValue>? {
-        storage.address(of: key, length: key.utf8.count)
-    }
-
-    /// The same, for a key whose UTF-8 length the caller already knows.
-    func address(of key: String, length: Int) -> UnsafePointer<MustacheValue>? {
-        storage.address(of: key, length: length)
     }
 
     /// This object's entries, and `other`'s for the keys this one does not have.
@@ -358,7 +277,7 @@ extension MustacheValue: ExpressibleByBooleanLiteral {
 extension MustacheValue: ExpressibleByArrayLiteral {
     /// Creates a list from a literal.
     package init(arrayLiteral elements: MustacheValue...) {
-        self = .list(MustacheList(elements))
+        self = .list(elements)
     }
 }
 
