@@ -50,144 +50,33 @@ package enum MustacheValue: Sendable, Equatable {
     case object(MustacheObject)
 }
 
-/// The named values of an object, kept in the order given.
-///
-/// Rendering looks keys up hundreds of thousands of times, in objects of a handful of short keys.
-/// An optimised build compares those in turn faster than it hashes the one looked for (two short
-/// names compare as two machine words), and building an object hashes nothing, where a dictionary
-/// hashes every key it stores. The entries live in memory the object allocates itself and reads
-/// through plain pointers, which keeps a debug build (the build plugin runs one) about as fast as
-/// with a dictionary.
+/// The named values of an object, which tags look up by key.
 package struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
-    private let storage: Storage
+    private let fields: [String: MustacheValue]
 
     /// Creates an object from a literal; when a key repeats, the first value wins.
     package init(dictionaryLiteral elements: (String, MustacheValue)...) {
-        storage = Storage(elements)
+        self.init(elements)
     }
 
     /// Creates an object holding a dictionary's entries.
     package init(_ fields: [String: MustacheValue]) {
-        storage = Storage(Array(fields))
+        self.fields = fields
     }
 
     /// Creates an object from entries; when a key repeats, the first value wins.
-    package init(_ entries: consuming [(String, MustacheValue)]) {
-        storage = Storage(entries)
+    package init(_ entries: [(String, MustacheValue)]) {
+        fields = Dictionary(entries) { first, _ in first }
     }
-
-    /// How many entries the object holds, counting a repeated key each time.
-    package var count: Int { storage.count }
 
     /// The value for `key`, or `nil` when the object has no such key.
     package subscript(key: String) -> MustacheValue? {
-        storage.value(for: key)
+        fields[key]
     }
 
     /// This object's entries, and `other`'s for the keys this one does not have.
     package func adding(_ other: MustacheObject) -> MustacheObject {
-        // The first of repeated keys is the one found, so this object's entries go first.
-        MustacheObject(storage: Storage(storage, other.storage))
-    }
-
-    private init(storage: Storage) {
-        self.storage = storage
-    }
-
-    /// Equal when both give every key the same value.
-    package static func == (lhs: MustacheObject, rhs: MustacheObject) -> Bool {
-        lhs.storage.keySet == rhs.storage.keySet && lhs.storage.keySet.allSatisfy { lhs[$0] == rhs[$0] }
-    }
-
-    /// The entries, written once when the object is made and freed with it, hence `@unchecked Sendable`.
-    /// Keys, values and the keys' UTF-8 lengths share one allocation: a large model's context has
-    /// tens of thousands of objects, and each allocation is paid again when the tree is freed.
-    private final class Storage: @unchecked Sendable {
-        let count: Int
-        private let keys: UnsafeMutablePointer<String>
-        private let values: UnsafeMutablePointer<MustacheValue>
-        /// Compared before the keys: comparing two different strings runs the standard library's
-        /// full comparison, and most keys differ in length from the one looked for.
-        private let lengths: UnsafeMutablePointer<Int>
-
-        /// Memory for `count` keys, then `count` values, then `count` lengths.
-        private static func allocate(count: Int) -> (
-            UnsafeMutablePointer<String>, UnsafeMutablePointer<MustacheValue>, UnsafeMutablePointer<Int>
-        ) {
-            let keysSize = count * MemoryLayout<String>.stride
-            let valuesSize = count * MemoryLayout<MustacheValue>.stride
-            let memory = UnsafeMutableRawPointer.allocate(
-                byteCount: keysSize + valuesSize + count * MemoryLayout<Int>.stride,
-                alignment: max(MemoryLayout<String>.alignment, MemoryLayout<MustacheValue>.alignment)
-            )
-            return (
-                memory.bindMemory(to: String.self, capacity: count),
-                (memory + keysSize).bindMemory(to: MustacheValue.self, capacity: count),
-                (memory + keysSize + valuesSize).bindMemory(to: Int.self, capacity: count)
-            )
-        }
-
-        /// Moves the entries in, unless another copy of the array shares them.
-        init(_ entries: consuming [(String, MustacheValue)]) {
-            let count = entries.count
-            let (keys, values, lengths) = Self.allocate(count: count)
-            // A counted loop over a plain pointer: iterating the array of tuples would ask the
-            // runtime for the tuple type's metadata at every step in a debug build.
-            entries.withUnsafeMutableBufferPointer { buffer in
-                guard let entries = buffer.baseAddress else { return }
-                var index = 0
-                while index < count {
-                    let (key, value) = (entries + index).move()
-                    (lengths + index).initialize(to: key.utf8.count)
-                    (keys + index).initialize(to: key)
-                    (values + index).initialize(to: value)
-                    // What the array frees in place of the entry moved out: neither holds a reference.
-                    (entries + index).initialize(to: ("", .null))
-                    index += 1
-                }
-            }
-            self.count = count
-            self.keys = keys
-            self.values = values
-            self.lengths = lengths
-        }
-
-        /// The entries of `first`, then those of `second`.
-        init(_ first: Storage, _ second: Storage) {
-            count = first.count + second.count
-            (keys, values, lengths) = Self.allocate(count: count)
-            lengths.initialize(from: first.lengths, count: first.count)
-            (lengths + first.count).initialize(from: second.lengths, count: second.count)
-            keys.initialize(from: first.keys, count: first.count)
-            (keys + first.count).initialize(from: second.keys, count: second.count)
-            values.initialize(from: first.values, count: first.count)
-            (values + first.count).initialize(from: second.values, count: second.count)
-        }
-
-        deinit {
-            keys.deinitialize(count: count)
-            values.deinitialize(count: count)
-            UnsafeMutableRawPointer(keys).deallocate()
-        }
-
-        func value(for key: String) -> MustacheValue? {
-            address(of: key, length: key.utf8.count)?.pointee
-        }
-
-        /// Searches from the start: contexts list the keys templates use most (`name`) first.
-        /// A key matches only one of the same UTF-8 length, as tags spell names.
-        func address(of key: String, length: Int) -> UnsafePointer<MustacheValue>? {
-            var index = 0
-            while index < count {
-                if lengths[index] == length, keys[index] == key { return UnsafePointer(values + index) }
-                index &+= 1
-            }
-            return nil
-        }
-
-        var keySet: Set<String> {
-            Set(UnsafeBufferPointer(start: keys, count: count))
-        }
+        MustacheObject(fields.merging(other.fields) { mine, _ in mine })
     }
 }
 
