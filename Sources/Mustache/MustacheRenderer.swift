@@ -141,17 +141,15 @@ struct MustacheRenderer {
         guard let first = keys.first else {
             return contextStack.last
         }
-        // Counted loops, not `reversed()` and `dropFirst()`: a debug build iterates those through
-        // unspecialised generic code (`dropFirst()` made the whole run take 16% more CPU time).
         var value: MustacheValue?
-        var index = contextStack.count - 1
-        while index >= 0 {
-            if case .object(let fields) = contextStack[index], let found = fields[first] {
+        for context in contextStack.reversed() {
+            if case .object(let fields) = context, let found = fields[first] {
                 value = found
                 break
             }
-            index -= 1
         }
+        // Counted, not `for key in keys.dropFirst()`: a debug build iterates the slice through
+        // unspecialised generic code, and the whole run took 16% more CPU time at 1,000 entities.
         var key = 1
         while key < keys.count {
             guard case .object(let fields) = value else { return nil }
