@@ -2,8 +2,16 @@
 /// refer to by index.
 ///
 /// A section's content is the nodes that follow it, up to its `end`, so the renderer walks indices
-/// instead of copying nested node lists.
-final class MustacheProgram: Sendable {
+/// instead of copying nested node lists; and since nodes hold only numbers, reading one retains
+/// nothing.
+///
+/// The nodes and the paths' keys are also kept in memory the program
+/// allocates itself (``nodeBuffer``, ``pathKeys``): the renderer
+/// reads them through plain pointers, without retaining and releasing an array for every node,
+/// which every thread rendering the template would otherwise do to the same counts. They are
+/// written once, in `init`, and freed in `deinit`, hence `@unchecked Sendable`.
+// Kept (issue 16): reading `nodes` and `paths` instead took the debug run 12% longer (0.562 → 0.630 s).
+final class MustacheProgram: @unchecked Sendable {
     /// The name of the template, for errors.
     let name: String
     let nodes: [MustacheNode]
@@ -13,6 +21,14 @@ final class MustacheProgram: Sendable {
     let paths: [MustachePath]
     /// The partials that ``MustacheNode/partial(_:)`` nodes include.
     let partials: [MustachePartialTag]
+    /// A copy of ``nodes``.
+    let nodeBuffer: UnsafeMutableBufferPointer<MustacheNode>
+    /// The keys of every path, back to back.
+    let pathKeys: UnsafeMutableBufferPointer<String>
+    /// Where each path's keys start in ``pathKeys``, plus where the last one's end.
+    let pathKeyOffsets: UnsafeMutableBufferPointer<Int>
+    /// The UTF-8 length of each key in ``pathKeys``, which lookups compare first.
+    let pathKeyLengths: UnsafeMutableBufferPointer<Int>
 
     init(
         name: String,
@@ -26,6 +42,29 @@ final class MustacheProgram: Sendable {
         self.texts = texts
         self.paths = paths
         self.partials = partials
+        nodeBuffer = .allocate(capacity: nodes.count)
+        _ = nodeBuffer.initialize(from: nodes)
+        pathKeys = .allocate(capacity: paths.reduce(0) { $0 + $1.keys.count })
+        pathKeyOffsets = .allocate(capacity: paths.count + 1)
+        pathKeyLengths = .allocate(capacity: pathKeys.count)
+        var keyOffset = 0
+        for (index, path) in paths.enumerated() {
+            pathKeyOffsets[index] = keyOffset
+            for key in path.keys {
+                (pathKeys.baseAddress! + keyOffset).initialize(to: key)
+                pathKeyLengths[keyOffset] = key.utf8.count
+                keyOffset += 1
+            }
+        }
+        pathKeyOffsets[paths.count] = keyOffset
+    }
+
+    deinit {
+        nodeBuffer.deallocate()
+        pathKeys.baseAddress?.deinitialize(count: pathKeys.count)
+        pathKeys.deallocate()
+        pathKeyOffsets.deallocate()
+        pathKeyLengths.deallocate()
     }
 }
 
