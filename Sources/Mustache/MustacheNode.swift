@@ -27,8 +27,6 @@ final class MustacheProgram: @unchecked Sendable {
     let pathKeys: UnsafeMutableBufferPointer<String>
     /// Where each path's keys start in ``pathKeys``, plus where the last one's end.
     let pathKeyOffsets: UnsafeMutableBufferPointer<Int>
-    /// The UTF-8 length of each key in ``pathKeys``, which lookups compare first.
-    let pathKeyLengths: UnsafeMutableBufferPointer<Int>
 
     init(
         name: String,
@@ -46,13 +44,11 @@ final class MustacheProgram: @unchecked Sendable {
         _ = nodeBuffer.initialize(from: nodes)
         pathKeys = .allocate(capacity: paths.reduce(0) { $0 + $1.keys.count })
         pathKeyOffsets = .allocate(capacity: paths.count + 1)
-        pathKeyLengths = .allocate(capacity: pathKeys.count)
         var keyOffset = 0
         for (index, path) in paths.enumerated() {
             pathKeyOffsets[index] = keyOffset
             for key in path.keys {
                 (pathKeys.baseAddress! + keyOffset).initialize(to: key)
-                pathKeyLengths[keyOffset] = key.utf8.count
                 keyOffset += 1
             }
         }
@@ -64,7 +60,6 @@ final class MustacheProgram: @unchecked Sendable {
         pathKeys.baseAddress?.deinitialize(count: pathKeys.count)
         pathKeys.deallocate()
         pathKeyOffsets.deallocate()
-        pathKeyLengths.deallocate()
     }
 }
 

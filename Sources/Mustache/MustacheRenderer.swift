@@ -7,29 +7,21 @@ import Foundation
 /// It keeps its own stack of frames rather than recursing: a debug build needs kilobytes of
 /// machine stack for each level of recursion, and templates render on secondary threads too.
 /// The frame being rendered lives in a local variable and nodes are visited by index, so the
-/// inner loop copies no node lists or frames; and the context stack holds the addresses of values
-/// in the context tree, so lookups copy no values. A copy retains, and retaining the values that
-/// every thread reads (the root context, say) made the cores wait on each other.
+/// inner loop copies no node lists or frames.
 ///
 /// A section over a long list renders its elements in parallel, in consecutive runs that are
 /// joined in order, so the text is the same as rendering them one after another: a generated
 /// file is mostly one such section (a declaration per entity), and it would otherwise keep one
 /// core busy while the others wait.
-struct MustacheRenderer: ~Copyable {
+struct MustacheRenderer {
     // Kept (issue 16): on one thread the debug run at 1,000 entities took 17% longer (0.478 → 0.560 s).
     /// The shortest list whose elements render in parallel, and the fewest elements in each run.
     static let parallelListLength = 64
     private static let minimumRunLength = 16
 
     private let partials: [String: MustacheTemplate]
-    /// The template's context, which the renderer owns; `nil` in the renderers of a list's runs,
-    /// whose contexts their parent owns.
-    private let root: UnsafeMutablePointer<MustacheValue>?
-    /// Where the values of the enclosing sections are, innermost last; the template's context is
-    /// at the bottom. The renderer reads values where the context tree stores them, so looking
-    /// one up or pushing one copies (and retains) nothing.
-    // Kept (issue 16): a stack of values took the serial debug run 10% longer (0.630 → 0.692 s).
-    private var contextStack: ContextStack
+    /// The values of the enclosing sections, innermost last; the template's context is at the bottom.
+    private var contextStack: [MustacheValue]
     /// The frames that enclose the one being rendered, innermost last.
     private var enclosingFrames: [Frame] = []
     /// What has been rendered so far.
@@ -40,27 +32,15 @@ struct MustacheRenderer: ~Copyable {
 
     init(context: MustacheValue, partials: [String: MustacheTemplate]) {
         self.partials = partials
-        let root = UnsafeMutablePointer<MustacheValue>.allocate(capacity: 1)
-        root.initialize(to: context)
-        self.root = root
-        contextStack = ContextStack([ValueAddress(root)])
+        contextStack = [context]
         splitsLongLists = true
     }
 
     /// A renderer for a run of a list's elements, under the sections that enclose the list.
-    private init(contextStack: [ValueAddress], partials: [String: MustacheTemplate]) {
+    private init(contextStack: [MustacheValue], partials: [String: MustacheTemplate]) {
         self.partials = partials
-        root = nil
-        self.contextStack = ContextStack(contextStack)
+        self.contextStack = contextStack
         splitsLongLists = false
-    }
-
-    deinit {
-        contextStack.deallocate()
-        if let root {
-            root.deinitialize(count: 1)
-            root.deallocate()
-        }
     }
 
     /// Renders a template.
@@ -77,9 +57,9 @@ struct MustacheRenderer: ~Copyable {
                 // The frame's content is done: render it again for the section's next list
                 // element, or return to the enclosing frame.
                 if frame.pushesContext {
-                    contextStack.pop()
-                    if frame.nextElement < frame.elements.count {
-                        contextStack.push(frame.elements.baseAddress! + frame.nextElement)
+                    contextStack.removeLast()
+                    if frame.nextElement < frame.elementsEnd {
+                        contextStack.append(frame.elements[frame.nextElement])
                         frame.nextElement += 1
                         frame.position = frame.start
                         continue
@@ -99,7 +79,7 @@ struct MustacheRenderer: ~Copyable {
                 try interpolate(path, of: frame.program, keys: frame.keys, escaped: escaped, at: location)
             case .section(let path, let inverted, let end, let location):
                 let found = Self.lookUp(path, keys: frame.keys, in: contextStack)
-                guard (found?.pointee.isTruthy ?? false) != inverted else {
+                guard (found?.isTruthy ?? false) != inverted else {
                     frame.position = end
                     continue
                 }
@@ -110,22 +90,25 @@ struct MustacheRenderer: ~Copyable {
                     start: position + 1,
                     end: end
                 )
-                let elements = found.flatMap(Self.elements(at:))
-                if !inverted, splitsLongLists, let elements, elements.count >= Self.parallelListLength {
+                if !inverted, splitsLongLists, case .list(let elements) = found,
+                    elements.count >= Self.parallelListLength
+                {
                     try renderInParallel(elements, section: section)
                     frame.position = end
                     continue
                 }
-                // A list renders the content once per element, pushed onto the context stack; any
-                // other truthy value renders it once; an inverted section pushes nothing.
+                // A list (never empty here: that is falsey) renders the content once per element,
+                // pushed onto the context stack; any other truthy value renders it once; an
+                // inverted section pushes nothing.
                 if !inverted, let found {
                     section.pushesContext = true
-                    if let elements {
-                        contextStack.push(elements.baseAddress!)
+                    if case .list(let elements) = found {
+                        contextStack.append(elements[0])
                         section.elements = elements
                         section.nextElement = 1
+                        section.elementsEnd = elements.count
                     } else {
-                        contextStack.push(found)
+                        contextStack.append(found)
                     }
                 }
                 frame.position = end
@@ -153,24 +136,21 @@ struct MustacheRenderer: ~Copyable {
     /// Renders a section's content once per element of a long list: consecutive runs of elements
     /// render concurrently, each by a renderer of its own, and their texts are appended in order.
     /// The first error in list order is the one thrown, as rendering one by one would throw it.
-    private mutating func renderInParallel(_ elements: Elements, section: Frame) throws(MustacheError) {
+    private mutating func renderInParallel(_ elements: [MustacheValue], section: Frame) throws(MustacheError) {
         let runCount = min(
             elements.count / Self.minimumRunLength, ProcessInfo.processInfo.activeProcessorCount * 4)
         let runLength = (elements.count + runCount - 1) / runCount
-        let runs = stride(from: 0, to: elements.count, by: runLength).map {
-            InPlace(Elements(rebasing: elements[$0..<min($0 + runLength, elements.count)]))
-        }
+        let runStarts = Array(stride(from: 0, to: elements.count, by: runLength))
         let (program, indentation, depth) = (section.program, section.indentation, section.depth)
         let (start, end) = (section.start, section.end)
-        let (contextStack, partials) = (InPlace(contextStack.addresses), partials)
-        let outputs = runs.parallelMap { run -> Result<String, MustacheError> in
-            let elements = run.pointer
-            var renderer = MustacheRenderer(
-                contextStack: contextStack.pointer + [elements.baseAddress!], partials: partials)
+        let (contextStack, partials) = (contextStack, partials)
+        let outputs = runStarts.parallelMap { runStart -> Result<String, MustacheError> in
+            var renderer = MustacheRenderer(contextStack: contextStack + [elements[runStart]], partials: partials)
             var frame = Frame(program: program, indentation: indentation, depth: depth, start: start, end: end)
             frame.pushesContext = true
             frame.elements = elements
-            frame.nextElement = 1
+            frame.nextElement = runStart + 1
+            frame.elementsEnd = min(runStart + runLength, elements.count)
             do throws(MustacheError) {
                 try renderer.run(frame)
                 return .success(renderer.output)
@@ -192,17 +172,17 @@ struct MustacheRenderer: ~Copyable {
         at location: MustacheLocation
     ) throws(MustacheError) {
         guard let value = Self.lookUp(path, keys: keys, in: contextStack) else { return }
-        switch value.pointee {
+        switch value {
         case .string(let text):
             output += escaped ? Self.escapingHTML(text) : text
         case .list, .object:
             throw MustacheError(
-                .notInterpolatable(name: program.paths[path].name, kind: value.pointee.kindName),
+                .notInterpolatable(name: program.paths[path].name, kind: value.kindName),
                 in: program.name,
                 at: location
             )
         default:
-            let text = value.pointee.interpolationText ?? ""
+            let text = value.interpolationText ?? ""
             output += escaped ? Self.escapingHTML(text) : text
         }
     }
@@ -225,37 +205,26 @@ struct MustacheRenderer: ~Copyable {
     ///
     /// Static, and handed the stack and the keys rather than the renderer and the frame, because
     /// a debug build copies (and clears) a whole struct argument to call a function with it.
-    private static func lookUp(_ path: Int, keys: PathKeys, in contextStack: ContextStack) -> ValueAddress? {
+    private static func lookUp(_ path: Int, keys: PathKeys, in contextStack: [MustacheValue]) -> MustacheValue? {
         var key = keys.offsets[path]
         let end = keys.offsets[path + 1]
-        let addresses = contextStack.base
         guard key < end else {
-            return addresses[contextStack.count - 1]
+            return contextStack.last
         }
-        var value: ValueAddress?
-        var index = contextStack.count - 1
-        while index >= 0 {
-            if case .object(let fields) = addresses[index].pointee,
-                let found = fields.address(of: keys.keys[key], length: keys.lengths[key])
-            {
+        var value: MustacheValue?
+        for context in contextStack.reversed() {
+            if case .object(let fields) = context, let found = fields[keys.keys[key]] {
                 value = found
                 break
             }
-            index -= 1
         }
         key += 1
         while key < end {
-            guard let object = value, case .object(let fields) = object.pointee else { return nil }
-            value = fields.address(of: keys.keys[key], length: keys.lengths[key])
+            guard case .object(let fields) = value else { return nil }
+            value = fields[keys.keys[key]]
             key += 1
         }
         return value
-    }
-
-    /// The elements of the list at `address`, read in place; `nil` for any other value.
-    private static func elements(at address: ValueAddress) -> Elements? {
-        guard case .list(let list) = address.pointee, !list.isEmpty else { return nil }
-        return list.elements
     }
 
     /// Escapes the characters the specification names: `&`, `"`, `<` and `>`.
@@ -278,68 +247,11 @@ struct MustacheRenderer: ~Copyable {
     }
 }
 
-/// Where a value is, in the context tree a renderer reads.
-private typealias ValueAddress = UnsafePointer<MustacheValue>
-/// A list's elements, read where the list stores them.
-private typealias Elements = UnsafeBufferPointer<MustacheValue>
-
-/// Addresses in the context tree, handed to the renderers of a list's runs: nothing writes to the
-/// tree, and the renderer that starts the runs keeps it alive until they finish.
-private struct InPlace<Pointer>: @unchecked Sendable {
-    let pointer: Pointer
-
-    init(_ pointer: Pointer) {
-        self.pointer = pointer
-    }
-}
-
 /// A program's path keys (see ``MustacheProgram/pathKeys``), which lookups read.
 private struct PathKeys {
     let keys: UnsafeMutableBufferPointer<String>
     /// Where each path's keys start, plus where the last path's end.
     let offsets: UnsafeMutableBufferPointer<Int>
-    let lengths: UnsafeMutableBufferPointer<Int>
-}
-
-/// The context stack: addresses in memory the renderer owns and frees, pushed and popped in
-/// place; the array operations it replaces ran unspecialised, metadata lookups and all, in a
-/// debug build.
-private struct ContextStack {
-    private(set) var base: UnsafeMutablePointer<ValueAddress>
-    private(set) var count: Int
-    private var capacity: Int
-
-    init(_ addresses: [ValueAddress]) {
-        count = addresses.count
-        capacity = max(addresses.count * 2, 16)
-        base = .allocate(capacity: capacity)
-        _ = UnsafeMutableBufferPointer(start: base, count: count).initialize(from: addresses)
-    }
-
-    /// The addresses, outermost first.
-    var addresses: [ValueAddress] {
-        Array(UnsafeBufferPointer(start: base, count: count))
-    }
-
-    mutating func push(_ address: ValueAddress) {
-        if count == capacity {
-            capacity *= 2
-            let grown = UnsafeMutablePointer<ValueAddress>.allocate(capacity: capacity)
-            grown.initialize(from: base, count: count)
-            base.deallocate()
-            base = grown
-        }
-        base[count] = address
-        count += 1
-    }
-
-    mutating func pop() {
-        count -= 1
-    }
-
-    func deallocate() {
-        base.deallocate()
-    }
 }
 
 /// A run of nodes being rendered: a template, a partial, or a section's content, which renders
@@ -361,14 +273,16 @@ private struct Frame {
     var position: Int
     /// Whether the frame has a value on the context stack, which it pops when its content is done.
     var pushesContext = false
-    /// The elements of the list a section repeats its content for, and the next one to push.
-    var elements = Elements(start: nil, count: 0)
+    /// The elements of the list a section repeats its content for, the next one to push, and
+    /// where this frame's run of them ends.
+    var elements: [MustacheValue] = []
     var nextElement = 0
+    var elementsEnd = 0
 
     init(program: MustacheProgram, indentation: String, depth: Int, start: Int, end: Int) {
         self.program = program
         nodes = program.nodeBuffer
-        keys = PathKeys(keys: program.pathKeys, offsets: program.pathKeyOffsets, lengths: program.pathKeyLengths)
+        keys = PathKeys(keys: program.pathKeys, offsets: program.pathKeyOffsets)
         self.indentation = indentation
         self.depth = depth
         self.start = start

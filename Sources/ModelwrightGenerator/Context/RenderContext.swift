@@ -24,7 +24,6 @@ struct RenderContext {
         let access = accessLevel == .public ? "public " : ""
         let versionFiles = model.versions.map { fileName($0.path) }
         let value: MustacheObject = [
-            // First: templates name it on nearly every line, and lookups search from the first key.
             "access": .string(access),
             "model": .string(SwiftSyntax.identifier(model.name)),
             "modelName": .string(model.name),
