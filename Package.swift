@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "ModelwrightSchema", dependencies: ["Modelwright"]),
         // Core Data import and export: a second front end and a back end over the schema text.
         .target(name: "ModelwrightCoreData", dependencies: ["ModelwrightSchema", "Modelwright"]),
+        // The template engine the generator renders with; it depends on nothing of ours.
+        .target(name: "Mustache"),
         .target(
             name: "ModelwrightTemplates",
             path: "Templates",
@@ -38,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "ModelwrightGenerator",
-            dependencies: ["ModelwrightSchema", "Modelwright", "ModelwrightTemplates"]
+            dependencies: ["ModelwrightSchema", "Modelwright", "ModelwrightTemplates", "Mustache"]
         ),
         .executableTarget(
             name: "ModelwrightCLI",
@@ -86,6 +88,7 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
+        .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
         // The fuzz campaign of issue 13: a runner that makes mutated models and Core Data files and
         // runs them through the tools' library calls, supervised in child processes so a crash or

@@ -5,20 +5,13 @@ extension Array where Element: Sendable {
     /// `map`, with the elements transformed concurrently and the results in the original order:
     /// loading a long history compiles and lowers a hundred independent files, and the generator
     /// builds the context of each entity and renders each file independently.
-    package func parallelMap<Result: Sendable>(_ transform: @Sendable (Element) -> Result) -> [Result] {
-        let results = ResultSlots<Result>(count: count)
+    package func parallelMap<Transformed: Sendable>(_ transform: @Sendable (Element) -> Transformed) -> [Transformed] {
+        let results = ResultSlots<Transformed>(count: count)
         DispatchQueue.concurrentPerform(iterations: count) { index in
             results.set(transform(self[index]), at: index)
         }
         return results.values
     }
-}
-
-/// Lets `value` go on a background thread: freeing a tree of a large model's values (its syntax
-/// tree, its tokens, its render context) takes milliseconds that nothing needs to wait for. In the
-/// command-line tool the process often exits first, which ends the work sooner still.
-package func releaseInBackground(_ value: some Sendable) {
-    DispatchQueue.global(qos: .utility).async { withExtendedLifetime(value) {} }
 }
 
 /// Slots written from several threads, each once, under a lock.

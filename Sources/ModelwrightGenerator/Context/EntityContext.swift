@@ -1,5 +1,6 @@
 import Modelwright
 import ModelwrightSchema
+import Mustache
 
 /// The context of one record type: its stored properties in column order, its queryable fields
 /// (composites among them) and its to-many relationships.

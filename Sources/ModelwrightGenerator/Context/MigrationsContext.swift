@@ -1,5 +1,6 @@
 import Modelwright
 import ModelwrightSchema
+import Mustache
 
 /// The context of the migrations file: one stage per version step, and for every custom stage
 /// the protocol requirements the app implements.

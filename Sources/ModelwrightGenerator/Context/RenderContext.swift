@@ -1,5 +1,6 @@
 @_spi(Generated) import Modelwright
 import ModelwrightSchema
+import Mustache
 
 /// Everything the templates need about one model, precomputed so they stay logic-less: Swift
 /// names already escaped, types already spelled, doc comments split into lines, stored
@@ -25,7 +26,6 @@ struct RenderContext {
         // The runtime decides the column order; every record is written in it.
         let propertyOrder = try current.schema.recordPropertyOrder()
         let value: MustacheObject = [
-            // First: templates name it on nearly every line, and lookups search from the first key.
             "access": .string(access),
             // Before `access` on what only the runtime calls (row coding, field paths): a public
             // declaration that names the runtime's SPI must be SPI itself.

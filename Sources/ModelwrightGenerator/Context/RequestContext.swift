@@ -1,5 +1,6 @@
 import Modelwright
 import ModelwrightSchema
+import Mustache
 
 /// The context of one named request: a static function of the record type whose parameters are the
 /// predicate's `$variables` and whose body builds the condition from the typed fields, so the

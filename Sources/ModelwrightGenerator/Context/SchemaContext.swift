@@ -1,5 +1,6 @@
 import Modelwright
 import ModelwrightSchema
+import Mustache
 
 /// The context of the schema file. Only the current version is typed Swift: its
 /// `SchemaDescription`, one declaration per entity so no single expression is slow to type-check.

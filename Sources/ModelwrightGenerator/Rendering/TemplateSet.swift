@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightTemplates
+import Mustache
 
 /// The templates of one run: the defaults from `Templates/`, with any the user overrides by
 /// name (through the config file or a `--templates` folder).

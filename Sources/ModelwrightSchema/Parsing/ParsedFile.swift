@@ -26,20 +26,9 @@ package struct ParsedFile: Sendable {
 /// Finds where bytes stop being UTF-8, so the error can point at the exact place.
 enum UTF8Check {
     static func firstInvalidOffset(in bytes: [UInt8]) -> Int? {
-        // Schema files are nearly all ASCII: skip it with a pointer and a counted loop, which even
-        // a debug build runs quickly, and decode only from the first byte above 0x7F.
-        let asciiPrefix = bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return 0 }
-            var offset = 0
-            while offset < buffer.count, base[offset] < 0x80 {
-                offset += 1
-            }
-            return offset
-        }
-        guard asciiPrefix < bytes.count else { return nil }
-        var iterator = bytes[asciiPrefix...].makeIterator()
+        var iterator = bytes.makeIterator()
         var decoder = UTF8()
-        var offset = asciiPrefix
+        var offset = 0
         while true {
             switch decoder.decode(&iterator) {
             case .scalarValue(let scalar): offset += UTF8.width(scalar)

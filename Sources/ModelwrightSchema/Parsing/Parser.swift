@@ -24,9 +24,7 @@ package struct Parser {
     /// Parses a whole file.
     package static func parse(_ file: SourceFile, diagnostics: inout DiagnosticSink) -> AST.Root {
         var parser = Parser(file: file, tokens: Lexer.tokens(of: file, diagnostics: &diagnostics))
-        let ast = parser.parseFile(diagnostics: &diagnostics)
-        releaseInBackground(parser.tokens)
-        return ast
+        return parser.parseFile(diagnostics: &diagnostics)
     }
 
     // MARK: - File and declarations

@@ -1,4 +1,4 @@
-import ModelwrightGenerator
+import Mustache
 import Testing
 
 /// The template engine passes every case of the Mustache specification's required modules.

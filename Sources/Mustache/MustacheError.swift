@@ -18,9 +18,9 @@
 /// - ``Kind``
 /// - ``message``
 /// - ``description``
-public struct MustacheError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct MustacheError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// A tag opens and its closing delimiter never follows.
         case unclosedTag(closing: String)
         /// A section opens and its closing tag never follows.
@@ -44,13 +44,13 @@ public struct MustacheError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// What went wrong.
-    public let kind: Kind
+    package let kind: Kind
     /// The name of the template the problem is in, as given to ``MustacheTemplate/init(_:name:)``.
-    public let templateName: String
+    package let templateName: String
     /// The line of the tag at fault, counted from 1.
-    public let line: Int
+    package let line: Int
     /// The column of the tag at fault, counted in characters from 1.
-    public let column: Int
+    package let column: Int
 
     init(_ kind: Kind, in templateName: String, at location: MustacheLocation) {
         self.kind = kind
@@ -60,7 +60,7 @@ public struct MustacheError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// What is wrong and how to fix it, in the template author's terms.
-    public var message: String {
+    package var message: String {
         switch kind {
         case .unclosedTag(let closing):
             "tag is never closed; add `\(closing)` after its name"
@@ -88,7 +88,7 @@ public struct MustacheError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The problem as `template:line:column: error: message`.
-    public var description: String {
+    package var description: String {
         "\(templateName):\(line):\(column): error: \(message)"
     }
 }

@@ -1,4 +1,4 @@
-import ModelwrightGenerator
+import Mustache
 import Testing
 
 /// One case of the Mustache specification (github.com/mustache/spec, `specs/*.json`, v1.4): the

@@ -8,9 +8,9 @@
 /// ```swift
 /// let record = try MustacheTemplate(
 ///     """
-///     public struct {{name}}: Record {
+///     package struct {{name}}: Record {
 ///         {{#attributes}}
-///         public let {{name}}: {{type}}
+///         package let {{name}}: {{type}}
 ///         {{/attributes}}
 ///     }
 ///     """,
@@ -36,13 +36,13 @@
 ///
 /// ### Rendering
 /// - ``render(_:partials:)``
-public struct MustacheTemplate: Sendable {
+package struct MustacheTemplate: Sendable {
     /// How many levels deep sections and partials may nest. Partials may include themselves (to
     /// render a tree, say); this bound turns a recursion the data never ends into an error.
     static let maximumDepth = 100
 
     /// The name errors use to point at this template, typically its file name.
-    public let name: String
+    package let name: String
     /// The parsed template.
     let program: MustacheProgram
 
@@ -52,7 +52,7 @@ public struct MustacheTemplate: Sendable {
     ///   - source: The template text.
     ///   - name: The name errors show for this template, typically its file name.
     /// - Throws: ``MustacheError`` when the template is malformed.
-    public init(_ source: String, name: String = "template") throws(MustacheError) {
+    package init(_ source: String, name: String = "template") throws(MustacheError) {
         self.name = name
         program = try MustacheParser(source: source, templateName: name).parse()
     }
@@ -66,11 +66,11 @@ public struct MustacheTemplate: Sendable {
     /// - Returns: The rendered text.
     /// - Throws: ``MustacheError`` when sections and partials nest more than 100 levels deep, or
     ///   when `{{name}}` names a list or an object, which have no text form.
-    public func render(_ context: MustacheValue, partials: [String: MustacheTemplate] = [:]) throws(MustacheError)
+    package func render(_ context: MustacheValue, partials: [String: MustacheTemplate] = [:]) throws(MustacheError)
         -> String
     {
         var renderer = MustacheRenderer(context: context, partials: partials)
         try renderer.render(program)
-        return renderer.text
+        return renderer.output
     }
 }
