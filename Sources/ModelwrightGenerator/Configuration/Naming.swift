@@ -57,7 +57,7 @@ package struct Naming: Sendable, Equatable {
         }
         var naming = Naming()
         if let value = object["typePrefix"] {
-            guard let prefix = value as? String, prefix.isEmpty || SwiftSyntax.isIdentifier(prefix) else {
+            guard let prefix = value as? String, prefix.isEmpty || SwiftSpelling.isIdentifier(prefix) else {
                 throw error(
                     "'naming.typePrefix' must be a string of ASCII letters, digits and underscores that starts with a letter or an underscore"
                 )
@@ -65,7 +65,7 @@ package struct Naming: Sendable, Equatable {
             naming.typePrefix = prefix
         }
         if let value = object["typeSuffix"] {
-            guard let suffix = value as? String, suffix.isEmpty || SwiftSyntax.isIdentifier("A" + suffix) else {
+            guard let suffix = value as? String, suffix.isEmpty || SwiftSpelling.isIdentifier("A" + suffix) else {
                 throw error("'naming.typeSuffix' must be a string of ASCII letters, digits and underscores")
             }
             naming.typeSuffix = suffix
@@ -76,7 +76,7 @@ package struct Naming: Sendable, Equatable {
                     "'naming.types' must map schema type names to Swift names, such as { \"Group\": \"StopGroup\" }")
             }
             for (schemaName, swiftName) in types.sorted(by: { $0.key < $1.key })
-            where !SwiftSyntax.isIdentifier(swiftName) {
+            where !SwiftSpelling.isIdentifier(swiftName) {
                 throw error(
                     "'naming.types.\(schemaName)' is '\(swiftName)', which is not a Swift identifier (ASCII letters, digits and underscores, not a keyword)"
                 )

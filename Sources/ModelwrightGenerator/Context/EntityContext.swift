@@ -20,11 +20,11 @@ enum EntityContext {
         var compositeFields: [MustacheValue] = []
         for member in lineage {
             for attribute in member.attributes {
-                let name = SwiftSyntax.identifier(attribute.name)
+                let name = SwiftSpelling.identifier(attribute.name)
                 let type = names.type(of: attribute.type) + (attribute.isOptional ? "?" : "")
                 var defaultExpression = attribute.isOptional ? " = nil" : ""
                 if let value = attribute.defaultValue {
-                    defaultExpression = " = " + SwiftSyntax.expression(for: value, type: attribute.type)
+                    defaultExpression = " = " + SwiftSpelling.expression(for: value, type: attribute.type)
                 }
                 declared.append(
                     (
@@ -47,7 +47,7 @@ enum EntityContext {
                     compositeFields.append([
                         "name": .string(name),
                         "type": .string(attribute.isOptional ? "OptionalComposite<\(fieldsType)>" : fieldsType),
-                        "column": .string(SwiftSyntax.string(attribute.name)),
+                        "column": .string(SwiftSpelling.string(attribute.name)),
                         "doc": docLines(attribute.doc),
                     ])
                 case .codable: break  // JSON text, not a comparable column
@@ -56,7 +56,7 @@ enum EntityContext {
                 }
             }
             for relationship in member.relationships where relationship.cardinality == .toOne {
-                let name = SwiftSyntax.identifier(relationship.idProperty)
+                let name = SwiftSpelling.identifier(relationship.idProperty)
                 let destination = names[relationship.destination]
                 let type = "\(destination).ID" + (relationship.isOptional ? "?" : "")
                 declared.append(
@@ -76,8 +76,8 @@ enum EntityContext {
                 )
                 fields.append(field(name, type: type, column: relationship.name, doc: relationship.doc))
                 toOne.append([
-                    "name": .string(SwiftSyntax.identifier(relationship.name)),
-                    "column": .string(SwiftSyntax.string(relationship.name)),
+                    "name": .string(SwiftSpelling.identifier(relationship.name)),
+                    "column": .string(SwiftSpelling.string(relationship.name)),
                     "destination": .string(destination),
                     "doc": docLines(relationship.doc),
                 ])
@@ -86,9 +86,9 @@ enum EntityContext {
         let properties = inColumnOrder(declared, propertyOrder)
         let toMany = lineage.flatMap(\.relationships).filter { $0.cardinality == .toMany }.map { relationship in
             [
-                "name": .string(SwiftSyntax.identifier(relationship.name)),
-                "requestName": .string(SwiftSyntax.identifier(relationship.name + "Request")),
-                "column": .string(SwiftSyntax.string(relationship.name)),
+                "name": .string(SwiftSpelling.identifier(relationship.name)),
+                "requestName": .string(SwiftSpelling.identifier(relationship.name + "Request")),
+                "column": .string(SwiftSpelling.string(relationship.name)),
                 "destination": .string(names[relationship.destination]),
                 "doc": docLines(relationship.doc),
                 "isOrdered": .bool(relationship.isOrdered),
@@ -96,7 +96,7 @@ enum EntityContext {
         }
         return [
             "name": .string(names[entity.name]),
-            "entityName": .string(SwiftSyntax.string(entity.name)),
+            "entityName": .string(SwiftSpelling.string(entity.name)),
             "doc": docLines(entity.doc),
             "isAbstract": .bool(entity.isAbstract),
             "properties": .list(
@@ -106,7 +106,7 @@ enum EntityContext {
             ),
             "optionalProperties": .list(
                 properties.filter(\.isOptional).map {
-                    ["name": .string($0.name), "argument": .string(SwiftSyntax.argumentLabel($0.spelling))]
+                    ["name": .string($0.name), "argument": .string(SwiftSpelling.argumentLabel($0.spelling))]
                         as MustacheValue
                 }),
             "hasOptionalProperties": .bool(properties.contains(where: \.isOptional)),
@@ -152,8 +152,8 @@ enum EntityContext {
         func context(separator: String) -> MustacheValue {
             [
                 "name": .string(name),
-                "parameter": .string(SwiftSyntax.parameterLabel(spelling)),
-                "argument": .string(SwiftSyntax.argumentLabel(spelling)),
+                "parameter": .string(SwiftSpelling.parameterLabel(spelling)),
+                "argument": .string(SwiftSpelling.argumentLabel(spelling)),
                 "type": .string(type),
                 "default": .string(defaultExpression),
                 "doc": docLines(doc),
@@ -171,7 +171,7 @@ enum EntityContext {
         [
             "name": .string(name),
             "type": .string(type),
-            "column": .string(SwiftSyntax.string(column)),
+            "column": .string(SwiftSpelling.string(column)),
             "doc": docLines(doc),
         ]
     }

@@ -14,12 +14,12 @@ enum MigrationsContext {
                     "separator": .string(step.customStages.count > 1 ? "," : ""),
                     "from": .int(step.from.number),
                     "to": .int(step.to.number),
-                    "label": .string(SwiftSyntax.commentText(stage.label)),
-                    "nameLiteral": .string(SwiftSyntax.string(stage.name)),
-                    "labelLiteral": .string(SwiftSyntax.string(stage.label)),
+                    "label": .string(SwiftSpelling.commentText(stage.label)),
+                    "nameLiteral": .string(SwiftSpelling.string(stage.name)),
+                    "labelLiteral": .string(SwiftSpelling.string(stage.label)),
                     "doc": docLines(stage.doc),
-                    "willMigrate": .string(SwiftSyntax.identifier(stage.name + "WillMigrate")),
-                    "didMigrate": .string(SwiftSyntax.identifier(stage.name + "DidMigrate")),
+                    "willMigrate": .string(SwiftSpelling.identifier(stage.name + "WillMigrate")),
+                    "didMigrate": .string(SwiftSpelling.identifier(stage.name + "DidMigrate")),
                 ]
             }
             allStages += stages
@@ -30,14 +30,14 @@ enum MigrationsContext {
                 "to": .int(step.to.number),
                 "fromName": .string("version\(step.from.number)"),
                 "toName": .string("version\(step.to.number)"),
-                "summary": .string(SwiftSyntax.commentText("\(step.classification), \(cost)")),
+                "summary": .string(SwiftSpelling.commentText("\(step.classification), \(cost)")),
                 // A lossy step runs as a lightweight stage: the runtime clears what it gives up.
                 "isLightweight": .bool(step.customStages.isEmpty),
                 "customStages": .list(stages),
             ]
         }
         return [
-            "protocolName": .string(SwiftSyntax.identifier(model.name + "Migrations")),
+            "protocolName": .string(SwiftSpelling.identifier(model.name + "Migrations")),
             "hasCustomStages": .bool(!allStages.isEmpty),
             "hasSteps": .bool(!steps.isEmpty),
             "steps": .list(steps),

@@ -30,12 +30,12 @@ struct RenderContext {
             // Before `access` on what only the runtime calls (row coding, field paths): a public
             // declaration that names the runtime's SPI must be SPI itself.
             "spi": .string(accessLevel == .public ? "@_spi(Generated) " : ""),
-            "model": .string(SwiftSyntax.identifier(model.name)),
+            "model": .string(SwiftSpelling.identifier(model.name)),
             "modelName": .string(model.name),
-            "modelLiteral": .string(SwiftSyntax.string(model.name)),
+            "modelLiteral": .string(SwiftSpelling.string(model.name)),
             "isPublic": .bool(accessLevel == .public),
-            "sourceFile": .string(SwiftSyntax.commentText(fileName(current.path))),
-            "versionFiles": .string(SwiftSyntax.commentText(versionFiles.joined(separator: ", "))),
+            "sourceFile": .string(SwiftSpelling.commentText(fileName(current.path))),
+            "versionFiles": .string(SwiftSpelling.commentText(versionFiles.joined(separator: ", "))),
             "doc": docLines(graph.doc),
             "entities": .list(
                 graph.entities.parallelMap {
@@ -63,10 +63,10 @@ struct RenderContext {
                         rawValue = " = \(enumCase.rawValue)"
                     } else {
                         rawValue =
-                            enumCase.rawValue == enumCase.name ? "" : " = \(SwiftSyntax.string(enumCase.rawValue))"
+                            enumCase.rawValue == enumCase.name ? "" : " = \(SwiftSpelling.string(enumCase.rawValue))"
                     }
                     return [
-                        "name": .string(SwiftSyntax.identifier(enumCase.name)),
+                        "name": .string(SwiftSpelling.identifier(enumCase.name)),
                         "rawValue": .string(rawValue),
                         "doc": docLines(enumeration.caseDocs[enumCase.name] ?? []),
                     ]
@@ -78,7 +78,7 @@ struct RenderContext {
     private static func composite(_ composite: EntityGraph.Composite, names: TypeNames) -> MustacheValue {
         let fields = composite.fields.map { field in
             let type = names.type(of: field.type) + (field.isOptional ? "?" : "")
-            return (field: field, name: SwiftSyntax.identifier(field.name), type: type)
+            return (field: field, name: SwiftSpelling.identifier(field.name), type: type)
         }
         let required = fields.filter { !$0.field.isOptional }
         return [
@@ -90,14 +90,14 @@ struct RenderContext {
                     [
                         "separator": .string(index == fields.count - 1 ? "" : ","),
                         "name": .string(entry.name),
-                        "parameter": .string(SwiftSyntax.parameterLabel(entry.field.name)),
-                        "argument": .string(SwiftSyntax.argumentLabel(entry.field.name)),
+                        "parameter": .string(SwiftSpelling.parameterLabel(entry.field.name)),
+                        "argument": .string(SwiftSpelling.argumentLabel(entry.field.name)),
                         "type": .string(entry.type),
                         "doc": docLines(entry.field.doc),
                         "encode": .string(
                             Coding.encode(entry.name, type: entry.field.type)),
                         "decodedType": .string(entry.field.isOptional ? entry.type : entry.type + "?"),
-                        "column": .string(SwiftSyntax.string(entry.field.name)),
+                        "column": .string(SwiftSpelling.string(entry.field.name)),
                     ]
                 }
             ),
@@ -106,7 +106,7 @@ struct RenderContext {
                 required.enumerated().map { index, entry in
                     [
                         "name": .string(entry.name),
-                        "column": .string(SwiftSyntax.string(entry.field.name)),
+                        "column": .string(SwiftSpelling.string(entry.field.name)),
                         "separator": .string(index == required.count - 1 ? "" : ","),
                         // swift-format wants a comma after each element of an array literal of several.
                         "listSeparator": .string(required.count > 1 ? "," : ""),
@@ -120,7 +120,7 @@ struct RenderContext {
 /// The model's doc comment lines as a list the templates prefix with `///`, each made safe to
 /// stay inside its comment.
 func docLines(_ lines: [String]) -> MustacheValue {
-    .list(lines.map { .string($0.isEmpty ? "" : " " + SwiftSyntax.commentText($0)) })
+    .list(lines.map { .string($0.isEmpty ? "" : " " + SwiftSpelling.commentText($0)) })
 }
 
 /// The last component of a path.

@@ -25,7 +25,7 @@ enum RequestContext {
     static func make(_ request: EntityGraph.Request, names: TypeNames) -> MustacheValue {
         let parameters = request.parameters.enumerated().map { index, parameter -> MustacheValue in
             [
-                "name": .string(SwiftSyntax.identifier(parameter.name)),
+                "name": .string(SwiftSpelling.identifier(parameter.name)),
                 "type": .string(type(of: parameter.kind, names: names)),
                 "separator": .string(index == request.parameters.count - 1 ? "" : ","),
             ]
@@ -37,7 +37,7 @@ enum RequestContext {
         }
         let operands = request.predicate.map { Self.operands(of: $0, names: names) } ?? []
         return [
-            "name": .string(SwiftSyntax.identifier(request.name)),
+            "name": .string(SwiftSpelling.identifier(request.name)),
             "record": .string(names[request.entity]),
             "doc": docLines(doc),
             "hasParameters": .bool(!parameters.isEmpty),
@@ -154,17 +154,17 @@ enum RequestContext {
     }
 
     private static func keyPath(_ path: [String]) -> String {
-        "$0." + path.map(SwiftSyntax.identifier).joined(separator: ".")
+        "$0." + path.map(SwiftSpelling.identifier).joined(separator: ".")
     }
 
     private static func value(of value: EntityGraph.RequestValue, type: AttributeType?) -> String {
         switch value {
         case .parameter(let name):
-            return SwiftSyntax.identifier(name)
+            return SwiftSpelling.identifier(name)
         case .constant(nil):
             return "nil"
         case .constant(.some(let constant)):
-            return SwiftSyntax.expression(for: constant, type: type ?? .int)
+            return SwiftSpelling.expression(for: constant, type: type ?? .int)
         }
     }
 

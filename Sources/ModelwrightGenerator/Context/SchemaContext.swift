@@ -22,7 +22,7 @@ enum SchemaContext {
                 return [
                     "number": .int(version.number),
                     "name": .string(name(of: version)),
-                    "file": .string(SwiftSyntax.commentText(fileName(version.path))),
+                    "file": .string(SwiftSpelling.commentText(fileName(version.path))),
                     "isCurrent": .bool(isCurrent),
                     "separator": separator,
                     "archive": .list(isCurrent ? [] : SchemaArchive.lines(of: version.schema).map { .string($0) }),
@@ -45,7 +45,7 @@ enum SchemaContext {
         return [
             "number": .int(version.number),
             "name": .string(prefix),
-            "file": .string(SwiftSyntax.commentText(fileName(version.path))),
+            "file": .string(SwiftSpelling.commentText(fileName(version.path))),
             "types": .list(types(of: schema, reference: reference)),
             "entities": .list(entities),
         ]
@@ -63,7 +63,7 @@ enum SchemaContext {
 
     /// A string literal, or `null` when there is no text, so a section leaves its argument out.
     private static func literal(_ text: String?) -> MustacheValue {
-        text.map { .string(SwiftSyntax.string($0)) } ?? .null
+        text.map { .string(SwiftSpelling.string($0)) } ?? .null
     }
 
     /// The enum and composite descriptions the schema's attributes refer to, sorted by name.
@@ -75,14 +75,14 @@ enum SchemaContext {
                 let separator = separator(count: description.cases.count)
                 types[description.name] = [
                     "name": .string(reference(description.name)),
-                    "typeName": .string(SwiftSyntax.string(description.name)),
+                    "typeName": .string(SwiftSpelling.string(description.name)),
                     "isEnum": true,
                     "rawType": .string(description.rawType.rawValue),
                     "cases": .list(
                         description.cases.map {
                             [
-                                "name": .string(SwiftSyntax.string($0.name)),
-                                "rawValue": .string(SwiftSyntax.string($0.rawValue)),
+                                "name": .string(SwiftSpelling.string($0.name)),
+                                "rawValue": .string(SwiftSpelling.string($0.rawValue)),
                                 "separator": separator,
                             ]
                         }),
@@ -92,7 +92,7 @@ enum SchemaContext {
                 let separator = separator(count: description.fields.count)
                 types[description.name] = [
                     "name": .string(reference(description.name)),
-                    "typeName": .string(SwiftSyntax.string(description.name)),
+                    "typeName": .string(SwiftSpelling.string(description.name)),
                     "isEnum": false,
                     "cases": [],
                     "fields": .list(
@@ -115,7 +115,7 @@ enum SchemaContext {
         let sortSeparator = Self.separator(count: entity.defaultSort.count)
         return [
             "name": .string(declaration),
-            "entityName": .string(SwiftSyntax.string(entity.name)),
+            "entityName": .string(SwiftSpelling.string(entity.name)),
             "separator": separator,
             "parent": literal(entity.parent),
             "isAbstract": .bool(entity.isAbstract),
@@ -132,7 +132,7 @@ enum SchemaContext {
             "defaultSort": .list(
                 entity.defaultSort.map {
                     [
-                        "attribute": .string(SwiftSyntax.string($0.attribute)),
+                        "attribute": .string(SwiftSpelling.string($0.attribute)),
                         "isDescending": .bool(!$0.ascending),
                         "separator": sortSeparator,
                     ]
@@ -147,10 +147,10 @@ enum SchemaContext {
         _ attribute: AttributeDescription, separator: MustacheValue, reference: (String) -> String
     ) -> MustacheValue {
         [
-            "name": .string(SwiftSyntax.string(attribute.name)),
-            "type": .string(SwiftSyntax.attributeType(attribute.type, reference: reference)),
+            "name": .string(SwiftSpelling.string(attribute.name)),
+            "type": .string(SwiftSpelling.attributeType(attribute.type, reference: reference)),
             "isOptional": .bool(attribute.isOptional),
-            "defaultValue": attribute.defaultValue.map { .string(SwiftSyntax.defaultValue($0)) } ?? .null,
+            "defaultValue": attribute.defaultValue.map { .string(SwiftSpelling.defaultValue($0)) } ?? .null,
             "renamedFrom": literal(attribute.renamedFrom),
             "versionHashModifier": literal(attribute.versionHashModifier),
             "separator": separator,
@@ -162,8 +162,8 @@ enum SchemaContext {
         -> MustacheValue
     {
         [
-            "name": .string(SwiftSyntax.string(relationship.name)),
-            "destination": .string(SwiftSyntax.string(relationship.destination)),
+            "name": .string(SwiftSpelling.string(relationship.name)),
+            "destination": .string(SwiftSpelling.string(relationship.destination)),
             "inverse": literal(relationship.inverse),
             "cardinality": .string(relationship.cardinality.rawValue),
             "isOrdered": .bool(relationship.isOrdered),
@@ -184,7 +184,7 @@ enum SchemaContext {
                 let nameSeparator = Self.separator(count: names.count)
                 return [
                     "names": .list(
-                        names.map { ["name": .string(SwiftSyntax.string($0)), "separator": nameSeparator] }),
+                        names.map { ["name": .string(SwiftSpelling.string($0)), "separator": nameSeparator] }),
                     "separator": separator,
                 ]
             })

@@ -53,7 +53,7 @@ struct TypeNames {
         for (name, kind) in changed {
             let swiftName = names[name] ?? name
             let problem =
-                !SwiftSyntax.isIdentifier(swiftName)
+                !SwiftSpelling.isIdentifier(swiftName)
                 ? "which is not a Swift identifier" : owners[swiftName].map { "which \($0) already has" }
             if let problem {
                 throw GeneratorError.invalidConfig(
@@ -68,7 +68,7 @@ struct TypeNames {
 
     /// The Swift name of an entity, enum or composite, in backticks where it is a keyword.
     subscript(_ schemaName: String) -> String {
-        SwiftSyntax.identifier(names[schemaName] ?? schemaName)
+        SwiftSpelling.identifier(names[schemaName] ?? schemaName)
     }
 
     /// The Swift type of an attribute (without optionality).
@@ -76,7 +76,7 @@ struct TypeNames {
         switch attribute {
         case .enumeration(let description): self[description.name]
         case .composite(let description): self[description.name]
-        default: SwiftSyntax.type(of: attribute)
+        default: SwiftSpelling.type(of: attribute)
         }
     }
 }

@@ -3,7 +3,7 @@ import Modelwright
 import ModelwrightSchema
 
 /// How schema names and values are spelled in generated Swift: keywords escaped, literals exact.
-enum SwiftSyntax {
+enum SwiftSpelling {
     /// Words that need backticks where a declaration names them.
     private static let keywords: Set<String> = [
         "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout",

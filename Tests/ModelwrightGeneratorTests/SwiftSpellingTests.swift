@@ -6,7 +6,7 @@ import Testing
 
 /// Text from a model reaches generated Swift only as a string literal that the Swift compiler
 /// reads back as exactly that text, or as comment text that cannot end its comment.
-struct SwiftSyntaxEscapingTests {
+struct SwiftSpellingTests {
     /// Scalars that have broken quoting elsewhere: quotes, backslashes, interpolation, a prepend
     /// character that joins the next scalar into its grapheme cluster, combining marks, joiners,
     /// every line end Swift or an editor knows, NUL, bidi overrides and comment punctuation.
@@ -66,10 +66,10 @@ struct SwiftSyntaxEscapingTests {
     @Test func stringLiteralsCompileBackToTheirExactText() throws {
         let texts = Self.samples(count: 400, seed: 21) + ["x\u{600}\"; let injected = 1 //", "\u{301}", "\\(1)"]
         var source = "// A comment holding model text: "
-        source += texts.map(SwiftSyntax.commentText).joined(separator: " ")
+        source += texts.map(SwiftSpelling.commentText).joined(separator: " ")
         source += "\nlet injected = 0\nlet texts: [String] = [\n"
         for text in texts {
-            source += "    " + SwiftSyntax.string(text) + ",\n"
+            source += "    " + SwiftSpelling.string(text) + ",\n"
         }
         source +=
             "]\nfor text in texts {\n    print(text.utf8.map { String($0, radix: 16) }.joined(separator: \" \"))\n}\n"
@@ -79,7 +79,7 @@ struct SwiftSyntaxEscapingTests {
 
     @Test func commentTextHoldsNoLineEndAndNothingInvisible() {
         for text in Self.samples(count: 2_000, seed: 22) {
-            let comment = SwiftSyntax.commentText(text)
+            let comment = SwiftSpelling.commentText(text)
             #expect(
                 !comment.unicodeScalars.contains { scalar in
                     scalar != "\t"
@@ -89,7 +89,7 @@ struct SwiftSyntaxEscapingTests {
                 }, "\(Array(text.unicodeScalars))")
             // Printable ASCII stays as it is, so ordinary doc comments read the same.
             let printable = String(text.unicodeScalars.filter { (0x20..<0x7F).contains($0.value) })
-            #expect(SwiftSyntax.commentText(printable) == printable)
+            #expect(SwiftSpelling.commentText(printable) == printable)
         }
     }
 }
