@@ -110,7 +110,10 @@ public enum Pipeline {
         guard case .write(let folder) = request.goal else {
             return PipelineResult(diagnostics: diagnostics, model: model, files: rendered)
         }
-        let written = try OutputWriter.write(rendered, to: URL(fileURLWithPath: folder))
+        // Every file any tool writes goes through `ConfinedFolder`: confined to the output folder,
+        // replaced as a set, and rewritten only when its bytes change.
+        let written = try ConfinedFolder.open(folder, for: .writing).write(
+            rendered.map { ConfinedFolder.OutputFile(path: $0.name, text: $0.contents) })
         return PipelineResult(diagnostics: diagnostics, model: model, files: rendered, written: written)
     }
 }
