@@ -153,9 +153,14 @@ package final class ConfinedFolder: Sendable {
     }
 
     private static func openForWriting(_ path: String) throws(Failure) -> ConfinedFolder {
-        var components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // An absolute path inside the current folder is walked like a relative one: a checkout the
+        // tool runs in (the command plugin runs it in the package) is not trusted to hold links.
+        let current = FileManager.default.currentDirectoryPath
+        let base = current.hasSuffix("/") ? current : current + "/"
+        let walked = path.hasPrefix(base) && current != "/" ? String(path.dropFirst(base.count)) : path
+        var components = walked.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let start: ConfinedFolder
-        if path.hasPrefix("/") {
+        if walked.hasPrefix("/") {
             // The user chose the place: the path above the output folder is followed as given.
             let last = components.popLast()
             let parent = "/" + components.joined(separator: "/")
@@ -170,7 +175,7 @@ package final class ConfinedFolder: Sendable {
             start = try open(".", for: .reading)
         }
         var folder = start
-        var shown = path.hasPrefix("/") ? start.path : ""
+        var shown = walked.hasPrefix("/") ? start.path : ""
         for component in components where component != "." {
             shown = shown.isEmpty ? component : (shown.hasSuffix("/") ? shown + component : shown + "/" + component)
             folder = try folder.subfolder(component, creating: true, shownAs: shown)

@@ -56,7 +56,9 @@ package struct LockFile: Codable, Sendable, Equatable {
         let path = ModelSources.path(of: fileName, in: folder.path)
         let data: [UInt8]
         do {
-            guard let bytes = try folder.readIfPresent(fileName, limit: SourceFile.maximumSize) else { return (nil, nil) }
+            guard let bytes = try folder.readIfPresent(fileName, limit: SourceFile.maximumSize) else {
+                return (nil, nil)
+            }
             data = bytes
         } catch {
             let message =
