@@ -327,4 +327,110 @@ struct HostileFolderTests {
         #expect(outcomes["hostile success", default: 0] > 0 && outcomes["hostile invalidInput", default: 0] > 0)
         #expect(outcomes["benign success", default: 0] > 0)
     }
+
+    // MARK: - The cases
+
+    private static func run(_ arguments: [String]) -> (ExitCode, BufferConsole) {
+        var console = BufferConsole()
+        let code = ModelwrightCommand.run(arguments, console: &console)
+        return (code, console)
+    }
+
+    /// A committed `Generated/` with a journal line `link/pre-commit`, an executable temporary
+    /// `.link/pre-commit.modelwright-new` and `link → ../../../.git/hooks` installed a git hook.
+    @Test func aJournalCannotInstallAGitHook() throws {
+        let sandbox = try Sandbox()
+        let hooks = sandbox.repo.appendingPathComponent(".git/hooks")
+        try FileManager.default.createDirectory(at: hooks, withIntermediateDirectories: true)
+        let output = sandbox.repo.appendingPathComponent("Sources/App/Generated")
+        sandbox.file(ConfinedFolder.journalName, in: output, "link/pre-commit\n")
+        sandbox.file(".link/pre-commit.modelwright-new", in: output, "#!/bin/sh\necho pwned\n", executable: true)
+        sandbox.link("link", in: output, to: "../../../.git/hooks")
+        let (code, console) = Self.run(["generate", sandbox.models.path, "--output", output.path])
+        #expect(code == .invalidInput)
+        #expect(console.errors.contains("the journal of an interrupted write lists 1 name this run does not write"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: hooks.path).isEmpty)
+    }
+
+    /// Without a link: a journal line `../escaped.txt` and a folder named `...` wrote beside the
+    /// output folder.
+    @Test func aJournalCannotWriteBesideTheOutputFolder() throws {
+        let sandbox = try Sandbox()
+        let output = sandbox.repo.appendingPathComponent("Generated")
+        sandbox.file(ConfinedFolder.journalName, in: output, "../escaped.txt\n")
+        sandbox.file(".../escaped.txt.modelwright-new", in: output, "escaped\n")
+        let before = Self.snapshot(sandbox.root, excluding: "repo/Generated")
+        let (code, _) = Self.run(["generate", sandbox.models.path, "--output", output.path])
+        #expect(code == .invalidInput)
+        #expect(Self.snapshot(sandbox.root, excluding: "repo/Generated") == before)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.repo.appendingPathComponent("escaped.txt").path))
+    }
+
+    /// `export-coredata` wrote `contents` through a version folder that was a link elsewhere.
+    @Test func exportDoesNotWriteThroughALinkedVersionFolder() throws {
+        let sandbox = try Sandbox()
+        let bundle = sandbox.repo.appendingPathComponent("Shop.xcdatamodeld")
+        sandbox.link("Shop 2.xcdatamodel", in: bundle, to: sandbox.outside.appendingPathComponent("dir").path)
+        let (code, console) = Self.run(["export-coredata", sandbox.models.path, "--output", bundle.path])
+        #expect(code == .invalidInput)
+        #expect(console.errors.contains("Shop 2.xcdatamodel: error: is a symbolic link"))
+        let inside = try FileManager.default.contentsOfDirectory(
+            atPath: sandbox.outside.appendingPathComponent("dir").path)
+        #expect(inside.isEmpty)
+    }
+
+    /// A version file linked to a file outside the folder was read, and its first token quoted.
+    @Test func aLinkedVersionFileIsRefusedUnreadAndUnquoted() throws {
+        let sandbox = try Sandbox()
+        sandbox.link("Shop.v2.model", in: sandbox.models, to: sandbox.outside.appendingPathComponent("secret").path)
+        for command in ["validate", "plan", "lock", "new-version"] {
+            let (code, console) = Self.run([command, sandbox.models.path])
+            #expect(code == .invalidInput, "\(command)")
+            #expect(console.errors.contains("Shop.v2.model: error: the file is a symbolic link"), "\(command)")
+            #expect(!(console.output + console.errors).contains("TOKEN"), "\(command)")
+        }
+        sandbox.link("Shop.v2.model", in: sandbox.models, to: "Shop.v1.model")
+        let (code, console) = Self.run(["validate", sandbox.models.path])
+        #expect(code == .invalidInput, "a link inside the folder is refused too: \(console.errors)")
+    }
+
+    /// A relative `--output` (and the command plugin's, run in the package) follows no link in
+    /// the checkout: a linked `Sources/` or `Generated/` is refused. Run as a child process, in
+    /// the sandbox's `repo/`, since the path is relative to the current folder.
+    @Test func aRelativeOutputFollowsNoLinkInTheCheckout() throws {
+        let buildFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let executable = try #require(
+            [buildFolder, buildFolder.deletingLastPathComponent()].map { $0.appendingPathComponent("modelwright") }
+                .first { FileManager.default.isExecutableFile(atPath: $0.path) })
+        let cases: [(linked: String?, output: String)] = [
+            (nil, "Sources/App/Generated"), ("Sources", "Sources/App/Generated"), ("Generated", "Generated"),
+            ("Out", "Out/../Out/Generated"),
+        ]
+        for (linked, output) in cases {
+            let sandbox = try Sandbox()
+            if let linked {
+                sandbox.link(linked, in: sandbox.repo, to: sandbox.outside.appendingPathComponent("dir").path)
+            }
+            let before = Self.snapshot(sandbox.root, excluding: nil)
+            for path in [output, sandbox.repo.path + "/" + output] {
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = ["generate", "Models", "--output", path]
+                process.currentDirectoryURL = sandbox.repo
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                process.waitUntilExit()
+                // Without a link, the same command writes the files (the control).
+                #expect(process.terminationStatus == (linked == nil ? 0 : 1), "\(path)")
+                if linked != nil {
+                    #expect(Self.snapshot(sandbox.root, excluding: nil) == before, "\(path)")
+                } else {
+                    #expect(
+                        FileManager.default.fileExists(atPath: sandbox.repo.path + "/" + output + "/Shop+Records.swift")
+                    )
+                }
+            }
+        }
+    }
 }
