@@ -42,7 +42,10 @@ struct HostileFolderTests {
         var models: URL { repo.appendingPathComponent("Models") }
 
         init() throws {
-            root = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
+            // Resolved (macOS's temporary folder is under the link /var), so a path inside the
+            // sandbox starts with the current folder's physical path when the tool runs there.
+            root = FileManager.default.temporaryDirectory.resolvingSymlinksInPath()
+                .appendingPathComponent("hostile-\(UUID().uuidString)")
             let manager = FileManager.default
             try manager.createDirectory(at: outside.appendingPathComponent("hooks"), withIntermediateDirectories: true)
             try manager.createDirectory(at: outside.appendingPathComponent("dir"), withIntermediateDirectories: true)
@@ -92,7 +95,11 @@ struct HostileFolderTests {
             var status = stat()
             guard lstat(path, &status) == 0 else { return }
             let mode = status.st_mode & S_IFMT
-            let modified = "\(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)"
+            #if canImport(Darwin)
+                let modified = "\(status.st_mtimespec.tv_sec).\(status.st_mtimespec.tv_nsec)"
+            #else
+                let modified = "\(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)"
+            #endif
             switch mode {
             case S_IFLNK:
                 entries[relative] =
