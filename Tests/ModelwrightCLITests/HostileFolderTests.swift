@@ -215,6 +215,11 @@ struct HostileFolderTests {
         // Folder-level links, like the issue's `link → ../../../.git/hooks`.
         if chance(40) { sandbox.link("link", in: output, to: pick(folders)) }
         if chance(20) { sandbox.folder("...", in: output) }
+        // The journal's own temporary, where the writer puts it before renaming it into place.
+        if chance(15) {
+            sandbox.link(
+                "." + ConfinedFolder.journalName + ConfinedFolder.temporarySuffix, in: output, to: pick(targets))
+        }
         if chance(20) { sandbox.file(".../escaped.txt" + ConfinedFolder.temporarySuffix, in: output, "HOSTILE") }
         // A journal listing a few names, hostile or the command's own.
         var journaled = false
