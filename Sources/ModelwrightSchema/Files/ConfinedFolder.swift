@@ -514,7 +514,14 @@ package final class ConfinedFolder: Sendable {
         guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) == bytes.count,
             let existing = try? BoundedFile.read(descriptor: file, limit: bytes.count)
         else { return false }
-        return existing.withUnsafeBytes { $0.elementsEqual(bytes) }
+        // `memcmp`, not a generic comparison: the tool runs as a debug build in the build plugin,
+        // where comparing a large model's megabytes element by element took tens of milliseconds.
+        return existing.withUnsafeBytes { existing in
+            guard let left = existing.baseAddress, let right = bytes.baseAddress else {
+                return existing.count == bytes.count
+            }
+            return memcmp(left, right, bytes.count) == 0
+        }
     }
 }
 
