@@ -155,7 +155,7 @@ struct CorpusEndToEnd {
         let names = try TypeNames(model: model, naming: Naming(), configPath: nil)
         let main = Self.program(model: model, current: current, typeNames: names)
         let source = folder.appendingPathComponent("source")
-        try OutputWriter.write(files + [RenderedFile(name: "main.swift", contents: main)], to: source)
+        try RenderedFile.write(files + [RenderedFile(name: "main.swift", contents: main)], to: source.path)
         let program = folder.appendingPathComponent("program")
         let result = try GeneratedCodeTypeChecker.build(
             files: (files.map(\.name) + ["main.swift"]).map { source.appendingPathComponent($0) }, to: program,
