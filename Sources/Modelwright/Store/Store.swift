@@ -160,47 +160,48 @@ public final class Store: Sendable {
         progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
         let expected = layout.schema.checksum.hexDigits
-        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
-        var names: [String] = []
-        while try tables.step() {
-            names.append(tables.string(0))
-        }
-        tables.reset()
-        if names.contains(SchemaSQL.metadataTable) {
-            let metadata = try connection.statement("SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
-            var values: [String: String] = [:]
-            while try metadata.step() {
-                values[metadata.string(0)] = metadata.string(1)
-            }
-            metadata.reset()
-            if let plan, let checksum = values["checksum"], checksum != expected {
-                guard let stages = try plan.stages(from: SchemaChecksum(hexDigits: checksum)) else {
+        if let stored = try StoreMetadata.read(on: connection) {
+            if let plan, let checksum = stored.checksum,
+                checksum != expected || stored.version != layout.schema.version
+            {
+                guard let stages = try plan.stages(fromVersion: stored.version, checksum: SchemaChecksum(hexDigits: checksum))
+                else {
                     throw MigrationError.unknownStoreVersion(
-                        storeChecksum: checksum,
-                        storeVersion: values["version"].flatMap { Int($0) },
+                        storeChecksum: checksum, storeVersion: stored.version,
                         knownChecksums: plan.stages.map(\.source.checksum.hexDigits) + [expected]
                     )
                 }
                 try Migrator(connection: connection, progress: progress).run(stages)
+                if stages.isEmpty, stored.version == nil {
+                    try connection.execute("BEGIN IMMEDIATE")
+                    try StoreMetadata.record(layout.schema, on: connection)
+                    try connection.execute("COMMIT")
+                }
                 return
             }
-            guard values["checksum"] == expected else {
+            guard stored.checksum == expected else {
                 throw StoreError.schemaMismatch(
-                    storeChecksum: values["checksum"] ?? "none",
-                    storeVersion: values["version"].flatMap { Int($0) },
+                    storeChecksum: stored.checksum ?? "none",
+                    storeVersion: stored.version,
                     expectedChecksum: expected,
                     expectedVersion: layout.schema.version
                 )
             }
             return
         }
+        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names: [String] = []
+        while try tables.step() {
+            names.append(tables.string(0))
+        }
+        tables.reset()
         guard names.isEmpty else { throw StoreError.notAStore(path: path) }
         try connection.execute("BEGIN IMMEDIATE")
         do {
             for statement in SchemaSQL.createStatements(for: layout) {
                 try connection.execute(statement)
             }
-            try Migrator.recordVersion(layout.schema, on: connection)
+            try StoreMetadata.record(layout.schema, on: connection)
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
