@@ -166,7 +166,10 @@ struct MigrationPlannerTests {
         let (result, lines) = try Self.load(v2, extra: ["Shop.v3.model": v3])
         #expect(lines == [])
         let model = try #require(result.model)
-        #expect(model.versions.map(\.checksum) == [model.versions[0].checksum, model.versions[1].checksum, model.versions[0].checksum])
+        #expect(
+            model.versions.map(\.checksum) == [
+                model.versions[0].checksum, model.versions[1].checksum, model.versions[0].checksum,
+            ])
         #expect(model.steps.map { $0.changes.map(\.summary) } == [["add entity Tag"], ["remove entity Tag"]])
     }
 

@@ -102,7 +102,8 @@ public struct MigrationPlan: Sendable {
             position = stage.destination.version
         }
         if let reason = try NetZeroSteps.problem(in: between) {
-            throw StoreError.unresolvableStoreVersion(checksum: checksum.hexDigits, versions: candidates, reason: reason)
+            throw StoreError.unresolvableStoreVersion(
+                checksum: checksum.hexDigits, versions: candidates, reason: reason)
         }
         return newest
     }

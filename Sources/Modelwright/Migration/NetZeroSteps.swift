@@ -40,7 +40,10 @@ enum NetZeroSteps {
             }
             var olderAttributes: [String: AttributeDescription] = [:]
             for (name, attribute) in attributes {
-                guard let before = previous.attributes.first(where: { $0.name == (attribute.renamedFrom ?? attribute.name) })
+                guard
+                    let before = previous.attributes.first(where: {
+                        $0.name == (attribute.renamedFrom ?? attribute.name)
+                    })
                 else {
                     return "\(entity.name).\(name) is added in the step from \(step), so its values would be lost"
                 }

@@ -164,7 +164,9 @@ public final class Store: Sendable {
             if let plan, let checksum = stored.checksum,
                 checksum != expected || stored.version != layout.schema.version
             {
-                guard let stages = try plan.stages(fromVersion: stored.version, checksum: SchemaChecksum(hexDigits: checksum))
+                guard
+                    let stages = try plan.stages(
+                        fromVersion: stored.version, checksum: SchemaChecksum(hexDigits: checksum))
                 else {
                     throw MigrationError.unknownStoreVersion(
                         storeChecksum: checksum, storeVersion: stored.version,

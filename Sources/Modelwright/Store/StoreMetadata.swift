@@ -22,7 +22,8 @@ struct StoreMetadata: Equatable {
         while try rows.step() {
             values[rows.string(0)] = rows.string(1)
         }
-        return StoreMetadata(model: values["model"], version: values["version"].flatMap { Int($0) }, checksum: values["checksum"])
+        return StoreMetadata(
+            model: values["model"], version: values["version"].flatMap { Int($0) }, checksum: values["checksum"])
     }
 
     /// Records that the store holds `schema`: its model, version number and checksum.
