@@ -125,6 +125,9 @@ struct RepeatedStructureTests {
                     try Store(url: bare, migrationPlan: plan).close()
                     #expect(netZero, "\(failure), from version \(index + 1) without a number: opened")
                     #expect(try Self.dump(bare) == after, "\(failure), from version \(index + 1) without a number")
+                    #expect(
+                        try StoreMetadata.read(on: SQLiteConnection(path: bare.path, readOnly: true))?.version
+                            == last.version, "\(failure): the resolved store records its number")
                     resolved += 1
                 } catch let error as StoreError {
                     guard case .unresolvableStoreVersion(_, let versions, _) = error else { throw error }

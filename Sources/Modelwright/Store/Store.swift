@@ -98,7 +98,9 @@ public final class Store: Sendable {
     /// exist, and migrating it stage by stage if it holds an earlier version.
     ///
     /// Each stage runs in its own transaction and `progress` hears of every stage and copied
-    /// table. A store whose checksum starts no chain of stages (a newer or unknown version) is
+    /// table. Stages are found by the version number the store records (see
+    /// ``MigrationPlan/stages(fromVersion:checksum:)``). A store whose version starts no chain of
+    /// stages (a newer or unknown version) is
     /// refused with ``MigrationError/unknownStoreVersion(storeChecksum:storeVersion:knownChecksums:)``
     /// and left untouched; a stage that fails leaves the store at the version before it.
     ///
@@ -174,10 +176,16 @@ public final class Store: Sendable {
                     )
                 }
                 try Migrator(connection: connection, progress: progress).run(stages)
+                // A store that recorded no number and resolved to this version records it now.
                 if stages.isEmpty, stored.version == nil {
                     try connection.execute("BEGIN IMMEDIATE")
-                    try StoreMetadata.record(layout.schema, on: connection)
-                    try connection.execute("COMMIT")
+                    do {
+                        try StoreMetadata.record(layout.schema, on: connection)
+                        try connection.execute("COMMIT")
+                    } catch {
+                        try? connection.execute("ROLLBACK")
+                        throw error
+                    }
                 }
                 return
             }
