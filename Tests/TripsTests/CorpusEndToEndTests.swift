@@ -107,6 +107,9 @@ struct CorpusEndToEnd {
             .query("SELECT \"value\" FROM \"\(SchemaSQL.metadataTable)\" WHERE \"key\" = 'checksum'").first?["value"]
         #expect(checksum == .text(current.checksum.hexDigits), "\(bundle): the store holds the last version's checksum")
         #expect(
+            try StoreMetadata.read(on: migrated)?.version == current.version,
+            "\(bundle): the store records the last version's number")
+        #expect(
             try StoreSchema.read(migrated).differences(from: StoreSchema.fresh(SchemaLayout(current))) == [],
             "\(bundle): the migrated store is shaped like a fresh one")
         #expect(counts == after.mapValues(\.count), "\(bundle): records fetched against rows stored")
