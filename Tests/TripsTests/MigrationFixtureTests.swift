@@ -43,6 +43,28 @@ struct MigrationFixtureTests {
         #expect(stops.allSatisfy { $0["trip"] == trip.id })
     }
 
+    @Test func compositeFieldsCodableJSONInheritedAttributesAndToManyLinksAreTyped() async throws {
+        let tester = try MigrationTester(plan: Self.plan, startingAtVersion: 3)
+        let note = try tester.insertRow(
+            "Note", ["title": "Packing", "body": "socks", "createdAt": .date(Date(timeIntervalSinceReferenceDate: 5))])
+        let ada = try tester.insertRow(
+            "User",
+            [
+                "username": "ada", "givenName": "Ada", "familyName": "Lovelace",
+                "joinedAt": .date(Date(timeIntervalSinceReferenceDate: 0)), "home.street": "Rua Augusta 1",
+                "home.city": "Lisbon", "home.zip": nil, "preferences": #"{"theme": "dark"}"#, "notes": .toMany([note]),
+            ])
+        #expect {
+            try tester.insertRow("User", ["username": "b", "preferences": "{not json"])
+        } throws: { "\($0)".contains("'preferences' is Codable<") }
+        let store = try tester.migrate()
+        let user = try #require(try await store.performQuery { try $0.existing(ada.recordID(User.self)) })
+        #expect(user.home?.city == "Lisbon" && user.home?.street == "Rua Augusta 1" && user.home?.zip == nil)
+        #expect(user.preferences == ["theme": "dark"])
+        let written = try #require(try await store.performQuery { try $0.existing(note.recordID(Note.self)) })
+        #expect(written.title == "Packing" && written.authorID == ada.recordID(User.self))
+    }
+
     @Test func syntheticRowsAtEveryVersionMigrateAndReadAsCurrentRecords() async throws {
         for version in 1...Trips.checksums.count {
             let tester = try MigrationTester(plan: Self.plan, startingAtVersion: version)
