@@ -170,7 +170,7 @@ struct CorpusEndToEnd {
         let layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: store.path)
         try connection.execute(SchemaSQL.createStatements(for: layout))
-        try Migrator.recordVersion(schema, on: connection)
+        try StoreMetadata.record(schema, on: connection)
         try SyntheticRows.insert(for: layout, into: connection)
         let rows = try Self.rows(connection, layout)
         let context = MigrationContext(connection: connection, layout: layout)

@@ -31,7 +31,7 @@ public final class MigrationTester {
         url = folder.appendingPathComponent("\(start.modelName).sqlite")
         let connection = try SQLiteConnection(path: url.path)
         try connection.execute(SchemaSQL.createStatements(for: self.start))
-        try Migrator.recordVersion(start, on: connection)
+        try StoreMetadata.record(start, on: connection)
         self.connection = connection
     }
 
@@ -72,7 +72,7 @@ public final class MigrationTester {
     /// current version's shape).
     public func rows(of entity: String) throws -> [MigrationRow] {
         let connection = try SQLiteConnection(path: url.path, readOnly: true)
-        let version = try Migrator.storedVersion(on: connection)
+        let version = try StoreMetadata.storedVersion(on: connection)
         let layout = version == plan.current.version ? try SchemaLayout(plan.current) : start
         return try MigrationContext(connection: connection, layout: layout).rows(of: entity)
     }

@@ -126,14 +126,9 @@ public final class Store: Sendable {
         isFile = path != nil
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
-        try Self.prepare(connection, layout: layout, path: path ?? ":memory:", plan: plan, progress: progress)
-        if path != nil {
-            try connection.execute("PRAGMA journal_mode=WAL")
-        }
+        try Self.prepare(
+            connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
         try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
-        if case .enabled = history {
-            try HistorySQL.prepare(on: connection)
-        }
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
             readers = try (0..<Self.readerCount).map { index in
@@ -155,57 +150,84 @@ public final class Store: Sendable {
 
     /// Creates the schema in an empty database, or checks that the database holds this schema,
     /// migrating it first when a plan leads from its version to this one.
+    ///
+    /// Other processes may open the same file at the same moment (an app and its widget), so
+    /// every decision is taken on what the file holds under the write lock: each transaction
+    /// begins with `BEGIN IMMEDIATE`, then reads the file, then creates, migrates one stage or
+    /// opens, and commits. A store another process created or migrated meanwhile is then simply
+    /// opened, and each stage runs once, in whichever process holds the lock when it is due.
     private static func prepare(
-        _ connection: SQLiteConnection, layout: SchemaLayout, path: String, plan: MigrationPlan?,
-        progress: (@Sendable (MigrationProgress) -> Void)?
+        _ connection: SQLiteConnection, layout: SchemaLayout, path: String?, history: HistoryTracking,
+        plan: MigrationPlan?, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
-        let expected = layout.schema.checksum.hexDigits
-        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
-        var names: [String] = []
-        while try tables.step() {
-            names.append(tables.string(0))
+        // A new file is created in write-ahead-log mode, so no process has to convert it while
+        // others have it open; a file with content is switched only once it proved to be a store.
+        if path != nil, try Self.pageCount(of: connection) == 0 {
+            try connection.execute("PRAGMA journal_mode=WAL")
         }
-        tables.reset()
-        if names.contains(SchemaSQL.metadataTable) {
-            let metadata = try connection.statement("SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
-            var values: [String: String] = [:]
-            while try metadata.step() {
-                values[metadata.string(0)] = metadata.string(1)
-            }
-            metadata.reset()
-            if let plan, let checksum = values["checksum"], checksum != expected {
-                guard let stages = try plan.stages(from: SchemaChecksum(hexDigits: checksum)) else {
-                    throw MigrationError.unknownStoreVersion(
-                        storeChecksum: checksum,
-                        storeVersion: values["version"].flatMap { Int($0) },
-                        knownChecksums: plan.stages.map(\.source.checksum.hexDigits) + [expected]
-                    )
+        // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
+        try connection.execute("PRAGMA foreign_keys=OFF")
+        var stageCount: Int?
+        while true {
+            let stage = try connection.inTransaction(.immediate) { () -> Migrator.StageResult? in
+                let found = try StoreMetadata.read(on: connection)
+                if let plan, let stages = try pendingStages(of: found, plan: plan), let next = stages.first {
+                    let count = stageCount ?? stages.count
+                    stageCount = count
+                    return try Migrator(connection: connection, progress: progress).runInOpenTransaction(
+                        next, number: count - stages.count + 1, of: count)
                 }
-                try Migrator(connection: connection, progress: progress).run(stages)
-                return
+                try open(found, layout: layout, path: path ?? ":memory:", history: history, on: connection)
+                return nil
             }
-            guard values["checksum"] == expected else {
+            guard let stage else { break }
+            Migrator(connection: connection, progress: progress).reportCommitted(stage)
+        }
+        if path != nil {
+            try connection.execute("PRAGMA journal_mode=WAL")
+        }
+    }
+
+    /// The stages that lead from the store's version to the plan's current one: none when it is
+    /// there already, `nil` when the file is not a store of another version.
+    private static func pendingStages(of found: StoreMetadata, plan: MigrationPlan) throws -> [MigrationStage]? {
+        let expected = plan.current.checksum.hexDigits
+        guard case .store = found, let checksum = found.checksum, checksum != expected else { return nil }
+        guard let stages = try plan.stages(from: SchemaChecksum(hexDigits: checksum)) else {
+            throw MigrationError.unknownStoreVersion(
+                storeChecksum: checksum, storeVersion: found.version,
+                knownChecksums: plan.stages.map(\.source.checksum.hexDigits) + [expected])
+        }
+        return stages
+    }
+
+    /// In the opening transaction: creates the schema in an empty file, or checks that the store
+    /// holds this schema; then prepares history tables when history is on.
+    private static func open(
+        _ found: StoreMetadata, layout: SchemaLayout, path: String, history: HistoryTracking,
+        on connection: SQLiteConnection
+    ) throws {
+        switch found {
+        case .empty:
+            try connection.execute(SchemaSQL.createStatements(for: layout))
+            try StoreMetadata.record(layout.schema, on: connection)
+        case .foreign:
+            throw StoreError.notAStore(path: path)
+        case .store:
+            guard found.checksum == layout.schema.checksum.hexDigits else {
                 throw StoreError.schemaMismatch(
-                    storeChecksum: values["checksum"] ?? "none",
-                    storeVersion: values["version"].flatMap { Int($0) },
-                    expectedChecksum: expected,
-                    expectedVersion: layout.schema.version
-                )
+                    storeChecksum: found.checksum ?? "none", storeVersion: found.version,
+                    expectedChecksum: layout.schema.checksum.hexDigits, expectedVersion: layout.schema.version)
             }
-            return
         }
-        guard names.isEmpty else { throw StoreError.notAStore(path: path) }
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            for statement in SchemaSQL.createStatements(for: layout) {
-                try connection.execute(statement)
-            }
-            try Migrator.recordVersion(layout.schema, on: connection)
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
+        if case .enabled = history {
+            try HistorySQL.prepare(on: connection)
         }
+    }
+
+    private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {
+        let statement = try SQLiteStatement(connection: connection, sql: "PRAGMA page_count")
+        return try statement.step() ? statement.int64(0) : 0
     }
 
     // MARK: - Reading
@@ -241,15 +263,7 @@ public final class Store: Sendable {
         try checkOpen()
         let connection = reader.connection
         let context = ReadContext(connection: connection, layout: layout)
-        try connection.execute("BEGIN DEFERRED")
-        do {
-            let result = try body(context)
-            try connection.execute("COMMIT")
-            return result
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
+        return try connection.inTransaction(.deferred) { try body(context) }
     }
 
     /// Runs a read on a reader's queue and waits for it: for loading records where an `async`
@@ -316,9 +330,13 @@ public final class Store: Sendable {
         let storeAuthor: String?
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
-        try connection.execute("BEGIN IMMEDIATE")
+        try connection.begin(.immediate)
         do {
             let result = try body(context)
+            // A closure that caught the error of an operation SQLite answered by rolling back the
+            // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no
+            // history, no observers, and this throws.
+            try connection.checkTransaction()
             var recorded: HistoryToken?
             if let storeAuthor {
                 let changes = context.history.merged { [layout] entity in
@@ -339,7 +357,7 @@ public final class Store: Sendable {
             }
             return result
         } catch {
-            try? connection.execute("ROLLBACK")
+            connection.rollback()
             throw error
         }
     }
@@ -347,7 +365,7 @@ public final class Store: Sendable {
     /// Commits, turning a deferred foreign-key failure into an error that names the relationship.
     private func commit(_ connection: SQLiteConnection) throws {
         do {
-            try connection.execute("COMMIT")
+            try connection.commit()
         } catch let error as SQLiteError where error.extendedCode == 787 {  // SQLITE_CONSTRAINT_FOREIGNKEY
             let check = try connection.statement("PRAGMA foreign_key_check")
             defer { check.reset() }

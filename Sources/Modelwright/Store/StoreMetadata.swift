@@ -1,0 +1,77 @@
+/// What a store file says about itself, read under the write lock when it is opened: whether it
+/// is empty, a Modelwright store (and then its metadata rows) or some other database.
+///
+/// The one place that reads and writes the metadata table (`_modelwright_metadata`, one
+/// `key`/`value` row per fact): which model, version and checksum the store holds, and the format
+/// of its history tables.
+enum StoreMetadata: Equatable {
+    /// No tables at all: a new file, or one another process has not created the schema in yet.
+    case empty
+    /// A Modelwright store, with its metadata rows by key.
+    case store([String: String])
+    /// An SQLite database with tables but no metadata table: not a Modelwright store.
+    case foreign
+
+    static let modelKey = "model"
+    static let versionKey = "version"
+    static let checksumKey = "checksum"
+    /// The format of the history tables (see `HistorySQL.format`), once a store has them.
+    static let historyFormatKey = "historyFormat"
+
+    /// Reads what the file holds. Call it inside the transaction that acts on the answer, so that
+    /// no other connection can change the answer first.
+    static func read(on connection: SQLiteConnection) throws -> StoreMetadata {
+        let tables = try SQLiteStatement(connection: connection, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names: Set<String> = []
+        while try tables.step() {
+            names.insert(tables.string(0))
+        }
+        guard names.contains(SchemaSQL.metadataTable) else { return names.isEmpty ? .empty : .foreign }
+        let rows = try SQLiteStatement(
+            connection: connection, sql: "SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
+        var values: [String: String] = [:]
+        while try rows.step() {
+            values[rows.string(0)] = rows.string(1)
+        }
+        return .store(values)
+    }
+
+    /// The metadata rows, empty unless the file is a store.
+    var values: [String: String] {
+        if case .store(let values) = self { values } else { [:] }
+    }
+
+    /// The checksum of the schema the store holds.
+    var checksum: String? { values[Self.checksumKey] }
+
+    /// The version number the store records.
+    var version: Int? { values[Self.versionKey].flatMap { Int($0) } }
+
+    /// Records that the store holds `schema`, inside the caller's transaction: the stage or
+    /// creation that made it so commits with it.
+    static func record(_ schema: SchemaDescription, on connection: SQLiteConnection) throws {
+        try write(
+            [
+                (modelKey, schema.modelName), (versionKey, String(schema.version)),
+                (checksumKey, schema.checksum.hexDigits),
+            ], on: connection)
+    }
+
+    /// Sets metadata rows, replacing those with the same keys.
+    static func write(_ rows: [(key: String, value: String)], on connection: SQLiteConnection) throws {
+        let insert = try SQLiteStatement(
+            connection: connection,
+            sql: "INSERT OR REPLACE INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
+        for (key, value) in rows {
+            insert.reset()
+            insert.bind(key, 1)
+            insert.bind(value, 2)
+            try insert.run()
+        }
+    }
+
+    /// The version number a store's metadata records.
+    static func storedVersion(on connection: SQLiteConnection) throws -> Int? {
+        try read(on: connection).version
+    }
+}
