@@ -41,7 +41,7 @@ final class SQLiteConnection {
         }
         sqlite3_extended_result_codes(handle, 1)
         // Readers and the writer wait for each other instead of failing with SQLITE_BUSY.
-        sqlite3_busy_timeout(handle, 10_000)
+        sqlite3_busy_timeout(handle, Int32(Self.busyTimeout.components.seconds * 1_000))
         // No connection of the runtime or the tools ever reaches another database file: with no
         // ATTACH, SQL built from a hostile schema cannot touch files beside the store.
         sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
@@ -97,6 +97,25 @@ final class SQLiteConnection {
             handle, name, arguments, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, body, nil, nil, nil)
         guard code == SQLITE_OK else { throw error(code: code, sql: nil) }
     }
+
+    /// Puts the database in write-ahead-log mode (it stays so, in the file). Converting a file
+    /// from another mode needs it to itself for a moment, and SQLite does not wait for that with the
+    /// busy timeout (it holds a read lock it will not give up, to avoid a deadlock): this waits,
+    /// trying again for as long as the busy timeout, while another process (opening the same new
+    /// store) has the file.
+    func useWriteAheadLog() throws {
+        let deadline = ContinuousClock.now + Self.busyTimeout
+        while true {
+            do {
+                return try execute("PRAGMA journal_mode=WAL")
+            } catch let error as SQLiteError where error.code == SQLITE_BUSY && ContinuousClock.now < deadline {
+                usleep(useconds_t(1_000 + Int.random(in: 0..<4_000)))
+            }
+        }
+    }
+
+    /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    private static let busyTimeout = Duration.seconds(10)
 
     /// How many rows the last INSERT, UPDATE or DELETE changed.
     var changes: Int { Int(sqlite3_changes64(handle)) }

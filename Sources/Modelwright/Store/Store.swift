@@ -163,7 +163,7 @@ public final class Store: Sendable {
         // A new file is created in write-ahead-log mode, so no process has to convert it while
         // others have it open; a file with content is switched only once it proved to be a store.
         if path != nil, try Self.pageCount(of: connection) == 0 {
-            try connection.execute("PRAGMA journal_mode=WAL")
+            try connection.useWriteAheadLog()
         }
         // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
         try connection.execute("PRAGMA foreign_keys=OFF")
@@ -184,7 +184,7 @@ public final class Store: Sendable {
             Migrator(connection: connection, progress: progress).reportCommitted(stage)
         }
         if path != nil {
-            try connection.execute("PRAGMA journal_mode=WAL")
+            try connection.useWriteAheadLog()
         }
     }
 
