@@ -202,4 +202,118 @@ struct AbortedTransactionTests {
         case .failure: return firstAbort == nil ? "failed at commit" : "aborted"
         }
     }
+
+    // MARK: - Migration stages
+
+    private static let v1 = SchemaDescription(
+        modelName: "Abort", version: 1,
+        entities: [
+            EntityDescription(
+                name: "Entry",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "price", type: .double),
+                    AttributeDescription(name: "note", type: .string, isOptional: true),
+                ])
+        ])
+    /// Drops `note` (a table rebuild) and adds `tag`.
+    private static let v2 = SchemaDescription(
+        modelName: "Abort", version: 2,
+        entities: [
+            EntityDescription(
+                name: "Entry",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "price", type: .double),
+                    AttributeDescription(name: "tag", type: .string, isOptional: true),
+                ])
+        ])
+
+    /// A plan whose one stage doubles every price and fills `tag`, row by row, catching each
+    /// row's error (a best-effort step); with a fault, the disk fills `slack` pages on, or a
+    /// trigger rolls back the transaction at row `poisonAt`.
+    private static func plan(fault: Fault?, slack: Int, poisonAt: Int) -> MigrationPlan {
+        let step = MigrationStage.CustomStep(
+            name: "double", label: "Double every price",
+            willMigrate: { context in
+                switch fault {
+                case .fullDisk?:
+                    let pages = try context.query("PRAGMA page_count").first?["page_count"] ?? .integer(0)
+                    guard case .integer(let count) = pages else { return }
+                    try context.execute("PRAGMA max_page_count = \(count + Int64(slack))")
+                case .raiseRollback?:
+                    try context.execute(
+                        "CREATE TEMP TRIGGER \"poison\" BEFORE UPDATE ON main.\"Entry\" "
+                            + "WHEN NEW.\"name\" = 'entry \(poisonAt)' BEGIN SELECT RAISE(ROLLBACK, 'poisoned row'); END")
+                case nil:
+                    break
+                }
+            },
+            didMigrate: { context in
+                for row in try context.rows(of: "Entry") {
+                    guard case .real(let price) = row["price"] else { continue }
+                    try? context.update(
+                        "Entry", id: row.id,
+                        set: ["price": .real(price * 2), "tag": .text(String(repeating: "t", count: 200))])
+                }
+            })
+        return MigrationPlan(current: v2, stages: [.custom(from: v1, to: v2, steps: [step])])
+    }
+
+    private static func query(_ url: URL, _ sql: String) throws -> String {
+        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        return try statement.step() ? statement.string(0) : ""
+    }
+
+    @Test("a stage SQLite rolled back leaves the old store intact, and it migrates once the cause is gone")
+    func abortedStageLeavesTheOldStore() throws {
+        var random = SplitMix64(seed: 0x2440)
+        var failed = 0
+        let cases = Self.isLarge ? 400 : 16
+        for index in 0..<cases {
+            let fault = Fault.allCases[index % 2]
+            let history = random.next(below: 2) == 0
+            let tracking: HistoryTracking = history ? .enabled(author: "app") : .disabled
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            let rows = 1 + random.next(below: 400)
+            try Store(url: url, schema: Self.v1, history: tracking).close()
+            try SQLiteConnection(path: url.path).execute(
+                "WITH RECURSIVE n(value) AS (SELECT 0 UNION ALL SELECT value + 1 FROM n WHERE value < \(rows - 1)) "
+                    + "INSERT INTO \"Entry\" (\"id\", \"name\", \"price\", \"note\") "
+                    + "SELECT randomblob(16), 'entry ' || value, value + 0.5, substr(hex(randomblob(100)), 1, value % 150) FROM n")
+            let content =
+                "SELECT count(*) || ':' || total(price) || ':' || group_concat(name || '=' || price || '=' || ifnull(note, '-'), ',') FROM (SELECT * FROM Entry ORDER BY name)"
+            let before = try Self.query(url, content)
+            let historyBefore = history ? try Self.query(url, "SELECT count(*) FROM _mw_history_transactions") : ""
+
+            let slack = random.next(below: 40)
+            let poisonAt = random.next(below: rows)
+            let context = "case \(index): \(fault), \(rows) rows, slack \(slack), poison at \(poisonAt), history \(history)"
+            do {
+                try Store(url: url, migrationPlan: Self.plan(fault: fault, slack: slack, poisonAt: poisonAt), history: tracking)
+                    .close()
+                // A full disk with room enough to migrate: the stage ran once.
+                #expect(fault == .fullDisk, "\(context)")
+            } catch {
+                failed += 1
+                #expect(try Self.query(url, "SELECT value FROM _modelwright_metadata WHERE key = 'version'") == "1")
+                #expect(try Self.query(url, content) == before, "\(context): \(error)")
+                if history {
+                    #expect(try Self.query(url, "SELECT count(*) FROM _mw_history_transactions") == historyBefore)
+                }
+                #expect(try Self.query(url, "PRAGMA integrity_check") == "ok", "\(context)")
+                try Store(url: url, migrationPlan: Self.plan(fault: nil, slack: 0, poisonAt: 0), history: tracking)
+                    .close()
+            }
+            #expect(try Self.query(url, "SELECT value FROM _modelwright_metadata WHERE key = 'version'") == "2")
+            let wrong = try Self.query(
+                url, "SELECT count(*) FROM Entry WHERE price <> 2 * (CAST(substr(name, 7) AS INTEGER) + 0.5)")
+            #expect(wrong == "0", "\(context)")
+            #expect(try Self.query(url, "SELECT count(*) FROM Entry") == String(rows), "\(context)")
+        }
+        // Every poisoned stage fails, and most full disks: the generator reaches what it tests.
+        #expect(failed > cases / 2, "\(failed) of \(cases) stages failed")
+    }
 }
