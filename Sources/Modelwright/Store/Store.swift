@@ -98,7 +98,9 @@ public final class Store: Sendable {
     /// exist, and migrating it stage by stage if it holds an earlier version.
     ///
     /// Each stage runs in its own transaction and `progress` hears of every stage and copied
-    /// table. A store whose checksum starts no chain of stages (a newer or unknown version) is
+    /// table. Processes that open the store at the same moment (an app and its widget) decide
+    /// under the write lock, so the store is created once and each stage runs once, in one of
+    /// them (see <doc:SharedStores>). A store whose checksum starts no chain of stages (a newer or unknown version) is
     /// refused with ``MigrationError/unknownStoreVersion(storeChecksum:storeVersion:knownChecksums:)``
     /// and left untouched; a stage that fails leaves the store at the version before it.
     ///

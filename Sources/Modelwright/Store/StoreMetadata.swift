@@ -21,7 +21,8 @@ enum StoreMetadata: Equatable {
     /// Reads what the file holds. Call it inside the transaction that acts on the answer, so that
     /// no other connection can change the answer first.
     static func read(on connection: SQLiteConnection) throws -> StoreMetadata {
-        let tables = try SQLiteStatement(connection: connection, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        let tables = try SQLiteStatement(
+            connection: connection, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
         var names: Set<String> = []
         while try tables.step() {
             names.insert(tables.string(0))

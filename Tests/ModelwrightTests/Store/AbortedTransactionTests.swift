@@ -78,13 +78,15 @@ struct AbortedTransactionTests {
             let history = random.next(below: 2) == 0
             let url = temporaryStoreURL()
             defer { removeStore(at: url) }
-            let store = try Store(url: url, schema: Fixture.schema, history: history ? .enabled(author: "app") : .disabled)
+            let store = try Store(
+                url: url, schema: Fixture.schema, history: history ? .enabled(author: "app") : .disabled)
             defer { try? store.close() }
             try Self.onWriter(
                 store,
                 "CREATE TRIGGER \"poison\" BEFORE INSERT ON \"User\" WHEN NEW.\"username\" LIKE 'poison%' "
                     + "BEGIN SELECT RAISE(ROLLBACK, 'poisoned row'); END")
-            let outcome = try await Self.runCase(store, fault: fault, history: history, name: "\(index)", using: &random)
+            let outcome = try await Self.runCase(
+                store, fault: fault, history: history, name: "\(index)", using: &random)
             counts["\(fault) \(outcome)", default: 0] += 1
         }
         // The case generator must reach what it tests: transactions SQLite rolled back, by both faults.
@@ -244,7 +246,8 @@ struct AbortedTransactionTests {
                 case .raiseRollback?:
                     try context.execute(
                         "CREATE TEMP TRIGGER \"poison\" BEFORE UPDATE ON main.\"Entry\" "
-                            + "WHEN NEW.\"name\" = 'entry \(poisonAt)' BEGIN SELECT RAISE(ROLLBACK, 'poisoned row'); END")
+                            + "WHEN NEW.\"name\" = 'entry \(poisonAt)' BEGIN SELECT RAISE(ROLLBACK, 'poisoned row'); END"
+                    )
                 case nil:
                     break
                 }
@@ -282,7 +285,8 @@ struct AbortedTransactionTests {
             try SQLiteConnection(path: url.path).execute(
                 "WITH RECURSIVE n(value) AS (SELECT 0 UNION ALL SELECT value + 1 FROM n WHERE value < \(rows - 1)) "
                     + "INSERT INTO \"Entry\" (\"id\", \"name\", \"price\", \"note\") "
-                    + "SELECT randomblob(16), 'entry ' || value, value + 0.5, substr(hex(randomblob(100)), 1, value % 150) FROM n")
+                    + "SELECT randomblob(16), 'entry ' || value, value + 0.5, substr(hex(randomblob(100)), 1, value % 150) FROM n"
+            )
             let content =
                 "SELECT count(*) || ':' || total(price) || ':' || group_concat(name || '=' || price || '=' || ifnull(note, '-'), ',') FROM (SELECT * FROM Entry ORDER BY name)"
             let before = try Self.query(url, content)
@@ -290,10 +294,14 @@ struct AbortedTransactionTests {
 
             let slack = random.next(below: 40)
             let poisonAt = random.next(below: rows)
-            let context = "case \(index): \(fault), \(rows) rows, slack \(slack), poison at \(poisonAt), history \(history)"
+            let context =
+                "case \(index): \(fault), \(rows) rows, slack \(slack), poison at \(poisonAt), history \(history)"
             do {
-                try Store(url: url, migrationPlan: Self.plan(fault: fault, slack: slack, poisonAt: poisonAt), history: tracking)
-                    .close()
+                try Store(
+                    url: url, migrationPlan: Self.plan(fault: fault, slack: slack, poisonAt: poisonAt),
+                    history: tracking
+                )
+                .close()
                 // A full disk with room enough to migrate: the stage ran once.
                 #expect(fault == .fullDisk, "\(context)")
             } catch {
@@ -315,5 +323,47 @@ struct AbortedTransactionTests {
         }
         // Every poisoned stage fails, and most full disks: the generator reaches what it tests.
         #expect(failed > cases / 2, "\(failed) of \(cases) stages failed")
+    }
+
+    /// The errors a custom step's statements met, kept outside the step.
+    private final class Errors: @unchecked Sendable {
+        var errors: [Error] = []
+    }
+
+    @Test(
+        "a custom step cannot end the stage's transaction: BEGIN, COMMIT and ROLLBACK are refused",
+        arguments: [
+            "COMMIT", "END", "ROLLBACK", "BEGIN", "BEGIN IMMEDIATE", "commit transaction", " Rollback Transaction ",
+        ])
+    func stepCannotEndTheTransaction(statement: String) throws {
+        let url = temporaryStoreURL()
+        defer { removeStore(at: url) }
+        try Store(url: url, schema: Self.v1).close()
+        try SQLiteConnection(path: url.path).execute(
+            "INSERT INTO \"Entry\" (\"id\", \"name\", \"price\") VALUES (randomblob(16), 'entry 3', 3.5)")
+        let seen = Errors()
+        let step = MigrationStage.CustomStep(
+            name: "double", label: "Double every price",
+            willMigrate: { context in
+                do {
+                    try context.execute(statement)
+                } catch {
+                    seen.errors.append(error)
+                }
+                // Savepoints nest inside the stage's transaction, and stay allowed.
+                try context.execute("SAVEPOINT \"mine\"")
+                try context.execute("RELEASE \"mine\"")
+            },
+            didMigrate: { context in try context.execute("UPDATE \"Entry\" SET \"price\" = \"price\" * 2") })
+        try Store(
+            url: url,
+            migrationPlan: MigrationPlan(current: Self.v2, stages: [.custom(from: Self.v1, to: Self.v2, steps: [step])])
+        )
+        .close()
+        let refusal = seen.errors.first as? SQLiteError
+        #expect(seen.errors.count == 1 && refusal?.code == 23, "\(seen.errors)")  // SQLITE_AUTH
+        #expect(refusal?.message.contains("BEGIN, COMMIT and ROLLBACK cannot run") == true)
+        #expect(try Self.query(url, "SELECT value FROM _modelwright_metadata WHERE key = 'version'") == "2")
+        #expect(try Self.query(url, "SELECT price FROM Entry") == "7.0")
     }
 }

@@ -75,7 +75,8 @@ struct OpenRaceTests {
             let starts = Self.startTimes(count: count, using: &random)
             let outcomes = try Self.race((0..<count).map { ["open", store, starts[$0], history[$0]] })
 
-            let context = "race \(race): \(count) processes, \(rows) rows, history \(history), outputs \(outcomes.map(\.output))"
+            let context =
+                "race \(race): \(count) processes, \(rows) rows, history \(history), outputs \(outcomes.map(\.output))"
             #expect(outcomes.allSatisfy { $0.status == 0 && $0.output.hasPrefix("stages=") }, "\(context)")
             let ran = outcomes.flatMap { outcome in
                 outcome.output.dropFirst("stages=".count).split(whereSeparator: { $0 == "," || $0 == "\n" })
