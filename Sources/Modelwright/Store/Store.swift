@@ -80,6 +80,9 @@ public final class Store: Sendable {
     /// Whether the store is a file, so ``close()`` has a write-ahead log to checkpoint.
     private let isFile: Bool
     private let isClosed = Locked(false)
+    /// The file's schema cookie (`PRAGMA schema_version`) when the store last saw that the file
+    /// holds its schema; see ``checkSchema(on:)``.
+    private let checkedSchemaCookie: Locked<Int64>
 
     /// Opens the store at `url`, creating it with the schema if the file does not exist. A store
     /// of any other schema is refused, untouched; to migrate it, open it with a migration plan.
@@ -128,8 +131,9 @@ public final class Store: Sendable {
         isFile = path != nil
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
-        try Self.prepare(
+        let cookie = try Self.prepare(
             connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
+        checkedSchemaCookie = Locked(cookie)
         try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
@@ -158,10 +162,11 @@ public final class Store: Sendable {
     /// begins with `BEGIN IMMEDIATE`, then reads the file, then creates, migrates one stage or
     /// opens, and commits. A store another process created or migrated meanwhile is then simply
     /// opened, and each stage runs once, in whichever process holds the lock when it is due.
+    /// Returns the schema cookie the opening transaction saw, for ``checkSchema(on:)``.
     private static func prepare(
         _ connection: SQLiteConnection, layout: SchemaLayout, path: String?, history: HistoryTracking,
         plan: MigrationPlan?, progress: (@Sendable (MigrationProgress) -> Void)?
-    ) throws {
+    ) throws -> Int64 {
         // A new file is created in write-ahead-log mode, so no process has to convert it while
         // others have it open; a file with content is switched only once it proved to be a store.
         if path != nil, try Self.pageCount(of: connection) == 0 {
@@ -171,23 +176,36 @@ public final class Store: Sendable {
         try connection.execute("PRAGMA foreign_keys=OFF")
         var stageCount: Int?
         while true {
-            let stage = try connection.inTransaction(.immediate) { () -> Migrator.StageResult? in
+            let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
                 let found = try StoreMetadata.read(on: connection)
                 if let plan, let stages = try pendingStages(of: found, plan: plan), let next = stages.first {
                     let count = stageCount ?? stages.count
                     stageCount = count
-                    return try Migrator(connection: connection, progress: progress).runInOpenTransaction(
-                        next, number: count - stages.count + 1, of: count)
+                    return .migrated(
+                        try Migrator(connection: connection, progress: progress).runInOpenTransaction(
+                            next, number: count - stages.count + 1, of: count))
                 }
                 try open(found, layout: layout, path: path ?? ":memory:", history: history, on: connection)
-                return nil
+                return .opened(schemaCookie: try schemaCookie(of: connection))
             }
-            guard let stage else { break }
-            Migrator(connection: connection, progress: progress).reportCommitted(stage)
+            switch step {
+            case .migrated(let stage):
+                Migrator(connection: connection, progress: progress).reportCommitted(stage)
+            case .opened(let cookie):
+                if path != nil {
+                    try connection.useWriteAheadLog()
+                }
+                return cookie
+            }
         }
-        if path != nil {
-            try connection.useWriteAheadLog()
-        }
+    }
+
+    /// What one transaction of ``prepare(_:layout:path:history:plan:progress:)`` did.
+    private enum OpeningStep {
+        /// Ran one stage; the next transaction looks again.
+        case migrated(Migrator.StageResult)
+        /// Created or checked the store, which now holds this schema.
+        case opened(schemaCookie: Int64)
     }
 
     /// The stages that lead from the store's version to the plan's current one: none when it is
@@ -225,6 +243,29 @@ public final class Store: Sendable {
         if case .enabled = history {
             try HistorySQL.prepare(on: connection)
         }
+    }
+
+    /// Inside a transaction: throws ``StoreError/schemaMismatch(storeChecksum:storeVersion:expectedChecksum:expectedVersion:)``
+    /// when the file no longer holds this store's schema, because another process (a newer app
+    /// beside an older widget) migrated it after this store opened it; writing or reading it
+    /// with this schema would misplace values. SQLite changes the schema cookie with every change
+    /// of schema, so the metadata is read again only after one.
+    private func checkSchema(on connection: SQLiteConnection) throws {
+        let cookie = try Self.schemaCookie(of: connection)
+        guard cookie != checkedSchemaCookie.withLock({ $0 }) else { return }
+        let found = try StoreMetadata.read(on: connection)
+        guard found.checksum == schema.checksum.hexDigits else {
+            throw StoreError.schemaMismatch(
+                storeChecksum: found.checksum ?? "none", storeVersion: found.version,
+                expectedChecksum: schema.checksum.hexDigits, expectedVersion: schema.version)
+        }
+        checkedSchemaCookie.withLock { $0 = cookie }
+    }
+
+    private static func schemaCookie(of connection: SQLiteConnection) throws -> Int64 {
+        let statement = try connection.statement("PRAGMA schema_version")
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : 0
     }
 
     private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {
@@ -265,7 +306,10 @@ public final class Store: Sendable {
         try checkOpen()
         let connection = reader.connection
         let context = ReadContext(connection: connection, layout: layout)
-        return try connection.inTransaction(.deferred) { try body(context) }
+        return try connection.inTransaction(.deferred) {
+            try checkSchema(on: connection)
+            return try body(context)
+        }
     }
 
     /// Runs a read on a reader's queue and waits for it: for loading records where an `async`
@@ -334,6 +378,7 @@ public final class Store: Sendable {
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
         try connection.begin(.immediate)
         do {
+            try checkSchema(on: connection)
             let result = try body(context)
             // A closure that caught the error of an operation SQLite answered by rolling back the
             // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no

@@ -118,4 +118,32 @@ struct OpenRaceTests {
             #expect(try Self.scalar(store, "PRAGMA integrity_check") == "ok", "\(context)")
         }
     }
+
+    @Test("a store another connection migrated after this one opened it is refused, not used with the old schema")
+    func storeMigratedUnderneathIsRefused() async throws {
+        let old = SchemaDescription(
+            modelName: "Shared", version: 1,
+            entities: [
+                EntityDescription(name: "Item", attributes: [AttributeDescription(name: "price", type: .double)])
+            ])
+        let new = SchemaDescription(
+            modelName: "Shared", version: 2,
+            entities: [EntityDescription(name: "Item", attributes: [AttributeDescription(name: "cost", type: .double)])]
+        )
+        let (folder, path) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = URL(fileURLWithPath: path)
+        // The older widget opens the store, then the updated app migrates it (its own connections,
+        // as another process's would be).
+        let widget = try Store(url: url, schema: old)
+        defer { try? widget.close() }
+        try await widget.performAndSave { _ in }
+        try Store(url: url, migrationPlan: MigrationPlan(current: new, stages: [.lightweight(from: old, to: new)]))
+            .close()
+        let refused = StoreError.schemaMismatch(
+            storeChecksum: new.checksum.hexDigits, storeVersion: 2, expectedChecksum: old.checksum.hexDigits,
+            expectedVersion: 1)
+        await #expect(throws: refused) { try await widget.performAndSave { _ in } }
+        await #expect(throws: refused) { try await widget.performQuery { _ in } }
+    }
 }
