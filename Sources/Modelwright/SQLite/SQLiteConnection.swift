@@ -188,7 +188,9 @@ final class SQLiteConnection {
             // The authorizer lets no other SQL end a transaction, so this is SQLite's doing, after
             // an error whose statement did not say (a failed prepare, say).
             guard !isInTransaction else { return }
-            let cause = error(code: SQLITE_ABORT, sql: nil)
+            let cause = SQLiteError(
+                code: SQLITE_ABORT, extendedCode: SQLITE_ABORT_ROLLBACK,
+                message: "SQLite rolled the transaction back after an earlier error", sql: nil)
             transaction = .aborted(cause)
             throw StoreError.transactionAborted(cause: cause)
         }
