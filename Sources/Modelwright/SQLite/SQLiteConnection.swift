@@ -189,7 +189,7 @@ final class SQLiteConnection {
             // an error whose statement did not say (a failed prepare, say).
             guard !isInTransaction else { return }
             let cause = SQLiteError(
-                code: SQLITE_ABORT, extendedCode: SQLITE_ABORT_ROLLBACK,
+                code: SQLITE_ABORT, extendedCode: SQLITE_ABORT | (2 << 8),  // SQLITE_ABORT_ROLLBACK
                 message: "SQLite rolled the transaction back after an earlier error", sql: nil)
             transaction = .aborted(cause)
             throw StoreError.transactionAborted(cause: cause)
