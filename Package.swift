@@ -69,13 +69,19 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelwrightTests",
-            dependencies: ["Modelwright", "MigrationCrashProbe", "HistoryProbe", "ModelwrightTestSupport"]),
+            dependencies: [
+                "Modelwright", "MigrationCrashProbe", "HistoryProbe", "StoreRaceProbe", "ModelwrightTestSupport",
+            ]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(
             name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),
         // A second process on a shared store, for the persistent-history tests: it commits as
         // "widget" and is killed with SIGKILL in the middle of its commits.
         .executableTarget(name: "HistoryProbe", dependencies: ["Modelwright"], path: "Tests/HistoryProbe"),
+        // One of several processes that open one store file at the same moment, for the tests
+        // that each migration stage runs once and creation never fails, whoever wins the race.
+        .executableTarget(
+            name: "StoreRaceProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/StoreRaceProbe"),
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
         .testTarget(
             name: "ModelwrightSchemaTests",

@@ -107,7 +107,7 @@ struct CorpusEndToEnd {
             .query("SELECT \"value\" FROM \"\(SchemaSQL.metadataTable)\" WHERE \"key\" = 'checksum'").first?["value"]
         #expect(checksum == .text(current.checksum.hexDigits), "\(bundle): the store holds the last version's checksum")
         #expect(
-            try StoreMetadata.read(on: migrated)?.version == current.version,
+            try StoreMetadata.read(on: migrated).version == current.version,
             "\(bundle): the store records the last version's number")
         #expect(
             try StoreSchema.read(migrated).differences(from: StoreSchema.fresh(SchemaLayout(current))) == [],

@@ -244,7 +244,7 @@ public final class MigrationTester {
     /// current version's shape).
     public func rows(of entity: String) throws -> [MigrationRow] {
         let connection = try SQLiteConnection(path: url.path, readOnly: true)
-        let version = try StoreMetadata.read(on: connection)?.version
+        let version = try StoreMetadata.storedVersion(on: connection)
         let layout = version == plan.current.version ? try SchemaLayout(plan.current) : start
         return try MigrationContext(connection: connection, layout: layout).rows(of: entity)
     }

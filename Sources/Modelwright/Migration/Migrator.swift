@@ -18,49 +18,72 @@ struct Migrator {
     let connection: SQLiteConnection
     let progress: (@Sendable (MigrationProgress) -> Void)?
 
-    /// Runs `stages` in order; a failing stage leaves the store at the version before it.
-    func run(_ stages: [MigrationStage]) throws {
-        for (index, stage) in stages.enumerated() {
-            try run(stage, number: index + 1, of: stages.count)
-        }
-    }
-
-    /// Runs one stage and returns what it did to the tables; `freshSchemas` remembers what fresh
-    /// stores look like across stages (the planner runs hundreds of them).
+    /// Runs one stage in its own transaction and returns what it did to the tables;
+    /// `freshSchemas` remembers what fresh stores look like across stages (the planner runs
+    /// hundreds of them).
     @discardableResult
     func run(
         _ stage: MigrationStage, number: Int, of count: Int, freshSchemas: FreshSchemaCache? = nil
     ) throws -> [MigrationOperation] {
-        var run = try StageRun(stage: stage, connection: connection, freshSchemas: freshSchemas) {
-            event, table, rows in
-            progress?(
-                MigrationProgress(
-                    event: event, stage: number, stageCount: count, fromVersion: stage.source.version,
-                    toVersion: stage.destination.version, table: table, rowsCopied: rows))
-        }
+        // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
         try connection.execute("PRAGMA foreign_keys=OFF")
         defer { try? connection.execute("PRAGMA foreign_keys=ON") }
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            run.report(.stageStarted, nil)
-            let before = MigrationContext(connection: connection, layout: run.source)
-            for step in stage.customSteps { try step.willMigrate?(before) }
-            try run.addPhase()
-            let after = MigrationContext(connection: connection, layout: run.destination)
-            for step in stage.customSteps { try step.didMigrate(after) }
-            try run.placeUnplacedRows()
-            try run.removePhase()
-            if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
-            try run.check(everyTable: !stage.customSteps.isEmpty)
-            try run.recordVersion()
-            try HistorySQL.recordMigration(on: connection)
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
+        let result = try connection.inTransaction(.immediate) {
+            try runInOpenTransaction(stage, number: number, of: count, freshSchemas: freshSchemas)
         }
-        run.report(.stageCommitted, nil)
-        return run.operations
+        reportCommitted(result)
+        return result.operations
+    }
+
+    /// What one stage did, for the progress report after it commits.
+    struct StageResult {
+        let stage: MigrationStage
+        let number: Int
+        let count: Int
+        let operations: [MigrationOperation]
+        let rowsCopied: Int
+    }
+
+    /// Runs one stage inside the caller's write transaction, begun with foreign keys off, and
+    /// records the destination version in it; the caller commits, then calls ``reportCommitted(_:)``.
+    /// A store opening runs each stage so, in the transaction that read the store's version.
+    func runInOpenTransaction(
+        _ stage: MigrationStage, number: Int, of count: Int, freshSchemas: FreshSchemaCache? = nil
+    ) throws -> StageResult {
+        var run = try StageRun(stage: stage, connection: connection, freshSchemas: freshSchemas) {
+            event, table, rows in
+            report(event, stage: stage, number: number, of: count, table: table, rows: rows)
+        }
+        run.report(.stageStarted, nil)
+        let before = MigrationContext(connection: connection, layout: run.source)
+        for step in stage.customSteps { try step.willMigrate?(before) }
+        try run.addPhase()
+        let after = MigrationContext(connection: connection, layout: run.destination)
+        for step in stage.customSteps { try step.didMigrate(after) }
+        try run.placeUnplacedRows()
+        try run.removePhase()
+        if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
+        try run.check(everyTable: !stage.customSteps.isEmpty)
+        try StoreMetadata.record(run.destination.schema, on: connection)
+        try HistorySQL.recordMigration(on: connection)
+        return StageResult(
+            stage: stage, number: number, count: count, operations: run.operations, rowsCopied: run.rowsCopied)
+    }
+
+    /// Tells `progress` that the stage committed.
+    func reportCommitted(_ result: StageResult) {
+        report(
+            .stageCommitted, stage: result.stage, number: result.number, of: result.count, table: nil,
+            rows: result.rowsCopied)
+    }
+
+    private func report(
+        _ event: MigrationProgress.Event, stage: MigrationStage, number: Int, of count: Int, table: String?, rows: Int
+    ) {
+        progress?(
+            MigrationProgress(
+                event: event, stage: number, stageCount: count, fromVersion: stage.source.version,
+                toVersion: stage.destination.version, table: table, rowsCopied: rows))
     }
 }
 
@@ -79,7 +102,7 @@ private struct StageRun {
     let expected: StoreSchema
     let onProgress: (MigrationProgress.Event, String?, Int) -> Void
     private(set) var operations: [MigrationOperation] = []
-    private var rowsCopied = 0
+    private(set) var rowsCopied = 0
     /// Tables whose rows this stage changed, for the foreign key check.
     private var touched: Set<String> = []
     /// Source tables no destination table continues, by their current name.
@@ -447,10 +470,6 @@ private struct StageRun {
                     rows: Int(statement.int64(Int32(index))))
             }
         }
-    }
-
-    func recordVersion() throws {
-        try StoreMetadata.record(destination.schema, on: connection)
     }
 
     private func scalar(_ sql: String) throws -> Int {

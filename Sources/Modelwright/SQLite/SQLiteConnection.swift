@@ -1,13 +1,30 @@
 import CSQLite
 import Foundation
 
-/// One SQLite connection with its prepared-statement cache.
+/// One SQLite connection with its prepared-statement cache, and the owner of its transactions.
 ///
 /// Not thread-safe: the store gives each connection to one serial queue and only touches it
 /// there. This is the only type, with ``SQLiteStatement``, that calls the C API.
+///
+/// Transactions begin and end only through ``begin(_:)``, ``commit()`` and ``rollback()``: an
+/// authorizer refuses `BEGIN`, `COMMIT` and `ROLLBACK` in any other SQL (a custom migration step's),
+/// so nothing but the owner ends a transaction early. SQLite itself may end one: on `SQLITE_FULL`,
+/// `SQLITE_IOERR`, `SQLITE_NOMEM`, `SQLITE_INTERRUPT`, `SQLITE_CORRUPT` or a trigger's
+/// `RAISE(ROLLBACK)` it can roll the whole transaction back and return to autocommit, where every
+/// later statement would commit on its own. Every statement steps through ``SQLiteStatement/step()``,
+/// which checks for that: once the transaction is gone, every later statement on the connection
+/// throws ``StoreError/transactionAborted(cause:)`` and ``commit()`` throws it too, until the owner
+/// calls ``rollback()``.
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     private var statements: [String: SQLiteStatement] = [:]
+    /// Whether a transaction this connection began is open, or was rolled back by SQLite.
+    private var transaction = TransactionState.none
+    /// Set while ``begin(_:)``, ``commit()`` or ``rollback()`` prepares its statement: the only
+    /// time the authorizer lets a transaction statement through.
+    private var isControllingTransaction = false
+    /// Set when the authorizer refused a transaction statement, so the error can say why.
+    var refusedTransactionStatement = false
     /// SQL text the store rendered, by the shape of the request it came from; see `ReadContext.select`.
     var renderedSQL: [AnyHashable: String] = [:]
 
@@ -24,10 +41,11 @@ final class SQLiteConnection {
         }
         sqlite3_extended_result_codes(handle, 1)
         // Readers and the writer wait for each other instead of failing with SQLITE_BUSY.
-        sqlite3_busy_timeout(handle, 10_000)
+        sqlite3_busy_timeout(handle, Int32(Self.busyTimeout.components.seconds * 1_000))
         // No connection of the runtime or the tools ever reaches another database file: with no
         // ATTACH, SQL built from a hostile schema cannot touch files beside the store.
         sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
+        sqlite3_set_authorizer(handle, transactionAuthorizer, Unmanaged.passUnretained(self).toOpaque())
         try StringFunctions.register(on: self)
         try DecodingFunction.register(on: self)
     }
@@ -80,13 +98,146 @@ final class SQLiteConnection {
         guard code == SQLITE_OK else { throw error(code: code, sql: nil) }
     }
 
+    /// Puts the database in write-ahead-log mode (it stays so, in the file). Converting a file
+    /// from another mode needs it to itself for a moment, and SQLite does not wait for that with the
+    /// busy timeout (it holds a read lock it will not give up, to avoid a deadlock): this waits,
+    /// trying again for as long as the busy timeout, while another process (opening the same new
+    /// store) has the file.
+    func useWriteAheadLog() throws {
+        let deadline = ContinuousClock.now + Self.busyTimeout
+        while true {
+            do {
+                return try execute("PRAGMA journal_mode=WAL")
+            } catch let error as SQLiteError where error.code == SQLITE_BUSY && ContinuousClock.now < deadline {
+                usleep(useconds_t(1_000 + Int.random(in: 0..<4_000)))
+            }
+        }
+    }
+
+    /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    private static let busyTimeout = Duration.seconds(10)
+
     /// How many rows the last INSERT, UPDATE or DELETE changed.
     var changes: Int { Int(sqlite3_changes64(handle)) }
 
     /// Whether a transaction is open.
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    // MARK: - Transactions
+
+    /// How a transaction takes its locks.
+    enum TransactionKind: String {
+        /// Reads from a snapshot taken at its first statement; for reads.
+        case deferred = "BEGIN DEFERRED"
+        /// Takes the write lock at once, waiting for it up to the busy timeout: what it reads
+        /// cannot change before it commits.
+        case immediate = "BEGIN IMMEDIATE"
+    }
+
+    private enum TransactionState {
+        case none
+        case open
+        /// SQLite rolled it back after this error; the owner has not rolled back yet.
+        case aborted(SQLiteError)
+    }
+
+    /// Begins a transaction, which only ``commit()`` or ``rollback()`` ends.
+    func begin(_ kind: TransactionKind) throws {
+        try control(kind.rawValue)
+        transaction = .open
+    }
+
+    /// Commits the open transaction; throws ``StoreError/transactionAborted(cause:)`` when SQLite
+    /// rolled it back. A failed commit that leaves the transaction open (a deferred foreign key)
+    /// keeps it open for ``rollback()``.
+    func commit() throws {
+        try checkTransaction()
+        try control("COMMIT")
+        if !isInTransaction { transaction = .none }
+    }
+
+    /// Rolls back the open transaction, if SQLite has not already, and forgets an abort.
+    func rollback() {
+        transaction = .none
+        if isInTransaction { try? control("ROLLBACK") }
+    }
+
+    /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
+    func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
+        try begin(kind)
+        do {
+            let result = try body()
+            try commit()
+            return result
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    /// Throws ``StoreError/transactionAborted(cause:)`` when the transaction this connection began
+    /// is gone: rolled back by SQLite after an error, here or in a statement reported earlier.
+    /// Every statement calls it before it steps.
+    func checkTransaction() throws {
+        switch transaction {
+        case .none:
+            return
+        case .aborted(let cause):
+            throw StoreError.transactionAborted(cause: cause)
+        case .open:
+            // The authorizer lets no other SQL end a transaction, so this is SQLite's doing, after
+            // an error whose statement did not say (a failed prepare, say).
+            guard !isInTransaction else { return }
+            let cause = SQLiteError(
+                code: SQLITE_ABORT, extendedCode: SQLITE_ABORT | (2 << 8),  // SQLITE_ABORT_ROLLBACK
+                message: "SQLite rolled the transaction back after an earlier error", sql: nil)
+            transaction = .aborted(cause)
+            throw StoreError.transactionAborted(cause: cause)
+        }
+    }
+
+    /// Called with every error a statement reports: when SQLite rolled the transaction back with
+    /// it, the transaction is over and every later statement throws.
+    func noteFailure(_ failure: SQLiteError) {
+        if case .open = transaction, !isInTransaction {
+            transaction = .aborted(failure)
+        }
+    }
+
+    /// Prepares and runs one of the owner's transaction statements, which the authorizer lets through.
+    private func control(_ sql: String) throws {
+        isControllingTransaction = true
+        let statement: SQLiteStatement
+        do {
+            defer { isControllingTransaction = false }
+            statement = try SQLiteStatement(connection: self, sql: sql)
+        }
+        let code = sqlite3_step(statement.handle)
+        guard code == SQLITE_DONE else {
+            let failure = error(code: code, sql: sql)
+            noteFailure(failure)
+            throw failure
+        }
+    }
+
+    /// The authorizer's answer for one action of a statement being prepared.
+    fileprivate func authorize(_ action: Int32) -> Int32 {
+        guard action == SQLITE_TRANSACTION, !isControllingTransaction else { return SQLITE_OK }
+        refusedTransactionStatement = true
+        return SQLITE_DENY
+    }
+
     func error(code: Int32, sql: String?) -> SQLiteError {
         SQLiteError(connection: handle, code: code, sql: sql)
     }
+}
+
+/// SQLite's authorizer callback: refuses `BEGIN`, `COMMIT` and `ROLLBACK` that the connection's
+/// transaction methods did not prepare (see ``SQLiteConnection``).
+private func transactionAuthorizer(
+    _ connection: UnsafeMutableRawPointer?, _ action: Int32, _: UnsafePointer<CChar>?, _: UnsafePointer<CChar>?,
+    _: UnsafePointer<CChar>?, _: UnsafePointer<CChar>?
+) -> Int32 {
+    guard let connection else { return SQLITE_OK }
+    return Unmanaged<SQLiteConnection>.fromOpaque(connection).takeUnretainedValue().authorize(action)
 }

@@ -36,6 +36,15 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         )
     }
 
+    /// The error for `BEGIN`, `COMMIT` or `ROLLBACK` in SQL the runtime runs for someone else (a
+    /// custom migration step's): the store begins and ends its transactions itself.
+    static func transactionStatementRefused(sql: String) -> SQLiteError {
+        SQLiteError(
+            code: SQLITE_AUTH, extendedCode: SQLITE_AUTH,
+            message: "BEGIN, COMMIT and ROLLBACK cannot run inside the store's transaction, which the store "
+                + "begins and ends itself; use SAVEPOINT and RELEASE for a nested one", sql: sql)
+    }
+
     /// The error for SQL text holding more than one statement, which the runtime never runs.
     static func multipleStatements(sql: String) -> SQLiteError {
         SQLiteError(

@@ -29,7 +29,15 @@ final class SQLiteStatement {
             }
         }
         self.handle = handle
-        guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
+        guard code == SQLITE_OK else {
+            if code == SQLITE_AUTH, connection.refusedTransactionStatement {
+                connection.refusedTransactionStatement = false
+                throw SQLiteError.transactionStatementRefused(sql: sql)
+            }
+            let error = connection.error(code: code, sql: sql)
+            connection.noteFailure(error)
+            throw error
+        }
         // One statement per preparation, always: even text that a quoting mistake let through
         // cannot chain a second statement (`…'); ATTACH …; DELETE …`) behind the first.
         guard unparsed == 0 else { throw SQLiteError.multipleStatements(sql: sql) }
@@ -48,8 +56,11 @@ final class SQLiteStatement {
         sqlite3_clear_bindings(handle)
     }
 
-    /// Advances to the next row; `false` when there are no more.
+    /// Advances to the next row; `false` when there are no more. Throws
+    /// ``StoreError/transactionAborted(cause:)``, without running anything, once SQLite has rolled
+    /// back the connection's transaction (see ``SQLiteConnection``).
     func step() throws -> Bool {
+        try connection.checkTransaction()
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
@@ -57,6 +68,7 @@ final class SQLiteStatement {
         default:
             let error = connection.error(code: code, sql: sql)
             sqlite3_reset(handle)
+            connection.noteFailure(error)
             throw error
         }
     }

@@ -190,26 +190,17 @@ enum HistorySQL {
     static let migrationAuthor = "migration"
 
     /// Creates the tables when they are missing and records their format, or throws when the store
-    /// holds history of another format.
+    /// holds history of another format. Runs inside the transaction that opens the store, so two
+    /// processes opening it at once cannot both find the format missing.
     static func prepare(on connection: SQLiteConnection) throws {
         try connection.execute(create)
-        let read = try SQLiteStatement(
-            connection: connection,
-            sql: "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = ?")
-        read.bind(formatKey, 1)
-        if try read.step() {
-            let found = read.value(0)
-            guard found == .text(format) else {
-                throw StoreError.unsupportedHistoryFormat(found: "\(found)", supported: format)
+        if let found = try StoreMetadata.read(on: connection).values[StoreMetadata.historyFormatKey] {
+            guard found == format else {
+                throw StoreError.unsupportedHistoryFormat(found: found, supported: format)
             }
             return
         }
-        let write = try SQLiteStatement(
-            connection: connection,
-            sql: "INSERT INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
-        write.bind(formatKey, 1)
-        write.bind(format, 2)
-        try write.run()
+        try StoreMetadata.write([(StoreMetadata.historyFormatKey, format)], on: connection)
     }
 
     /// Records a migration stage as a transaction of ``migrationAuthor`` with no changes, inside the

@@ -80,6 +80,9 @@ public final class Store: Sendable {
     /// Whether the store is a file, so ``close()`` has a write-ahead log to checkpoint.
     private let isFile: Bool
     private let isClosed = Locked(false)
+    /// The file's schema cookie (`PRAGMA schema_version`) when the store last saw that the file
+    /// holds its schema; see ``checkSchema(on:)``.
+    private let checkedSchemaCookie: Locked<Int64>
 
     /// Opens the store at `url`, creating it with the schema if the file does not exist. A store
     /// of any other schema is refused, untouched; to migrate it, open it with a migration plan.
@@ -99,8 +102,10 @@ public final class Store: Sendable {
     ///
     /// Each stage runs in its own transaction and `progress` hears of every stage and copied
     /// table. Stages are found by the version number the store records (see
-    /// ``MigrationPlan/stages(fromVersion:checksum:)``). A store whose version starts no chain of
-    /// stages (a newer or unknown version) is
+    /// ``MigrationPlan/stages(fromVersion:checksum:)``). Processes that open the store at the same
+    /// moment (an app and its widget) decide under the write lock, so the store is created once and
+    /// each stage runs once, in one of them (see <doc:SharedStores>). A store whose version starts
+    /// no chain of stages (a newer or unknown version) is
     /// refused with ``MigrationError/unknownStoreVersion(storeChecksum:storeVersion:knownChecksums:)``
     /// and left untouched; a stage that fails leaves the store at the version before it.
     ///
@@ -128,14 +133,10 @@ public final class Store: Sendable {
         isFile = path != nil
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
-        try Self.prepare(connection, layout: layout, path: path ?? ":memory:", plan: plan, progress: progress)
-        if path != nil {
-            try connection.execute("PRAGMA journal_mode=WAL")
-        }
+        let cookie = try Self.prepare(
+            connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
+        checkedSchemaCookie = Locked(cookie)
         try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
-        if case .enabled = history {
-            try HistorySQL.prepare(on: connection)
-        }
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
             readers = try (0..<Self.readerCount).map { index in
@@ -157,66 +158,131 @@ public final class Store: Sendable {
 
     /// Creates the schema in an empty database, or checks that the database holds this schema,
     /// migrating it first when a plan leads from its version to this one.
+    ///
+    /// Other processes may open the same file at the same moment (an app and its widget), so
+    /// every decision is taken on what the file holds under the write lock: each transaction
+    /// begins with `BEGIN IMMEDIATE`, then reads the file, then creates, migrates one stage or
+    /// opens, and commits. A store another process created or migrated meanwhile is then simply
+    /// opened, and each stage runs once, in whichever process holds the lock when it is due.
+    /// Returns the schema cookie the opening transaction saw, for ``checkSchema(on:)``.
     private static func prepare(
-        _ connection: SQLiteConnection, layout: SchemaLayout, path: String, plan: MigrationPlan?,
-        progress: (@Sendable (MigrationProgress) -> Void)?
-    ) throws {
-        let expected = layout.schema.checksum.hexDigits
-        if let stored = try StoreMetadata.read(on: connection) {
-            if let plan, let checksum = stored.checksum,
-                checksum != expected || stored.version != layout.schema.version
-            {
-                guard
-                    let stages = try plan.stages(
-                        fromVersion: stored.version, checksum: SchemaChecksum(hexDigits: checksum))
-                else {
-                    throw MigrationError.unknownStoreVersion(
-                        storeChecksum: checksum, storeVersion: stored.version,
-                        knownChecksums: plan.stages.map(\.source.checksum.hexDigits) + [expected]
-                    )
-                }
-                try Migrator(connection: connection, progress: progress).run(stages)
-                // A store that recorded no number and resolved to this version records it now.
-                if stages.isEmpty, stored.version == nil {
-                    try connection.execute("BEGIN IMMEDIATE")
-                    do {
-                        try StoreMetadata.record(layout.schema, on: connection)
-                        try connection.execute("COMMIT")
-                    } catch {
-                        try? connection.execute("ROLLBACK")
-                        throw error
+        _ connection: SQLiteConnection, layout: SchemaLayout, path: String?, history: HistoryTracking,
+        plan: MigrationPlan?, progress: (@Sendable (MigrationProgress) -> Void)?
+    ) throws -> Int64 {
+        // A new file is created in write-ahead-log mode, so no process has to convert it while
+        // others have it open; a file with content is switched only once it proved to be a store.
+        if path != nil, try Self.pageCount(of: connection) == 0 {
+            try connection.useWriteAheadLog()
+        }
+        // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
+        try connection.execute("PRAGMA foreign_keys=OFF")
+        var stageCount: Int?
+        while true {
+            let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
+                let found = try StoreMetadata.read(on: connection)
+                if let plan, let stages = try pendingStages(of: found, plan: plan) {
+                    if let next = stages.first {
+                        let count = stageCount ?? stages.count
+                        stageCount = count
+                        return .migrated(
+                            try Migrator(connection: connection, progress: progress).runInOpenTransaction(
+                                next, number: count - stages.count + 1, of: count))
                     }
+                    // A store that recorded no number (or another version's) resolved to this
+                    // version: it records this version's number now.
+                    try StoreMetadata.record(layout.schema, on: connection)
                 }
-                return
+                try open(found, layout: layout, path: path ?? ":memory:", history: history, on: connection)
+                return .opened(schemaCookie: try schemaCookie(of: connection))
             }
-            guard stored.checksum == expected else {
-                throw StoreError.schemaMismatch(
-                    storeChecksum: stored.checksum ?? "none",
-                    storeVersion: stored.version,
-                    expectedChecksum: expected,
-                    expectedVersion: layout.schema.version
-                )
+            switch step {
+            case .migrated(let stage):
+                Migrator(connection: connection, progress: progress).reportCommitted(stage)
+            case .opened(let cookie):
+                if path != nil {
+                    try connection.useWriteAheadLog()
+                }
+                return cookie
             }
-            return
         }
-        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
-        var names: [String] = []
-        while try tables.step() {
-            names.append(tables.string(0))
+    }
+
+    /// What one transaction of ``prepare(_:layout:path:history:plan:progress:)`` did.
+    private enum OpeningStep {
+        /// Ran one stage; the next transaction looks again.
+        case migrated(Migrator.StageResult)
+        /// Created or checked the store, which now holds this schema.
+        case opened(schemaCookie: Int64)
+    }
+
+    /// The stages that lead from the store's version to the plan's current one, found by the
+    /// version number the store records (see ``MigrationPlan/stages(fromVersion:checksum:)``): none
+    /// when a store recording no number resolves to the current version, `nil` when the file is
+    /// not a store or already records the current version and checksum.
+    private static func pendingStages(of found: StoreMetadata, plan: MigrationPlan) throws -> [MigrationStage]? {
+        let expected = plan.current.checksum.hexDigits
+        guard case .store = found, let checksum = found.checksum,
+            checksum != expected || found.version != plan.current.version
+        else { return nil }
+        guard let stages = try plan.stages(fromVersion: found.version, checksum: SchemaChecksum(hexDigits: checksum))
+        else {
+            throw MigrationError.unknownStoreVersion(
+                storeChecksum: checksum, storeVersion: found.version,
+                knownChecksums: plan.stages.map(\.source.checksum.hexDigits) + [expected])
         }
-        tables.reset()
-        guard names.isEmpty else { throw StoreError.notAStore(path: path) }
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            for statement in SchemaSQL.createStatements(for: layout) {
-                try connection.execute(statement)
-            }
+        return stages
+    }
+
+    /// In the opening transaction: creates the schema in an empty file, or checks that the store
+    /// holds this schema; then prepares history tables when history is on.
+    private static func open(
+        _ found: StoreMetadata, layout: SchemaLayout, path: String, history: HistoryTracking,
+        on connection: SQLiteConnection
+    ) throws {
+        switch found {
+        case .empty:
+            try connection.execute(SchemaSQL.createStatements(for: layout))
             try StoreMetadata.record(layout.schema, on: connection)
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
+        case .foreign:
+            throw StoreError.notAStore(path: path)
+        case .store:
+            guard found.checksum == layout.schema.checksum.hexDigits else {
+                throw StoreError.schemaMismatch(
+                    storeChecksum: found.checksum ?? "none", storeVersion: found.version,
+                    expectedChecksum: layout.schema.checksum.hexDigits, expectedVersion: layout.schema.version)
+            }
         }
+        if case .enabled = history {
+            try HistorySQL.prepare(on: connection)
+        }
+    }
+
+    /// Inside a transaction: throws ``StoreError/schemaMismatch(storeChecksum:storeVersion:expectedChecksum:expectedVersion:)``
+    /// when the file no longer holds this store's schema, because another process (a newer app
+    /// beside an older widget) migrated it after this store opened it; writing or reading it
+    /// with this schema would misplace values. SQLite changes the schema cookie with every change
+    /// of schema, so the metadata is read again only after one.
+    private func checkSchema(on connection: SQLiteConnection) throws {
+        let cookie = try Self.schemaCookie(of: connection)
+        guard cookie != checkedSchemaCookie.withLock({ $0 }) else { return }
+        let found = try StoreMetadata.read(on: connection)
+        guard found.checksum == schema.checksum.hexDigits else {
+            throw StoreError.schemaMismatch(
+                storeChecksum: found.checksum ?? "none", storeVersion: found.version,
+                expectedChecksum: schema.checksum.hexDigits, expectedVersion: schema.version)
+        }
+        checkedSchemaCookie.withLock { $0 = cookie }
+    }
+
+    private static func schemaCookie(of connection: SQLiteConnection) throws -> Int64 {
+        let statement = try connection.statement("PRAGMA schema_version")
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : 0
+    }
+
+    private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {
+        let statement = try SQLiteStatement(connection: connection, sql: "PRAGMA page_count")
+        return try statement.step() ? statement.int64(0) : 0
     }
 
     // MARK: - Reading
@@ -252,14 +318,9 @@ public final class Store: Sendable {
         try checkOpen()
         let connection = reader.connection
         let context = ReadContext(connection: connection, layout: layout)
-        try connection.execute("BEGIN DEFERRED")
-        do {
-            let result = try body(context)
-            try connection.execute("COMMIT")
-            return result
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
+        return try connection.inTransaction(.deferred) {
+            try checkSchema(on: connection)
+            return try body(context)
         }
     }
 
@@ -327,9 +388,14 @@ public final class Store: Sendable {
         let storeAuthor: String?
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
-        try connection.execute("BEGIN IMMEDIATE")
+        try connection.begin(.immediate)
         do {
+            try checkSchema(on: connection)
             let result = try body(context)
+            // A closure that caught the error of an operation SQLite answered by rolling back the
+            // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no
+            // history, no observers, and this throws.
+            try connection.checkTransaction()
             var recorded: HistoryToken?
             if let storeAuthor {
                 let changes = context.history.merged { [layout] entity in
@@ -350,7 +416,7 @@ public final class Store: Sendable {
             }
             return result
         } catch {
-            try? connection.execute("ROLLBACK")
+            connection.rollback()
             throw error
         }
     }
@@ -358,7 +424,7 @@ public final class Store: Sendable {
     /// Commits, turning a deferred foreign-key failure into an error that names the relationship.
     private func commit(_ connection: SQLiteConnection) throws {
         do {
-            try connection.execute("COMMIT")
+            try connection.commit()
         } catch let error as SQLiteError where error.extendedCode == 787 {  // SQLITE_CONSTRAINT_FOREIGNKEY
             let check = try connection.statement("PRAGMA foreign_key_check")
             defer { check.reset() }

@@ -35,6 +35,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store's history tables were written in a format this runtime does not read (a newer
     /// Modelwright's); the store is left as it is.
     case unsupportedHistoryFormat(found: String, supported: String)
+    /// SQLite rolled back the whole transaction after `cause` (a full disk, an I/O error, a
+    /// trigger's `RAISE(ROLLBACK)`): nothing the transaction wrote was saved, and every later
+    /// operation in the same `performAndSave` closure, or migration stage, throws this error.
+    case transactionAborted(cause: SQLiteError)
 
     /// A sentence that names the entity, attribute or relationship involved.
     public var description: String {
@@ -74,6 +78,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedHistoryFormat(let found, let supported):
             "the store's history is in format \(found), and this version of Modelwright reads format \(supported); "
                 + "open it with the Modelwright that wrote it, or without history"
+        case .transactionAborted(let cause):
+            "SQLite rolled back the whole transaction after an error (\(cause)); nothing it wrote was saved, "
+                + "and the operations after the error did not run. Free space or fix the cause, then write again"
         }
     }
 }

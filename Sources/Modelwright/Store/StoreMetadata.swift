@@ -1,46 +1,78 @@
-/// What a store's metadata table says about the schema it holds: the model, the version number it
-/// was written at and that version's checksum. The one reader and writer of those rows, so the
-/// open path (whatever lock it holds) and the migrator agree on them.
-struct StoreMetadata: Equatable {
-    /// The model's name, when recorded.
-    var model: String?
-    /// The version number the store was last written at; `nil` for a store that records none.
-    var version: Int?
-    /// The checksum of the schema the store holds; `nil` when none is recorded.
-    var checksum: String?
+/// What a store file says about itself, read under the write lock when it is opened: whether it
+/// is empty, a Modelwright store (and then its metadata rows) or some other database.
+///
+/// The one place that reads and writes the metadata table (`_modelwright_metadata`, one
+/// `key`/`value` row per fact): which model, version and checksum the store holds, and the format
+/// of its history tables.
+enum StoreMetadata: Equatable {
+    /// No tables at all: a new file, or one another process has not created the schema in yet.
+    case empty
+    /// A Modelwright store, with its metadata rows by key.
+    case store([String: String])
+    /// An SQLite database with tables but no metadata table: not a Modelwright store.
+    case foreign
 
-    /// Reads the metadata of the database on `connection`: `nil` when it has no metadata table (an
-    /// empty database, or one Modelwright did not create).
-    static func read(on connection: SQLiteConnection) throws -> StoreMetadata? {
-        let exists = try SQLiteStatement(
-            connection: connection, sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
-        exists.bind(SchemaSQL.metadataTable, 1)
-        guard try exists.step() else { return nil }
+    static let modelKey = "model"
+    static let versionKey = "version"
+    static let checksumKey = "checksum"
+    /// The format of the history tables (see `HistorySQL.format`), once a store has them.
+    static let historyFormatKey = "historyFormat"
+
+    /// Reads what the file holds. Call it inside the transaction that acts on the answer, so that
+    /// no other connection can change the answer first.
+    static func read(on connection: SQLiteConnection) throws -> StoreMetadata {
+        let tables = try SQLiteStatement(
+            connection: connection, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names: Set<String> = []
+        while try tables.step() {
+            names.insert(tables.string(0))
+        }
+        guard names.contains(SchemaSQL.metadataTable) else { return names.isEmpty ? .empty : .foreign }
         let rows = try SQLiteStatement(
             connection: connection, sql: "SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
         var values: [String: String] = [:]
         while try rows.step() {
             values[rows.string(0)] = rows.string(1)
         }
-        return StoreMetadata(
-            model: values["model"], version: values["version"].flatMap { Int($0) }, checksum: values["checksum"])
+        return .store(values)
     }
 
-    /// Records that the store holds `schema`: its model, version number and checksum.
+    /// The metadata rows, empty unless the file is a store.
+    var values: [String: String] {
+        if case .store(let values) = self { values } else { [:] }
+    }
+
+    /// The checksum of the schema the store holds.
+    var checksum: String? { values[Self.checksumKey] }
+
+    /// The version number the store records.
+    var version: Int? { values[Self.versionKey].flatMap { Int($0) } }
+
+    /// Records that the store holds `schema`, inside the caller's transaction: the stage or
+    /// creation that made it so commits with it.
     static func record(_ schema: SchemaDescription, on connection: SQLiteConnection) throws {
-        try record(model: schema.modelName, version: schema.version, checksum: schema.checksum, on: connection)
+        try write(
+            [
+                (modelKey, schema.modelName), (versionKey, String(schema.version)),
+                (checksumKey, schema.checksum.hexDigits),
+            ], on: connection)
     }
 
-    /// Records that the store holds version `version` of `model`, whose checksum is `checksum`.
-    static func record(model: String, version: Int, checksum: SchemaChecksum, on connection: SQLiteConnection) throws {
+    /// Sets metadata rows, replacing those with the same keys.
+    static func write(_ rows: [(key: String, value: String)], on connection: SQLiteConnection) throws {
         let insert = try SQLiteStatement(
             connection: connection,
             sql: "INSERT OR REPLACE INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
-        for (key, value) in [("model", model), ("version", String(version)), ("checksum", checksum.hexDigits)] {
+        for (key, value) in rows {
             insert.reset()
             insert.bind(key, 1)
             insert.bind(value, 2)
             try insert.run()
         }
+    }
+
+    /// The version number a store's metadata records.
+    static func storedVersion(on connection: SQLiteConnection) throws -> Int? {
+        try read(on: connection).version
     }
 }

@@ -7,6 +7,9 @@ import Foundation
 /// leaving the store as it was, when it throws. Each operation is atomic on its own too: one that
 /// throws (a delete whose cascade reaches a `deny` rule, a batch with a duplicate) leaves nothing
 /// of itself behind, so a closure that catches the error and goes on commits only what succeeded.
+/// Unless SQLite rolled back the whole transaction (a full disk, a trigger's `RAISE(ROLLBACK)`):
+/// then every later operation throws ``StoreError/transactionAborted(cause:)`` and nothing commits
+/// (see <doc:SharedStores>).
 ///
 /// ```swift
 /// try await store.performAndSave { context in

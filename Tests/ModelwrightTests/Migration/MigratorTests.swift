@@ -184,7 +184,7 @@ struct MigratorTests {
             try tester.migrate()
         }
         let connection = try SQLiteConnection(path: tester.url.path)
-        #expect(try StoreMetadata.read(on: connection)?.version == 2)
+        #expect(try StoreMetadata.storedVersion(on: connection) == 2)
         #expect(try StoreSchema.read(connection) == StoreSchema.fresh(SchemaLayout(People.v2)))
     }
 

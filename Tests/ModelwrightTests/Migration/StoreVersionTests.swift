@@ -79,8 +79,8 @@ struct StoreVersionTests {
         try Store(url: url, schema: v1).close()
         let connection = try SQLiteConnection(path: url.path)
         try connection.execute("DELETE FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = 'version'")
-        #expect(try StoreMetadata.read(on: connection)?.version == nil)
+        #expect(try StoreMetadata.read(on: connection).version == nil)
         try Store(url: url, migrationPlan: Self.plan([v1, v2, v3])).close()
-        #expect(try StoreMetadata.read(on: connection)?.version == 3)
+        #expect(try StoreMetadata.read(on: connection).version == 3)
     }
 }
