@@ -75,3 +75,25 @@ package enum Suggestions {
         return distance <= bound ? distance : nil
     }
 }
+
+/// A "did you mean" hint an error asks for: `name` and the names it may be a misspelling of. The
+/// ``DiagnosticSink`` searches only if it reports the error, and shows the closest candidate as
+/// a note `did you mean '<prefix><candidate>'?` at `offset`.
+package struct Suggestion: Sendable {
+    /// The name as written.
+    package let name: String
+    /// The names it may be a misspelling of; pass an array built once (a copy costs nothing).
+    package let candidates: [String]
+    /// Where the note points.
+    package let offset: Int
+    /// Written before the candidate, such as `@` for annotations.
+    package let prefix: String
+
+    /// A hint for `name` among `candidates`, pointing at `offset`.
+    package init(for name: String, among candidates: [String], at offset: Int, prefix: String = "") {
+        self.name = name
+        self.candidates = candidates
+        self.offset = offset
+        self.prefix = prefix
+    }
+}

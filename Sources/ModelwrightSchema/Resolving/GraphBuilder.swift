@@ -36,6 +36,11 @@ package struct GraphBuilder {
     private var explicitInverses: [String: [String: AST.Name]] = [:]
     /// Relationships marked `@noInverse`, by entity.
     private var withoutInverse: [String: Set<String>] = [:]
+    /// The names a misspelt type may have meant, sorted once per file: an error's hint request
+    /// then costs nothing unless the error is reported (see ``DiagnosticSink``).
+    private var entityNames: [String] = []
+    private var typeNames: [String] = []
+    private var valueTypeNames: [String] = []
 
     private init(diagnostics: DiagnosticSink) {
         self.diagnostics = diagnostics
@@ -61,6 +66,8 @@ package struct GraphBuilder {
                 at: header.name.range.start)
         }
         collectTypes(file.declarations, modelName: header.name.text)
+        entityNames = types.compactMap { if case .entity = $0.value { $0.key } else { nil } }.sorted()
+        typeNames = (Array(Self.scalarTypes.keys) + types.keys).sorted()
         var graph = EntityGraph(
             modelName: header.name.text,
             version: header.version,
@@ -78,6 +85,7 @@ package struct GraphBuilder {
             default: break
             }
         }
+        valueTypeNames = (Array(Self.scalarTypes.keys) + enumerations.keys).sorted()
         for declaration in file.declarations {
             if case .composite(let composite) = declaration, let resolved = resolve(composite) {
                 graph.composites.append(resolved)
@@ -295,7 +303,7 @@ package struct GraphBuilder {
     /// the diagnostics a sequential run gives. Half the time of building a large graph went here.
     private mutating func resolveInParallel(_ declarations: [AST.Entity]) -> [EntityGraph.Entity] {
         var template = self
-        template.diagnostics = DiagnosticSink(file: diagnostics.file)
+        template.diagnostics = DiagnosticSink(file: diagnostics.file, defersSuggestions: true)
         let resolved = declarations.parallelMap { [template] declaration in
             var builder = template
             return (entity: builder.resolve(declaration), builder: builder)
@@ -362,18 +370,19 @@ package struct GraphBuilder {
         case .set(let name), .array(let name):
             guard case .entity? = types[name.text] else {
                 let isArray = if case .array = property.type.kind { true } else { false }
-                var notes: [(String, Int)] = []
-                if Self.scalarTypes[name.text] != nil || types[name.text] != nil {
-                    notes.append(
-                        ("to store a collection of values, use 'Codable<[\(name.text)]>'", property.type.range.start)
-                    )
-                } else if let suggestion = Suggestions.closest(to: name.text, among: entityNames) {
-                    notes.append(("did you mean '\(suggestion)'?", name.range.start))
-                }
+                let isKnown = Self.scalarTypes[name.text] != nil || types[name.text] != nil
                 diagnostics.error(
                     "'\(isArray ? "[\(name.text)]" : "Set<\(name.text)>")' is a to-many relationship, but '\(name.text)' is not an entity",
                     at: name.range.start,
-                    notes: notes
+                    notes: isKnown
+                        ? [
+                            (
+                                "to store a collection of values, use 'Codable<[\(name.text)]>'",
+                                property.type.range.start
+                            )
+                        ]
+                        : [],
+                    suggesting: isKnown ? nil : Suggestion(for: name.text, among: entityNames, at: name.range.start)
                 )
                 return
             }
@@ -602,10 +611,6 @@ package struct GraphBuilder {
         return arguments[0].words[0]
     }
 
-    private var entityNames: [String] {
-        types.compactMap { if case .entity = $0.value { $0.key } else { nil } }.sorted()
-    }
-
     private mutating func reportUnknownOrUnsupported(_ type: AST.TypeReference, what: String, allowed: String?) {
         guard case .named(let name) = type.kind else {
             diagnostics.error("\(what) must have one of the \(allowed ?? "known types")", at: type.range.start)
@@ -616,13 +621,11 @@ package struct GraphBuilder {
                 "'\(name.text)' cannot be the type of \(what); use one of the \(allowed)", at: name.range.start)
             return
         }
-        var candidates = Array(Self.scalarTypes.keys) + types.keys
-        if allowed != nil { candidates = Array(Self.scalarTypes.keys) + enumerations.keys }
-        let suggestion = Suggestions.closest(to: name.text, among: candidates.sorted())
         diagnostics.error(
             "unknown type '\(name.text)'",
             at: name.range.start,
-            notes: suggestion.map { [("did you mean '\($0)'?", name.range.start)] } ?? []
+            suggesting: Suggestion(
+                for: name.text, among: allowed == nil ? typeNames : valueTypeNames, at: name.range.start)
         )
     }
 
@@ -637,11 +640,10 @@ package struct GraphBuilder {
             case .entity?:
                 break
             case nil:
-                let suggestion = Suggestions.closest(to: parent.text, among: entityNames)
                 diagnostics.error(
                     "unknown parent entity '\(parent.text)'",
                     at: parent.range.start,
-                    notes: suggestion.map { [("did you mean '\($0)'?", parent.range.start)] } ?? []
+                    suggesting: Suggestion(for: parent.text, among: entityNames, at: parent.range.start)
                 )
                 entities[index].parent = nil
             case .enumeration?, .composite?:
@@ -815,13 +817,11 @@ package struct GraphBuilder {
         case nil:
             break
         }
-        // Only while errors are still reported: the names cost as much as the entity inherits.
-        let suggestion =
-            diagnostics.isFull ? nil : Suggestions.closest(to: property.text, among: visible.names.sorted())
+        // The names cost as much as the entity inherits: listed only if the error is reported.
         diagnostics.error(
             "'@\(annotation)' names '\(property.text)', which is not a property of '\(entity.name)'",
             at: property.range.start,
-            notes: suggestion.map { [("did you mean '\($0)'?", property.range.start)] } ?? []
+            suggesting: Suggestion(for: property.text, among: visible.names.sorted(), at: property.range.start)
         )
         return false
     }
