@@ -31,6 +31,34 @@ struct BoundedCheckTests {
         #expect(graph.entities[limit - 1].indexes == [["p0", "p\(limit - 1)"]])
     }
 
+    @Test func recordsRepeatAtMostTheBoundOfInheritedProperties() throws {
+        // Every subentity's record repeats its ancestors' properties: a wide parent under many
+        // subentities is bounded in total, whatever the shape (several roots, nested parents).
+        func model(roots: [(properties: Int, subentities: Int)]) -> String {
+            var text = "model Test version 1\n"
+            for (root, shape) in roots.enumerated() {
+                text += "abstract entity R\(root) {\n"
+                text += (0..<shape.properties).map { "    p\(root)x\($0): Int?\n" }.joined() + "}\n"
+                text += (0..<shape.subentities).map { "entity S\(root)x\($0): R\(root) {}\n" }.joined()
+            }
+            return text
+        }
+        let limit = GraphBuilder.maximumInheritedCopies
+        _ = try graph(model(roots: [(100, limit / 200), (50, limit / 100)]))
+        #expect(
+            diagnose(model(roots: [(100, limit / 200), (50, limit / 100 + 1)])) == [
+                "\(2 + 101 + limit / 200 + 1):17: error: the records of the \(limit / 100 + 1) subentities of 'R1' repeat \(limit / 2 + 50) inherited properties (\(limit + 50) in this version; at most \(limit)): each record holds every property of its ancestors"
+            ])
+        // The case: 300 properties under 1,000 empty subentities (21 KB).
+        #expect(diagnose(model(roots: [(300, 1_000)])).count == 1)
+        // Nested parents count what each level inherits.
+        var nested = model(roots: [(0, 0)])
+        nested += (0..<200).map { "entity N\($0): R0 {\n" + (0..<50).map { "    n\($0): Int\n" }.joined() + "}\n" }
+            .joined()
+        nested += (0..<201).map { "entity M\($0): N\($0 % 2) {}\n" }.joined()
+        #expect(diagnose(nested).count == 1)
+    }
+
     @Test func inheritedDuplicatesAndUnknownMembersInADeepChainAreReported() {
         let depth = 5_000
         let lines = diagnose(

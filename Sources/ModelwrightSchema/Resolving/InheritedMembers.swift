@@ -33,6 +33,10 @@ struct InheritedMembers {
         visible[name]?.first?.member
     }
 
+    /// How many properties are visible: before entering an entity, what its record copies from
+    /// its ancestors.
+    var count: Int { visible.count }
+
     /// Every name visible, for "did you mean" hints.
     var names: [String] { Array(visible.keys) }
 
