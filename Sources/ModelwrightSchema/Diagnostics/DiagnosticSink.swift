@@ -91,11 +91,10 @@ package struct DiagnosticSink: Sendable {
 
     /// The "did you mean" note for a reported diagnostic, if a candidate is close enough.
     private func hint(for suggestion: Suggestion) -> Diagnostic.Note? {
-        Suggestions.closest(to: suggestion.name, among: suggestion.candidates).map {
-            Diagnostic.Note(
-                message: "did you mean '\(suggestion.prefix)\($0)'?", path: file.path,
-                location: file.location(of: suggestion.offset))
-        }
+        let closest = Suggestions.closest(to: suggestion.name, among: suggestion.candidates())
+        guard let message = closest.map({ "did you mean '\(suggestion.prefix)\($0)'?" }) ?? suggestion.otherwise?()
+        else { return nil }
+        return Diagnostic.Note(message: message, path: file.path, location: file.location(of: suggestion.offset))
     }
 
     /// Whether a diagnostic may be added: not once the sink is full, and not the error past the

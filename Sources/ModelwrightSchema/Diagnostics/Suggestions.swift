@@ -77,23 +77,36 @@ package enum Suggestions {
 }
 
 /// A "did you mean" hint an error asks for: `name` and the names it may be a misspelling of. The
-/// ``DiagnosticSink`` searches only if it reports the error, and shows the closest candidate as
-/// a note `did you mean '<prefix><candidate>'?` at `offset`.
+/// ``DiagnosticSink`` lists the candidates and searches only if it reports the error, and shows
+/// the closest candidate as a note `did you mean '<prefix><candidate>'?` at `offset` (or
+/// `otherwise`, when no candidate is close).
 package struct Suggestion: Sendable {
     /// The name as written.
     package let name: String
-    /// The names it may be a misspelling of; pass an array built once (a copy costs nothing).
-    package let candidates: [String]
+    /// The names it may be a misspelling of, listed only when the error is reported.
+    package let candidates: @Sendable () -> [String]
     /// Where the note points.
     package let offset: Int
-    /// Written before the candidate, such as `@` for annotations.
+    /// Written before the candidate, such as `@` for annotations or `.` for enum cases.
     package let prefix: String
+    /// The note when no candidate is close; none when `nil`.
+    package let otherwise: (@Sendable () -> String)?
 
-    /// A hint for `name` among `candidates`, pointing at `offset`.
+    /// A hint for `name` among `candidates`, pointing at `offset`; pass an array built once (a
+    /// copy costs nothing).
     package init(for name: String, among candidates: [String], at offset: Int, prefix: String = "") {
+        self.init(for: name, at: offset, prefix: prefix) { candidates }
+    }
+
+    /// A hint for `name` among the names `candidates` lists, only if the error is reported.
+    package init(
+        for name: String, at offset: Int, prefix: String = "", otherwise: (@Sendable () -> String)? = nil,
+        among candidates: @escaping @Sendable () -> [String]
+    ) {
         self.name = name
         self.candidates = candidates
         self.offset = offset
         self.prefix = prefix
+        self.otherwise = otherwise
     }
 }

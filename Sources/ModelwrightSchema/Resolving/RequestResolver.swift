@@ -364,7 +364,8 @@ struct RequestResolver {
         case .failure(let problem):
             diagnostics.error(
                 problem.message, at: literal.range.start,
-                notes: problem.hint.map { [($0, literal.range.start)] } ?? [])
+                notes: problem.hint.map { [($0, literal.range.start)] } ?? [],
+                suggesting: problem.suggestion?(literal.range.start))
             return nil
         }
     }
