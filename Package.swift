@@ -89,7 +89,8 @@ let package = Package(
         .testTarget(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
-        .testTarget(name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI")]),
+        .testTarget(
+            name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI"), "ModelwrightTestSupport"]),
         // The fuzz campaign of issue 13: a runner that makes mutated models and Core Data files and
         // runs them through the tools' library calls, supervised in child processes so a crash or
         // a hang is recorded rather than fatal; the test target runs a CI-sized campaign.

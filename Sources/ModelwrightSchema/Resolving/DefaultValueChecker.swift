@@ -5,8 +5,11 @@ import Modelwright
 enum DefaultValueChecker {
     /// The typed default, or the reason the literal does not fit.
     /// `role` names the literal in messages: a request's constant is not a default value.
+    /// `isCase` answers whether an enum (by name) has a case, from an index; `nil` (or its `nil`)
+    /// scans the cases.
     static func check(
-        _ literal: AST.Literal, for type: AttributeType, isOptional: Bool, role: String = "default value"
+        _ literal: AST.Literal, for type: AttributeType, isOptional: Bool, role: String = "default value",
+        isCase: (_ enumeration: String, _ name: String) -> Bool? = { _, _ in nil }
     ) -> Result<DefaultValue?, DefaultValueProblem> {
         if case .null = literal.kind {
             return isOptional
@@ -58,7 +61,7 @@ enum DefaultValueChecker {
             }
             return .success(.date(secondsSince1970: seconds))
         case (.enumeration(let enumeration), .enumCase(let name)):
-            guard enumeration.cases.contains(where: { $0.name == name }) else {
+            guard isCase(enumeration.name, name) ?? enumeration.cases.contains(where: { $0.name == name }) else {
                 // Searched and listed only if the error is reported: an enum of thousands of
                 // cases and thousands of wrong defaults would cost their product.
                 let cases = enumeration.cases
