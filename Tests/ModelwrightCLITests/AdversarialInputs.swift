@@ -96,6 +96,16 @@ enum AdversarialInputs {
             }
             return .schema([("M.v1.model", text)])
         },
+        Shape(name: "long near-miss names") { random, budget in
+            // Near-identical names of 60 scalars: every hint's edit distance runs its full band.
+            let stem = "E" + String(repeating: random.pick(["a", "é"]), count: 58)
+            var text = header + lines(budget * 9 / 10) { "entity \(stem)\(String(format: "%04d", $0)) {}\n" }
+            text += "entity X {\n"
+            text += lines(budget - text.utf8.count - 10) {
+                "    r\($0): \(stem.dropLast())b\(String(format: "%04d", $0))?\n"
+            }
+            return .schema([("M.v1.model", text + "}\n")])
+        },
         Shape(name: "many inverses") { random, budget in
             let count = budget / 60
             var a = "entity A {\n"
