@@ -1,14 +1,10 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Testing
 
 /// One run of the built `modelwright` executable as a child process, measured as the operating
-/// system saw it: `wait4` returns the child's own resource usage (peak resident memory, CPU
-/// time), so what other tests or threads of this process do is not counted.
+/// system saw it: through `ResourceProbe`, a small process that spawns the command and reports
+/// its own resource usage from `wait4` (peak resident memory, CPU time), so neither what other
+/// tests or threads of this process do nor this process's own memory is counted.
 struct ChildProcess {
     /// What one run cost and printed.
     struct Run {
@@ -32,57 +28,47 @@ struct ChildProcess {
         }
     }
 
-    /// The `modelwright` executable SwiftPM built beside the tests.
-    static let executable: String? = {
+    /// An executable SwiftPM built beside the tests.
+    static func built(_ name: String) -> String? {
         let folder = Bundle.main.bundleURL
-        return [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("modelwright").path }
+        return [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent(name).path }
             .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    }
 
-    /// Runs `arguments` with standard output and error captured in files of `scratch`; kills the
-    /// child after `timeout` seconds.
+    /// The `modelwright` executable SwiftPM built beside the tests.
+    static let executable = built("modelwright")
+
+    /// Runs `arguments` with standard output and error captured in files of `scratch`; the probe
+    /// kills the command after `timeout` seconds.
     static func run(_ executable: String, _ arguments: [String], scratch: URL, timeout: Double = 60) throws -> Run {
+        let probe = try #require(built("ResourceProbe"), "ResourceProbe is built beside the tests")
         let outputPath = scratch.appendingPathComponent("stdout").path
         let errorPath = scratch.appendingPathComponent("stderr").path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid = pid_t()
-        let start = Date()
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-        var status: Int32 = 0
-        var usage = rusage()
-        var timedOut = false
-        while true {
-            let waited = wait4(pid, &status, WNOHANG, &usage)
-            if waited == pid { break }
-            if waited < 0 && errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            if Date().timeIntervalSince(start) > timeout, !timedOut {
-                kill(pid, SIGKILL)
-                timedOut = true
-            }
-            usleep(2_000)
+        let reportPath = scratch.appendingPathComponent("report").path
+        try? FileManager.default.removeItem(atPath: reportPath)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: probe)
+        process.arguments = [reportPath, String(timeout), executable] + arguments
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let error = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        defer {
+            try? output.close()
+            try? error.close()
         }
-        let seconds = Date().timeIntervalSince(start)
-        func time(_ value: timeval) -> Double { Double(value.tv_sec) + Double(value.tv_usec) / 1_000_000 }
-        #if canImport(Darwin)
-            let peakBytes = Int(usage.ru_maxrss)  // bytes on Apple platforms
-        #else
-            let peakBytes = Int(usage.ru_maxrss) * 1024  // kilobytes on Linux
-        #endif
-        // The exit status, or 128 + the signal, as a shell shows it.
-        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        process.waitUntilExit()
+        let report = try String(contentsOfFile: reportPath, encoding: .utf8).split(separator: " ")
+        let fields = try #require(report.count == 5 ? report : nil, "the probe's report: \(report)")
         return Run(
-            status: code, seconds: seconds, cpuSeconds: time(usage.ru_utime) + time(usage.ru_stime),
-            peakBytes: peakBytes,
+            status: Int32(fields[0]) ?? -1, seconds: Double(fields[1]) ?? .infinity,
+            cpuSeconds: Double(fields[2]) ?? .infinity, peakBytes: Int(fields[3]) ?? .max,
             standardOutput: (try? Data(contentsOf: URL(fileURLWithPath: outputPath))) ?? Data(),
             standardError: (try? Data(contentsOf: URL(fileURLWithPath: errorPath))) ?? Data(),
-            timedOut: timedOut)
+            timedOut: fields[4].hasPrefix("1"))
     }
 }
