@@ -56,7 +56,7 @@ struct InheritedMembers {
     }
 
     /// The values `entity`'s own properties store.
-    private static func storedValues(of entity: EntityGraph.Entity) -> Int {
+    static func storedValues(of entity: EntityGraph.Entity) -> Int {
         let attributes = entity.attributes.reduce(0) { total, attribute in
             if case .composite(let composite) = attribute.type { return total + composite.fields.count }
             return total + 1
