@@ -28,7 +28,15 @@ enum AdversarialInputs {
     /// A shape: its name and how it draws an input of about `budget` bytes.
     struct Shape: Sendable {
         let name: String
+        /// An open problem this shape shows, which CI skips and the large run records as known.
+        var knownIssue: String?
         let make: @Sendable (inout SplitMix64, _ budget: Int) -> Input
+
+        init(name: String, knownIssue: String? = nil, make: @escaping @Sendable (inout SplitMix64, Int) -> Input) {
+            self.name = name
+            self.knownIssue = knownIssue
+            self.make = make
+        }
     }
 
     /// Lines while they fit in `budget` bytes.
@@ -179,6 +187,44 @@ enum AdversarialInputs {
                 }
             }
             return .schema(files)
+        },
+        Shape(name: "many entities, one-way relationships") { random, budget in
+            // Thousands of entities, each pointing at the next without an inverse: one warning
+            // (and note) per relationship, and a record, a table and a plan entry per entity.
+            let body = lines(budget - 40) { index in
+                "entity E\(index) {\n    a: Int\n    next: E\(index + 1)?\n}\n"
+            }
+            let count = body.components(separatedBy: "entity ").count - 1
+            return .schema([("M.v1.model", header + body.replacingOccurrences(of: "E\(count)?", with: "E0?"))])
+        },
+        Shape(name: "wide entity, many requests") { random, budget in
+            let width = random.pick([500, 2_000])
+            var text = header + "entity E {\n" + (0..<width).map { "    a\($0): Int\n" }.joined() + "}\n"
+            text += lines(budget - text.utf8.count) { index in
+                "request r\(index): E where \"a\(random.index(below: width)) == $p AND a\(random.index(below: width)) > 1\"\n"
+            }
+            return .schema([("M.v1.model", text)])
+        },
+        Shape(
+            name: "renamed relationships",
+            knownIssue:
+                "the planner's shadow migration renames each column with its own ALTER TABLE, and SQLite "
+                + "re-reads the whole schema for each: 480 renamed relationships take 30 s"
+        ) { random, budget in
+            // Every relationship and attribute renamed in the next version.
+            let count = budget / 2 / 90
+            func version(_ number: Int) -> String {
+                let prefix = number == 1 ? "a" : "b"
+                let renamed = { (old: String) in number == 1 ? "" : " @renamed(from: \(old))" }
+                var text = "model M version \(number)\nentity A {\n"
+                text += (0..<count).map { "    \(prefix)r\($0): B? @inverse(\(prefix)s\($0))\(renamed("ar\($0)"))\n" }
+                    .joined()
+                text += "}\nentity B {\n"
+                text += (0..<count).map { "    \(prefix)s\($0): A?\(renamed("as\($0)"))\n" }.joined()
+                text += (0..<count / 2).map { "    \(prefix)v\($0): Int = 0\(renamed("av\($0)"))\n" }.joined()
+                return text + "}\n"
+            }
+            return .schema([("M.v1.model", version(1)), ("M.v2.model", version(2))])
         },
         Shape(name: "many requests") { random, budget in
             var text = header + "entity E {\n    a: Int\n    b: String?\n    c: Date?\n}\n"
