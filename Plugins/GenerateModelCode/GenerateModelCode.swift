@@ -33,14 +33,23 @@ struct GenerateModelCode: CommandPlugin {
         var stale: [String] = []
         for target in targets where requested.isEmpty || requested.contains(target.name) {
             let folders = try modelFolders(of: target, explicitlyRequested: requested.contains(target.name))
+            // The output folder is given relative to the package, and the tool runs there: it then
+            // opens every folder of the path inside the package without following a link, so a
+            // checkout whose `Generated` (or a folder above it) is a link cannot send the files
+            // elsewhere; `generate` confines everything inside the folder.
+            let package = context.package.directoryURL.standardizedFileURL
+            let output = Self.relativePath(
+                of: target.directoryURL.appendingPathComponent("Generated").standardizedFileURL, in: package)
             for folder in folders {
-                var arguments = [
-                    "generate", folder.path, "--output", target.directoryURL.appendingPathComponent("Generated").path,
-                ]
+                var arguments = ["generate", folder.path, "--output", output]
                 let config = target.directoryURL.appendingPathComponent(FileNames.config)
                 if FileManager.default.fileExists(atPath: config.path) { arguments += ["--config", config.path] }
                 if check { arguments.append("--check") }
-                let process = try Process.run(tool.url, arguments: arguments)
+                let process = Process()
+                process.executableURL = tool.url
+                process.arguments = arguments
+                process.currentDirectoryURL = package
+                try process.run()
                 process.waitUntilExit()
                 if check && process.terminationStatus == 1 {
                     stale.append(target.name)
@@ -77,6 +86,12 @@ struct GenerateModelCode: CommandPlugin {
             throw Failure(description: "target '\(target.name)' has no .model files")
         }
         return Set(files.map { $0.deletingLastPathComponent().standardizedFileURL }).sorted { $0.path < $1.path }
+    }
+
+    /// `url`'s path relative to `folder` when it is inside it, else its full path.
+    static func relativePath(of url: URL, in folder: URL) -> String {
+        let base = folder.path.hasSuffix("/") ? folder.path : folder.path + "/"
+        return url.path.hasPrefix(base) ? String(url.path.dropFirst(base.count)) : url.path
     }
 
     /// Every `.model` file under `folder`, hidden folders and `Generated/` left out.

@@ -17,8 +17,10 @@ struct ModelwrightPlugin: BuildToolPlugin {
         let modelFiles = target.sourceFiles.map(\.url).filter { $0.pathExtension == FileNames.versionExtension }
         let folders = Dictionary(grouping: modelFiles) { $0.deletingLastPathComponent().standardizedFileURL }
         let config = target.directoryURL.appendingPathComponent(FileNames.config)
-        let hasConfig = FileManager.default.fileExists(atPath: config.path)
-        let templates = hasConfig ? ConfigTemplates.paths(in: config) : []
+        // A config that is a link is passed on, not read here: `generate` refuses it with an error.
+        let isLink = (try? FileManager.default.destinationOfSymbolicLink(atPath: config.path)) != nil
+        let hasConfig = isLink || FileManager.default.fileExists(atPath: config.path)
+        let templates = hasConfig && !isLink ? ConfigTemplates.paths(in: config) : []
         return folders.keys.sorted { $0.path < $1.path }.compactMap { folder -> Command? in
             let files = (folders[folder] ?? []).sorted { $0.path < $1.path }
             guard let modelName = VersionFileName.model(of: files, in: folder) else { return nil }

@@ -104,13 +104,14 @@ public enum Pipeline {
         guard request.goal != .plan else { return PipelineResult(diagnostics: diagnostics, model: model) }
 
         let config = try request.config ?? GeneratorConfig.load(explicit: request.configPath, near: request.modelPath)
-        let templates = try TemplateSet.load(overrides: config.templates, folder: request.templatesFolder)
+        let templates = try TemplateSet.load(
+            overrides: config.templates, within: config.templateFolder, folder: request.templatesFolder)
         let context = try RenderContext(model: model, config: config)
         let rendered = try RenderedFile.render(context, with: templates, model: model.name)
         guard case .write(let folder) = request.goal else {
             return PipelineResult(diagnostics: diagnostics, model: model, files: rendered)
         }
-        let written = try OutputWriter.write(rendered, to: URL(fileURLWithPath: folder))
+        let written = try RenderedFile.write(rendered, to: folder)
         return PipelineResult(diagnostics: diagnostics, model: model, files: rendered, written: written)
     }
 }

@@ -81,7 +81,7 @@ enum ExportCoreDataCommand {
                 )
             }
         } catch {
-            console.printError("\(output): error: cannot write the bundle: \(error.localizedDescription)")
+            console.printError(error.description)
             return .invalidInput
         }
         return .success

@@ -75,15 +75,21 @@ enum GenerateCommand {
     /// Compares `files` with what `output` holds: each file that differs or is missing is listed.
     private static func check(_ files: [RenderedFile], in output: String, console: inout some Console) -> ExitCode {
         let folder = URL(fileURLWithPath: output)
+        // Committed files are read as generate writes them: inside the folder, never through a link.
+        let confined = try? ConfinedFolder.open(output, for: .reading)
         var stale = 0
         for file in files {
             let url = folder.appendingPathComponent(file.name)
-            guard let existing = FileManager.default.contents(atPath: url.path) else {
-                console.print("missing \(url.path)")
+            let existing: [UInt8]
+            do throws(BoundedFile.Failure) {
+                guard let confined else { throw .cannotOpen }
+                existing = try confined.read(file.name, limit: max(SourceFile.maximumSize, file.contents.utf8.count))
+            } catch {
+                console.print(error == .cannotOpen ? "missing \(url.path)" : "stale \(url.path) (\(error.reason))")
                 stale += 1
                 continue
             }
-            if existing != Data(file.contents.utf8) {
+            if existing != Array(file.contents.utf8) {
                 console.print("stale \(url.path)")
                 stale += 1
             }

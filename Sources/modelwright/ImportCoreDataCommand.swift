@@ -163,7 +163,7 @@ enum ImportCoreDataCommand {
                 )
             }
         } catch {
-            console.printError("\(output): error: cannot write the model: \(error.localizedDescription)")
+            console.printError(error.description)
             return .invalidInput
         }
         // The versions the import resolved are reused where the written file is the same.

@@ -54,16 +54,20 @@ enum LockCommand {
             return .invalidInput
         }
         let lock = LockFile.freezing(model, through: through ?? last)
-        let path = URL(fileURLWithPath: folder).appendingPathComponent(LockFile.fileName)
+        let path = ModelSources.path(of: LockFile.fileName, in: folder)
         do {
-            let unchanged = FileManager.default.contents(atPath: path.path) == (try lock.encoded())
-            if !unchanged { try lock.encoded().write(to: path, options: .atomic) }
+            let written = try ConfinedFolder.open(folder, for: .writing).write([
+                ConfinedFolder.OutputFile(path: LockFile.fileName, data: try lock.encoded())
+            ])
             console.print(
-                "\(unchanged ? "unchanged" : "wrote") \(path.path): versions 1–\(through ?? last) of \(model.name) are frozen"
+                "\(written.isEmpty ? "unchanged" : "wrote") \(path): versions 1–\(through ?? last) of \(model.name) are frozen"
             )
             return .success
+        } catch let error as ConfinedFolder.Failure {
+            console.printError(error.description)
+            return .invalidInput
         } catch {
-            console.printError("\(path.path): error: cannot write the lock file: \(error.localizedDescription)")
+            console.printError("\(path): error: cannot write the lock file: \(error.localizedDescription)")
             return .invalidInput
         }
     }

@@ -36,6 +36,9 @@ enum ModelFolder {
         } catch let error as GeneratorError {
             console.printError(error.description)
             return nil
+        } catch let error as ConfinedFolder.Failure {
+            console.printError(error.description)
+            return nil
         } catch {
             console.printError("error: \(error.localizedDescription)")
             return nil

@@ -32,14 +32,18 @@ enum NewVersionCommand {
         guard let model = ModelFolder.plan(folder, console: &console), let current = model.current else {
             return .invalidInput
         }
-        let path = NewVersion.path(after: current, model: model.name)
-        guard !FileManager.default.fileExists(atPath: path) else {
-            console.printError("\(path): error: the file already exists; it was left untouched")
-            return .invalidInput
-        }
+        let name = FileNames.version(current.number + 1, of: model.name)
+        let path = ModelSources.path(of: name, in: folder)
         do {
-            try Data(try NewVersion.text(after: current).utf8).write(
-                to: URL(fileURLWithPath: path), options: .withoutOverwriting)
+            let output = try ConfinedFolder.open(folder, for: .writing)
+            guard output.kind(of: name) == .missing else {
+                console.printError("\(path): error: the file already exists; it was left untouched")
+                return .invalidInput
+            }
+            try output.write([ConfinedFolder.OutputFile(path: name, text: try NewVersion.text(after: current))])
+        } catch let error as ConfinedFolder.Failure {
+            console.printError(error.description)
+            return .invalidInput
         } catch {
             console.printError("\(path): error: cannot write the new version: \(error.localizedDescription)")
             return .invalidInput

@@ -30,7 +30,7 @@ enum GeneratedCodeTypeChecker {
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = path ?? root.appendingPathComponent("Models/Trips").path
         let files = try renderedFiles(path, config: config)
-        try OutputWriter.write(files + [RenderedFile(name: "App.swift", contents: app)], to: folder)
+        try RenderedFile.write(files + [RenderedFile(name: "App.swift", contents: app)], to: folder.path)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
@@ -72,7 +72,7 @@ enum GeneratedCodeTypeChecker {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let files = try renderedFiles(path, config: GeneratorConfig())
-        try OutputWriter.write(files + [RenderedFile(name: "main.swift", contents: main)], to: folder)
+        try RenderedFile.write(files + [RenderedFile(name: "main.swift", contents: main)], to: folder.path)
         let program = folder.appendingPathComponent("program")
         let compile = try build(
             files: (files.map(\.name) + ["main.swift"]).map { folder.appendingPathComponent($0) }, to: program)

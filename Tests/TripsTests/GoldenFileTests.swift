@@ -31,8 +31,9 @@ struct GoldenFileTests {
         let files = try Self.generate()
         #expect(files.map(\.name) == Self.fileNames)
         if ProcessInfo.processInfo.environment["MODELWRIGHT_UPDATE_GOLDEN"] == "1" {
-            try OutputWriter.write(
-                files.map { RenderedFile(name: $0.name + ".golden", contents: $0.contents) }, to: Self.goldenFolder)
+            try RenderedFile.write(
+                files.map { RenderedFile(name: $0.name + ".golden", contents: $0.contents) }, to: Self.goldenFolder.path
+            )
         }
         for file in files {
             let golden = try Data(contentsOf: Self.goldenFolder.appendingPathComponent(file.name + ".golden"))
@@ -49,8 +50,8 @@ struct GoldenFileTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let files = try Self.generate()
         #expect(
-            try OutputWriter.write(files, to: folder).count
+            try RenderedFile.write(files, to: folder.path).count
                 == Self.fileNames.count)
-        #expect(try OutputWriter.write(files, to: folder).isEmpty)
+        #expect(try RenderedFile.write(files, to: folder.path).isEmpty)
     }
 }

@@ -15,6 +15,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     /// After the stage, rows of an entity hold values its record cannot read: a type change the
     /// stage did not convert, or a required value it left empty.
     case unreadableValues(stage: String, entity: String, attribute: String, rows: Int)
+    /// A row ``MigrationTester`` was asked to write does not fit the version it writes at.
+    case invalidFixture(entity: String, version: Int, reason: String)
     /// A historical version's archived schema (see ``SchemaVersion``) could not be decoded.
     case unreadableSchemaArchive(version: Int, reason: String)
     /// A historical version's archive decodes to a schema whose checksum is not the one recorded
@@ -34,6 +36,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(table) pointing at missing rows of \(parent)"
         case .unreadableValues(let stage, let entity, let attribute, let rows):
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(attribute)' the new version cannot read; a custom stage must convert them"
+        case .invalidFixture(let entity, let version, let reason):
+            "cannot write a \(entity) row at version \(version): \(reason)"
         case .unreadableSchemaArchive(let version, let reason):
             "the archived schema of version \(version) cannot be read: \(reason); generate the model's code again"
         case .archivedSchemaMismatch(let version, let recorded, let archived):

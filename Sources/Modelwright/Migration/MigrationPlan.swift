@@ -1,5 +1,5 @@
 /// How a store of any earlier version of a model becomes a store of the current version: one
-/// stage per pair of adjacent versions, keyed by the two versions' checksums.
+/// stage per pair of adjacent versions, keyed by the version the store records it was written at.
 ///
 /// The generator writes the plan of a model (`Trips.migrationPlan(…)`); opening a store with it
 /// migrates an older store stage by stage:
@@ -15,7 +15,7 @@
 /// ### Contents
 /// - ``current``
 /// - ``stages``
-/// - ``stages(from:)``
+/// - ``stages(fromVersion:checksum:)``
 public struct MigrationPlan: Sendable {
     /// The schema the plan ends at: the app's current version.
     public let current: SchemaDescription
@@ -28,31 +28,84 @@ public struct MigrationPlan: Sendable {
         self.stages = stages
     }
 
-    /// The stages that take a store with checksum `checksum` to the current version, in order:
-    /// empty when it is current, `nil` when no chain of stages starts there (a store from a newer
-    /// or unknown version). A plan with two stages leaving the same checksum is refused; a stage
-    /// between two versions with the same checksum is skipped.
-    public func stages(from checksum: SchemaChecksum) throws -> [MigrationStage]? {
-        let target = current.checksum
-        var bySource: [SchemaChecksum: MigrationStage] = [:]
-        // A stage between two versions with one checksum migrates nothing: those are one store version.
-        for stage in stages where stage.source.checksum != stage.destination.checksum {
-            let source = stage.source.checksum
+    /// The stages that take a store to the current version, in order: empty when it is current,
+    /// `nil` when no chain of stages starts there (a store from a newer or unknown version).
+    ///
+    /// Stages are keyed by version number, so versions with the same structure (a history that
+    /// adds something and removes it again) are told apart by the number the store records.
+    /// A store whose recorded number is missing, or names a version with another checksum,
+    /// resolves by `checksum` alone to the newest version that has it; when several versions do,
+    /// the steps between them must change no data (no custom stage, nothing at both ends removed,
+    /// retyped or moved in between), else it throws ``StoreError/unresolvableStoreVersion(checksum:versions:reason:)``.
+    /// A plan with two stages leaving the same version throws ``MigrationError/invalidPlan(_:)``.
+    ///
+    /// ```swift
+    /// let stages = try plan.stages(fromVersion: 87, checksum: storeChecksum)
+    /// ```
+    public func stages(fromVersion version: Int?, checksum: SchemaChecksum) throws -> [MigrationStage]? {
+        let bySource = try stagesBySourceVersion()
+        let start: Int
+        if let version, self.checksum(ofVersion: version, bySource: bySource) == checksum {
+            start = version
+        } else {
+            guard let resolved = try resolve(checksum, bySource: bySource) else { return nil }
+            start = resolved
+        }
+        var path: [MigrationStage] = []
+        var position = start
+        while position != current.version {
+            guard let stage = bySource[position], path.count < stages.count else { return nil }
+            path.append(stage)
+            position = stage.destination.version
+        }
+        return path
+    }
+
+    /// The plan's stages by the version they start from.
+    private func stagesBySourceVersion() throws -> [Int: MigrationStage] {
+        var bySource: [Int: MigrationStage] = [:]
+        for stage in stages {
+            let source = stage.source.version
             guard bySource[source] == nil else {
                 throw MigrationError.invalidPlan(
-                    "two stages start at checksum \(source) (version \(stage.source.version)); each version needs a checksum of its own"
-                )
+                    "two stages start at version \(source); each version needs one stage to the next")
             }
             bySource[source] = stage
         }
-        var path: [MigrationStage] = []
-        var position = checksum
-        while position != target {
-            guard let stage = bySource[position], path.count < stages.count else { return nil }
-            path.append(stage)
-            position = stage.destination.checksum
+        return bySource
+    }
+
+    /// The checksum the plan knows for version `version`, without decoding any archive.
+    private func checksum(ofVersion version: Int, bySource: [Int: MigrationStage]) -> SchemaChecksum? {
+        if version == current.version { return current.checksum }
+        if let stage = bySource[version] { return stage.source.checksum }
+        return stages.first { $0.destination.version == version }?.destination.checksum
+    }
+
+    /// The version a store with `checksum` and no usable version number is at: the newest that
+    /// has the checksum, when the steps from the oldest such version to it change no data.
+    private func resolve(_ checksum: SchemaChecksum, bySource: [Int: MigrationStage]) throws -> Int? {
+        var versions = Set(stages.flatMap { [$0.source.version, $0.destination.version] })
+        versions.insert(current.version)
+        let candidates = versions.filter { self.checksum(ofVersion: $0, bySource: bySource) == checksum }.sorted()
+        guard let oldest = candidates.first, let newest = candidates.last else { return nil }
+        guard oldest != newest else { return newest }
+        var between: [MigrationStage] = []
+        var position = oldest
+        while position != newest {
+            guard let stage = bySource[position], between.count < stages.count else {
+                throw StoreError.unresolvableStoreVersion(
+                    checksum: checksum.hexDigits, versions: candidates,
+                    reason: "the plan has no stage from version \(position)")
+            }
+            between.append(stage)
+            position = stage.destination.version
         }
-        return path
+        if let reason = try NetZeroSteps.problem(in: between) {
+            throw StoreError.unresolvableStoreVersion(
+                checksum: checksum.hexDigits, versions: candidates, reason: reason)
+        }
+        return newest
     }
 }
 

@@ -13,6 +13,10 @@ import Foundation
 /// #expect(try tester.schemaDifferences().isEmpty)
 /// ```
 ///
+/// Rows may also be typed by the old version's schema, with no Swift type of that version:
+/// ``insertRow(_:_:)`` checks each name and value against it, and ``insertSyntheticRows()`` fills
+/// every column of every entity (see <doc:Migrations#Testing-migrations-in-the-app>).
+///
 /// The store lives in a temporary folder that is removed when the tester is released.
 public final class MigrationTester {
     /// The store file.
@@ -31,7 +35,7 @@ public final class MigrationTester {
         url = folder.appendingPathComponent("\(start.modelName).sqlite")
         let connection = try SQLiteConnection(path: url.path)
         try connection.execute(SchemaSQL.createStatements(for: self.start))
-        try Migrator.recordVersion(start, on: connection)
+        try StoreMetadata.record(start, on: connection)
         self.connection = connection
     }
 
@@ -39,6 +43,20 @@ public final class MigrationTester {
     /// model's historical versions are).
     public convenience init(plan: MigrationPlan, startingAt start: SchemaVersion) throws {
         try self.init(plan: plan, startingAt: start.schema())
+    }
+
+    /// Creates a store at the plan's version `number`, empty, from that version's archived schema:
+    /// no Swift type of the old version is needed.
+    ///
+    /// - Throws: ``MigrationError/invalidPlan(_:)`` when the plan has no such version.
+    public convenience init(plan: MigrationPlan, startingAtVersion number: Int) throws {
+        let versions = plan.stages.flatMap { [$0.source, $0.destination] } + [SchemaVersion(plan.current)]
+        guard let version = versions.first(where: { $0.version == number }) else {
+            throw MigrationError.invalidPlan(
+                "the plan has no version \(number); its versions are \(Set(versions.map(\.version)).sorted().map(String.init).joined(separator: ", "))"
+            )
+        }
+        try self.init(plan: plan, startingAt: version)
     }
 
     deinit {
@@ -57,6 +75,160 @@ public final class MigrationTester {
         return values["id"] ?? .null
     }
 
+    /// Inserts a row of `entity` at the starting version, its values named and typed as that
+    /// version's attributes and relationships are (composite fields as `"home.city"`); returns the
+    /// row, for relationships of later rows and to find the migrated record.
+    ///
+    /// ```swift
+    /// let tester = try MigrationTester(plan: Trips.migrationPlan(AppMigrations()), startingAtVersion: 1)
+    /// let ada = try tester.insertRow(
+    ///     "User", ["username": "ada", "name": "Ada Lovelace", "rating": 4, "joinedAt": .date(.now)])
+    /// try tester.insertRow(
+    ///     "Trip", ["identifier": .uuid(UUID()), "title": "Lisbon", "startsOn": .date(.now), "owner": .to(ada)])
+    /// ```
+    ///
+    /// - Throws: ``MigrationError/invalidFixture(entity:version:reason:)`` for a name the version
+    ///   does not have, a value that is not of the attribute's type (an integer out of an
+    ///   `Int16`'s range, an enum case the version lacks), a row of another entity for a
+    ///   relationship, or a required value left out.
+    @discardableResult
+    public func insertRow(_ entity: String, _ values: [String: FixtureValue]) throws -> FixtureRow {
+        let context = try startingContext()
+        let version = start.schema.version
+        func refuse(_ reason: String) -> MigrationError {
+            .invalidFixture(entity: entity, version: version, reason: reason)
+        }
+        guard let layout = start.entities[entity] else {
+            throw refuse(
+                "version \(version) has no entity '\(entity)'; its entities are \(start.schema.entities.map(\.name).sorted().joined(separator: ", "))"
+            )
+        }
+        guard !layout.isAbstract else {
+            throw refuse("\(entity) is abstract in version \(version); write a row of a sub-entity")
+        }
+        let columns = Dictionary(layout.columns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let toMany = Dictionary(
+            layout.relationships.filter { $0.cardinality == .toMany }.map { ($0.name, $0) },
+            uniquingKeysWith: { first, _ in first })
+        func checkTarget(_ row: FixtureRow, of relationship: String) throws {
+            guard let destination = layout.relationships.first(where: { $0.name == relationship })?.destination,
+                let names = start.entities[destination]?.entityNames, names.contains(row.entity)
+            else { throw refuse("'\(relationship)' cannot point at a \(row.entity) row") }
+        }
+        var stored: [String: SQLValue] = [:]
+        var links: [(RelationshipDescription, [FixtureRow])] = []
+        for name in values.keys.sorted() {
+            guard let value = values[name] else { continue }
+            if let column = columns[name] {
+                if value == .null {
+                    guard column.isOptional else { throw refuse("'\(name)' is required in version \(version)") }
+                    stored[name] = .null
+                } else if let type = column.type {
+                    guard let sqlValue = value.stored(as: type) else {
+                        throw refuse(
+                            "'\(name)' is \(Self.typeName(type)) in version \(version), and \(value.kind) is not one")
+                    }
+                    stored[name] = sqlValue
+                } else {
+                    guard case .to(let row) = value else {
+                        throw refuse("'\(name)' is a to-one relationship; give it .to(row), not \(value.kind)")
+                    }
+                    try checkTarget(row, of: name)
+                    stored[name] = row.id
+                }
+            } else if let relationship = toMany[name] {
+                guard case .toMany(let rows) = value else {
+                    throw refuse("'\(name)' is a to-many relationship; give it .toMany([rows]), not \(value.kind)")
+                }
+                for row in rows { try checkTarget(row, of: name) }
+                links.append((relationship, rows))
+            } else {
+                let known = (layout.columns.map(\.name) + toMany.keys).sorted()
+                throw refuse(
+                    "version \(version) has no attribute or relationship '\(name)' in \(entity); it has \(known.joined(separator: ", "))"
+                )
+            }
+        }
+        for column in layout.columns
+        where !column.isOptional && column.defaultLiteral == nil && stored[column.name] == nil {
+            throw refuse("'\(column.name)' is required in version \(version) and has no default; give it a value")
+        }
+        let row = FixtureRow(entity: entity, uuid: UUIDVersion7.next())
+        stored["id"] = row.id
+        try context.insert(into: entity, values: stored)
+        for (relationship, targets) in links {
+            let table = try start.entity(relationship.destination).table
+            switch try start.storage(of: relationship, from: layout) {
+            case .inverseColumn(let column, let position):
+                for (place, target) in targets.enumerated() {
+                    try context.execute(
+                        "UPDATE \(quoted(table)) SET \(quoted(column)) = ?\(position.map { ", \(quoted($0)) = \(place)" } ?? "") WHERE \"id\" = ?",
+                        [row.id, target.id])
+                }
+            case .joinTable(let join, let source, let destination, let position):
+                for (place, target) in targets.enumerated() {
+                    let columns = [source, destination] + (position.map { [$0] } ?? [])
+                    try context.execute(
+                        "INSERT INTO \(quoted(join)) (\(columns.map(quoted).joined(separator: ", "))) VALUES (?, ?\(position == nil ? "" : ", \(place)"))",
+                        [row.id, target.id])
+                }
+            }
+        }
+        return row
+    }
+
+    /// Fills the starting version's store with rows that give every column of every concrete
+    /// entity a value (extremes first) and set required relationships, as `plan` does when it
+    /// checks a step; returns the rows.
+    @discardableResult
+    public func insertSyntheticRows() throws -> [FixtureRow] {
+        guard let connection else {
+            throw MigrationError.invalidPlan("the tester's store was already migrated; rows can only be added before")
+        }
+        let before = try allRows()
+        try SyntheticRows.insert(for: start, into: connection)
+        return try allRows().filter { !before.contains($0) }
+    }
+
+    /// Every row of every concrete entity at the starting version, oldest entity first.
+    private func allRows() throws -> [FixtureRow] {
+        let context = try startingContext()
+        var rows: [FixtureRow] = []
+        for entity in start.schema.entities where start.entities[entity.name]?.isAbstract == false {
+            for row in try context.rows(of: entity.name) {
+                guard case .blob(let bytes) = row.id, bytes.count == 16,
+                    row["_entity"] == .null || row["_entity"] == .text(entity.name)
+                else { continue }
+                let uuid = bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }
+                rows.append(FixtureRow(entity: entity.name, uuid: UUID(uuid: uuid)))
+            }
+        }
+        return rows
+    }
+
+    /// The attribute type as the schema language spells it, for errors.
+    private static func typeName(_ type: AttributeType) -> String {
+        switch type {
+        case .bool: "Bool"
+        case .int16: "Int16"
+        case .int32: "Int32"
+        case .int64: "Int64"
+        case .int: "Int"
+        case .double: "Double"
+        case .float: "Float"
+        case .decimal: "Decimal"
+        case .string: "String"
+        case .date: "Date"
+        case .data: "Data"
+        case .uuid: "UUID"
+        case .url: "URL"
+        case .enumeration(let description):
+            "the enum \(description.name) (\(description.cases.map(\.rawValue).joined(separator: ", ")))"
+        case .composite(let description): "the composite \(description.name)"
+        case .codable(let name): "Codable<\(name)> (JSON text)"
+        }
+    }
+
     /// Runs SQL at the starting version, for what ``insert(_:_:)`` does not cover.
     public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
         try startingContext().execute(sql, arguments)
@@ -72,7 +244,7 @@ public final class MigrationTester {
     /// current version's shape).
     public func rows(of entity: String) throws -> [MigrationRow] {
         let connection = try SQLiteConnection(path: url.path, readOnly: true)
-        let version = try Migrator.storedVersion(on: connection)
+        let version = try StoreMetadata.read(on: connection)?.version
         let layout = version == plan.current.version ? try SchemaLayout(plan.current) : start
         return try MigrationContext(connection: connection, layout: layout).rows(of: entity)
     }

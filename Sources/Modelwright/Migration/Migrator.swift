@@ -18,29 +18,6 @@ struct Migrator {
     let connection: SQLiteConnection
     let progress: (@Sendable (MigrationProgress) -> Void)?
 
-    /// Writes the metadata rows that say which schema a store holds.
-    static func recordVersion(_ schema: SchemaDescription, on connection: SQLiteConnection) throws {
-        let insert = try SQLiteStatement(
-            connection: connection,
-            sql: "INSERT OR REPLACE INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
-        for (key, value) in [
-            ("model", schema.modelName), ("version", String(schema.version)), ("checksum", schema.checksum.hexDigits),
-        ] {
-            insert.reset()
-            insert.bind(key, 1)
-            insert.bind(value, 2)
-            try insert.run()
-        }
-    }
-
-    /// The version number a store's metadata records.
-    static func storedVersion(on connection: SQLiteConnection) throws -> Int? {
-        let statement = try SQLiteStatement(
-            connection: connection,
-            sql: "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = 'version'")
-        return try statement.step() ? Int(statement.string(0)) : nil
-    }
-
     /// Runs `stages` in order; a failing stage leaves the store at the version before it.
     func run(_ stages: [MigrationStage]) throws {
         for (index, stage) in stages.enumerated() {
@@ -473,7 +450,7 @@ private struct StageRun {
     }
 
     func recordVersion() throws {
-        try Migrator.recordVersion(destination.schema, on: connection)
+        try StoreMetadata.record(destination.schema, on: connection)
     }
 
     private func scalar(_ sql: String) throws -> Int {

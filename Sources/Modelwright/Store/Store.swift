@@ -98,7 +98,9 @@ public final class Store: Sendable {
     /// exist, and migrating it stage by stage if it holds an earlier version.
     ///
     /// Each stage runs in its own transaction and `progress` hears of every stage and copied
-    /// table. A store whose checksum starts no chain of stages (a newer or unknown version) is
+    /// table. Stages are found by the version number the store records (see
+    /// ``MigrationPlan/stages(fromVersion:checksum:)``). A store whose version starts no chain of
+    /// stages (a newer or unknown version) is
     /// refused with ``MigrationError/unknownStoreVersion(storeChecksum:storeVersion:knownChecksums:)``
     /// and left untouched; a stage that fails leaves the store at the version before it.
     ///
@@ -160,47 +162,56 @@ public final class Store: Sendable {
         progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
         let expected = layout.schema.checksum.hexDigits
-        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
-        var names: [String] = []
-        while try tables.step() {
-            names.append(tables.string(0))
-        }
-        tables.reset()
-        if names.contains(SchemaSQL.metadataTable) {
-            let metadata = try connection.statement("SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
-            var values: [String: String] = [:]
-            while try metadata.step() {
-                values[metadata.string(0)] = metadata.string(1)
-            }
-            metadata.reset()
-            if let plan, let checksum = values["checksum"], checksum != expected {
-                guard let stages = try plan.stages(from: SchemaChecksum(hexDigits: checksum)) else {
+        if let stored = try StoreMetadata.read(on: connection) {
+            if let plan, let checksum = stored.checksum,
+                checksum != expected || stored.version != layout.schema.version
+            {
+                guard
+                    let stages = try plan.stages(
+                        fromVersion: stored.version, checksum: SchemaChecksum(hexDigits: checksum))
+                else {
                     throw MigrationError.unknownStoreVersion(
-                        storeChecksum: checksum,
-                        storeVersion: values["version"].flatMap { Int($0) },
+                        storeChecksum: checksum, storeVersion: stored.version,
                         knownChecksums: plan.stages.map(\.source.checksum.hexDigits) + [expected]
                     )
                 }
                 try Migrator(connection: connection, progress: progress).run(stages)
+                // A store that recorded no number and resolved to this version records it now.
+                if stages.isEmpty, stored.version == nil {
+                    try connection.execute("BEGIN IMMEDIATE")
+                    do {
+                        try StoreMetadata.record(layout.schema, on: connection)
+                        try connection.execute("COMMIT")
+                    } catch {
+                        try? connection.execute("ROLLBACK")
+                        throw error
+                    }
+                }
                 return
             }
-            guard values["checksum"] == expected else {
+            guard stored.checksum == expected else {
                 throw StoreError.schemaMismatch(
-                    storeChecksum: values["checksum"] ?? "none",
-                    storeVersion: values["version"].flatMap { Int($0) },
+                    storeChecksum: stored.checksum ?? "none",
+                    storeVersion: stored.version,
                     expectedChecksum: expected,
                     expectedVersion: layout.schema.version
                 )
             }
             return
         }
+        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names: [String] = []
+        while try tables.step() {
+            names.append(tables.string(0))
+        }
+        tables.reset()
         guard names.isEmpty else { throw StoreError.notAStore(path: path) }
         try connection.execute("BEGIN IMMEDIATE")
         do {
             for statement in SchemaSQL.createStatements(for: layout) {
                 try connection.execute(statement)
             }
-            try Migrator.recordVersion(layout.schema, on: connection)
+            try StoreMetadata.record(layout.schema, on: connection)
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")

@@ -2,6 +2,9 @@
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store was created for a different schema; open it with a ``MigrationPlan`` to migrate it.
     case schemaMismatch(storeChecksum: String, storeVersion: Int?, expectedChecksum: String, expectedVersion: Int)
+    /// The store records no version number (or one its checksum contradicts), and several versions
+    /// have its checksum with steps between them that change data, so which one wrote it is unknown.
+    case unresolvableStoreVersion(checksum: String, versions: [Int], reason: String)
     /// A write would give two records of `entity` the same values for a uniqueness constraint.
     case uniquenessViolation(entity: String, attributes: [String])
     /// A delete was refused by a `deny` rule: `relationship` of `entity` still reaches records.
@@ -38,6 +41,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .schemaMismatch(let storeChecksum, let storeVersion, let expectedChecksum, let expectedVersion):
             "the store was created for schema \(storeVersion.map { "version \($0)" } ?? "(unknown version)") with checksum \(storeChecksum), but this app's schema is version \(expectedVersion) with checksum \(expectedChecksum)"
+        case .unresolvableStoreVersion(let checksum, let versions, let reason):
+            "the store records no version number that matches its checksum \(checksum), which versions \(versions.map(String.init).joined(separator: ", ")) share, and the steps between them change data (\(reason)); it was left untouched. Record the version that wrote it in the store's table \(SchemaSQL.metadataTable) (key 'version') and open it again"
         case .uniquenessViolation(let entity, let attributes):
             "another \(entity) already has the same \(attributes.joined(separator: ", ")) (uniqueness constraint on \(entity)(\(attributes.joined(separator: ", "))))"
         case .deleteDenied(let entity, let relationship):

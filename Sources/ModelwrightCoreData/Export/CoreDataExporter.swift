@@ -91,8 +91,8 @@ package enum CoreDataExporter {
     /// in the schema file (raw, or as a `\u{…}` escape) when it can be found there.
     private static func unwritable(_ error: XMLAttributeText.Unwritable, in path: String) -> Diagnostic {
         var location: SourcePosition?
-        if let data = FileManager.default.contents(atPath: path) {
-            let file = SourceFile(path: path, bytes: [UInt8](data))
+        if let data = try? ConfinedFolder.readFile(atPath: path, limit: SourceFile.maximumSize) {
+            let file = SourceFile(path: path, bytes: data)
             let hex = String(error.scalar.value, radix: 16)
             let needles = [String(error.scalar), "\\u{\(hex.uppercased())}", "\\u{\(hex)}"].map { Array($0.utf8) }
             for needle in needles {
@@ -121,16 +121,15 @@ package enum CoreDataExporter {
 
     /// Writes `result` into the bundle at `path`, creating it, and rewriting only files whose bytes
     /// change. Returns the paths written and the version folders in the bundle the export did not make.
-    package static func write(_ result: ExportedBundle, to path: String) throws -> (written: [String], stale: [String])
-    {
-        let bundle = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
-        var written: [String] = []
-        for file in result.files where try FileOutput.write(file.data, to: bundle.appendingPathComponent(file.path)) {
-            written.append(file.path)
-        }
+    /// Version folders are opened without following links, so a bundle whose version folder is a
+    /// link elsewhere is refused rather than written through.
+    package static func write(_ result: ExportedBundle, to path: String) throws(ConfinedFolder.Failure) -> (
+        written: [String], stale: [String]
+    ) {
+        let bundle = try ConfinedFolder.open(path, for: .writing)
+        let written = try bundle.write(result.files.map { ConfinedFolder.OutputFile(path: $0.path, data: $0.data) })
         let made = Set(result.files.map { $0.path.split(separator: "/").first.map(String.init) ?? $0.path })
-        let stale = try FileManager.default.contentsOfDirectory(atPath: path).filter {
+        let stale = try bundle.names().filter {
             $0.hasSuffix(".xcdatamodel") && !made.contains($0)
         }.sorted()
         return (written, stale)
@@ -155,8 +154,9 @@ private struct VersionExport {
 
     init(version: LoweredVersion) {
         self.version = version
-        let data = FileManager.default.contents(atPath: version.path)
-        file = data.map { SourceFile(path: version.path, bytes: [UInt8]($0)) }
+        // Read again as the pipeline read it: never through a link.
+        let data = try? ConfinedFolder.readFile(atPath: version.path, limit: SourceFile.maximumSize)
+        file = data.map { SourceFile(path: version.path, bytes: $0) }
         guard let file else { return }
         var sink = DiagnosticSink(file: file)
         for case .entity(let entity) in Parser.parse(file, diagnostics: &sink).declarations {

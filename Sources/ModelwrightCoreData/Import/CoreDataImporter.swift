@@ -183,18 +183,13 @@ package enum CoreDataImporter {
     /// Writes the files of `result` into `folder`, creating it, and rewriting only files whose
     /// bytes change. Returns the names written; a newer version file left from an earlier import
     /// is reported, not deleted.
-    package static func write(_ result: ImportedModel, to folder: String) throws -> (written: [String], stale: [String])
-    {
-        let url = URL(fileURLWithPath: folder)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        var written: [String] = []
-        for file in result.files {
-            if try FileOutput.write(Data(file.text.utf8), to: url.appendingPathComponent(file.name)) {
-                written.append(file.name)
-            }
-        }
+    package static func write(_ result: ImportedModel, to folder: String) throws(ConfinedFolder.Failure) -> (
+        written: [String], stale: [String]
+    ) {
+        let output = try ConfinedFolder.open(folder, for: .writing)
+        let written = try output.write(result.files.map { ConfinedFolder.OutputFile(path: $0.name, text: $0.text) })
         let expected = Set(result.files.map(\.name))
-        let stale = (try FileManager.default.contentsOfDirectory(atPath: folder)).filter {
+        let stale = try output.names().filter {
             $0.hasSuffix(".\(ModelSources.fileExtension)") && !expected.contains($0)
         }.sorted()
         return (written, stale)

@@ -140,7 +140,8 @@ extension CoreDataBundle {
     /// The `lastSavedToolsVersion` of the root `<model>` element of `version`'s `contents`, or
     /// `nil` when the file records none or cannot be read (reading it fully reports why).
     static func savedToolsVersion(_ version: Version) -> ToolsVersion? {
-        guard let bytes = try? BoundedFile.read(version.contentsPath) else { return nil }
+        guard let bytes = try? ConfinedFolder.readFile(atPath: version.contentsPath, limit: BoundedFile.maximumSize)
+        else { return nil }
         guard var reader = try? XMLReader(bytes: bytes) else { return nil }
         guard let event = try? reader.next(), case .start(let name, let attributes, _) = event, name == "model",
             let text = attributes.first(where: { $0.name == "lastSavedToolsVersion" })?.value

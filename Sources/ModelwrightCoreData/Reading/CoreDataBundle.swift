@@ -257,11 +257,11 @@ package struct CoreDataBundle: Sendable {
     private static func currentVersionName(at path: String) -> CurrentVersion {
         let bytes: [UInt8]
         do {
-            bytes = try BoundedFile.read(path, limit: maximumCurrentVersionSize)
+            bytes = try ConfinedFolder.readFile(atPath: path, limit: maximumCurrentVersionSize)
         } catch {
             switch error {
             case .cannotOpen: return .missing
-            case .cannotRead, .notARegularFile:
+            case .cannotRead, .notARegularFile, .symbolicLink:
                 return .unreadable(.init(path: path, message: "it cannot be read as a file", location: nil))
             case .tooLarge(let size):
                 return .unreadable(

@@ -27,11 +27,19 @@ package enum CoreDataReader {
     package static func read(path: String) throws(Failure) -> CoreDataModel {
         let bytes: [UInt8]
         do {
-            bytes = try BoundedFile.read(path)
+            // The file itself is never read through a link: the bundle's own checks refuse a version
+            // folder that leads outside it, and this refuses a `contents` that is a link.
+            bytes = try ConfinedFolder.readFile(atPath: path, limit: BoundedFile.maximumSize)
         } catch {
             switch error {
             case .cannotOpen, .cannotRead:
                 throw Failure(path: path, message: "cannot read the file", location: nil)
+            case .symbolicLink:
+                throw Failure(
+                    path: path,
+                    message:
+                        "is a symbolic link; a Core Data bundle holds its own files, so Modelwright does not follow links in it: replace the link with the file",
+                    location: nil)
             case .notARegularFile:
                 throw Failure(
                     path: path,

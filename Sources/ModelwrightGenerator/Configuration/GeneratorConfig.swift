@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightSchema
 
 /// The access level of generated declarations.
 package enum AccessLevel: String, Sendable, Codable {
@@ -31,6 +32,9 @@ package struct GeneratorConfig: Sendable, Equatable {
     package var templates: [String: String]
     /// The file the configuration was read from, which problems found while generating name.
     package var path: String?
+    /// The folder that holds every template ``templates`` names, when they came from a config file:
+    /// they are read inside it, through ``ConfinedFolder``.
+    package var templateFolder: String?
 
     /// Creates a configuration.
     package init(
@@ -56,8 +60,19 @@ package struct GeneratorConfig: Sendable, Equatable {
 
     /// Reads a configuration file, reporting unknown keys and bad values by name.
     package static func load(from url: URL) throws -> GeneratorConfig {
-        let data = try Data(contentsOf: url)
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        // The config file itself is never read through a link (a committed link to a secret
+        // would otherwise be parsed, and its first bytes could reach an error message).
+        let data: [UInt8]
+        do {
+            data = try ConfinedFolder.readFile(atPath: url.path, limit: SourceFile.maximumSize)
+        } catch {
+            let reason =
+                error == .symbolicLink
+                ? "the config file is a symbolic link; Modelwright reads it only as a regular file: replace the link with the file"
+                : "cannot read the config file (\(error.reason))"
+            throw GeneratorError.invalidConfig(path: url.path, message: reason)
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any] else {
             throw GeneratorError.invalidConfig(path: url.path, message: "the file is not a JSON object")
         }
         let known: Set<String> = ["accessLevel", "naming", "templates"]
@@ -92,8 +107,19 @@ package struct GeneratorConfig: Sendable, Equatable {
                             "unknown template '\(name)'; the templates are \(TemplateSet.names.joined(separator: ", "))"
                     )
                 }
-                config.templates[name] = path.hasPrefix("/") ? path : folder.appendingPathComponent(path).path
+                // A template a config names is a file of the target, like the config: a path
+                // leading elsewhere would put another file's text into generated code (and the
+                // compiler's errors). Templates kept elsewhere are given with --templates.
+                guard !path.hasPrefix("/"), (try? ConfinedFolder.check(path, in: folder.path)) != nil else {
+                    throw GeneratorError.invalidConfig(
+                        path: url.path,
+                        message:
+                            "the template '\(DiagnosticText.escaped(path))' of '\(name)' must be a path inside the config file's folder, without '..' (such as 'Templates/\(name).mustache'); give a template kept elsewhere with --templates"
+                    )
+                }
+                config.templates[name] = folder.appendingPathComponent(path).path
             }
+            config.templateFolder = folder.path
         }
         return config
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightSchema
 import ModelwrightTemplates
 import Mustache
 
@@ -15,7 +16,11 @@ package struct TemplateSet: Sendable {
 
     /// Loads the default templates, then the overrides: `overrides` maps names to files, and
     /// `folder` may hold `<Name>.mustache` files.
-    package static func load(overrides: [String: String] = [:], folder: String? = nil) throws -> TemplateSet {
+    /// `within`, when given, is the config file's folder that holds every override: each is read
+    /// inside it without following links.
+    package static func load(
+        overrides: [String: String] = [:], within overridesFolder: String? = nil, folder: String? = nil
+    ) throws -> TemplateSet {
         guard let defaults = TemplateFiles.folder() else {
             throw GeneratorError.invalidTemplate(
                 path: "Templates",
@@ -34,8 +39,11 @@ package struct TemplateSet: Sendable {
         var templates: [String: MustacheTemplate] = [:]
         for name in names {
             guard let path = paths[name] else { continue }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw GeneratorError.invalidTemplate(path: path, message: "cannot read the template")
+            let data: [UInt8]
+            do {
+                data = try read(path, confinedTo: overrides[name] == path ? overridesFolder : nil)
+            } catch {
+                throw GeneratorError.invalidTemplate(path: path, message: "cannot read the template (\(error.reason))")
             }
             do {
                 templates[name] = try MustacheTemplate(String(decoding: data, as: UTF8.self), name: path)
@@ -44,5 +52,14 @@ package struct TemplateSet: Sendable {
             }
         }
         return TemplateSet(templates: templates, files: names.compactMap { paths[$0] })
+    }
+
+    /// The template at `path`; inside `root` (a config file's folder) when given, reached without
+    /// following a link.
+    private static func read(_ path: String, confinedTo root: String?) throws(BoundedFile.Failure) -> [UInt8] {
+        let limit = SourceFile.maximumSize
+        guard let root, path.hasPrefix(root + "/") else { return try BoundedFile.read(path, limit: limit) }
+        guard let folder = try? ConfinedFolder.open(root, for: .reading) else { throw .cannotOpen }
+        return try folder.read(String(path.dropFirst(root.count + 1)), limit: limit)
     }
 }

@@ -21,13 +21,31 @@ package enum BoundedFile {
         case tooLarge(Int)
         /// A read failed.
         case cannotRead
+        /// A symbolic link where a file inside a folder was expected (never followed).
+        case symbolicLink
+
+        /// Why, in a few words for a message; never the file's content.
+        package var reason: String {
+            switch self {
+            case .cannotOpen: "cannot open the file"
+            case .notARegularFile: "not a regular file"
+            case .tooLarge(let size): "the file is \(size) bytes, too large"
+            case .cannotRead: "cannot read the file"
+            case .symbolicLink: "a symbolic link"
+            }
+        }
     }
 
     /// The bytes of the file at `path`, at most `limit` of them.
     package static func read(_ path: String, limit: Int = maximumSize) throws(Failure) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK)
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw .cannotOpen }
         defer { close(descriptor) }
+        return try read(descriptor: descriptor, limit: limit)
+    }
+
+    /// The bytes of the open file `descriptor`, at most `limit` of them; the caller closes it.
+    package static func read(descriptor: Int32, limit: Int) throws(Failure) -> [UInt8] {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .cannotOpen }
         guard status.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile }

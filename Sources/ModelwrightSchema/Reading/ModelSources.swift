@@ -28,46 +28,63 @@ package struct ModelSources: Sendable {
     }
 
     /// Reads every schema file in a model folder, or the one file `path` names.
+    ///
+    /// Inside a folder, every file is read through ``ConfinedFolder``: a symbolic link named like a
+    /// schema file or the lock file is refused unread, so a folder from a pull request cannot make
+    /// the tools read (and quote in an error) a file elsewhere on the machine.
     package static func read(_ path: String) -> ModelSources {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             return failure(path, "no such file or folder")
         }
-        guard isDirectory.boolValue else { return read(files: [path], folder: nil) }
+        guard isDirectory.boolValue else {
+            let outcome = readFile(path) { () throws(BoundedFile.Failure) in
+                try BoundedFile.read(path, limit: SourceFile.maximumSize)
+            }
+            return ModelSources(
+                folder: nil, files: outcome.file.map { [$0] } ?? [], listedCount: 1, lock: nil,
+                problems: outcome.problem.map { [$0] } ?? [])
+        }
+        let folder: ConfinedFolder
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: path)
+            folder = try ConfinedFolder.open(path, for: .reading)
+            names = try folder.names()
         } catch {
-            return failure(path, "cannot read the folder: \(error.localizedDescription)")
+            return failure(path, "cannot read the folder: \(error.message)")
         }
-        let files = names.filter { $0.hasSuffix("." + fileExtension) }.sorted().map { Self.path(of: $0, in: path) }
+        let files = names.filter { $0.hasSuffix("." + fileExtension) }
         guard !files.isEmpty else {
             return failure(
                 path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'"
             )
         }
-        return read(files: files, folder: path)
-    }
-
-    private static func read(files paths: [String], folder: String?) -> ModelSources {
         // Files are read in parallel (a long history has a hundred of them), in file order.
-        let outcomes = paths.parallelMap(readFile)
+        let outcomes = files.parallelMap { name in
+            readFile(Self.path(of: name, in: path)) { () throws(BoundedFile.Failure) in
+                try folder.read(name, limit: SourceFile.maximumSize)
+            }
+        }
         var problems = outcomes.compactMap(\.problem)
-        let (lock, lockProblem) = folder.map(LockFile.read(folder:)) ?? (nil, nil)
+        let (lock, lockProblem) = LockFile.read(in: folder)
         if let lockProblem { problems.append(lockProblem) }
         return ModelSources(
-            folder: folder, files: outcomes.compactMap(\.file), listedCount: paths.count, lock: lock,
+            folder: path, files: outcomes.compactMap(\.file), listedCount: files.count, lock: lock,
             problems: problems)
     }
 
-    private static func readFile(_ path: String) -> (file: SourceFile?, problem: Diagnostic?) {
+    private static func readFile(
+        _ path: String, _ read: () throws(BoundedFile.Failure) -> [UInt8]
+    ) -> (file: SourceFile?, problem: Diagnostic?) {
         do {
-            return (SourceFile(path: path, bytes: try BoundedFile.read(path, limit: SourceFile.maximumSize)), nil)
+            return (SourceFile(path: path, bytes: try read()), nil)
         } catch {
             let message =
                 switch error {
                 case .cannotOpen, .cannotRead: "cannot read the file"
                 case .notARegularFile: "not a regular file (a folder, a FIFO or a device); a schema file is a text file"
+                case .symbolicLink:
+                    "the file is a symbolic link; Modelwright reads only the files inside a model folder and follows no link there: replace the link with the file itself"
                 case .tooLarge(let size):
                     "the file is \(size) bytes; a schema file may hold at most \(SourceFile.maximumSize) bytes (16 MiB)"
                 }

@@ -7,8 +7,8 @@ package enum NewVersion {
     /// `migration from` block with its doc comment), since the new step starts with no changes.
     package static func text(after version: LoweredVersion) throws -> String {
         guard version.number < Parser.maximumVersion else { throw VersionLimitReached(version: version.number) }
-        let data = try Data(contentsOf: URL(fileURLWithPath: version.path))
-        var bytes = [UInt8](data)
+        // Read again as the pipeline read it: never through a link.
+        var bytes = try ConfinedFolder.readFile(atPath: version.path, limit: SourceFile.maximumSize)
         let graph = version.graph
         var removals: [Range<Int>] = []
         for entity in graph.entities {
@@ -59,12 +59,6 @@ package enum NewVersion {
             text.replaceSubrange(range, with: "version \(version.number + 1)")
         }
         return text
-    }
-
-    /// The path of version N+1's file beside version N's.
-    package static func path(after version: LoweredVersion, model: String) -> String {
-        let folder = URL(fileURLWithPath: version.path).deletingLastPathComponent()
-        return folder.appendingPathComponent(VersionChecker.fileName(model: model, version: version.number + 1)).path
     }
 
     private static func lineStart(of offset: Int, in bytes: [UInt8]) -> Int {

@@ -2,31 +2,24 @@ import Modelwright
 
 extension VersionChecker {
     /// Checks what only the checksums of the lowered versions show: a frozen (released) version
-    /// whose file changed or disappeared, and one store checksum shared by versions that are not
-    /// neighbours. Adds what it finds to `diagnostics`; `false` when any of it is an error.
+    /// whose file changed or disappeared, and neighbours with one checksum (a warning).
+    /// Adds what it finds to `diagnostics`; `false` when any of it is an error.
     package static func checkChecksums(
         _ versions: [LoweredVersion], of sources: ModelSources, diagnostics: inout ModelDiagnostics
     ) -> Bool {
         if let folder = sources.folder, let lock = sources.lock {
             diagnostics.others += checkFrozen(versions, lock: lock, sinks: &diagnostics.versions, folder: folder)
         }
-        // Stages are keyed by checksum. Adjacent versions with one checksum are one store version,
-        // as Core Data versions with equal hashes are; the same checksum further apart is ambiguous.
-        // A lone version has nothing to be confused with, and is not waited for: its checksum is
-        // still being computed in the background, for the generator.
-        var seenChecksums: [SchemaChecksum: Int] = [:]
-        for (index, version) in versions.enumerated() where versions.count > 1 {
+        // Stages are keyed by the version number a store records, so one structure may come back
+        // later (a history that adds something and removes it again). Two neighbours with one
+        // checksum are still worth a word: their step changes no table.
+        for (index, version) in versions.enumerated() where index > 0 {
             let checksum = version.checksum
-            if index > 0, versions[index - 1].checksum == checksum {
+            if versions[index - 1].checksum == checksum {
                 diagnostics.versions[index].warning(
-                    "version \(version.number) has the same structure as version \(version.number - 1) (checksum \(checksum)): a store of either opens as the other and this step migrates nothing; if the data must change, change the structure or add '@coreData(versionHashModifier: \"…\")' to what changed",
-                    at: version.graph.headerRange.start)
-            } else if let earlier = seenChecksums[checksum] {
-                diagnostics.versions[index].error(
-                    "version \(version.number) has the same structure as version \(earlier) (checksum \(checksum)), but the versions between differ, so a store with that checksum could be either; change something that shapes the store",
+                    "version \(version.number) has the same structure as version \(version.number - 1) (checksum \(checksum)): this step changes no table, and a store opened without a migration plan takes either for the other; if the data must change, declare a custom stage in its migration block, or change the structure or add '@coreData(versionHashModifier: \"…\")' to what changed",
                     at: version.graph.headerRange.start)
             }
-            seenChecksums[checksum] = version.number
         }
         return !diagnostics.hasErrors
     }

@@ -50,12 +50,25 @@ package struct LockFile: Codable, Sendable, Equatable {
         return try encoder.encode(self) + Data("\n".utf8)
     }
 
-    /// Reads the lock file of a model folder: `nil` when there is none, a diagnostic when it is broken.
-    static func read(folder: String) -> (lock: LockFile?, problem: Diagnostic?) {
-        let path = (folder.hasSuffix("/") ? folder : folder + "/") + fileName
-        guard let data = FileManager.default.contents(atPath: path) else { return (nil, nil) }
+    /// Reads the lock file of a model folder: `nil` when there is none, a diagnostic when it is
+    /// broken. A lock file that is a symbolic link is refused unread.
+    static func read(in folder: ConfinedFolder) -> (lock: LockFile?, problem: Diagnostic?) {
+        let path = ModelSources.path(of: fileName, in: folder.path)
+        let data: [UInt8]
         do {
-            return (try JSONDecoder().decode(LockFile.self, from: data), nil)
+            guard let bytes = try folder.readIfPresent(fileName, limit: SourceFile.maximumSize) else {
+                return (nil, nil)
+            }
+            data = bytes
+        } catch {
+            let message =
+                error == .symbolicLink
+                ? "the lock file is a symbolic link; Modelwright reads only the files inside a model folder: replace the link with the file itself"
+                : "the lock file cannot be read (\(error.reason)); 'modelwright lock' writes it as a regular file"
+            return (nil, Diagnostic(severity: .error, message: message, path: path, location: nil))
+        }
+        do {
+            return (try JSONDecoder().decode(LockFile.self, from: Data(data)), nil)
         } catch {
             return (
                 nil,
