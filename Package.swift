@@ -96,7 +96,10 @@ let package = Package(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(
-            name: "ModelwrightCLITests", dependencies: [.target(name: "ModelwrightCLI"), "ModelwrightTestSupport"]),
+            name: "ModelwrightCLITests",
+            dependencies: [.target(name: "ModelwrightCLI"), "ModelwrightTestSupport", "ResourceProbe"]),
+        // Runs a command and reports its own peak memory and CPU time, for the bounded-input test.
+        .executableTarget(name: "ResourceProbe", path: "Tests/ResourceProbe"),
         // The fuzz campaign of issue 13: a runner that makes mutated models and Core Data files and
         // runs them through the tools' library calls, supervised in child processes so a crash or
         // a hang is recorded rather than fatal; the test target runs a CI-sized campaign.

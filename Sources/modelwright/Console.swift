@@ -1,7 +1,10 @@
 import Foundation
 import ModelwrightSchema
 
-/// Where the command-line tool prints: the terminal, or a buffer in tests.
+/// Where the command-line tool prints: the terminal, or a buffer in tests. Whatever a command
+/// prints is escaped here, by ``DiagnosticText``, so no schema text, path or error description
+/// reaches a terminal raw: standard output keeps its lines whole, standard error is escaped and
+/// capped as diagnostics are.
 protocol Console {
     /// Prints a line of results to standard output.
     mutating func print(_ line: String)
@@ -12,7 +15,7 @@ protocol Console {
 /// The process's standard output and standard error.
 struct StandardConsole: Console {
     mutating func print(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        FileHandle.standardOutput.write(Data((DiagnosticText.escapedLines(line) + "\n").utf8))
     }
 
     mutating func printError(_ line: String) {
@@ -26,7 +29,7 @@ struct BufferConsole: Console {
     private(set) var errors = ""
 
     mutating func print(_ line: String) {
-        output += line + "\n"
+        output += DiagnosticText.escapedLines(line) + "\n"
     }
 
     mutating func printError(_ line: String) {

@@ -43,7 +43,8 @@ enum PlanCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             let plan = PlanJSON(model: model.name, steps: model.steps.map(PlanJSON.Step.init))
-            console.print(String(decoding: (try? encoder.encode(plan)) ?? Data(), as: UTF8.self))
+            let json = String(decoding: (try? encoder.encode(plan)) ?? Data(), as: UTF8.self)
+            console.print(DiagnosticText.escapedJSON(json))
         } else {
             console.print(text(model))
         }

@@ -31,6 +31,45 @@ struct BoundedCheckTests {
         #expect(graph.entities[limit - 1].indexes == [["p0", "p\(limit - 1)"]])
     }
 
+    @Test func recordsRepeatAtMostTheBoundOfValues() throws {
+        // Every subentity's record repeats its ancestors' properties and every composite
+        // attribute its composite's fields: the repeats over a version's records are bounded,
+        // whatever the shape (several roots, nested parents, wide composites).
+        func model(roots: [(properties: Int, subentities: Int)]) -> String {
+            var text = "model Test version 1\n"
+            for (root, shape) in roots.enumerated() {
+                text += "abstract entity R\(root) {\n"
+                text += (0..<shape.properties).map { "    p\(root)x\($0): Int?\n" }.joined() + "}\n"
+                text += (0..<shape.subentities).map { "entity S\(root)x\($0): R\(root) {}\n" }.joined()
+            }
+            return text
+        }
+        let limit = GraphBuilder.maximumRepeatedValues
+        // 100 × 50 + 50 × 100: exactly the bound.
+        _ = try graph(model(roots: [(100, limit / 200), (50, limit / 100)]))
+        #expect(
+            diagnose(model(roots: [(100, limit / 200), (50, limit / 100 + 1)])) == [
+                "\(2 + 101 + limit / 200 + 1):17: error: the records of 'R1' and its \(limit / 100 + 1) subentities repeat \(limit / 2 + 50) inherited properties and composite fields (\(limit + 50) in this version; at most \(limit)): each record stores its ancestors' properties and every field of its composites"
+            ])
+        // The case: 300 properties under 1,000 empty subentities (21 KB).
+        #expect(diagnose(model(roots: [(300, 1_000)])).count == 1)
+        // Nested parents: each level's record repeats what it inherits.
+        var nested = model(roots: [(0, 0)])
+        nested += (0..<2).map { "entity N\($0): R0 {\n" + (0..<50).map { "    n\($0): Int\n" }.joined() + "}\n" }
+            .joined()
+        nested += (0..<(limit / 50)).map { "entity M\($0): N\($0 % 2) { m: Int }\n" }.joined()
+        _ = try graph(nested)
+        #expect(diagnose(nested + "entity M: N1 {}\n").count == 1)
+        // A composite's fields are stored once per attribute of its type.
+        let composite =
+            "model Test version 1\ncomposite C {\n" + (0..<101).map { "    f\($0): Int?\n" }.joined() + "}\n"
+        let uses = (0..<(limit / 100)).map { "    c\($0): C?\n" }.joined()
+        _ = try graph(composite + "entity E {\n" + uses + "}\n")
+        #expect(diagnose(composite + "entity E {\n" + uses + "    extra: C\n}\n").count == 1)
+        // A large schema of plain entities repeats nothing.
+        _ = try graph("model Test version 1\n" + (0..<20_000).map { "entity P\($0) { a: Int }\n" }.joined())
+    }
+
     @Test func inheritedDuplicatesAndUnknownMembersInADeepChainAreReported() {
         let depth = 5_000
         let lines = diagnose(

@@ -17,10 +17,41 @@ struct DiagnosticTextTests {
                 == "\\u{61C}\\u{200E}\\u{200F}\\u{2066}\\u{2069}\\u{2028}\\u{2029}")
         // A combining mark joined to a control character in one grapheme cluster is still escaped.
         #expect(DiagnosticText.escaped("e\u{301}\u{202E}\u{301}") == "e\u{301}\\u{202E}\u{301}")
-        // U+0600 (a prepended character) does not hide the quote or the control after it.
-        #expect(DiagnosticText.escaped("\u{600}'\u{1B}") == "\u{600}'\\u{1B}")
+        // U+0600 (a prepended format character) is escaped itself, and hides nothing after it.
+        #expect(DiagnosticText.escaped("\u{600}'\u{1B}") == "\\u{600}'\\u{1B}")
         // The message's own punctuation stays readable.
         #expect(DiagnosticText.escaped("unknown type 'Año' (`x`, \"y\")") == "unknown type 'Año' (`x`, \"y\")")
+    }
+
+    @Test func invisibleAndUnassignedScalarsAreEscaped() {
+        // 'A<ZWJ>B' must not show as 'AB': every format character, the other invisible ones,
+        // private-use and unassigned scalars are shown by number.
+        #expect(DiagnosticText.escaped("'A\u{200D}B'") == "'A\\u{200D}B'")
+        #expect(
+            DiagnosticText.escaped("\u{AD}\u{200B}\u{2060}\u{E0041}\u{FE0F}\u{3164}\u{E000}\u{10FFFD}\u{FFFF}\u{378}")
+                == "\\u{AD}\\u{200B}\\u{2060}\\u{E0041}\\u{FE0F}\\u{3164}\\u{E000}\\u{10FFFD}\\u{FFFF}\\u{378}")
+        // Letters, marks, symbols and emoji of every script stay as they are.
+        #expect(DiagnosticText.escaped("Año Ωμέγα 名前 e\u{301} 🙂 ‘q’") == "Año Ωμέγα 名前 e\u{301} 🙂 ‘q’")
+        // Every Cf scalar of the whole code space is escaped.
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value), scalar.properties.generalCategory == .format else { continue }
+            #expect(DiagnosticText.needsEscaping(scalar), "U+\(String(value, radix: 16))")
+        }
+    }
+
+    @Test func standardOutputKeepsItsLinesAndJSONStaysJSON() throws {
+        let text = "lossy A.y [gone\u{1B}[2K\u{1B}[1A]\n\u{1B}]0;title\u{7} A\u{200D}B\t"
+        #expect(
+            DiagnosticText.escapedLines(text)
+                == "lossy A.y [gone\\u{1B}[2K\\u{1B}[1A]\n\\u{1B}]0;title\\u{7} A\\u{200D}B\\t")
+        let long = String(repeating: "x", count: 10_000)
+        #expect(DiagnosticText.escapedLines(long) == long)
+        let value = "a\u{1B}[2K\u{85}\u{200D}\u{E0041}\u{202E}z"
+        let json = String(decoding: try JSONEncoder().encode(["reason": value]), as: UTF8.self)
+        let escaped = DiagnosticText.escapedJSON(json)
+        #expect(!escaped.unicodeScalars.contains(where: DiagnosticText.needsEscaping))
+        let decoded = try JSONDecoder().decode([String: String].self, from: Data(escaped.utf8))
+        #expect(decoded == ["reason": value])
     }
 
     @Test func invalidUTF8IsShownByteByByte() {

@@ -70,6 +70,46 @@ struct SuggestionTests {
         }
     }
 
+    /// Counts the searches a sink starts, from any thread.
+    private final class Searches: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        var value: Int { lock.withLock { count } }
+        func add() { lock.withLock { count += 1 } }
+    }
+
+    @Test func hintsAreSearchedOnlyForReportedErrors() {
+        var random = SplitMix64(seed: 824)
+        for _ in 0..<50 {
+            let file = SourceFile(path: "M.v1.model", text: String(repeating: "x\n", count: 400))
+            let searches = Searches()
+            let errors = Int.random(in: 0...300, using: &random)
+            let before = Int.random(in: 0...120, using: &random)
+            // Errors reported straight, or in a sink that defers (as parallel work does) and is
+            // merged after `before` errors of the file's own.
+            let defers = Bool.random(using: &random)
+            var sink = DiagnosticSink(file: file)
+            for index in 0..<before { sink.error("first \(index)", at: 0) }
+            var work = DiagnosticSink(file: file, defersSuggestions: defers)
+            for index in 0..<errors {
+                work.error(
+                    "unknown type 'Entityy\(index)'", at: 2 * (index % 400),
+                    suggesting: Suggestion(for: "Entityy\(index)", at: 2 * (index % 400)) {
+                        searches.add()
+                        return ["Entity\(index)"]
+                    })
+            }
+            let searchedBeforeMerge = searches.value
+            sink.append(work)
+            let limit = DiagnosticSink.errorLimit
+            let reported = defers ? min(errors, max(0, limit - before)) : min(errors, limit)
+            #expect(searchedBeforeMerge == (defers ? 0 : min(errors, limit)))
+            #expect(searches.value == (defers ? reported : min(errors, limit)))
+            let hints = sink.diagnostics.flatMap(\.notes).filter { $0.message.hasPrefix("did you mean 'Entity") }
+            #expect(hints.count == min(errors, max(0, limit - before)))
+        }
+    }
+
     @Test func aHugeUnknownNameAmongManyEntitiesGetsNoHint() {
         // Unbounded, this took most of a minute: 100 KB against 2,000 names of a similar size.
         let name = String(repeating: "Q", count: 100_000)

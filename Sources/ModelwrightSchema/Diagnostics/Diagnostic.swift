@@ -41,7 +41,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// Where in the file; `nil` for a problem with a whole file or folder.
     public let location: SourcePosition?
     /// Hints and related places.
-    public let notes: [Note]
+    public private(set) var notes: [Note]
 
     /// Creates a diagnostic; the message is made safe to print by ``DiagnosticText``, so text
     /// echoed from the input can never move the cursor, reorder the line or flood the terminal.
@@ -51,6 +51,13 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         self.path = path
         self.location = location
         self.notes = notes
+    }
+
+    /// The same diagnostic with one more note (a hint found once the diagnostic was admitted).
+    package func adding(_ note: Note) -> Diagnostic {
+        var copy = self
+        copy.notes.append(note)
+        return copy
     }
 
     /// The diagnostic and its notes, one `path:line:column: severity: message` line each. Paths

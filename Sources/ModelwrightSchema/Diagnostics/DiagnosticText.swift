@@ -1,11 +1,16 @@
-/// The escaper for text echoed into diagnostics: what a schema or bundle says is shown, never
-/// obeyed by the terminal or editor that displays it.
+/// The one escaper for human-readable output: what a schema, bundle, path or error says is shown,
+/// never obeyed by the terminal or editor that displays it. Every diagnostic, note and fix-it,
+/// and every line the command-line tool prints to standard output or standard error, goes
+/// through it.
 ///
 /// Defined on Unicode scalars, never on `Character`, so a combining mark or prepended character
 /// cannot hide a control character inside a grapheme cluster. Shown escaped, as `\u{…}` (and
-/// `\0`, `\t`, `\n`, `\r`): C0 controls, DEL, C1 controls, the bidirectional formatting
-/// characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), U+2028, U+2029 and
-/// U+FEFF. Bytes that are not UTF-8 (``escaped(bytes:)``) are shown as `\x{…}`.
+/// `\0`, `\t`, `\n`, `\r`), is every scalar ``needsEscaping(_:)`` names: controls (C0, DEL,
+/// C1), every format character (Cf: the bidirectional controls, zero-width joiners and spaces,
+/// U+FEFF, tag characters …), the other invisible default-ignorable scalars (variation
+/// selectors, Hangul fillers), line and paragraph separators, private-use and unassigned scalars.
+/// So `'A\u{200D}B'` is never shown as `'AB'`. Bytes that are not UTF-8 (``escaped(bytes:)``)
+/// are shown as `\x{…}`.
 ///
 /// Long text is capped so a 100 KB name cannot make a 100 KB message: a run of more than
 /// ``maximumRun`` scalars between spaces, quotes, backticks and slashes keeps its first
@@ -77,13 +82,53 @@ package enum DiagnosticText {
         return output
     }
 
-    /// Whether a scalar is shown escaped.
+    /// Lines for standard output, safe to print as ``escapedPath(_:)`` makes them: every newline
+    /// is kept (it is the output's own structure), every other scalar ``needsEscaping(_:)``
+    /// names is escaped, and nothing is shortened (a plan or a checksum is read in full).
+    package static func escapedLines(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 != "\n" && needsEscaping($0) }) else { return text }
+        var output = ""
+        for scalar in text.unicodeScalars {
+            output += scalar != "\n" && needsEscaping(scalar) ? Writer.escape(scalar) : String(scalar)
+        }
+        return output
+    }
+
+    /// JSON text (as `JSONEncoder` writes it), safe to print: each scalar ``needsEscaping(_:)``
+    /// names, which JSON can only hold inside a string, becomes that string's own `\uXXXX`
+    /// escape (a surrogate pair above U+FFFF), so the JSON means the same and shows nothing raw.
+    /// A newline is kept: `JSONEncoder` escapes those inside strings, so any left is layout.
+    package static func escapedJSON(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: { $0 != "\n" && needsEscaping($0) }) else { return json }
+        var output = ""
+        for scalar in json.unicodeScalars {
+            guard scalar != "\n", needsEscaping(scalar) else {
+                output.unicodeScalars.append(scalar)
+                continue
+            }
+            for unit in String(scalar).utf16 {
+                let digits = String(unit, radix: 16, uppercase: true)
+                output += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+            }
+        }
+        return output
+    }
+
+    /// Whether a scalar is shown escaped: it controls the terminal, reorders the line, is
+    /// invisible, or has no agreed meaning (private use, unassigned).
     package static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
-        case 0x2028, 0x2029, 0xFEFF: true
-        default: false
+        case 0x20...0x7E: return false  // printable ASCII, most of any output: no table lookup
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        default: break
+        }
+        let properties = scalar.properties
+        switch properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate:
+            return true
+        default:
+            // Invisible but not Cf: variation selectors, U+034F, Hangul fillers, U+180B–U+180F.
+            return properties.isDefaultIgnorableCodePoint
         }
     }
 

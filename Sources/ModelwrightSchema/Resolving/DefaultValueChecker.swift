@@ -5,8 +5,11 @@ import Modelwright
 enum DefaultValueChecker {
     /// The typed default, or the reason the literal does not fit.
     /// `role` names the literal in messages: a request's constant is not a default value.
+    /// `isCase` answers whether an enum (by name) has a case, from an index; `nil` (or its `nil`)
+    /// scans the cases.
     static func check(
-        _ literal: AST.Literal, for type: AttributeType, isOptional: Bool, role: String = "default value"
+        _ literal: AST.Literal, for type: AttributeType, isOptional: Bool, role: String = "default value",
+        isCase: (_ enumeration: String, _ name: String) -> Bool? = { _, _ in nil }
     ) -> Result<DefaultValue?, DefaultValueProblem> {
         if case .null = literal.kind {
             return isOptional
@@ -58,13 +61,22 @@ enum DefaultValueChecker {
             }
             return .success(.date(secondsSince1970: seconds))
         case (.enumeration(let enumeration), .enumCase(let name)):
-            guard enumeration.cases.contains(where: { $0.name == name }) else {
-                let suggestion = Suggestions.closest(to: name, among: enumeration.cases.map(\.name))
+            guard isCase(enumeration.name, name) ?? enumeration.cases.contains(where: { $0.name == name }) else {
+                // Searched and listed only if the error is reported: an enum of thousands of
+                // cases and thousands of wrong defaults would cost their product.
+                let cases = enumeration.cases
+                let listed = 20
                 return .failure(
                     .init(
                         "enum '\(enumeration.name)' has no case '\(name)'",
-                        hint: suggestion.map { "did you mean '.\($0)'?" }
-                            ?? "its cases are \(enumeration.cases.map { "." + $0.name }.joined(separator: ", "))"
+                        suggesting: { offset in
+                            Suggestion(
+                                for: name, at: offset, prefix: ".",
+                                otherwise: {
+                                    "its cases are \(cases.prefix(listed).map { "." + $0.name }.joined(separator: ", "))"
+                                        + (cases.count > listed ? " and \(cases.count - listed) more" : "")
+                                }, among: { cases.map(\.name) })
+                        }
                     )
                 )
             }
@@ -142,9 +154,13 @@ enum DefaultValueChecker {
 package struct DefaultValueProblem: Error {
     package let message: String
     package let hint: String?
+    /// A "did you mean" hint pointing at the literal's offset, searched only if the error is reported.
+    package let suggestion: (@Sendable (Int) -> Suggestion)?
 
-    package init(_ message: String, hint: String? = nil) {
+    package init(_ message: String, hint: String? = nil, suggesting suggestion: (@Sendable (Int) -> Suggestion)? = nil)
+    {
         self.message = message
         self.hint = hint
+        self.suggestion = suggestion
     }
 }

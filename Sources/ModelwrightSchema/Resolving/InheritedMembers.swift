@@ -33,6 +33,10 @@ struct InheritedMembers {
         visible[name]?.first?.member
     }
 
+    /// How many values the visited entity's record stores: each attribute and to-one
+    /// relationship, inherited ones included, a composite attribute counting its fields.
+    private(set) var storedValues = 0
+
     /// Every name visible, for "did you mean" hints.
     var names: [String] { Array(visible.keys) }
 
@@ -48,6 +52,16 @@ struct InheritedMembers {
             visible[relationship.name, default: []].append((entity.name, .relationship(relationship)))
         }
         firstAttributes.append((firstAttributes.last ?? nil) ?? entity.attributes.first?.name)
+        storedValues += Self.storedValues(of: entity)
+    }
+
+    /// The values `entity`'s own properties store.
+    static func storedValues(of entity: EntityGraph.Entity) -> Int {
+        let attributes = entity.attributes.reduce(0) { total, attribute in
+            if case .composite(let composite) = attribute.type { return total + composite.fields.count }
+            return total + 1
+        }
+        return attributes + entity.relationships.count { $0.cardinality == .toOne }
     }
 
     /// Hides `entity`'s own properties again, after it and its descendants were visited.
@@ -57,6 +71,7 @@ struct InheritedMembers {
             if visible[name]?.isEmpty == true { visible[name] = nil }
         }
         firstAttributes.removeLast()
+        storedValues -= Self.storedValues(of: entity)
     }
 
     /// Every entity entered after its parent and left after its children, roots and children in

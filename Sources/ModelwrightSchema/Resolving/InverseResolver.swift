@@ -9,6 +9,61 @@ enum InverseResolver {
         let relationship: String
     }
 
+    /// A relationship on a destination's lineage that may be an inverse, with the entity
+    /// declaring it and its place in the order the destination's relationships are searched (the
+    /// destination's own first, then its parent's, and so on).
+    private struct Candidate {
+        let owner: String
+        let relationship: EntityGraph.Relationship
+        let order: Int
+    }
+
+    /// The relationships of one destination, indexed so that finding a relationship's inverse
+    /// costs lookups, not a scan: a model where every relationship has an inverse would otherwise
+    /// be quadratic in the relationships between two entities.
+    private struct DestinationIndex {
+        /// The first relationship of each name, as `@inverse(name)` finds it.
+        var byName: [String: Candidate] = [:]
+        /// Relationships that may pair with any relationship pointing at them: no `@inverse` of
+        /// their own, not `@noInverse`; by the entity they point to, in search order.
+        var open: [String: [Candidate]] = [:]
+        var openKeys: Set<Key> = []
+        /// Relationships whose `@inverse(name)` names a relationship: by that name and the entity
+        /// they point to, in search order.
+        var claims: [Key: [Candidate]] = [:]
+        /// Every relationship name, in search order, outermost ancestor first (for hints).
+        var relationshipNames: [String] = []
+        var attributeNames: Set<String> = []
+
+        init(
+            _ destination: EntityGraph.Entity, in graph: EntityGraph,
+            explicitInverses: [String: [String: AST.Name]], withoutInverse: [String: Set<String>]
+        ) {
+            let lineage = [destination] + graph.ancestors(of: destination)
+            var order = 0
+            for owner in lineage {
+                for relationship in owner.relationships {
+                    let candidate = Candidate(owner: owner.name, relationship: relationship, order: order)
+                    order += 1
+                    if byName[relationship.name] == nil { byName[relationship.name] = candidate }
+                    if withoutInverse[owner.name]?.contains(relationship.name) == true { continue }
+                    if let theirs = explicitInverses[owner.name]?[relationship.name] {
+                        claims[Key(entity: relationship.destination, relationship: theirs.text), default: []]
+                            .append(candidate)
+                    } else {
+                        open[relationship.destination, default: []].append(candidate)
+                        openKeys.insert(Key(entity: owner.name, relationship: relationship.name))
+                    }
+                }
+            }
+            relationshipNames = lineage.reversed().flatMap { $0.relationships.map(\.name) }
+            attributeNames = Set(lineage.flatMap { $0.attributes.map(\.name) })
+        }
+    }
+
+    /// How many ambiguous candidates an error names before saying how many more there are.
+    private static let listedCandidates = 8
+
     static func resolve(
         _ graph: inout EntityGraph,
         explicitInverses: [String: [String: AST.Name]],
@@ -17,21 +72,55 @@ enum InverseResolver {
     ) {
         var resolved: [Key: Key] = [:]
         var failed: Set<Key> = []
+        var indexes: [String: DestinationIndex] = [:]
+        // Built on the first relationship that names one, for errors: which entity declares it.
+        var ownerOfRelationship: [String: String]?
         for entity in graph.entities where !entity.relationships.isEmpty {
             // Only for entities with relationships: walking every entity's ancestors was quadratic
             // in a deep inheritance chain.
-            let sourceFamily = Set([entity.name] + graph.ancestors(of: entity).map(\.name))
+            let family = [entity.name] + graph.ancestors(of: entity).map(\.name)
             for relationship in entity.relationships {
                 let key = Key(entity: entity.name, relationship: relationship.name)
                 if withoutInverse[entity.name]?.contains(relationship.name) == true { continue }
                 guard let destination = graph.entity(named: relationship.destination) else { continue }
-                // Relationships on the destination (inherited ones included), with the entity declaring each.
-                let candidates = ([destination] + graph.ancestors(of: destination)).flatMap { owner in
-                    owner.relationships.map { (owner: owner.name, relationship: $0) }
-                }
+                let index =
+                    indexes[destination.name]
+                    ?? DestinationIndex(
+                        destination, in: graph, explicitInverses: explicitInverses, withoutInverse: withoutInverse)
+                indexes[destination.name] = index
                 if let named = explicitInverses[entity.name]?[relationship.name] {
-                    guard let match = candidates.first(where: { $0.relationship.name == named.text }) else {
-                        reportMissingExplicit(named, destination: destination, graph: graph, diagnostics: &diagnostics)
+                    guard let match = index.byName[named.text] else {
+                        if index.attributeNames.contains(named.text) {
+                            diagnostics.error(
+                                "inverse '\(destination.name).\(named.text)' is an attribute, not a relationship",
+                                at: named.range.start)
+                        } else {
+                            if ownerOfRelationship == nil {
+                                var owners: [String: String] = [:]
+                                for entity in graph.entities {
+                                    for relationship in entity.relationships where owners[relationship.name] == nil {
+                                        owners[relationship.name] = entity.name
+                                    }
+                                }
+                                ownerOfRelationship = owners
+                            }
+                            let owner = ownerOfRelationship?[named.text]
+                            diagnostics.error(
+                                "'\(destination.name)' has no relationship '\(named.text)' to be the inverse",
+                                at: named.range.start,
+                                notes: owner.map {
+                                    [
+                                        (
+                                            "'\(named.text)' is a relationship of '\($0)', not of '\(destination.name)'",
+                                            named.range.start
+                                        )
+                                    ]
+                                } ?? [],
+                                suggesting: owner == nil
+                                    ? Suggestion(for: named.text, among: index.relationshipNames, at: named.range.start)
+                                    : nil
+                            )
+                        }
                         failed.insert(key)
                         continue
                     }
@@ -43,7 +132,7 @@ enum InverseResolver {
                         failed.insert(key)
                         continue
                     }
-                    guard sourceFamily.contains(match.relationship.destination) else {
+                    guard family.contains(match.relationship.destination) else {
                         diagnostics.error(
                             "inverse '\(destination.name).\(named.text)' points to '\(match.relationship.destination)', not back to '\(entity.name)'",
                             at: named.range.start,
@@ -55,22 +144,30 @@ enum InverseResolver {
                     resolved[key] = Key(entity: match.owner, relationship: named.text)
                     continue
                 }
-                let pointingBack = candidates.filter { candidate in
-                    guard sourceFamily.contains(candidate.relationship.destination) else { return false }
-                    if withoutInverse[candidate.owner]?.contains(candidate.relationship.name) == true { return false }
-                    if candidate.owner == entity.name, candidate.relationship.name == relationship.name { return false }
-                    let theirs = explicitInverses[candidate.owner]?[candidate.relationship.name]
-                    return theirs == nil || theirs?.text == relationship.name
-                }
                 // A relationship that names this one as its inverse wins over any that name none.
-                let claiming = pointingBack.filter {
-                    explicitInverses[$0.owner]?[$0.relationship.name]?.text == relationship.name
+                var claiming: [Candidate] = []
+                var claimingCount = 0
+                var open: [Candidate] = []
+                var openCount = 0
+                let isOpen = index.openKeys.contains(key)
+                for member in family {
+                    let claims = index.claims[Key(entity: member, relationship: relationship.name)] ?? []
+                    claimingCount += claims.count
+                    claiming += claims.prefix(listedCandidates + 1)
+                    let others = index.open[member] ?? []
+                    openCount += others.count
+                    // This relationship itself, when its destination's lineage holds it, is no inverse.
+                    open += others.prefix(listedCandidates + 2).filter {
+                        !($0.owner == entity.name && $0.relationship.name == relationship.name)
+                    }
                 }
-                if claiming.count == 1 {
+                if isOpen, family.contains(relationship.destination) { openCount -= 1 }
+                if claimingCount == 1 {
                     resolved[key] = Key(entity: claiming[0].owner, relationship: claiming[0].relationship.name)
                     continue
                 }
-                switch pointingBack.count {
+                let pointingBack = (claiming + open).sorted { $0.order < $1.order }
+                switch claimingCount + openCount {
                 case 1:
                     resolved[key] = Key(entity: pointingBack[0].owner, relationship: pointingBack[0].relationship.name)
                 case 0:
@@ -85,10 +182,11 @@ enum InverseResolver {
                         ]
                     )
                     failed.insert(key)
-                default:
-                    let names = pointingBack.map { "'\($0.relationship.name)'" }.joined(separator: ", ")
+                case let count:
+                    let listed = pointingBack.prefix(listedCandidates).map { "'\($0.relationship.name)'" }
+                    let more = count > listed.count ? " and \(count - listed.count) more" : ""
                     diagnostics.error(
-                        "the inverse of '\(entity.name).\(relationship.name)' is ambiguous: \(names) on '\(destination.name)' all point back",
+                        "the inverse of '\(entity.name).\(relationship.name)' is ambiguous: \(listed.joined(separator: ", "))\(more) on '\(destination.name)' all point back",
                         at: relationship.range.start,
                         notes: [
                             (
@@ -138,39 +236,5 @@ enum InverseResolver {
             if failed.contains(inverse) { continue }
             entities[position.entity].relationships[position.relationship].inverse = inverse.relationship
         }
-    }
-
-    private static func reportMissingExplicit(
-        _ named: AST.Name,
-        destination: EntityGraph.Entity,
-        graph: EntityGraph,
-        diagnostics: inout DiagnosticSink
-    ) {
-        let attributes = graph.allAttributes(of: destination)
-        if attributes.contains(where: { $0.name == named.text }) {
-            diagnostics.error(
-                "inverse '\(destination.name).\(named.text)' is an attribute, not a relationship",
-                at: named.range.start
-            )
-            return
-        }
-        var notes: [(String, Int)] = []
-        if let owner = graph.entities.first(where: { $0.relationships.contains { $0.name == named.text } }) {
-            notes.append(
-                (
-                    "'\(named.text)' is a relationship of '\(owner.name)', not of '\(destination.name)'",
-                    named.range.start
-                ))
-        } else if let suggestion = Suggestions.closest(
-            to: named.text,
-            among: graph.allRelationships(of: destination).map(\.name)
-        ) {
-            notes.append(("did you mean '\(suggestion)'?", named.range.start))
-        }
-        diagnostics.error(
-            "'\(destination.name)' has no relationship '\(named.text)' to be the inverse",
-            at: named.range.start,
-            notes: notes
-        )
     }
 }

@@ -54,13 +54,12 @@ struct RequestResolver {
             return nil
         }
         guard let entity = graph.entity(named: declaration.entity.text) else {
-            var notes: [(String, Int)] = []
-            if let close = Suggestions.closest(to: declaration.entity.text, among: graph.entities.map(\.name)) {
-                notes.append(("did you mean '\(close)'?", declaration.entity.range.start))
-            }
             diagnostics.error(
                 "request '\(name.text)' fetches unknown entity '\(declaration.entity.text)'",
-                at: declaration.entity.range.start, notes: notes)
+                at: declaration.entity.range.start,
+                suggesting: Suggestion(
+                    for: declaration.entity.text, among: graph.entities.map(\.name), at: declaration.entity.range.start)
+            )
             return nil
         }
         parameters = []
@@ -132,15 +131,13 @@ struct RequestResolver {
             guard let relationship = graph.allRelationships(of: current).first(where: { $0.name == segment.text }),
                 let destination = graph.entity(named: relationship.destination)
             else {
-                let known =
-                    graph.allAttributes(of: current).map(\.name) + graph.allRelationships(of: current).map(\.name)
-                var notes: [(String, Int)] = []
-                if let close = Suggestions.closest(to: segment.text, among: known) {
-                    notes.append(("did you mean '\(close)'?", segment.range.start))
-                }
                 diagnostics.error(
                     "'\(current.name)' has no attribute or relationship '\(segment.text)'", at: segment.range.start,
-                    notes: notes)
+                    suggesting: Suggestion(
+                        for: segment.text,
+                        among: graph.allAttributes(of: current).map(\.name)
+                            + graph.allRelationships(of: current).map(\.name),
+                        at: segment.range.start))
                 return nil
             }
             if relationship.cardinality == .toOne {
@@ -367,7 +364,8 @@ struct RequestResolver {
         case .failure(let problem):
             diagnostics.error(
                 problem.message, at: literal.range.start,
-                notes: problem.hint.map { [($0, literal.range.start)] } ?? [])
+                notes: problem.hint.map { [($0, literal.range.start)] } ?? [],
+                suggesting: problem.suggestion?(literal.range.start))
             return nil
         }
     }

@@ -119,11 +119,10 @@ package enum VersionChecker {
         for entity in graph.entities {
             if let oldName = entity.renamedFrom, let range = entity.renameRange {
                 if previous.entity(named: oldName) == nil {
-                    let suggestion = Suggestions.closest(to: oldName, among: previous.entities.map(\.name))
                     sink.error(
                         "'\(entity.name)' is renamed from '\(oldName)', but version \(previous.version) has no entity '\(oldName)'",
                         at: range.start,
-                        notes: suggestion.map { [("did you mean '\($0)'?", range.start)] } ?? []
+                        suggesting: Suggestion(for: oldName, among: previous.entities.map(\.name), at: range.start)
                     )
                 } else if graph.entity(named: oldName) != nil {
                     sink.error(
@@ -137,6 +136,12 @@ package enum VersionChecker {
                 entity.attributes.map { ($0.name, $0.renamedFrom, $0.renameRange, true) }
                 + entity.relationships.map { ($0.name, $0.renamedFrom, $0.renameRange, false) }
             let currentNames = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            // Once per entity, not per renamed property: an entity renaming thousands of
+            // properties would otherwise list its old properties thousands of times.
+            let renames = renamed.contains { $0.1 != nil } ? oldEntity : nil
+            let oldAttributeNames = renames.map { previous.allAttributes(of: $0).map(\.name) } ?? []
+            let oldRelationshipNames = renames.map { previous.allRelationships(of: $0).map(\.name) } ?? []
+            let oldNameSet = (attributes: Set(oldAttributeNames), relationships: Set(oldRelationshipNames))
             for case (let name, let oldName?, let range?, let isAttribute) in renamed {
                 guard let oldEntity else {
                     sink.error(
@@ -147,16 +152,12 @@ package enum VersionChecker {
                 }
                 // An attribute is renamed from an attribute, a relationship from a relationship.
                 let kind = isAttribute ? "attribute" : "relationship"
-                let oldNames =
-                    isAttribute
-                    ? previous.allAttributes(of: oldEntity).map(\.name)
-                    : previous.allRelationships(of: oldEntity).map(\.name)
-                if !oldNames.contains(oldName) {
-                    let suggestion = Suggestions.closest(to: oldName, among: oldNames)
+                let oldNames = isAttribute ? oldAttributeNames : oldRelationshipNames
+                if !(isAttribute ? oldNameSet.attributes : oldNameSet.relationships).contains(oldName) {
                     sink.error(
                         "'\(name)' is renamed from '\(oldName)', but '\(oldEntity.name)' in version \(previous.version) has no \(kind) '\(oldName)'",
                         at: range.start,
-                        notes: suggestion.map { [("did you mean '\($0)'?", range.start)] } ?? []
+                        suggesting: Suggestion(for: oldName, among: oldNames, at: range.start)
                     )
                 } else if currentNames.contains(oldName) {
                     sink.error(
