@@ -69,7 +69,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelwrightTests",
-            dependencies: ["Modelwright", "MigrationCrashProbe", "HistoryProbe", "ModelwrightTestSupport"]),
+            dependencies: ["Modelwright", "CSQLite", "MigrationCrashProbe", "HistoryProbe", "ModelwrightTestSupport"]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(
             name: "MigrationCrashProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/MigrationCrashProbe"),

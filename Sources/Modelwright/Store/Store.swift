@@ -159,6 +159,7 @@ public final class Store: Sendable {
         _ connection: SQLiteConnection, layout: SchemaLayout, path: String, plan: MigrationPlan?,
         progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
+        try StoreVerification.verify(connection, path: path, layout: layout, plan: plan)
         let expected = layout.schema.checksum.hexDigits
         let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
         var names: [String] = []
@@ -316,6 +317,7 @@ public final class Store: Sendable {
         let storeAuthor: String?
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
+        try StoreVerification.checkFileInPlace(connection)
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let result = try body(context)

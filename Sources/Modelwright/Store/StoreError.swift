@@ -32,6 +32,13 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store's history tables were written in a format this runtime does not read (a newer
     /// Modelwright's); the store is left as it is.
     case unsupportedHistoryFormat(found: String, supported: String)
+    /// The file at `path` holds tables, columns, indexes, triggers or views that the schema its
+    /// metadata names does not create, or lacks some that it does: another program changed it.
+    /// Each difference is one sentence. The file was left untouched.
+    case unexpectedSchema(path: String, differences: [String])
+    /// The store's file was moved, replaced or deleted while the store had it open; nothing more
+    /// is written, since the write would go to a file no longer at `path`.
+    case storeFileReplaced(path: String)
 
     /// A sentence that names the entity, attribute or relationship involved.
     public var description: String {
@@ -69,6 +76,14 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedHistoryFormat(let found, let supported):
             "the store's history is in format \(found), and this version of Modelwright reads format \(supported); "
                 + "open it with the Modelwright that wrote it, or without history"
+        case .unexpectedSchema(let path, let differences):
+            "\(path) is not a store as this app's schema creates it, so another program changed it; it was left "
+                + "untouched. Restore a copy the app wrote, or delete it to start again. Differences: "
+                + differences.prefix(20).joined(separator: "; ")
+                + (differences.count > 20 ? "; and \(differences.count - 20) more" : "")
+        case .storeFileReplaced(let path):
+            "the store's file at \(path) was moved, replaced or deleted while the store was open; nothing more was "
+                + "written to it. Close the store and open the file again"
         }
     }
 }
