@@ -101,6 +101,12 @@ final class SQLiteConnection {
         return sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
     }
 
+    /// Makes closing leave the file as it is: without this, the last connection to close copies
+    /// the write-ahead log into the database file. For a store refused at open, untouched.
+    func keepFileOnClose() {
+        _ = csqlite_db_config_flag(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+    }
+
     /// The path of the main database file, empty in memory.
     var path: String {
         sqlite3_db_filename(handle, "main").map { String(cString: $0) } ?? ""

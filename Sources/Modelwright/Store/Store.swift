@@ -202,6 +202,7 @@ public final class Store: Sendable {
                 try connection.execute(statement)
             }
             try Migrator.recordVersion(layout.schema, on: connection)
+            try StoreVerification.stampIdentity(on: connection)
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")

@@ -25,7 +25,84 @@ enum StoreVerification {
     /// passes (it is about to be created), and so does a store whose checksum is neither `layout`'s
     /// nor a source of `plan`'s stages (the caller refuses it). Reads only: the file is untouched.
     static func verify(_ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?) throws {
-        let actual = try entries(of: connection)
+        do {
+            // Read before SQLite first reads the store, which may recover the log into a new index.
+            let hasLog = isFile(path) && hasFrames(path + "-wal")
+            let hasIndex = FileManager.default.fileExists(atPath: path + "-shm")
+            let fileIdentity = hasLog ? identity(inFileAt: path) : nil
+            try verifySchema(connection, path: path, layout: layout, plan: plan)
+            if let fileIdentity, fileIdentity != 0, try identity(on: connection) != fileIdentity {
+                throw StoreError.damagedStore(
+                    path: path, problems: ["the write-ahead log holds the first page of another store"])
+            }
+            if hasLog && !hasIndex { try checkPages(connection, path: path) }
+        } catch {
+            connection.keepFileOnClose()
+            throw error
+        }
+    }
+
+    // MARK: - The log beside the file
+
+    /// Gives a new store a random identity, in the `user_version` field of its header: the first
+    /// page of a database, and so this field, is in every log that grew or restructured it, so a
+    /// log whose first page carries another identity belongs to another store. Call inside the
+    /// transaction that creates the store.
+    static func stampIdentity(on connection: SQLiteConnection) throws {
+        try connection.execute("PRAGMA user_version = \(Int32.random(in: 1...Int32.max))")
+    }
+
+    /// The identity as the connection reads it: from the log's copy of the first page if it has one.
+    private static func identity(on connection: SQLiteConnection) throws -> Int32 {
+        let read = try SQLiteStatement(connection: connection, sql: "PRAGMA user_version")
+        return try read.step() ? Int32(truncatingIfNeeded: read.int64(0)) : 0
+    }
+
+    /// The identity in the database file itself, ignoring any log: bytes 60–63 of its header,
+    /// which never change once written, so a read racing a checkpoint still sees them whole.
+    private static func identity(inFileAt path: String) -> Int32? {
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        guard let header = try? file.read(upToCount: 64), header.count == 64 else { return nil }
+        return header[60..<64].reduce(Int32(0)) { ($0 << 8) | Int32($1) }
+    }
+
+    private static func isFile(_ path: String) -> Bool {
+        path != ":memory:" && !path.isEmpty
+    }
+
+    /// Whether the write-ahead log at `path` holds any frame (past its 32-byte header).
+    private static func hasFrames(_ path: String) -> Bool {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let size = attributes[.size] as? NSNumber
+        else { return false }
+        return size.int64Value > 32
+    }
+
+    /// A log found without its index is one no process has open: copied, restored or moved beside
+    /// the store with it, or left by another file that had this path. SQLite applies any log whose
+    /// frames are consistent with its own header, and nothing in the log names the database it
+    /// belongs to, so the pages are checked (`quick_check`: every b-tree and the free list, in time
+    /// linear in the file). Only in this rare state; a log beside a store in use has its index.
+    private static func checkPages(_ connection: SQLiteConnection, path: String) throws {
+        let check = try SQLiteStatement(connection: connection, sql: "PRAGMA quick_check(20)")
+        var problems: [String] = []
+        while try check.step() {
+            let line = check.string(0)
+            if line != "ok" { problems.append(display(line)) }
+        }
+        guard problems.isEmpty else { throw StoreError.damagedStore(path: path, problems: problems) }
+    }
+
+    private static func verifySchema(
+        _ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?
+    ) throws {
+        let actual: [Entry]
+        do {
+            actual = try entries(of: connection)
+        } catch let error as SQLiteError where error.code == 11 {  // SQLITE_CORRUPT: SQLite cannot parse the schema
+            throw StoreError.unexpectedSchema(path: path, differences: [display(error.message)])
+        }
         guard !actual.isEmpty else { return }
         guard actual.contains(where: { $0.type == "table" && $0.name == SchemaSQL.metadataTable }) else {
             throw StoreError.notAStore(path: path)
@@ -52,7 +129,11 @@ enum StoreVerification {
     /// transaction: a write would go to the old file's log, beside the new file, and the next
     /// process to open the path would apply it to the wrong database.
     static func checkFileInPlace(_ connection: SQLiteConnection) throws {
-        if connection.fileHasMoved { throw StoreError.storeFileReplaced(path: connection.path) }
+        guard connection.fileHasMoved else { return }
+        // The log still holds this file's committed frames, and readers of whatever file now has
+        // the path would take them for its pages: they go into the old file, and the log is emptied.
+        try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        throw StoreError.storeFileReplaced(path: connection.path)
     }
 
     /// The layout of the version the store's metadata records, when it is the current one or the
@@ -126,7 +207,7 @@ enum StoreVerification {
             actual.filter { $0.type == "table" }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for name in Set(actualTables.keys).union(expectedTables.keys).sorted() {
             switch (actualTables[name], expectedTables[name]) {
-            case (nil, _): result.append("the table \(display(name)) is missing")
+            case (nil, _): result.append("the table \(display(quoted(name))) is missing")
             case (let table?, nil): result.append("the store has an unexpected \(describe(table))")
             case (let table?, let wanted?): result += tableDifferences(table, wanted)
             }
@@ -257,15 +338,16 @@ enum StoreVerification {
     }
 
     private static func describe(_ entry: Entry) -> String {
+        let name = display(quoted(entry.name))
         switch entry.type {
-        case "table", "view", "trigger": "\(entry.type) \(display(entry.name))"
+        case "table", "view", "trigger": return "\(entry.type) \(name)"
         case "index":
-            if let sql = entry.sql, let tokens = SQLTokens(sql) {
-                "index \(display(entry.name)) (\(display(tokens.items.joined(separator: " "))))"
-            } else {
-                "index \(display(entry.name)) on \(display(entry.table))"
+            guard let sql = entry.sql, let tokens = SQLTokens(sql), let on = tokens.items.firstIndex(of: "ON") else {
+                return "index \(name) on \(display(quoted(entry.table)))"
             }
-        default: "\(display(entry.type)) \(display(entry.name))"
+            let kind = tokens.items.contains("UNIQUE") ? "unique index" : "index"
+            return "\(kind) \(name) on \(display(tokens.items[(on + 1)...].joined(separator: " ")))"
+        default: return "\(display(entry.type)) \(name)"
         }
     }
 
