@@ -24,7 +24,8 @@ enum StoreVerification {
     /// ``StoreError/notAStore(path:)`` when it has entries but no metadata table. An empty database
     /// passes (it is about to be created), and so does a store whose checksum is neither `layout`'s
     /// nor a source of `plan`'s stages (the caller refuses it). Reads only: the file is untouched.
-    static func verify(_ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?) throws {
+    static func verify(_ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?) throws
+    {
         do {
             // Read before SQLite first reads the store, which may recover the log into a new index.
             let hasLog = isFile(path) && hasFrames(path + "-wal")

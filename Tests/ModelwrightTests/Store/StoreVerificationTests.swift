@@ -58,7 +58,8 @@ struct StoreVerificationTests {
         #expect(skipped * 5 < Self.caseCount, "too many drawn schemas could not be laid out: \(skipped)")
         // Every kind of tampering was drawn and refused at least once.
         #expect(Set(refused.keys).isSuperset(of: Tampering.alwaysApplicable), "\(refused)")
-        print("StoreVerificationTests: \(opened) stores opened untampered; refused \(refused.sorted { $0.key < $1.key })")
+        print(
+            "StoreVerificationTests: \(opened) stores opened untampered; refused \(refused.sorted { $0.key < $1.key })")
     }
 
     @Test("a tampered store of an older version is refused before the migrator runs; a migrated one opens")
@@ -238,7 +239,9 @@ private enum StoreSchemas {
     private static let types: [AttributeType] = [
         .bool, .int16, .int32, .int64, .int, .double, .float, .decimal, .string, .date, .data, .uuid, .url,
         .enumeration(
-            EnumDescription(name: "Kind", rawType: .string, cases: [.init(name: "a", rawValue: "a"), .init(name: "b", rawValue: "b")])
+            EnumDescription(
+                name: "Kind", rawType: .string,
+                cases: [.init(name: "a", rawValue: "a"), .init(name: "b", rawValue: "b")])
         ),
     ]
 
@@ -268,17 +271,23 @@ private enum StoreSchemas {
                 let value = random.chance(0.4) ? defaultValue(for: type, &random) : nil
                 attributes.append(
                     AttributeDescription(
-                        name: "\(name.lowercased())a\(number)", type: type, isOptional: optional || value == nil && random.chance(0.5),
+                        name: "\(name.lowercased())a\(number)", type: type,
+                        isOptional: optional || value == nil && random.chance(0.5),
                         defaultValue: value))
             }
             let names = attributes.map(\.name)
             var unique: [[String]] = []
             var indexes: [[String]] = []
-            if !names.isEmpty && random.chance(0.4) { unique.append(Array(names.shuffled(using: &random).prefix(1 + random.next(below: 2)))) }
-            if !names.isEmpty && random.chance(0.4) { indexes.append(Array(names.shuffled(using: &random).prefix(1 + random.next(below: 2)))) }
+            if !names.isEmpty && random.chance(0.4) {
+                unique.append(Array(names.shuffled(using: &random).prefix(1 + random.next(below: 2))))
+            }
+            if !names.isEmpty && random.chance(0.4) {
+                indexes.append(Array(names.shuffled(using: &random).prefix(1 + random.next(below: 2))))
+            }
             entities.append(
                 EntityDescription(
-                    name: name, parent: parent, isAbstract: parent == nil && random.chance(0.15), attributes: attributes,
+                    name: name, parent: parent, isAbstract: parent == nil && random.chance(0.15),
+                    attributes: attributes,
                     uniquenessConstraints: unique, indexes: indexes))
         }
         for index in entities.indices where random.chance(0.6) {
@@ -287,7 +296,8 @@ private enum StoreSchemas {
             entities[index].relationships.append(
                 RelationshipDescription(
                     name: "r\(index)", destination: destination, cardinality: toMany ? .toMany : .toOne,
-                    isOrdered: toMany && random.chance(0.4), deleteRule: random.pick([.nullify, .cascade, .deny, .noAction])))
+                    isOrdered: toMany && random.chance(0.4),
+                    deleteRule: random.pick([.nullify, .cascade, .deny, .noAction])))
         }
         return SchemaDescription(modelName: "Random", version: version, entities: entities)
     }
@@ -302,7 +312,9 @@ private enum StoreSchemas {
             var entity = next.entities[index]
             switch random.next(below: 5) {
             case 0:
-                entity.attributes.append(AttributeDescription(name: "added\(index)x\(entity.attributes.count)", type: random.pick(types), isOptional: true))
+                entity.attributes.append(
+                    AttributeDescription(
+                        name: "added\(index)x\(entity.attributes.count)", type: random.pick(types), isOptional: true))
             case 1 where !entity.attributes.isEmpty:
                 entity.indexes.append([random.pick(entity.attributes).name])
             case 2:
@@ -313,11 +325,15 @@ private enum StoreSchemas {
                 guard entity.attributes[position].renamedFrom == nil else { break }
                 entity.attributes[position].name = old + "Renamed"
                 entity.attributes[position].renamedFrom = old
-                entity.uniquenessConstraints = entity.uniquenessConstraints.map { $0.map { $0 == old ? old + "Renamed" : $0 } }
+                entity.uniquenessConstraints = entity.uniquenessConstraints.map {
+                    $0.map { $0 == old ? old + "Renamed" : $0 }
+                }
                 entity.indexes = entity.indexes.map { $0.map { $0 == old ? old + "Renamed" : $0 } }
             default:
                 next.entities.append(
-                    EntityDescription(name: "New\(next.entities.count)", attributes: [AttributeDescription(name: "n", type: .string, isOptional: true)]))
+                    EntityDescription(
+                        name: "New\(next.entities.count)",
+                        attributes: [AttributeDescription(name: "n", type: .string, isOptional: true)]))
             }
             next.entities[index] = entity
         }
@@ -347,7 +363,8 @@ private struct Tampering: CustomStringConvertible {
         let tables = raw.strings(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_modelwright_metadata' ORDER BY name"
         )
-        let indexes = raw.strings("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+        let indexes = raw.strings(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
         guard let table = tables.isEmpty ? nil : random.pick(tables) else { return nil }
         let columns = raw.strings("SELECT name FROM pragma_table_info(\(SQLSyntax.string(table))) ORDER BY cid")
         let column = random.pick(columns)
@@ -361,16 +378,22 @@ private struct Tampering: CustomStringConvertible {
         }
         switch random.next(below: 16) {
         case 0:
-            return done("trigger dropping inserts", ["CREATE TRIGGER \"mw_x\" BEFORE INSERT ON \(t) BEGIN SELECT RAISE(IGNORE); END"])
+            return done(
+                "trigger dropping inserts",
+                ["CREATE TRIGGER \"mw_x\" BEFORE INSERT ON \(t) BEGIN SELECT RAISE(IGNORE); END"])
         case 1:
-            return done("trigger rewriting rows", ["CREATE TRIGGER \"mw_y\" AFTER UPDATE ON \(t) BEGIN UPDATE \(t) SET \(c) = NULL; END"])
+            return done(
+                "trigger rewriting rows",
+                ["CREATE TRIGGER \"mw_y\" AFTER UPDATE ON \(t) BEGIN UPDATE \(t) SET \(c) = NULL; END"])
         case 2:
             return done("view", ["CREATE VIEW \"v\" AS SELECT 1"])
         case 3:
-            return done("view named like a table", [
-                "PRAGMA foreign_keys=OFF", "PRAGMA legacy_alter_table=ON", "ALTER TABLE \(t) RENAME TO \"real\"",
-                "CREATE VIEW \(t) AS SELECT * FROM \"real\"",
-            ])
+            return done(
+                "view named like a table",
+                [
+                    "PRAGMA foreign_keys=OFF", "PRAGMA legacy_alter_table=ON", "ALTER TABLE \(t) RENAME TO \"real\"",
+                    "CREATE VIEW \(t) AS SELECT * FROM \"real\"",
+                ])
         case 4:
             return done("extra table", ["CREATE TABLE \"extra\" (\"a\" TEXT)"])
         case 5:
@@ -381,7 +404,8 @@ private struct Tampering: CustomStringConvertible {
         case 7:
             guard !indexes.isEmpty else { return nil }
             let index = random.pick(indexes)
-            guard let sql = raw.strings("SELECT sql FROM sqlite_master WHERE name = \(SQLSyntax.string(index))").first else {
+            guard let sql = raw.strings("SELECT sql FROM sqlite_master WHERE name = \(SQLSyntax.string(index))").first
+            else {
                 return nil
             }
             let flipped =
@@ -394,15 +418,18 @@ private struct Tampering: CustomStringConvertible {
         case 9:
             return done("missing column", ["ALTER TABLE \(t) DROP COLUMN \(c)"])
         case 10:
-            return done("generated column", ["ALTER TABLE \(t) ADD COLUMN \"g\" INTEGER GENERATED ALWAYS AS (1) VIRTUAL"])
+            return done(
+                "generated column", ["ALTER TABLE \(t) ADD COLUMN \"g\" INTEGER GENERATED ALWAYS AS (1) VIRTUAL"])
         case 11:
             return done("statistics", ["ANALYZE"])
         case 12:
             return done("virtual table", ["CREATE VIRTUAL TABLE \"search\" USING fts5(\"a\")"])
         case 13:
-            return done("metadata trigger", [
-                "CREATE TRIGGER \"mw_m\" BEFORE UPDATE ON \"_modelwright_metadata\" BEGIN SELECT RAISE(IGNORE); END"
-            ])
+            return done(
+                "metadata trigger",
+                [
+                    "CREATE TRIGGER \"mw_m\" BEFORE UPDATE ON \"_modelwright_metadata\" BEGIN SELECT RAISE(IGNORE); END"
+                ])
         case 14:
             return done("renamed column", ["ALTER TABLE \(t) RENAME COLUMN \(c) TO \"other\""])
         default:
@@ -412,10 +439,12 @@ private struct Tampering: CustomStringConvertible {
             guard let sql = raw.strings("SELECT sql FROM sqlite_master WHERE name = \(SQLSyntax.string(entry))").first
             else { return nil }
             let edits: [(String, String)] = [
-                (" NOT NULL", ""), ("PRIMARY KEY", "PRIMARY KEY ON CONFLICT REPLACE"), ("CREATE UNIQUE INDEX", "CREATE INDEX"),
+                (" NOT NULL", ""), ("PRIMARY KEY", "PRIMARY KEY ON CONFLICT REPLACE"),
+                ("CREATE UNIQUE INDEX", "CREATE INDEX"),
                 (" TEXT", " TEXT COLLATE NOCASE"), (" INTEGER", " TEXT"), (" REAL", " NUMERIC"), (" BLOB", " ANY"),
                 (" DEFERRABLE INITIALLY DEFERRED", ""), ("ON DELETE CASCADE", "ON DELETE SET NULL"),
-                (" DEFAULT ", " DEFAULT 1 + "), ("(", "( /* , \"hidden\" TEXT */ "), (") WITHOUT ROWID", ", CHECK (1)) WITHOUT ROWID"),
+                (" DEFAULT ", " DEFAULT 1 + "), ("(", "( /* , \"hidden\" TEXT */ "),
+                (") WITHOUT ROWID", ", CHECK (1)) WITHOUT ROWID"),
                 (" NOT NULL", " UNIQUE ON CONFLICT REPLACE NOT NULL"), (")", ") WHERE 0"),
             ]
             let applicable = edits.filter { sql.contains($0.0) }
@@ -424,11 +453,14 @@ private struct Tampering: CustomStringConvertible {
             guard let range = sql.range(of: from, options: from == ")" ? .backwards : []) else { return nil }
             var edited = sql
             edited.replaceSubrange(range, with: to)
-            return done("sqlite_master edited", [
-                "PRAGMA writable_schema=ON",
-                "UPDATE sqlite_master SET sql = \(SQLSyntax.string(edited)) WHERE name = \(SQLSyntax.string(entry))",
-                "PRAGMA writable_schema=OFF",
-            ]).map { Tampering(kind: $0.kind, detail: "\(entry): \(from) → \(to)") }
+            return done(
+                "sqlite_master edited",
+                [
+                    "PRAGMA writable_schema=ON",
+                    "UPDATE sqlite_master SET sql = \(SQLSyntax.string(edited)) WHERE name = \(SQLSyntax.string(entry))",
+                    "PRAGMA writable_schema=OFF",
+                ]
+            ).map { Tampering(kind: $0.kind, detail: "\(entry): \(from) → \(to)") }
         }
     }
 }
