@@ -182,7 +182,8 @@ enum StoreVerification {
     /// The entries a database created by `statements` has, from a private in-memory database.
     private static func entries(created statements: [String]) throws -> [Entry] {
         let memory = try SQLiteConnection(path: nil)
-        try memory.execute(statements)
+        // One transaction: SQLite rereads the schema once, not after every statement.
+        try memory.execute(["BEGIN"] + statements + ["COMMIT"])
         return try entries(of: memory)
     }
 
