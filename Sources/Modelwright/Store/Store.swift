@@ -21,7 +21,9 @@ import Foundation
 ///
 /// A file store uses SQLite's write-ahead log, so readers never wait for the writer and see
 /// the last committed state; `synchronous=NORMAL` and foreign keys are on. A store created for
-/// another schema (another checksum) is refused, untouched, with both checksums in the error.
+/// another schema (another checksum) is refused, untouched, with both checksums in the error; so is
+/// a file whose tables, columns, indexes, triggers or views differ in any way from what its schema
+/// creates (see <doc:Security#Store-files-from-outside>).
 ///
 /// ## Topics
 ///

@@ -45,10 +45,11 @@ enum StoreVerification {
 
     // MARK: - The log beside the file
 
-    /// Gives a new store a random identity, in the `user_version` field of its header: the first
-    /// page of a database, and so this field, is in every log that grew or restructured it, so a
-    /// log whose first page carries another identity belongs to another store. Call inside the
-    /// transaction that creates the store.
+    /// Gives a new store a random identity, in the `user_version` field of its header. The first
+    /// page, which holds it, is in every log whose transactions changed the schema or the free list
+    /// (not one that only grew the file: the log records the size itself), and a log whose first
+    /// page carries another identity belongs to another store. Call inside the transaction that
+    /// creates the store, which commits to the file itself before the store switches to its log.
     static func stampIdentity(on connection: SQLiteConnection) throws {
         try connection.execute("PRAGMA user_version = \(Int32.random(in: 1...Int32.max))")
     }
