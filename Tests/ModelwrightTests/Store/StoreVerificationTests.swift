@@ -131,6 +131,16 @@ struct StoreVerificationTests {
         }
     }
 
+    @Test("a function named in a schema runs only if SQLite deems it harmless")
+    func schemaIsNotTrusted() throws {
+        let connection = try SQLiteConnection(path: nil)
+        // The runtime's own functions are registered without SQLITE_INNOCUOUS: called directly,
+        // they run; named in a view (or a trigger, a default, a CHECK), they do not.
+        try connection.execute("SELECT mw_decodes(0, '1')")
+        try connection.execute("CREATE VIEW \"hostile\" AS SELECT mw_decodes(0, '1') AS \"value\"")
+        #expect(throws: SQLiteError.self) { try connection.execute("SELECT * FROM \"hostile\"") }
+    }
+
     // MARK: - Files replaced under an open store
 
     @Test("a write after the store's file was replaced fails, and the new file stays readable")
