@@ -168,6 +168,45 @@ struct StoreVerificationTests {
         try store.close()
     }
 
+    /// Another program moves a file over a store's path while the store is open and holds frames
+    /// in its log, and a third opener comes before the old store's next write. It must be refused
+    /// with the new file untouched, or read one store whole (never a mix); once the old store has
+    /// closed, the path reads as the new file, whole.
+    @Test("a store opened between a file's replacement and the old writer's next write is never a mix")
+    func openedWhileTheOldWriterStillHasItsLog() async throws {
+        var outcomes: [String: Int] = [:]
+        for seed in 0..<UInt64(max(10, Self.caseCount / 10)) {
+            var random = SplitMix64(seed: seed, index: 2403)
+            let url = temporaryStoreURL()
+            let other = temporaryStoreURL()
+            defer {
+                removeStore(at: url)
+                removeStore(at: other)
+            }
+            let (old, oldNames) = try await Self.fill(url, prefix: "a", &random)
+            let (replacement, newNames) = try await Self.fill(other, prefix: "b", &random)
+            try replacement.close()
+            #expect(rename(other.path, url.path) == 0)
+            let before = try Data(contentsOf: url)
+            do {
+                let opened = try Store(url: url, schema: Fixture.schema)
+                let names = try await opened.performQuery { try $0.fetch(User.request()).map(\.username) }
+                try opened.close()
+                #expect(Set(names) == oldNames || Set(names) == newNames, "seed \(seed): a mix of two stores")
+                outcomes[Set(names) == newNames ? "read the new file" : "read the old store's rows", default: 0] += 1
+            } catch let error as StoreError {
+                #expect(try Data(contentsOf: url) == before, "seed \(seed): \(error)")
+                outcomes["refused", default: 0] += 1
+            }
+            try old.close()
+            let reopened = try Store(url: url, schema: Fixture.schema)
+            let names = try await reopened.performQuery { try $0.fetch(User.request()).map(\.username) }
+            try reopened.close()
+            #expect(Set(names) == newNames, "seed \(seed): after the old store closed")
+        }
+        print("StoreVerificationTests: opened between a replacement and the old writer's next write: \(outcomes)")
+    }
+
     /// SQLite applies any log whose frames agree with the log's own header; nothing in a log names
     /// the database it belongs to. Over random histories of two stores (rows inserted, deleted,
     /// checkpoints in between), the other store's log is put beside a closed store, and opening it
