@@ -161,6 +161,7 @@ public final class Store: Sendable {
         _ connection: SQLiteConnection, layout: SchemaLayout, path: String, plan: MigrationPlan?,
         progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
+        // First, before this connection's first statement: it judges the log and its index as found.
         try StoreVerification.verify(connection, path: path, layout: layout, plan: plan)
         let expected = layout.schema.checksum.hexDigits
         let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")

@@ -24,6 +24,10 @@ enum StoreVerification {
     /// ``StoreError/notAStore(path:)`` when it has entries but no metadata table. An empty database
     /// passes (it is about to be created), and so does a store whose checksum is neither `layout`'s
     /// nor a source of `plan`'s stages (the caller refuses it). Reads only: the file is untouched.
+    ///
+    /// Also throws ``StoreError/damagedStore(path:problems:)`` for a log that belongs to another
+    /// store, where that can be told. Call it before the connection's first statement (a `BEGIN`
+    /// included), which creates the log's index: the check of a log found without one depends on it.
     static func verify(_ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?) throws
     {
         do {
