@@ -30,10 +30,10 @@ enum StoreVerification {
     /// included), which creates the log's index: the check of a log found without one depends on it.
     static func verify(_ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?) throws
     {
+        // Read before SQLite first reads the store, which may recover the log into a new index.
+        let hasLog = isFile(path) && hasFrames(path + "-wal")
+        let hasIndex = FileManager.default.fileExists(atPath: path + "-shm")
         do {
-            // Read before SQLite first reads the store, which may recover the log into a new index.
-            let hasLog = isFile(path) && hasFrames(path + "-wal")
-            let hasIndex = FileManager.default.fileExists(atPath: path + "-shm")
             let fileIdentity = hasLog ? identity(inFileAt: path) : nil
             try verifySchema(connection, path: path, layout: layout, plan: plan)
             if let fileIdentity, fileIdentity != 0, try identity(on: connection) != fileIdentity {
@@ -41,6 +41,9 @@ enum StoreVerification {
                     path: path, problems: ["the write-ahead log holds the first page of another store"])
             }
             if hasLog && !hasIndex { try checkPages(connection, path: path) }
+        } catch let error as SQLiteError where hasLog && error.code == 11 {  // SQLITE_CORRUPT, read through the log
+            connection.keepFileOnClose()
+            throw StoreError.damagedStore(path: path, problems: [display(error.message)])
         } catch {
             connection.keepFileOnClose()
             throw error
