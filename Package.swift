@@ -70,7 +70,8 @@ let package = Package(
         .testTarget(
             name: "ModelwrightTests",
             dependencies: [
-                "Modelwright", "MigrationCrashProbe", "HistoryProbe", "StoreRaceProbe", "ModelwrightTestSupport",
+                "Modelwright", "CSQLite", "MigrationCrashProbe", "HistoryProbe", "StoreRaceProbe",
+                "ModelwrightTestSupport",
             ]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(

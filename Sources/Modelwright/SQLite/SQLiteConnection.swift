@@ -45,6 +45,17 @@ final class SQLiteConnection {
         // No connection of the runtime or the tools ever reaches another database file: with no
         // ATTACH, SQL built from a hostile schema cannot touch files beside the store.
         sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
+        // A store file can come from outside. Functions a hostile schema names (in a trigger, a
+        // view, a CHECK, a default, a generated column) run only if SQLite deems them harmless,
+        // and no SQL can edit `sqlite_master` or the file's pages directly (defensive mode).
+        guard csqlite_db_config_flag(handle, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0) == SQLITE_OK,
+            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DEFENSIVE, 1) == SQLITE_OK
+        else {
+            let error = SQLiteError(connection: handle, code: SQLITE_ERROR, sql: nil)
+            sqlite3_close_v2(handle)
+            handle = nil
+            throw error
+        }
         sqlite3_set_authorizer(handle, transactionAuthorizer, Unmanaged.passUnretained(self).toOpaque())
         try StringFunctions.register(on: self)
         try DecodingFunction.register(on: self)
@@ -119,6 +130,24 @@ final class SQLiteConnection {
 
     /// How many rows the last INSERT, UPDATE or DELETE changed.
     var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Whether the main database file was renamed, replaced or deleted since this connection opened
+    /// it (SQLite compares the file it holds open with the one now at its path); `false` in memory.
+    var fileHasMoved: Bool {
+        var moved: Int32 = 0
+        return sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+    }
+
+    /// Makes closing leave the file as it is: without this, the last connection to close copies
+    /// the write-ahead log into the database file. For a store refused at open, untouched.
+    func keepFileOnClose() {
+        _ = csqlite_db_config_flag(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+    }
+
+    /// The path of the main database file, empty in memory.
+    var path: String {
+        sqlite3_db_filename(handle, "main").map { String(cString: $0) } ?? ""
+    }
 
     /// Whether a transaction is open.
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }

@@ -21,7 +21,9 @@ import Foundation
 ///
 /// A file store uses SQLite's write-ahead log, so readers never wait for the writer and see
 /// the last committed state; `synchronous=NORMAL` and foreign keys are on. A store created for
-/// another schema (another checksum) is refused, untouched, with both checksums in the error.
+/// another schema (another checksum) is refused, untouched, with both checksums in the error; so is
+/// a file whose tables, columns, indexes, triggers or views differ in any way from what its schema
+/// creates (see <doc:Security#Store-files-from-outside>).
 ///
 /// ## Topics
 ///
@@ -169,6 +171,10 @@ public final class Store: Sendable {
         _ connection: SQLiteConnection, layout: SchemaLayout, path: String?, history: HistoryTracking,
         plan: MigrationPlan?, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws -> Int64 {
+        // First, before this connection's first statement: it judges the log and its index as found.
+        if let path {
+            try StoreVerification.verify(connection, path: path, layout: layout, plan: plan)
+        }
         // A new file is created in write-ahead-log mode, so no process has to convert it while
         // others have it open; a file with content is switched only once it proved to be a store.
         if path != nil, try Self.pageCount(of: connection) == 0 {
@@ -243,6 +249,7 @@ public final class Store: Sendable {
         case .empty:
             try connection.execute(SchemaSQL.createStatements(for: layout))
             try StoreMetadata.record(layout.schema, on: connection)
+            try StoreVerification.stampIdentity(on: connection)
         case .foreign:
             throw StoreError.notAStore(path: path)
         case .store:
@@ -388,6 +395,7 @@ public final class Store: Sendable {
         let storeAuthor: String?
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
+        try StoreVerification.checkFileInPlace(connection)
         try connection.begin(.immediate)
         do {
             try checkSchema(on: connection)

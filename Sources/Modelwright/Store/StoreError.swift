@@ -39,6 +39,16 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// trigger's `RAISE(ROLLBACK)`): nothing the transaction wrote was saved, and every later
     /// operation in the same `performAndSave` closure, or migration stage, throws this error.
     case transactionAborted(cause: SQLiteError)
+    /// The file at `path` holds tables, columns, indexes, triggers or views that the schema its
+    /// metadata names does not create, or lacks some that it does: another program changed it.
+    /// Each difference is one sentence. The file was left untouched.
+    case unexpectedSchema(path: String, differences: [String])
+    /// The store's file was moved, replaced or deleted while the store had it open; nothing more
+    /// is written, since the write would go to a file no longer at `path`.
+    case storeFileReplaced(path: String)
+    /// The store, read with the write-ahead log found beside it without its index (`-shm`), is
+    /// damaged: the log most likely belongs to another copy of the store. Neither file was changed.
+    case damagedStore(path: String, problems: [String])
 
     /// A sentence that names the entity, attribute or relationship involved.
     public var description: String {
@@ -81,6 +91,19 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .transactionAborted(let cause):
             "SQLite rolled back the whole transaction after an error (\(cause)); nothing it wrote was saved, "
                 + "and the operations after the error did not run. Free space or fix the cause, then write again"
+        case .unexpectedSchema(let path, let differences):
+            "\(path) is not a store as this app's schema creates it, so another program changed it; it was left "
+                + "untouched. Restore a copy the app wrote, or delete it to start again. Differences: "
+                + differences.prefix(20).joined(separator: "; ")
+                + (differences.count > 20 ? "; and \(differences.count - 20) more" : "")
+        case .damagedStore(let path, let problems):
+            "\(path), read with the write-ahead log \(path)-wal beside it, is damaged, most likely because the log "
+                + "belongs to another copy of the store; neither file was changed. Move the -wal file aside to open "
+                + "the store as it was at its last checkpoint, or restore a copy. SQLite reports: "
+                + problems.prefix(5).joined(separator: "; ")
+        case .storeFileReplaced(let path):
+            "the store's file at \(path) was moved, replaced or deleted while the store was open; nothing more was "
+                + "written to it. Close the store and open the file again"
         }
     }
 }
