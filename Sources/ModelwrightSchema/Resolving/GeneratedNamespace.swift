@@ -43,7 +43,7 @@ enum GeneratedNamespace {
         // Each record's members are its lineage's: bounded by the inheritance depth, which is
         // checked before (a model over it has errors and is not checked further here).
         guard !diagnostics.hasErrors else { return }
-        checkJoinTables(graph, diagnostics: &diagnostics)
+        checkStore(graph, diagnostics: &diagnostics)
         var reported: Set<Int> = []
         for index in graph.entities.indices {
             var lineage = [index]
@@ -123,31 +123,20 @@ enum GeneratedNamespace {
         }
     }
 
-    /// Reports a many-to-many or one-way to-many relationship whose join table (named by the
-    /// store, `_Entity_relationship`) would take another table's name, as SQLite compares names.
-    private static func checkJoinTables(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
-        // The store names a join table `_Entity_relationship` after one of its two sides: when no
-        // two such names of either side meet, none can, and the store's layout is not needed.
-        var candidates: Set<String> = ["_modelwright_metadata"]
-        var mayClash = false
-        for entity in graph.entities {
-            for relationship in entity.relationships where relationship.cardinality == .toMany {
-                let inverse = graph.entity(named: relationship.destination)?.relationships.first {
-                    $0.name == relationship.inverse
-                }
-                guard inverse?.cardinality != .toOne else { continue }
-                mayClash = !candidates.insert("_\(entity.name)_\(relationship.name)".lowercased()).inserted || mayClash
-            }
-        }
-        guard mayClash, let clashes = try? SchemaLowering.lower(graph).joinTableClashes() else { return }
-        for clash in clashes {
-            let parts = clash.relationship.split(separator: ".").map(String.init)
-            guard parts.count == 2, let entity = graph.entity(named: parts[0]),
-                let relationship = entity.relationships.first(where: { $0.name == parts[1] })
-            else { continue }
-            diagnostics.error(
-                "the join table '\(clash.name)' that stores '\(clash.relationship)' would have the name of the table '\(clash.other)', since SQLite compares names without case; rename the relationship or its entity",
-                at: relationship.range.start)
+    /// Reports what would keep the store from being created, as the runtime's own layout of the
+    /// store finds it (``SchemaDescription/storeProblems()``): reserved table names, names that
+    /// differ only in case, SQLite's column limit. Each is reported at the entity, attribute or
+    /// relationship that causes it.
+    private static func checkStore(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
+        guard let problems = try? SchemaLowering.lower(graph).storeProblems() else { return }
+        for problem in problems {
+            guard let entity = graph.entity(named: problem.entity) else { continue }
+            let range =
+                problem.property.flatMap { property in
+                    entity.attributes.first { $0.name == property }?.range
+                        ?? entity.relationships.first { $0.name == property }?.range
+                } ?? entity.range
+            diagnostics.error(problem.message, at: range.start)
         }
     }
 }
