@@ -104,15 +104,18 @@ enum SwiftSpelling {
         }
     }
 
-    /// The Swift expression for a default value of an attribute type.
-    static func expression(for value: DefaultValue, type: AttributeType) -> String {
+    /// The Swift expression for a default value of an attribute type; `typeName` is the Swift name
+    /// of the attribute's type, which qualifies an enum case (`Mood.none`: a bare `.none` would be
+    /// `Optional.none` where the attribute is optional).
+    static func expression(for value: DefaultValue, type: AttributeType, typeName: String? = nil) -> String {
         switch value {
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let integer): return String(integer)
         case .floatingPoint(let number):
             guard number.isFinite else { return nonFinite(number) }
             let text = "\(number)"
-            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+            // `-0` is the integer zero, which Swift converts to +0.0: a negative value keeps its point.
+            return text.hasSuffix(".0") && number.sign == .plus ? String(text.dropLast(2)) : text
         case .decimal(let text): return decimal(text)
         case .string(let text):
             switch type {
@@ -123,7 +126,7 @@ enum SwiftSpelling {
         case .date(let seconds):
             return "Date(timeIntervalSince1970: \(seconds.isFinite ? "\(seconds)" : nonFinite(seconds)))"
         case .now: return "Date()"
-        case .enumCase(let name): return "." + identifier(name)
+        case .enumCase(let name): return (typeName ?? "") + "." + identifier(name)
         }
     }
 
