@@ -113,7 +113,9 @@ enum SwiftSpelling {
         case .integer(let integer): return String(integer)
         case .floatingPoint(let number):
             guard number.isFinite else { return nonFinite(number) }
-            let text = "\(number)"
+            // A `Float` is written as the `Float` it is: the `Double`'s digits can lie just under
+            // `Float`'s least normal value, which Swift refuses as an underflow.
+            let text = type == .float ? "\(Float(number))" : "\(number)"
             // `-0` is the integer zero, which Swift converts to +0.0: a negative value keeps its point.
             return text.hasSuffix(".0") && number.sign == .plus ? String(text.dropLast(2)) : text
         case .decimal(let text): return decimal(text)

@@ -58,9 +58,11 @@ package enum NameRules {
         return nil
     }
 
-    /// The problem with a property, enum case or custom stage name, if any.
+    /// The problem with a property, enum case, custom stage, request or parameter name, if any.
     package static func problem(withMemberName name: String, kind: String) -> String? {
         if let problem = asciiProblem(name) { return problem }
+        // Swift's wildcard: no declaration can be named `_`, backticks or not.
+        if name == "_" { return "'_' cannot name a \(kind): Swift reads it as a wildcard" }
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) || first == "_" else {
             return "\(kind) name '\(name)' must start with a lowercase letter (Core Data requires it)"
         }
