@@ -149,7 +149,9 @@ struct NamespacePropertyTests {
             if index > 0, chance(30) {
                 let parent = random.next(below: index)
                 headers[index] += ": \(entities[parent])"
-                if !headers[parent].hasPrefix("abstract"), chance(40) { headers[parent] = "abstract " + headers[parent] }
+                if !headers[parent].hasPrefix("abstract"), chance(40) {
+                    headers[parent] = "abstract " + headers[parent]
+                }
             }
             for _ in 0..<(1 + random.next(below: 4)) {
                 let name = member()
@@ -169,8 +171,11 @@ struct NamespacePropertyTests {
             if chance(25) {
                 bodies[from].append("    \(name): \(kind) @noInverse")
             } else {
-                let inverse = kind.hasSuffix("?") ? pick(["Set<\(entities[from])>", "\(entities[from])?"]) : pick(
-                    ["\(entities[from])?", "Set<\(entities[from])>"])
+                let inverse =
+                    kind.hasSuffix("?")
+                    ? pick(["Set<\(entities[from])>", "\(entities[from])?"])
+                    : pick(
+                        ["\(entities[from])?", "Set<\(entities[from])>"])
                 bodies[from].append("    \(name): \(kind) @inverse(\(back))")
                 bodies[to].append("    \(back): \(inverse) @inverse(\(name))")
             }
@@ -308,7 +313,8 @@ struct NamespacePropertyTests {
     func everyAcceptedModelCompilesAndGetsItsStore() throws {
         let environment = ProcessInfo.processInfo.environment
         let target = environment["MODELWRIGHT_NAMESPACE_MODELS"].flatMap { Int($0) } ?? 24
-        var seed = environment["MODELWRIGHT_NAMESPACE_SEED"].flatMap { UInt64($0) } ?? 1
+        let start = environment["MODELWRIGHT_NAMESPACE_SEED"].flatMap { UInt64($0) } ?? 1
+        var seed = start
         let batchSize = 40
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("namespace-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -334,7 +340,7 @@ struct NamespacePropertyTests {
             }
             if !found { failures.append("seeds \(batch.map(\.seed)) compile apart but not together") }
         }
-        while accepted < target, seed < UInt64(target * 40) + 1_000 {
+        while accepted < target, seed < start + UInt64(target * 40 + 1_000) {
             defer { seed += 1 }
             let model = Self.randomModel(seed: seed)
             switch Self.run(model, in: root.appendingPathComponent("\(seed)")) {
