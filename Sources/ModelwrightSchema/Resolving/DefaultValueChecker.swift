@@ -93,8 +93,9 @@ enum DefaultValueChecker {
     /// nearest value, as in Swift.
     private static func floatingPoint(_ text: String, isFloat: Bool) -> Result<DefaultValue?, DefaultValueProblem> {
         let name = isFloat ? "Float" : "Double"
-        let limit = isFloat ? Double(Float.greatestFiniteMagnitude) : Double.greatestFiniteMagnitude
-        guard let value = Double(text), value.isFinite, abs(value) <= limit else {
+        // In range when the type's own rounding of the text is finite (`3.4028235e38`, Float's
+        // greatest value as Swift prints it, lies just above it).
+        guard let value = Double(text), value.isFinite, !isFloat || (Float(text)?.isFinite ?? false) else {
             return .failure(.init("\(text) does not fit in \(name)"))
         }
         // The value the generated code holds: a `Float` literal is rounded once, from the text.
@@ -107,11 +108,12 @@ enum DefaultValueChecker {
                     "\(text) is too close to zero for \(name), whose smallest normal magnitude is \(isFloat ? "\(Float.leastNormalMagnitude)" : "\(Double.leastNormalMagnitude)")",
                     hint: "write 0, or a value of at least that magnitude"))
         }
-        // An integer literal must be exact, and so must an integral value below 2^53, which the
-        // generated code writes as an integer literal (`= 3`); Swift refuses either otherwise.
+        // An integer literal must be exact (Swift refuses it otherwise), and so must an integer
+        // written with a point (`16777217.0`): both say an exact value. A fraction or an exponent
+        // takes the type's nearest value, as in Swift.
         let digits = text.filter { $0 != "-" && $0 != "+" }.drop { $0 == "0" }
         let isIntegerText = !text.contains { ".eE".contains($0) }
-        let isWrittenAsInteger = value == value.rounded() && abs(value) < 0x1p53
+        let isWrittenAsInteger = value == value.rounded() && !text.contains { "eE".contains($0) }
         if isIntegerText ? String(digits) != exactDigits(of: held) : isWrittenAsInteger && held != value {
             return .failure(
                 .init(
@@ -150,7 +152,7 @@ enum DefaultValueChecker {
     }
 
     /// A `Decimal` value exactly as written: in `Decimal`'s range, and with at most the
-    /// significant digits it keeps (38), which it would otherwise drop without a word.
+    /// significant digits its 128-bit significand keeps, which it would otherwise drop silently.
     private static func decimal(_ text: String) -> Result<DefaultValue?, DefaultValueProblem> {
         guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
             return .failure(.init("'\(text)' is not a valid Decimal", hint: "Decimal exponents range from -128 to 127"))
@@ -161,7 +163,7 @@ enum DefaultValueChecker {
         guard value == 0 || String(written) == String(kept) else {
             return .failure(
                 .init(
-                    "\(text) has more significant digits than Decimal keeps (38): it would become \(value)",
+                    "\(text) has more significant digits than Decimal keeps: it would become \(value)",
                     hint: "write at most 38 significant digits"))
         }
         return .success(.decimal(text))
