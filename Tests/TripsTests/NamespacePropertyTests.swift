@@ -361,4 +361,95 @@ struct NamespacePropertyTests {
         #expect(accepted >= target, "only \(accepted) of the random models were accepted")
         #expect(failures.isEmpty, "\(failures.prefix(5).joined(separator: "\n\n"))")
     }
+
+    /// The capitalised names `text` (Swift source) uses unqualified, outside comments and string
+    /// literals, and not after a `.`.
+    static func unqualifiedTypeNames(in text: String) -> Set<String> {
+        var names: Set<String> = []
+        var code = ""
+        var index = text.startIndex
+        // Comments and string literals (single-line and multi-line) are blanked out.
+        while index < text.endIndex {
+            if text[index...].hasPrefix("//") {
+                index = text[index...].firstIndex(of: "\n") ?? text.endIndex
+            } else if text[index...].hasPrefix("\"\"\"") {
+                let rest = text.index(index, offsetBy: 3)
+                index = text[rest...].range(of: "\"\"\"")?.upperBound ?? text.endIndex
+                code += " \"\" "
+            } else if text[index] == "\"" {
+                var cursor = text.index(after: index)
+                while cursor < text.endIndex, text[cursor] != "\"" {
+                    if text[cursor] == "\\" { cursor = text.index(after: cursor) }
+                    if cursor < text.endIndex { cursor = text.index(after: cursor) }
+                }
+                index = cursor < text.endIndex ? text.index(after: cursor) : cursor
+                code += " \"\" "
+            } else {
+                code.append(text[index])
+                index = text.index(after: index)
+            }
+        }
+        var previous: Character = " "
+        var word = ""
+        // An attribute's argument (`@_spi(Generated)`) names no type.
+        for character in code.replacingOccurrences(of: "@_spi(Generated)", with: "") + " " {
+            if character.isLetter || character.isNumber || character == "_" {
+                if word.isEmpty, previous == "." { word = "." }
+                word.append(character)
+            } else {
+                if let first = word.first, first.isUppercase { names.insert(word) }
+                word = ""
+            }
+            if character != "`" { previous = character }
+        }
+        return names
+    }
+
+    /// Every type name the generated code uses unqualified, in Trips and in random models, is one
+    /// the model declared or one ``NameRules/reservedTypeNames`` keeps from the schema, so no
+    /// schema type can shadow it.
+    @Test func everyTypeNameTheGeneratedCodeUsesIsReserved() throws {
+        var rendered: [(files: [RenderedFile], declared: Set<String>)] = []
+        let trips = try GeneratedCodeTypeChecker.renderedFiles(
+            GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path, config: GeneratorConfig())
+        rendered.append((trips, Self.declaredNames(trips)))
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("namespace-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var seed: UInt64 = 1
+        while rendered.count < 30, seed < 2_000 {
+            defer { seed += 1 }
+            if case .accepted(let files, _, _) = Self.run(
+                Self.randomModel(seed: seed), in: root.appendingPathComponent("\(seed)"))
+            {
+                rendered.append((files, Self.declaredNames(files)))
+            }
+        }
+        var unreserved: [String: String] = [:]
+        for (files, declared) in rendered {
+            for file in files {
+                for name in Self.unqualifiedTypeNames(in: file.contents)
+                where !declared.contains(name) && !NameRules.reservedTypeNames.contains(name) {
+                    unreserved[name] = file.name
+                }
+            }
+        }
+        #expect(unreserved.isEmpty, "\(unreserved.sorted { $0.key < $1.key })")
+    }
+
+    /// The module-level names `files` declare: the model's own types. A type declared inside a
+    /// generated type (`Fields`, `ID`, `OptionalProperty`) is not among them: it shadows a schema
+    /// type of its name there, so it must be reserved.
+    static func declaredNames(_ files: [RenderedFile]) -> Set<String> {
+        var names: Set<String> = []
+        for file in files {
+            for line in file.contents.split(separator: "\n") where !line.hasPrefix(" ") {
+                let words = line.split(whereSeparator: { $0 == " " || $0 == "(" }).map(String.init)
+                for (index, word) in words.enumerated().dropLast()
+                where ["enum", "struct", "protocol", "extension"].contains(word) {
+                    names.insert(words[index + 1].trimmingCharacters(in: CharacterSet(charactersIn: ":{`<")))
+                }
+            }
+        }
+        return names
+    }
 }

@@ -24,7 +24,7 @@ package enum NameRules {
     ///
     /// Reserved rather than written qualified (`Foundation.Date`): a qualified name still loses to
     /// a nested one (`CodingKeys` inside every record), the module names themselves would need
-    /// reserving, and generated code should read like hand-written code. `GeneratedNamespaceTests`
+    /// reserving, and generated code should read like hand-written code. `NamespacePropertyTests`
     /// checks that every capitalised name the rendered templates use is in this list.
     package static let reservedTypeNames: Set<String> = [
         "Record", "RecordID", "RecordFields", "Field", "Fields", "FieldPath", "ID", "Target", "ToOne", "ToMany",
