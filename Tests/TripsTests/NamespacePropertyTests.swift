@@ -159,7 +159,12 @@ struct NamespacePropertyTests {
                     !composites.isEmpty && chance(20)
                     ? "\(name): \(pick(composites))\(chance(50) ? "?" : "")" : scalarAttribute(name)
                 attributes[index].append((name, line))
-                bodies[index].append("    " + line)
+                bodies[index].append("    " + line + (chance(15) ? pick([" @unique", " @indexed"]) : ""))
+            }
+            // Entity-level indexes and sorts, whose index names the store derives.
+            if attributes[index].count > 1, chance(30) {
+                let names = attributes[index].prefix(2).map(\.name).joined(separator: ", ")
+                bodies[index].append("    " + pick(["@unique(\(names))", "@index(\(names))", "@sort(\(names))"]))
             }
         }
         for _ in 0..<random.next(below: 3) {
@@ -193,10 +198,17 @@ struct NamespacePropertyTests {
                 scalarDefaults.first { $0.type == type }?.values.filter { $0 != "now" && !$0.hasPrefix("\"") }
                 ?? enums.first { $0.name == type }.map { $0.cases.map { "'\($0)'" } } ?? []
             let right = constants.isEmpty || chance(50) ? "$" + member() : pick(constants)
-            let operation = pick(["==", "!=", "<", ">="])
-            let second = chance(30) ? " OR \(attribute.name) == $\(member())" : ""
+            // Every operator; those that do not fit the attribute's type are refused.
+            let comparison = pick([
+                "\(attribute.name) \(pick(["==", "!=", "<", "<=", ">", ">="])) \(right)",
+                "\(attribute.name) \(pick(["BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE"]))\(pick(["", "[c]", "[cd]"])) $\(member())",
+                "\(attribute.name) IN $\(member())", "\(attribute.name) IN {\(right), \(right)}",
+                "\(attribute.name) BETWEEN {$\(member()), \(right)}", "\(attribute.name) == nil",
+                "NOT (\(attribute.name) != \(right))",
+            ])
+            let second = chance(30) ? " \(pick(["OR", "AND"])) \(attribute.name) == $\(member())" : ""
             declarations.append(
-                "request \(member()): \(entities[index]) where \"\(attribute.name) \(operation) \(right)\(second)\"")
+                "request \(member()): \(entities[index]) where \"\(comparison)\(second)\"")
         }
         // Versions: the earlier ones hold one entity; each later one declares custom stages whose
         // names come from the pool, so two versions may declare the same one.

@@ -109,6 +109,7 @@ struct NamingTests {
             )
         }
         #expect(try Self.error(Naming(typePrefix: "Fetch", types: ["Trip": "Request"]))?.contains("'Request'") == nil)
+        #expect(try Self.error(Naming(types: ["Group": "_"]))?.contains("which is not a Swift identifier") == true)
         #expect(
             try Self.error(Naming(typeSuffix: "ID", types: ["Trip": "Journey"]))?.contains(
                 "the Swift name 'RecordID'") != true)

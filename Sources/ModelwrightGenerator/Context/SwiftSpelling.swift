@@ -31,9 +31,11 @@ enum SwiftSpelling {
     }
 
     /// Whether `name` can name a type without backticks: ASCII letters, digits and underscores,
-    /// not starting with a digit, and not a keyword.
+    /// not starting with a digit, not a keyword, and not `_` (Swift's wildcard, which nothing names).
     static func isIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, !("0"..."9").contains(first), !keywords.contains(name) else {
+        guard let first = name.unicodeScalars.first, !("0"..."9").contains(first), !keywords.contains(name),
+            name != "_"
+        else {
             return false
         }
         return name.unicodeScalars.allSatisfy {
