@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 import ModelwrightTestSupport
 import Testing
 
@@ -91,5 +92,22 @@ struct SwiftSpellingTests {
             let printable = String(text.unicodeScalars.filter { (0x20..<0x7F).contains($0.value) })
             #expect(SwiftSpelling.commentText(printable) == printable)
         }
+    }
+
+    /// A negative zero default stays negative: the integer literal `-0` is +0.0 in Swift, so the
+    /// point is kept; a positive integral value may drop it.
+    @Test func negativeZeroKeepsItsSign() {
+        #expect(SwiftSpelling.expression(for: .floatingPoint(-0.0), type: .double) == "-0.0")
+        #expect(SwiftSpelling.expression(for: .floatingPoint(-0.0), type: .float) == "-0.0")
+        #expect(SwiftSpelling.expression(for: .floatingPoint(0), type: .double) == "0")
+        #expect(SwiftSpelling.expression(for: .floatingPoint(-3), type: .double) == "-3.0")
+    }
+
+    /// An enum default names its type, so `.none` on an optional attribute is the enum's case and
+    /// not `Optional.none`.
+    @Test func enumCasesAreQualifiedWithTheirType() {
+        let mood = EnumDescription(name: "Mood", rawType: .string, cases: [.init(name: "none", rawValue: "none")])
+        #expect(
+            SwiftSpelling.expression(for: .enumCase("none"), type: .enumeration(mood), typeName: "Mood") == "Mood.none")
     }
 }

@@ -1,3 +1,6 @@
+import Foundation
+import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightSchema
@@ -69,7 +72,123 @@ struct GeneratedNamespaceTests {
                 "model M version 1\nentity A {\n    b_c: Set<D>\n}\nentity A_b {\n    c: Set<D>\n}\nentity D {\n    x: Int\n}\nentity MODELWRIGHT {\n    metadata: Set<D>\n}"
             ).filter { $0.contains(": error: ") } == [
                 "6:5: error: the join table '_A_b_c' that stores 'A_b.c' would have the name of the table '_A_b_c', since SQLite compares names without case; rename the relationship or its entity",
-                "12:5: error: the join table '_MODELWRIGHT_metadata' that stores 'MODELWRIGHT.metadata' would have the name of the table '_modelwright_metadata', since SQLite compares names without case; rename the relationship or its entity",
+                "12:5: error: the join table '_MODELWRIGHT_metadata' that stores 'MODELWRIGHT.metadata' would begin with '_modelwright_', which SQLite or the store keeps for its own tables (names compare without case); rename the relationship or its entity",
             ])
+    }
+
+    /// A name in every letter case: `sqlite_stat1`, `SQLite_STAT1` …
+    private static func recased(_ name: String, _ random: inout SplitMix64) -> String {
+        String(name.map { random.next() % 2 == 0 ? Character($0.uppercased()) : Character($0.lowercased()) })
+    }
+
+    /// Tables named like SQLite's or the runtime's own (in any letter case, as SQLite compares
+    /// names) are refused at the entity or relationship that names them; every model accepted
+    /// gets its store, with history, whose tables share the namespace.
+    @Test func tableNamesSQLiteOrTheRuntimeKeepAreRefusedAndAcceptedModelsGetTheirStore() throws {
+        var random = SplitMix64(seed: 7)
+        var refused = 0
+        var accepted = 0
+        for _ in 0..<60 {
+            var entity = Self.recased(
+                [
+                    "sqlite_stat1", "sqlite_sequence", "sqlite_master", "sqlite_x", "sqlitex", "mw", "modelwright",
+                    "mwx",
+                ][
+                    random.next(below: 8)], &random)
+            entity = entity.prefix(1).uppercased() + entity.dropFirst()
+            let relationship = Self.recased(
+                ["history_changes", "history_transactions", "removed_A", "metadata", "x"][random.next(below: 5)],
+                &random
+            ).replacingOccurrences(of: "A", with: "a")
+            let text = """
+                model M version 1
+                entity \(entity) {
+                    \(relationship.prefix(1).lowercased() + relationship.dropFirst()): Set<D> @noInverse
+                }
+                entity D {
+                    x: Int
+                }
+                """
+            let errors = diagnose(text).filter { $0.contains(": error: ") }
+            let lower = entity.lowercased()
+            let joinTable = "_\(lower)_\(relationship.lowercased())"
+            let expected = [
+                lower.hasPrefix("sqlite_") ? "2:1: error: the table of '\(entity)' would begin with 'sqlite_'" : nil,
+                joinTable.hasPrefix("_mw_") || joinTable.hasPrefix("_modelwright_")
+                    ? "3:5: error: the join table" : nil,
+            ].compactMap { $0 }
+            #expect(errors.count == expected.count, "\(text)\n\(errors)")
+            for (error, prefix) in zip(errors, expected) { #expect(error.hasPrefix(prefix), "\(error)") }
+            if errors.isEmpty {
+                accepted += 1
+                let schema = SchemaLowering.lower(try graph(text))
+                _ = try Store.inMemory(schema: schema, history: .enabled(author: "test"))
+            } else {
+                refused += 1
+            }
+        }
+        #expect(accepted > 10 && refused > 10, "\(accepted) accepted, \(refused) refused")
+    }
+
+    /// A table holds at most SQLite's 2,000 columns, counting `id`, `_entity`, every entity of the
+    /// hierarchy and every composite field: the limit is SQLite's own (a store of 2,000 columns is
+    /// created, one of 2,001 is not), and the check refuses exactly the tables over it.
+    @Test func tablesOverSQLitesColumnLimitAreRefused() throws {
+        func attributes(_ count: Int, _ prefix: String) -> String {
+            (0..<count).map { "    \(prefix)\($0): Int?" }.joined(separator: "\n")
+        }
+        let limit = StoreLimits.maximumColumns
+        // One entity: `id` and its attributes.
+        for (count, refused) in [(limit - 1, false), (limit, true)] {
+            let text = "model M version 1\nentity A {\n\(attributes(count, "a"))\n}"
+            let errors = diagnose(text).filter { $0.contains(": error: ") }
+            #expect(errors.count == (refused ? 1 : 0), "\(count): \(errors)")
+            if refused {
+                #expect(errors.first?.hasPrefix("2:1: error: the table of 'A' would have \(limit + 1) columns") == true)
+                // SQLite agrees: the description the check refused does not make a store.
+                let schema = SchemaDescription(
+                    modelName: "M", version: 1,
+                    entities: [
+                        EntityDescription(
+                            name: "A",
+                            attributes: (0..<count).map {
+                                AttributeDescription(name: "a\($0)", type: .int, isOptional: true)
+                            }
+                        )
+                    ])
+                #expect(throws: (any Error).self) { _ = try Store.inMemory(schema: schema) }
+            } else {
+                _ = try Store.inMemory(schema: SchemaLowering.lower(try graph(text)))
+            }
+        }
+        // A hierarchy: `id`, `_entity` and every entity's columns share the root's table.
+        let family =
+            "model M version 1\nentity A {\n\(attributes(999, "a"))\n}\nentity B: A {\n\(attributes(1_000, "b"))\n}"
+        #expect(diagnose(family).filter { $0.contains(": error: ") }.count == 1)
+        // Composite fields: 200 attributes of 10 fields, and `id`.
+        let fields = (0..<10).map { "f\($0): Int?" }.joined(separator: "; ")
+        let composite =
+            "model M version 1\ncomposite C { \(fields) }\nentity A {\n"
+            + (0..<200).map { "    c\($0): C?" }.joined(separator: "\n") + "\n}"
+        #expect(diagnose(composite).filter { $0.contains(": error: ") }.count == 1)
+    }
+
+    @Test func compositeFieldsThatDifferOnlyInCaseAreRefusedAtTheAttribute() {
+        #expect(
+            diagnose("model M version 1\ncomposite C { aB: Int; ab: Int }\nentity A {\n    c: C?\n}")
+                == [
+                    "4:5: error: the columns 'c.ab' and 'c.aB' of the table 'A' differ only in case, and SQLite compares names without case; rename one"
+                ])
+    }
+
+    @Test func typesTheGeneratedCodeDeclaresInsideItsTypesAreReserved() {
+        for name in ["CodingKeys", "RawValue", "AllCases", "OptionalProperty", "Locale"] {
+            #expect(
+                diagnose("model M version 1\nenum \(name): Int { a }").first?.hasPrefix("2:6: error:") == true,
+                "\(name)")
+        }
+        for name in ["_"] {
+            #expect(diagnose("model M version 1\nenum E: Int { \(name) }").first?.hasPrefix("2:15: error:") == true)
+        }
     }
 }

@@ -122,6 +122,27 @@ struct VersionTests {
         )
     }
 
+    /// Every version's custom stages become methods of one generated protocol, so a stage name
+    /// is declared by one version only; the later declaration is the error.
+    @Test func aCustomStageNameIsDeclaredByOneVersionOnly() throws {
+        func version(_ number: Int, stages: [String]) -> String {
+            "model Notes version \(number)\nentity Note {\n    title: String\n"
+                + (1..<number).map { "    f\($0): Int = 0\n" }.joined() + "}\n"
+                + (number > 1
+                    ? "migration from \(number - 1) {\n" + stages.map { "    custom \($0) \"S\"\n" }.joined() + "}\n"
+                    : "")
+        }
+        let (_, lines) = try Self.load([
+            "Notes.v1.model": version(1, stages: []), "Notes.v2.model": version(2, stages: ["fill", "split"]),
+            "Notes.v3.model": version(3, stages: ["merge", "fill"]), "Notes.v4.model": version(4, stages: ["fill"]),
+        ])
+        #expect(
+            lines == [
+                "Notes.v3.model:9:12: error: custom stage 'fill' is also declared by version 2's migration; every stage becomes a method of the protocol NotesMigrations, so rename this one",
+                "Notes.v4.model:9:12: error: custom stage 'fill' is also declared by version 2's migration; every stage becomes a method of the protocol NotesMigrations, so rename this one",
+            ])
+    }
+
     @Test func fileNamesModelNamesAndGaps() throws {
         let v3 = "model Notes version 3\nentity Note { title: String }\n"
         let other = "model Other version 2\nentity Note { title: String }\n"

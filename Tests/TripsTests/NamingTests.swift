@@ -98,4 +98,20 @@ struct NamingTests {
         )
         #expect(try Self.error(Naming(typeSuffix: "s", types: ["Trip": "Journey"])) == nil, "an override resolves it")
     }
+
+    /// Every name the generated code takes for Swift's, Foundation's or the runtime's types is
+    /// refused as a Swift name too, however `naming` reaches it (outright, or by prefix or suffix).
+    @Test func namesTheGeneratedCodeUsesAreErrors() throws {
+        for reserved in ["Date", "Locale", "CodingKeys", "OptionalProperty", "FetchRequest", "String"] {
+            #expect(
+                try Self.error(Naming(types: ["Group": reserved]))
+                    == "'naming' gives entity 'Group' the Swift name '\(reserved)', which the generated code uses for Swift's, Foundation's or the runtime's type of that name; choose another in 'naming.types'"
+            )
+        }
+        #expect(try Self.error(Naming(typePrefix: "Fetch", types: ["Trip": "Request"]))?.contains("'Request'") == nil)
+        #expect(try Self.error(Naming(types: ["Group": "_"]))?.contains("which is not a Swift identifier") == true)
+        #expect(
+            try Self.error(Naming(typeSuffix: "ID", types: ["Trip": "Journey"]))?.contains(
+                "the Swift name 'RecordID'") != true)
+    }
 }

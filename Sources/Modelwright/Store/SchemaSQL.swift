@@ -233,23 +233,3 @@ extension DefaultValue {
         return text.contains(".") || text.contains("e") ? text : text + ".0"
     }
 }
-
-extension SchemaDescription {
-    /// The join tables whose names SQLite would take for another table's, since it compares names
-    /// without case: each with the relationship it stores (`Entity.relationship`) and the name it
-    /// meets. The store derives join tables' names, so the schema's checks ask here.
-    package func joinTableClashes() throws -> [(relationship: String, name: String, other: String)] {
-        var seen: [String: String] = [SchemaSQL.metadataTable.lowercased(): SchemaSQL.metadataTable]
-        var clashes: [(relationship: String, name: String, other: String)] = []
-        let tables = SchemaSQL.tables(for: try SchemaLayout(self))
-        // Entities' tables first, so a clash is reported at the join table's relationship.
-        for table in tables.filter({ $0.relationship == nil }) + tables.filter({ $0.relationship != nil }) {
-            if let other = seen[table.name.lowercased()], let relationship = table.relationship {
-                clashes.append((relationship, table.name, other))
-            } else {
-                seen[table.name.lowercased()] = table.name
-            }
-        }
-        return clashes
-    }
-}

@@ -84,14 +84,37 @@ struct CoreDataVersionTranslator {
     private init(model: CoreDataModel, previous: ImportedShape?) {
         // Sorted once, into Xcode's order, so every later pass reads in the order it writes.
         var sorted = model
+        var dropped: [(message: String, location: CoreDataLocation?)] = []
         sorted.entities = XcodeOrder.sorted(model.entities, by: \.name).map { entity in
             var entity = entity
-            entity.attributes = XcodeOrder.sorted(entity.attributes, by: \.name)
-            entity.relationships = XcodeOrder.sorted(entity.relationships, by: \.name)
+            // Every later pass looks properties up by name, as Swift compares strings: two names
+            // that are canonically equal (NFC and NFD) are one, so the second is left out here,
+            // said so, rather than merged with the first and given its type.
+            var seen: [String: String] = [:]
+            func isFirst(_ name: String, location: CoreDataLocation?) -> Bool {
+                guard let first = seen[name] else {
+                    seen[name] = name
+                    return true
+                }
+                let how =
+                    first.unicodeScalars.elementsEqual(name.unicodeScalars)
+                    ? "is declared twice"
+                    : "is canonically equal to '\(first)' (the same text in another Unicode normalization), and names compare as Swift compares strings"
+                dropped.append(
+                    ("property '\(entity.name).\(name)' \(how); the second one is not imported", location))
+                return false
+            }
+            entity.attributes = XcodeOrder.sorted(entity.attributes, by: \.name).filter {
+                isFirst($0.name, location: $0.location)
+            }
+            entity.relationships = XcodeOrder.sorted(entity.relationships, by: \.name).filter {
+                isFirst($0.name, location: $0.location)
+            }
             return entity
         }
         self.model = sorted
         self.previous = previous
+        for (message, location) in dropped { warn(message, at: location) }
     }
 
     // MARK: - The file

@@ -24,7 +24,10 @@ enum EntityContext {
                 let type = names.type(of: attribute.type) + (attribute.isOptional ? "?" : "")
                 var defaultExpression = attribute.isOptional ? " = nil" : ""
                 if let value = attribute.defaultValue {
-                    defaultExpression = " = " + SwiftSpelling.expression(for: value, type: attribute.type)
+                    defaultExpression =
+                        " = "
+                        + SwiftSpelling.expression(
+                            for: value, type: attribute.type, typeName: names.type(of: attribute.type))
                 }
                 declared.append(
                     (

@@ -117,7 +117,7 @@ enum RequestContext {
             case .attribute(let type, _): type
             default: nil
             }
-        let values = comparison.values.map { value(of: $0, type: type) }
+        let values = comparison.values.map { value(of: $0, type: type, names: names) }
         var options = ""
         if comparison.caseInsensitive { options += ", caseInsensitive: true" }
         if comparison.diacriticInsensitive { options += ", diacriticInsensitive: true" }
@@ -157,14 +157,14 @@ enum RequestContext {
         "$0." + path.map(SwiftSpelling.identifier).joined(separator: ".")
     }
 
-    private static func value(of value: EntityGraph.RequestValue, type: AttributeType?) -> String {
+    private static func value(of value: EntityGraph.RequestValue, type: AttributeType?, names: TypeNames) -> String {
         switch value {
         case .parameter(let name):
             return SwiftSpelling.identifier(name)
         case .constant(nil):
             return "nil"
         case .constant(.some(let constant)):
-            return SwiftSpelling.expression(for: constant, type: type ?? .int)
+            return SwiftSpelling.expression(for: constant, type: type ?? .int, typeName: type.map(names.type(of:)))
         }
     }
 

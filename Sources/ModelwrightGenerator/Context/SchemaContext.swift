@@ -69,8 +69,14 @@ enum SchemaContext {
     /// The enum and composite descriptions the schema's attributes refer to, sorted by name.
     private static func types(of schema: SchemaDescription, reference: (String) -> String) -> [MustacheValue] {
         var types: [String: MustacheValue] = [:]
-        for attribute in schema.entities.flatMap(\.attributes) {
-            switch attribute.type {
+        // A composite's fields may name enums that no entity's attribute names: those are
+        // described too, since the composite's description refers to them.
+        let fieldTypes = schema.entities.flatMap(\.attributes).flatMap { attribute in
+            guard case .composite(let description) = attribute.type else { return [AttributeType]() }
+            return description.fields.map(\.type)
+        }
+        for type in schema.entities.flatMap(\.attributes).map(\.type) + fieldTypes {
+            switch type {
             case .enumeration(let description):
                 let separator = separator(count: description.cases.count)
                 types[description.name] = [

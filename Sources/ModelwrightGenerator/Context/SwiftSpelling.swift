@@ -31,9 +31,11 @@ enum SwiftSpelling {
     }
 
     /// Whether `name` can name a type without backticks: ASCII letters, digits and underscores,
-    /// not starting with a digit, and not a keyword.
+    /// not starting with a digit, not a keyword, and not `_` (Swift's wildcard, which nothing names).
     static func isIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, !("0"..."9").contains(first), !keywords.contains(name) else {
+        guard let first = name.unicodeScalars.first, !("0"..."9").contains(first), !keywords.contains(name),
+            name != "_"
+        else {
             return false
         }
         return name.unicodeScalars.allSatisfy {
@@ -104,15 +106,20 @@ enum SwiftSpelling {
         }
     }
 
-    /// The Swift expression for a default value of an attribute type.
-    static func expression(for value: DefaultValue, type: AttributeType) -> String {
+    /// The Swift expression for a default value of an attribute type; `typeName` is the Swift name
+    /// of the attribute's type, which qualifies an enum case (`Mood.none`: a bare `.none` would be
+    /// `Optional.none` where the attribute is optional).
+    static func expression(for value: DefaultValue, type: AttributeType, typeName: String? = nil) -> String {
         switch value {
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let integer): return String(integer)
         case .floatingPoint(let number):
             guard number.isFinite else { return nonFinite(number) }
-            let text = "\(number)"
-            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+            // A `Float` is written as the `Float` it is: the `Double`'s digits can lie just under
+            // `Float`'s least normal value, which Swift refuses as an underflow.
+            let text = type == .float ? "\(Float(number))" : "\(number)"
+            // `-0` is the integer zero, which Swift converts to +0.0: a negative value keeps its point.
+            return text.hasSuffix(".0") && number.sign == .plus ? String(text.dropLast(2)) : text
         case .decimal(let text): return decimal(text)
         case .string(let text):
             switch type {
@@ -123,7 +130,7 @@ enum SwiftSpelling {
         case .date(let seconds):
             return "Date(timeIntervalSince1970: \(seconds.isFinite ? "\(seconds)" : nonFinite(seconds)))"
         case .now: return "Date()"
-        case .enumCase(let name): return "." + identifier(name)
+        case .enumCase(let name): return (typeName ?? "") + "." + identifier(name)
         }
     }
 

@@ -54,7 +54,10 @@ struct TypeNames {
             let swiftName = names[name] ?? name
             let problem =
                 !SwiftSpelling.isIdentifier(swiftName)
-                ? "which is not a Swift identifier" : owners[swiftName].map { "which \($0) already has" }
+                ? "which is not a Swift identifier"
+                : NameRules.reservedTypeNames.contains(swiftName)
+                    ? "which the generated code uses for Swift's, Foundation's or the runtime's type of that name"
+                    : owners[swiftName].map { "which \($0) already has" }
             if let problem {
                 throw GeneratorError.invalidConfig(
                     path: configPath,

@@ -29,12 +29,11 @@ enum DefaultValueChecker {
         case (.int, .integer(let text)):
             return integer(text, in: Int64.min...Int64.max, name: "Int")
         case (.double, .integer(let text)), (.double, .float(let text)):
-            return floatingPoint(text, limit: Double.greatestFiniteMagnitude, name: "Double")
+            return floatingPoint(text, isFloat: false)
         case (.float, .integer(let text)), (.float, .float(let text)):
-            return floatingPoint(text, limit: Double(Float.greatestFiniteMagnitude), name: "Float")
+            return floatingPoint(text, isFloat: true)
         case (.decimal, .integer(let text)), (.decimal, .float(let text)):
-            return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) == nil
-                ? .failure(.init("'\(text)' is not a valid Decimal")) : .success(.decimal(text))
+            return decimal(text)
         case (.string, .string(let text)):
             return .success(.string(text))
         case (.uuid, .string(let text)):
@@ -99,13 +98,87 @@ enum DefaultValueChecker {
         return .success(.integer(value))
     }
 
-    private static func floatingPoint(_ text: String, limit: Double, name: String) -> Result<
-        DefaultValue?, DefaultValueProblem
-    > {
-        guard let value = Double(text), value.isFinite, abs(value) <= limit else {
+    /// A `Double` or `Float` value that the generated Swift and the store's SQL both hold as
+    /// written. Swift refuses a literal that overflows, underflows (a nonzero value that becomes
+    /// zero or subnormal) or, written as an integer, is not exactly representable; such a value is
+    /// refused here, where the schema can say so. A fraction that rounds (`0.1`) is the type's
+    /// nearest value, as in Swift.
+    private static func floatingPoint(_ text: String, isFloat: Bool) -> Result<DefaultValue?, DefaultValueProblem> {
+        let name = isFloat ? "Float" : "Double"
+        // In range when the type's own rounding of the text is finite (`3.4028235e38`, Float's
+        // greatest value as Swift prints it, lies just above it).
+        guard let value = Double(text), value.isFinite, !isFloat || (Float(text)?.isFinite ?? false) else {
             return .failure(.init("\(text) does not fit in \(name)"))
         }
+        // The value the generated code holds: a `Float` literal is rounded once, from the text.
+        let held = isFloat ? Double(Float(text) ?? Float(value)) : value
+        let leastNormal = isFloat ? Double(Float.leastNormalMagnitude) : Double.leastNormalMagnitude
+        let significand = text.prefix { $0 != "e" && $0 != "E" }
+        if held == 0 ? significand.contains(where: { ("1"..."9").contains($0) }) : abs(held) < leastNormal {
+            return .failure(
+                .init(
+                    "\(text) is too close to zero for \(name), whose smallest normal magnitude is \(isFloat ? "\(Float.leastNormalMagnitude)" : "\(Double.leastNormalMagnitude)")",
+                    hint: "write 0, or a value of at least that magnitude"))
+        }
+        // An integer literal must be exact (Swift refuses it otherwise), and so must an integer
+        // written with a point (`16777217.0`): both say an exact value. A fraction or an exponent
+        // takes the type's nearest value, as in Swift.
+        let digits = text.filter { $0 != "-" && $0 != "+" }.drop { $0 == "0" }
+        let isIntegerText = !text.contains { ".eE".contains($0) }
+        let isWrittenAsInteger = value == value.rounded() && !text.contains { "eE".contains($0) }
+        if isIntegerText ? String(digits) != exactDigits(of: held) : isWrittenAsInteger && held != value {
+            return .failure(
+                .init(
+                    "\(text) is not exactly representable as \(name): it would become \(exactDigits(of: held).isEmpty ? "0" : (held < 0 ? "-" : "") + exactDigits(of: held))",
+                    hint: isFloat
+                        ? "write the value it becomes, or make the attribute a Double" : "write the value it becomes"))
+        }
         return .success(.floatingPoint(value))
+    }
+
+    /// The decimal digits of an integral `Double`'s magnitude, exactly (`""` for zero): its
+    /// significand doubled once per power of two, in base 10.
+    private static func exactDigits(of value: Double) -> String {
+        guard value != 0, value.isFinite else { return "" }
+        var digits: [UInt8] = []  // least significant first
+        var significand = abs(value).significandBitPattern | (1 << UInt64(Double.significandBitCount))
+        var exponent = Int(abs(value).exponent) - Double.significandBitCount
+        while exponent < 0, significand & 1 == 0 {
+            significand >>= 1
+            exponent += 1
+        }
+        while significand > 0 {
+            digits.append(UInt8(significand % 10))
+            significand /= 10
+        }
+        for _ in 0..<max(exponent, 0) {
+            var carry: UInt8 = 0
+            for index in digits.indices {
+                let doubled = digits[index] * 2 + carry
+                digits[index] = doubled % 10
+                carry = doubled / 10
+            }
+            if carry > 0 { digits.append(carry) }
+        }
+        return String(digits.reversed().map { Character(String($0)) })
+    }
+
+    /// A `Decimal` value exactly as written: in `Decimal`'s range, and with at most the
+    /// significant digits its 128-bit significand keeps, which it would otherwise drop silently.
+    private static func decimal(_ text: String) -> Result<DefaultValue?, DefaultValueProblem> {
+        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            return .failure(.init("'\(text)' is not a valid Decimal", hint: "Decimal exponents range from -128 to 127"))
+        }
+        let significand = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber)
+        let written = significand.drop { $0 == "0" }.reversed().drop { $0 == "0" }
+        let kept = "\(value.significand)".filter(\.isNumber).reversed().drop { $0 == "0" }
+        guard value == 0 || String(written) == String(kept) else {
+            return .failure(
+                .init(
+                    "\(text) has more significant digits than Decimal keeps: it would become \(value)",
+                    hint: "write at most 38 significant digits"))
+        }
+        return .success(.decimal(text))
     }
 
     /// Seconds since 1970 of an ISO 8601 timestamp with a time zone, with or without fractions.

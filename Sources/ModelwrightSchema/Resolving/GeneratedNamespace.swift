@@ -1,3 +1,5 @@
+import Modelwright
+
 /// Checks an entity graph against the Swift names its generated code declares, so that a model
 /// `validate` accepts compiles: each record's stored properties, its `Fields` accessors and its
 /// to-many request properties must all differ, in every record of a hierarchy (a record holds
@@ -7,6 +9,10 @@
 /// ``NameRules/reservedPropertyNames``); this check covers the names derived from the model's:
 /// `<relationship>ID` for a to-one relationship, which yields to a declared property of the same
 /// name by becoming `<relationship>RecordID`, and `<relationship>Request` for a to-many one.
+///
+/// It also checks the store's namespace, so that a model `validate` accepts gets its store: the
+/// tables and columns SQLite compares without case, the names SQLite and the runtime keep, and
+/// SQLite's column limit, as the runtime's own layout finds them (``StoreLimits``).
 enum GeneratedNamespace {
     static func check(_ graph: inout EntityGraph, diagnostics: inout DiagnosticSink) {
         // Every name declared in a hierarchy, by its root: the rule must name a relationship's ID
@@ -43,7 +49,7 @@ enum GeneratedNamespace {
         // Each record's members are its lineage's: bounded by the inheritance depth, which is
         // checked before (a model over it has errors and is not checked further here).
         guard !diagnostics.hasErrors else { return }
-        checkJoinTables(graph, diagnostics: &diagnostics)
+        if mayBreakStore(graph, roots: roots) { checkStore(graph, diagnostics: &diagnostics) }
         var reported: Set<Int> = []
         for index in graph.entities.indices {
             var lineage = [index]
@@ -123,31 +129,50 @@ enum GeneratedNamespace {
         }
     }
 
-    /// Reports a many-to-many or one-way to-many relationship whose join table (named by the
-    /// store, `_Entity_relationship`) would take another table's name, as SQLite compares names.
-    private static func checkJoinTables(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
-        // The store names a join table `_Entity_relationship` after one of its two sides: when no
-        // two such names of either side meet, none can, and the store's layout is not needed.
-        var candidates: Set<String> = ["_modelwright_metadata"]
-        var mayClash = false
-        for entity in graph.entities {
-            for relationship in entity.relationships where relationship.cardinality == .toMany {
-                let inverse = graph.entity(named: relationship.destination)?.relationships.first {
-                    $0.name == relationship.inverse
+    /// Whether the store's own check could find anything. It lowers the whole graph, so it runs
+    /// only when a look that never misses finds a name that may be reserved, two join tables that
+    /// may meet, a composite with fields equal without case, or a hierarchy that may reach the
+    /// column limit (counting generously: a column and a position column per relationship).
+    private static func mayBreakStore(_ graph: EntityGraph, roots: [String]) -> Bool {
+        var joinTables: Set<String> = []
+        var columns: [String: Int] = [:]
+        for (entity, root) in zip(graph.entities, roots) {
+            if entity.parent == nil, StoreLimits.isReserved(tableName: entity.name) { return true }
+            var count = 2 * entity.relationships.count
+            for attribute in entity.attributes {
+                guard case .composite(let composite) = attribute.type else {
+                    count += 1
+                    continue
                 }
-                guard inverse?.cardinality != .toOne else { continue }
-                mayClash = !candidates.insert("_\(entity.name)_\(relationship.name)".lowercased()).inserted || mayClash
+                count += composite.fields.count
+            }
+            columns[root, default: 2] += count
+            // A join table is named after one of its sides: each side's name is a candidate.
+            for relationship in entity.relationships where relationship.cardinality == .toMany {
+                let name = "_\(entity.name)_\(relationship.name)"
+                if StoreLimits.isReserved(tableName: name) || !joinTables.insert(name.lowercased()).inserted {
+                    return true
+                }
             }
         }
-        guard mayClash, let clashes = try? SchemaLowering.lower(graph).joinTableClashes() else { return }
-        for clash in clashes {
-            let parts = clash.relationship.split(separator: ".").map(String.init)
-            guard parts.count == 2, let entity = graph.entity(named: parts[0]),
-                let relationship = entity.relationships.first(where: { $0.name == parts[1] })
-            else { continue }
-            diagnostics.error(
-                "the join table '\(clash.name)' that stores '\(clash.relationship)' would have the name of the table '\(clash.other)', since SQLite compares names without case; rename the relationship or its entity",
-                at: relationship.range.start)
+        return columns.values.contains { $0 > StoreLimits.maximumColumns }
+            || graph.composites.contains { Set($0.fields.map { $0.name.lowercased() }).count != $0.fields.count }
+    }
+
+    /// Reports what would keep the store from being created, as the runtime's own layout of the
+    /// store finds it (``SchemaDescription/storeProblems()``): reserved table names, names that
+    /// differ only in case, SQLite's column limit. Each is reported at the entity, attribute or
+    /// relationship that causes it.
+    private static func checkStore(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
+        guard let problems = try? SchemaLowering.lower(graph).storeProblems() else { return }
+        for problem in problems {
+            guard let entity = graph.entity(named: problem.entity) else { continue }
+            let range =
+                problem.property.flatMap { property in
+                    entity.attributes.first { $0.name == property }?.range
+                        ?? entity.relationships.first { $0.name == property }?.range
+                } ?? entity.range
+            diagnostics.error(problem.message, at: range.start)
         }
     }
 }

@@ -18,7 +18,14 @@ package enum NameRules {
 
     /// Names an entity, enum or composite cannot take: the types the generated code names
     /// unqualified (the runtime's, the standard library's and Foundation's, and the generated
-    /// namespaces), which a declaration of the same name in the app's module would shadow.
+    /// namespaces), which a declaration of the same name in the app's module would shadow, and the
+    /// types declared or synthesized inside generated types (`CodingKeys`, `RawValue`, `AllCases`,
+    /// `OptionalProperty`), which would shadow a type of the schema inside them.
+    ///
+    /// Reserved rather than written qualified (`Foundation.Date`): a qualified name still loses to
+    /// a nested one (`CodingKeys` inside every record), the module names themselves would need
+    /// reserving, and generated code should read like hand-written code. `NamespacePropertyTests`
+    /// checks that every capitalised name the rendered templates use is in this list.
     package static let reservedTypeNames: Set<String> = [
         "Record", "RecordID", "RecordFields", "Field", "Fields", "FieldPath", "ID", "Target", "ToOne", "ToMany",
         "FetchRequest", "CompositePath", "CompositeFields", "CompositeFieldsWithPresence", "CompositeValue",
@@ -30,7 +37,8 @@ package enum NameRules {
         "Equatable", "Encodable", "Decodable", "Error", "Never", "Void", "Any", "AnyObject", "Optional", "Array",
         "Set", "Dictionary", "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32", "Int64",
         "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double", "Float", "Decimal", "Date", "Data", "UUID", "URL",
-        "Foundation", "Modelwright", "Swift", "Self", "Type", "Protocol",
+        "Foundation", "Modelwright", "Swift", "Self", "Type", "Protocol", "CodingKeys", "RawValue", "AllCases",
+        "OptionalProperty", "Locale",
     ]
 
     /// The Swift name of the ID property a to-one relationship generates: `<relationship>ID`, or,
@@ -50,9 +58,11 @@ package enum NameRules {
         return nil
     }
 
-    /// The problem with a property, enum case or custom stage name, if any.
+    /// The problem with a property, enum case, custom stage, request or parameter name, if any.
     package static func problem(withMemberName name: String, kind: String) -> String? {
         if let problem = asciiProblem(name) { return problem }
+        // Swift's wildcard: no declaration can be named `_`, backticks or not.
+        if name == "_" { return "'_' cannot name a \(kind): Swift reads it as a wildcard" }
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) || first == "_" else {
             return "\(kind) name '\(name)' must start with a lowercase letter (Core Data requires it)"
         }

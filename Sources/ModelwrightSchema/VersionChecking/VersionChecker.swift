@@ -46,8 +46,19 @@ package enum VersionChecker {
         {
             sinks[last].error(message, at: versions[last].graph.headerRange.start)
         }
+        // Every version's custom stages become methods of one generated protocol.
+        var stages: [String: Int] = [:]
         for index in versions.indices {
             let graph = versions[index].graph
+            for stage in graph.migration?.customStages ?? [] {
+                if let other = stages[stage.name], other != graph.version {
+                    sinks[index].error(
+                        "custom stage '\(stage.name)' is also declared by version \(other)'s migration; every stage becomes a method of the protocol \(graph.modelName)Migrations, so rename this one",
+                        at: stage.range.start)
+                } else {
+                    stages[stage.name] = graph.version
+                }
+            }
             let previous =
                 index > 0 && versions[index - 1].graph.version == graph.version - 1 ? versions[index - 1].graph : nil
             checkMigration(graph, sink: &sinks[index])

@@ -1,0 +1,102 @@
+/// SQLite's limits and the names SQLite and the runtime keep for themselves: what a schema's store
+/// must stay within for `Store` to create it. The schema's checks ask here (through
+/// ``SchemaDescription/storeProblems()``), so a model `validate` accepts always gets a store.
+package enum StoreLimits {
+    /// The most columns a table may have: SQLite's `SQLITE_MAX_COLUMN` as SQLite ships it (and as
+    /// Apple's and the Linux distributions' builds keep it). `id` and `_entity` count.
+    package static let maximumColumns = 2_000
+
+    /// Beginnings of table names that SQLite (`sqlite_`, its own tables such as `sqlite_stat1` and
+    /// `sqlite_sequence`) and the runtime (`_mw_`: history and a migration's working tables;
+    /// `_modelwright_`: the metadata) keep, compared without case as SQLite compares names.
+    package static let reservedTablePrefixes = ["sqlite_", "_mw_", "_modelwright_"]
+
+    /// Whether a table of that name would meet one SQLite or the runtime keeps.
+    package static func isReserved(tableName name: String) -> Bool {
+        let lowercased = name.lowercased()
+        return reservedTablePrefixes.contains { lowercased.hasPrefix($0) }
+    }
+}
+
+/// Why the store of a schema could not be created, with the schema element to blame.
+package struct StoreProblem: Sendable, Equatable {
+    /// The entity whose declaration causes it.
+    package let entity: String
+    /// The attribute or relationship of `entity` that causes it, if one does.
+    package let property: String?
+    /// What is wrong, in the schema's terms, and the fix.
+    package let message: String
+}
+
+extension SchemaDescription {
+    /// Every way the store this schema describes would break SQLite's rules: a table named like
+    /// one SQLite or the runtime keeps, two tables or two columns of one table whose names differ
+    /// only in case (SQLite compares names without case), and a table with more columns than
+    /// ``StoreLimits/maximumColumns``. It reads the tables the store would create, so it covers
+    /// every column the layout adds: inherited ones, each composite field's, position columns.
+    package func storeProblems() throws -> [StoreProblem] {
+        let layout = try SchemaLayout(self)
+        var problems: [StoreProblem] = []
+        var seen: [String: String] = [:]
+        let tables = SchemaSQL.tables(for: layout)
+        // Entities' tables first, so a clash is reported at the join table's relationship.
+        for table in tables.filter({ $0.relationship == nil }) + tables.filter({ $0.relationship != nil }) {
+            let owner =
+                table.relationship.map { $0.split(separator: ".", maxSplits: 1).map(String.init) } ?? [table.name]
+            let entity = owner[0]
+            let property = owner.count > 1 ? owner[1] : nil
+            let what =
+                table.relationship.map { "the join table '\(table.name)' that stores '\($0)'" }
+                ?? "the table of '\(table.name)'"
+            if StoreLimits.isReserved(tableName: table.name) {
+                let prefix = StoreLimits.reservedTablePrefixes.first { table.name.lowercased().hasPrefix($0) } ?? ""
+                problems.append(
+                    StoreProblem(
+                        entity: entity, property: property,
+                        message:
+                            "\(what) would begin with '\(prefix)', which SQLite or the store keeps for its own tables (names compare without case); rename \(property == nil ? "the entity" : "the relationship or its entity")"
+                    ))
+            } else if let other = seen[table.name.lowercased()] {
+                problems.append(
+                    StoreProblem(
+                        entity: entity, property: property,
+                        message:
+                            "\(what) would have the name of the table '\(other)', since SQLite compares names without case; rename the relationship or its entity"
+                    ))
+            } else {
+                seen[table.name.lowercased()] = table.name
+            }
+            if table.columns.count > StoreLimits.maximumColumns {
+                problems.append(
+                    StoreProblem(
+                        entity: entity, property: property,
+                        message:
+                            "\(what) would have \(table.columns.count) columns, more than SQLite's limit of \(StoreLimits.maximumColumns) (every entity of a hierarchy shares its root's table, and each composite field is a column); split the entity or its hierarchy"
+                    ))
+            }
+        }
+        // Columns of one table whose names differ only in case: each entity's own columns, after
+        // its ancestors', so a clash is reported where the later one is declared.
+        var columns: [String: [String: String]] = [:]
+        for entity in entities {
+            guard let entityLayout = layout.entities[entity.name] else { continue }
+            let ownProperties = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            if columns[entityLayout.table] == nil { columns[entityLayout.table] = ["id": "id", "_entity": "_entity"] }
+            for column in entityLayout.columns {
+                let key = column.name.lowercased()
+                if let other = columns[entityLayout.table]?[key] {
+                    guard other != column.name, ownProperties.contains(column.property) else { continue }
+                    problems.append(
+                        StoreProblem(
+                            entity: entity.name, property: column.property,
+                            message:
+                                "the columns '\(column.name)' and '\(other)' of the table '\(entityLayout.table)' differ only in case, and SQLite compares names without case; rename one"
+                        ))
+                } else {
+                    columns[entityLayout.table]?[key] = column.name
+                }
+            }
+        }
+        return problems
+    }
+}
