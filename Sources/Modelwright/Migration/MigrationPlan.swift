@@ -34,7 +34,8 @@ public struct MigrationPlan: Sendable {
     /// Stages are keyed by version number, so versions with the same structure (a history that
     /// adds something and removes it again) are told apart by the number the store records.
     /// A store whose recorded number is missing, or names a version with another checksum,
-    /// resolves by `checksum` alone to the newest version that has it; when several versions do,
+    /// resolves by `checksum` alone to the newest version that has it (a number past the current
+    /// version is a newer app's store, and `nil`); when several versions do,
     /// the steps between them must change no data (no custom stage, nothing at both ends removed,
     /// retyped or moved in between), else it throws ``StoreError/unresolvableStoreVersion(checksum:versions:reason:)``.
     /// A plan with two stages leaving the same version throws ``MigrationError/invalidPlan(_:)``.
@@ -43,6 +44,9 @@ public struct MigrationPlan: Sendable {
     /// let stages = try plan.stages(fromVersion: 87, checksum: storeChecksum)
     /// ```
     public func stages(fromVersion version: Int?, checksum: SchemaChecksum) throws -> [MigrationStage]? {
+        // A number past the current version is a newer app's store: resolving it by checksum
+        // would record an older number over it, and the newer app would run its stages again.
+        if let version, version > current.version { return nil }
         let bySource = try stagesBySourceVersion()
         let start: Int
         if let version, self.checksum(ofVersion: version, bySource: bySource) == checksum {

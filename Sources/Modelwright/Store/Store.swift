@@ -82,9 +82,6 @@ public final class Store: Sendable {
     /// Whether the store is a file, so ``close()`` has a write-ahead log to checkpoint.
     private let isFile: Bool
     private let isClosed = Locked(false)
-    /// The file's schema cookie (`PRAGMA schema_version`) when the store last saw that the file
-    /// holds its schema; see ``checkSchema(on:)``.
-    private let checkedSchemaCookie: Locked<Int64>
 
     /// Opens the store at `url`, creating it with the schema if the file does not exist. A store
     /// of any other schema is refused, untouched; to migrate it, open it with a migration plan.
@@ -135,9 +132,7 @@ public final class Store: Sendable {
         isFile = path != nil
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
-        let cookie = try Self.prepare(
-            connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
-        checkedSchemaCookie = Locked(cookie)
+        try Self.prepare(connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
         try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
@@ -170,7 +165,7 @@ public final class Store: Sendable {
     private static func prepare(
         _ connection: SQLiteConnection, layout: SchemaLayout, path: String?, history: HistoryTracking,
         plan: MigrationPlan?, progress: (@Sendable (MigrationProgress) -> Void)?
-    ) throws -> Int64 {
+    ) throws {
         // First, before this connection's first statement: it judges the log and its index as found.
         if let path {
             try StoreVerification.verify(connection, path: path, layout: layout, plan: plan)
@@ -199,16 +194,16 @@ public final class Store: Sendable {
                     try StoreMetadata.record(layout.schema, on: connection)
                 }
                 try open(found, layout: layout, path: path ?? ":memory:", history: history, on: connection)
-                return .opened(schemaCookie: try schemaCookie(of: connection))
+                return .opened
             }
             switch step {
             case .migrated(let stage):
                 Migrator(connection: connection, progress: progress).reportCommitted(stage)
-            case .opened(let cookie):
+            case .opened:
                 if path != nil {
                     try connection.useWriteAheadLog()
                 }
-                return cookie
+                return
             }
         }
     }
@@ -218,7 +213,7 @@ public final class Store: Sendable {
         /// Ran one stage; the next transaction looks again.
         case migrated(Migrator.StageResult)
         /// Created or checked the store, which now holds this schema.
-        case opened(schemaCookie: Int64)
+        case opened
     }
 
     /// The stages that lead from the store's version to the plan's current one, found by the
@@ -267,24 +262,16 @@ public final class Store: Sendable {
     /// Inside a transaction: throws ``StoreError/schemaMismatch(storeChecksum:storeVersion:expectedChecksum:expectedVersion:)``
     /// when the file no longer holds this store's schema, because another process (a newer app
     /// beside an older widget) migrated it after this store opened it; writing or reading it
-    /// with this schema would misplace values. SQLite changes the schema cookie with every change
-    /// of schema, so the metadata is read again only after one.
+    /// with this schema would misplace values. The recorded checksum is read in every transaction:
+    /// a stage can change it without changing any table's SQL (`Int16` to `Int32` are both
+    /// `INTEGER`), so SQLite's schema cookie does not tell.
     private func checkSchema(on connection: SQLiteConnection) throws {
-        let cookie = try Self.schemaCookie(of: connection)
-        guard cookie != checkedSchemaCookie.withLock({ $0 }) else { return }
-        let found = try StoreMetadata.read(on: connection)
-        guard found.checksum == schema.checksum.hexDigits else {
+        let checksum = try StoreMetadata.checksum(on: connection)
+        guard checksum == schema.checksum.hexDigits else {
             throw StoreError.schemaMismatch(
-                storeChecksum: found.checksum ?? "none", storeVersion: found.version,
+                storeChecksum: checksum ?? "none", storeVersion: try StoreMetadata.read(on: connection).version,
                 expectedChecksum: schema.checksum.hexDigits, expectedVersion: schema.version)
         }
-        checkedSchemaCookie.withLock { $0 = cookie }
-    }
-
-    private static func schemaCookie(of connection: SQLiteConnection) throws -> Int64 {
-        let statement = try connection.statement("PRAGMA schema_version")
-        defer { statement.reset() }
-        return try statement.step() ? statement.int64(0) : 0
     }
 
     private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {

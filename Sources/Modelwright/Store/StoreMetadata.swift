@@ -37,6 +37,15 @@ enum StoreMetadata: Equatable {
         return .store(values)
     }
 
+    /// The checksum a store records, read with one cached statement: the check an open store
+    /// makes in every transaction (see `Store.checkSchema(on:)`).
+    static func checksum(on connection: SQLiteConnection) throws -> String? {
+        let statement = try connection.statement(
+            "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = '\(checksumKey)'")
+        defer { statement.reset() }
+        return try statement.step() ? statement.string(0) : nil
+    }
+
     /// The metadata rows, empty unless the file is a store.
     var values: [String: String] {
         if case .store(let values) = self { values } else { [:] }

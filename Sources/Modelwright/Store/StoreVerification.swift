@@ -35,12 +35,16 @@ enum StoreVerification {
         let hasIndex = FileManager.default.fileExists(atPath: path + "-shm")
         do {
             let fileIdentity = hasLog ? identity(inFileAt: path) : nil
-            try verifySchema(connection, path: path, layout: layout, plan: plan)
-            if let fileIdentity, fileIdentity != 0, try identity(on: connection) != fileIdentity {
-                throw StoreError.damagedStore(
-                    path: path, problems: ["the write-ahead log holds the first page of another store"])
+            // One read transaction, so the schema and the metadata naming it come from one
+            // snapshot, even while another process migrates the store.
+            try connection.inTransaction(.deferred) {
+                try verifySchema(connection, path: path, layout: layout, plan: plan)
+                if let fileIdentity, fileIdentity != 0, try identity(on: connection) != fileIdentity {
+                    throw StoreError.damagedStore(
+                        path: path, problems: ["the write-ahead log holds the first page of another store"])
+                }
+                if hasLog && !hasIndex { try checkPages(connection, path: path) }
             }
-            if hasLog && !hasIndex { try checkPages(connection, path: path) }
         } catch let error as SQLiteError where hasLog && error.code == 11 {  // SQLITE_CORRUPT, read through the log
             connection.keepFileOnClose()
             throw StoreError.damagedStore(path: path, problems: [display(error.message)])

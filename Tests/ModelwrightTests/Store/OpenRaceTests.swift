@@ -119,17 +119,26 @@ struct OpenRaceTests {
         }
     }
 
-    @Test("a store another connection migrated after this one opened it is refused, not used with the old schema")
-    func storeMigratedUnderneathIsRefused() async throws {
+    /// Steps another process may run under an open store: a rename changes the tables' SQL; the
+    /// retypes change the checksum while every table's SQL (and so SQLite's schema cookie) stays.
+    static let underneathSteps: [(old: AttributeDescription, new: AttributeDescription)] = [
+        (AttributeDescription(name: "price", type: .double), AttributeDescription(name: "cost", type: .double)),
+        (AttributeDescription(name: "price", type: .int16), AttributeDescription(name: "price", type: .int32)),
+        (AttributeDescription(name: "price", type: .int32), AttributeDescription(name: "price", type: .int64)),
+        (AttributeDescription(name: "price", type: .float), AttributeDescription(name: "price", type: .double)),
+    ]
+
+    @Test(
+        "a store another connection migrated after this one opened it is refused, not used with the old schema",
+        arguments: 0..<underneathSteps.count)
+    func storeMigratedUnderneathIsRefused(step: Int) async throws {
+        let (oldAttribute, newAttribute) = Self.underneathSteps[step]
         let old = SchemaDescription(
             modelName: "Shared", version: 1,
-            entities: [
-                EntityDescription(name: "Item", attributes: [AttributeDescription(name: "price", type: .double)])
-            ])
+            entities: [EntityDescription(name: "Item", attributes: [oldAttribute])])
         let new = SchemaDescription(
             modelName: "Shared", version: 2,
-            entities: [EntityDescription(name: "Item", attributes: [AttributeDescription(name: "cost", type: .double)])]
-        )
+            entities: [EntityDescription(name: "Item", attributes: [newAttribute])])
         let (folder, path) = try Self.temporaryStore()
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = URL(fileURLWithPath: path)
@@ -145,5 +154,45 @@ struct OpenRaceTests {
             expectedVersion: 1)
         await #expect(throws: refused) { try await widget.performAndSave { _ in } }
         await #expect(throws: refused) { try await widget.performQuery { _ in } }
+    }
+
+    @Test("an older app's plan refuses a newer app's store whose structure it knows, untouched", arguments: [1, 2])
+    func olderPlanRefusesNewerStore(olderCurrent: Int) throws {
+        // A → B (a custom stage doubles prices) → A: the older app's current version has the
+        // newer store's checksum, but not its number.
+        func version(_ number: Int, _ name: String, renamedFrom: String? = nil) -> SchemaDescription {
+            SchemaDescription(
+                modelName: "Shared", version: number,
+                entities: [
+                    EntityDescription(
+                        name: "Item", attributes: [AttributeDescription(name: name, type: .double, renamedFrom: renamedFrom)])
+                ])
+        }
+        let versions = [version(1, "price"), version(2, "cost"), version(3, "price", renamedFrom: "cost")]
+        let doubled = MigrationStage.custom(
+            from: versions[0], to: versions[1],
+            steps: [
+                .init(name: "double", label: "doubles prices") {
+                    try $0.execute("UPDATE \"Item\" SET \"cost\" = \"price\" * 2")
+                }
+            ])
+        let newer = MigrationPlan(
+            current: versions[2], stages: [doubled, .lightweight(from: versions[1], to: versions[2])])
+        let (folder, path) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = URL(fileURLWithPath: path)
+        try Store(url: url, schema: versions[0]).close()
+        try SQLiteConnection(path: path).execute("INSERT INTO \"Item\" (\"id\", \"price\") VALUES (1, 10)")
+        try Store(url: url, migrationPlan: newer).close()
+        let before = try Data(contentsOf: url)
+
+        let older = MigrationPlan(
+            current: versions[olderCurrent - 1],
+            stages: olderCurrent == 1 ? [] : [doubled])
+        #expect(throws: MigrationError.self) { try Store(url: url, migrationPlan: older) }
+        #expect(try Data(contentsOf: url) == before)
+        try Store(url: url, migrationPlan: newer).close()
+        #expect(try Self.scalar(path, "SELECT CAST(price AS INTEGER) FROM Item") == "20")
+        #expect(try Self.scalar(path, "SELECT value FROM _modelwright_metadata WHERE key = 'version'") == "3")
     }
 }
