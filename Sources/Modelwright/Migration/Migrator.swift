@@ -17,6 +17,9 @@ import Foundation
 struct Migrator {
     let connection: SQLiteConnection
     let progress: (@Sendable (MigrationProgress) -> Void)?
+    /// Whether custom steps' obligations are met by synthetic stubs instead of the app's code:
+    /// how tools run a custom stage on rows before any app implements it.
+    var stubsObligations = false
 
     /// Writes the metadata rows that say which schema a store holds.
     static func recordVersion(_ schema: SchemaDescription, on connection: SQLiteConnection) throws {
@@ -70,7 +73,12 @@ struct Migrator {
             for step in stage.customSteps { try step.willMigrate?(before) }
             try run.addPhase()
             let after = MigrationContext(connection: connection, layout: run.destination)
-            for step in stage.customSteps { try step.didMigrate(after) }
+            for step in stage.customSteps {
+                for obligation in step.obligations {
+                    try run.meet(obligation, context: after, stub: stubsObligations)
+                }
+                try step.didMigrate(after)
+            }
             try run.placeUnplacedRows()
             try run.removePhase()
             if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
@@ -314,6 +322,65 @@ private struct StageRun {
                 touched.insert(layout.table)
             }
         }
+    }
+
+    // MARK: - Obligations
+
+    /// Runs the app's code for one obligation of a custom step; with `stub`, gives the values a
+    /// stub would instead: a synthetic value of the new type for every row a value obligation
+    /// names, and for a hook every required column of the entity left empty a value (a required
+    /// to-one, a row of its destination).
+    mutating func meet(_ obligation: MigrationStage.Obligation, context: MigrationContext, stub: Bool) throws {
+        let entity = try destination.entity(obligation.entity)
+        let (destination, connection, name) = (destination, connection, name)
+        switch obligation.work {
+        case .hook(let body):
+            guard stub else { return try body(context) }
+            for column in entity.columns where !column.isOptional {
+                try fill(column, of: entity, onlyRowsWithoutValue: true) { row, _ in
+                    try SyntheticRows.stub(for: column, row: row, of: entity, in: destination, connection: connection)
+                }
+            }
+        case .value(let onlyRowsWithoutValue, let body):
+            guard let column = entity.columns.first(where: { $0.property == obligation.property }) else {
+                throw MigrationError.invalidPlan(
+                    "stage \(name) has an obligation for \(obligation.entity).\(obligation.property ?? ""), which has no column"
+                )
+            }
+            try fill(column, of: entity, onlyRowsWithoutValue: onlyRowsWithoutValue) { row, values in
+                stub
+                    ? try SyntheticRows.stub(for: column, row: row, of: entity, in: destination, connection: connection)
+                    : try body(values)
+            }
+        }
+    }
+
+    /// Sets `column` of the rows of `entity` (those without a value, with `onlyRowsWithoutValue`)
+    /// to what `value` returns for each row: all rows are read before the first is written.
+    private mutating func fill(
+        _ column: ColumnLayout, of entity: EntityLayout, onlyRowsWithoutValue: Bool,
+        value: (Int, MigrationRow) throws -> SQLValue
+    ) throws {
+        let conditions =
+            [entity.discriminatorSQL(alias: "t0"), onlyRowsWithoutValue ? "t0.\(quoted(column.name)) IS NULL" : nil]
+            .compactMap { $0 }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let rows = try MigrationContext(connection: connection, layout: destination).query(
+            "SELECT * FROM \(quoted(entity.table)) AS t0\(filter) ORDER BY t0.\"id\"")
+        guard !rows.isEmpty else { return }
+        let values = try rows.enumerated().map { try value($0.offset, $0.element) }
+        let update = try SQLiteStatement(
+            connection: connection,
+            sql: "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = ? WHERE \"id\" = ?")
+        for (row, value) in zip(rows, values) {
+            update.reset()
+            update.bind(value, 1)
+            update.bind(row.id, 2)
+            try update.run()
+        }
+        operations.append(
+            .updateRows(table: entity.table, reason: "\(entity.name).\(column.property) from the custom stage"))
+        touched.insert(entity.table)
     }
 
     // MARK: - Remove phase

@@ -46,6 +46,39 @@ enum SyntheticRows {
         }
     }
 
+    /// What a stub of the app's code gives `column` of the `row`th row of `entity`, found during a
+    /// custom stage: a value of the column's type that differs from row to row (so a uniqueness
+    /// constraint holds), and for a to-one relationship the ID of a row of its destination.
+    static func stub(
+        for column: ColumnLayout, row: Int, of entity: EntityLayout, in layout: SchemaLayout,
+        connection: SQLiteConnection
+    ) throws -> SQLValue {
+        guard let type = column.type else {
+            let destination = entity.relationships.first { $0.name == column.property }
+                .flatMap { layout.entities[$0.destination] }
+            guard let destination else { return .null }
+            let filter = destination.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
+            let statement = try SQLiteStatement(
+                connection: connection,
+                sql: "SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
+            return try statement.step() ? statement.value(0) : .null
+        }
+        let tag = "\(entity.name) stub \(row)"
+        switch type {
+        case .string: return .text(tag)
+        case .url: return .text("https://example.com/stub/\(row)")
+        case .data: return .blob(Data(tag.utf8))
+        case .uuid: return id(1_000_000 + row, 0)
+        case .decimal: return .text("\(row).25")
+        case .enumeration(let description) where !description.cases.isEmpty:
+            let enumCase = description.cases[row % description.cases.count]
+            return description.rawType == .int
+                ? Int64(enumCase.rawValue).map(SQLValue.integer) ?? .text(enumCase.rawValue) : .text(enumCase.rawValue)
+        default:
+            return value(for: column, row: 1, number: row, entity: entity, layout: layout, firstRow: [:])
+        }
+    }
+
     /// A row's ID: 16 bytes naming the entity's number and the row.
     private static func id(_ number: Int, _ row: Int) -> SQLValue {
         var bytes = [UInt8](repeating: 0, count: 16)
