@@ -186,7 +186,7 @@ struct MigrationPropertyTests {
             let step = model.steps[0]
             if !step.customStages.isEmpty { withStages += 1 }
             // The app's side: a value for every row an obligation names, remembered by row ID.
-            let given = Locked<[String: SQLValue]>([:])
+            let given = Locked<[SQLValue: [String: SQLValue]]>([:])
             let stages = step.customStages.map { stage in
                 MigrationStage.CustomStep(
                     name: stage.name, label: stage.label,
@@ -198,8 +198,8 @@ struct MigrationPropertyTests {
                         return .value(of: obligation.entity, property, onlyRowsWithoutValue: onlyRowsWithoutValue) {
                             row in
                             let value = given.withLock { given in
-                                let value = Self.value(of: type, row: given.count % 2)
-                                given["\(obligation.entity).\(property).\(row.id)"] = value
+                                let value = Self.value(of: type, row: given.values.reduce(0) { $0 + $1.count } % 2)
+                                given[row.id, default: [:]]["\(obligation.entity).\(property)"] = value
                                 return value
                             }
                             return Stored(sqlValue: value)
@@ -233,7 +233,7 @@ struct MigrationPropertyTests {
                     for attribute in TableMapping.lineage(of: entity, in: v2).flatMap(\.attributes) {
                         let value = row[attribute.name]
                         let owner = TableMapping.lineage(of: entity, in: v2).first { $0.attributes.contains(attribute) }
-                        if let owed = given.withLock({ $0["\(owner?.name ?? "").\(attribute.name).\(row.id)"] }) {
+                        if let owed = given.withLock({ $0[row.id]?["\(owner?.name ?? "").\(attribute.name)"] }) {
                             #expect(
                                 value == owed, "\(entity.name).\(attribute.name) is not the stage's value: \(failure)")
                         }

@@ -113,6 +113,10 @@ private struct StageRun {
     private var rowsCopied = 0
     /// Tables whose rows this stage changed, for the foreign key check.
     private var touched: Set<String> = []
+    /// Columns an obligation filled, by table, with the affinity their values were written for:
+    /// the old column's affinity may have changed them (a `Double` into a `TEXT` column becomes
+    /// text), so the rebuild casts them back.
+    private var filled: [String: [String: String]] = [:]
     /// Source tables no destination table continues, by their current name.
     private var removedTables: [String] = []
     let name: String
@@ -378,6 +382,7 @@ private struct StageRun {
             update.bind(row.id, 2)
             try update.run()
         }
+        filled[entity.table, default: [:]][column.name] = column.affinity
         operations.append(
             .updateRows(table: entity.table, reason: "\(entity.name).\(column.property) from the custom stage"))
         touched.insert(entity.table)
@@ -418,7 +423,20 @@ private struct StageRun {
 
     private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
         let columns = want.columns.keys.filter { have.columns[$0] != nil }.sorted()
-        let expressions = columns.map { mapping.copyExpression[table]?[$0] ?? quoted($0) }
+        let expressions = columns.map { column in
+            guard let affinity = filled[table]?[column] else {
+                return mapping.copyExpression[table]?[column] ?? quoted(column)
+            }
+            let name = quoted(column)
+            switch affinity {
+            case "INTEGER", "REAL":
+                return "CASE WHEN typeof(\(name)) = 'text' THEN CAST(\(name) AS \(affinity)) ELSE \(name) END"
+            case "TEXT":
+                return "CASE WHEN typeof(\(name)) IN ('integer', 'real') THEN CAST(\(name) AS TEXT) ELSE \(name) END"
+            default:
+                return name
+            }
+        }
         for (column, expression) in zip(columns, expressions)
         where want.columns[column]?.isNotNull == true && have.columns[column]?.isNotNull == false {
             let missing = try scalar("SELECT count(*) FROM \(quoted(table)) WHERE (\(expression)) IS NULL")
