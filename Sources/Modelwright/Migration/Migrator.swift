@@ -113,10 +113,11 @@ private struct StageRun {
     private var rowsCopied = 0
     /// Tables whose rows this stage changed, for the foreign key check.
     private var touched: Set<String> = []
-    /// Columns an obligation filled, by table, with the affinity their values were written for:
-    /// the old column's affinity may have changed them (a `Double` into a `TEXT` column becomes
-    /// text), so the rebuild casts them back.
-    private var filled: [String: [String: String]] = [:]
+    /// Columns an obligation filled while they still had the source version's declared type, by
+    /// table: that type's affinity may have changed the values as they were written (a `Double`
+    /// into a `Decimal`'s `TEXT` column becomes text, a `String` "007" in an `INTEGER` column
+    /// becomes 7), so each value is also kept exactly in ``exactValues`` for the rebuild to copy.
+    private var filled: [String: Set<String>] = [:]
     /// Source tables no destination table continues, by their current name.
     private var removedTables: [String] = []
     let name: String
@@ -376,16 +377,60 @@ private struct StageRun {
         let update = try SQLiteStatement(
             connection: connection,
             sql: "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = ? WHERE \"id\" = ?")
+        let converts = try affinityConverts(column, in: entity.table)
+        let keep = converts ? try exactValueInsert(entity.table, column.name) : nil
         for (row, value) in zip(rows, values) {
             update.reset()
             update.bind(value, 1)
             update.bind(row.id, 2)
             try update.run()
+            guard let keep else { continue }
+            keep.reset()
+            keep.bind(row.id, 1)
+            keep.bind(value, 2)
+            try keep.run()
         }
-        filled[entity.table, default: [:]][column.name] = column.affinity
+        if converts { filled[entity.table, default: []].insert(column.name) }
         operations.append(
             .updateRows(table: entity.table, reason: "\(entity.name).\(column.property) from the custom stage"))
         touched.insert(entity.table)
+    }
+
+    /// The temporary table that keeps the exact values obligations wrote into columns whose
+    /// declared type is still the source's: its columns have no type, so SQLite converts nothing.
+    private static let exactValues = "temp.\"_mw_exact_values\""
+
+    /// Whether `column` of `table` still has a source column's declared type whose affinity
+    /// differs from the destination's, so values written into it now may change.
+    private func affinityConverts(_ column: ColumnLayout, in table: String) throws -> Bool {
+        guard let old = mapping.sourceColumn[table]?[column.name] else { return false }
+        let before = source.entities.values.lazy.filter { $0.table == self.mapping.sourceTable[table] }
+            .flatMap(\.columns).first { $0.name == old }
+        return before.map { $0.affinity != column.affinity } ?? false
+    }
+
+    /// A statement that records, for the row with ID `?1`, the exact value `?2` an obligation wrote
+    /// into `column` of `table`, with the value the column now holds for it.
+    private func exactValueInsert(_ table: String, _ column: String) throws -> SQLiteStatement {
+        try connection.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS \"_mw_exact_values\" (\"key\", \"id\", \"value\", \"stored\", PRIMARY KEY (\"key\", \"id\"))"
+        )
+        let key = SQLSyntax.string(table + "." + column)
+        return try SQLiteStatement(
+            connection: connection,
+            sql:
+                "INSERT OR REPLACE INTO \(Self.exactValues) VALUES (\(key), ?1, ?2, (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = ?1))"
+        )
+    }
+
+    /// The SQL a rebuild copies `column` of `table` with: for a row an obligation filled while the
+    /// column had its old type, the exact value it wrote, unless later code (`didMigrate`)
+    /// changed the row since; otherwise `fallback`.
+    private func exactValue(of column: String, in table: String, else fallback: String) -> String {
+        let (name, row) = (quoted(column), quoted(table) + ".\"id\"")
+        let key = SQLSyntax.string(table + "." + column)
+        return
+            "CASE WHEN EXISTS (SELECT 1 FROM \(Self.exactValues) AS e WHERE e.\"key\" = \(key) AND e.\"id\" = \(row) AND e.\"stored\" IS \(quoted(table)).\(name)) THEN (SELECT e.\"value\" FROM \(Self.exactValues) AS e WHERE e.\"key\" = \(key) AND e.\"id\" = \(row)) ELSE \(fallback) END"
     }
 
     // MARK: - Remove phase
@@ -419,23 +464,14 @@ private struct StageRun {
             actual.tables[table]?.indexNames = [:]
         }
         try synchronizeIndexes(actual)
+        if !filled.isEmpty { try connection.execute("DROP TABLE IF EXISTS \(Self.exactValues)") }
     }
 
     private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
         let columns = want.columns.keys.filter { have.columns[$0] != nil }.sorted()
         let expressions = columns.map { column in
-            guard let affinity = filled[table]?[column] else {
-                return mapping.copyExpression[table]?[column] ?? quoted(column)
-            }
-            let name = quoted(column)
-            switch affinity {
-            case "INTEGER", "REAL":
-                return "CASE WHEN typeof(\(name)) = 'text' THEN CAST(\(name) AS \(affinity)) ELSE \(name) END"
-            case "TEXT":
-                return "CASE WHEN typeof(\(name)) IN ('integer', 'real') THEN CAST(\(name) AS TEXT) ELSE \(name) END"
-            default:
-                return name
-            }
+            let copy = mapping.copyExpression[table]?[column] ?? quoted(column)
+            return filled[table]?.contains(column) == true ? exactValue(of: column, in: table, else: copy) : copy
         }
         for (column, expression) in zip(columns, expressions)
         where want.columns[column]?.isNotNull == true && have.columns[column]?.isNotNull == false {

@@ -47,8 +47,11 @@ enum SyntheticRows {
     }
 
     /// What a stub of the app's code gives `column` of the `row`th row of `entity`, found during a
-    /// custom stage: a value of the column's type that differs from row to row (so a uniqueness
-    /// constraint holds), and for a to-one relationship the ID of a row of its destination.
+    /// custom stage: what an app may return, so that a step the stubs get through never fails on
+    /// the app's values. Rows take turns: an extreme of the column's type, an ordinary value, and
+    /// `NULL` where the column is optional (else another ordinary value); each differs from row to
+    /// row (so a uniqueness constraint holds). A to-one relationship gets the ID of a row of its
+    /// destination.
     static func stub(
         for column: ColumnLayout, row: Int, of entity: EntityLayout, in layout: SchemaLayout,
         connection: SQLiteConnection
@@ -56,26 +59,32 @@ enum SyntheticRows {
         guard let type = column.type else {
             let destination = entity.relationships.first { $0.name == column.property }
                 .flatMap { layout.entities[$0.destination] }
-            guard let destination else { return .null }
+            guard let destination, !(column.isOptional && row % 3 == 2) else { return .null }
             let filter = destination.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
             let statement = try SQLiteStatement(
                 connection: connection,
                 sql: "SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
             return try statement.step() ? statement.value(0) : .null
         }
+        if column.isOptional && row % 3 == 2 { return .null }
+        let extreme = row % 3 == 0
         let tag = "\(entity.name) stub \(row)"
         switch type {
-        case .string: return .text(tag)
+        case .string: return .text(extreme ? "\u{600}'\"\r\n\u{2028}007 \(tag)" : tag)
         case .url: return .text("https://example.com/stub/\(row)")
         case .data: return .blob(Data(tag.utf8))
         case .uuid: return id(1_000_000 + row, 0)
-        case .decimal: return .text("\(row).25")
+        case .decimal: return .text(extreme ? "-12345678901234567890123456789.\(row)1" : "\(row).25")
+        // An integral value, which a column with `REAL` or no affinity may store as an integer.
+        case .double, .float: return .real(extreme ? -3.0e38 - Double(row) : Double(row) + (row % 2 == 0 ? 0 : 0.5))
         case .enumeration(let description) where !description.cases.isEmpty:
             let enumCase = description.cases[row % description.cases.count]
             return description.rawType == .int
                 ? Int64(enumCase.rawValue).map(SQLValue.integer) ?? .text(enumCase.rawValue) : .text(enumCase.rawValue)
         default:
-            return value(for: column, row: 1, number: row, entity: entity, layout: layout, firstRow: [:])
+            return value(
+                for: column, row: extreme ? 0 : 1, number: row, entity: entity, layout: layout, firstRow: [:],
+                allowsNull: false)
         }
     }
 
@@ -89,9 +98,9 @@ enum SyntheticRows {
 
     private static func value(
         for column: ColumnLayout, row: Int, number: Int, entity: EntityLayout, layout: SchemaLayout,
-        firstRow: [String: SQLValue]
+        firstRow: [String: SQLValue], allowsNull: Bool = true
     ) -> SQLValue {
-        if column.isOptional && row == 1 { return .null }
+        if allowsNull && column.isOptional && row == 1 { return .null }
         guard let type = column.type else {
             // A to-one relationship: the first row of a concrete entity of its destination.
             let destination = entity.relationships.first { $0.name == column.property }?.destination
