@@ -191,14 +191,22 @@ public struct MigrationStage: Sendable {
     /// ``operations()``, with what fresh stores look like remembered in `freshSchemas` across
     /// calls: the planner of a long history runs hundreds of stages whose tables mostly repeat.
     /// With `syntheticRows`, the store holds ``SyntheticRows`` first, so the stage's check of
-    /// values runs too: a stage that leaves a value the destination cannot read throws.
+    /// values runs too: a stage that leaves a value the destination cannot read throws, and so
+    /// does one that changes a value or a link the step keeps (``KeptData``).
     package func operations(freshSchemas: FreshSchemaCache?, syntheticRows: Bool = false) throws
         -> [MigrationOperation]
     {
         let connection = try SQLiteConnection(path: nil)
         let source = try SchemaLayout(self.source.schema())
         try connection.execute(SchemaSQL.createStatements(for: source))
-        if syntheticRows { try SyntheticRows.insert(for: source, into: connection) }
+        var kept: KeptData?
+        if syntheticRows {
+            try SyntheticRows.insert(for: source, into: connection)
+            kept = KeptData(
+                source: source, destination: try SchemaLayout(destination.schema()),
+                owed: customSteps.flatMap(\.obligations).map { ($0.entity, $0.property) })
+            try kept?.readBefore(connection)
+        }
         // The app's code is not there: each obligation is met by a stub, `willMigrate` and
         // `didMigrate` do nothing, so what the stage does besides is checked on the rows.
         let stubs = customSteps.map {
@@ -207,6 +215,8 @@ public struct MigrationStage: Sendable {
         let shadow = MigrationStage(source: self.source, destination: destination, customSteps: stubs)
         var migrator = Migrator(connection: connection, progress: nil)
         migrator.stubsObligations = true
-        return try migrator.run(shadow, number: 1, of: 1, freshSchemas: freshSchemas)
+        let operations = try migrator.run(shadow, number: 1, of: 1, freshSchemas: freshSchemas)
+        try kept?.compare(connection, stage: "from version \(self.source.version) to \(destination.version)")
+        return operations
     }
 }

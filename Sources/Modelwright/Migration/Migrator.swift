@@ -81,7 +81,7 @@ struct Migrator {
             }
             try run.placeUnplacedRows()
             try run.removePhase()
-            if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
+            try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
             try run.check(everyTable: !stage.customSteps.isEmpty)
             try run.recordVersion()
             try HistorySQL.recordMigration(on: connection)
@@ -556,13 +556,20 @@ private struct StageRun {
         entity.hasDiscriminator ? "\"_entity\" = \(SQLSyntax.string(entity.name))" : "1"
     }
 
-    /// In a stage without custom steps, replaces the values of a column whose type changed that
-    /// the new type cannot read, as if the attribute had been removed and added (what a `lossy`
-    /// step accepts): with its default, or `NULL` when it is optional. A required column without
-    /// a default keeps them, and the check refuses the stage.
-    mutating func clearUnreadableValues() throws {
+    /// Replaces the values of a column whose type changed that the new type cannot read, as if
+    /// the attribute had been removed and added (what a `lossy` step accepts): with its default,
+    /// or `NULL` when it is optional. It runs after the app's code, so a custom stage's values
+    /// (which its obligations give every retyped column it owes) are already readable; a `lossy`
+    /// retyping beside a custom stage loses what it said it would. Columns an obligation owes are
+    /// left as the app's code left them, for the check to judge. A required column without a
+    /// default keeps them, and the check refuses the stage.
+    mutating func clearUnreadableValues(except owed: [MigrationStage.Obligation]) throws {
         for (entity, columns) in changedColumns(retyped: true) {
+            let owedHere = owed.filter { destination.entities[$0.entity]?.entityNames.contains(entity.name) == true }
             for column in columns where column.isOptional || column.defaultLiteral != nil {
+                guard !owedHere.contains(where: { $0.property == nil || $0.property == column.property }) else {
+                    continue
+                }
                 let name = quoted(column.name)
                 try execute(
                     "UPDATE \(quoted(entity.table)) SET \(name) = \(column.defaultLiteral ?? "NULL") WHERE \(rows(of: entity)) AND \(name) IS NOT NULL AND NOT (\(StoredValues.readable(column)))",

@@ -7,7 +7,8 @@ import Foundation
 /// Each concrete entity gets two rows: one with every column set to an extreme of its type
 /// (the least integer, a string of quotes and line ends, a required relationship's target), and
 /// one with every optional column `NULL` and every required one a different value. Rows that a
-/// uniqueness constraint refuses are left out.
+/// uniqueness constraint refuses are left out. Join tables link every row of their owner to
+/// every row of the destination.
 enum SyntheticRows {
     static func insert(for layout: SchemaLayout, into connection: SQLiteConnection) throws {
         let entities = layout.schema.entities.compactMap { layout.entities[$0.name] }.filter { !$0.isAbstract }
@@ -42,6 +43,32 @@ enum SyntheticRows {
                 )
                 for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
                 try statement.run()
+            }
+        }
+        try link(layout, connection)
+    }
+
+    /// Fills every join table (many-to-many relationships, to-many ones without an inverse),
+    /// from the side that owns it: each row of the entity (its sub-entities' rows included)
+    /// links every row of the destination, in ID order where the relationship is ordered.
+    private static func link(_ layout: SchemaLayout, _ connection: SQLiteConnection) throws {
+        for entity in layout.schema.entities {
+            guard let source = layout.entities[entity.name] else { continue }
+            for relationship in entity.relationships where relationship.cardinality == .toMany {
+                guard
+                    case .joinTable(let table, "source", _, let position)? = try? layout.storage(
+                        of: relationship, from: source),
+                    let destination = layout.entities[relationship.destination]
+                else { continue }
+                let conditions = [source.discriminatorSQL(alias: "s"), destination.discriminatorSQL(alias: "d")]
+                    .compactMap { $0 }
+                let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+                let place =
+                    position == nil ? "" : ", row_number() OVER (PARTITION BY s.\"id\" ORDER BY d.\"id\") - 1"
+                try connection.execute(
+                    "INSERT OR IGNORE INTO \(quoted(table)) (\"source\", \"destination\"\(position == nil ? "" : ", \"position\"")) "
+                        + "SELECT s.\"id\", d.\"id\"\(place) FROM \(quoted(source.table)) AS s, \(quoted(destination.table)) AS d\(filter)"
+                )
             }
         }
     }

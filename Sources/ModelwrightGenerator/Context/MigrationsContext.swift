@@ -77,8 +77,7 @@ enum MigrationsContext {
 
     /// The protocol requirement's name: the stage, the entity and the property, `parseRatingsBookRating`.
     static func requirementName(_ obligation: StageObligation) -> String {
-        SwiftSpelling.identifier(
-            obligation.stage + upperFirst(obligation.entity) + upperFirst(obligation.property ?? ""))
+        SwiftSpelling.identifier(obligation.memberName)
     }
 
     /// The Swift type a value requirement returns (an enum's raw type), `nil` for a hook.
@@ -91,6 +90,4 @@ enum MigrationsContext {
             }
         return name + (isOptional ? "?" : "")
     }
-
-    private static func upperFirst(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
 }

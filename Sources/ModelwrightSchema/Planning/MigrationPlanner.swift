@@ -585,6 +585,21 @@ package struct MigrationPlanner {
             let target = [loss.entity, loss.property].compactMap { $0 }.joined(separator: ".")
             sink.warning("'lossy \(target)' accepts a loss this step does not have; remove it", at: loss.range.start)
         }
+        // A store of either version counts as both, so the runtime never runs this step: a
+        // change only a stage or a loss can make would never be made.
+        if previous.schema.checksum == next.schema.checksum,
+            let change = changes.first(where: { $0.kind != .lightweight })
+        {
+            sink.error(
+                "version \(next.number) has the same structure as version \(previous.number) (one checksum), so a store of either counts as both and this step never runs, but \(change.summary) \(change.kind == .lossy ? "loses data" : change.kind.rawValue)",
+                at: change.offset,
+                notes: [
+                    (
+                        "give the versions different checksums: add '@coreData(versionHashModifier: \"…\")' to \([change.entity, change.property].compactMap { $0 }.joined(separator: "."))",
+                        change.offset
+                    )
+                ])
+        }
         var operations: [MigrationOperation] = []
         if !sink.hasErrors, !changes.isEmpty {
             // The step runs on synthetic rows that give every column and relationship a value,

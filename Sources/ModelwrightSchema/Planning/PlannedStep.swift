@@ -111,4 +111,30 @@ package struct StageObligation: Sendable {
 
     /// `Book.rating`: what a `covers` list names.
     package var subject: String { [entity, property].compactMap { $0 }.joined(separator: ".") }
+
+    /// The name of the generated protocol's requirement (before any backticks): the stage, the
+    /// entity and the property, `parseRatingsBookRating`.
+    package var memberName: String {
+        stage + Self.upperFirst(entity) + Self.upperFirst(property ?? "")
+    }
+
+    private static func upperFirst(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
+}
+
+extension PlannedStep {
+    /// The members the generated stage protocol declares for this step, in order, each with its
+    /// stage and what it is for: one per obligation, and each stage's `WillMigrate` and
+    /// `DidMigrate` hooks. Their names are made by joining words, so two can coincide, across
+    /// steps too; ``PlannedModel`` refuses that.
+    package var protocolMembers: [(name: String, stage: EntityGraph.CustomStage, purpose: String)] {
+        customStages.flatMap { stage in
+            obligations.filter { $0.stage == stage.name }.map {
+                ($0.memberName, stage, "the requirement for \($0.subject)")
+            }
+                + [
+                    (stage.name + "WillMigrate", stage, "the hook before the tables change"),
+                    (stage.name + "DidMigrate", stage, "the hook after the tables change"),
+                ]
+        }
+    }
 }
