@@ -333,14 +333,21 @@ private struct StageRun {
 
     /// Runs the app's code for one obligation of a custom step; with `stub`, gives the values a
     /// stub would instead: a synthetic value of the new type for every row a value obligation
-    /// names, and for a hook every required column of the entity left empty a value (a required
-    /// to-one, a row of its destination).
+    /// names, and for a hook its attribute's columns in every row and every required column of
+    /// the entity left empty a value (a required to-one, a row of its destination).
     mutating func meet(_ obligation: MigrationStage.Obligation, context: MigrationContext, stub: Bool) throws {
         let entity = try destination.entity(obligation.entity)
         let (destination, connection, name) = (destination, connection, name)
         switch obligation.work {
         case .hook(let body):
             guard stub else { return try body(context) }
+            // The hook converts its attribute (a composite's or Codable value) in every row, as
+            // the app's would.
+            for column in entity.columns where column.type != nil && column.property == obligation.property {
+                try fill(column, of: entity, onlyRowsWithoutValue: false) { row, _ in
+                    try SyntheticRows.stub(for: column, row: row, of: entity, in: destination, connection: connection)
+                }
+            }
             for column in entity.columns where !column.isOptional {
                 try fill(column, of: entity, onlyRowsWithoutValue: true) { row, _ in
                     try SyntheticRows.stub(for: column, row: row, of: entity, in: destination, connection: connection)
