@@ -3,7 +3,7 @@ import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
-@testable import Modelwright
+@_spi(Generated) @testable import Modelwright
 @testable import ModelwrightSchema
 
 /// The rule `plan` promises, on seeded random version pairs (type changes, moves across
@@ -12,11 +12,20 @@ import Testing
 /// succeeds, every row of every entity reads back as the new version's types, and every value
 /// the plan keeps is kept.
 ///
+/// Half the pairs declare a custom stage, with or without a `covers` list: the test then meets
+/// every obligation the plan lists as an app would (a value of the new type for each row), and
+/// checks that each row holds the value the app gave.
+///
 /// `MODELWRIGHT_MIGRATION_PAIRS=<n>` runs `n` pairs instead of the CI's 150.
 struct MigrationPropertyTests {
     private struct Pair {
         let v1: String
         let v2: String
+    }
+
+    /// A value the test's stages return, as the store keeps it.
+    private struct Stored: ColumnValue {
+        let sqlValue: SQLValue
     }
 
     private static let types = [
@@ -60,12 +69,15 @@ struct MigrationPropertyTests {
         var v2Cases = ["a", "b", "c"]
         var annotations: [String: [String]] = [:]
         var lossy: [String] = []
+        var touched: [String] = []
+        let custom = roll(2) == 0
         for _ in 0..<(1 + roll(3)) {
             let entity = entities[roll(entities.count)]
             guard let list = v2[entity], !list.isEmpty else { continue }
             let index = roll(list.count)
             var attribute = list[index]
             let origin = attributes.first { $0.value.contains { $0.name == attribute.name } }?.key ?? entity
+            touched.append("\(entity).\(attribute.name)")
             switch roll(7) {
             case 0:  // a new type
                 attribute.type = types[roll(types.count)]
@@ -93,6 +105,7 @@ struct MigrationPropertyTests {
                 let type = types[roll(types.count)]
                 v2[entity, default: []].append(
                     ("n\(number)", type, roll(2) == 0, roll(2) == 0 ? defaultValue(type) : nil))
+                touched.append("\(entity).n\(number)")
                 number += 1
             default:  // an enum case lost
                 v2Cases.removeLast()
@@ -120,8 +133,14 @@ struct MigrationPropertyTests {
                 }
                 lines.append("}")
             }
-            if version == 2, !lossy.isEmpty {
+            if version == 2, !lossy.isEmpty || custom {
                 lines.append("migration from 1 {")
+                if custom {
+                    // Half the stages list what they cover (the attributes the step touched, which
+                    // may miss one that needs a stage: the plan must then refuse the step).
+                    let covers = roll(2) == 0 ? " covers " + Set(touched).sorted().joined(separator: ", ") : ""
+                    lines.append("    custom convert \"Convert\"" + covers)
+                }
                 lines += Set(lossy).sorted().map { "    lossy \($0)" }
                 lines.append("}")
             }
@@ -152,6 +171,8 @@ struct MigrationPropertyTests {
     @Test func aStepThePlanAcceptsKeepsEveryRowReadable() throws {
         let count = ProcessInfo.processInfo.environment["MODELWRIGHT_MIGRATION_PAIRS"].flatMap { Int($0) } ?? 150
         var accepted = 0
+        var withStages = 0
+        var obligations = 0
         for seed in 1...UInt64(count) {
             let pair = Self.pair(seed: seed)
             let folder = try temporaryModelFolder(
@@ -162,8 +183,36 @@ struct MigrationPropertyTests {
             guard let model = loaded.model, model.versions.count == 2 else { continue }
             accepted += 1
             let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
+            let step = model.steps[0]
+            if !step.customStages.isEmpty { withStages += 1 }
+            // The app's side: a value for every row an obligation names, remembered by row ID.
+            let given = Locked<[SQLValue: [String: SQLValue]]>([:])
+            let stages = step.customStages.map { stage in
+                MigrationStage.CustomStep(
+                    name: stage.name, label: stage.label,
+                    obligations: step.obligations.filter { $0.stage == stage.name }.compactMap { obligation in
+                        guard case .value(let type, _, let onlyRowsWithoutValue) = obligation.work,
+                            let property = obligation.property
+                        else { return nil }
+                        obligations += 1
+                        return .value(of: obligation.entity, property, onlyRowsWithoutValue: onlyRowsWithoutValue) {
+                            row in
+                            let value = given.withLock { given in
+                                let value = Self.value(of: type, row: given.values.reduce(0) { $0 + $1.count } % 2)
+                                given[row.id, default: [:]]["\(obligation.entity).\(property)"] = value
+                                return value
+                            }
+                            return Stored(sqlValue: value)
+                        }
+                    },
+                    didMigrate: { _ in })
+            }
             let tester = try MigrationTester(
-                plan: MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2)]), startingAt: v1)
+                plan: MigrationPlan(
+                    current: v2,
+                    stages: [stages.isEmpty ? .lightweight(from: v1, to: v2) : .custom(from: v1, to: v2, steps: stages)]
+                ),
+                startingAt: v1)
             var stored: [SQLValue: [String: SQLValue]] = [:]
             for entity in v1.entities where !entity.isAbstract {
                 let lineage = TableMapping.lineage(of: entity, in: v1)
@@ -183,6 +232,11 @@ struct MigrationPropertyTests {
                 where row["_entity"] == .null || row["_entity"] == .text(entity.name) {
                     for attribute in TableMapping.lineage(of: entity, in: v2).flatMap(\.attributes) {
                         let value = row[attribute.name]
+                        let owner = TableMapping.lineage(of: entity, in: v2).first { $0.attributes.contains(attribute) }
+                        if let owed = given.withLock({ $0[row.id]?["\(owner?.name ?? "").\(attribute.name)"] }) {
+                            #expect(
+                                value == owed, "\(entity.name).\(attribute.name) is not the stage's value: \(failure)")
+                        }
                         if value == .null {
                             #expect(attribute.isOptional, "\(entity.name).\(attribute.name) is empty: \(failure)")
                             continue
@@ -193,7 +247,6 @@ struct MigrationPropertyTests {
                         // Kept: the same entity of the hierarchy declares it in both versions, with
                         // the same type (a move to another level is a removal and an addition).
                         let old = attribute.renamedFrom ?? attribute.name
-                        let owner = TableMapping.lineage(of: entity, in: v2).first { $0.attributes.contains(attribute) }
                         let before = owner.flatMap { v1.entity(named: $0.renamedFrom ?? $0.name) }?.attributes
                             .first { $0.name == old }
                         if before?.type == attribute.type, let original = stored[row.id]?[old] {
@@ -203,7 +256,10 @@ struct MigrationPropertyTests {
                 }
             }
         }
-        print("migration pairs: \(count), accepted by plan and migrated: \(accepted), refused: \(count - accepted)")
+        print(
+            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met), refused: \(count - accepted)"
+        )
+        #expect(withStages >= count / 10, "only \(withStages) of \(count) accepted pairs had custom stages")
         // Enough pairs get through for the check to mean something.
         #expect(accepted >= count / 5, "only \(accepted) of \(count) pairs were accepted")
     }

@@ -440,8 +440,24 @@ struct CorpusEndToEnd {
     /// then one fetch per concrete entity with the generated records.
     static func program(model: PlannedModel, current: SchemaDescription, typeNames: TypeNames) -> String {
         let stages = model.steps.flatMap(\.customStages).map(\.name)
-        let conformance = stages.map {
+        var conformance = stages.map {
             "    func \($0)DidMigrate(_ context: MigrationContext) throws { try fillRequiredColumns(context) }"
+        }
+        // Each obligation a stage owes, met as a hurried app would: a placeholder value, or the
+        // same filling of required columns.
+        for obligation in model.steps.flatMap(\.obligations) {
+            let name = MigrationsContext.requirementName(obligation)
+            guard let type = MigrationsContext.valueTypeName(obligation) else {
+                conformance.append(
+                    "    func \(name)(_ context: MigrationContext) throws { try fillRequiredColumns(context) }")
+                continue
+            }
+            let placeholders = [
+                "String": "\"\"", "Bool": "false", "Date": "Date(timeIntervalSinceReferenceDate: 0)", "Data": "Data()",
+                "UUID": "UUID()", "URL": "URL(fileURLWithPath: \"/\")",
+            ]
+            let value = type.hasSuffix("?") ? "nil" : placeholders[type] ?? "0"
+            conformance.append("    func \(name)(_ row: MigrationRow) throws -> \(type) { \(value) }")
         }
         let reads = current.entities.filter { !$0.isAbstract }.map {
             "print(\"\($0.name)\", try await read(\(typeNames[$0.name]).self, from: store, resave: resave))"

@@ -17,13 +17,15 @@ struct MissingStageCompileTests {
                 """)
         #expect(missing.status != 0)
         #expect(missing.errors.contains("type 'AppMigrations' does not conform to protocol 'TripsMigrations'"))
-        #expect(missing.errors.contains("splitNameDidMigrate"))
+        #expect(missing.errors.contains("splitNameUserGivenName"))
+        #expect(missing.errors.contains("splitNameUserFamilyName"))
 
         let implemented = try GeneratedCodeTypeChecker.typecheck(
             app: """
                 import Modelwright
                 struct AppMigrations: TripsMigrations {
-                    func splitNameDidMigrate(_ context: MigrationContext) throws {}
+                    func splitNameUserGivenName(_ row: MigrationRow) throws -> String { "" }
+                    func splitNameUserFamilyName(_ row: MigrationRow) throws -> String { "" }
                 }
                 let plan = Trips.migrationPlan(AppMigrations())
                 """)
@@ -64,6 +66,6 @@ struct MissingStageCompileTests {
         ).write(to: folder.appendingPathComponent("Notes.v2.model"))
         let second = try GeneratedCodeTypeChecker.typecheck(app: app, model: folder.path)
         #expect(second.status != 0)
-        #expect(second.errors.contains("fillBodyDidMigrate"))
+        #expect(second.errors.contains("fillBodyNoteBody"))
     }
 }

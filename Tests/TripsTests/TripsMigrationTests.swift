@@ -3,20 +3,19 @@ import Modelwright
 import Testing
 import Trips
 
-/// The app's side of the v2 → v3 custom stage, as a Trips app would write it.
+/// The app's side of the v2 → v3 custom stage, as a Trips app would write it: the stage owes a
+/// value for each new required attribute, and forgetting one does not compile.
 struct AppMigrations: TripsMigrations {
-    /// Splits each `name` at its last space; a name without a space becomes the family name.
-    func splitNameDidMigrate(_ context: MigrationContext) throws {
-        for user in try context.rows(of: "User") {
-            guard case .text(let name) = user["name"] else { continue }
-            let parts = name.split(separator: " ")
-            try context.update(
-                "User", id: user.id,
-                set: [
-                    "givenName": .text(parts.dropLast().joined(separator: " ")),
-                    "familyName": .text(parts.last.map(String.init) ?? ""),
-                ])
-        }
+    /// Everything before the last space of `name`; empty for a name without a space.
+    func splitNameUserGivenName(_ row: MigrationRow) throws -> String {
+        guard case .text(let name) = row["name"] else { return "" }
+        return name.split(separator: " ").dropLast().joined(separator: " ")
+    }
+
+    /// The last word of `name`, the whole name when it has no space.
+    func splitNameUserFamilyName(_ row: MigrationRow) throws -> String {
+        guard case .text(let name) = row["name"] else { return "" }
+        return name.split(separator: " ").last.map(String.init) ?? ""
     }
 }
 

@@ -17,6 +17,9 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     case unreadableValues(stage: String, entity: String, attribute: String, rows: Int)
     /// A row ``MigrationTester`` was asked to write does not fit the version it writes at.
     case invalidFixture(entity: String, version: Int, reason: String)
+    /// After the stage, rows hold another value of an attribute the step keeps, or another list
+    /// of links of a relationship it keeps, than before (found by tools on synthetic rows).
+    case keptDataChanged(stage: String, entity: String, property: String, rows: Int)
     /// A historical version's archived schema (see ``SchemaVersion``) could not be decoded.
     case unreadableSchemaArchive(version: Int, reason: String)
     /// A historical version's archive decodes to a schema whose checksum is not the one recorded
@@ -38,6 +41,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(attribute)' the new version cannot read; a custom stage must convert them"
         case .invalidFixture(let entity, let version, let reason):
             "cannot write a \(entity) row at version \(version): \(reason)"
+        case .keptDataChanged(let stage, let entity, let property, let rows):
+            "migration \(stage) changed '\(property)' of \(rows) row\(rows == 1 ? "" : "s") of \(entity), which the step keeps"
         case .unreadableSchemaArchive(let version, let reason):
             "the archived schema of version \(version) cannot be read: \(reason); generate the model's code again"
         case .archivedSchemaMismatch(let version, let recorded, let archived):

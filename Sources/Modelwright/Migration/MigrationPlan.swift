@@ -131,15 +131,78 @@ public struct MigrationStage: Sendable {
         public let label: String
         /// Runs before the store's tables change.
         public let willMigrate: Handler?
-        /// Runs after new tables and columns exist, before removed ones are dropped.
+        /// Runs after new tables and columns exist, before removed ones are dropped, and after
+        /// the step's ``obligations`` are met.
         public let didMigrate: Handler
+        /// What the step does for each change of its stage that only the app's code can make.
+        public let obligations: [Obligation]
 
         /// Creates a custom step.
-        public init(name: String, label: String, willMigrate: Handler? = nil, didMigrate: @escaping Handler) {
+        public init(
+            name: String, label: String, obligations: [Obligation] = [], willMigrate: Handler? = nil,
+            didMigrate: @escaping Handler
+        ) {
             self.name = name
             self.label = label
+            self.obligations = obligations
             self.willMigrate = willMigrate
             self.didMigrate = didMigrate
+        }
+    }
+
+    /// The app's code for one change of a custom stage that the schemas alone cannot migrate: a
+    /// retyped attribute, a new required attribute without a default, a relationship that changes
+    /// storage. The generated stage protocol requires one per change, so an app that forgets one
+    /// does not compile.
+    ///
+    /// Obligations run after the new tables and columns exist and before the step's `didMigrate`.
+    public struct Obligation: Sendable {
+        /// The entity, by its name in the destination version.
+        public let entity: String
+        /// The attribute or relationship, by its name in the destination; `nil` for the entity's own change.
+        public let property: String?
+        let work: Work
+
+        enum Work: Sendable {
+            case value(onlyRowsWithoutValue: Bool, @Sendable (MigrationRow) throws -> SQLValue)
+            case hook(Handler)
+        }
+
+        /// Gives `attribute` of every row of `entity` (its sub-entities' rows included) the value
+        /// `body` returns for the row, or, with `onlyRowsWithoutValue`, of the rows that hold none.
+        ///
+        /// `body` sees the row as `didMigrate` would: the source version's values (retyped
+        /// attributes still hold their old values), under the destination's names, with removed
+        /// columns still there to read.
+        public static func value<Value: ColumnValue>(
+            of entity: String, _ attribute: String, onlyRowsWithoutValue: Bool = false,
+            _ body: @escaping @Sendable (MigrationRow) throws -> Value
+        ) -> Obligation {
+            Obligation(
+                entity: entity, property: attribute,
+                work: .value(onlyRowsWithoutValue: onlyRowsWithoutValue) { try body($0).sqlValue })
+        }
+
+        /// An obligation the app's code is not there for, which only a run with stubs meets
+        /// (`value` says whether it is a value, and for which rows): how tools describe a stage
+        /// the app has not compiled yet.
+        package static func stubbed(of entity: String, _ property: String?, value onlyRowsWithoutValue: Bool?)
+            -> Obligation
+        {
+            let missing: Handler = { _ in
+                throw MigrationError.invalidPlan("the obligation for \(entity).\(property ?? "") has no code")
+            }
+            guard let onlyRowsWithoutValue else { return hook(of: entity, property, missing) }
+            return Obligation(
+                entity: entity, property: property,
+                work: .value(onlyRowsWithoutValue: onlyRowsWithoutValue) { _ in
+                    throw MigrationError.invalidPlan("the obligation for \(entity).\(property ?? "") has no code")
+                })
+        }
+
+        /// Runs `body` for a change of `entity` (or its `property`) that no single value answers.
+        public static func hook(of entity: String, _ property: String?, _ body: @escaping Handler) -> Obligation {
+            Obligation(entity: entity, property: property, work: .hook(body))
         }
     }
 
@@ -175,8 +238,8 @@ public struct MigrationStage: Sendable {
         MigrationStage(source: source, destination: destination, customSteps: steps)
     }
 
-    /// What the stage does to a store's tables, found by running it, with the custom steps left
-    /// out, on an empty in-memory store of the source version; the result is checked against a
+    /// What the stage does to a store's tables, found by running it, with each custom step's
+    /// obligations met by stubs and its own code left out, on an empty in-memory store of the source version; the result is checked against a
     /// fresh store of the destination. Tools use it to show a stage's cost before any store sees it.
     public func operations() throws -> [MigrationOperation] {
         try operations(freshSchemas: nil)
@@ -185,16 +248,32 @@ public struct MigrationStage: Sendable {
     /// ``operations()``, with what fresh stores look like remembered in `freshSchemas` across
     /// calls: the planner of a long history runs hundreds of stages whose tables mostly repeat.
     /// With `syntheticRows`, the store holds ``SyntheticRows`` first, so the stage's check of
-    /// values runs too: a stage that leaves a value the destination cannot read throws.
+    /// values runs too: a stage that leaves a value the destination cannot read throws, and so
+    /// does one that changes a value or a link the step keeps (``KeptData``).
     package func operations(freshSchemas: FreshSchemaCache?, syntheticRows: Bool = false) throws
         -> [MigrationOperation]
     {
         let connection = try SQLiteConnection(path: nil)
         let source = try SchemaLayout(self.source.schema())
         try connection.execute(SchemaSQL.createStatements(for: source))
-        if syntheticRows { try SyntheticRows.insert(for: source, into: connection) }
-        let shadow = MigrationStage(source: self.source, destination: destination, customSteps: [])
-        return try Migrator(connection: connection, progress: nil).run(
-            shadow, number: 1, of: 1, freshSchemas: freshSchemas)
+        var kept: KeptData?
+        if syntheticRows {
+            try SyntheticRows.insert(for: source, into: connection)
+            kept = KeptData(
+                source: source, destination: try SchemaLayout(destination.schema()),
+                owed: customSteps.flatMap(\.obligations).map { ($0.entity, $0.property) })
+            try kept?.readBefore(connection)
+        }
+        // The app's code is not there: each obligation is met by a stub, `willMigrate` and
+        // `didMigrate` do nothing, so what the stage does besides is checked on the rows.
+        let stubs = customSteps.map {
+            CustomStep(name: $0.name, label: $0.label, obligations: $0.obligations, didMigrate: { _ in })
+        }
+        let shadow = MigrationStage(source: self.source, destination: destination, customSteps: stubs)
+        var migrator = Migrator(connection: connection, progress: nil)
+        migrator.stubsObligations = true
+        let operations = try migrator.run(shadow, number: 1, of: 1, freshSchemas: freshSchemas)
+        try kept?.compare(connection, stage: "from version \(self.source.version) to \(destination.version)")
+        return operations
     }
 }

@@ -17,6 +17,9 @@ import Foundation
 struct Migrator {
     let connection: SQLiteConnection
     let progress: (@Sendable (MigrationProgress) -> Void)?
+    /// Whether custom steps' obligations are met by synthetic stubs instead of the app's code:
+    /// how tools run a custom stage on rows before any app implements it.
+    var stubsObligations = false
 
     /// Runs one stage in its own transaction and returns what it did to the tables;
     /// `freshSchemas` remembers what fresh stores look like across stages (the planner runs
@@ -59,10 +62,15 @@ struct Migrator {
         for step in stage.customSteps { try step.willMigrate?(before) }
         try run.addPhase()
         let after = MigrationContext(connection: connection, layout: run.destination)
-        for step in stage.customSteps { try step.didMigrate(after) }
+        for step in stage.customSteps {
+            for obligation in step.obligations {
+                try run.meet(obligation, context: after, stub: stubsObligations)
+            }
+            try step.didMigrate(after)
+        }
         try run.placeUnplacedRows()
         try run.removePhase()
-        if stage.customSteps.isEmpty { try run.clearUnreadableValues() }
+        try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
         try run.check(everyTable: !stage.customSteps.isEmpty)
         try StoreMetadata.record(run.destination.schema, on: connection)
         try HistorySQL.recordMigration(on: connection)
@@ -105,6 +113,11 @@ private struct StageRun {
     private(set) var rowsCopied = 0
     /// Tables whose rows this stage changed, for the foreign key check.
     private var touched: Set<String> = []
+    /// Columns an obligation filled while they still had the source version's declared type, by
+    /// table: that type's affinity may have changed the values as they were written (a `Double`
+    /// into a `Decimal`'s `TEXT` column becomes text, a `String` "007" in an `INTEGER` column
+    /// becomes 7), so each value is also kept exactly in ``exactValues`` for the rebuild to copy.
+    private var filled: [String: Set<String>] = [:]
     /// Source tables no destination table continues, by their current name.
     private var removedTables: [String] = []
     let name: String
@@ -316,6 +329,117 @@ private struct StageRun {
         }
     }
 
+    // MARK: - Obligations
+
+    /// Runs the app's code for one obligation of a custom step; with `stub`, gives the values a
+    /// stub would instead: a synthetic value of the new type for every row a value obligation
+    /// names, and for a hook its attribute's columns in every row and every required column of
+    /// the entity left empty a value (a required to-one, a row of its destination).
+    mutating func meet(_ obligation: MigrationStage.Obligation, context: MigrationContext, stub: Bool) throws {
+        let entity = try destination.entity(obligation.entity)
+        let (destination, connection, name) = (destination, connection, name)
+        switch obligation.work {
+        case .hook(let body):
+            guard stub else { return try body(context) }
+            // The hook converts its attribute (a composite's or Codable value) in every row, as
+            // the app's would.
+            for column in entity.columns where column.type != nil && column.property == obligation.property {
+                try fill(column, of: entity, onlyRowsWithoutValue: false) { row, _ in
+                    try SyntheticRows.stub(for: column, row: row, of: entity, in: destination, connection: connection)
+                }
+            }
+            for column in entity.columns where !column.isOptional {
+                try fill(column, of: entity, onlyRowsWithoutValue: true) { row, _ in
+                    try SyntheticRows.stub(for: column, row: row, of: entity, in: destination, connection: connection)
+                }
+            }
+        case .value(let onlyRowsWithoutValue, let body):
+            guard let column = entity.columns.first(where: { $0.property == obligation.property }) else {
+                throw MigrationError.invalidPlan(
+                    "stage \(name) has an obligation for \(obligation.entity).\(obligation.property ?? ""), which has no column"
+                )
+            }
+            try fill(column, of: entity, onlyRowsWithoutValue: onlyRowsWithoutValue) { row, values in
+                stub
+                    ? try SyntheticRows.stub(for: column, row: row, of: entity, in: destination, connection: connection)
+                    : try body(values)
+            }
+        }
+    }
+
+    /// Sets `column` of the rows of `entity` (those without a value, with `onlyRowsWithoutValue`)
+    /// to what `value` returns for each row: all rows are read before the first is written.
+    private mutating func fill(
+        _ column: ColumnLayout, of entity: EntityLayout, onlyRowsWithoutValue: Bool,
+        value: (Int, MigrationRow) throws -> SQLValue
+    ) throws {
+        let conditions =
+            [entity.discriminatorSQL(alias: "t0"), onlyRowsWithoutValue ? "t0.\(quoted(column.name)) IS NULL" : nil]
+            .compactMap { $0 }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let rows = try MigrationContext(connection: connection, layout: destination).query(
+            "SELECT * FROM \(quoted(entity.table)) AS t0\(filter) ORDER BY t0.\"id\"")
+        guard !rows.isEmpty else { return }
+        let values = try rows.enumerated().map { try value($0.offset, $0.element) }
+        let update = try SQLiteStatement(
+            connection: connection,
+            sql: "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = ? WHERE \"id\" = ?")
+        let converts = try affinityConverts(column, in: entity.table)
+        let keep = converts ? try exactValueInsert(entity.table, column.name) : nil
+        for (row, value) in zip(rows, values) {
+            update.reset()
+            update.bind(value, 1)
+            update.bind(row.id, 2)
+            try update.run()
+            guard let keep else { continue }
+            keep.reset()
+            keep.bind(row.id, 1)
+            keep.bind(value, 2)
+            try keep.run()
+        }
+        if converts { filled[entity.table, default: []].insert(column.name) }
+        operations.append(
+            .updateRows(table: entity.table, reason: "\(entity.name).\(column.property) from the custom stage"))
+        touched.insert(entity.table)
+    }
+
+    /// The temporary table that keeps the exact values obligations wrote into columns whose
+    /// declared type is still the source's: its columns have no type, so SQLite converts nothing.
+    private static let exactValues = "temp.\"_mw_exact_values\""
+
+    /// Whether `column` of `table` still has a source column's declared type whose affinity
+    /// differs from the destination's, so values written into it now may change.
+    private func affinityConverts(_ column: ColumnLayout, in table: String) throws -> Bool {
+        guard let old = mapping.sourceColumn[table]?[column.name] else { return false }
+        let before = source.entities.values.lazy.filter { $0.table == self.mapping.sourceTable[table] }
+            .flatMap(\.columns).first { $0.name == old }
+        return before.map { $0.affinity != column.affinity } ?? false
+    }
+
+    /// A statement that records, for the row with ID `?1`, the exact value `?2` an obligation wrote
+    /// into `column` of `table`, with the value the column now holds for it.
+    private func exactValueInsert(_ table: String, _ column: String) throws -> SQLiteStatement {
+        try connection.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS \"_mw_exact_values\" (\"key\", \"id\", \"value\", \"stored\", PRIMARY KEY (\"key\", \"id\"))"
+        )
+        let key = SQLSyntax.string(table + "." + column)
+        return try SQLiteStatement(
+            connection: connection,
+            sql:
+                "INSERT OR REPLACE INTO \(Self.exactValues) VALUES (\(key), ?1, ?2, (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = ?1))"
+        )
+    }
+
+    /// The SQL a rebuild copies `column` of `table` with: for a row an obligation filled while the
+    /// column had its old type, the exact value it wrote, unless later code (`didMigrate`)
+    /// changed the row since; otherwise `fallback`.
+    private func exactValue(of column: String, in table: String, else fallback: String) -> String {
+        let (name, row) = (quoted(column), quoted(table) + ".\"id\"")
+        let key = SQLSyntax.string(table + "." + column)
+        return
+            "CASE WHEN EXISTS (SELECT 1 FROM \(Self.exactValues) AS e WHERE e.\"key\" = \(key) AND e.\"id\" = \(row) AND e.\"stored\" IS \(quoted(table)).\(name)) THEN (SELECT e.\"value\" FROM \(Self.exactValues) AS e WHERE e.\"key\" = \(key) AND e.\"id\" = \(row)) ELSE \(fallback) END"
+    }
+
     // MARK: - Remove phase
 
     mutating func removePhase() throws {
@@ -347,11 +471,15 @@ private struct StageRun {
             actual.tables[table]?.indexNames = [:]
         }
         try synchronizeIndexes(actual)
+        if !filled.isEmpty { try connection.execute("DROP TABLE IF EXISTS \(Self.exactValues)") }
     }
 
     private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
         let columns = want.columns.keys.filter { have.columns[$0] != nil }.sorted()
-        let expressions = columns.map { mapping.copyExpression[table]?[$0] ?? quoted($0) }
+        let expressions = columns.map { column in
+            let copy = mapping.copyExpression[table]?[column] ?? quoted(column)
+            return filled[table]?.contains(column) == true ? exactValue(of: column, in: table, else: copy) : copy
+        }
         for (column, expression) in zip(columns, expressions)
         where want.columns[column]?.isNotNull == true && have.columns[column]?.isNotNull == false {
             let missing = try scalar("SELECT count(*) FROM \(quoted(table)) WHERE (\(expression)) IS NULL")
@@ -435,13 +563,20 @@ private struct StageRun {
         entity.hasDiscriminator ? "\"_entity\" = \(SQLSyntax.string(entity.name))" : "1"
     }
 
-    /// In a stage without custom steps, replaces the values of a column whose type changed that
-    /// the new type cannot read, as if the attribute had been removed and added (what a `lossy`
-    /// step accepts): with its default, or `NULL` when it is optional. A required column without
-    /// a default keeps them, and the check refuses the stage.
-    mutating func clearUnreadableValues() throws {
+    /// Replaces the values of a column whose type changed that the new type cannot read, as if
+    /// the attribute had been removed and added (what a `lossy` step accepts): with its default,
+    /// or `NULL` when it is optional. It runs after the app's code, so a custom stage's values
+    /// (which its obligations give every retyped column it owes) are already readable; a `lossy`
+    /// retyping beside a custom stage loses what it said it would. Columns an obligation owes are
+    /// left as the app's code left them, for the check to judge. A required column without a
+    /// default keeps them, and the check refuses the stage.
+    mutating func clearUnreadableValues(except owed: [MigrationStage.Obligation]) throws {
         for (entity, columns) in changedColumns(retyped: true) {
+            let owedHere = owed.filter { destination.entities[$0.entity]?.entityNames.contains(entity.name) == true }
             for column in columns where column.isOptional || column.defaultLiteral != nil {
+                guard !owedHere.contains(where: { $0.property == nil || $0.property == column.property }) else {
+                    continue
+                }
                 let name = quoted(column.name)
                 try execute(
                     "UPDATE \(quoted(entity.table)) SET \(name) = \(column.defaultLiteral ?? "NULL") WHERE \(rows(of: entity)) AND \(name) IS NOT NULL AND NOT (\(StoredValues.readable(column)))",

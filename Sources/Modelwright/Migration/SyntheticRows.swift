@@ -7,7 +7,8 @@ import Foundation
 /// Each concrete entity gets two rows: one with every column set to an extreme of its type
 /// (the least integer, a string of quotes and line ends, a required relationship's target), and
 /// one with every optional column `NULL` and every required one a different value. Rows that a
-/// uniqueness constraint refuses are left out.
+/// uniqueness constraint refuses are left out. Join tables link every row of their owner to
+/// every row of the destination.
 enum SyntheticRows {
     static func insert(for layout: SchemaLayout, into connection: SQLiteConnection) throws {
         let entities = layout.schema.entities.compactMap { layout.entities[$0.name] }.filter { !$0.isAbstract }
@@ -44,6 +45,74 @@ enum SyntheticRows {
                 try statement.run()
             }
         }
+        try link(layout, connection)
+    }
+
+    /// Fills every join table (many-to-many relationships, to-many ones without an inverse),
+    /// from the side that owns it: each row of the entity (its sub-entities' rows included)
+    /// links every row of the destination, in ID order where the relationship is ordered.
+    private static func link(_ layout: SchemaLayout, _ connection: SQLiteConnection) throws {
+        for entity in layout.schema.entities {
+            guard let source = layout.entities[entity.name] else { continue }
+            for relationship in entity.relationships where relationship.cardinality == .toMany {
+                guard
+                    case .joinTable(let table, "source", _, let position)? = try? layout.storage(
+                        of: relationship, from: source),
+                    let destination = layout.entities[relationship.destination]
+                else { continue }
+                let conditions = [source.discriminatorSQL(alias: "s"), destination.discriminatorSQL(alias: "d")]
+                    .compactMap { $0 }
+                let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+                let place =
+                    position == nil ? "" : ", row_number() OVER (PARTITION BY s.\"id\" ORDER BY d.\"id\") - 1"
+                try connection.execute(
+                    "INSERT OR IGNORE INTO \(quoted(table)) (\"source\", \"destination\"\(position == nil ? "" : ", \"position\"")) "
+                        + "SELECT s.\"id\", d.\"id\"\(place) FROM \(quoted(source.table)) AS s, \(quoted(destination.table)) AS d\(filter)"
+                )
+            }
+        }
+    }
+
+    /// What a stub of the app's code gives `column` of the `row`th row of `entity`, found during a
+    /// custom stage: what an app may return, so that a step the stubs get through never fails on
+    /// the app's values. Rows take turns: an extreme of the column's type, an ordinary value, and
+    /// `NULL` where the column is optional (else another ordinary value); each differs from row to
+    /// row (so a uniqueness constraint holds). A to-one relationship gets the ID of a row of its
+    /// destination.
+    static func stub(
+        for column: ColumnLayout, row: Int, of entity: EntityLayout, in layout: SchemaLayout,
+        connection: SQLiteConnection
+    ) throws -> SQLValue {
+        guard let type = column.type else {
+            let destination = entity.relationships.first { $0.name == column.property }
+                .flatMap { layout.entities[$0.destination] }
+            guard let destination, !(column.isOptional && row % 3 == 2) else { return .null }
+            let filter = destination.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
+            let statement = try SQLiteStatement(
+                connection: connection,
+                sql: "SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
+            return try statement.step() ? statement.value(0) : .null
+        }
+        if column.isOptional && row % 3 == 2 { return .null }
+        let extreme = row % 3 == 0
+        let tag = "\(entity.name) stub \(row)"
+        switch type {
+        case .string: return .text(extreme ? "\u{600}'\"\r\n\u{2028}007 \(tag)" : tag)
+        case .url: return .text("https://example.com/stub/\(row)")
+        case .data: return .blob(Data(tag.utf8))
+        case .uuid: return id(1_000_000 + row, 0)
+        case .decimal: return .text(extreme ? "-12345678901234567890123456789.\(row)1" : "\(row).25")
+        // An integral value, which a column with `REAL` or no affinity may store as an integer.
+        case .double, .float: return .real(extreme ? -3.0e38 - Double(row) : Double(row) + (row % 2 == 0 ? 0 : 0.5))
+        case .enumeration(let description) where !description.cases.isEmpty:
+            let enumCase = description.cases[row % description.cases.count]
+            return description.rawType == .int
+                ? Int64(enumCase.rawValue).map(SQLValue.integer) ?? .text(enumCase.rawValue) : .text(enumCase.rawValue)
+        default:
+            return value(
+                for: column, row: extreme ? 0 : 1, number: row, entity: entity, layout: layout, firstRow: [:],
+                allowsNull: false)
+        }
     }
 
     /// A row's ID: 16 bytes naming the entity's number and the row.
@@ -56,9 +125,9 @@ enum SyntheticRows {
 
     private static func value(
         for column: ColumnLayout, row: Int, number: Int, entity: EntityLayout, layout: SchemaLayout,
-        firstRow: [String: SQLValue]
+        firstRow: [String: SQLValue], allowsNull: Bool = true
     ) -> SQLValue {
-        if column.isOptional && row == 1 { return .null }
+        if allowsNull && column.isOptional && row == 1 { return .null }
         guard let type = column.type else {
             // A to-one relationship: the first row of a concrete entity of its destination.
             let destination = entity.relationships.first { $0.name == column.property }?.destination

@@ -9,7 +9,11 @@ enum MigrationsContext {
         var allStages: [MustacheValue] = []
         let steps = model.steps.map { step -> MustacheValue in
             let stages = step.customStages.map { stage -> MustacheValue in
-                [
+                let owed = step.obligations.filter { $0.stage == stage.name }
+                let obligations = owed.enumerated().map { index, obligation in
+                    requirement(obligation, last: index == owed.count - 1)
+                }
+                return [
                     // swift-format wants a trailing comma only when the list holds more than one element.
                     "separator": .string(step.customStages.count > 1 ? "," : ""),
                     "from": .int(step.from.number),
@@ -20,6 +24,8 @@ enum MigrationsContext {
                     "doc": docLines(stage.doc),
                     "willMigrate": .string(SwiftSpelling.identifier(stage.name + "WillMigrate")),
                     "didMigrate": .string(SwiftSpelling.identifier(stage.name + "DidMigrate")),
+                    "hasObligations": .bool(!owed.isEmpty),
+                    "obligations": .list(obligations),
                 ]
             }
             allStages += stages
@@ -43,5 +49,45 @@ enum MigrationsContext {
             "steps": .list(steps),
             "customStages": .list(allStages),
         ]
+    }
+
+    /// The requirement of the stage protocol for one obligation, and how the plan calls it: a
+    /// function from an existing row to the new value (an enum's raw value, since the version may
+    /// not be the current one), or a hook that gets the migration context.
+    private static func requirement(_ obligation: StageObligation, last: Bool) -> MustacheValue {
+        let member = requirementName(obligation)
+        var context: [String: MustacheValue] = [
+            "member": .string(member),
+            "subject": .string(SwiftSpelling.commentText(obligation.subject)),
+            "changes": .list(obligation.changes.map { .string(SwiftSpelling.commentText($0)) }),
+            "entityLiteral": .string(SwiftSpelling.string(obligation.entity)),
+            "propertyLiteral": .string(obligation.property.map(SwiftSpelling.string) ?? "nil"),
+            "separator": .string(last ? "" : ","),
+        ]
+        switch obligation.work {
+        case .value(let type, _, let onlyRowsWithoutValue):
+            context["valueType"] = .string(valueTypeName(obligation) ?? "")
+            context["isEnumeration"] = .bool({ if case .enumeration = type { true } else { false } }())
+            context["onlyRowsWithoutValue"] = .bool(onlyRowsWithoutValue)
+        case .hook:
+            break
+        }
+        return .object(MustacheObject(context))
+    }
+
+    /// The protocol requirement's name: the stage, the entity and the property, `parseRatingsBookRating`.
+    static func requirementName(_ obligation: StageObligation) -> String {
+        SwiftSpelling.identifier(obligation.memberName)
+    }
+
+    /// The Swift type a value requirement returns (an enum's raw type), `nil` for a hook.
+    static func valueTypeName(_ obligation: StageObligation) -> String? {
+        guard case .value(let type, let isOptional, _) = obligation.work else { return nil }
+        let name: String =
+            switch type {
+            case .enumeration(let description): description.rawType == .int ? "Int" : "String"
+            default: SwiftSpelling.type(of: type)
+            }
+        return name + (isOptional ? "?" : "")
     }
 }

@@ -217,6 +217,18 @@ package enum AST {
         package var label: String
         /// The `///` lines above it.
         package var doc: [String]
+        /// `covers Book.rating, Book`: the changes of the step the stage takes on, each an entity
+        /// and, unless the change is the entity's own, a property (newer version's names); `nil`
+        /// when the stage takes every change no other stage covers.
+        package var covers: [CoveredChange]? = nil
+    }
+
+    /// `Book.rating` after `covers`: a change of the step a custom stage takes on.
+    package struct CoveredChange: Sendable {
+        /// The entity, by its name in the newer version.
+        package var entity: Name
+        /// The attribute or relationship, by its name in the newer version; `nil` for the entity's own change.
+        package var property: Name?
     }
 
     /// `request byOwner: Trip where "owner.username ==[c] $username"`: a named fetch request, Core

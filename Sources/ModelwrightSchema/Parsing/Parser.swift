@@ -277,8 +277,17 @@ package struct Parser {
                 parser.skipLine()
                 return
             }
-            stages.append(AST.CustomStage(name: name, label: parser.current.text, doc: stageDoc))
+            var stage = AST.CustomStage(name: name, label: parser.current.text, doc: stageDoc)
             parser.advance()
+            if parser.current.isKeyword("covers"), !parser.current.isAtLineStart {
+                parser.advance()
+                guard let covers = parser.parseCoveredChanges(of: name.text, diagnostics: &diagnostics) else {
+                    parser.skipLine()
+                    return
+                }
+                stage.covers = covers
+            }
+            stages.append(stage)
             parser.expectEndOfLine(after: "a custom stage", diagnostics: &diagnostics)
         }
         return AST.Migration(
@@ -332,6 +341,29 @@ package struct Parser {
         file.bytes.withUnsafeBufferPointer { bytes in
             StringLiteralDecoder.decode(bytes, from: token.range.start + 1, recordingOffsets: true).offsets
         }
+    }
+
+    /// `Book.rating, Book.subtitle, Author` after `covers`: the changes a custom stage takes on.
+    private mutating func parseCoveredChanges(of stage: String, diagnostics: inout DiagnosticSink)
+        -> [AST.CoveredChange]?
+    {
+        var covers: [AST.CoveredChange] = []
+        repeat {
+            if !covers.isEmpty { advance() }  // ,
+            guard
+                let entity = expectName("an entity after 'covers' (custom stage '\(stage)')", diagnostics: &diagnostics)
+            else { return nil }
+            var property: AST.Name?
+            if current.kind == .dot {
+                advance()
+                guard let name = expectName("the property the stage covers", diagnostics: &diagnostics) else {
+                    return nil
+                }
+                property = name
+            }
+            covers.append(AST.CoveredChange(entity: entity, property: property))
+        } while current.kind == .comma && !current.isAtLineStart
+        return covers
     }
 
     /// `lossy User.name "why"` or `lossy Draft`: data the step may drop, accepted on purpose.

@@ -100,7 +100,7 @@ package struct MigrationPlanner {
             add(
                 .needsCustomStage,
                 "move entity \(entity.name) from parent \(oldParent ?? "none") to \(entity.parent ?? "none"): its rows change tables",
-                entity, at: entity.range.start)
+                entity, at: entity.range.start, work: .hook)
         }
         if oldEntity.isAbstract != entity.isAbstract {
             add(
@@ -139,7 +139,9 @@ package struct MigrationPlanner {
                 } else {
                     add(
                         .needsDefault, summary, entity, at: attribute.range.start,
-                        hint: "give it a default ('= …'), make it optional, or declare a custom stage that fills it")
+                        hint: "give it a default ('= …'), make it optional, or declare a custom stage that fills it",
+                        property: attribute.name,
+                        work: Self.work(for: attribute, onlyRowsWithoutValue: false))
                 }
                 continue
             }
@@ -177,6 +179,9 @@ package struct MigrationPlanner {
                 kind,
                 "change the type of \(name) from \(describe(oldAttribute.type)) to \(describe(attribute.type))\(reason.map { " (\($0))" } ?? "")",
                 entity, at: attribute.range.start, lost: kind == .lossy ? (oldEntity.name, oldAttribute.name) : nil,
+                property: attribute.name,
+                work: kind == .needsCustomStage || kind == .needsDefault
+                    ? Self.work(for: attribute, onlyRowsWithoutValue: false) : nil,
                 caution: converts
                     ? "every stored value is converted by SQLite (CAST); Core Data's lightweight migration cannot infer this change, so a Core Data app needed a mapping model here"
                     : nil)
@@ -191,7 +196,8 @@ package struct MigrationPlanner {
                 add(
                     .needsDefault, "make \(name) required", entity, at: attribute.range.start,
                     hint:
-                        "give it a default ('= …') for rows without a value, or declare a custom stage that fills them")
+                        "give it a default ('= …') for rows without a value, or declare a custom stage that fills them",
+                    property: attribute.name, work: Self.work(for: attribute, onlyRowsWithoutValue: true))
             }
         } else if !oldAttribute.isOptional && attribute.isOptional {
             add(.lightweight, "make \(name) optional", entity, at: attribute.range.start)
@@ -210,7 +216,8 @@ package struct MigrationPlanner {
                 if relationship.cardinality == .toOne && !relationship.isOptional {
                     add(
                         .needsCustomStage, "add required relationship \(name)", entity, at: relationship.range.start,
-                        hint: "make it optional, or declare a custom stage that links every existing row")
+                        hint: "make it optional, or declare a custom stage that links every existing row",
+                        property: relationship.name, work: .hook)
                 } else {
                     add(
                         .lightweight, "add relationship \(name) to \(relationship.destination)", entity,
@@ -230,13 +237,13 @@ package struct MigrationPlanner {
                 add(
                     .needsCustomStage,
                     "change the destination of \(name) from \(oldRelationship.destination) to \(relationship.destination)",
-                    entity, at: at)
+                    entity, at: at, property: relationship.name, work: .hook)
             }
             if oldRelationship.cardinality != relationship.cardinality {
                 add(
                     .needsCustomStage,
                     "change \(name) from \(oldRelationship.cardinality == .toOne ? "to-one to to-many" : "to-many to to-one")",
-                    entity, at: at)
+                    entity, at: at, property: relationship.name, work: .hook)
             } else if oldRelationship.isOrdered != relationship.isOrdered {
                 add(
                     relationship.isOrdered ? .lightweight : .lossy,
@@ -255,12 +262,13 @@ package struct MigrationPlanner {
                 add(
                     .needsCustomStage,
                     "change the inverse of \(name) from \(oldInverse ?? "none") to \(relationship.inverse ?? "none"): the links may move to other storage",
-                    entity, at: at)
+                    entity, at: at, property: relationship.name, work: .hook)
             }
             if oldRelationship.cardinality == .toOne, oldRelationship.isOptional, !relationship.isOptional {
                 add(
                     .needsCustomStage, "make \(name) required", entity, at: at,
-                    hint: "declare a custom stage that links every row, or keep it optional")
+                    hint: "declare a custom stage that links every row, or keep it optional",
+                    property: relationship.name, work: .hook)
             } else if oldRelationship.isOptional != relationship.isOptional {
                 add(.lightweight, "make \(name) \(relationship.isOptional ? "optional" : "required")", entity, at: at)
             }
@@ -440,25 +448,37 @@ package struct MigrationPlanner {
 
     private mutating func add(
         _ kind: SchemaChange.Kind, _ summary: String, _ entity: EntityGraph.Entity, at offset: Int,
-        lost: (entity: String, property: String?)? = nil, hint: String? = nil, caution: String? = nil
+        lost: (entity: String, property: String?)? = nil, hint: String? = nil, property: String? = nil,
+        work: StageObligation.Work? = nil, caution: String? = nil
     ) {
         add(
             kind, summary, entityName: entity.name, table: rootTable(entity.name, in: new), at: offset, lost: lost,
-            hint: hint, caution: caution)
+            hint: hint, property: property, work: work, caution: caution)
     }
 
     private mutating func add(
         _ kind: SchemaChange.Kind, _ summary: String, entityName: String, table: String, at offset: Int,
-        lost: (entity: String, property: String?)? = nil, hint: String? = nil, caution: String? = nil
+        lost: (entity: String, property: String?)? = nil, hint: String? = nil, property: String? = nil,
+        work: StageObligation.Work? = nil, caution: String? = nil
     ) {
         changes.append(
             SchemaChange(
                 summary: summary, kind: kind, entity: entityName, resolution: hint, caution: caution, table: table,
-                offset: offset))
+                offset: offset, property: property, work: work))
         if let lost { lossesNeeded.append((changes.count - 1, lost.entity, lost.property)) }
     }
 
     private var lossesNeeded: [(change: Int, entity: String, property: String?)] = []
+
+    /// What the app writes for an attribute only its code can fill: a function returning the new
+    /// value, for the types a stage can return as a column value (an enum as its raw value), and
+    /// a hook for composite and Codable values, which span columns or need the app's types.
+    private static func work(for attribute: EntityGraph.Attribute, onlyRowsWithoutValue: Bool) -> StageObligation.Work {
+        switch attribute.type {
+        case .composite, .codable: .hook
+        default: .value(attribute.type, isOptional: attribute.isOptional, onlyRowsWithoutValue: onlyRowsWithoutValue)
+        }
+    }
 
     private func rootTable(_ entity: String, in graph: EntityGraph) -> String {
         guard let found = graph.entity(named: entity) else { return entity }
@@ -493,6 +513,8 @@ package struct MigrationPlanner {
         let accepted = migration?.acceptedLosses ?? []
         var used = Set<Int>()
         var resolved = changes
+        var coversUsed = Set<EntityGraph.CoveredChange>()
+        var obligations: [StageObligation] = []
         let oldFile = previous.path.split(separator: "/").last.map(String.init) ?? previous.path
         for (index, change) in changes.enumerated() {
             var resolution: String?
@@ -509,7 +531,11 @@ package struct MigrationPlanner {
                     resolution = "accepted" + (accepted[match].reason.map { ": \($0)" } ?? "")
                 }
             case .needsDefault, .needsCustomStage:
-                if !stages.isEmpty { resolution = "custom stage " + stages.map(\.name).joined(separator: ", ") }
+                if let (stage, cover) = Self.stage(covering: change, in: stages) {
+                    if let cover { coversUsed.insert(cover) }
+                    resolution = "custom stage " + stage.name
+                    Self.record(change, owedBy: stage.name, in: &obligations)
+                }
             }
             if change.kind != .lightweight && resolution == nil {
                 var notes: [(String, Int)] = []
@@ -524,11 +550,20 @@ package struct MigrationPlanner {
                             change.offset
                         ))
                 default:
-                    notes.append(
-                        (
-                            "declare one in 'migration from \(previous.number) { custom name \"what it does\" }'; the app then implements it",
-                            change.offset
-                        ))
+                    let subject = [change.entity, change.property].compactMap { $0 }.joined(separator: ".")
+                    if let stage = stages.first {
+                        notes.append(
+                            (
+                                "every custom stage of this step lists what it covers and none covers '\(subject)': add it to one ('custom \(stage.name) \"…\" covers …, \(subject)'), or declare a stage for it",
+                                stage.range.start
+                            ))
+                    } else {
+                        notes.append(
+                            (
+                                "declare one in 'migration from \(previous.number) { custom name \"what it does\" }'; the app then implements it",
+                                change.offset
+                            ))
+                    }
                 }
                 sink.error(
                     "version \(next.number) cannot be migrated to from version \(previous.number) (\(oldFile)): \(change.summary) \(change.kind == .lossy ? "loses data" : change.kind.rawValue)",
@@ -537,46 +572,136 @@ package struct MigrationPlanner {
             resolved[index] = SchemaChange(
                 summary: change.summary, kind: change.kind, entity: change.entity,
                 resolution: change.kind == .lightweight ? nil : resolution, caution: change.caution,
-                table: change.table, offset: change.offset)
+                table: change.table, offset: change.offset, property: change.property, work: change.work)
+        }
+        for stage in stages {
+            for cover in stage.covers ?? [] where !coversUsed.contains(cover) {
+                sink.warning(
+                    "custom stage '\(stage.name)' covers '\(cover.text)', but no change of this step to '\(cover.text)' needs a custom stage; remove it from the list",
+                    at: cover.range.start)
+            }
         }
         for (index, loss) in accepted.enumerated() where !used.contains(index) {
             let target = [loss.entity, loss.property].compactMap { $0 }.joined(separator: ".")
             sink.warning("'lossy \(target)' accepts a loss this step does not have; remove it", at: loss.range.start)
         }
+        // A store of either version counts as both, so the runtime never runs this step: a
+        // change only a stage or a loss can make would never be made.
+        if previous.schema.checksum == next.schema.checksum,
+            let change = changes.first(where: { $0.kind != .lightweight })
+        {
+            sink.error(
+                "version \(next.number) has the same structure as version \(previous.number) (one checksum), so a store of either counts as both and this step never runs, but \(change.summary) \(change.kind == .lossy ? "loses data" : change.kind.rawValue)",
+                at: change.offset,
+                notes: [
+                    (
+                        "give the versions different checksums: add '@coreData(versionHashModifier: \"…\")' to \([change.entity, change.property].compactMap { $0 }.joined(separator: "."))",
+                        change.offset
+                    )
+                ])
+        }
         var operations: [MigrationOperation] = []
         if !sink.hasErrors, !changes.isEmpty {
-            // A step without custom stages runs on synthetic rows that give every column a value,
-            // so a value it would leave unreadable is found now; one with custom stages runs on an
-            // empty store, since only the app's code can convert its values (the runtime checks
-            // them after a real migration).
-            let withRows = stages.isEmpty
+            // The step runs on synthetic rows that give every column and relationship a value,
+            // with every obligation of its custom stages met by a stub (what the app must at
+            // least do), so a step that would leave a value the next version cannot read, a
+            // broken link or a changed kept value is found now, not on a device.
+            let steps = stages.map { stage in
+                MigrationStage.CustomStep(
+                    name: stage.name, label: stage.label,
+                    obligations: obligations.filter { $0.stage == stage.name }.map { obligation in
+                        let value: Bool? =
+                            switch obligation.work {
+                            case .value(_, _, let onlyRowsWithoutValue): onlyRowsWithoutValue
+                            case .hook: nil
+                            }
+                        return .stubbed(of: obligation.entity, obligation.property, value: value)
+                    },
+                    didMigrate: { _ in })
+            }
+            let stage = { (source: SchemaDescription, destination: SchemaDescription) in
+                steps.isEmpty
+                    ? MigrationStage.lightweight(from: source, to: destination)
+                    : MigrationStage.custom(from: source, to: destination, steps: steps)
+            }
             do {
                 // The tables the step touches are enough to learn its cost; the whole schema is the
                 // fallback when that smaller check fails, so only a real problem is reported.
                 let (source, destination) = reducedSchemas()
                 do {
-                    operations = try MigrationStage.lightweight(from: source, to: destination).operations(
-                        freshSchemas: freshSchemas, syntheticRows: withRows)
+                    operations = try stage(source, destination).operations(
+                        freshSchemas: freshSchemas, syntheticRows: true)
                 } catch {
-                    operations = try MigrationStage.lightweight(from: previous.schema, to: next.schema).operations(
-                        freshSchemas: freshSchemas, syntheticRows: withRows)
+                    operations = try stage(previous.schema, next.schema).operations(
+                        freshSchemas: freshSchemas, syntheticRows: true)
                 }
             } catch {
+                let at = new.migration?.range.start ?? new.headerRange.start
                 sink.error(
-                    withRows
-                        ? "the migration from version \(previous.number) fails on rows that give every column a value: \(error)"
-                        : "the migration from version \(previous.number) could not be checked on an empty store: \(error)",
-                    at: new.migration?.range.start ?? new.headerRange.start,
-                    notes: withRows
-                        ? [
-                            (
+                    "the migration from version \(previous.number) fails on rows that give every column and relationship a value\(stages.isEmpty ? "" : ", with each custom stage's obligations met by a stub"): \(error)",
+                    at: at,
+                    notes: [
+                        stages.isEmpty
+                            ? (
                                 "declare a custom stage in 'migration from \(previous.number) { custom name \"what it does\" }' that converts the values",
-                                new.migration?.range.start ?? new.headerRange.start
+                                at
                             )
-                        ] : [])
+                            : (
+                                "the stages' own code (didMigrate) must then repair what the stubs leave; cover the change in a stage ('covers Entity.property') so the app owes a value for it",
+                                at
+                            )
+                    ])
             }
         }
-        return PlannedStep(from: previous, to: next, changes: resolved, customStages: stages, operations: operations)
+        return PlannedStep(
+            from: previous, to: next, changes: resolved, customStages: stages, obligations: obligations,
+            operations: operations)
+    }
+
+    /// The stage that takes on `change`: the first whose `covers` list names its property (or
+    /// its entity, which covers every change of the entity), else the first stage without a list,
+    /// which takes every change no list names. Also returns the list entry that matched.
+    private static func stage(covering change: SchemaChange, in stages: [EntityGraph.CustomStage]) -> (
+        EntityGraph.CustomStage, EntityGraph.CoveredChange?
+    )? {
+        for exact in [true, false] {
+            for stage in stages {
+                if let cover = stage.covers?.first(where: {
+                    $0.entity == change.entity && (exact ? $0.property == change.property : $0.property == nil)
+                }) {
+                    return (stage, cover)
+                }
+            }
+        }
+        return stages.first { $0.covers == nil }.map { ($0, nil) }
+    }
+
+    /// Adds what `stage` owes for `change`, merged with what it already owes for the same entity
+    /// or property (one requirement each): a value for every row outweighs one for the rows
+    /// without a value, and a hook outweighs both.
+    private static func record(_ change: SchemaChange, owedBy stage: String, in obligations: inout [StageObligation]) {
+        let work = change.work ?? .hook
+        guard
+            let index = obligations.firstIndex(where: {
+                $0.stage == stage && $0.entity == change.entity && $0.property == change.property
+            })
+        else {
+            obligations.append(
+                StageObligation(
+                    stage: stage, entity: change.entity, property: change.property, work: work,
+                    changes: [change.summary]))
+            return
+        }
+        let existing = obligations[index]
+        let merged: StageObligation.Work =
+            switch (existing.work, work) {
+            case (.hook, _), (_, .hook): .hook
+            case (.value(let type, let optional, let onlyMissing), .value(_, _, let otherOnlyMissing)):
+                .value(type, isOptional: optional, onlyRowsWithoutValue: onlyMissing && otherOnlyMissing)
+            }
+        obligations[index] = StageObligation(
+            stage: stage, entity: existing.entity, property: existing.property, work: merged,
+            changes: existing.changes + [change.summary])
     }
 }
 

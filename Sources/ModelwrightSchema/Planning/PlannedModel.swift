@@ -31,7 +31,31 @@ extension PlannedModel {
         for (index, entry) in zip(versions.indices.dropFirst(), planned) {
             diagnostics.versions[index] = entry.sink
         }
+        checkProtocolMembers(
+            zip(versions.indices.dropFirst(), planned).map { ($0, versions[$0].number, $1.step) },
+            diagnostics: &diagnostics)
         guard !diagnostics.hasErrors else { return nil }
         return PlannedModel(name: first.graph.modelName, versions: versions, steps: planned.map(\.step))
+    }
+
+    /// Reports a member of the generated stage protocol whose name another member already has
+    /// (`parse` owing `Did.migrate` makes `parseDidMigrate`, the name of `parse`'s own hook; stage
+    /// `a` owing `BookRating.x` and stage `aBook` owing `Rating.x` both make `aBookRatingX`), at the
+    /// later stage's name, with the earlier one as a note: the protocol would not compile.
+    private static func checkProtocolMembers(
+        _ steps: [(index: Int, version: Int, step: PlannedStep)], diagnostics: inout ModelDiagnostics
+    ) {
+        var taken: [String: (stage: String, version: Int, purpose: String)] = [:]
+        for (index, version, step) in steps {
+            for member in step.protocolMembers {
+                guard let other = taken[member.name] else {
+                    taken[member.name] = (member.stage.name, version, member.purpose)
+                    continue
+                }
+                diagnostics.versions[index].error(
+                    "custom stage '\(member.stage.name)' generates '\(member.name)' (\(member.purpose)), which custom stage '\(other.stage)' of version \(other.version) already generates (\(other.purpose)); rename one of the stages",
+                    at: member.stage.range.start)
+            }
+        }
     }
 }

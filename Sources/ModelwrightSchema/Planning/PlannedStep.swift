@@ -11,6 +11,9 @@ package struct PlannedStep: Sendable {
     package let changes: [SchemaChange]
     /// The custom stages the newer version declares for this step.
     package let customStages: [EntityGraph.CustomStage]
+    /// What the custom stages owe: one entry per entity or property whose changes only the app's
+    /// code can make, in the order of the changes. The generated stage protocol requires each.
+    package let obligations: [StageObligation]
     /// What the runtime does to the tables, found by running the step on an empty in-memory
     /// store at generation time; empty when that could not be done.
     package let operations: [MigrationOperation]
@@ -72,4 +75,66 @@ package struct SchemaChange: Sendable {
     package let table: String
     /// Where the change is declared, in the newer version's file (an offset).
     let offset: Int
+    /// The attribute or relationship it changes, by its name in the newer version; `nil` for a
+    /// change of a whole entity.
+    package var property: String? = nil
+    /// What a custom stage must do for it, when it needs one (``Kind/needsDefault`` or
+    /// ``Kind/needsCustomStage``).
+    package var work: StageObligation.Work? = nil
+}
+
+/// What a custom stage owes for the changes of one entity or property that only the app's code
+/// can make. The generated stage protocol turns each into a requirement of its own, so an app
+/// that forgets one does not compile; `plan` meets each with a synthetic stub to run the step on
+/// rows before any device does.
+package struct StageObligation: Sendable {
+    /// The kind of code the app writes.
+    package enum Work: Sendable, Equatable {
+        /// A function from an existing row to the attribute's value in the newer version: for
+        /// every row of the entity, or (`onlyRowsWithoutValue`) for the rows that hold none.
+        case value(AttributeType, isOptional: Bool, onlyRowsWithoutValue: Bool)
+        /// Code that runs with the migration context: relationships that change storage or
+        /// become required, entities that change parent, composite and Codable values.
+        case hook
+    }
+
+    /// The custom stage that owes it.
+    package let stage: String
+    /// The entity, by its name in the newer version.
+    package let entity: String
+    /// The attribute or relationship, by its name in the newer version; `nil` for the entity's own change.
+    package let property: String?
+    /// What the app writes.
+    package let work: Work
+    /// The changes it answers, in words.
+    package let changes: [String]
+
+    /// `Book.rating`: what a `covers` list names.
+    package var subject: String { [entity, property].compactMap { $0 }.joined(separator: ".") }
+
+    /// The name of the generated protocol's requirement (before any backticks): the stage, the
+    /// entity and the property, `parseRatingsBookRating`.
+    package var memberName: String {
+        stage + Self.upperFirst(entity) + Self.upperFirst(property ?? "")
+    }
+
+    private static func upperFirst(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
+}
+
+extension PlannedStep {
+    /// The members the generated stage protocol declares for this step, in order, each with its
+    /// stage and what it is for: one per obligation, and each stage's `WillMigrate` and
+    /// `DidMigrate` hooks. Their names are made by joining words, so two can coincide, across
+    /// steps too; ``PlannedModel`` refuses that.
+    package var protocolMembers: [(name: String, stage: EntityGraph.CustomStage, purpose: String)] {
+        customStages.flatMap { stage in
+            obligations.filter { $0.stage == stage.name }.map {
+                ($0.memberName, stage, "the requirement for \($0.subject)")
+            }
+                + [
+                    (stage.name + "WillMigrate", stage, "the hook before the tables change"),
+                    (stage.name + "DidMigrate", stage, "the hook after the tables change"),
+                ]
+        }
+    }
 }

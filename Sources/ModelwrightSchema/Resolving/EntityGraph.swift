@@ -240,6 +240,22 @@ extension EntityGraph {
         package var doc: [String]
         /// Where it was declared.
         package var range: SourceRange
+        /// The changes it declares it takes on (`covers Book.rating`), by the newer version's
+        /// names; `nil` when it takes every change of its step no other stage covers.
+        package var covers: [CoveredChange]? = nil
+    }
+
+    /// `Book.rating` in a stage's `covers` list.
+    package struct CoveredChange: Sendable, Hashable {
+        /// The entity, by its name in the newer version.
+        package var entity: String
+        /// The attribute or relationship; `nil` for a change of the entity itself (a new parent).
+        package var property: String?
+        /// Where it was written.
+        package var range: SourceRange
+
+        /// `Book.rating`, as written.
+        package var text: String { [entity, property].compactMap { $0 }.joined(separator: ".") }
     }
 }
 

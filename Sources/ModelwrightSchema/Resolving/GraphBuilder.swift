@@ -929,7 +929,13 @@ package struct GraphBuilder {
                         name: stage.name.text,
                         label: stage.label,
                         doc: stage.doc,
-                        range: stage.name.range
+                        range: stage.name.range,
+                        covers: stage.covers?.map {
+                            EntityGraph.CoveredChange(
+                                entity: $0.entity.text, property: $0.property?.text,
+                                range: SourceRange(
+                                    start: $0.entity.range.start, end: ($0.property ?? $0.entity).range.end))
+                        }
                     )
                 )
             }
