@@ -500,13 +500,19 @@ private struct StageRun {
                 destination.entities[description.name].flatMap { $0.isAbstract ? nil : ($0, $0.columns) }
             } : changedColumns()
         for (entity, columns) in targets where !columns.isEmpty {
-            let counts = columns.map { "sum(\(StoredValues.unreadable($0)))" }.joined(separator: ", ")
+            // Each column's values, then each optional composite's completeness (the composites
+            // whose columns the step may have changed).
+            let changed = Set(columns.map(\.property))
+            let tests =
+                columns.map { (property: $0.property, sql: StoredValues.unreadable($0)) }
+                + StoredValues.incompleteComposites(of: entity).filter { changed.contains($0.property) }
+            let counts = tests.map { "sum(\($0.sql))" }.joined(separator: ", ")
             let statement = try SQLiteStatement(
                 connection: connection, sql: "SELECT \(counts) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
             guard try statement.step() else { continue }
-            for (index, column) in columns.enumerated() where statement.int64(Int32(index)) > 0 {
+            for (index, test) in tests.enumerated() where statement.int64(Int32(index)) > 0 {
                 throw MigrationError.unreadableValues(
-                    stage: name, entity: entity.name, attribute: column.property,
+                    stage: name, entity: entity.name, attribute: test.property,
                     rows: Int(statement.int64(Int32(index))))
             }
         }

@@ -31,10 +31,13 @@ public struct ColumnValueError: Error, Sendable, Equatable, CustomStringConverti
 extension Bool: ColumnValue {
     /// `1` for true, `0` for false.
     @_spi(Generated) public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
-    /// Reads an integer; any non-zero value is true.
+    /// Reads the integer 1 as true and 0 as false; any other value is refused, as a `Bool` could
+    /// not write it back (Core Data stores booleans the same way).
     @_spi(Generated) public init(sqlValue: SQLValue) throws {
-        guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Bool.self) }
-        self = value != 0
+        guard case .integer(let value) = sqlValue, value == 0 || value == 1 else {
+            throw ColumnValueError.mismatch(sqlValue, Bool.self)
+        }
+        self = value == 1
     }
 }
 

@@ -109,6 +109,7 @@ struct SchemaLayout: Sendable {
                             defaultLiteral: field.defaultValue?.sqlLiteral(for: field.type),
                             type: field.type,
                             field: field.name,
+                            isRequiredField: !field.isOptional,
                             declaringEntity: member.name
                         )
                     )
@@ -294,6 +295,8 @@ struct ColumnLayout: Sendable {
     let type: AttributeType?
     /// The composite field it stores, for a composite attribute's column.
     let field: String?
+    /// Whether it stores a composite's required field: the composite is absent when it is NULL.
+    let isRequiredField: Bool
     /// The destination entity, for a to-one relationship's column.
     let destination: String?
     /// The entity that declares the property (this one or an ancestor).
@@ -302,7 +305,7 @@ struct ColumnLayout: Sendable {
     init(
         name: String, key: String? = nil, property: String, isOptional: Bool, affinity: String, references: String?,
         isDecimal: Bool = false, defaultLiteral: String? = nil, type: AttributeType? = nil, field: String? = nil,
-        destination: String? = nil, declaringEntity: String = ""
+        isRequiredField: Bool = false, destination: String? = nil, declaringEntity: String = ""
     ) {
         self.name = name
         self.key = key ?? name
@@ -314,6 +317,7 @@ struct ColumnLayout: Sendable {
         self.defaultLiteral = defaultLiteral
         self.type = type
         self.field = field
+        self.isRequiredField = isRequiredField
         self.destination = destination
         self.declaringEntity = declaringEntity
     }
@@ -323,7 +327,7 @@ struct ColumnLayout: Sendable {
         ColumnLayout(
             name: name, key: key, property: property, isOptional: isOptional, affinity: affinity,
             references: references, isDecimal: isDecimal, defaultLiteral: defaultLiteral, type: type, field: field,
-            destination: destination, declaringEntity: declaringEntity)
+            isRequiredField: isRequiredField, destination: destination, declaringEntity: declaringEntity)
     }
 
     /// What the column holds, as far as the table's definition and its readers are concerned: two
