@@ -7,7 +7,7 @@ import Testing
 /// and the property, and leaves the store at the version before, values untouched: for every
 /// stored type, in random hierarchies (columns that siblings declare differently included).
 struct BadValueTests {
-    static let modelCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 2_000 : 80
+    static let modelCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 2_000 : 50
 
     @Test func everyUnreadableValueFailsTheStageNamingItsPlaceAndKeepsTheStore() throws {
         var tried = 0

@@ -12,7 +12,7 @@ import Testing
 /// with or without a default), a composite, an enum, a `Codable` value or a to-one relationship
 /// (with or without an inverse, to one of two targets). `MODELWRIGHT_LARGE=1` draws 2,000 models.
 struct ColumnSharingTests {
-    static let modelCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 2_000 : 60
+    static let modelCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 2_000 : 40
 
     @Test func everyValueReadsBackAndSurvivesSharingThatAppearsOrDisappears() throws {
         var sharedColumns = 0
@@ -71,8 +71,9 @@ struct ColumnSharingTests {
         var v2 = v1
         v2.version = 2
         v2.entities[0].attributes.append(.init(name: "summary", type: .string, isOptional: true))
-        let tester = try MigrationTester(
-            plan: MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2)]), startingAt: v1)
+        // A custom stage checks every table's foreign keys and values.
+        let stage = MigrationStage.custom(from: v1, to: v2, steps: [.init(name: "nothing", label: "nothing") { _ in }])
+        let tester = try MigrationTester(plan: MigrationPlan(current: v2, stages: [stage]), startingAt: v1)
         let media = try tester.insert("Media", ["url": .text("https://example.com/a.png")])
         try tester.insert("AbstractPost", ["title": .text("mine"), "featuredImage": media])
         try tester.insert(
