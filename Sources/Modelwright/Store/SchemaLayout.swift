@@ -259,6 +259,12 @@ struct EntityLayout: Sendable {
         column(forKey: key)?.name ?? key
     }
 
+    /// The key of the column named `name` in SQL; the name itself for a column that is not one of
+    /// the record's (a position column).
+    func key(ofColumn name: String) -> String {
+        columns.first { $0.name == name }?.key ?? name
+    }
+
     /// `t0."id", t0."col", …`: the select list a fetch decodes, built once per entity.
     var selectList: String { "t0.\"id\"" + columns.map { ", t0." + quoted($0.name) }.joined() }
 

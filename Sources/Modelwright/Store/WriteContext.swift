@@ -638,7 +638,8 @@ public final class WriteContext: ReadContext {
     /// Records new values in `columns` of the rows `ids` of an entity, for observation and history.
     private func rowsUpdated(_ ids: [UUID], columns: some Collection<String>, in entity: EntityLayout) {
         changes.rowsUpdated(ids, columns: columns, in: entity.table)
-        history.updated(ids, columns: columns, entity: entity.name)
+        // History names attributes as the schema does, not by their SQL columns.
+        history.updated(ids, columns: columns.map(entity.key(ofColumn:)), entity: entity.name)
     }
 
     /// Records deleted rows of an entity's table, and of the join tables whose rows went with them
