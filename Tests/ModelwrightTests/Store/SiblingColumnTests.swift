@@ -22,7 +22,7 @@ struct SiblingColumnTests {
         ])
 
     @Test func eachSiblingReadsWritesAndQueriesItsOwnColumn() async throws {
-        let store = try Store.inMemory(schema: Self.schema)
+        let store = try Store.inMemory(schema: Self.schema, history: .enabled(author: "test"))
         let media = SiblingMedia(url: "https://example.com/a.png")
         let a = SiblingA(title: "a", v: 7, image: media.id)
         let b = SiblingB(title: "b", v: "007", image: "https://example.com/b.png")
@@ -54,6 +54,10 @@ struct SiblingColumnTests {
         #expect(afterA?.v == 7)
         #expect(afterB?.v == "008")
         #expect(afterB?.image == "https://example.com/b.png", "B's attribute of the same name is untouched")
+        // History names the attributes as the schema does, not by their columns.
+        let changed = try await store.fetchHistory(after: nil).flatMap(\.changes).filter { $0.kind == .update }
+            .reduce(into: Set<String>()) { $0.formUnion($1.changedAttributes) }
+        #expect(changed == ["v", "image"], "\(changed)")
     }
 }
 
