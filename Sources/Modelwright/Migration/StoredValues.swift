@@ -1,6 +1,6 @@
-/// Which stored values a record can read back, as SQL: every column's test asks the runtime's own
-/// decoding (`mw_decodes`, see `DecodingFunction`), so a migration can check every row of a table
-/// in one scan, and clear what a lossy step gives up, by the rules records read by.
+/// Which stored values a record can read back, as SQL: every column's test is its decoding rule's
+/// (`DecodingFunction.Kind`, which owns the rules records read by), so a migration can check every
+/// row of a table in one scan, and clear what a lossy step gives up, by those rules.
 enum StoredValues {
     /// SQL that is 1 for a row whose `column` the record of its entity cannot read (`NULL` in a
     /// column the entity requires included), else 0.
@@ -12,7 +12,7 @@ enum StoredValues {
     /// SQL that is true when the column's non-NULL value reads as its type.
     static func readable(_ column: ColumnLayout) -> String {
         let name = quoted(column.name)
-        let decodes = "mw_decodes(\(DecodingFunction.Kind(column.type).rawValue), \(name)) = 1"
+        let decodes = DecodingFunction.Kind(column.type).test(name)
         guard case .enumeration(let description)? = column.type else { return decodes }
         // The raw value must also be one of the enum's cases.
         let values = description.cases.map { enumCase in
