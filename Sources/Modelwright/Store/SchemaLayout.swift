@@ -358,30 +358,30 @@ struct ColumnMeaning: Sendable, Equatable {
 ///
 /// Entities of one hierarchy share their root's table, so siblings and cousins that declare a
 /// property of the same name would share its column. They do when they mean the same thing by it
-/// (the same ``ColumnMeaning``); otherwise each meaning gets its own column, as Core Data gives
-/// the second one a numeric suffix: the first meaning met (entities in schema order, each from its
-/// root down) keeps the plain name, each other one is named `key@Entity` after the first entity
-/// that declares it. `@` appears in no schema name, so these names meet no other column; SQLite
-/// compares column names without case, and so does this.
+/// (the same key and the same ``ColumnMeaning``); otherwise each meaning gets its own column, as
+/// Core Data gives the second one a numeric suffix: the first meaning met (entities in schema
+/// order, each from its root down) keeps the plain name, each other one is named `key@Entity`
+/// after the first entity that declares it. `@` appears in no schema name, so these names meet no
+/// other column. SQLite compares column names without case, and so does this: keys that differ
+/// only in case never share a column, and the later one is suffixed.
 struct ColumnNames: Sendable {
     private var meanings: [String: [(meaning: ColumnMeaning, name: String)]] = [:]
     private var taken: Set<String> = []
 
     /// `column` under its SQL name in this table.
     mutating func assign(_ column: ColumnLayout) -> ColumnLayout {
-        let folded = column.key.lowercased()
         let meaning = column.meaning
-        if let known = meanings[folded]?.first(where: { $0.meaning == meaning }) {
+        if let known = meanings[column.key]?.first(where: { $0.meaning == meaning }) {
             return column.named(known.name)
         }
-        var name = meanings[folded] == nil ? column.key : "\(column.key)@\(column.declaringEntity)"
-        var suffix = 2
+        var name = column.key
+        var suffix = 1
         while taken.contains(name.lowercased()) {
-            name = "\(column.key)@\(column.declaringEntity)\(suffix)"
+            name = "\(column.key)@\(column.declaringEntity)\(suffix == 1 ? "" : String(suffix))"
             suffix += 1
         }
         taken.insert(name.lowercased())
-        meanings[folded, default: []].append((meaning, name))
+        meanings[column.key, default: []].append((meaning, name))
         return column.named(name)
     }
 }

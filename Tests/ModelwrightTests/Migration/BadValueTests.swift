@@ -41,7 +41,7 @@ struct BadValueTests {
             let tester = try MigrationTester(plan: MigrationPlan(current: v2, stages: [stage]), startingAt: v1)
             _ = try model.populate(tester, random: &random)
             let before = try tester.rows(of: entity)
-            #expect {
+            #expect("model \(index): \(entity).\(key) \(kind) \(bad)\n\(model)") {
                 _ = try tester.migrate()
             } throws: { error in
                 switch error {

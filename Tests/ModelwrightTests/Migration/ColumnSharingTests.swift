@@ -114,7 +114,7 @@ struct RandomHierarchy: CustomStringConvertible {
     }
 
     var entities: [Entity] = []
-    static let names = ["v", "w", "home", "Image"]
+    static let names = ["v", "w", "home", "Image", "image"]
     static let targets = ["Target1", "Target2"]
 
     init(random: inout SplitMix64) {
