@@ -49,7 +49,7 @@ struct BadValueTests {
                     return failed == entity && attribute == name
                 case MigrationError.foreignKeyViolation:
                     // A column with a foreign key: SQLite's check finds the row it points at missing.
-                    if case .toOne(_, true) = property { return true }
+                    if case .toOne(_, true, _) = property { return true }
                     return false
                 case let error as SQLiteError:
                     // A root entity's required column is NOT NULL: the step's own write fails.
@@ -73,7 +73,9 @@ struct BadValueTests {
         func pick(_ values: [SQLValue]) -> SQLValue { values[Int.random(in: 0..<values.count, using: &random)] }
         let junk = SQLValue.blob(Data([0xFF, 0x00]))
         switch property {
-        case .toOne(_, let withInverse):
+        case .toMany:
+            return nil
+        case .toOne(_, let withInverse, _):
             if withInverse, Bool.random(using: &random) {
                 // A well-formed ID of no row: the foreign key check refuses it.
                 return (name, [name: .blob(Data(repeating: 9, count: 16))], "dangling")

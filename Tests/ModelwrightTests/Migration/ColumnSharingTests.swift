@@ -103,7 +103,11 @@ struct RandomHierarchy: CustomStringConvertible {
     /// What one entity declares under one name.
     enum Property: Equatable {
         case attribute(AttributeType, isOptional: Bool, defaultValue: DefaultValue?)
-        case toOne(target: String, withInverse: Bool)
+        /// A to-one relationship; its inverse on the target, when it has one, is a to-many that
+        /// may be ordered (which gives this column a position column beside it).
+        case toOne(target: String, withInverse: Bool, ordered: Bool)
+        /// A one-way to-many relationship (a join table per declaring entity).
+        case toMany(target: String, ordered: Bool)
     }
 
     struct Entity {
@@ -114,7 +118,8 @@ struct RandomHierarchy: CustomStringConvertible {
     }
 
     var entities: [Entity] = []
-    static let names = ["v", "w", "home", "Image", "image"]
+    // No two names differ only in case: `validate` refuses that within a hierarchy (SQL would see one column).
+    static let names = ["v", "w", "home", "Image"]
     static let targets = ["Target1", "Target2"]
 
     init(random: inout SplitMix64) {
@@ -124,7 +129,10 @@ struct RandomHierarchy: CustomStringConvertible {
             var entity = Entity(
                 name: "E\(number)", parent: parent, isAbstract: Bool.random(using: &random), properties: [])
             let inherited = Set(lineage(of: parent).flatMap { $0.properties.map(\.name) })
-            for name in Self.names where !inherited.contains(name) && Int.random(in: 0..<3, using: &random) > 0 {
+            // The root declares few names, so that its descendants declare the rest, often differently.
+            let odds = number == 0 ? 4 : 3
+            for name in Self.names
+            where !inherited.contains(name) && Int.random(in: 0..<odds, using: &random) == (number == 0 ? 0 : 1) {
                 entity.properties.append((name, Self.property(random: &random)))
             }
             // Below an entity that declares a name, no descendant may declare it again.
@@ -189,7 +197,10 @@ struct RandomHierarchy: CustomStringConvertible {
         switch Int.random(in: 0..<20, using: &random) {
         case 0, 1:
             return .toOne(
-                target: targets[Int.random(in: 0..<2, using: &random)], withInverse: Bool.random(using: &random))
+                target: targets[Int.random(in: 0..<2, using: &random)], withInverse: Bool.random(using: &random),
+                ordered: Bool.random(using: &random))
+        case 2:
+            return .toMany(target: targets[Int.random(in: 0..<2, using: &random)], ordered: Bool.random(using: &random))
         default:
             let type = attributeTypes[Int.random(in: 0..<attributeTypes.count, using: &random)]
             // A required attribute gets a default now and then, which the table's DDL declares.
@@ -240,11 +251,14 @@ struct RandomHierarchy: CustomStringConvertible {
                 switch property {
                 case .attribute(let type, let isOptional, let defaultValue):
                     attributes.append(.init(name: name, type: type, isOptional: isOptional, defaultValue: defaultValue))
-                case .toOne(let target, let withInverse):
+                case .toOne(let target, let withInverse, _):
                     relationships.append(
                         .init(
                             name: name, destination: target, inverse: withInverse ? "back\(entity.name)\(name)" : nil,
                             cardinality: .toOne))
+                case .toMany(let target, let ordered):
+                    relationships.append(
+                        .init(name: name, destination: target, cardinality: .toMany, isOrdered: ordered))
                 }
             }
             return EntityDescription(
@@ -254,11 +268,11 @@ struct RandomHierarchy: CustomStringConvertible {
         for target in Self.targets {
             var inverses: [RelationshipDescription] = []
             for entity in entities {
-                for case (let name, .toOne(target, true)) in entity.properties {
+                for case (let name, .toOne(target, true, let ordered)) in entity.properties {
                     inverses.append(
                         .init(
                             name: "back\(entity.name)\(name)", destination: entity.name, inverse: name,
-                            cardinality: .toMany))
+                            cardinality: .toMany, isOrdered: ordered))
                 }
             }
             described.append(
@@ -282,8 +296,10 @@ struct RandomHierarchy: CustomStringConvertible {
                 for member in lineage(of: entity.name) {
                     for (name, property) in member.properties {
                         switch property {
-                        case .toOne(let target, _):
+                        case .toOne(let target, _, _):
                             values[name] = row == 1 ? .null : targets[target] ?? .null
+                        case .toMany:
+                            break
                         case .attribute(let type, let isOptional, _):
                             let empty = isOptional && row == 1
                             if case .composite(let composite) = type {
