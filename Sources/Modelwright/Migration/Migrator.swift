@@ -413,8 +413,22 @@ private struct StageRun {
 
     private mutating func synchronizeIndexes(_ actual: StoreSchema) throws {
         for table in tableOrder {
-            guard let definition = tables[table], let have = actual.tables[table] else { continue }
+            guard let definition = tables[table], var have = actual.tables[table] else { continue }
             let wanted = Set(definition.indexes.map { StoreSchema.Index(columns: $0.columns, isUnique: $0.isUnique) })
+            // An index keeps its name when its column is renamed; when the destination gives that
+            // name to an index of other columns (a sibling's column took the plain name, see
+            // `ColumnNames`), the old one goes, and is made again under its own name below.
+            let wantedNames = Dictionary(
+                definition.indexes.map {
+                    ($0.name.lowercased(), StoreSchema.Index(columns: $0.columns, isUnique: $0.isUnique))
+                },
+                uniquingKeysWith: { first, _ in first })
+            for (index, name) in have.indexNames.sorted(by: { $0.value < $1.value })
+            where wantedNames[name.lowercased()].map({ $0 != index }) ?? false {
+                try execute("DROP INDEX \(quoted(name))", .dropIndex(table: table, name: name))
+                have.indexes.remove(index)
+                have.indexNames[index] = nil
+            }
             for index in have.indexes.subtracting(wanted).sorted(by: { "\($0)" < "\($1)" }) {
                 guard let name = have.indexNames[index] else { continue }
                 try execute("DROP INDEX \(quoted(name))", .dropIndex(table: table, name: name))
