@@ -33,20 +33,31 @@ public final class MigrationContext {
         schema = layout.schema
     }
 
-    /// Every row of `entity` (with its sub-entities' rows), each column by name.
+    /// Every row of `entity` (with its sub-entities' rows), each column by name. A property that
+    /// sibling entities declare with different types has a column per meaning (`title@Reader`);
+    /// each row also holds its own entity's value under the property's name.
     public func rows(of entity: String) throws -> [MigrationRow] {
         let entityLayout = try layout.entity(entity)
         let filter = entityLayout.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
-        return try query("SELECT * FROM \(quoted(entityLayout.table)) AS t0\(filter)")
+        let rows = try query("SELECT * FROM \(quoted(entityLayout.table)) AS t0\(filter)")
+        return rows.map { row in
+            var row = row
+            guard case .text(let name) = row["_entity"], let own = layout.entities[name] else { return row }
+            for column in own.columns where column.name != column.key {
+                row.values[column.key] = row.values[column.name]
+            }
+            return row
+        }
     }
 
-    /// Sets columns of the row of `entity` with ID `id`.
+    /// Sets columns of the row of `entity` with ID `id`, named as the entity's properties name them.
     public func update(_ entity: String, id: SQLValue, set values: [String: SQLValue]) throws {
         guard !values.isEmpty else { return }
-        let table = try layout.entity(entity).table
+        let entityLayout = try layout.entity(entity)
         let names = values.keys.sorted()
+        let columns = names.map(entityLayout.columnName).map { "\(quoted($0)) = ?" }
         try execute(
-            "UPDATE \(quoted(table)) SET \(names.map { "\(quoted($0)) = ?" }.joined(separator: ", ")) WHERE \"id\" = ?",
+            "UPDATE \(quoted(entityLayout.table)) SET \(columns.joined(separator: ", ")) WHERE \"id\" = ?",
             names.map { values[$0] ?? .null } + [id]
         )
     }
@@ -58,8 +69,9 @@ public final class MigrationContext {
         var values = values
         if entityLayout.hasDiscriminator { values["_entity"] = .text(entity) }
         let names = values.keys.sorted()
+        let columns = names.map { quoted(entityLayout.columnName($0)) }
         try execute(
-            "INSERT INTO \(quoted(entityLayout.table)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+            "INSERT INTO \(quoted(entityLayout.table)) (\(columns.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
             names.map { values[$0] ?? .null }
         )
     }

@@ -180,6 +180,41 @@ private struct StageRun {
         }
         // Only `now` columns need to know which columns exist by now.
         try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
+        try fillColumns()
+    }
+
+    /// Moves the values of columns that siblings stop or start sharing (see `TableMapping.fills`):
+    /// each entity's rows take their values from the column the entity used before, and rows
+    /// whose values moved elsewhere leave the column they shared.
+    private mutating func fillColumns() throws {
+        for table in tableOrder {
+            guard let fills = mapping.fills[table], !fills.isEmpty else { continue }
+            let renamed = mapping.sourceColumn[table] ?? [:]
+            let keeper = Dictionary(renamed.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+            // Where a source column is now: renamed, moved aside for a new column of its name, or in place.
+            func current(_ column: String) -> String {
+                if let kept = keeper[column] { return kept }
+                return tables[table]?.columns[column] != nil ? "_mw_removed_" + column : column
+            }
+            for fill in fills where !fill.sources.isEmpty {
+                let cases = fill.sources.map { source in
+                    let value = source.expression.replacingOccurrences(
+                        of: TableMapping.sourcePlaceholder, with: quoted(current(source.column)))
+                    return "WHEN \(SQLSyntax.string(source.entity)) THEN \(value)"
+                }
+                let entities = fill.sources.map { SQLSyntax.string($0.entity) }.joined(separator: ", ")
+                try execute(
+                    "UPDATE \(quoted(table)) SET \(quoted(fill.column)) = CASE \"_entity\" \(cases.joined(separator: " ")) END "
+                        + "WHERE \"_entity\" IN (\(entities))",
+                    .updateRows(table: table, reason: "moves the values of \(fill.column) into their own column"))
+            }
+            for fill in fills where !fill.cleared.isEmpty {
+                let entities = fill.cleared.map(SQLSyntax.string).joined(separator: ", ")
+                try execute(
+                    "UPDATE \(quoted(table)) SET \(quoted(fill.column)) = NULL WHERE \"_entity\" IN (\(entities))",
+                    .updateRows(table: table, reason: "clears \(fill.column) of the rows whose values moved"))
+            }
+        }
     }
 
     private mutating func renameTables() throws {
@@ -275,10 +310,15 @@ private struct StageRun {
                     .updateRows(table: table, reason: "renamed entities"))
             }
             guard mapping.sourceTable[table] != nil else { continue }
-            for column in mapping.nowColumns[table] ?? [] where mapping.sourceColumn[table]?[column] == nil {
-                guard actual.tables[table]?.columns[column] != nil else { continue }
+            for (column, entity) in mapping.nowColumns[table] ?? [] where mapping.sourceColumn[table]?[column] == nil {
+                guard actual.tables[table]?.columns[column] != nil, let layout = destination.entities[entity] else {
+                    continue
+                }
+                // Only the rows of entities that have the attribute: a sibling's column of the same
+                // name is another column (see `ColumnNames`).
+                let rows = layout.discriminatorSQL(alias: quoted(table)).map { " AND " + $0 } ?? ""
                 try execute(
-                    "UPDATE \(quoted(table)) SET \(quoted(column)) = \(now) WHERE \(quoted(column)) IS NULL",
+                    "UPDATE \(quoted(table)) SET \(quoted(column)) = \(now) WHERE \(quoted(column)) IS NULL\(rows)",
                     .updateRows(table: table, reason: "\(column) defaults to now"))
             }
         }
@@ -501,8 +541,22 @@ private struct StageRun {
 
     private mutating func synchronizeIndexes(_ actual: StoreSchema) throws {
         for table in tableOrder {
-            guard let definition = tables[table], let have = actual.tables[table] else { continue }
+            guard let definition = tables[table], var have = actual.tables[table] else { continue }
             let wanted = Set(definition.indexes.map { StoreSchema.Index(columns: $0.columns, isUnique: $0.isUnique) })
+            // An index keeps its name when its column is renamed; when the destination gives that
+            // name to an index of other columns (a sibling's column took the plain name, see
+            // `ColumnNames`), the old one goes, and is made again under its own name below.
+            let wantedNames = Dictionary(
+                definition.indexes.map {
+                    ($0.name.lowercased(), StoreSchema.Index(columns: $0.columns, isUnique: $0.isUnique))
+                },
+                uniquingKeysWith: { first, _ in first })
+            for (index, name) in have.indexNames.sorted(by: { $0.value < $1.value })
+            where wantedNames[name.lowercased()].map({ $0 != index }) ?? false {
+                try execute("DROP INDEX \(quoted(name))", .dropIndex(table: table, name: name))
+                have.indexes.remove(index)
+                have.indexNames[index] = nil
+            }
             for index in have.indexes.subtracting(wanted).sorted(by: { "\($0)" < "\($1)" }) {
                 guard let name = have.indexNames[index] else { continue }
                 try execute("DROP INDEX \(quoted(name))", .dropIndex(table: table, name: name))
@@ -549,7 +603,7 @@ private struct StageRun {
             guard let entity = destination.entities[description.name], !entity.isAbstract else { return nil }
             let old = source.entities[description.renamedFrom ?? description.name]
             let changed = entity.columns.filter { column in
-                guard let oldName = mapping.sourceColumn[entity.table]?[column.name],
+                guard let oldName = mapping.entitySource[entity.name]?[column.name],
                     let before = old?.columns.first(where: { $0.name == oldName })
                 else { return !retyped }
                 return before.type != column.type || (!retyped && before.isOptional && !column.isOptional)
@@ -595,13 +649,19 @@ private struct StageRun {
                 destination.entities[description.name].flatMap { $0.isAbstract ? nil : ($0, $0.columns) }
             } : changedColumns()
         for (entity, columns) in targets where !columns.isEmpty {
-            let counts = columns.map { "sum(\(StoredValues.unreadable($0)))" }.joined(separator: ", ")
+            // Each column's values, then each optional composite's completeness (the composites
+            // whose columns the step may have changed).
+            let changed = Set(columns.map(\.property))
+            let tests =
+                columns.map { (property: $0.property, sql: StoredValues.unreadable($0)) }
+                + StoredValues.incompleteComposites(of: entity).filter { changed.contains($0.property) }
+            let counts = tests.map { "sum(\($0.sql))" }.joined(separator: ", ")
             let statement = try SQLiteStatement(
                 connection: connection, sql: "SELECT \(counts) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
             guard try statement.step() else { continue }
-            for (index, column) in columns.enumerated() where statement.int64(Int32(index)) > 0 {
+            for (index, test) in tests.enumerated() where statement.int64(Int32(index)) > 0 {
                 throw MigrationError.unreadableValues(
-                    stage: name, entity: entity.name, attribute: column.property,
+                    stage: name, entity: entity.name, attribute: test.property,
                     rows: Int(statement.int64(Int32(index))))
             }
         }

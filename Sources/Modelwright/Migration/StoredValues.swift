@@ -1,6 +1,6 @@
-/// Which stored values a record can read back, as SQL: the decoding rules of ``ColumnValue``
-/// written as conditions, so a migration can check every row of a table in one scan, and clear
-/// what a lossy step gives up, without decoding a record.
+/// Which stored values a record can read back, as SQL: every column's test is its decoding rule's
+/// (`DecodingFunction.Kind`, which owns the rules records read by), so a migration can check every
+/// row of a table in one scan, and clear what a lossy step gives up, by those rules.
 enum StoredValues {
     /// SQL that is 1 for a row whose `column` the record of its entity cannot read (`NULL` in a
     /// column the entity requires included), else 0.
@@ -12,26 +12,37 @@ enum StoredValues {
     /// SQL that is true when the column's non-NULL value reads as its type.
     static func readable(_ column: ColumnLayout) -> String {
         let name = quoted(column.name)
-        guard let type = column.type else { return "typeof(\(name)) = 'blob' AND length(\(name)) = 16" }
-        switch type {
-        case .bool, .int64, .int: return "typeof(\(name)) = 'integer'"
-        case .int16: return "typeof(\(name)) = 'integer' AND \(name) BETWEEN -32768 AND 32767"
-        case .int32: return "typeof(\(name)) = 'integer' AND \(name) BETWEEN -2147483648 AND 2147483647"
-        case .double, .float, .date: return "typeof(\(name)) IN ('real', 'integer')"
-        case .string, .codable, .composite: return "typeof(\(name)) = 'text'"
-        // Text is not enough: the runtime parses these, so the check asks it.
-        case .decimal: return "mw_decodes(\(DecodingFunction.Kind.decimal.rawValue), \(name)) = 1"
-        case .url: return "mw_decodes(\(DecodingFunction.Kind.url.rawValue), \(name)) = 1"
-        case .data: return "typeof(\(name)) = 'blob'"
-        case .uuid: return "typeof(\(name)) = 'blob' AND length(\(name)) = 16"
-        case .enumeration(let description):
-            let kind = description.rawType == .int ? "integer" : "text"
-            let values = description.cases.map { enumCase in
-                description.rawType == .int
-                    ? Int64(enumCase.rawValue).map(String.init) ?? SQLSyntax.string(enumCase.rawValue)
-                    : SQLSyntax.string(enumCase.rawValue)
+        let decodes = DecodingFunction.Kind(column.type).test(name)
+        guard case .enumeration(let description)? = column.type else { return decodes }
+        // The raw value must also be one of the enum's cases.
+        let values = description.cases.map { enumCase in
+            description.rawType == .int
+                ? Int64(enumCase.rawValue).map(String.init) ?? SQLSyntax.string(enumCase.rawValue)
+                : SQLSyntax.string(enumCase.rawValue)
+        }
+        return "\(decodes) AND \(name) IN (\(values.joined(separator: ", ")))"
+    }
+
+    /// For each optional composite attribute of `entity` with a required field, SQL that is 1 for a
+    /// row holding some of its fields but not every required one: the record would read the
+    /// composite as absent and lose the fields it holds.
+    static func incompleteComposites(of entity: EntityLayout) -> [(property: String, sql: String)] {
+        var groups: [(property: String, columns: [ColumnLayout])] = []
+        for column in entity.columns where column.field != nil {
+            if groups.last?.property == column.property {
+                groups[groups.count - 1].columns.append(column)
+            } else {
+                groups.append((column.property, [column]))
             }
-            return "typeof(\(name)) = '\(kind)' AND \(name) IN (\(values.joined(separator: ", ")))"
+        }
+        return groups.compactMap { group in
+            let required = group.columns.filter(\.isRequiredField)
+            // A required composite's required fields are required columns, checked one by one; a
+            // composite without required fields reads as present whatever its columns hold.
+            guard !required.isEmpty, group.columns.allSatisfy(\.isOptional) else { return nil }
+            let present = group.columns.map { "\(quoted($0.name)) IS NOT NULL" }.joined(separator: " OR ")
+            let missing = required.map { "\(quoted($0.name)) IS NULL" }.joined(separator: " OR ")
+            return (group.property, "CASE WHEN (\(present)) AND (\(missing)) THEN 1 ELSE 0 END")
         }
     }
 }

@@ -13,8 +13,32 @@ struct TableMapping {
     private(set) var entityRenames: [String: [(old: String, new: String)]] = [:]
     /// Destination tables whose `_entity` column is new, with the entity existing rows belong to.
     private(set) var newDiscriminator: [String: String] = [:]
-    /// Columns with the default `now`, which has no SQL form: destination table → columns.
-    private(set) var nowColumns: [String: [String]] = [:]
+    /// Columns with the default `now`, which has no SQL form: destination table → columns, each
+    /// with the entity whose rows it fills.
+    private(set) var nowColumns: [String: [(column: String, entity: String)]] = [:]
+    /// For each destination entity: destination column → the source column its rows' values come
+    /// from (the entity's own columns only; a column shared with a sibling lists it for both).
+    private(set) var entitySource: [String: [String: String]] = [:]
+    /// Destination columns that take their values row by row, because their entities' values come
+    /// from different source columns (siblings that stop or start sharing a column, see
+    /// `ColumnNames`): destination table → fills, in order. The add phase runs them.
+    private(set) var fills: [String: [ColumnFill]] = [:]
+
+    /// How one destination column gets its values when its rows' values come from several
+    /// source columns, or from a source column that another destination column continues.
+    struct ColumnFill {
+        /// The destination column.
+        let column: String
+        /// For each entity whose rows it fills (by its destination name): the source column and
+        /// the SQL converting it, over the placeholder `SOURCE`.
+        let sources: [(entity: String, column: String, expression: String)]
+        /// Entities whose rows must hold NULL here afterwards: they read the source column, which
+        /// this destination column continues, but their values moved to another column.
+        let cleared: [String]
+    }
+
+    /// The placeholder a fill's expression names its source column by.
+    static let sourcePlaceholder = "\u{1}SOURCE\u{1}"
 
     init(source: SchemaLayout, destination: SchemaLayout) {
         let old = source.schema
@@ -33,12 +57,10 @@ struct TableMapping {
             guard let newLayout = destination.entities[entity.name] else { continue }
             let table = newLayout.table
             for attribute in entity.attributes where attribute.defaultValue == .now {
-                nowColumns[table, default: []].append(attribute.name)
+                nowColumns[table, default: []].append((newLayout.columnName(attribute.name), entity.name))
             }
-            guard let oldLayout = source.entities[oldName], let oldEntity = old.entity(named: oldName),
-                sourceTable[table] == oldLayout.table
-            else { continue }
-            mapColumns(of: entity, in: newLayout, from: oldEntity, in: oldLayout, old: old)
+            guard let oldLayout = source.entities[oldName], sourceTable[table] == oldLayout.table else { continue }
+            mapColumns(of: entity, in: newLayout, from: oldLayout, new: new)
             if newLayout.hasDiscriminator {
                 if oldLayout.hasDiscriminator {
                     sourceColumn[table, default: [:]]["_entity"] = "_entity"
@@ -50,39 +72,118 @@ struct TableMapping {
             mapJoinTables(
                 of: entity, in: newLayout, destination: destination, from: oldLayout, source: source, old: old)
         }
+        resolveColumns(source: source, destination: destination)
     }
 
+    /// The entity's own columns' sources (with their conversions), collected per column; which
+    /// ones become renames and which fills is decided for the whole table in `resolveColumns`.
+    private var candidates: [String: [String: [(entity: String, column: String, expression: String)]]] = [:]
+
     private mutating func mapColumns(
-        of entity: EntityDescription, in newLayout: EntityLayout,
-        from oldEntity: EntityDescription, in oldLayout: EntityLayout, old: SchemaDescription
+        of entity: EntityDescription, in newLayout: EntityLayout, from oldLayout: EntityLayout, new: SchemaDescription
     ) {
         let table = newLayout.table
-        let oldAttributes = Self.lineage(of: oldEntity, in: old).flatMap(\.attributes)
-        for attribute in entity.attributes {
-            let oldName = attribute.renamedFrom ?? attribute.name
-            guard let oldAttribute = oldAttributes.first(where: { $0.name == oldName }) else { continue }
-            for column in newLayout.columns where column.property == attribute.name {
-                let oldColumn = oldName + column.name.dropFirst(attribute.name.count)
-                guard oldLayout.columns.contains(where: { $0.name == oldColumn && $0.property == oldName }) else {
-                    continue
-                }
-                sourceColumn[table, default: [:]][column.name] = oldColumn
-                var expression = Self.conversion(from: oldAttribute.type, to: attribute.type, column: column.name)
-                if oldAttribute.isOptional, !attribute.isOptional, let literal = column.defaultLiteral {
-                    expression = "COALESCE(\(expression ?? quoted(column.name)), \(literal))"
-                }
-                if let expression { copyExpression[table, default: [:]][column.name] = expression }
+        let attributes = Self.lineage(of: entity, in: new).flatMap(\.attributes)
+        for column in newLayout.columns {
+            let renamedFrom = attributes.first { $0.name == column.property }?.renamedFrom
+            guard
+                let (oldColumn, expression) = Self.source(
+                    of: column, renamedFrom: renamedFrom, in: newLayout, from: oldLayout)
+            else { continue }
+            entitySource[entity.name, default: [:]][column.name] = oldColumn
+            candidates[table, default: [:]][column.name, default: []].append((entity.name, oldColumn, expression))
+        }
+        for column in newLayout.positionColumns {
+            let inverse = String(column.dropLast("._position".count))
+            guard let key = newLayout.columns.first(where: { $0.name == inverse })?.key,
+                let relationship = entity.relationships.first(where: { $0.name == key })
+            else { continue }
+            let oldKey = relationship.renamedFrom ?? relationship.name
+            let oldPosition = ToManyStorage.positionColumn(forInverse: oldLayout.columnName(oldKey))
+            if oldLayout.positionColumns.contains(oldPosition) {
+                sourceColumn[table, default: [:]][column] = oldPosition
             }
         }
-        for relationship in entity.relationships where relationship.cardinality == .toOne {
-            let oldName = relationship.renamedFrom ?? relationship.name
-            if oldLayout.columns.contains(where: { $0.name == oldName && $0.property == oldName }) {
-                sourceColumn[table, default: [:]][relationship.name] = oldName
+    }
+
+    /// The source column a destination column continues, with the SQL that converts its value
+    /// (over ``sourcePlaceholder``), or `nil` for a new column.
+    private static func source(
+        of column: ColumnLayout, renamedFrom: String?, in newLayout: EntityLayout, from oldLayout: EntityLayout
+    ) -> (String, String)? {
+        let placeholder = sourcePlaceholder
+        guard let description = newLayout.relationships.first(where: { $0.name == column.property }),
+            column.type == nil
+        else {
+            // An attribute, or a composite's field (whose type changes only a custom stage converts).
+            let oldKey = renamedFrom ?? column.property
+            let old = oldLayout.columns.first { old in
+                old.type != nil && old.property == oldKey && old.field == column.field
             }
-            let position = ToManyStorage.positionColumn(forInverse: relationship.name)
-            let oldPosition = ToManyStorage.positionColumn(forInverse: oldName)
-            if newLayout.positionColumns.contains(position), oldLayout.positionColumns.contains(oldPosition) {
-                sourceColumn[table, default: [:]][position] = oldPosition
+            return old.map { old in
+                let conversion =
+                    column.field == nil ? Self.conversion(from: old.type, to: column.type, column: placeholder) : nil
+                var expression = conversion ?? placeholder
+                if old.isOptional, !column.isOptional, let literal = column.defaultLiteral {
+                    expression = "COALESCE(\(expression), \(literal))"
+                }
+                return (old.name, expression)
+            }
+        }
+        let oldKey = description.renamedFrom ?? description.name
+        guard let old = oldLayout.column(forKey: oldKey), old.type == nil else { return nil }
+        return (old.name, placeholder)
+    }
+
+    /// Decides, per destination table, which columns are renames of one source column (kept
+    /// whole: the ALTER TABLE path) and which are filled row by row, because their entities' values
+    /// come from different places, or because another destination column continues their source.
+    private mutating func resolveColumns(source: SchemaLayout, destination: SchemaLayout) {
+        for (table, columns) in candidates {
+            // The source column each destination column would continue whole.
+            var whole: [String: (column: String, expression: String)] = [:]
+            var mixed: Set<String> = []
+            for (column, sources) in columns {
+                let first = sources[0]
+                if sources.allSatisfy({ $0.column == first.column && $0.expression == first.expression }) {
+                    whole[column] = (first.column, first.expression)
+                } else {
+                    mixed.insert(column)
+                }
+            }
+            // A source column continues whole into one destination column: the one of its own
+            // name, else the first by name; the others take its values by a fill.
+            var claimants: [String: [String]] = [:]
+            for (column, origin) in whole { claimants[origin.column, default: []].append(column) }
+            var renamed: [String: String] = [:]
+            for (origin, names) in claimants {
+                let keeper = names.contains(origin) ? origin : names.min() ?? origin
+                renamed[keeper] = origin
+                for name in names where name != keeper { mixed.insert(name) }
+            }
+            for (column, origin) in renamed {
+                sourceColumn[table, default: [:]][column] = origin
+                let expression = whole[column]?.expression ?? Self.sourcePlaceholder
+                if expression != Self.sourcePlaceholder {
+                    copyExpression[table, default: [:]][column] = expression.replacingOccurrences(
+                        of: Self.sourcePlaceholder, with: quoted(column))
+                }
+            }
+            // Entities that read a continued source column but whose values went elsewhere.
+            var oldReaders: [String: Set<String>] = [:]
+            for (entity, sources) in entitySource where destination.entities[entity]?.table == table {
+                for (_, origin) in sources { oldReaders[origin, default: []].insert(entity) }
+            }
+            for column in mixed.sorted() {
+                let sources = (columns[column] ?? []).sorted { $0.entity < $1.entity }
+                fills[table, default: []].append(ColumnFill(column: column, sources: sources, cleared: []))
+            }
+            for (column, origin) in renamed.sorted(by: { $0.key < $1.key }) {
+                let users = Set((columns[column] ?? []).map(\.entity))
+                let stale = (oldReaders[origin] ?? []).subtracting(users).sorted()
+                if !stale.isEmpty {
+                    fills[table, default: []].append(ColumnFill(column: column, sources: [], cleared: stale))
+                }
             }
         }
     }
@@ -115,14 +216,15 @@ struct TableMapping {
 
     /// The SQL that converts a column's stored value losslessly from one type to another, or
     /// `nil` when the stored value serves as it is (or only a custom stage can convert it).
-    static func conversion(from old: AttributeType, to new: AttributeType, column: String) -> String? {
+    static func conversion(from old: AttributeType?, to new: AttributeType?, column: String) -> String? {
+        guard let old, let new else { return nil }
         let integers: [AttributeType] = [.bool, .int16, .int32, .int64, .int]
         let floats: [AttributeType] = [.double, .float]
         if (integers.contains(old) || floats.contains(old)) && floats.contains(new) && !floats.contains(old) {
-            return "CAST(\(quoted(column)) AS REAL)"
+            return "CAST(\(column) AS REAL)"
         }
         if (integers.contains(old) || floats.contains(old)) && (new == .string || new == .decimal) {
-            return "CAST(\(quoted(column)) AS TEXT)"
+            return "CAST(\(column) AS TEXT)"
         }
         return nil
     }

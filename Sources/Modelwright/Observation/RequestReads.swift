@@ -18,7 +18,7 @@ extension SchemaLayout {
             try collectReads(of: relationship, from: owner, to: entity, into: &reads)
         }
         if request.sortKeys.isEmpty, let sort = schema.entity(named: entity.name)?.defaultSort {
-            reads.read(sort.map(\.attribute), of: entity.table)
+            reads.read(sort.map { entity.columnName($0.attribute) }, of: entity.table)
         }
         return reads
     }
@@ -43,7 +43,7 @@ extension SchemaLayout {
     /// Records a column reached through to-one hops: each hop's own column, and each destination's ID.
     private func collectReads(of path: ColumnPath, from entity: EntityLayout, into reads: inout ReadSet) throws {
         let last = try follow(path.hops, from: entity, into: &reads)
-        reads.read(path.column, of: last.table)
+        reads.read(last.columnName(path.column), of: last.table)
     }
 
     /// Records a to-many relationship reached through to-one hops; returns its destination.
@@ -76,7 +76,7 @@ extension SchemaLayout {
     private func follow(_ hops: [String], from entity: EntityLayout, into reads: inout ReadSet) throws -> EntityLayout {
         var current = entity
         for hop in hops {
-            reads.read(hop, of: current.table)
+            reads.read(current.columnName(hop), of: current.table)
             current = try destination(of: hop, from: current).1
             reads.read("id", of: current.table)
             if current.hasDiscriminator { reads.read("_entity", of: current.table) }

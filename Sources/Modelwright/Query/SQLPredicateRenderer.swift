@@ -114,7 +114,7 @@ struct SQLPredicateRenderer {
         let inner = "s\(depth + 1)"
         let value = try value(at: rest, entity: destination, alias: inner, depth: depth + 1)
         return
-            "(SELECT \(value) FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\"id\" = \(alias).\(quoted(hop)))"
+            "(SELECT \(value) FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\"id\" = \(alias).\(quoted(entity.columnName(hop))))"
     }
 
     // MARK: - Columns and relationships
@@ -128,7 +128,7 @@ struct SQLPredicateRenderer {
     ) throws -> String {
         guard let hop = path.hops.first else {
             let column = try path.column == "id" ? nil : self.column(path.column, of: entity)
-            return try test(&self, "\(alias).\(quoted(path.column))", column?.isDecimal ?? false)
+            return try test(&self, "\(alias).\(quoted(column?.name ?? path.column))", column?.isDecimal ?? false)
         }
         let (relationship, destination) = try layout.destination(of: hop, from: entity)
         guard relationship.cardinality == .toOne else {
@@ -138,7 +138,7 @@ struct SQLPredicateRenderer {
         let rest = ColumnPath(hops: Array(path.hops.dropFirst()), column: path.column)
         let nested = try atColumn(rest, entity: destination, alias: inner, test: test)
         return
-            "\(alias).\(quoted(hop)) IN (SELECT \(inner).\"id\" FROM \(quoted(destination.table)) \(inner) WHERE \(nested))"
+            "\(alias).\(quoted(entity.columnName(hop))) IN (SELECT \(inner).\"id\" FROM \(quoted(destination.table)) \(inner) WHERE \(nested))"
     }
 
     /// Renders a test on a to-many relationship: `test` gets the correlated `SELECT 1 FROM … WHERE …`
@@ -179,11 +179,11 @@ struct SQLPredicateRenderer {
         let rest = RelationshipPath(hops: Array(path.hops.dropFirst()), relationship: path.relationship)
         let nested = try atRelationship(rest, entity: destination, alias: inner, test: test)
         return
-            "\(alias).\(quoted(hop)) IN (SELECT \(inner).\"id\" FROM \(quoted(destination.table)) \(inner) WHERE \(nested))"
+            "\(alias).\(quoted(entity.columnName(hop))) IN (SELECT \(inner).\"id\" FROM \(quoted(destination.table)) \(inner) WHERE \(nested))"
     }
 
     private func column(_ name: String, of entity: EntityLayout) throws -> ColumnLayout {
-        guard let column = entity.columns.first(where: { $0.name == name }) else {
+        guard let column = entity.column(forKey: name) else {
             throw StoreError.unknownProperty(entity: entity.name, property: name)
         }
         return column

@@ -31,10 +31,13 @@ public struct ColumnValueError: Error, Sendable, Equatable, CustomStringConverti
 extension Bool: ColumnValue {
     /// `1` for true, `0` for false.
     @_spi(Generated) public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
-    /// Reads an integer; any non-zero value is true.
+    /// Reads the integer 1 as true and 0 as false; any other value is refused, as a `Bool` could
+    /// not write it back (Core Data stores booleans the same way).
     @_spi(Generated) public init(sqlValue: SQLValue) throws {
-        guard case .integer(let value) = sqlValue else { throw ColumnValueError.mismatch(sqlValue, Bool.self) }
-        self = value != 0
+        guard case .integer(let value) = sqlValue, value == 0 || value == 1 else {
+            throw ColumnValueError.mismatch(sqlValue, Bool.self)
+        }
+        self = value == 1
     }
 }
 
@@ -120,12 +123,38 @@ extension Decimal: ColumnValue {
             return .text(description)
         }
     }
-    /// Reads the decimal text.
+    /// Reads the decimal text: a whole number in decimal notation, such as `-12.50` or `1e-3`.
+    /// `Decimal(string:)` alone reads the longest number at the start, so `1,5` would read as 1.
     @_spi(Generated) public init(sqlValue: SQLValue) throws {
-        guard case .text(let text) = sqlValue,
+        guard case .text(let text) = sqlValue, Self.isDecimalNotation(text),
             let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
         else { throw ColumnValueError.mismatch(sqlValue, Decimal.self) }
         self = value
+    }
+
+    /// Whether `text` is all one number: a sign, digits with at most one point (a digit on
+    /// either side), and an exponent.
+    private static func isDecimalNotation(_ text: String) -> Bool {
+        var bytes = text.utf8[...]
+        if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        let whole = bytes.prefix(while: isDigit)
+        bytes = bytes.dropFirst(whole.count)
+        var fraction = 0
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            fraction = bytes.prefix(while: isDigit).count
+            bytes = bytes.dropFirst(fraction)
+        }
+        guard whole.count + fraction > 0 else { return false }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+            let exponent = bytes.prefix(while: isDigit).count
+            guard exponent > 0 else { return false }
+            bytes = bytes.dropFirst(exponent)
+        }
+        return bytes.isEmpty
     }
 }
 

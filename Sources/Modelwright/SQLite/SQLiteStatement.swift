@@ -141,6 +141,22 @@ final class SQLiteStatement {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
+    /// How SQLite stores a column's value in the current row.
+    enum StorageClass {
+        case null, integer, real, text, blob
+    }
+
+    /// The storage class of the column's value, without converting it.
+    func storageClass(_ index: Int32) -> StorageClass {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
+
     func int64(_ index: Int32) -> Int64 {
         sqlite3_column_int64(handle, index)
     }
@@ -162,7 +178,10 @@ final class SQLiteStatement {
     }
 
     func uuid(_ index: Int32) -> UUID? {
-        guard sqlite3_column_bytes(handle, index) == 16, let bytes = sqlite3_column_blob(handle, index) else {
+        // A blob only, as `UUID(sqlValue:)` reads it: 16 bytes of text are not an ID.
+        guard sqlite3_column_type(handle, index) == SQLITE_BLOB, sqlite3_column_bytes(handle, index) == 16,
+            let bytes = sqlite3_column_blob(handle, index)
+        else {
             return nil
         }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

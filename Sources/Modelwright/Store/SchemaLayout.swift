@@ -40,62 +40,23 @@ struct SchemaLayout: Sendable {
             }
             hierarchySizes[lineage[0].name, default: 0] += 1
         }
+        // Each hierarchy's columns get their SQL names first: entities of one table that declare
+        // the same name with different meanings get a column each (see `ColumnNames`).
+        var names: [String: ColumnNames] = [:]
+        var columnsByEntity: [String: [ColumnLayout]] = [:]
+        for (entity, lineage) in zip(schema.entities, lineages) {
+            var columns: [ColumnLayout] = []
+            for member in lineage {
+                columns += Self.columns(declaredBy: member, byName: byName, chain: chain)
+            }
+            columns = columns.map { names[lineage[0].name, default: ColumnNames()].assign($0) }
+            columnsByEntity[entity.name] = columns
+        }
         for (entity, lineage) in zip(schema.entities, lineages) {
             let root = lineage[0].name
             let family = families[entity.name] ?? [entity.name]
             let hierarchySize = hierarchySizes[root] ?? 1
-            var columns: [ColumnLayout] = []
-            for member in lineage {
-                for attribute in member.attributes {
-                    if case .composite(let composite) = attribute.type {
-                        for field in composite.fields {
-                            columns.append(
-                                ColumnLayout(
-                                    name: Self.compositeColumn(attribute: attribute.name, field: field.name),
-                                    property: attribute.name,
-                                    isOptional: attribute.isOptional || field.isOptional,
-                                    affinity: Self.affinity(of: field.type),
-                                    references: nil,
-                                    isDecimal: field.type == .decimal,
-                                    defaultLiteral: field.defaultValue?.sqlLiteral(for: field.type),
-                                    type: field.type
-                                )
-                            )
-                        }
-                    } else {
-                        columns.append(
-                            ColumnLayout(
-                                name: attribute.name,
-                                property: attribute.name,
-                                isOptional: attribute.isOptional,
-                                affinity: Self.affinity(of: attribute.type),
-                                references: nil,
-                                isDecimal: attribute.type == .decimal,
-                                defaultLiteral: attribute.defaultValue?.sqlLiteral(for: attribute.type),
-                                type: attribute.type
-                            )
-                        )
-                    }
-                }
-                for relationship in member.relationships where relationship.cardinality == .toOne {
-                    // Without an inverse, or with the inverse's `noAction` rule, a delete may leave
-                    // this column pointing at a missing row (as in Core Data), so it gets no foreign key.
-                    let inverseRule = relationship.inverse.flatMap { inverse in
-                        byName[relationship.destination].flatMap { chain($0) }?.lazy
-                            .flatMap(\.relationships).first { $0.name == inverse }?.deleteRule
-                    }
-                    let destinationRoot = byName[relationship.destination].map { chain($0)[0].name }
-                    columns.append(
-                        ColumnLayout(
-                            name: relationship.name,
-                            property: relationship.name,
-                            isOptional: relationship.isOptional,
-                            affinity: "BLOB",
-                            references: inverseRule == nil || inverseRule == .noAction ? nil : destinationRoot
-                        )
-                    )
-                }
-            }
+            let columns = columnsByEntity[entity.name] ?? []
             // Built step by step: as one expression these took the type checker seconds.
             var owners: [String: String] = [:]
             var positionColumns: [String] = []
@@ -106,8 +67,10 @@ struct SchemaLayout: Sendable {
                         let destination = byName[relationship.destination]
                     else { continue }
                     let inverse = chain(destination).flatMap(\.relationships).first { $0.name == inverseName }
-                    if let inverse, inverse.cardinality == .toMany, inverse.isOrdered {
-                        positionColumns.append(ToManyStorage.positionColumn(forInverse: relationship.name))
+                    if let inverse, inverse.cardinality == .toMany, inverse.isOrdered,
+                        let column = columns.first(where: { $0.key == relationship.name && $0.type == nil })
+                    {
+                        positionColumns.append(ToManyStorage.positionColumn(forInverse: column.name))
                     }
                 }
             }
@@ -123,6 +86,71 @@ struct SchemaLayout: Sendable {
                 isAbstract: entity.isAbstract
             )
         }
+    }
+
+    /// The columns `member` declares itself, named by their keys (the SQL names come later).
+    private static func columns(
+        declaredBy member: EntityDescription, byName: [String: EntityDescription],
+        chain: (EntityDescription) -> [EntityDescription]
+    ) -> [ColumnLayout] {
+        var columns: [ColumnLayout] = []
+        for attribute in member.attributes {
+            if case .composite(let composite) = attribute.type {
+                for field in composite.fields {
+                    let key = Self.compositeColumn(attribute: attribute.name, field: field.name)
+                    columns.append(
+                        ColumnLayout(
+                            name: key,
+                            property: attribute.name,
+                            isOptional: attribute.isOptional || field.isOptional,
+                            affinity: Self.affinity(of: field.type),
+                            references: nil,
+                            isDecimal: field.type == .decimal,
+                            defaultLiteral: field.defaultValue?.sqlLiteral(for: field.type),
+                            type: field.type,
+                            field: field.name,
+                            isRequiredField: !field.isOptional,
+                            declaringEntity: member.name
+                        )
+                    )
+                }
+            } else {
+                columns.append(
+                    ColumnLayout(
+                        name: attribute.name,
+                        property: attribute.name,
+                        isOptional: attribute.isOptional,
+                        affinity: Self.affinity(of: attribute.type),
+                        references: nil,
+                        isDecimal: attribute.type == .decimal,
+                        defaultLiteral: attribute.defaultValue?.sqlLiteral(for: attribute.type),
+                        type: attribute.type,
+                        declaringEntity: member.name
+                    )
+                )
+            }
+        }
+        for relationship in member.relationships where relationship.cardinality == .toOne {
+            // Without an inverse, or with the inverse's `noAction` rule, a delete may leave
+            // this column pointing at a missing row (as in Core Data), so it gets no foreign key.
+            let inverseRule = relationship.inverse.flatMap { inverse in
+                byName[relationship.destination].flatMap { chain($0) }?.lazy
+                    .flatMap(\.relationships).first { $0.name == inverse }?.deleteRule
+            }
+            let destinationRoot = byName[relationship.destination].map { chain($0)[0].name }
+            columns.append(
+                ColumnLayout(
+                    name: relationship.name,
+                    property: relationship.name,
+                    isOptional: relationship.isOptional,
+                    affinity: "BLOB",
+                    references: inverseRule == nil || inverseRule == .noAction ? nil : destinationRoot,
+                    destination: relationship.destination,
+                    declaringEntity: member.name
+                )
+            )
+        }
+        return columns
     }
 
     /// The column of a composite attribute's field: `home.city`.
@@ -155,9 +183,10 @@ struct SchemaLayout: Sendable {
         let destination = try self.entity(relationship.destination)
         let inverse = relationship.inverse.flatMap { name in destination.relationships.first { $0.name == name } }
         if let inverse, inverse.cardinality == .toOne {
+            let column = destination.columnName(inverse.name)
             return .inverseColumn(
-                inverse.name,
-                position: relationship.isOrdered ? ToManyStorage.positionColumn(forInverse: inverse.name) : nil
+                column,
+                position: relationship.isOrdered ? ToManyStorage.positionColumn(forInverse: column) : nil
             )
         }
         let mine = (entity: entity.relationshipOwners[relationship.name] ?? entity.name, relationship: relationship)
@@ -218,6 +247,24 @@ struct EntityLayout: Sendable {
     /// Whether the entity is abstract (no rows of its own).
     let isAbstract: Bool
 
+    /// The column whose key (attribute or to-one relationship name, `attribute.field` for a
+    /// composite's field) is `key`.
+    func column(forKey key: String) -> ColumnLayout? {
+        columns.first { $0.key == key }
+    }
+
+    /// The SQL name of the column whose key is `key`; the key itself for a column the entity does
+    /// not have (`id`, `_entity`, a position column), whose name is its key.
+    func columnName(_ key: String) -> String {
+        column(forKey: key)?.name ?? key
+    }
+
+    /// The key of the column named `name` in SQL; the name itself for a column that is not one of
+    /// the record's (a position column).
+    func key(ofColumn name: String) -> String {
+        columns.first { $0.name == name }?.key ?? name
+    }
+
     /// `t0."id", t0."col", …`: the select list a fetch decodes, built once per entity.
     var selectList: String { "t0.\"id\"" + columns.map { ", t0." + quoted($0.name) }.joined() }
 
@@ -231,8 +278,12 @@ struct EntityLayout: Sendable {
 
 /// One column of an entity.
 struct ColumnLayout: Sendable {
-    /// The column's name.
+    /// The column's name in SQL: its ``key``, unless another entity of the table declares the same
+    /// key with another meaning (see `ColumnNames`).
     let name: String
+    /// What requests and the schema call the column: the attribute or relationship name, or
+    /// `attribute.field` for a composite's field.
+    let key: String
     /// The attribute or relationship it stores.
     let property: String
     /// Whether it may hold NULL for rows of its entity.
@@ -248,12 +299,22 @@ struct ColumnLayout: Sendable {
     /// The attribute type of the values it holds (a composite's field type for its columns);
     /// `nil` for a to-one relationship's column, which holds a record's ID.
     let type: AttributeType?
+    /// The composite field it stores, for a composite attribute's column.
+    let field: String?
+    /// Whether it stores a composite's required field: the composite is absent when it is NULL.
+    let isRequiredField: Bool
+    /// The destination entity, for a to-one relationship's column.
+    let destination: String?
+    /// The entity that declares the property (this one or an ancestor).
+    let declaringEntity: String
 
     init(
-        name: String, property: String, isOptional: Bool, affinity: String, references: String?,
-        isDecimal: Bool = false, defaultLiteral: String? = nil, type: AttributeType? = nil
+        name: String, key: String? = nil, property: String, isOptional: Bool, affinity: String, references: String?,
+        isDecimal: Bool = false, defaultLiteral: String? = nil, type: AttributeType? = nil, field: String? = nil,
+        isRequiredField: Bool = false, destination: String? = nil, declaringEntity: String = ""
     ) {
         self.name = name
+        self.key = key ?? name
         self.property = property
         self.isOptional = isOptional
         self.affinity = affinity
@@ -261,12 +322,73 @@ struct ColumnLayout: Sendable {
         self.isDecimal = isDecimal
         self.defaultLiteral = defaultLiteral
         self.type = type
+        self.field = field
+        self.isRequiredField = isRequiredField
+        self.destination = destination
+        self.declaringEntity = declaringEntity
+    }
+
+    /// The same column under another SQL name.
+    func named(_ name: String) -> ColumnLayout {
+        ColumnLayout(
+            name: name, key: key, property: property, isOptional: isOptional, affinity: affinity,
+            references: references, isDecimal: isDecimal, defaultLiteral: defaultLiteral, type: type, field: field,
+            isRequiredField: isRequiredField, destination: destination, declaringEntity: declaringEntity)
+    }
+
+    /// What the column holds, as far as the table's definition and its readers are concerned: two
+    /// entities of one table share a column exactly when their columns of one key agree on it.
+    var meaning: ColumnMeaning {
+        ColumnMeaning(
+            affinity: affinity, type: type, references: references, defaultLiteral: defaultLiteral,
+            destination: destination)
+    }
+}
+
+/// What a column holds: its definition in SQL and the type its values are read as.
+struct ColumnMeaning: Sendable, Equatable {
+    let affinity: String
+    let type: AttributeType?
+    let references: String?
+    let defaultLiteral: String?
+    let destination: String?
+}
+
+/// The SQL names of one table's columns.
+///
+/// Entities of one hierarchy share their root's table, so siblings and cousins that declare a
+/// property of the same name would share its column. They do when they mean the same thing by it
+/// (the same key and the same ``ColumnMeaning``); otherwise each meaning gets its own column, as
+/// Core Data gives the second one a numeric suffix: the first meaning met (entities in schema
+/// order, each from its root down) keeps the plain name, each other one is named `key@Entity`
+/// after the first entity that declares it. `@` appears in no schema name, so these names meet no
+/// other column. SQLite compares column names without case, and so does this: keys that differ
+/// only in case never share a column, and the later one is suffixed.
+struct ColumnNames: Sendable {
+    private var meanings: [String: [(meaning: ColumnMeaning, name: String)]] = [:]
+    private var taken: Set<String> = []
+
+    /// `column` under its SQL name in this table.
+    mutating func assign(_ column: ColumnLayout) -> ColumnLayout {
+        let meaning = column.meaning
+        if let known = meanings[column.key]?.first(where: { $0.meaning == meaning }) {
+            return column.named(known.name)
+        }
+        var name = column.key
+        var suffix = 1
+        while taken.contains(name.lowercased()) {
+            name = "\(column.key)@\(column.declaringEntity)\(suffix == 1 ? "" : String(suffix))"
+            suffix += 1
+        }
+        taken.insert(name.lowercased())
+        meanings[column.key, default: []].append((meaning, name))
+        return column.named(name)
     }
 }
 
 /// Where the destinations of a to-many relationship are recorded.
 enum ToManyStorage: Sendable, Equatable {
-    /// The destination's to-one column (the inverse) holds the source's ID; an ordered
+    /// The destination's to-one column (the inverse's, by its SQL name) holds the source's ID; an ordered
     /// relationship also keeps each destination's place in a position column beside it.
     case inverseColumn(String, position: String?)
     /// A join table with a column for the source's ID, one for the destination's, and a position
@@ -274,7 +396,7 @@ enum ToManyStorage: Sendable, Equatable {
     case joinTable(String, source: String, destination: String, position: String?)
 
     /// The column that orders the destinations of an ordered to-many relationship, on the
-    /// destination's table, named after the to-one inverse it goes with.
+    /// destination's table, named after the column of the to-one inverse it goes with.
     static func positionColumn(forInverse inverse: String) -> String {
         "\(inverse)._position"
     }

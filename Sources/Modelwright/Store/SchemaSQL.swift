@@ -94,18 +94,19 @@ enum SchemaSQL {
             var indexes = foreignKeys.map { column in
                 index("\(root.name)_fk_\(column)", table: root.name, columns: [column], unique: false)
             }
-            for entity in family.compactMap({ entitiesByName[$0.name] }) {
+            for member in family {
+                guard let entity = entitiesByName[member.name] else { continue }
                 for constraint in entity.uniquenessConstraints {
                     indexes.append(
                         index(
                             "\(entity.name)_unique_\(constraint.joined(separator: "_"))", table: root.name,
-                            columns: constraint, unique: true))
+                            columns: constraint.map(member.columnName), unique: true))
                 }
                 for columns in entity.indexes {
                     indexes.append(
                         index(
                             "\(entity.name)_index_\(columns.joined(separator: "_"))", table: root.name,
-                            columns: columns, unique: false))
+                            columns: columns.map(member.columnName), unique: false))
                 }
             }
             tables.append(

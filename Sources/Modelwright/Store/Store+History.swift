@@ -144,9 +144,11 @@ extension Store {
             }
         case .update:
             let columns = Set(entity.columns.map(\.name) + entity.positionColumns)
-            changes.rowsUpdated([change.recordID], columns: change.changedAttributes, in: entity.table)
+            // History names attributes by their keys; observation tracks SQL columns.
+            let changed = Set(change.changedAttributes.map(entity.columnName))
+            changes.rowsUpdated([change.recordID], columns: changed, in: entity.table)
             // A to-many relationship stored in a join table: its rows came or went.
-            if !change.changedAttributes.isSubset(of: columns) {
+            if !changed.isSubset(of: columns) {
                 for table in joinTables { changes.rowsInsertedOrDeleted(in: table) }
             }
         }

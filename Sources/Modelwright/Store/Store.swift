@@ -394,7 +394,7 @@ public final class Store: Sendable {
             var recorded: HistoryToken?
             if let storeAuthor {
                 let changes = context.history.merged { [layout] entity in
-                    Set(layout.entities[entity].map { $0.columns.map(\.name) } ?? [])
+                    Set(layout.entities[entity].map { $0.columns.map(\.key) } ?? [])
                 }
                 if !changes.isEmpty {
                     recorded = try HistorySQL.record(changes, author: author ?? storeAuthor, on: connection)

@@ -164,7 +164,10 @@ public final class WriteContext: ReadContext {
         let keys = [["id"]] + uniquenessConstraints(coveredBy: entity)
         let values = entity.columns.map { "? AS \(quoted($0.name))" }.joined(separator: ", ")
         let selects = keys.indices.map { index in
-            let tests = keys[index].map { "t.\(quoted($0)) = \"new\".\(quoted($0))" }.joined(separator: " AND ")
+            let tests = keys[index].map { key in
+                let column = quoted(entity.columnName(key))
+                return "t.\(column) = \"new\".\(column)"
+            }.joined(separator: " AND ")
             return "SELECT \(index), t.\"id\" FROM \(quoted(entity.table)) t, \"new\" WHERE \(tests)"
         }
         let sql =
@@ -183,7 +186,7 @@ public final class WriteContext: ReadContext {
 
     /// The uniqueness constraints on the entity's table whose columns the entity's records all have.
     private func uniquenessConstraints(coveredBy entity: EntityLayout) -> [[String]] {
-        let columns = Set(entity.columns.map(\.name))
+        let columns = Set(entity.columns.map(\.key))
         let constraints = layout.schema.entities
             .filter { layout.entities[$0.name]?.table == entity.table }
             .flatMap(\.uniquenessConstraints)
@@ -245,17 +248,18 @@ public final class WriteContext: ReadContext {
             let values = try assignments(Target.Fields(path: .root))
             guard !values.isEmpty else { return 0 }
             for value in values
-            where !value.path.hops.isEmpty || !entity.columns.contains(where: { $0.name == value.path.column }) {
+            where !value.path.hops.isEmpty || entity.column(forKey: value.path.column) == nil {
                 throw StoreError.unknownProperty(entity: entity.name, property: value.path.keyPath)
             }
             let (selection, selectionArguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
-            let setters = values.map { "\(quoted($0.path.column)) = ?" }.joined(separator: ", ")
-            let differs = values.map { "\(quoted($0.path.column)) IS NOT ?" }.joined(separator: " OR ")
+            let columns = values.map { entity.columnName($0.path.column) }
+            let setters = columns.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
+            let differs = columns.map { "\(quoted($0)) IS NOT ?" }.joined(separator: " OR ")
             let sql =
                 "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection)) AND (\(differs)) RETURNING \"id\""
             let arguments = values.map(\.value) + selectionArguments + values.map(\.value)
             let ids = try executeReturningIDs(sql, arguments, entity: entity)
-            rowsUpdated(ids, columns: values.map(\.path.column), in: entity)
+            rowsUpdated(ids, columns: columns, in: entity)
             return ids.count
         }
     }
@@ -337,8 +341,8 @@ public final class WriteContext: ReadContext {
             let target = try layout.entity(description.destination)
             switch try layout.storage(of: description, from: entity) {
             case .inverseColumn(let inverse, _):
-                if target.relationships.first(where: { $0.name == inverse })?.isOptional == false {
-                    throw StoreError.requiredRelationshipEmpty(entity: target.name, relationship: inverse)
+                if let column = target.columns.first(where: { $0.name == inverse }), !column.isOptional {
+                    throw StoreError.requiredRelationshipEmpty(entity: target.name, relationship: column.key)
                 }
                 try execute(
                     "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = NULL WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
@@ -554,8 +558,9 @@ public final class WriteContext: ReadContext {
             let list = error.message.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
             let columns = list.split(separator: ",").map { column in
                 let trimmed = column.trimmingCharacters(in: .whitespaces)
-                return trimmed.hasPrefix(entity.table + ".")
-                    ? String(trimmed.dropFirst(entity.table.count + 1)) : trimmed
+                let name =
+                    trimmed.hasPrefix(entity.table + ".") ? String(trimmed.dropFirst(entity.table.count + 1)) : trimmed
+                return entity.columns.first { $0.name == name }?.key ?? name
             }
             return StoreError.uniquenessViolation(entity: entity.name, attributes: columns)
         case 1299:  // SQLITE_CONSTRAINT_NOTNULL
@@ -573,34 +578,36 @@ public final class WriteContext: ReadContext {
         _ record: Target, id: UUID, entity: EntityLayout, changed: Set<String>?
     ) throws {
         for relationship in entity.relationships where relationship.cardinality == .toOne {
-            guard let inverseName = relationship.inverse, changed?.contains(relationship.name) ?? true else { continue }
+            let column = entity.columnName(relationship.name)
+            guard let inverseName = relationship.inverse, changed?.contains(column) ?? true else { continue }
             let destination = try layout.entity(relationship.destination)
             guard destination.relationships.contains(where: { $0.name == inverseName && $0.cardinality == .toOne })
             else {
                 continue
             }
-            let target = try value(of: relationship.name, in: entity, id: id)
-            let inverse = quoted(inverseName)
+            let target = try value(of: column, in: entity, id: id)
+            let inverseColumn = destination.columnName(inverseName)
+            let inverse = quoted(inverseColumn)
             let destinationTable = quoted(destination.table)
             // Whatever pointed back at this record no longer does…
             let released = try executeReturningIDs(
                 "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ? RETURNING \"id\"", [id.sqlValue],
                 entity: destination)
-            rowsUpdated(released, columns: [inverseName], in: destination)
+            rowsUpdated(released, columns: [inverseColumn], in: destination)
             guard let target else { continue }
             // …the new partner points back, and no other record of this entity keeps the partner.
             let paired = try executeReturningIDs(
                 "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ? RETURNING \"id\"",
                 [id.sqlValue, target],
                 entity: destination)
-            rowsUpdated(paired, columns: [inverseName], in: destination)
+            rowsUpdated(paired, columns: [inverseColumn], in: destination)
             let unpaired = try executeReturningIDs(
-                "UPDATE \(quoted(entity.table)) SET \(quoted(relationship.name)) = NULL "
-                    + "WHERE \(quoted(relationship.name)) = ? AND \"id\" <> ? RETURNING \"id\"",
+                "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL "
+                    + "WHERE \(quoted(column)) = ? AND \"id\" <> ? RETURNING \"id\"",
                 [target, id.sqlValue],
                 entity: entity
             )
-            rowsUpdated(unpaired, columns: [relationship.name], in: entity)
+            rowsUpdated(unpaired, columns: [column], in: entity)
         }
     }
 
@@ -634,7 +641,8 @@ public final class WriteContext: ReadContext {
     /// Records new values in `columns` of the rows `ids` of an entity, for observation and history.
     private func rowsUpdated(_ ids: [UUID], columns: some Collection<String>, in entity: EntityLayout) {
         changes.rowsUpdated(ids, columns: columns, in: entity.table)
-        history.updated(ids, columns: columns, entity: entity.name)
+        // History names attributes as the schema does, not by their SQL columns.
+        history.updated(ids, columns: columns.map(entity.key(ofColumn:)), entity: entity.name)
     }
 
     /// Records deleted rows of an entity's table, and of the join tables whose rows went with them
@@ -673,8 +681,8 @@ public final class WriteContext: ReadContext {
     ) throws -> [UUID] {
         let sql: String
         if relationship.cardinality == .toOne {
-            sql =
-                "SELECT \(quoted(relationship.name)) FROM \(quoted(entity.table)) WHERE \"id\" = ? AND \(quoted(relationship.name)) IS NOT NULL"
+            let column = quoted(entity.columnName(relationship.name))
+            sql = "SELECT \(column) FROM \(quoted(entity.table)) WHERE \"id\" = ? AND \(column) IS NOT NULL"
         } else {
             switch try layout.storage(of: relationship, from: entity) {
             case .inverseColumn(let inverse, _):
@@ -707,7 +715,7 @@ public final class WriteContext: ReadContext {
         if !inverse.isOptional {
             // Rows about to be deleted in the same cascade do not count.
             let statement = try connection.statement(
-                "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(inverseName)) = ?"
+                "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(destination.columnName(inverseName))) = ?"
             )
             defer { statement.reset() }
             statement.bind(id, 1)
@@ -718,12 +726,13 @@ public final class WriteContext: ReadContext {
             }
             return
         }
+        let column = destination.columnName(inverseName)
         let released = try executeReturningIDs(
-            "UPDATE \(quoted(destination.table)) SET \(quoted(inverseName)) = NULL WHERE \(quoted(inverseName)) = ? RETURNING \"id\"",
+            "UPDATE \(quoted(destination.table)) SET \(quoted(column)) = NULL WHERE \(quoted(column)) = ? RETURNING \"id\"",
             [id.sqlValue],
             entity: destination
         )
-        rowsUpdated(released, columns: [inverseName], in: destination)
+        rowsUpdated(released, columns: [column], in: destination)
     }
 
     private func value(of column: String, in entity: EntityLayout, id: UUID) throws -> SQLValue? {

@@ -1,0 +1,60 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@_spi(Generated) @testable import Modelwright
+
+/// One set of decoding rules: the migration's value check (SQL where a storage class and a range
+/// say it all, `mw_decodes` elsewhere), `mw_decodes` itself and the record decoder's fast paths
+/// all agree with ``ColumnValue``'s `init(sqlValue:)` on every value, of every storage class.
+struct DecodingRuleTests {
+    static func values() -> [SQLValue] {
+        var random = SplitMix64(seed: 0xDEC0DE)
+        var values: [SQLValue] = [
+            .integer(0), .integer(1), .integer(-1), .integer(2), .integer(7), .integer(32767), .integer(32768),
+            .integer(-32768), .integer(-32769), .integer(2_147_483_647), .integer(2_147_483_648),
+            .integer(-2_147_483_648), .integer(-2_147_483_649), .integer(.max), .integer(.min),
+            .real(0), .real(-0.0), .real(1), .real(1.5), .real(1e300), .real(.infinity), .real(-.infinity),
+            .text(""), .text("1"), .text("0"), .text("abc"), .text("12.5"), .text("1,5"), .text("[1]"), .text("{"),
+            .text("null"), .text("0123456789abcdef"), .text("https://example.com"), .text("\u{0}x"),
+            .blob(Data()), .blob(Data(count: 15)), .blob(Data(count: 16)), .blob(Data(count: 17)),
+        ]
+        for _ in 0..<200 {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: values.append(.integer(Int64.random(in: -70_000...70_000, using: &random)))
+            case 1: values.append(.real(Double.random(in: -1e6...1e6, using: &random)))
+            case 2: values.append(.text(String(Int.random(in: -1_000...1_000, using: &random))))
+            default: values.append(.blob(Data(count: Int.random(in: 0...20, using: &random))))
+            }
+        }
+        return values
+    }
+
+    @Test(arguments: DecodingFunction.Kind.allCases)
+    func theCheckAndTheDecoderAgree(kind: DecodingFunction.Kind) throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        for value in Self.values() {
+            let statement = try SQLiteStatement(
+                connection: connection,
+                sql: "WITH v(x) AS (SELECT ?) SELECT (\(kind.test("x"))), mw_decodes(\(kind.rawValue), x) FROM v")
+            statement.bind(value, 1)
+            _ = try statement.step()
+            #expect((statement.int64(0) == 1) == kind.decodes(value), "\(kind) SQL on \(value)")
+            #expect((statement.int64(1) == 1) == kind.decodes(value), "\(kind) mw_decodes on \(value)")
+        }
+    }
+
+    @Test func theDecodersFastPathsReadExactlyWhatColumnValueReads() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        for value in Self.values() {
+            let statement = try SQLiteStatement(connection: connection, sql: "SELECT ?, ?, ?, ?")
+            for index in 1...4 { statement.bind(value, Int32(index)) }
+            _ = try statement.step()
+            var row = RowDecoder(statement: statement, firstIndex: 0)
+            #expect(((try? row.decode(String.self)) != nil) == ((try? String(sqlValue: value)) != nil), "\(value)")
+            #expect(((try? row.decode(Int64.self)) != nil) == ((try? Int64(sqlValue: value)) != nil), "\(value)")
+            #expect(((try? row.decode(Int.self)) != nil) == ((try? Int(sqlValue: value)) != nil), "\(value)")
+            #expect(((try? row.decode(Date.self)) != nil) == ((try? Date(sqlValue: value)) != nil), "\(value)")
+        }
+    }
+}
