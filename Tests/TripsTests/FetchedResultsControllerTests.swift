@@ -108,7 +108,7 @@ struct FetchedResultsControllerTests {
 
     /// Random commits against an in-memory model of the list: every change set, applied to the
     /// previous snapshot, gives the new one, and commits that leave the list as it was deliver nothing.
-    @Test(.timeLimit(.minutes(1)), arguments: 0..<6) func changeSetsTurnEachSnapshotIntoTheNext(seed: UInt64)
+    @Test(.timeLimit(.minutes(5)), arguments: 0..<6) func changeSetsTurnEachSnapshotIntoTheNext(seed: UInt64)
         async throws
     {
         var random = SplitMix64(seed: seed)
