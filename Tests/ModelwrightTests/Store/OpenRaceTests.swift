@@ -165,7 +165,8 @@ struct OpenRaceTests {
                 modelName: "Shared", version: number,
                 entities: [
                     EntityDescription(
-                        name: "Item", attributes: [AttributeDescription(name: name, type: .double, renamedFrom: renamedFrom)])
+                        name: "Item",
+                        attributes: [AttributeDescription(name: name, type: .double, renamedFrom: renamedFrom)])
                 ])
         }
         let versions = [version(1, "price"), version(2, "cost"), version(3, "price", renamedFrom: "cost")]
