@@ -41,10 +41,12 @@ struct SchemaLayout: Sendable {
             hierarchySizes[lineage[0].name, default: 0] += 1
         }
         // Each hierarchy's columns get their SQL names first: entities of one table that declare
-        // the same name with different meanings get a column each (see `ColumnNames`).
+        // the same name with different meanings get a column each (see `ColumnNames`). Entities
+        // are taken by name, not in declaration order: the checksum ignores that order, and a
+        // store's layout must follow from its checksum alone.
         var names: [String: ColumnNames] = [:]
         var columnsByEntity: [String: [ColumnLayout]] = [:]
-        for (entity, lineage) in zip(schema.entities, lineages) {
+        for (entity, lineage) in zip(schema.entities, lineages).sorted(by: { $0.0.name < $1.0.name }) {
             var columns: [ColumnLayout] = []
             for member in lineage {
                 columns += Self.columns(declaredBy: member, byName: byName, chain: chain)
@@ -359,8 +361,8 @@ struct ColumnMeaning: Sendable, Equatable {
 /// Entities of one hierarchy share their root's table, so siblings and cousins that declare a
 /// property of the same name would share its column. They do when they mean the same thing by it
 /// (the same key and the same ``ColumnMeaning``); otherwise each meaning gets its own column, as
-/// Core Data gives the second one a numeric suffix: the first meaning met (entities in schema
-/// order, each from its root down) keeps the plain name, each other one is named `key@Entity`
+/// Core Data gives the second one a numeric suffix: the first meaning met (entities by name, each
+/// from its root down) keeps the plain name, each other one is named `key@Entity`
 /// after the first entity that declares it. `@` appears in no schema name, so these names meet no
 /// other column. SQLite compares column names without case, and so does this: keys that differ
 /// only in case never share a column, and the later one is suffixed.
