@@ -173,12 +173,13 @@ struct GeneratedNamespaceTests {
         #expect(diagnose(composite).filter { $0.contains(": error: ") }.count == 1)
     }
 
-    @Test func compositeFieldsThatDifferOnlyInCaseAreRefusedAtTheAttribute() {
-        #expect(
-            diagnose("model M version 1\ncomposite C { aB: Int; ab: Int }\nentity A {\n    c: C?\n}")
-                == [
-                    "4:5: error: the columns 'c.ab' and 'c.aB' of the table 'A' differ only in case, and SQLite compares names without case; rename one"
-                ])
+    /// SQLite compares column names without case; the layout gives the later of two keys that
+    /// differ only in case a column of its own, so the model is accepted and its store created.
+    @Test func compositeFieldsThatDifferOnlyInCaseGetAColumnEach() throws {
+        let text = "model M version 1\ncomposite C { aB: Int; ab: Int }\nentity A {\n    c: C?\n}"
+        #expect(diagnose(text).filter { $0.contains(": error: ") }.isEmpty)
+        let store = try Store.inMemory(schema: SchemaLowering.lower(try graph(text)))
+        try store.close()
     }
 
     @Test func typesTheGeneratedCodeDeclaresInsideItsTypesAreReserved() {
