@@ -257,6 +257,29 @@ enum AdversarialInputs {
             }
             return .schema([("M.v1.model", text + "}\n")])
         },
+        Shape(name: "large enum, many uses") { random, budget in
+            // One enum of thousands of cases named by thousands of valid attributes, spread over
+            // entities under SQLite's column limit: the output is linear, and so must be the work
+            // (describing the enum once per use cost uses × cases).
+            enumUsedEverywhere(budget: budget, defaults: false, versions: 1)
+        },
+        Shape(
+            name: "large enum, many uses with defaults",
+            knownIssue:
+                "DefaultValue.sqlLiteral(for:) (Store/SchemaSQL.swift) finds an enum default's raw value by a "
+                + "linear search of the cases, for the checksum and the layout: 3,500 defaults of a 6,000-case "
+                + "enum take 1.8 s"
+        ) { random, budget in
+            enumUsedEverywhere(budget: budget, defaults: true, versions: 1)
+        },
+        Shape(
+            name: "large enum, many uses, in an earlier version",
+            knownIssue:
+                "the schema archive of an earlier version writes an enum's cases after every attribute of its "
+                + "type: 20 KB of schema (1,000 cases, 500 uses, two versions) write 13.6 MB of Swift"
+        ) { random, budget in
+            enumUsedEverywhere(budget: budget, defaults: random.chance(0.5), versions: 2)
+        },
         Shape(name: "wide composites") { random, budget in
             let fields = random.pick([50, 500, 2_000])
             var text = header + "composite C {\n" + (0..<fields).map { "    f\($0): Int?\n" }.joined() + "}\n"
@@ -338,6 +361,29 @@ enum AdversarialInputs {
             return .coreData(versions)
         },
     ]
+
+    /// A model of `versions` equal versions, each one enum of many cases (about half the budget)
+    /// and entities of at most 1,900 attributes of that enum, each with a default (the last case)
+    /// when `defaults`.
+    private static func enumUsedEverywhere(budget: Int, defaults: Bool, versions: Int) -> Input {
+        let perVersion = budget / versions - 40
+        let caseList = lines(perVersion / 2) { "c\(String(format: "%05d", $0)), " }
+        let last = String(format: "c%05d", caseList.utf8.count / 8 - 1)
+        let line = { (index: Int) in "    p\(index): K" + (defaults ? " = .\(last)" : "") + "\n" }
+        var body = "enum K: String { " + caseList.dropLast(2) + " }\n"
+        var entity = 0
+        while body.utf8.count + 1_000 < perVersion {
+            var text = "entity T\(entity) {\n"
+            var index = 0
+            while index < 1_900, body.utf8.count + text.utf8.count + line(index).utf8.count + 2 <= perVersion {
+                text += line(index)
+                index += 1
+            }
+            body += text + "}\n"
+            entity += 1
+        }
+        return .schema((1...versions).map { ("M.v\($0).model", "model M version \($0)\n" + body) })
+    }
 
     /// A Core Data model file around `entities`.
     static func coreDataModel(_ entities: String) -> String {
