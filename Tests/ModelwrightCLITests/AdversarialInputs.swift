@@ -274,6 +274,23 @@ enum AdversarialInputs {
             // the enum again after every attribute: 20 KB of schema wrote 13.6 MB of Swift).
             enumUsedEverywhere(budget: budget, defaults: random.chance(0.5), versions: 2)
         },
+        Shape(name: "large enum, many constants in requests") { random, budget in
+            // Requests compare an enum attribute with raw values: each constant resolves to its
+            // case by an index, not a search of the cases.
+            var text = header + "enum K: String { "
+            text += lines(budget / 2) { "c\(String(format: "%05d", $0)), " }.dropLast(2) + " }\n"
+            let cases = (text.utf8.count - 40) / 8
+            text += "entity E {\n    k: K\n    o: K?\n}\n"
+            // Among the last cases, where a search of the cases would go furthest.
+            let constant = { (random: inout SplitMix64) in
+                "'c\(String(format: "%05d", max(0, cases - 1 - random.index(below: 20))))'"
+            }
+            // The densest form, one `IN` list, and a few requests of one constant each.
+            text += lines(2_000) { index in "request r\(index): E where \"o == \(constant(&random))\"\n" }
+            text += "request all: E where \"k IN {"
+            text += lines(budget - text.utf8.count - 20) { _ in constant(&random) + ", " } + "'c00000'}\"\n"
+            return .schema([("M.v1.model", text)])
+        },
         Shape(name: "wide composites") { random, budget in
             let fields = random.pick([50, 500, 2_000])
             var text = header + "composite C {\n" + (0..<fields).map { "    f\($0): Int?\n" }.joined() + "}\n"
