@@ -257,6 +257,40 @@ enum AdversarialInputs {
             }
             return .schema([("M.v1.model", text + "}\n")])
         },
+        Shape(name: "large enum, many uses") { random, budget in
+            // One enum of thousands of cases named by thousands of valid attributes, spread over
+            // entities under SQLite's column limit: the output is linear, and so must be the work
+            // (describing the enum once per use cost uses × cases).
+            enumUsedEverywhere(budget: budget, defaults: false, versions: 1)
+        },
+        Shape(name: "large enum, many uses with defaults") { random, budget in
+            // Each default names the last case. What remains per use is a search of the cases
+            // for the default's raw value (`DefaultValue.sqlLiteral(for:)`, for the checksum and
+            // the layout): 1.2 s of CPU at 98 KB, within the bound but not linear.
+            enumUsedEverywhere(budget: budget, defaults: true, versions: 1)
+        },
+        Shape(name: "large enum, many uses, in an earlier version") { random, budget in
+            // An earlier version is archived: its text must be linear too (the archive described
+            // the enum again after every attribute: 20 KB of schema wrote 13.6 MB of Swift).
+            enumUsedEverywhere(budget: budget, defaults: random.chance(0.5), versions: 2)
+        },
+        Shape(name: "large enum, many constants in requests") { random, budget in
+            // Requests compare an enum attribute with raw values: each constant resolves to its
+            // case by an index, not a search of the cases.
+            var text = header + "enum K: String { "
+            text += lines(budget / 2) { "c\(String(format: "%05d", $0)), " }.dropLast(2) + " }\n"
+            let cases = (text.utf8.count - 40) / 8
+            text += "entity E {\n    k: K\n    o: K?\n}\n"
+            // Among the last cases, where a search of the cases would go furthest.
+            let constant = { (random: inout SplitMix64) in
+                "'c\(String(format: "%05d", max(0, cases - 1 - random.index(below: 20))))'"
+            }
+            // The densest form, one `IN` list, and a few requests of one constant each.
+            text += lines(2_000) { index in "request r\(index): E where \"o == \(constant(&random))\"\n" }
+            text += "request all: E where \"k IN {"
+            text += lines(budget - text.utf8.count - 20) { _ in constant(&random) + ", " } + "'c00000'}\"\n"
+            return .schema([("M.v1.model", text)])
+        },
         Shape(name: "wide composites") { random, budget in
             let fields = random.pick([50, 500, 2_000])
             var text = header + "composite C {\n" + (0..<fields).map { "    f\($0): Int?\n" }.joined() + "}\n"
@@ -338,6 +372,29 @@ enum AdversarialInputs {
             return .coreData(versions)
         },
     ]
+
+    /// A model of `versions` equal versions, each one enum of many cases (about half the budget)
+    /// and entities of at most 1,900 attributes of that enum, each with a default (the last case)
+    /// when `defaults`.
+    private static func enumUsedEverywhere(budget: Int, defaults: Bool, versions: Int) -> Input {
+        let perVersion = budget / versions - 40
+        let caseList = lines(perVersion / 2) { "c\(String(format: "%05d", $0)), " }
+        let last = String(format: "c%05d", caseList.utf8.count / 8 - 1)
+        let line = { (index: Int) in "    p\(index): K" + (defaults ? " = .\(last)" : "") + "\n" }
+        var body = "enum K: String { " + caseList.dropLast(2) + " }\n"
+        var entity = 0
+        while body.utf8.count + 1_000 < perVersion {
+            var text = "entity T\(entity) {\n"
+            var index = 0
+            while index < 1_900, body.utf8.count + text.utf8.count + line(index).utf8.count + 2 <= perVersion {
+                text += line(index)
+                index += 1
+            }
+            body += text + "}\n"
+            entity += 1
+        }
+        return .schema((1...versions).map { ("M.v\($0).model", "model M version \($0)\n" + body) })
+    }
 
     /// A Core Data model file around `entities`.
     static func coreDataModel(_ entities: String) -> String {

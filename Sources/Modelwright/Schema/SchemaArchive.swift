@@ -12,12 +12,12 @@
 /// assert(decoded == schema)
 /// ```
 ///
-/// ## Format, version 1
+/// ## Format, version 2
 ///
 /// One record per line; a line is a keyword and tokens separated by single spaces:
 ///
 /// ```text
-/// modelwright-schema-archive 1
+/// modelwright-schema-archive 2
 /// model Trips 3
 /// entity User parent=Item abstract renamed=Person hash=v2
 /// attribute rating int16 default=integer:0 renamed=score
@@ -28,6 +28,7 @@
 /// attribute home composite:Address optional
 /// attribute street string
 /// end
+/// attribute work composite:Address optional same
 /// attribute settings codable:Settings optional
 /// relationship trips Trip toMany inverse=owner ordered required delete=cascade
 /// unique givenName familyName
@@ -41,7 +42,10 @@
 /// - An attribute's type is `bool`, `int16`, `int32`, `int64`, `int`, `double`, `float`, `decimal`,
 ///   `string`, `date`, `data`, `uuid`, `url`, `codable:<type name>`, `enum:<string|int>:<name>`
 ///   (followed by its `case <name> <raw value>` lines and `end`) or `composite:<name>` (followed
-///   by its fields' `attribute` lines and `end`).
+///   by its fields' `attribute` lines and `end`). An enum or composite is described once, at its
+///   first use: a later attribute of the same type carries the flag `same` and no lines of its
+///   own, so an archive stays linear in the schema however many attributes share a large type.
+///   (Version 1, which described the type again at every use, is still read.)
 /// - Options follow the fixed tokens, only where they differ from the initialisers' defaults.
 ///   Defaults are `bool:`, `integer:`, `double:`, `decimal:`, `string:`, `date:` (seconds since
 ///   1970), `case:` or `now`; numbers are written as Swift prints them, which reads back exactly.
@@ -50,7 +54,10 @@
 ///   inside a token, no quote and no backslash, so it sits in any Swift string literal verbatim.
 public enum SchemaArchive {
     /// The first line of every archive of this format version.
-    static let header = "modelwright-schema-archive 1"
+    static let header = "modelwright-schema-archive 2"
+
+    /// The headers of every format version this runtime reads, and the version each names.
+    static let readableHeaders: [Substring: Int] = ["modelwright-schema-archive 1": 1, header[...]: 2]
 
     /// The archive of `schema`, one record per line.
     public static func lines(of schema: SchemaDescription) -> [String] {
@@ -98,6 +105,8 @@ extension SchemaArchive {
     /// Writes the lines of an archive.
     private struct Writer {
         private(set) var lines = [SchemaArchive.header]
+        /// The enum and composite types described so far, by their type token.
+        private var described: [String: AttributeType] = [:]
 
         mutating func write(_ schema: SchemaDescription) {
             lines.append("model \(token(schema.modelName)) \(schema.version)")
@@ -130,13 +139,20 @@ extension SchemaArchive {
         }
 
         private mutating func write(_ attribute: AttributeDescription) {
-            var line = ["attribute", token(attribute.name), typeToken(attribute.type)]
+            let type = typeToken(attribute.type)
+            var line = ["attribute", token(attribute.name), type]
             if attribute.isOptional { line.append("optional") }
             if let value = attribute.defaultValue { line.append("default=" + defaultToken(value)) }
             line += renameAndModifier(attribute.renamedFrom, attribute.versionHashModifier)
+            // Compared whole, so a hand-built schema with two different types of one name still
+            // decodes to itself; uses of one type share its storage, which compares at once.
+            let isSame = described[type].map { $0 == attribute.type } ?? false
+            if isSame { line.append("same") }
             lines.append(line.joined(separator: " "))
+            if isSame { return }
             switch attribute.type {
             case .enumeration(let description):
+                described[type] = attribute.type
                 for enumCase in description.cases {
                     lines.append("case \(token(enumCase.name)) \(token(enumCase.rawValue))")
                 }
@@ -145,6 +161,7 @@ extension SchemaArchive {
                 for field in description.fields {
                     write(field)
                 }
+                described[type] = attribute.type
                 lines.append("end")
             default:
                 break

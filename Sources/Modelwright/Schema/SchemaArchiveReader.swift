@@ -24,6 +24,10 @@ struct SchemaArchiveReader {
     private let lines: [Substring]
     /// The index of the next line to read.
     private var position = 0
+    /// The format version the header names.
+    private var format = 0
+    /// The enum and composite types described so far, by their type token: what `same` refers to.
+    private var described: [Substring: AttributeType] = [:]
 
     init(_ text: String) {
         var lines = Self.split(text[...], at: UInt8(ascii: "\n"))
@@ -33,12 +37,13 @@ struct SchemaArchiveReader {
     }
 
     mutating func read() throws -> SchemaDescription {
-        guard let first = lines.first, first == SchemaArchive.header else {
+        guard let first = lines.first, let format = SchemaArchive.readableHeaders[first] else {
             let found = lines.first.map { String($0.prefix(60)) } ?? ""
             throw SchemaArchiveError(
                 line: 1, reason: "expected '\(SchemaArchive.header)' (a format this runtime reads), found '\(found)'")
         }
         position = 1
+        self.format = format
         let model = try next(Shapes.model)
         var schema = SchemaDescription(
             modelName: try model.text(0), version: try model.integer(1, as: Int.self), entities: [])
@@ -86,17 +91,26 @@ struct SchemaArchiveReader {
     /// type owns up to its `end`.
     private mutating func readType(_ line: Line, depth: Int) throws -> AttributeType {
         let token = line.fixed[1]
+        if line.has("same") {
+            guard format >= 2, let type = described[token] else {
+                throw line.error("'same' names no enum or composite '\(token.prefix(60))' described before")
+            }
+            return type
+        }
         if let typeName = Self.value(of: token, after: "codable:") {
             return .codable(typeName: try Line.text(typeName, line: line.number))
         }
         if let rest = Self.value(of: token, after: "enum:") {
-            return .enumeration(try readEnum(rest, line: line))
+            let type = AttributeType.enumeration(try readEnum(rest, line: line))
+            described[token] = type
+            return type
         }
         if let name = Self.value(of: token, after: "composite:") {
             var description = CompositeDescription(name: try Line.text(name, line: line.number), fields: [])
             while try !atEnd() {
                 description.fields.append(try readAttribute(depth: depth + 1))
             }
+            described[token] = .composite(description)
             return .composite(description)
         }
         guard let type = Self.simpleTypes[token] else {
@@ -155,7 +169,7 @@ struct SchemaArchiveReader {
         static let model = Line.Shape("model", fixed: 2)
         static let entity = Line.Shape("entity", fixed: 1, flags: ["abstract"], options: ["parent", "renamed", "hash"])
         static let attribute = Line.Shape(
-            "attribute", fixed: 2, flags: ["optional"], options: ["default", "renamed", "hash"])
+            "attribute", fixed: 2, flags: ["optional", "same"], options: ["default", "renamed", "hash"])
         static let relationship = Line.Shape(
             "relationship", fixed: 3, flags: ["ordered", "required"], options: ["inverse", "delete", "renamed", "hash"])
         static let enumCase = Line.Shape("case", fixed: 2)

@@ -11,7 +11,7 @@
 ///     version: 1,
 ///     checksum: "3f3082ed67f0347a377987a2340ea5f106bbc7a5f973946e9f1e51eb64b4249e",
 ///     archive: """
-///         modelwright-schema-archive 1
+///         modelwright-schema-archive 2
 ///         model Trips 1
 ///         entity User
 ///         attribute username string

@@ -67,17 +67,16 @@ enum SchemaContext {
     }
 
     /// The enum and composite descriptions the schema's attributes refer to, sorted by name.
+    ///
+    /// Each type is described once, however many attributes use it: the first use of a name
+    /// builds its description and later uses only look the name up. Describing it per use cost
+    /// uses × cases (1,500 attributes of one 3,000-case enum took 5 s for 32 KB of schema).
     private static func types(of schema: SchemaDescription, reference: (String) -> String) -> [MustacheValue] {
         var types: [String: MustacheValue] = [:]
-        // A composite's fields may name enums that no entity's attribute names: those are
-        // described too, since the composite's description refers to them.
-        let fieldTypes = schema.entities.flatMap(\.attributes).flatMap { attribute in
-            guard case .composite(let description) = attribute.type else { return [AttributeType]() }
-            return description.fields.map(\.type)
-        }
-        for type in schema.entities.flatMap(\.attributes).map(\.type) + fieldTypes {
+        func describe(_ type: AttributeType) {
             switch type {
             case .enumeration(let description):
+                guard types[description.name] == nil else { return }
                 let separator = separator(count: description.cases.count)
                 types[description.name] = [
                     "name": .string(reference(description.name)),
@@ -95,6 +94,7 @@ enum SchemaContext {
                     "fields": [],
                 ]
             case .composite(let description):
+                guard types[description.name] == nil else { return }
                 let separator = separator(count: description.fields.count)
                 types[description.name] = [
                     "name": .string(reference(description.name)),
@@ -104,8 +104,18 @@ enum SchemaContext {
                     "fields": .list(
                         description.fields.map { self.attribute($0, separator: separator, reference: reference) }),
                 ]
+                // A composite's fields may name enums that no entity's attribute names: those are
+                // described too, since the composite's description refers to them.
+                for field in description.fields {
+                    describe(field.type)
+                }
             default:
                 break
+            }
+        }
+        for entity in schema.entities {
+            for attribute in entity.attributes {
+                describe(attribute.type)
             }
         }
         return types.keys.sorted().compactMap { types[$0] }

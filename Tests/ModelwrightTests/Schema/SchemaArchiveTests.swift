@@ -90,8 +90,13 @@ struct SchemaArchiveTests {
     }
 
     @Test(arguments: [
-        ("", 1, "expected 'modelwright-schema-archive 1'"),
-        ("modelwright-schema-archive 2\nmodel M 1", 1, "a format this runtime reads"),
+        ("", 1, "expected 'modelwright-schema-archive 2'"),
+        ("modelwright-schema-archive 3\nmodel M 1", 1, "a format this runtime reads"),
+        ("modelwright-schema-archive 2\nmodel M 1\nentity E\nattribute a enum:string:K same", 4, "described before"),
+        (
+            "modelwright-schema-archive 1\nmodel M 1\nentity E\nattribute a enum:string:K\nend\n"
+                + "attribute b enum:string:K same", 6, "described before"
+        ),
         ("modelwright-schema-archive 1", 2, "ends where a 'model' line belongs"),
         ("modelwright-schema-archive 1\nmodel M one", 2, "'one' is not an integer"),
         ("modelwright-schema-archive 1\nmodel M +1", 2, "'+1' is not an integer"),
@@ -124,7 +129,7 @@ struct SchemaArchiveTests {
         func nested(_ depth: Int) -> String {
             let opening = (0..<depth).map { "attribute c\($0) composite:C\($0)" }
             let ending = Array(repeating: "end", count: depth)
-            return (["modelwright-schema-archive 1", "model M 1", "entity E"] + opening + ending).joined(
+            return ([SchemaArchive.header, "model M 1", "entity E"] + opening + ending).joined(
                 separator: "\n")
         }
         let deepest = try SchemaDescription(archive: nested(SchemaArchiveReader.maximumDepth))
@@ -132,6 +137,71 @@ struct SchemaArchiveTests {
         for depth in [SchemaArchiveReader.maximumDepth + 1, 100_000] {
             #expect(throws: SchemaArchiveError.self) { try SchemaDescription(archive: nested(depth)) }
         }
+    }
+
+    /// An enum or composite is described at its first use only, so the archive stays linear
+    /// however many attributes share a large type (1,500 uses of a 3,000-case enum wrote 4.5
+    /// million lines in format 1); format 1, which repeats the description, still decodes.
+    @Test func aSharedTypeIsDescribedOnce() throws {
+        var random = SplitMix64(seed: 0xE_A5E)
+        for _ in 0..<20 {
+            let cases = (0..<(1 + random.next(below: 400))).map {
+                EnumDescription.Case(name: "c\($0)", rawValue: "r\($0)")
+            }
+            let kind = EnumDescription(name: "K", rawType: .string, cases: cases)
+            let inner = EnumDescription(name: "J", rawType: .int, cases: [.init(name: "a", rawValue: "1")])
+            let composite = CompositeDescription(
+                name: "C",
+                fields: [
+                    AttributeDescription(name: "f", type: .enumeration(inner)),
+                    AttributeDescription(name: "g", type: .enumeration(kind), isOptional: true),
+                ])
+            let uses = 1 + random.next(below: 300)
+            let entities = (0..<(1 + random.next(below: 3))).map { entity in
+                EntityDescription(
+                    name: "E\(entity)",
+                    attributes: (0..<uses).map { index in
+                        let type: AttributeType = [.enumeration(kind), .composite(composite), .enumeration(inner)][
+                            random.next(below: 3)]
+                        return AttributeDescription(
+                            name: "a\(index)", type: type, isOptional: random.next(below: 2) == 0)
+                    })
+            }
+            let schema = SchemaDescription(modelName: "M", version: 1, entities: entities)
+            let lines = SchemaArchive.lines(of: schema)
+            let attributes = entities.count * uses
+            #expect(lines.count <= 2 + entities.count + attributes + cases.count + 12, "\(lines.count) lines")
+            let decoded = try SchemaDescription(archive: lines.joined(separator: "\n"))
+            #expect(decoded == schema)
+            #expect(decoded.archive == lines.joined(separator: "\n"), "archiving is not stable")
+        }
+        let version1 = """
+            modelwright-schema-archive 1
+            model M 1
+            entity E
+            attribute a enum:string:K
+            case x y
+            end
+            attribute b enum:string:K optional
+            case x y
+            end
+            """
+        let kind = AttributeType.enumeration(
+            .init(name: "K", rawType: .string, cases: [.init(name: "x", rawValue: "y")]))
+        let decoded = try SchemaDescription(archive: version1)
+        #expect(
+            decoded
+                == SchemaDescription(
+                    modelName: "M", version: 1,
+                    entities: [
+                        EntityDescription(
+                            name: "E",
+                            attributes: [
+                                AttributeDescription(name: "a", type: kind),
+                                AttributeDescription(name: "b", type: kind, isOptional: true),
+                            ])
+                    ]))
+        #expect(decoded.archive.hasSuffix("attribute b enum:string:K optional same"))
     }
 
     @Test func aTrailingNewlineIsAccepted() throws {
