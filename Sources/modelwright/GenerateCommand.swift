@@ -75,8 +75,21 @@ enum GenerateCommand {
     /// Compares `files` with what `output` holds: each file that differs or is missing is listed.
     private static func check(_ files: [RenderedFile], in output: String, console: inout some Console) -> ExitCode {
         let folder = URL(fileURLWithPath: output)
-        // Committed files are read as generate writes them: inside the folder, never through a link.
-        let confined = try? ConfinedFolder.open(output, for: .reading)
+        // Committed files are read as generate writes them: inside the folder, never through a link,
+        // and the folder itself by the rule of writing (a linked output folder is refused).
+        let confined: ConfinedFolder?
+        do {
+            confined = try ConfinedFolder.open(output, for: .checkingOutput)
+        } catch {
+            // Missing: every file is missing. Anything else there (a link, a file) is refused.
+            let normalised = ConfinedFolder.lexicallyNormalised(output)
+            let manager = FileManager.default
+            if manager.fileExists(atPath: normalised) || (try? manager.destinationOfSymbolicLink(atPath: normalised)) != nil {
+                console.printError(error.description)
+                return .invalidInput
+            }
+            confined = nil
+        }
         var stale = 0
         for file in files {
             let url = folder.appendingPathComponent(file.name)

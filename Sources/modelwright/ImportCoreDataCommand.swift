@@ -123,8 +123,24 @@ enum ImportCoreDataCommand {
         var names: [String]
         if value.hasPrefix("@") {
             let file = String(value.dropFirst())
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                return .failure(.init(message: "--version-order: cannot read the file '\(file)' as UTF-8 text"))
+            // Read as every named file is: never through a link, a hard link refused, and the
+            // content never echoed (only its size or kind of problem).
+            let text: String
+            do {
+                let bytes = try ConfinedFolder.readFile(atPath: file, limit: 1024 * 1024)
+                guard let decoded = String(validating: bytes, as: UTF8.self) else {
+                    return .failure(
+                        .init(
+                            message:
+                                "--version-order: the file '\(DiagnosticText.escaped(file))' is not UTF-8 text"))
+                }
+                text = decoded
+            } catch {
+                return .failure(
+                    .init(
+                        message:
+                            "--version-order: cannot read the file '\(DiagnosticText.escaped(file))' (\(error.reason)); give a regular file with one version name per line"
+                    ))
             }
             names = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             names.removeAll { $0.hasPrefix("#") }
@@ -150,6 +166,17 @@ enum ImportCoreDataCommand {
             console.printError(diagnostic.description)
         }
         guard !result.hasErrors else { return .invalidInput }
+        // Everything the folder is read for after the write is checked before it: a file the
+        // import does not replace (a lock file, another version) that cannot be read stops the
+        // import with nothing written, rather than after the files are in place.
+        let replaced = Set(result.files.map { ModelSources.path(of: $0.name, in: output) })
+        if FileManager.default.fileExists(atPath: output) {
+            let unreadable = ModelSources.read(output).problems.filter {
+                $0.path != output && !replaced.contains($0.path)
+            }
+            for problem in unreadable { console.printError(problem.description) }
+            guard unreadable.isEmpty else { return .invalidInput }
+        }
         do {
             let (written, stale) = try CoreDataImporter.write(result, to: output)
             let folder = URL(fileURLWithPath: output)

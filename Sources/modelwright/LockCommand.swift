@@ -56,7 +56,7 @@ enum LockCommand {
         let lock = LockFile.freezing(model, through: through ?? last)
         let path = ModelSources.path(of: LockFile.fileName, in: folder)
         do {
-            let written = try ConfinedFolder.open(folder, for: .writing).write([
+            let written = try ConfinedFolder.open(folder, for: .reading).write([
                 ConfinedFolder.OutputFile(path: LockFile.fileName, data: try lock.encoded())
             ])
             console.print(

@@ -35,7 +35,7 @@ enum NewVersionCommand {
         let name = FileNames.version(current.number + 1, of: model.name)
         let path = ModelSources.path(of: name, in: folder)
         do {
-            let output = try ConfinedFolder.open(folder, for: .writing)
+            let output = try ConfinedFolder.open(folder, for: .reading)
             guard output.kind(of: name) == .missing else {
                 console.printError("\(path): error: the file already exists; it was left untouched")
                 return .invalidInput

@@ -85,6 +85,8 @@ package struct ModelSources: Sendable {
                 case .notARegularFile: "not a regular file (a folder, a FIFO or a device); a schema file is a text file"
                 case .symbolicLink:
                     "the file is a symbolic link; Modelwright reads only the files inside a model folder and follows no link there: replace the link with the file itself"
+                case .hardLink:
+                    "the file has more than one name (a hard link), so it may be a file from elsewhere; Modelwright reads only a model folder's own files: replace it with a copy"
                 case .tooLarge(let size):
                     "the file is \(size) bytes; a schema file may hold at most \(SourceFile.maximumSize) bytes (16 MiB)"
                 }
