@@ -174,6 +174,13 @@ package final class ConfinedFolder: Sendable {
         let absolute = normalised.hasPrefix("/")
         let parent = components.isEmpty ? (absolute ? "/" : ".") : (absolute ? "/" : "") + components.joined(separator: "/")
         if creating {
+            // The output folder's own name is where a tool's file names come from (an exported
+            // bundle's versions): one with a control character is refused before anything exists.
+            if last.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw Failure(
+                    path: path,
+                    message: "the folder's name holds a control character (such as a newline); choose another name")
+            }
             do {
                 try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             } catch {
@@ -241,15 +248,17 @@ package final class ConfinedFolder: Sendable {
     // MARK: - Names
 
     /// Checks that `relativePath` names a place inside the folder: components neither empty, `.`
-    /// nor `..`, no control character (a NUL, or a newline that would split the journal), and each short enough for its temporary name; and, for a file to write
-    /// (`reserved` false), not a name the writer keeps for its journal and temporary files.
-    package static func check(_ relativePath: String, in folder: String, allowingReserved: Bool = false) throws(Failure)
-    {
+    /// nor `..`, no NUL, each short enough for its temporary name; and, for a file to write
+    /// (`reading` false), no control character (a newline would split the journal, which then
+    /// refuses every later run) and not a name the writer keeps for its journal and temporary
+    /// files. A file only read may have any other name its folder holds (printed paths are escaped).
+    package static func check(_ relativePath: String, in folder: String, reading: Bool = false) throws(Failure) {
         let shown = ModelSources.path(of: relativePath, in: folder)
         let components = relativePath.split(separator: "/", omittingEmptySubsequences: false)
         for component in components {
             guard !component.isEmpty, component != ".", component != "..",
-                !component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                !component.utf8.contains(0),
+                reading || !component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
             else {
                 throw Failure(
                     path: shown,
@@ -262,7 +271,7 @@ package final class ConfinedFolder: Sendable {
             }
         }
         let leaf = components.last.map(String.init) ?? ""
-        guard allowingReserved || (leaf != journalName && !leaf.hasSuffix(temporarySuffix)) else {
+        guard reading || (leaf != journalName && !leaf.hasSuffix(temporarySuffix)) else {
             throw Failure(path: shown, message: "the name is one Modelwright keeps for its own files; choose another")
         }
     }
@@ -282,7 +291,7 @@ package final class ConfinedFolder: Sendable {
     /// What stands at `relativePath`, reached without following a link; a link on the way is
     /// reported as `symbolicLink`.
     package func kind(atPath relativePath: String) -> EntryKind {
-        guard (try? Self.check(relativePath, in: path, allowingReserved: true)) != nil else { return .missing }
+        guard (try? Self.check(relativePath, in: path, reading: true)) != nil else { return .missing }
         guard let (parent, leaf) = try? parent(of: relativePath, creating: false) else {
             return pathHasLink(relativePath) ? .symbolicLink : .missing
         }
@@ -339,7 +348,7 @@ package final class ConfinedFolder: Sendable {
     /// following a symbolic link: a link, even to a file inside the folder, is refused unread, and
     /// so is a regular file with more than one name (a hard link).
     package func read(_ relativePath: String, limit: Int) throws(BoundedFile.Failure) -> [UInt8] {
-        guard (try? Self.check(relativePath, in: path, allowingReserved: true)) != nil else { throw .cannotOpen }
+        guard (try? Self.check(relativePath, in: path, reading: true)) != nil else { throw .cannotOpen }
         let parent: ConfinedFolder
         let leaf: String
         do {

@@ -55,9 +55,15 @@ package struct ModelSources: Sendable {
         }
         let files = names.filter { $0.hasSuffix("." + fileExtension) }
         guard !files.isEmpty else {
-            return failure(
+            // The lock file is still checked: a tool about to fill the folder (an import) stops
+            // before writing when the folder would not read afterwards.
+            let empty = failure(
                 path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'"
             )
+            let lockProblem = LockFile.read(in: folder).problem
+            return ModelSources(
+                folder: nil, files: [], listedCount: 0, lock: nil,
+                problems: empty.problems + (lockProblem.map { [$0] } ?? []))
         }
         // Files are read in parallel (a long history has a hundred of them), in file order.
         let outcomes = files.parallelMap { name in
