@@ -663,6 +663,8 @@ struct HostileFolderTests {
     /// A Core Data version folder that is a link is refused, however long the path it points to
     /// (`realpath` failed past 4,096 bytes and the check was skipped), and a version folder
     /// swapped between a folder and a link while imports run never makes one read outside.
+    private static let raceRuns = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == nil ? 1000 : 10000
+
     @Test func aCoreDataVersionFolderIsNeverFollowedNorRaced() throws {
         let sandbox = try Sandbox()
         try Self.prepareInput(sandbox)
@@ -679,8 +681,8 @@ struct HostileFolderTests {
         let output = sandbox.repo.appendingPathComponent("Imported").path
         let arguments = ["import-coredata", bundle.path, "--output", output, "--all-versions"]
         // A link to a folder whose real path is longer than PATH_MAX (`realpath` fails there):
-        // two chains of 2,000 bytes, the second made through a link to the end of the first.
-        let chain = Array(repeating: String(repeating: "d", count: 200), count: 10).joined(separator: "/")
+        // two chains of 2,400 bytes, the second made through a link to the end of the first.
+        let chain = Array(repeating: String(repeating: "d", count: 200), count: 12).joined(separator: "/")
         try FileManager.default.createDirectory(
             atPath: sandbox.outside.path + "/" + chain, withIntermediateDirectories: true)
         sandbox.link("m", in: sandbox.outside, to: sandbox.outside.path + "/" + chain)
@@ -691,23 +693,23 @@ struct HostileFolderTests {
         #expect(symlink(deep, version.path) == 0)
         var (code, console) = Self.run(arguments)
         #expect(code == .invalidInput && console.errors.contains("symbolic link"), "\(console.errors)")
+        #expect(!FileManager.default.fileExists(atPath: output), "\(console.errors)")
+        try? FileManager.default.removeItem(atPath: output)
         unlink(version.path)
-        // The race: a thread swaps the version folder between the real folder and a link outside.
+        // The race: a thread swaps the version folder with a link outside, atomically where the
+        // system can (Linux's `RENAME_EXCHANGE`), so the name is always one or the other.
         let stop = StopFlag()
         let (realPath, versionPath, outsidePath) = (real.path, version.path, outside.path)
         let aside = sandbox.root.appendingPathComponent("input/aside").path
+        #expect(rename(realPath, versionPath) == 0 && symlink(outsidePath, aside) == 0)
         let swapper = Thread {
             while !stop.isSet {
-                _ = rename(realPath, versionPath)
-                _ = rename(versionPath, realPath)
-                _ = symlink(outsidePath, aside)
-                _ = rename(aside, versionPath)
-                _ = unlink(versionPath)
+                exchangeNames(versionPath, aside)
             }
         }
         swapper.start()
         var outcomes: [ExitCode: Int] = [:]
-        for _ in 0..<60 {
+        for _ in 0..<Self.raceRuns {
             (code, console) = Self.run(arguments)
             outcomes[code, default: 0] += 1
             #expect(!(console.output + console.errors).contains("TOKEN"), "\(console.errors)")
@@ -719,16 +721,6 @@ struct HostileFolderTests {
         }
         stop.set()
         while !swapper.isFinished { usleep(1000) }
-        #expect(outcomes.values.reduce(0, +) == 60)
+        #expect(outcomes.values.reduce(0, +) == Self.raceRuns)
     }
-}
-
-/// A flag one thread sets and another polls.
-private final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-
-    var isSet: Bool { lock.withLock { value } }
-
-    func set() { lock.withLock { value = true } }
 }

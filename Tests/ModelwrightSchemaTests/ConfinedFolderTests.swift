@@ -84,8 +84,8 @@ struct ConfinedFolderTests {
         #expect(try folder.read("own", limit: 100) == Array("own".utf8))
     }
 
-    /// A folder swapped between a real folder and a link outside while it is read: every read
-    /// returns the file inside or fails, never the file outside (no check-then-use gap).
+    /// A folder swapped, in one step, between a real folder and a link outside while it is read:
+    /// every read returns the file inside or fails, never the file outside (no check-then-use gap).
     @Test func aFolderSwappedWhileReadNeverLeadsOutside() throws {
         let root = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: root) }
@@ -98,15 +98,10 @@ struct ConfinedFolderTests {
             try Data(text.utf8).write(to: URL(fileURLWithPath: folder + "/f"))
         }
         let done = DispatchSemaphore(value: 0)
-        let stop = Flag()
+        let stop = StopFlag()
+        #expect(rename(real, swapped) == 0 && symlink(outside, aside) == 0)
         Thread {
-            while !stop.isSet {
-                _ = rename(real, swapped)
-                _ = rename(swapped, real)
-                _ = symlink(outside, aside)
-                _ = rename(aside, swapped)
-                _ = unlink(swapped)
-            }
+            while !stop.isSet { exchangeNames(swapped, aside) }
             done.signal()
         }.start()
         let folder = try ConfinedFolder.open(root.appendingPathComponent("in").path, for: .reading)
@@ -185,14 +180,4 @@ struct ConfinedFolderTests {
         #expect(FileManager.default.contents(atPath: inside.appendingPathComponent("A.swift").path) == Data("a".utf8))
         #expect(!FileManager.default.fileExists(atPath: inside.appendingPathComponent(ConfinedFolder.journalName).path))
     }
-}
-
-/// A flag one thread sets and another polls.
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-
-    var isSet: Bool { lock.withLock { value } }
-
-    func set() { lock.withLock { value = true } }
 }
