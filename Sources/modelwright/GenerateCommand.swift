@@ -84,7 +84,9 @@ enum GenerateCommand {
             // Missing: every file is missing. Anything else there (a link, a file) is refused.
             let normalised = ConfinedFolder.lexicallyNormalised(output)
             let manager = FileManager.default
-            if manager.fileExists(atPath: normalised) || (try? manager.destinationOfSymbolicLink(atPath: normalised)) != nil {
+            if manager.fileExists(atPath: normalised)
+                || (try? manager.destinationOfSymbolicLink(atPath: normalised)) != nil
+            {
                 console.printError(error.description)
                 return .invalidInput
             }

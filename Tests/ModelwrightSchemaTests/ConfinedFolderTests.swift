@@ -2,13 +2,13 @@ import Foundation
 import ModelwrightTestSupport
 import Testing
 
+@testable import ModelwrightSchema
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-@testable import ModelwrightSchema
 
 /// ``ConfinedFolder``, the one way the tools reach files inside a folder: names that lead out are
 /// refused, links are never followed, and a journal it did not write is refused untouched.

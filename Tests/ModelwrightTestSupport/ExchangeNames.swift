@@ -13,9 +13,10 @@ import Foundation
 @discardableResult
 package func exchangeNames(_ first: String, _ second: String) -> Bool {
     #if canImport(Glibc)
-        typealias RenameAt2 = @convention(c) (
-            Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32
-        ) -> Int32
+        typealias RenameAt2 =
+            @convention(c) (
+                Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32
+            ) -> Int32
         guard let symbol = dlsym(nil, "renameat2") else { return false }
         let renameExchange: UInt32 = 2
         return unsafeBitCast(symbol, to: RenameAt2.self)(AT_FDCWD, first, AT_FDCWD, second, renameExchange) == 0

@@ -172,7 +172,8 @@ package final class ConfinedFolder: Sendable {
         }
         components.removeLast()
         let absolute = normalised.hasPrefix("/")
-        let parent = components.isEmpty ? (absolute ? "/" : ".") : (absolute ? "/" : "") + components.joined(separator: "/")
+        let parent =
+            components.isEmpty ? (absolute ? "/" : ".") : (absolute ? "/" : "") + components.joined(separator: "/")
         if creating {
             // The output folder's own name is where a tool's file names come from (an exported
             // bundle's versions): one with a control character is refused before anything exists.
