@@ -155,7 +155,8 @@ enum ImportCoreDataCommand {
     private static func importModel(
         _ bundle: CoreDataBundle, _ parsed: Arguments, console: inout some Console
     ) -> ExitCode {
-        let output = parsed.output
+        // The folder the writer opens (`.` and `..` resolved in the text) is the one read back.
+        let output = ConfinedFolder.lexicallyNormalised(parsed.output)
         var importOptions = CoreDataImporter.Options(
             modelName: parsed.name, includesVersionsAfterCurrent: parsed.includesLater)
         importOptions.folder = output

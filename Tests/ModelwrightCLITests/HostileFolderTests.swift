@@ -137,9 +137,17 @@ struct HostileFolderTests {
             }
         }
 
-        func arguments(_ sandbox: Sandbox) -> [String] {
-            let output = sandbox.root.appendingPathComponent(self.output).path
-            let models = sandbox.models.path
+        /// The command's arguments; `spelling` is appended to the output and model folders' paths
+        /// (`/.`, `//`: a link spelled so is still the folder's last component).
+        /// `x/..` is resolved in the text for an output folder only (an input is opened as the
+        /// system resolves it, and `x` is missing), and `export-coredata` takes its bundle's name
+        /// from the last component (`.xcdatamodeld`), so spellings apply where they are the same.
+        func arguments(_ sandbox: Sandbox, spelling: String = "") -> [String] {
+            let textual = spelling.contains("..")
+            let output =
+                sandbox.root.appendingPathComponent(self.output).path
+                + (self == .exportCoreData ? "" : spelling)
+            let models = sandbox.models.path + (textual ? "" : spelling)
             return switch self {
             case .generate, .generateNested: ["generate", models, "--output", output]
             case .exportCoreData: ["export-coredata", models, "--output", output]
@@ -186,8 +194,11 @@ struct HostileFolderTests {
     private static let hostileNames = [
         "../escaped.txt", "link/pre-commit", "link/../../escaped.txt", "/tmp/absolute-escape", "..", ".", "",
         "../../outside/target", "a//b", "x/../../../escaped", ".modelwright-pending", "sub/.hidden", "…/x", "...",
-        String(repeating: "n", count: 300), "nul\u{0}name", "trailing/",
+        String(repeating: "n", count: 300), "nul\u{0}name", "trailing/", "A\nB", "A\rB", "A\u{1B}[2KB",
     ]
+
+    /// How a folder's path may be spelled: each names the same folder as the bare path.
+    private static let spellings = ["", "/.", "//", "/./", "/x/.."]
 
     /// Seeds the folder `command` writes (and the model folder) with hostile things; when not
     /// `hostile`, only with things a correct run gets past (a journal of its own names, planted
@@ -270,7 +281,12 @@ struct HostileFolderTests {
             }
         }
         guard hostile else { return }
-        // A model folder whose files lead to the secret.
+        // A model folder whose files lead to the secret: a symbolic or a hard link.
+        if chance(8) {
+            let version = sandbox.models.appendingPathComponent("Shop.v2.model").path
+            unlink(version)
+            link(outside.appendingPathComponent("secret").path, version)
+        }
         if chance(15) {
             sandbox.link("Shop.v2.model", in: sandbox.models, to: outside.appendingPathComponent("secret").path)
         }
@@ -315,9 +331,10 @@ struct HostileFolderTests {
             let output = command.output
             let before = Self.snapshot(sandbox.root, excluding: output)
             var console = BufferConsole()
-            let code = ModelwrightCommand.run(command.arguments(sandbox), console: &console)
+            let spelling = Self.spellings[Int(random.next() % UInt64(Self.spellings.count))]
+            let code = ModelwrightCommand.run(command.arguments(sandbox, spelling: spelling), console: &console)
             let after = Self.snapshot(sandbox.root, excluding: output)
-            let label = "case \(index) (\(command)\(hostile ? ", hostile" : ""))"
+            let label = "case \(index) (\(command)\(hostile ? ", hostile" : "")\(spelling))"
             let changed = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
             #expect(changed.isEmpty, "\(label) changed outside its folder: \(changed)\n\(console.errors)")
             #expect(code == .success || code == .invalidInput, "\(label): \(code)")
