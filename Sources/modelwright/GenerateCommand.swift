@@ -67,7 +67,9 @@ enum GenerateCommand {
         if check { return Self.check(result.files, in: output, console: &console) }
         for file in result.files {
             let state = result.written.contains(file.name) ? "wrote" : "unchanged"
-            console.print("\(state) \(URL(fileURLWithPath: output).appendingPathComponent(file.name).path)")
+            console.print(
+                "\(state) \(DiagnosticText.escapedPath(URL(fileURLWithPath: output).appendingPathComponent(file.name).path))"
+            )
         }
         return .success
     }
@@ -100,17 +102,18 @@ enum GenerateCommand {
                 guard let confined else { throw .cannotOpen }
                 existing = try confined.read(file.name, limit: max(SourceFile.maximumSize, file.contents.utf8.count))
             } catch {
-                console.print(error == .cannotOpen ? "missing \(url.path)" : "stale \(url.path) (\(error.reason))")
+                let shown = DiagnosticText.escapedPath(url.path)
+                console.print(error == .cannotOpen ? "missing \(shown)" : "stale \(shown) (\(error.reason))")
                 stale += 1
                 continue
             }
             if existing != Array(file.contents.utf8) {
-                console.print("stale \(url.path)")
+                console.print("stale \(DiagnosticText.escapedPath(url.path))")
                 stale += 1
             }
         }
         guard stale > 0 else {
-            console.print("up to date: \(files.count) files in \(output)")
+            console.print("up to date: \(files.count) files in \(DiagnosticText.escapedPath(output))")
             return .success
         }
         console.printError(

@@ -183,7 +183,7 @@ enum ImportCoreDataCommand {
             let folder = URL(fileURLWithPath: output)
             for file in result.files {
                 let state = written.contains(file.name) ? "wrote" : "unchanged"
-                console.print("\(state) \(folder.appendingPathComponent(file.name).path)")
+                console.print("\(state) \(DiagnosticText.escapedPath(folder.appendingPathComponent(file.name).path))")
             }
             for name in stale {
                 console.printError(

@@ -657,6 +657,22 @@ struct HostileFolderTests {
         ])
         #expect(code != .success)
         #expect(!console.errors.split(separator: "\n").contains { $0.hasPrefix("FAKE") }, "\(console.errors)")
+        // A folder above the output whose name holds a newline: every path printed on standard
+        // output (generate, lock, new-version) stays on its line.
+        let odd = sandbox.root.appendingPathComponent("A\nFAKE ok")
+        let models = odd.appendingPathComponent("Models")
+        try FileManager.default.createDirectory(at: odd, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: sandbox.models, to: models)
+        for arguments in [
+            ["generate", models.path, "--output", odd.appendingPathComponent("Generated").path],
+            ["generate", models.path, "--check", "--output", odd.appendingPathComponent("Generated").path],
+            ["lock", models.path], ["new-version", models.path],
+        ] {
+            let (code, console) = Self.run(arguments)
+            #expect(code == .success, "\(arguments): \(console.errors)")
+            let lines = (console.output + console.errors).split(separator: "\n")
+            #expect(!lines.contains { $0.hasPrefix("FAKE") }, "\(arguments): \(console.output)")
+        }
     }
 
     /// `import-coredata` checks everything the written folder is read for before it writes: a
