@@ -73,7 +73,8 @@ enum ExportCoreDataCommand {
             let (written, stale) = try CoreDataExporter.write(result, to: bundleURL.path)
             for file in result.files {
                 let state = written.contains(file.path) ? "wrote" : "unchanged"
-                console.print("\(state) \(bundleURL.appendingPathComponent(file.path).path)")
+                console.print(
+                    "\(state) \(DiagnosticText.escapedPath(bundleURL.appendingPathComponent(file.path).path))")
             }
             for name in stale {
                 console.printError(

@@ -67,7 +67,9 @@ enum GenerateCommand {
         if check { return Self.check(result.files, in: output, console: &console) }
         for file in result.files {
             let state = result.written.contains(file.name) ? "wrote" : "unchanged"
-            console.print("\(state) \(URL(fileURLWithPath: output).appendingPathComponent(file.name).path)")
+            console.print(
+                "\(state) \(DiagnosticText.escapedPath(URL(fileURLWithPath: output).appendingPathComponent(file.name).path))"
+            )
         }
         return .success
     }
@@ -75,8 +77,23 @@ enum GenerateCommand {
     /// Compares `files` with what `output` holds: each file that differs or is missing is listed.
     private static func check(_ files: [RenderedFile], in output: String, console: inout some Console) -> ExitCode {
         let folder = URL(fileURLWithPath: output)
-        // Committed files are read as generate writes them: inside the folder, never through a link.
-        let confined = try? ConfinedFolder.open(output, for: .reading)
+        // Committed files are read as generate writes them: inside the folder, never through a link,
+        // and the folder itself by the rule of writing (a linked output folder is refused).
+        let confined: ConfinedFolder?
+        do {
+            confined = try ConfinedFolder.open(output, for: .checkingOutput)
+        } catch {
+            // Missing: every file is missing. Anything else there (a link, a file) is refused.
+            let normalised = ConfinedFolder.lexicallyNormalised(output)
+            let manager = FileManager.default
+            if manager.fileExists(atPath: normalised)
+                || (try? manager.destinationOfSymbolicLink(atPath: normalised)) != nil
+            {
+                console.printError(error.description)
+                return .invalidInput
+            }
+            confined = nil
+        }
         var stale = 0
         for file in files {
             let url = folder.appendingPathComponent(file.name)
@@ -85,17 +102,18 @@ enum GenerateCommand {
                 guard let confined else { throw .cannotOpen }
                 existing = try confined.read(file.name, limit: max(SourceFile.maximumSize, file.contents.utf8.count))
             } catch {
-                console.print(error == .cannotOpen ? "missing \(url.path)" : "stale \(url.path) (\(error.reason))")
+                let shown = DiagnosticText.escapedPath(url.path)
+                console.print(error == .cannotOpen ? "missing \(shown)" : "stale \(shown) (\(error.reason))")
                 stale += 1
                 continue
             }
             if existing != Array(file.contents.utf8) {
-                console.print("stale \(url.path)")
+                console.print("stale \(DiagnosticText.escapedPath(url.path))")
                 stale += 1
             }
         }
         guard stale > 0 else {
-            console.print("up to date: \(files.count) files in \(output)")
+            console.print("up to date: \(files.count) files in \(DiagnosticText.escapedPath(output))")
             return .success
         }
         console.printError(

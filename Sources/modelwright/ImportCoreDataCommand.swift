@@ -123,8 +123,24 @@ enum ImportCoreDataCommand {
         var names: [String]
         if value.hasPrefix("@") {
             let file = String(value.dropFirst())
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                return .failure(.init(message: "--version-order: cannot read the file '\(file)' as UTF-8 text"))
+            // Read as every named file is: never through a link, a hard link refused, and the
+            // content never echoed (only its size or kind of problem).
+            let text: String
+            do {
+                let bytes = try ConfinedFolder.readFile(atPath: file, limit: 1024 * 1024)
+                guard let decoded = String(validating: bytes, as: UTF8.self) else {
+                    return .failure(
+                        .init(
+                            message:
+                                "--version-order: the file '\(DiagnosticText.escaped(file))' is not UTF-8 text"))
+                }
+                text = decoded
+            } catch {
+                return .failure(
+                    .init(
+                        message:
+                            "--version-order: cannot read the file '\(DiagnosticText.escaped(file))' (\(error.reason)); give a regular file with one version name per line"
+                    ))
             }
             names = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             names.removeAll { $0.hasPrefix("#") }
@@ -139,7 +155,8 @@ enum ImportCoreDataCommand {
     private static func importModel(
         _ bundle: CoreDataBundle, _ parsed: Arguments, console: inout some Console
     ) -> ExitCode {
-        let output = parsed.output
+        // The folder the writer opens (`.` and `..` resolved in the text) is the one read back.
+        let output = ConfinedFolder.lexicallyNormalised(parsed.output)
         var importOptions = CoreDataImporter.Options(
             modelName: parsed.name, includesVersionsAfterCurrent: parsed.includesLater)
         importOptions.folder = output
@@ -150,12 +167,23 @@ enum ImportCoreDataCommand {
             console.printError(diagnostic.description)
         }
         guard !result.hasErrors else { return .invalidInput }
+        // Everything the folder is read for after the write is checked before it: a file the
+        // import does not replace (a lock file, another version) that cannot be read stops the
+        // import with nothing written, rather than after the files are in place.
+        let replaced = Set(result.files.map { ModelSources.path(of: $0.name, in: output) })
+        if FileManager.default.fileExists(atPath: output) {
+            let unreadable = ModelSources.read(output).problems.filter {
+                $0.path != output && !replaced.contains($0.path)
+            }
+            for problem in unreadable { console.printError(problem.description) }
+            guard unreadable.isEmpty else { return .invalidInput }
+        }
         do {
             let (written, stale) = try CoreDataImporter.write(result, to: output)
             let folder = URL(fileURLWithPath: output)
             for file in result.files {
                 let state = written.contains(file.name) ? "wrote" : "unchanged"
-                console.print("\(state) \(folder.appendingPathComponent(file.name).path)")
+                console.print("\(state) \(DiagnosticText.escapedPath(folder.appendingPathComponent(file.name).path))")
             }
             for name in stale {
                 console.printError(

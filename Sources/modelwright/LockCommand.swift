@@ -56,18 +56,19 @@ enum LockCommand {
         let lock = LockFile.freezing(model, through: through ?? last)
         let path = ModelSources.path(of: LockFile.fileName, in: folder)
         do {
-            let written = try ConfinedFolder.open(folder, for: .writing).write([
+            let written = try ConfinedFolder.open(folder, for: .reading).write([
                 ConfinedFolder.OutputFile(path: LockFile.fileName, data: try lock.encoded())
             ])
             console.print(
-                "\(written.isEmpty ? "unchanged" : "wrote") \(path): versions 1–\(through ?? last) of \(model.name) are frozen"
+                "\(written.isEmpty ? "unchanged" : "wrote") \(DiagnosticText.escapedPath(path)): versions 1–\(through ?? last) of \(model.name) are frozen"
             )
             return .success
         } catch let error as ConfinedFolder.Failure {
             console.printError(error.description)
             return .invalidInput
         } catch {
-            console.printError("\(path): error: cannot write the lock file: \(error.localizedDescription)")
+            console.printError(
+                "\(DiagnosticText.escapedPath(path)): error: cannot write the lock file: \(error.localizedDescription)")
             return .invalidInput
         }
     }

@@ -35,9 +35,10 @@ enum NewVersionCommand {
         let name = FileNames.version(current.number + 1, of: model.name)
         let path = ModelSources.path(of: name, in: folder)
         do {
-            let output = try ConfinedFolder.open(folder, for: .writing)
+            let output = try ConfinedFolder.open(folder, for: .reading)
             guard output.kind(of: name) == .missing else {
-                console.printError("\(path): error: the file already exists; it was left untouched")
+                console.printError(
+                    "\(DiagnosticText.escapedPath(path)): error: the file already exists; it was left untouched")
                 return .invalidInput
             }
             try output.write([ConfinedFolder.OutputFile(path: name, text: try NewVersion.text(after: current))])
@@ -45,11 +46,14 @@ enum NewVersionCommand {
             console.printError(error.description)
             return .invalidInput
         } catch {
-            console.printError("\(path): error: cannot write the new version: \(error.localizedDescription)")
+            console.printError(
+                "\(DiagnosticText.escapedPath(path)): error: cannot write the new version: \(error.localizedDescription)"
+            )
             return .invalidInput
         }
         console.print(
-            "wrote \(path): version \(current.number + 1) of \(model.name), a copy of version \(current.number)")
+            "wrote \(DiagnosticText.escapedPath(path)): version \(current.number + 1) of \(model.name), a copy of version \(current.number)"
+        )
         return .success
     }
 }

@@ -230,7 +230,7 @@ struct CoreDataCommandTests {
         let cases: [(arguments: [String], error: String)] = [
             (
                 ["--version-order", "Test, Test 7"],
-                "'Test 7', which is not a version of the bundle; its versions are: 'Test', 'Test 2'"
+                "name 2 of --version-order is not a version of the bundle; its versions are: 'Test', 'Test 2'"
             ),
             (["--version-order", "Test"], "--version-order does not name 'Test 2'"),
             (["--version-order", " , "], "error: --version-order names no version"),

@@ -137,9 +137,17 @@ struct HostileFolderTests {
             }
         }
 
-        func arguments(_ sandbox: Sandbox) -> [String] {
-            let output = sandbox.root.appendingPathComponent(self.output).path
-            let models = sandbox.models.path
+        /// The command's arguments; `spelling` is appended to the output and model folders' paths
+        /// (`/.`, `//`: a link spelled so is still the folder's last component).
+        /// `x/..` is resolved in the text for an output folder only (an input is opened as the
+        /// system resolves it, and `x` is missing), and `export-coredata` takes its bundle's name
+        /// from the last component (`.xcdatamodeld`), so spellings apply where they are the same.
+        func arguments(_ sandbox: Sandbox, spelling: String = "") -> [String] {
+            let textual = spelling.contains("..")
+            let output =
+                sandbox.root.appendingPathComponent(self.output).path
+                + (self == .exportCoreData ? "" : spelling)
+            let models = sandbox.models.path + (textual ? "" : spelling)
             return switch self {
             case .generate, .generateNested: ["generate", models, "--output", output]
             case .exportCoreData: ["export-coredata", models, "--output", output]
@@ -186,8 +194,11 @@ struct HostileFolderTests {
     private static let hostileNames = [
         "../escaped.txt", "link/pre-commit", "link/../../escaped.txt", "/tmp/absolute-escape", "..", ".", "",
         "../../outside/target", "a//b", "x/../../../escaped", ".modelwright-pending", "sub/.hidden", "…/x", "...",
-        String(repeating: "n", count: 300), "nul\u{0}name", "trailing/",
+        String(repeating: "n", count: 300), "nul\u{0}name", "trailing/", "A\nB", "A\rB", "A\u{1B}[2KB",
     ]
+
+    /// How a folder's path may be spelled: each names the same folder as the bare path.
+    private static let spellings = ["", "/.", "//", "/./", "/x/.."]
 
     /// Seeds the folder `command` writes (and the model folder) with hostile things; when not
     /// `hostile`, only with things a correct run gets past (a journal of its own names, planted
@@ -270,7 +281,12 @@ struct HostileFolderTests {
             }
         }
         guard hostile else { return }
-        // A model folder whose files lead to the secret.
+        // A model folder whose files lead to the secret: a symbolic or a hard link.
+        if chance(8) {
+            let version = sandbox.models.appendingPathComponent("Shop.v2.model").path
+            unlink(version)
+            link(outside.appendingPathComponent("secret").path, version)
+        }
         if chance(15) {
             sandbox.link("Shop.v2.model", in: sandbox.models, to: outside.appendingPathComponent("secret").path)
         }
@@ -315,9 +331,10 @@ struct HostileFolderTests {
             let output = command.output
             let before = Self.snapshot(sandbox.root, excluding: output)
             var console = BufferConsole()
-            let code = ModelwrightCommand.run(command.arguments(sandbox), console: &console)
+            let spelling = Self.spellings[Int(random.next() % UInt64(Self.spellings.count))]
+            let code = ModelwrightCommand.run(command.arguments(sandbox, spelling: spelling), console: &console)
             let after = Self.snapshot(sandbox.root, excluding: output)
-            let label = "case \(index) (\(command)\(hostile ? ", hostile" : ""))"
+            let label = "case \(index) (\(command)\(hostile ? ", hostile" : "")\(spelling))"
             let changed = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
             #expect(changed.isEmpty, "\(label) changed outside its folder: \(changed)\n\(console.errors)")
             #expect(code == .success || code == .invalidInput, "\(label): \(code)")
@@ -407,19 +424,25 @@ struct HostileFolderTests {
         #expect(code == .invalidInput, "a link inside the folder is refused too: \(console.errors)")
     }
 
-    /// A relative `--output` (and the command plugin's, run in the package) follows no link in
-    /// the checkout: a linked `Sources/` or `Generated/` is refused. Run as a child process, in
-    /// the sandbox's `repo/`, since the path is relative to the current folder.
-    @Test func aRelativeOutputFollowsNoLinkInTheCheckout() throws {
+    /// A relative `--output` (and the command plugin's, run in the package) follows the path as
+    /// named, but its last component, the output folder a checkout commits, must not be a link:
+    /// a linked `Generated/` is refused however the path spells it, while a linked `Sources/` or
+    /// `.build/` (a scratch disk, a CI cache) is the user's own place and is written through.
+    /// Run as a child process, in the sandbox's `repo/`, since the path is relative to the
+    /// current folder.
+    @Test func aRelativeOutputIsRefusedOnlyWhenTheOutputFolderIsALink() throws {
         let buildFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let executable = try #require(
             [buildFolder, buildFolder.deletingLastPathComponent()].map { $0.appendingPathComponent("modelwright") }
                 .first { FileManager.default.isExecutableFile(atPath: $0.path) })
-        let cases: [(linked: String?, output: String)] = [
-            (nil, "Sources/App/Generated"), ("Sources", "Sources/App/Generated"), ("Generated", "Generated"),
-            ("Out", "Out/../Out/Generated"),
+        let cases: [(linked: String?, output: String, refused: Bool)] = [
+            (nil, "Sources/App/Generated", false), ("Sources", "Sources/App/Generated", false),
+            (".build", ".build/plugins/outputs/repo/App/destination/ModelwrightPlugin/Generated", false),
+            ("Generated", "Generated", true), ("Generated", "Generated/.", true), ("Generated", "Generated//", true),
+            ("Generated", "./Generated/./", true), ("Generated", "x/../Generated", true),
+            ("Out", "Out/../Out/Generated", false),
         ]
-        for (linked, output) in cases {
+        for (linked, output, refused) in cases {
             let sandbox = try Sandbox()
             if let linked {
                 sandbox.link(linked, in: sandbox.repo, to: sandbox.outside.appendingPathComponent("dir").path)
@@ -434,16 +457,303 @@ struct HostileFolderTests {
                 process.standardError = FileHandle.nullDevice
                 try process.run()
                 process.waitUntilExit()
-                // Without a link, the same command writes the files (the control).
-                #expect(process.terminationStatus == (linked == nil ? 0 : 1), "\(path)")
-                if linked != nil {
+                #expect(process.terminationStatus == (refused ? 1 : 0), "\(path)")
+                if refused {
                     #expect(Self.snapshot(sandbox.root, excluding: nil) == before, "\(path)")
                 } else {
-                    #expect(
-                        FileManager.default.fileExists(atPath: sandbox.repo.path + "/" + output + "/Shop+Records.swift")
-                    )
+                    let folder = ConfinedFolder.lexicallyNormalised(sandbox.repo.path + "/" + output)
+                    #expect(FileManager.default.fileExists(atPath: folder + "/Shop+Records.swift"), "\(path)")
                 }
             }
         }
+    }
+
+    // MARK: - The red team's cases (issue 24, second round)
+
+    /// The folder a user names is followed as named, links included, except the output folder's
+    /// own last component, which must not be a link however the path spells it: drawn paths of
+    /// one to three components under `repo/`, each a real folder or a link to a folder outside,
+    /// each followed by `.`, empty or `x/..` components, given absolute to `generate`.
+    @Test func theNamedPathIsFollowedButTheOutputFolderItselfIsNeverALink() throws {
+        let decorations = ["", "/.", "//", "/./", "/x/..", "/./x/../."]
+        var random = SplitMix64(seed: 2402)
+        var outcomes: [Bool: Int] = [:]
+        for index in 0..<60 {
+            let sandbox = try Sandbox()
+            let count = 1 + Int(random.next() % 3)
+            var built = sandbox.repo
+            var spelled = sandbox.repo.path
+            var lastIsLink = false
+            var lastTarget: URL?
+            for level in 0..<count {
+                let name = "c\(level)"
+                let isLink = random.next() % 3 == 0
+                if isLink {
+                    let target = sandbox.outside.appendingPathComponent("t\(level)")
+                    try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+                    sandbox.link(name, in: built, to: target.path)
+                    lastTarget = target
+                } else if level < count - 1 || random.next() % 2 == 0 {
+                    sandbox.folder(name, in: built)
+                }
+                lastIsLink = isLink
+                built = built.appendingPathComponent(name)
+                spelled += "/" + name + decorations[Int(random.next() % UInt64(decorations.count))]
+            }
+            let (code, console) = Self.run(["generate", sandbox.models.path, "--output", spelled])
+            let label = "case \(index): \(spelled)"
+            #expect(code == (lastIsLink ? .invalidInput : .success), "\(label): \(console.errors)")
+            if lastIsLink, let lastTarget {
+                #expect(console.errors.contains("is a symbolic link"), "\(label)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: lastTarget.path).isEmpty, "\(label)")
+            } else {
+                #expect(FileManager.default.fileExists(atPath: built.path + "/Shop+Records.swift"), "\(label)")
+            }
+            outcomes[lastIsLink, default: 0] += 1
+        }
+        #expect(outcomes[true, default: 0] > 0 && outcomes[false, default: 0] > 0)
+    }
+
+    /// A model folder reached through a link (a symlinked checkout, a shared model) is the user's
+    /// choice: every command that reads it, and `lock` and `new-version` that add a file to it,
+    /// accept it, as a linked folder above it.
+    @Test func aModelFolderReachedThroughALinkWorksForEveryCommand() throws {
+        for through in ["ModelsLink", "RepoLink/Models"] {
+            let sandbox = try Sandbox()
+            sandbox.link("ModelsLink", in: sandbox.root, to: sandbox.models.path)
+            sandbox.link("RepoLink", in: sandbox.root, to: sandbox.repo.path)
+            let models = sandbox.root.appendingPathComponent(through).path
+            for arguments in [
+                ["validate", models], ["plan", models], ["lock", models], ["new-version", models],
+                ["generate", models, "--output", sandbox.repo.appendingPathComponent("Generated").path],
+            ] {
+                let (code, console) = Self.run(arguments)
+                #expect(code == .success, "\(arguments): \(console.errors)")
+            }
+            #expect(FileManager.default.fileExists(atPath: sandbox.models.appendingPathComponent(FileNames.lock).path))
+            #expect(FileManager.default.fileExists(atPath: sandbox.models.appendingPathComponent("Shop.v3.model").path))
+        }
+    }
+
+    /// `generate --check` reads the output folder by the rule `generate` writes it: a linked
+    /// output folder is refused, not compared through.
+    @Test func checkRefusesALinkedOutputFolderLikeGenerate() throws {
+        let sandbox = try Sandbox()
+        let real = sandbox.outside.appendingPathComponent("dir")
+        #expect(Self.run(["generate", sandbox.models.path, "--output", real.path]).0 == .success)
+        sandbox.link("Generated", in: sandbox.repo, to: real.path)
+        for output in ["Generated", "Generated/."] {
+            let path = sandbox.repo.path + "/" + output
+            let (code, console) = Self.run(["generate", sandbox.models.path, "--check", "--output", path])
+            #expect(code == .invalidInput, "\(output)")
+            #expect(console.errors.contains("is a symbolic link"), "\(output): \(console.errors)")
+            #expect(Self.run(["generate", sandbox.models.path, "--output", path]).0 == .invalidInput)
+        }
+        #expect(Self.run(["generate", sandbox.models.path, "--check", "--output", real.path]).0 == .success)
+    }
+
+    /// A second name for a file outside (a hard link) is no file of the folder: a model version,
+    /// a lock file, a template and a Core Data `contents` with more than one name are refused
+    /// unread and unquoted.
+    @Test func aHardLinkToAFileOutsideIsRefusedUnquoted() throws {
+        let places: [(folder: (Sandbox) -> URL, name: String, arguments: (Sandbox) -> [String])] = [
+            ({ $0.models }, "Shop.v3.model", { ["validate", $0.models.path] }),
+            ({ $0.models }, FileNames.lock, { ["validate", $0.models.path] }),
+            (
+                { $0.repo.appendingPathComponent("T") }, "Records.mustache",
+                {
+                    [
+                        "generate", $0.models.path, "--templates", $0.repo.appendingPathComponent("T").path, "--output",
+                        $0.repo.appendingPathComponent("Generated").path,
+                    ]
+                }
+            ),
+            (
+                { $0.root.appendingPathComponent("input/Shop.xcdatamodeld/Shop 2.xcdatamodel") }, "contents",
+                {
+                    [
+                        "import-coredata", $0.root.appendingPathComponent("input/Shop.xcdatamodeld").path, "--output",
+                        $0.repo.appendingPathComponent("Imported").path, "--all-versions",
+                    ]
+                }
+            ),
+        ]
+        for (folder, name, arguments) in places {
+            let sandbox = try Sandbox()
+            try Self.prepareInput(sandbox)
+            let directory = folder(sandbox)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            #expect(link(sandbox.outside.appendingPathComponent("secret").path, directory.path + "/" + name) == 0)
+            let (code, console) = Self.run(arguments(sandbox))
+            #expect(code == .invalidInput, "\(name): \(console.errors)")
+            #expect(console.errors.contains("hard link"), "\(name): \(console.errors)")
+            #expect(!(console.output + console.errors).contains("TOKEN"), "\(name)")
+            let generated = sandbox.repo.appendingPathComponent("Generated/Shop+Records.swift")
+            #expect(!FileManager.default.fileExists(atPath: generated.path), "\(name)")
+        }
+    }
+
+    /// A file in a `--templates` folder that is a link is refused unread, as a config's template
+    /// is: its text never reaches generated code.
+    @Test func aLinkedTemplateInATemplatesFolderIsRefused() throws {
+        let sandbox = try Sandbox()
+        let templates = sandbox.repo.appendingPathComponent("T")
+        sandbox.link("Records.mustache", in: templates, to: sandbox.outside.appendingPathComponent("secret").path)
+        let output = sandbox.repo.appendingPathComponent("Generated")
+        let (code, console) = Self.run([
+            "generate", sandbox.models.path, "--templates", templates.path, "--output", output.path,
+        ])
+        #expect(code == .invalidInput, "\(console.errors)")
+        #expect(console.errors.contains("symbolic link"), "\(console.errors)")
+        #expect(!FileManager.default.fileExists(atPath: output.path + "/Shop+Records.swift"))
+        #expect(!(console.output + console.errors).contains("TOKEN"))
+    }
+
+    /// `--version-order @file` reads the file as every named file is read (never through a link),
+    /// and an error never echoes a line of it.
+    @Test func aVersionOrderFileIsReadUnlinkedAndNeverEchoed() throws {
+        let sandbox = try Sandbox()
+        try Self.prepareInput(sandbox)
+        let bundle = sandbox.root.appendingPathComponent("input/Shop.xcdatamodeld").path
+        let output = sandbox.repo.appendingPathComponent("Imported").path
+        sandbox.link("order-link", in: sandbox.repo, to: sandbox.outside.appendingPathComponent("secret").path)
+        try Data(Self.secret.utf8).write(to: sandbox.repo.appendingPathComponent("order-secret"))
+        for file in ["order-link", "order-secret"] {
+            let path = sandbox.repo.appendingPathComponent(file).path
+            let (code, console) = Self.run([
+                "import-coredata", bundle, "--output", output, "--all-versions", "--version-order", "@" + path,
+            ])
+            #expect(code == .usage, "\(file): \(console.errors)")
+            #expect(!(console.output + console.errors).contains("TOKEN"), "\(file): \(console.errors)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    /// A name with a control character is refused before anything is written: a newline in an
+    /// exported bundle's name used to land in the journal, split it, and wedge every rerun.
+    @Test func aNameWithAControlCharacterIsRefusedBeforeWriting() throws {
+        for character in ["\n", "\r", "\u{1B}", "\u{7F}", "\u{85}"] {
+            let sandbox = try Sandbox()
+            let output = sandbox.repo.appendingPathComponent("xe/A\(character)B.xcdatamodeld").path
+            for _ in 0..<2 {
+                let (code, console) = Self.run(["export-coredata", sandbox.models.path, "--output", output])
+                // Refused by the name's check, or earlier by the exporter (XML cannot hold U+001B).
+                #expect(code == .invalidInput, "\(character.debugDescription): \(console.errors)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
+
+    /// Every printed path goes through the one escaper: a config's template path holding a
+    /// newline prints as one line.
+    @Test func aPathWithANewlinePrintsAsOneLine() throws {
+        let sandbox = try Sandbox()
+        let config = sandbox.repo.appendingPathComponent(FileNames.config)
+        try Data(#"{ "templates": { "Records": "T\nFAKE: error: forged.mustache" } }"#.utf8).write(to: config)
+        let (code, console) = Self.run([
+            "generate", sandbox.models.path, "--config", config.path, "--output",
+            sandbox.repo.appendingPathComponent("Generated").path,
+        ])
+        #expect(code != .success)
+        #expect(!console.errors.split(separator: "\n").contains { $0.hasPrefix("FAKE") }, "\(console.errors)")
+        // A folder above the output whose name holds a newline: every path printed on standard
+        // output (generate, lock, new-version) stays on its line.
+        let odd = sandbox.root.appendingPathComponent("A\nFAKE ok")
+        let models = odd.appendingPathComponent("Models")
+        try FileManager.default.createDirectory(at: odd, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: sandbox.models, to: models)
+        for arguments in [
+            ["generate", models.path, "--output", odd.appendingPathComponent("Generated").path],
+            ["generate", models.path, "--check", "--output", odd.appendingPathComponent("Generated").path],
+            ["lock", models.path], ["new-version", models.path],
+        ] {
+            let (code, console) = Self.run(arguments)
+            #expect(code == .success, "\(arguments): \(console.errors)")
+            let lines = (console.output + console.errors).split(separator: "\n")
+            #expect(!lines.contains { $0.hasPrefix("FAKE") }, "\(arguments): \(console.output)")
+        }
+    }
+
+    /// `import-coredata` checks everything the written folder is read for before it writes: a
+    /// linked lock file in the output folder stops it with nothing written.
+    @Test func anImportWritesNothingWhenTheOutputFolderCannotBeRead() throws {
+        let sandbox = try Sandbox()
+        try Self.prepareInput(sandbox)
+        let output = sandbox.repo.appendingPathComponent("Imported")
+        sandbox.link(FileNames.lock, in: output, to: sandbox.outside.appendingPathComponent("secret").path)
+        let (code, console) = Self.run([
+            "import-coredata", sandbox.root.appendingPathComponent("input/Shop.xcdatamodeld").path, "--output",
+            output.path, "--all-versions",
+        ])
+        #expect(code == .invalidInput, "\(console.errors)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: output.path) == [FileNames.lock],
+            "\(console.errors)")
+        #expect(!(console.output + console.errors).contains("TOKEN"))
+    }
+
+    /// A Core Data version folder that is a link is refused, however long the path it points to
+    /// (`realpath` failed past 4,096 bytes and the check was skipped), and a version folder
+    /// swapped between a folder and a link while imports run never makes one read outside.
+    private static let raceRuns = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == nil ? 1000 : 10000
+
+    @Test func aCoreDataVersionFolderIsNeverFollowedNorRaced() throws {
+        let sandbox = try Sandbox()
+        try Self.prepareInput(sandbox)
+        let bundle = sandbox.root.appendingPathComponent("input/Shop.xcdatamodeld")
+        let version = bundle.appendingPathComponent("Shop 2.xcdatamodel")
+        let real = sandbox.root.appendingPathComponent("input/real.xcdatamodel")
+        try FileManager.default.moveItem(at: version, to: real)
+        // Outside: a version whose entity is named after the secret, so reading it would show.
+        let outside = sandbox.outside.appendingPathComponent("v")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        let text = try String(contentsOf: real.appendingPathComponent("contents"), encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "name=\"Item\"", with: "name=\"TOKENSECRET\"").utf8).write(
+            to: outside.appendingPathComponent("contents"))
+        let output = sandbox.repo.appendingPathComponent("Imported").path
+        let arguments = ["import-coredata", bundle.path, "--output", output, "--all-versions"]
+        // A link to a folder whose real path is longer than PATH_MAX (`realpath` fails there):
+        // two chains of 2,400 bytes, the second made through a link to the end of the first.
+        let chain = Array(repeating: String(repeating: "d", count: 200), count: 12).joined(separator: "/")
+        try FileManager.default.createDirectory(
+            atPath: sandbox.outside.path + "/" + chain, withIntermediateDirectories: true)
+        sandbox.link("m", in: sandbox.outside, to: sandbox.outside.path + "/" + chain)
+        let deep = sandbox.outside.path + "/m/" + chain
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        try Data(contentsOf: outside.appendingPathComponent("contents")).write(
+            to: URL(fileURLWithPath: deep + "/contents"))
+        #expect(symlink(deep, version.path) == 0)
+        var (code, console) = Self.run(arguments)
+        #expect(code == .invalidInput && console.errors.contains("symbolic link"), "\(console.errors)")
+        #expect(!FileManager.default.fileExists(atPath: output), "\(console.errors)")
+        try? FileManager.default.removeItem(atPath: output)
+        unlink(version.path)
+        // The race: a thread swaps the version folder with a link outside, atomically where the
+        // system can (Linux's `RENAME_EXCHANGE`), so the name is always one or the other.
+        let stop = StopFlag()
+        let (realPath, versionPath, outsidePath) = (real.path, version.path, outside.path)
+        let aside = sandbox.root.appendingPathComponent("input/aside").path
+        #expect(rename(realPath, versionPath) == 0 && symlink(outsidePath, aside) == 0)
+        let swapper = Thread {
+            while !stop.isSet {
+                exchangeNames(versionPath, aside)
+            }
+        }
+        swapper.start()
+        var outcomes: [ExitCode: Int] = [:]
+        for _ in 0..<Self.raceRuns {
+            (code, console) = Self.run(arguments)
+            outcomes[code, default: 0] += 1
+            #expect(!(console.output + console.errors).contains("TOKEN"), "\(console.errors)")
+            let written = (try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []
+            for name in written {
+                let contents = (try? String(contentsOfFile: output + "/" + name, encoding: .utf8)) ?? ""
+                #expect(!contents.contains("TOKEN"), "\(name)")
+            }
+        }
+        stop.set()
+        while !swapper.isFinished { usleep(1000) }
+        #expect(outcomes.values.reduce(0, +) == Self.raceRuns)
     }
 }

@@ -202,7 +202,7 @@ struct CoreDataVersionOrderTests {
         let cases: [(order: [String]?, skip: [String], message: String)] = [
             (
                 ["Test", "Test 3"], [],
-                "--version-order names 'Test 3', which is not a version of the bundle; its versions are: 'Test', 'Test 2'"
+                "name 2 of --version-order is not a version of the bundle; its versions are: 'Test', 'Test 2'"
             ),
             (
                 ["Test", "Test 2", "Test"], [],

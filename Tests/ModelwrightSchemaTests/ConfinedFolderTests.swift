@@ -4,6 +4,12 @@ import Testing
 
 @testable import ModelwrightSchema
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// ``ConfinedFolder``, the one way the tools reach files inside a folder: names that lead out are
 /// refused, links are never followed, and a journal it did not write is refused untouched.
 struct ConfinedFolderTests {
@@ -14,27 +20,101 @@ struct ConfinedFolderTests {
     }
 
     /// A name is accepted exactly when every `/`-separated component is non-empty, not `.` or
-    /// `..`, and holds no NUL: drawn from components of every kind.
+    /// `..`, and holds no NUL; a name to write, also no control character (a newline split the
+    /// journal and wedged every rerun): drawn from components of every kind.
     @Test func aNameIsAcceptedExactlyWhenEveryComponentStaysInside() {
-        let good = ["a", "Trips+Records.swift", "...", ".hidden", "Shop 2.xcdatamodel", "é", "-", "a..b"]
+        let good = ["a", "Trips+Records.swift", "...", ".hidden", "Shop 2.xcdatamodel", "é", "-", "a..b", "\u{200B}"]
         let bad = ["", ".", "..", "nul\u{0}x"]
+        let control = ["A\nB", "\r", "x\u{1B}[2K", "\u{7F}", "\u{85}", "\t"]
         var random = SplitMix64(seed: 24)
         for _ in 0..<2000 {
             let count = 1 + Int(random.next() % 4)
             var components: [String] = []
-            var valid = true
+            var structural = true
+            var printable = true
             for _ in 0..<count {
-                if random.next() % 4 == 0 {
+                switch random.next() % 6 {
+                case 0:
                     components.append(bad[Int(random.next() % UInt64(bad.count))])
-                    valid = false
-                } else {
+                    structural = false
+                case 1:
+                    components.append(control[Int(random.next() % UInt64(control.count))])
+                    printable = false
+                default:
                     components.append(good[Int(random.next() % UInt64(good.count))])
                 }
             }
             let name = components.joined(separator: "/")
-            let accepted = (try? ConfinedFolder.check(name, in: "/out")) != nil
-            #expect(accepted == valid, "\(name.debugDescription)")
+            let written = (try? ConfinedFolder.check(name, in: "/out")) != nil
+            let read = (try? ConfinedFolder.check(name, in: "/out", reading: true)) != nil
+            #expect(written == (structural && printable), "\(name.debugDescription)")
+            #expect(read == structural, "\(name.debugDescription)")
         }
+    }
+
+    /// An output folder's path is followed as named except its last component, which must not be
+    /// a link however `.`, `..` and empty components spell it (`link/.` made the link not-last).
+    @Test func theOutputFolderIsNeverALinkHoweverItIsSpelled() throws {
+        let root = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let outside = root.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: root.appendingPathComponent("in/link"), withDestinationURL: outside)
+        let base = root.appendingPathComponent("in").path
+        let refused = ["link", "link/", "link/.", "link//", "link/./.", "x/../link", "./link/.", "link/x/.."]
+        let accepted = ["link/Generated", "link/./Generated/", "real", "real/.", "x/../real/sub/.."]
+        for spelling in refused + accepted {
+            let path = base + "/" + spelling
+            let opened = (try? ConfinedFolder.open(path, for: .writing).write([.init(path: "f", text: "x")])) != nil
+            #expect(opened == accepted.contains(spelling), "\(spelling)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["Generated"])
+    }
+
+    /// A regular file with a second name (a hard link to a file elsewhere) is refused unread.
+    @Test func aFileWithTwoNamesIsRefused() throws {
+        let root = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("secret".utf8).write(to: root.appendingPathComponent("secret"))
+        try Data("own".utf8).write(to: root.appendingPathComponent("in/own"))
+        #expect(link(root.appendingPathComponent("secret").path, root.appendingPathComponent("in/f").path) == 0)
+        let folder = try ConfinedFolder.open(root.appendingPathComponent("in").path, for: .reading)
+        #expect(throws: BoundedFile.Failure.hardLink) { try folder.read("f", limit: 100) }
+        #expect(try folder.read("own", limit: 100) == Array("own".utf8))
+    }
+
+    /// A folder swapped, in one step, between a real folder and a link outside while it is read:
+    /// every read returns the file inside or fails, never the file outside (no check-then-use gap).
+    @Test func aFolderSwappedWhileReadNeverLeadsOutside() throws {
+        let root = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let real = root.appendingPathComponent("real").path
+        let outside = root.appendingPathComponent("outside").path
+        let swapped = root.appendingPathComponent("in/a").path
+        let aside = root.appendingPathComponent("in/aside").path
+        for (folder, text) in [(real, "inside"), (outside, "secret")] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: folder + "/f"))
+        }
+        let done = DispatchSemaphore(value: 0)
+        let stop = StopFlag()
+        #expect(rename(real, swapped) == 0 && symlink(outside, aside) == 0)
+        Thread {
+            while !stop.isSet { exchangeNames(swapped, aside) }
+            done.signal()
+        }.start()
+        let folder = try ConfinedFolder.open(root.appendingPathComponent("in").path, for: .reading)
+        var read = 0
+        for _ in 0..<3000 {
+            if let bytes = try? folder.read("a/f", limit: 100) {
+                #expect(bytes == Array("inside".utf8))
+                read += 1
+            }
+        }
+        stop.set()
+        done.wait()
+        #expect(read > 0, "the race never let a read through; it tested nothing")
     }
 
     /// Whatever links a folder holds, a read reaches only regular files inside it, and a write

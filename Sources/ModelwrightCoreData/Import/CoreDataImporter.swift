@@ -175,7 +175,7 @@ package enum CoreDataImporter {
     >] {
         versions.parallelMap { version in
             Swift.Result<CoreDataModel, CoreDataReader.Failure> { () throws(CoreDataReader.Failure) in
-                try CoreDataReader.read(path: version.contentsPath)
+                try CoreDataReader.read(version)
             }
         }
     }

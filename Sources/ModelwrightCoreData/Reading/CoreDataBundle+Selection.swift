@@ -17,9 +17,11 @@ extension CoreDataBundle {
         }
         guard let order = order?.map(versionName) else { return skipped }
         var seen: Set<String> = []
-        for name in order {
+        for (index, name) in order.enumerated() {
+            // Not quoted: the names may come from a file (`@path`), whose text is never echoed.
             guard known.contains(name) else {
-                throw usage(path, "--version-order names '\(name)', which is not a version of the bundle; \(valid)")
+                throw usage(
+                    path, "name \(index + 1) of --version-order is not a version of the bundle; \(valid)")
             }
             guard seen.insert(name).inserted else {
                 throw usage(path, "--version-order names '\(name)' twice; name each version once, oldest first")
@@ -123,10 +125,10 @@ extension CoreDataBundle {
         let families = CoreDataVersionOrder.Family.split(names.map { .init(name: $0, toolsVersion: nil) })
         for (earlier, later) in zip(families, families.dropFirst()) {
             guard let last = earlier.members.last, let first = later.members.first,
-                let lastPath = versions.first(where: { $0.name == last })?.contentsPath,
-                let firstPath = versions.first(where: { $0.name == first })?.contentsPath,
-                let lastModel = try? CoreDataReader.read(path: lastPath),
-                let firstModel = try? CoreDataReader.read(path: firstPath)
+                let lastPath = versions.first(where: { $0.name == last }),
+                let firstPath = versions.first(where: { $0.name == first }),
+                let lastModel = try? CoreDataReader.read(lastPath),
+                let firstModel = try? CoreDataReader.read(firstPath)
             else { continue }
             if let reason = CoreDataVersionOrder.renameContradiction(
                 earlier: (last, lastModel), later: (first, firstModel))
@@ -140,7 +142,7 @@ extension CoreDataBundle {
     /// The `lastSavedToolsVersion` of the root `<model>` element of `version`'s `contents`, or
     /// `nil` when the file records none or cannot be read (reading it fully reports why).
     static func savedToolsVersion(_ version: Version) -> ToolsVersion? {
-        guard let bytes = try? ConfinedFolder.readFile(atPath: version.contentsPath, limit: BoundedFile.maximumSize)
+        guard let bytes = try? version.readContents(limit: BoundedFile.maximumSize)
         else { return nil }
         guard var reader = try? XMLReader(bytes: bytes) else { return nil }
         guard let event = try? reader.next(), case .start(let name, let attributes, _) = event, name == "model",

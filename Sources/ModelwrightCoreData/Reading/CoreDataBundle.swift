@@ -18,6 +18,19 @@ package struct CoreDataBundle: Sendable {
         package var contentsPath: String
         /// The path of its `.xcdatamodel` folder.
         package var folderPath: String
+        /// The folder the user named (the bundle, or a bare version folder), which the path of
+        /// ``contentsPath`` is followed to.
+        package var root: String
+        /// `contents` relative to ``root``, reached one component at a time without following a
+        /// link (``ConfinedFolder``), so no check and use of a resolved path can be raced.
+        package var contentsName: String
+
+        /// The bytes of `contents`, at most `limit`, read confined to ``root``: a version folder
+        /// or a `contents` that is a link, or a file with a second name, is refused unread.
+        package func readContents(limit: Int) throws(BoundedFile.Failure) -> [UInt8] {
+            guard let folder = try? ConfinedFolder.open(root, for: .reading) else { throw .cannotOpen }
+            return try folder.read(contentsName, limit: limit)
+        }
     }
 
     /// The bundle or bare version folder as given.
@@ -93,7 +106,8 @@ package struct CoreDataBundle: Sendable {
         let all = try versionNames(in: trimmed, path: path).map {
             Version(
                 name: $0, contentsPath: url.appendingPathComponent("\($0).xcdatamodel/contents").path,
-                folderPath: url.appendingPathComponent("\($0).xcdatamodel").path)
+                folderPath: url.appendingPathComponent("\($0).xcdatamodel").path, root: trimmed,
+                contentsName: "\($0).xcdatamodel/contents")
         }
         let skipped = try checkSelection(all.map(\.name), order: versionOrder, skipping: skipping, path: path)
         var notes = all.filter { skipped.contains($0.name) }.map { skippedNote($0) }
@@ -101,10 +115,8 @@ package struct CoreDataBundle: Sendable {
         guard !kept.isEmpty else {
             throw Failure(path: path, message: "every version is skipped; at least one must be imported")
         }
+        try checkNoLinks(kept, path: path)
         try checkHasContents(kept)
-        for version in kept {
-            try checkInside(version.contentsPath, of: trimmed, path: path)
-        }
         let currentFile = url.appendingPathComponent(".xccurrentversion").path
         let current = currentVersionName(at: currentFile)
         let named = current.name.map { $0.hasSuffix(".xcdatamodel") ? String($0.dropLast(".xcdatamodel".count)) : $0 }
@@ -122,11 +134,15 @@ package struct CoreDataBundle: Sendable {
     private static func openBareVersion(
         path: String, trimmed: String, isDirectory: Bool, name: String
     ) throws(Failure) -> CoreDataBundle {
-        let contents = isDirectory ? URL(fileURLWithPath: trimmed).appendingPathComponent("contents").path : trimmed
-        let version = Version(name: name, contentsPath: contents, folderPath: trimmed)
+        let url = URL(fileURLWithPath: trimmed)
+        let contents = isDirectory ? url.appendingPathComponent("contents").path : trimmed
+        let parent = url.deletingLastPathComponent().path
+        let version = Version(
+            name: name, contentsPath: contents, folderPath: trimmed, root: isDirectory ? trimmed : parent,
+            contentsName: isDirectory ? "contents" : url.lastPathComponent)
         if isDirectory {
+            try checkNoLinks([version], path: path)
             try checkHasContents([version], canSkip: false)
-            try checkInside(contents, of: trimmed, path: path)
         }
         let order = CoreDataVersionOrder(names: [name], basis: .names, nameOrder: [name])
         return CoreDataBundle(path: path, name: name, versions: [version], currentIndex: 0, order: order, notes: [])
@@ -165,21 +181,26 @@ package struct CoreDataBundle: Sendable {
             path: version.folderPath, location: nil)
     }
 
-    /// Throws when `file` exists and its real path, symbolic links resolved, is outside `bundle`'s.
-    private static func checkInside(_ file: String, of bundle: String, path: String) throws(Failure) {
-        guard let real = realPath(file) else { return }  // missing: reading it reports that
-        guard let root = realPath(bundle), real.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
-            throw Failure(
-                path: path,
-                message:
-                    "'\(file)' is a symbolic link to a file outside the bundle; a Core Data bundle holds its own files")
+    /// Throws when a version folder or its `contents` is a symbolic link: a bundle holds its own
+    /// files, and one that came from elsewhere must not make the tools read the user's other files.
+    /// Reading never follows such a link either (``Version/readContents(limit:)``); this names it
+    /// early, for every version at once.
+    private static func checkNoLinks(_ versions: [Version], path: String) throws(Failure) {
+        var failures: [Failure] = []
+        for version in versions {
+            guard let folder = try? ConfinedFolder.open(version.root, for: .reading),
+                folder.kind(atPath: version.contentsName) == .symbolicLink
+            else { continue }
+            failures.append(
+                Failure(
+                    path: version.folderPath,
+                    message:
+                        "version '\(version.name)' is reached through a symbolic link (its folder or its 'contents'); a Core Data bundle holds its own files, so Modelwright follows no link in it: replace the link with the folder or file itself"
+                ))
         }
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        guard var first = failures.first else { return }
+        first.others = Array(failures.dropFirst())
+        throw first
     }
 
     private enum CurrentVersion {
@@ -261,7 +282,7 @@ package struct CoreDataBundle: Sendable {
         } catch {
             switch error {
             case .cannotOpen: return .missing
-            case .cannotRead, .notARegularFile, .symbolicLink:
+            case .cannotRead, .notARegularFile, .symbolicLink, .hardLink:
                 return .unreadable(.init(path: path, message: "it cannot be read as a file", location: nil))
             case .tooLarge(let size):
                 return .unreadable(

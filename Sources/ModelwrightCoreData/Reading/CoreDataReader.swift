@@ -18,18 +18,34 @@ package enum CoreDataReader {
         package var location: CoreDataLocation?
 
         package var description: String {
-            "\(path)\(location.map { ":\($0)" } ?? ""): error: \(message)"
+            "\(DiagnosticText.escapedPath(path))\(location.map { ":\($0)" } ?? ""): error: \(message)"
         }
     }
 
     /// Reads the `contents` file at `path`, refusing a file that is not a regular file or is larger
     /// than ``BoundedFile/maximumSize``.
     package static func read(path: String) throws(Failure) -> CoreDataModel {
+        // The file itself is never read through a link.
+        try read(path: path) { () throws(BoundedFile.Failure) in
+            try ConfinedFolder.readFile(atPath: path, limit: BoundedFile.maximumSize)
+        }
+    }
+
+    /// Reads the `contents` of a bundle's `version`, reached from the folder the user named one
+    /// component at a time without following a link (the version folder included), so nothing
+    /// outside the bundle is read however its folders are swapped while it runs.
+    package static func read(_ version: CoreDataBundle.Version) throws(Failure) -> CoreDataModel {
+        try read(path: version.contentsPath) { () throws(BoundedFile.Failure) in
+            try version.readContents(limit: BoundedFile.maximumSize)
+        }
+    }
+
+    private static func read(
+        path: String, _ readBytes: () throws(BoundedFile.Failure) -> [UInt8]
+    ) throws(Failure) -> CoreDataModel {
         let bytes: [UInt8]
         do {
-            // The file itself is never read through a link: the bundle's own checks refuse a version
-            // folder that leads outside it, and this refuses a `contents` that is a link.
-            bytes = try ConfinedFolder.readFile(atPath: path, limit: BoundedFile.maximumSize)
+            bytes = try readBytes()
         } catch {
             switch error {
             case .cannotOpen, .cannotRead:
@@ -39,6 +55,12 @@ package enum CoreDataReader {
                     path: path,
                     message:
                         "is a symbolic link; a Core Data bundle holds its own files, so Modelwright does not follow links in it: replace the link with the file",
+                    location: nil)
+            case .hardLink:
+                throw Failure(
+                    path: path,
+                    message:
+                        "has more than one name (a hard link), so it may be a file from elsewhere; Modelwright reads only a bundle's own files: replace it with a copy",
                     location: nil)
             case .notARegularFile:
                 throw Failure(

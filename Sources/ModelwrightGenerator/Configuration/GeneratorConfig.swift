@@ -104,7 +104,7 @@ package struct GeneratorConfig: Sendable, Equatable {
                     throw GeneratorError.invalidConfig(
                         path: url.path,
                         message:
-                            "unknown template '\(name)'; the templates are \(TemplateSet.names.joined(separator: ", "))"
+                            "unknown template '\(DiagnosticText.escaped(name))'; the templates are \(TemplateSet.names.joined(separator: ", "))"
                     )
                 }
                 // A template a config names is a file of the target, like the config: a path
@@ -136,8 +136,8 @@ package enum GeneratorError: Error, Sendable, Equatable, CustomStringConvertible
 
     package var description: String {
         switch self {
-        case .invalidConfig(let path, let message): "\(path): error: \(message)"
-        case .invalidTemplate(let path, let message): "\(path): error: \(message)"
+        case .invalidConfig(let path, let message): "\(DiagnosticText.escapedPath(path)): error: \(message)"
+        case .invalidTemplate(let path, let message): "\(DiagnosticText.escapedPath(path)): error: \(message)"
         case .noModel(let name): "\(name): error: the model has no valid version to generate from"
         }
     }

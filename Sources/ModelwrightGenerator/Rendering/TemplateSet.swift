@@ -29,19 +29,26 @@ package struct TemplateSet: Sendable {
         }
         var paths = Dictionary(
             uniqueKeysWithValues: names.map { ($0, defaults.appendingPathComponent("\($0).mustache").path) })
+        // Where each override is confined: a `--templates` folder's files are read inside it, like
+        // a config's, so a linked file there is refused rather than pasted into generated code.
+        var roots: [String: String] = [:]
         if let folder {
-            for name in names {
-                let path = URL(fileURLWithPath: folder).appendingPathComponent("\(name).mustache").path
-                if FileManager.default.fileExists(atPath: path) { paths[name] = path }
+            let confined = try? ConfinedFolder.open(folder, for: .reading)
+            for name in names where confined.map({ $0.kind(of: "\(name).mustache") != .missing }) == true {
+                paths[name] = URL(fileURLWithPath: folder).appendingPathComponent("\(name).mustache").path
+                roots[name] = URL(fileURLWithPath: folder).path
             }
         }
-        for (name, path) in overrides { paths[name] = path }
+        for (name, path) in overrides {
+            paths[name] = path
+            roots[name] = overridesFolder
+        }
         var templates: [String: MustacheTemplate] = [:]
         for name in names {
             guard let path = paths[name] else { continue }
             let data: [UInt8]
             do {
-                data = try read(path, confinedTo: overrides[name] == path ? overridesFolder : nil)
+                data = try read(path, confinedTo: roots[name])
             } catch {
                 throw GeneratorError.invalidTemplate(path: path, message: "cannot read the template (\(error.reason))")
             }
@@ -58,7 +65,8 @@ package struct TemplateSet: Sendable {
     /// following a link.
     private static func read(_ path: String, confinedTo root: String?) throws(BoundedFile.Failure) -> [UInt8] {
         let limit = SourceFile.maximumSize
-        guard let root, path.hasPrefix(root + "/") else { return try BoundedFile.read(path, limit: limit) }
+        guard let root else { return try BoundedFile.read(path, limit: limit) }
+        guard path.hasPrefix(root + "/") else { throw .cannotOpen }
         guard let folder = try? ConfinedFolder.open(root, for: .reading) else { throw .cannotOpen }
         return try folder.read(String(path.dropFirst(root.count + 1)), limit: limit)
     }

@@ -68,12 +68,17 @@ package final class ConfinedFolder: Sendable {
 
     /// What a folder is opened for.
     package enum Access: Sendable {
-        /// Reading files in a folder the user named (a model folder): the folder's own path is
-        /// followed; what is inside is not.
+        /// A folder the user named that exists already (a model folder, which `lock` and
+        /// `new-version` also write into): its path is followed as named, links included; what is
+        /// inside is not.
         case reading
-        /// Writing files: missing folders are created, and no symbolic link is followed in any
-        /// component of a relative path, nor in the last component of an absolute one.
+        /// An output folder the tool fills: missing folders are created; the path above the last
+        /// component is followed as named, the last component (after resolving `.` and `..` in
+        /// the text) must not be a symbolic link.
         case writing
+        /// An output folder read to compare (`generate --check`): the rule of ``writing``, with
+        /// nothing created.
+        case checkingOutput
     }
 
     /// What stands at a name.
@@ -148,41 +153,69 @@ package final class ConfinedFolder: Sendable {
             }
             return ConfinedFolder(descriptor: descriptor, path: trimmed)
         case .writing:
-            return try openForWriting(trimmed)
+            return try openOutput(trimmed, creating: true)
+        case .checkingOutput:
+            return try openOutput(trimmed, creating: false)
         }
     }
 
-    private static func openForWriting(_ path: String) throws(Failure) -> ConfinedFolder {
-        // An absolute path inside the current folder is walked like a relative one: a checkout the
-        // tool runs in (the command plugin runs it in the package) is not trusted to hold links.
-        let current = FileManager.default.currentDirectoryPath
-        let base = current.hasSuffix("/") ? current : current + "/"
-        let walked = path.hasPrefix(base) && current != "/" ? String(path.dropFirst(base.count)) : path
-        var components = walked.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let start: ConfinedFolder
-        if walked.hasPrefix("/") {
-            // The user chose the place: the path above the output folder is followed as given.
-            let last = components.popLast()
-            let parent = "/" + components.joined(separator: "/")
+    /// Opens the output folder at `path`: the path above its last component is the user's choice
+    /// of place and is followed as named (a linked `.build`, a checkout reached through a link);
+    /// the last component, the folder a checkout commits as `Generated`, is never followed. `.`
+    /// and `..` components are resolved in the text first, so `link/.` is refused like `link`.
+    private static func openOutput(_ path: String, creating: Bool) throws(Failure) -> ConfinedFolder {
+        let normalised = lexicallyNormalised(path)
+        var components = normalised.split(separator: "/").map(String.init)
+        // `.`, `..`, `../..` and `/`: folders the current folder's own place leads to, never a link.
+        guard let last = components.last, last != ".." else {
+            return try open(normalised, for: .reading)
+        }
+        components.removeLast()
+        let absolute = normalised.hasPrefix("/")
+        let parent =
+            components.isEmpty ? (absolute ? "/" : ".") : (absolute ? "/" : "") + components.joined(separator: "/")
+        if creating {
+            // The output folder's own name is where a tool's file names come from (an exported
+            // bundle's versions): one with a control character is refused before anything exists.
+            if last.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw Failure(
+                    path: path,
+                    message: "the folder's name holds a control character (such as a newline); choose another name")
+            }
             do {
                 try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             } catch {
                 throw Failure(path: parent, message: "cannot create the folder (\(error.localizedDescription))")
             }
-            start = try open(parent, for: .reading)
-            components = last.map { [$0] } ?? []
-        } else {
-            start = try open(".", for: .reading)
         }
-        var folder = start
-        var shown = walked.hasPrefix("/") ? start.path : ""
-        for component in components where component != "." {
-            shown = shown.isEmpty ? component : (shown.hasSuffix("/") ? shown + component : shown + "/" + component)
-            folder = try folder.subfolder(component, creating: true, shownAs: shown)
+        let start = try open(parent, for: .reading)
+        let folder = try start.subfolder(last, creating: creating, shownAs: normalised)
+        return ConfinedFolder(descriptor: try folder.takeDescriptor(), path: path)
+    }
+
+    /// `path` with its `.` components and each `..` that follows a named component removed, in
+    /// the text only (so the folder opened is the one checked); empty components dropped.
+    package static func lexicallyNormalised(_ path: String) -> String {
+        var components: [Substring] = []
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) where component != "." {
+            if component == "..", let previous = components.last, previous != ".." {
+                components.removeLast()
+            } else if component == ".." && path.hasPrefix("/") && components.isEmpty {
+                continue  // `/..` is `/`.
+            } else {
+                components.append(component)
+            }
         }
-        let copy = dup(folder.descriptor)
+        let joined = components.joined(separator: "/")
+        if path.hasPrefix("/") { return "/" + joined }
+        return joined.isEmpty ? "." : joined
+    }
+
+    /// A duplicate of the descriptor, for a folder that outlives this one.
+    private func takeDescriptor() throws(Failure) -> Int32 {
+        let copy = dup(descriptor)
         guard copy >= 0 else { throw Failure(path: path, message: "cannot open the folder (too many open files)") }
-        return ConfinedFolder(descriptor: copy, path: path)
+        return copy
     }
 
     /// The folder `name` inside this one, created if asked and missing; a symbolic link or a file
@@ -216,18 +249,22 @@ package final class ConfinedFolder: Sendable {
     // MARK: - Names
 
     /// Checks that `relativePath` names a place inside the folder: components neither empty, `.`
-    /// nor `..`, no NUL, and each short enough for its temporary name; and, for a file to write
-    /// (`reserved` false), not a name the writer keeps for its journal and temporary files.
-    package static func check(_ relativePath: String, in folder: String, allowingReserved: Bool = false) throws(Failure)
-    {
+    /// nor `..`, no NUL, each short enough for its temporary name; and, for a file to write
+    /// (`reading` false), no control character (a newline would split the journal, which then
+    /// refuses every later run) and not a name the writer keeps for its journal and temporary
+    /// files. A file only read may have any other name its folder holds (printed paths are escaped).
+    package static func check(_ relativePath: String, in folder: String, reading: Bool = false) throws(Failure) {
         let shown = ModelSources.path(of: relativePath, in: folder)
         let components = relativePath.split(separator: "/", omittingEmptySubsequences: false)
         for component in components {
-            guard !component.isEmpty, component != ".", component != "..", !component.utf8.contains(0) else {
+            guard !component.isEmpty, component != ".", component != "..",
+                !component.utf8.contains(0),
+                reading || !component.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
                 throw Failure(
                     path: shown,
                     message:
-                        "'\(DiagnosticText.escaped(relativePath))' is not a name inside the folder (an empty, '.' or '..' component, or a NUL)"
+                        "'\(DiagnosticText.escaped(relativePath))' is not a name inside the folder (an empty, '.' or '..' component, or a control character such as a newline or a NUL): rename it"
                 )
             }
             guard component.utf8.count + 1 + temporarySuffix.utf8.count <= maximumNameLength else {
@@ -235,7 +272,7 @@ package final class ConfinedFolder: Sendable {
             }
         }
         let leaf = components.last.map(String.init) ?? ""
-        guard allowingReserved || (leaf != journalName && !leaf.hasSuffix(temporarySuffix)) else {
+        guard reading || (leaf != journalName && !leaf.hasSuffix(temporarySuffix)) else {
             throw Failure(path: shown, message: "the name is one Modelwright keeps for its own files; choose another")
         }
     }
@@ -255,7 +292,7 @@ package final class ConfinedFolder: Sendable {
     /// What stands at `relativePath`, reached without following a link; a link on the way is
     /// reported as `symbolicLink`.
     package func kind(atPath relativePath: String) -> EntryKind {
-        guard (try? Self.check(relativePath, in: path, allowingReserved: true)) != nil else { return .missing }
+        guard (try? Self.check(relativePath, in: path, reading: true)) != nil else { return .missing }
         guard let (parent, leaf) = try? parent(of: relativePath, creating: false) else {
             return pathHasLink(relativePath) ? .symbolicLink : .missing
         }
@@ -309,9 +346,10 @@ package final class ConfinedFolder: Sendable {
     // MARK: - Reading
 
     /// The bytes of the regular file at `relativePath`, at most `limit` of them, reached without
-    /// following a symbolic link: a link, even to a file inside the folder, is refused unread.
+    /// following a symbolic link: a link, even to a file inside the folder, is refused unread, and
+    /// so is a regular file with more than one name (a hard link).
     package func read(_ relativePath: String, limit: Int) throws(BoundedFile.Failure) -> [UInt8] {
-        guard (try? Self.check(relativePath, in: path, allowingReserved: true)) != nil else { throw .cannotOpen }
+        guard (try? Self.check(relativePath, in: path, reading: true)) != nil else { throw .cannotOpen }
         let parent: ConfinedFolder
         let leaf: String
         do {
@@ -323,6 +361,11 @@ package final class ConfinedFolder: Sendable {
         let file = openat(parent.descriptor, leaf, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard file >= 0 else { throw errno == ELOOP ? .symbolicLink : .cannotOpen }
         defer { close(file) }
+        // A second name for a file elsewhere (a hard link to a secret) is no file of this folder's
+        // own; checked on the open file, so nothing can be swapped in between.
+        var status = stat()
+        guard fstat(file, &status) == 0 else { throw .cannotRead }
+        if status.st_mode & S_IFMT == S_IFREG && status.st_nlink > 1 { throw .hardLink }
         return try BoundedFile.read(descriptor: file, limit: limit)
     }
 

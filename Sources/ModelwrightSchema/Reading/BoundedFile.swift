@@ -23,6 +23,8 @@ package enum BoundedFile {
         case cannotRead
         /// A symbolic link where a file inside a folder was expected (never followed).
         case symbolicLink
+        /// A regular file with more than one name (a hard link), inside a folder read confined.
+        case hardLink
 
         /// Why, in a few words for a message; never the file's content.
         package var reason: String {
@@ -32,6 +34,7 @@ package enum BoundedFile {
             case .tooLarge(let size): "the file is \(size) bytes, too large"
             case .cannotRead: "cannot read the file"
             case .symbolicLink: "a symbolic link"
+            case .hardLink: "a file with more than one name (a hard link)"
             }
         }
     }

@@ -55,9 +55,15 @@ package struct ModelSources: Sendable {
         }
         let files = names.filter { $0.hasSuffix("." + fileExtension) }
         guard !files.isEmpty else {
-            return failure(
+            // The lock file is still checked: a tool about to fill the folder (an import) stops
+            // before writing when the folder would not read afterwards.
+            let empty = failure(
                 path, "the folder holds no '.\(fileExtension)' files; name each version '<Model>.v<N>.\(fileExtension)'"
             )
+            let lockProblem = LockFile.read(in: folder).problem
+            return ModelSources(
+                folder: nil, files: [], listedCount: 0, lock: nil,
+                problems: empty.problems + (lockProblem.map { [$0] } ?? []))
         }
         // Files are read in parallel (a long history has a hundred of them), in file order.
         let outcomes = files.parallelMap { name in
@@ -85,6 +91,8 @@ package struct ModelSources: Sendable {
                 case .notARegularFile: "not a regular file (a folder, a FIFO or a device); a schema file is a text file"
                 case .symbolicLink:
                     "the file is a symbolic link; Modelwright reads only the files inside a model folder and follows no link there: replace the link with the file itself"
+                case .hardLink:
+                    "the file has more than one name (a hard link), so it may be a file from elsewhere; Modelwright reads only a model folder's own files: replace it with a copy"
                 case .tooLarge(let size):
                     "the file is \(size) bytes; a schema file may hold at most \(SourceFile.maximumSize) bytes (16 MiB)"
                 }
