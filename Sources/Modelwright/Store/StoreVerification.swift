@@ -96,9 +96,12 @@ enum StoreVerification {
     /// the original first page, which every transaction that changes the schema, the free list or
     /// the file's size journals, and which carries the store's identity (``stampIdentity(on:)``).
     /// So a journal whose copy of page 1 carries this file's identity is the store's own
-    /// interrupted write, and SQLite rolls it back as it should; any other journal with a valid
-    /// header — another store's, one without page 1, or a store without an identity — is refused
-    /// with both files untouched, since playing it back could mix two databases.
+    /// interrupted write, and SQLite rolls it back as it should; beside a file with an identity,
+    /// any other journal with a valid header (another store's, or one without page 1, which would
+    /// cut the file to its size before the write) is refused with both files untouched, since
+    /// playing it back could mix two databases. A file without an identity cannot be told
+    /// apart: one another process is creating right now (its journal is live, not hot), or one
+    /// made before identities existed.
     private static func checkJournal(_ path: String) throws {
         guard let journal = FileHandle(forReadingAtPath: path + "-journal") else { return }
         defer { try? journal.close() }
@@ -117,9 +120,8 @@ enum StoreVerification {
                 "a rollback journal (\(path)-journal) beside the store holds an interrupted write that is not "
                     + "the store's own, which opening would play back into the file"
             ])
-        guard let fileIdentity = identity(inFileAt: path), fileIdentity != 0, sectorSize >= 32, pageSize >= 512,
-            let end = try? journal.seekToEnd()
-        else { throw refusal }
+        guard let fileIdentity = identity(inFileAt: path), fileIdentity != 0 else { return }
+        guard sectorSize >= 32, pageSize >= 512, let end = try? journal.seekToEnd() else { throw refusal }
         // Records follow the header's sector: a page number, the page, a checksum.
         var offset = sectorSize
         while offset + 4 + pageSize <= end {
