@@ -215,7 +215,8 @@ enum StoreVerification {
         guard let expectedLayout = try self.layout(recorded: metadata, current: layout, plan: plan) else { return }
         let historyFormat = metadata.values[StoreMetadata.historyFormatKey]
         let found = try differences(
-            actual, on: connection, layout: expectedLayout, historyIsKnown: historyFormat.map { $0 == HistorySQL.format })
+            actual, on: connection, layout: expectedLayout,
+            historyIsKnown: historyFormat.map { $0 == HistorySQL.format })
         guard found.isEmpty else { throw StoreError.unexpectedSchema(path: path, differences: found) }
     }
 
@@ -288,7 +289,8 @@ enum StoreVerification {
                 rowCounts[entry.table] = rows
             }
             let entries = try count(
-                "SELECT count(*) FROM \(table) INDEXED BY \(quoted(entry.name)) WHERE \(column) IS NOT NULL OR \(column) IS NULL")
+                "SELECT count(*) FROM \(table) INDEXED BY \(quoted(entry.name)) WHERE \(column) IS NOT NULL OR \(column) IS NULL"
+            )
             if entries != rows {
                 result.append(
                     "the index \(display(quoted(entry.name))) holds \(entries) entries for \(rows) rows of "

@@ -345,7 +345,8 @@ struct StoreVerificationTests {
             guard !filled.names.isEmpty else { continue }
             let raw = try RawDatabase(url.path)
             // Every index of the table with rows, those SQLite made for UNIQUE clauses included.
-            let index = random.pick(raw.strings("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'User'"))
+            let index = random.pick(
+                raw.strings("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'User'"))
             try raw.execute("CREATE TABLE \"orphan\" (\"a\")")
             try raw.execute("CREATE INDEX \"orphan_a\" ON \"orphan\" (\"a\")")
             let root = raw.strings("SELECT rootpage FROM sqlite_master WHERE name = 'orphan_a'")[0]
