@@ -590,6 +590,13 @@ private struct StageRun {
         }
         let differences = try StoreSchema.read(connection).differences(from: expected)
         guard differences.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: differences) }
+        // The app's own code (`MigrationContext.execute`) can leave what no table comparison sees —
+        // a trigger, a view, `sqlite_stat1` from `ANALYZE` — and every later opening would refuse
+        // the store for it: the stage is held to the comparison an opening makes, and fails now.
+        if everyTable {
+            let left = try StoreVerification.differences(on: connection, layout: destination)
+            guard left.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: left) }
+        }
         try checkValues(everyTable: everyTable)
     }
 

@@ -166,6 +166,8 @@ struct HistoryLog {
 
 /// The history tables and the SQL that writes, reads and purges them.
 enum HistorySQL {
+    /// The prefix of every history table's name.
+    static let tablePrefix = "_mw_history_"
     static let transactions = "_mw_history_transactions"
     static let changes = "_mw_history_changes"
 

@@ -82,6 +82,9 @@ public final class Store: Sendable {
     /// Whether the store is a file, so ``close()`` has a write-ahead log to checkpoint.
     private let isFile: Bool
     private let isClosed = Locked(false)
+    /// The schema cookie (`PRAGMA schema_version`) of the last schema this store verified: when a
+    /// transaction finds another, some process changed the schema, and it is verified again.
+    private let verifiedSchemaCookie: Locked<Int64>
 
     /// Opens the store at `url`, creating it with the schema if the file does not exist. A store
     /// of any other schema is refused, untouched; to migrate it, open it with a migration plan.
@@ -132,7 +135,9 @@ public final class Store: Sendable {
         isFile = path != nil
         layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: path)
-        try Self.prepare(connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
+        let cookie = try Self.prepare(
+            connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
+        verifiedSchemaCookie = Locked(cookie)
         try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
@@ -161,14 +166,19 @@ public final class Store: Sendable {
     /// begins with `BEGIN IMMEDIATE`, then reads the file, then creates, migrates one stage or
     /// opens, and commits. A store another process created or migrated meanwhile is then simply
     /// opened, and each stage runs once, in whichever process holds the lock when it is due.
-    /// Returns the schema cookie the opening transaction saw, for ``checkSchema(on:)``.
+    ///
+    /// Verification reads the file before the first of these transactions; each one compares the
+    /// schema cookie with the one last verified (or written by this opening) and verifies again
+    /// when another process changed the schema in between. Returns the schema cookie the last
+    /// opening transaction left, for ``checkSchema(on:)``.
     private static func prepare(
         _ connection: SQLiteConnection, layout: SchemaLayout, path: String?, history: HistoryTracking,
         plan: MigrationPlan?, progress: (@Sendable (MigrationProgress) -> Void)?
-    ) throws {
+    ) throws -> Int64 {
         // First, before this connection's first statement: it judges the log and its index as found.
+        var verifiedCookie: Int64 = 0
         if let path {
-            try StoreVerification.verify(connection, path: path, layout: layout, plan: plan)
+            verifiedCookie = try StoreVerification.verify(connection, path: path, layout: layout, plan: plan)
         }
         // A new file is created in write-ahead-log mode, so no process has to convert it while
         // others have it open; a file with content is switched only once it proved to be a store.
@@ -180,6 +190,10 @@ public final class Store: Sendable {
         var stageCount: Int?
         while true {
             let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
+                if let path, try StoreVerification.schemaCookie(on: connection) != verifiedCookie {
+                    try StoreVerification.verifySchema(connection, path: path, layout: layout, plan: plan)
+                }
+                defer { verifiedCookie = (try? StoreVerification.schemaCookie(on: connection)) ?? verifiedCookie }
                 let found = try StoreMetadata.read(on: connection)
                 if let plan, let stages = try pendingStages(of: found, plan: plan) {
                     if let next = stages.first {
@@ -203,7 +217,7 @@ public final class Store: Sendable {
                 if path != nil {
                     try connection.useWriteAheadLog()
                 }
-                return
+                return verifiedCookie
             }
         }
     }
@@ -265,6 +279,12 @@ public final class Store: Sendable {
     /// with this schema would misplace values. The recorded checksum is read in every transaction:
     /// a stage can change it without changing any table's SQL (`Int16` to `Int32` are both
     /// `INTEGER`), so SQLite's schema cookie does not tell.
+    ///
+    /// It also reads SQLite's schema cookie, which any change to the schema in any process
+    /// increments (a trigger another program added while the store is open): when it differs from
+    /// the one last verified, the whole schema is verified again before the transaction goes on,
+    /// and ``StoreError/unexpectedSchema(path:differences:)`` refuses it, in this transaction
+    /// and every later one.
     private func checkSchema(on connection: SQLiteConnection) throws {
         let checksum = try StoreMetadata.checksum(on: connection)
         guard checksum == schema.checksum.hexDigits else {
@@ -272,6 +292,11 @@ public final class Store: Sendable {
                 storeChecksum: checksum ?? "none", storeVersion: try StoreMetadata.read(on: connection).version,
                 expectedChecksum: schema.checksum.hexDigits, expectedVersion: schema.version)
         }
+        guard isFile else { return }
+        let cookie = try StoreVerification.schemaCookie(on: connection)
+        guard cookie != verifiedSchemaCookie.withLock({ $0 }) else { return }
+        try StoreVerification.verifySchema(connection, path: connection.path, layout: layout, plan: nil)
+        verifiedSchemaCookie.withLock { $0 = cookie }
     }
 
     private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {

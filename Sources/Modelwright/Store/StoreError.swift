@@ -23,7 +23,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case abstractEntity(String)
     /// A request uses something the store cannot evaluate, with the reason.
     case unsupportedQuery(String)
-    /// The file is an SQLite database that Modelwright did not create.
+    /// The file is an SQLite database that Modelwright did not create, or not an SQLite database.
     case notAStore(path: String)
     /// A value could not be written or read as its attribute's type.
     case invalidValue(entity: String, message: String)
@@ -47,7 +47,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// is written, since the write would go to a file no longer at `path`.
     case storeFileReplaced(path: String)
     /// The store, read with the write-ahead log found beside it without its index (`-shm`), is
-    /// damaged: the log most likely belongs to another copy of the store. Neither file was changed.
+    /// damaged: the log most likely belongs to another copy of the store; or a rollback journal
+    /// (`-journal`) beside it holds an interrupted write that does not prove to be the store's
+    /// own. Neither file was changed.
     case damagedStore(path: String, problems: [String])
 
     /// A sentence that names the entity, attribute or relationship involved.
@@ -76,7 +78,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedQuery(let reason):
             "unsupported request: \(reason)"
         case .notAStore(let path):
-            "\(path) is an SQLite database with tables of its own, not a Modelwright store; it was left untouched"
+            "\(path) is not a Modelwright store (an SQLite database with tables of its own, or not an SQLite "
+                + "database at all); it was left untouched"
         case .invalidValue(let entity, let message):
             "invalid value for \(entity): \(message)"
         case .storeClosed:
@@ -97,9 +100,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
                 + differences.prefix(20).joined(separator: "; ")
                 + (differences.count > 20 ? "; and \(differences.count - 20) more" : "")
         case .damagedStore(let path, let problems):
-            "\(path), read with the write-ahead log \(path)-wal beside it, is damaged, most likely because the log "
-                + "belongs to another copy of the store; neither file was changed. Move the -wal file aside to open "
-                + "the store as it was at its last checkpoint, or restore a copy. SQLite reports: "
+            "\(path), read with the log (-wal or -journal) beside it, is damaged, most likely because the log "
+                + "belongs to another copy of the store or another database; neither file was changed. Move the log "
+                + "aside to open the store as it was before it, or restore a copy. Found: "
                 + problems.prefix(5).joined(separator: "; ")
         case .storeFileReplaced(let path):
             "the store's file at \(path) was moved, replaced or deleted while the store was open; nothing more was "

@@ -81,9 +81,11 @@ struct AbortedTransactionTests {
             let store = try Store(
                 url: url, schema: Fixture.schema, history: history ? .enabled(author: "app") : .disabled)
             defer { try? store.close() }
+            // A temporary trigger, the writer connection's own: one in the store's schema is
+            // another program's change, which the store refuses (StoreVerificationTests).
             try Self.onWriter(
                 store,
-                "CREATE TRIGGER \"poison\" BEFORE INSERT ON \"User\" WHEN NEW.\"username\" LIKE 'poison%' "
+                "CREATE TEMP TRIGGER \"poison\" BEFORE INSERT ON main.\"User\" WHEN NEW.\"username\" LIKE 'poison%' "
                     + "BEGIN SELECT RAISE(ROLLBACK, 'poisoned row'); END")
             let outcome = try await Self.runCase(
                 store, fault: fault, history: history, name: "\(index)", using: &random)

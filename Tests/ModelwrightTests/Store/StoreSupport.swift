@@ -8,7 +8,7 @@ func temporaryStoreURL() -> URL {
 
 /// Removes a store file and its WAL companions.
 func removeStore(at url: URL) {
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
         try? FileManager.default.removeItem(atPath: url.path + suffix)
     }
 }

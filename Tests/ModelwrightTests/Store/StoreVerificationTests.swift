@@ -259,6 +259,221 @@ struct StoreVerificationTests {
         print("StoreVerificationTests: a foreign log beside a store: \(outcomes.sorted { $0.key < $1.key })")
     }
 
+    @Test("a hot rollback journal of another store is refused with both files untouched; the store's own is recovered")
+    func foreignHotJournal() async throws {
+        var outcomes: [String: Int] = [:]
+        for seed in 0..<UInt64(Self.caseCount / 15) {
+            var random = SplitMix64(seed: seed, index: 2403)
+            let url = temporaryStoreURL()
+            let other = temporaryStoreURL()
+            let crashed = temporaryStoreURL()
+            defer {
+                for store in [url, other, crashed] { removeStore(at: store) }
+            }
+            // Two stores in rollback-journal mode, as a backup made with `VACUUM INTO` is.
+            let own = try await Self.fill(url, prefix: "a", &random)
+            try own.store.close()
+            let (writer, _) = try await Self.fill(other, prefix: "b", &random)
+            try writer.close()
+            for store in [url, other] { try RawDatabase(store.path).execute("PRAGMA journal_mode=DELETE") }
+            // Half the time the other store's state before its interrupted write carries a trigger.
+            if random.chance(0.5) {
+                try RawDatabase(other.path).execute(
+                    "CREATE TRIGGER \"evil\" BEFORE INSERT ON \"User\" BEGIN SELECT RAISE(IGNORE); END")
+            }
+            // An interrupted write of each store: its journal, copied while the write is under way
+            // (its pages spilled into the file), is a hot journal for whichever file it lands beside.
+            try Self.interruptedWrite(on: other, rows: 1 + random.next(below: 60)).journal.write(
+                to: URL(fileURLWithPath: url.path + "-journal"))
+            // A copy of the store and its journal taken in the middle of its own write: a crash.
+            try FileManager.default.copyItem(at: url, to: crashed)
+            let (ownJournal, midWrite) = try Self.interruptedWrite(on: crashed, rows: 1 + random.next(below: 60))
+            try midWrite.write(to: crashed)
+            try ownJournal.write(to: URL(fileURLWithPath: crashed.path + "-journal"))
+            let before = try Data(contentsOf: url)
+            let journal = try Data(contentsOf: URL(fileURLWithPath: url.path + "-journal"))
+            do {
+                try Store(url: url, schema: Fixture.schema).close()
+                Issue.record("seed \(seed): opened beside another store's journal")
+            } catch StoreError.damagedStore(_, let problems) {
+                #expect(problems.joined().contains("-journal"), "\(problems)")
+                outcomes["refused", default: 0] += 1
+            } catch {
+                Issue.record("seed \(seed): \(error)")
+            }
+            #expect(try Data(contentsOf: url) == before, "seed \(seed): the file changed")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: url.path + "-journal")) == journal)
+            // The store's own interrupted write is rolled back by SQLite, and the store reads as it was.
+            let store = try Store(url: crashed, schema: Fixture.schema)
+            let names = try await store.performQuery { try $0.fetch(User.request()).map(\.username) }
+            try store.close()
+            #expect(Set(names) == own.names, "seed \(seed): the store's own journal was not rolled back")
+            outcomes["own journal recovered", default: 0] += 1
+        }
+        print("StoreVerificationTests: hot journals: \(outcomes.sorted { $0.key < $1.key })")
+    }
+
+    /// Runs a write on the rollback-journal store at `url` that spills pages into the file, reads
+    /// its journal and the file while the write is under way, then rolls the write back.
+    private static func interruptedWrite(on url: URL, rows: Int) throws -> (journal: Data, file: Data) {
+        let raw = try RawDatabase(url.path)
+        defer { raw.close() }
+        try raw.execute("PRAGMA cache_size=1")
+        try raw.execute("BEGIN IMMEDIATE")
+        try raw.execute("CREATE TABLE \"pad\" (\"x\")")
+        try raw.execute(
+            "INSERT INTO \"pad\" SELECT zeroblob(3000) FROM (WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL "
+                + "SELECT i + 1 FROM r WHERE i < \(rows)) SELECT i FROM r)")
+        try raw.execute("UPDATE \"User\" SET \"rating\" = \"rating\" + 1")
+        try raw.execute("DELETE FROM \"Trip\"")
+        let captured = (
+            try Data(contentsOf: URL(fileURLWithPath: url.path + "-journal")), try Data(contentsOf: url)
+        )
+        try raw.execute("ROLLBACK")
+        return captured
+    }
+
+    @Test("an index pointed at an empty b-tree with its SQL unchanged is refused untouched")
+    func indexWithoutItsEntries() async throws {
+        var refused: [String: Int] = [:]
+        for seed in 0..<UInt64(Self.caseCount / 15) {
+            var random = SplitMix64(seed: seed, index: 2404)
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            let filled = try await Self.fill(url, prefix: "a", &random)
+            try filled.store.close()
+            guard !filled.names.isEmpty else { continue }
+            let raw = try RawDatabase(url.path)
+            // Every index of the table with rows, those SQLite made for UNIQUE clauses included.
+            let index = random.pick(
+                raw.strings("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'User'"))
+            try raw.execute("CREATE TABLE \"orphan\" (\"a\")")
+            try raw.execute("CREATE INDEX \"orphan_a\" ON \"orphan\" (\"a\")")
+            let root = raw.strings("SELECT rootpage FROM sqlite_master WHERE name = 'orphan_a'")[0]
+            try raw.execute("PRAGMA writable_schema=ON")
+            try raw.execute("DELETE FROM sqlite_master WHERE name IN ('orphan', 'orphan_a')")
+            try raw.execute("UPDATE sqlite_master SET rootpage = \(root) WHERE name = \(SQLSyntax.string(index))")
+            raw.close()
+            let before = try Data(contentsOf: url)
+            do {
+                try Store(url: url, schema: Fixture.schema).close()
+                Issue.record("seed \(seed): opened with \(index) pointing at an empty b-tree")
+            } catch StoreError.unexpectedSchema(_, let differences) {
+                #expect(differences.joined().contains(index), "\(differences)")
+                refused[index, default: 0] += 1
+            } catch {
+                Issue.record("seed \(seed): \(error)")
+            }
+            #expect(try Data(contentsOf: url) == before, "seed \(seed): the file changed")
+        }
+        #expect(refused.count >= 3, "\(refused)")
+        print("StoreVerificationTests: indexes without their entries refused: \(refused.sorted { $0.key < $1.key })")
+    }
+
+    @Test("a schema changed by another connection while the store is open is refused at the next read and write")
+    func schemaChangedWhileOpen() async throws {
+        var refused: [String: Int] = [:]
+        for seed in 0..<UInt64(Self.caseCount) {
+            var random = SplitMix64(seed: seed, index: 2405)
+            let schema = seed % 10 == 0 ? Fixture.schema : StoreSchemas.schema(&random, version: 1)
+            let history: HistoryTracking = random.chance(0.5) ? .enabled(author: "app") : .disabled
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            guard let store = try? Store(url: url, schema: schema, history: history) else { continue }
+            defer { try? store.close() }
+            _ = try await store.performQuery { _ in 0 }
+            // Editing `sqlite_master` directly changes no schema cookie: SQLite's connections keep
+            // the schema they verified, and the next opening refuses the file (the first test).
+            guard let tampering = Tampering.apply(&random, to: url), tampering.kind != "sqlite_master edited" else {
+                continue
+            }
+            await #expect(throws: StoreError.self, "seed \(seed): read after \(tampering)") {
+                _ = try await store.performQuery { _ in 0 }
+            }
+            await #expect(throws: StoreError.self, "seed \(seed): write after \(tampering)") {
+                _ = try await store.performAndSave { _ in 0 }
+            }
+            refused[tampering.kind, default: 0] += 1
+        }
+        #expect(refused.count >= 8, "\(refused)")
+        print("StoreVerificationTests: changed while open, refused: \(refused.sorted { $0.key < $1.key })")
+    }
+
+    @Test("a custom stage that leaves a trigger, a view or statistics fails at migration, naming it")
+    func customStageLeftovers() throws {
+        let v1 = SchemaDescription(
+            modelName: "M", version: 1,
+            entities: [EntityDescription(name: "E", attributes: [AttributeDescription(name: "a", type: .string)])])
+        var v2 = v1
+        v2.version = 2
+        v2.entities[0].attributes.append(AttributeDescription(name: "b", type: .int, isOptional: true))
+        let leftovers: [(sql: String, named: String)] = [
+            ("ANALYZE", "sqlite_stat1"), ("CREATE VIEW \"v\" AS SELECT 1", "view \"v\""),
+            ("CREATE TRIGGER \"t\" AFTER INSERT ON \"E\" BEGIN SELECT 1; END", "trigger \"t\""),
+            (
+                "CREATE TRIGGER \"m\" BEFORE UPDATE ON \"_modelwright_metadata\" BEGIN SELECT RAISE(IGNORE); END",
+                "trigger \"m\""
+            ),
+            ("CREATE TEMP TABLE \"scratch\" (\"x\")", ""),
+        ]
+        for (sql, named) in leftovers {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            try Store(url: url, schema: v1).close()
+            try RawDatabase(url.path).execute("INSERT INTO \"E\" (\"id\", \"a\") VALUES (randomblob(16), 'x')")
+            let stage = MigrationStage.custom(
+                from: v1, to: v2, steps: [.init(name: "leave", label: "leave") { try $0.execute(sql) }])
+            let plan = MigrationPlan(current: v2, stages: [stage])
+            do {
+                try Store(url: url, migrationPlan: plan).close()
+                // A temporary table is the connection's own, not the store's: it is no leftover.
+                #expect(named.isEmpty, "\(sql): the stage committed")
+                try Store(url: url, migrationPlan: plan).close()
+            } catch MigrationError.schemaMismatch(_, let differences) {
+                #expect(!named.isEmpty, "\(sql): \(differences)")
+                #expect(differences.joined().contains(named), "\(sql): \(differences)")
+                // The store stays at the version before the stage, and opens there.
+                try Store(url: url, schema: v1).close()
+            }
+        }
+    }
+
+    @Test("history of a newer format: refused as such with history on, opened without")
+    func newerHistoryFormat() throws {
+        let url = temporaryStoreURL()
+        defer { removeStore(at: url) }
+        try Store(url: url, schema: Fixture.schema, history: .enabled(author: "app")).close()
+        let raw = try RawDatabase(url.path)
+        try raw.execute("UPDATE \"_modelwright_metadata\" SET \"value\" = '2' WHERE \"key\" = 'historyFormat'")
+        try raw.execute("ALTER TABLE \"_mw_history_changes\" ADD COLUMN \"origin\" TEXT")
+        raw.close()
+        #expect(throws: StoreError.unsupportedHistoryFormat(found: "2", supported: HistorySQL.format)) {
+            try Store(url: url, schema: Fixture.schema, history: .enabled(author: "app")).close()
+        }
+        try Store(url: url, schema: Fixture.schema).close()
+        // The format's own tables are set aside, not the rest of the store.
+        try RawDatabase(url.path).execute("CREATE VIEW \"v\" AS SELECT 1")
+        #expect(throws: StoreError.self) { try Store(url: url, schema: Fixture.schema).close() }
+    }
+
+    @Test("a file that is not an SQLite database is refused as not a store, untouched")
+    func notAnSQLiteFile() throws {
+        var random = SplitMix64(seed: 0, index: 2406)
+        for size in [1, 100, 512, 4096, 70_000] {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            let bytes = Data((0..<size).map { _ in UInt8(random.next(below: 256)) })
+            try bytes.write(to: url)
+            do {
+                try Store(url: url, schema: Fixture.schema).close()
+                Issue.record("\(size) bytes: opened")
+            } catch {
+                #expect(error as? StoreError == .notAStore(path: url.path), "\(size) bytes: \(error)")
+            }
+            #expect(try Data(contentsOf: url) == bytes)
+        }
+    }
+
     /// A store at `url` after a random history: batches of inserts and deletes, sometimes a checkpoint.
     private static func fill(
         _ url: URL, prefix: String, _ random: inout SplitMix64
