@@ -10,9 +10,8 @@ enum MigrationsContext {
         let steps = model.steps.map { step -> MustacheValue in
             let stages = step.customStages.map { stage -> MustacheValue in
                 let owed = step.obligations.filter { $0.stage == stage.name }
-                let obligations = owed.enumerated().map { index, obligation in
-                    requirement(obligation, last: index == owed.count - 1)
-                }
+                // Like the stages: a trailing comma after every element when the list holds more than one.
+                let obligations = owed.map { requirement($0, separator: owed.count > 1 ? "," : "") }
                 return [
                     // swift-format wants a trailing comma only when the list holds more than one element.
                     "separator": .string(step.customStages.count > 1 ? "," : ""),
@@ -32,6 +31,8 @@ enum MigrationsContext {
             let rewritten = step.rewrittenTables
             let cost = rewritten.isEmpty ? "in place" : "rewrites " + rewritten.joined(separator: ", ")
             return [
+                // swift-format wants a trailing comma only when the list holds more than one element.
+                "stepSeparator": .string(model.steps.count > 1 ? "," : ""),
                 "from": .int(step.from.number),
                 "to": .int(step.to.number),
                 "fromName": .string("version\(step.from.number)"),
@@ -54,7 +55,7 @@ enum MigrationsContext {
     /// The requirement of the stage protocol for one obligation, and how the plan calls it: a
     /// function from an existing row to the new value (an enum's raw value, since the version may
     /// not be the current one), or a hook that gets the migration context.
-    private static func requirement(_ obligation: StageObligation, last: Bool) -> MustacheValue {
+    private static func requirement(_ obligation: StageObligation, separator: String) -> MustacheValue {
         let member = requirementName(obligation)
         var context: [String: MustacheValue] = [
             "member": .string(member),
@@ -62,7 +63,7 @@ enum MigrationsContext {
             "changes": .list(obligation.changes.map { .string(SwiftSpelling.commentText($0)) }),
             "entityLiteral": .string(SwiftSpelling.string(obligation.entity)),
             "propertyLiteral": .string(obligation.property.map(SwiftSpelling.string) ?? "nil"),
-            "separator": .string(last ? "" : ","),
+            "separator": .string(separator),
         ]
         switch obligation.work {
         case .value(let type, _, let onlyRowsWithoutValue):
