@@ -206,26 +206,14 @@ public final class MigrationTester {
         return rows
     }
 
-    /// The attribute type as the schema language spells it, for errors.
+    /// The attribute type as the schema language spells it, with what a value must be, for errors.
     private static func typeName(_ type: AttributeType) -> String {
         switch type {
-        case .bool: "Bool"
-        case .int16: "Int16"
-        case .int32: "Int32"
-        case .int64: "Int64"
-        case .int: "Int"
-        case .double: "Double"
-        case .float: "Float"
-        case .decimal: "Decimal"
-        case .string: "String"
-        case .date: "Date"
-        case .data: "Data"
-        case .uuid: "UUID"
-        case .url: "URL"
         case .enumeration(let description):
             "the enum \(description.name) (\(description.cases.map(\.rawValue).joined(separator: ", ")))"
         case .composite(let description): "the composite \(description.name)"
-        case .codable(let name): "Codable<\(name)> (JSON text)"
+        case .codable: "\(type.schemaSpelling) (JSON text)"
+        default: type.schemaSpelling
         }
     }
 

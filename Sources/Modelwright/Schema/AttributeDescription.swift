@@ -80,6 +80,31 @@ public indirect enum AttributeType: Sendable, Equatable, Codable {
     case codable(typeName: String)
 }
 
+extension AttributeType {
+    /// How the schema language spells the type (`Int16`, an enum's or composite's name,
+    /// `Codable<T>`): the one spelling errors use, in the runtime and the toolchain alike.
+    package var schemaSpelling: String {
+        switch self {
+        case .bool: "Bool"
+        case .int16: "Int16"
+        case .int32: "Int32"
+        case .int64: "Int64"
+        case .int: "Int"
+        case .double: "Double"
+        case .float: "Float"
+        case .decimal: "Decimal"
+        case .string: "String"
+        case .date: "Date"
+        case .data: "Data"
+        case .uuid: "UUID"
+        case .url: "URL"
+        case .enumeration(let description): description.name
+        case .composite(let description): description.name
+        case .codable(let typeName): "Codable<\(typeName)>"
+        }
+    }
+}
+
 /// An enum attribute type: its name, raw value type and cases.
 public struct EnumDescription: Sendable, Equatable, Codable {
     /// How an enum's cases are stored.

@@ -201,26 +201,7 @@ enum DefaultValueChecker {
     }
 
     /// How a type is spelled in the schema language.
-    static func typeName(_ type: AttributeType) -> String {
-        switch type {
-        case .bool: "Bool"
-        case .int16: "Int16"
-        case .int32: "Int32"
-        case .int64: "Int64"
-        case .int: "Int"
-        case .double: "Double"
-        case .float: "Float"
-        case .decimal: "Decimal"
-        case .string: "String"
-        case .date: "Date"
-        case .data: "Data"
-        case .uuid: "UUID"
-        case .url: "URL"
-        case .enumeration(let enumeration): enumeration.name
-        case .composite(let composite): composite.name
-        case .codable(let typeName): "Codable<\(typeName)>"
-        }
-    }
+    static func typeName(_ type: AttributeType) -> String { type.schemaSpelling }
 }
 
 /// Why a default value does not fit its attribute, with a hint where one helps.
