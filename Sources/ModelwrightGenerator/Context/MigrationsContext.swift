@@ -21,8 +21,10 @@ enum MigrationsContext {
                     "nameLiteral": .string(SwiftSpelling.string(stage.name)),
                     "labelLiteral": .string(SwiftSpelling.string(stage.label)),
                     "doc": docLines(stage.doc),
-                    "willMigrate": .string(SwiftSpelling.identifier(stage.name + "WillMigrate")),
-                    "didMigrate": .string(SwiftSpelling.identifier(stage.name + "DidMigrate")),
+                    "willMigrate": .string(
+                        SwiftSpelling.identifier(GeneratedNamespace.willMigrateHook(ofStage: stage.name))),
+                    "didMigrate": .string(
+                        SwiftSpelling.identifier(GeneratedNamespace.didMigrateHook(ofStage: stage.name))),
                     "hasObligations": .bool(!owed.isEmpty),
                     "obligations": .list(obligations),
                 ]
@@ -44,7 +46,8 @@ enum MigrationsContext {
             ]
         }
         return [
-            "protocolName": .string(SwiftSpelling.identifier(model.name + "Migrations")),
+            "protocolName": .string(
+                SwiftSpelling.identifier(GeneratedNamespace.migrationsProtocol(ofModel: model.name))),
             "hasCustomStages": .bool(!allStages.isEmpty),
             "hasSteps": .bool(!steps.isEmpty),
             "steps": .list(steps),
