@@ -5,11 +5,8 @@ import Modelwright
 /// and (through ``InverseResolver``) inverses that are missing, ambiguous or do not point back.
 package struct GraphBuilder {
     /// The built-in attribute types, by their schema spelling.
-    package static let scalarTypes: [String: AttributeType] = [
-        "Bool": .bool, "Int16": .int16, "Int32": .int32, "Int64": .int64, "Int": .int,
-        "Double": .double, "Float": .float, "Decimal": .decimal, "String": .string,
-        "Date": .date, "Data": .data, "UUID": .uuid, "URL": .url,
-    ]
+    package static let scalarTypes: [String: AttributeType] = ScalarType.bySchemaSpelling.mapValues(
+        AttributeType.init)
 
     private static let propertyAnnotations = ["unique", "indexed", "renamed", "inverse", "noInverse", "delete"]
     private static let entityAnnotations = ["sort", "unique", "index", "renamed"]
