@@ -31,6 +31,8 @@ public struct ScalarType: Sendable, Hashable, CustomStringConvertible {
     package let isOrdered: Bool
     /// How the type appears in a Core Data model.
     package let coreData: CoreDataType
+    /// The Swift type records hold a value in; its ``ColumnValue`` conformance is the type's row coding.
+    package let valueType: any ColumnValue.Type
     /// Whether the runtime's decoding (`init(sqlValue:)` of the Swift type) reads a non-NULL
     /// stored value as this type.
     package let decodes: @Sendable (SQLValue) -> Bool
@@ -263,13 +265,14 @@ extension AttributeType {
 
 extension ScalarType {
     private static func integer<Value: FixedWidthInteger & ColumnValue>(
-        _ type: Value.Type, name: String, spelling: String, phrase: String, coreData: CoreDataType
+        _ type: Value.Type, held valueType: any ColumnValue.Type = Value.self, name: String, spelling: String,
+        phrase: String, coreData: CoreDataType
     ) -> ScalarType {
         let range = Int64(Value.min)...Int64(Value.max)
         return ScalarType(
             name: name, schemaSpelling: spelling, swiftType: spelling, phrase: phrase, storageClass: .integer,
             integerRange: range, number: .integer(bits: Value.bitWidth), takesNumbersAsText: false, literal: .integer,
-            isOrdered: true, coreData: coreData, decodes: { (try? Value(sqlValue: $0)) != nil },
+            isOrdered: true, coreData: coreData, valueType: valueType, decodes: { (try? Value(sqlValue: $0)) != nil },
             valueCheck: .storageClass,
             synthetic: { number, extreme, _, _ in
                 .integer(extreme ? range.lowerBound + Int64(number) : range.upperBound - Int64(number))
@@ -296,6 +299,7 @@ extension ScalarType {
         name: "bool", schemaSpelling: "Bool", swiftType: "Bool", phrase: "a Bool", storageClass: .integer,
         integerRange: 0...1, number: .integer(bits: 1), takesNumbersAsText: false, literal: .bool, isOrdered: false,
         coreData: CoreDataType(name: "Boolean", usesScalarValueType: true, imports: true),
+        valueType: Bool.self,
         decodes: { (try? Bool(sqlValue: $0)) != nil }, valueCheck: .storageClass,
         synthetic: { _, extreme, _, _ in .integer(extreme ? 1 : 0) },
         fixture: { value in
@@ -320,7 +324,7 @@ extension ScalarType {
 
     /// `Int`: 64 bits in the store on every platform (so it reads as `Int64`).
     package static let int = integer(
-        Int64.self, name: "int", spelling: "Int", phrase: "an Int",
+        Int64.self, held: Int.self, name: "int", spelling: "Int", phrase: "an Int",
         coreData: CoreDataType(name: "Integer 64", usesScalarValueType: true, imports: false))
 
     /// `Double`: an IEEE double kept bit for bit.
@@ -329,6 +333,7 @@ extension ScalarType {
         integerRange: nil, number: .floatingPoint(bits: 64, exactIntegerBits: 32), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: false), isOrdered: true,
         coreData: CoreDataType(name: "Double", usesScalarValueType: true, imports: true),
+        valueType: Double.self,
         decodes: { (try? Double(sqlValue: $0)) != nil }, valueCheck: .storageClass,
         synthetic: { number, extreme, _, stub in
             stub
@@ -349,12 +354,16 @@ extension ScalarType {
         integerRange: nil, number: .floatingPoint(bits: 32, exactIntegerBits: 16), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: true), isOrdered: true,
         coreData: CoreDataType(name: "Float", usesScalarValueType: true, imports: true),
+        valueType: Float.self,
         decodes: { (try? Double(sqlValue: $0)) != nil }, valueCheck: .storageClass,
         synthetic: { number, extreme, _, stub in
-            // A value a `Float` holds exactly, as every `Float` the app stores is.
-            stub
-                ? .real(extreme ? -3.0e38 - Double(number) : Double(number) + (number % 2 == 0 ? 0 : 0.5))
-                : .real(Double(Float(extreme ? -3.0e38 + Double(number) : 1.5 + Double(number))))
+            // A value a `Float` holds exactly, as every `Float` the app stores is (a stub's too).
+            .real(
+                Double(
+                    Float(
+                        stub
+                            ? (extreme ? -3.0e38 - Double(number) : Double(number) + (number % 2 == 0 ? 0 : 0.5))
+                            : (extreme ? -3.0e38 + Double(number) : 1.5 + Double(number)))))
         },
         fixture: { value in
             switch value {
@@ -369,6 +378,7 @@ extension ScalarType {
         name: "decimal", schemaSpelling: "Decimal", swiftType: "Decimal", phrase: "a Decimal", storageClass: .text,
         integerRange: nil, number: nil, takesNumbersAsText: true, literal: .decimal, isOrdered: true,
         coreData: CoreDataType(name: "Decimal", usesScalarValueType: nil, imports: true),
+        valueType: Decimal.self,
         decodes: { (try? Decimal(sqlValue: $0)) != nil }, valueCheck: .parsed,
         synthetic: { number, extreme, _, stub in
             // Written as `Decimal` writes it: no trailing zero.
@@ -393,6 +403,7 @@ extension ScalarType {
             TextLiteral(
                 parse: { $0 }, problem: { _ in ("", "") }, swiftExpression: { $0 })),
         isOrdered: true, coreData: CoreDataType(name: "String", usesScalarValueType: nil, imports: true),
+        valueType: String.self,
         decodes: { (try? String(sqlValue: $0)) != nil }, valueCheck: .storageClass,
         synthetic: { _, extreme, tag, stub in
             .text(extreme ? awkwardText + (stub ? "007 " : "") + tag : tag)
@@ -407,6 +418,7 @@ extension ScalarType {
         name: "date", schemaSpelling: "Date", swiftType: "Date", phrase: "a Date", storageClass: .real,
         integerRange: nil, number: nil, takesNumbersAsText: false, literal: .instant, isOrdered: true,
         coreData: CoreDataType(name: "Date", usesScalarValueType: false, imports: true),
+        valueType: Date.self,
         decodes: { (try? Double(sqlValue: $0)) != nil }, valueCheck: .storageClass,
         synthetic: { number, extreme, _, _ in .real(extreme ? -1.0e9 - Double(number) : 1.0e9 + Double(number)) },
         fixture: { value in
@@ -419,6 +431,7 @@ extension ScalarType {
         name: "data", schemaSpelling: "Data", swiftType: "Data", phrase: "Data", storageClass: .blob,
         integerRange: nil, number: nil, takesNumbersAsText: false, literal: .none, isOrdered: false,
         coreData: CoreDataType(name: "Binary", usesScalarValueType: nil, imports: true),
+        valueType: Data.self,
         decodes: { (try? Data(sqlValue: $0)) != nil }, valueCheck: .storageClass,
         synthetic: { _, _, tag, _ in .blob(Data(tag.utf8)) },
         fixture: { value in
@@ -436,6 +449,7 @@ extension ScalarType {
                 problem: { ("\"\($0)\" is not a UUID", "write it as \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\"") },
                 swiftExpression: { "UUID(uuidString: \($0))!" })),
         isOrdered: false, coreData: CoreDataType(name: "UUID", usesScalarValueType: false, imports: true),
+        valueType: UUID.self,
         decodes: { (try? UUID(sqlValue: $0)) != nil }, valueCheck: .byteCount(16),
         synthetic: { number, extreme, _, stub in
             stub ? syntheticID(1_000_000 + number, 0) : syntheticID(number, extreme ? 2 : 3)
@@ -455,6 +469,7 @@ extension ScalarType {
                 problem: { ("\"\($0)\" is not an absolute URL", "include a scheme, as in \"https://example.com\"") },
                 swiftExpression: { "URL(string: \($0))!" })),
         isOrdered: false, coreData: CoreDataType(name: "URI", usesScalarValueType: nil, imports: true),
+        valueType: URL.self,
         decodes: { (try? URL(sqlValue: $0)) != nil }, valueCheck: .parsed,
         synthetic: { number, _, tag, stub in
             .text(stub ? "https://example.com/stub/\(number)" : "https://example.com/\(tag)")
@@ -476,6 +491,7 @@ extension ScalarType {
                 problem: { ("\"\($0)\" is not a day", "write it as \"2024-05-01\" (year, month, day)") },
                 swiftExpression: { "Day(\($0))!" })),
         isOrdered: true, coreData: CoreDataType(name: "String", usesScalarValueType: nil, imports: false),
+        valueType: Day.self,
         decodes: { (try? Day(sqlValue: $0)) != nil }, valueCheck: .parsed,
         synthetic: { number, extreme, _, stub in
             let first = Day(year: 1, month: 1, day: 1)?.daysSince1970 ?? 0

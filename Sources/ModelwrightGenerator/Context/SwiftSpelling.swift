@@ -105,7 +105,9 @@ enum SwiftSpelling {
             guard number.isFinite else { return nonFinite(number) }
             // A `Float` is written as the `Float` it is: the `Double`'s digits can lie just under
             // `Float`'s least normal value, which Swift refuses as an underflow.
-            let text = type == .float ? "\(Float(number))" : "\(number)"
+            let isFloat: Bool
+            if case .floatingPoint(isFloat: true)? = type.scalar?.literal { isFloat = true } else { isFloat = false }
+            let text = isFloat ? "\(Float(number))" : "\(number)"
             // `-0` is the integer zero, which Swift converts to +0.0: a negative value keeps its point.
             return text.hasSuffix(".0") && number.sign == .plus ? String(text.dropLast(2)) : text
         case .decimal(let text): return decimal(text)
