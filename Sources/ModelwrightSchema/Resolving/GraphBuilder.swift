@@ -3,6 +3,12 @@ import Modelwright
 /// Resolves one version's ``AST/File`` into an ``EntityGraph``, reporting every semantic problem:
 /// unknown or duplicate names, bad parents, annotations that do not fit, defaults of the wrong type,
 /// and (through ``InverseResolver``) inverses that are missing, ambiguous or do not point back.
+///
+/// One concern per file, as extensions: this file holds the state and the order of the steps,
+/// `GraphBuilder+Types` the enums and composites, `GraphBuilder+Properties` entities and their
+/// properties, `GraphBuilder+EntityChecks` inheritance and entity annotations, and
+/// `GraphBuilder+Migration` the migration block. The state and the steps the files share are
+/// therefore visible in the module rather than `private`; what one file alone uses stays `private`.
 package struct GraphBuilder {
     /// The built-in attribute types, by their schema spelling.
     package static let scalarTypes: [String: AttributeType] = ScalarType.bySchemaSpelling.mapValues(
