@@ -7,10 +7,10 @@ import Foundation
 /// Every rule about a built-in type reads this table (``ScalarType/all``) instead of switching
 /// over the types, so a new type is one entry here, its case in ``AttributeType`` and its Swift
 /// value's ``ColumnValue`` conformance (see "Adding an attribute type" in the contributors' guide).
-public struct ScalarType: Sendable, Hashable, CustomStringConvertible {
+package struct ScalarType: Sendable, Hashable, CustomStringConvertible {
     /// The type's token in the schema archive and the checksum, and the name of its case in
     /// ``AttributeType`` (`int16`); never changes once shipped, as stores carry it.
-    public let name: String
+    package let name: String
     /// How the schema language spells it (`Int16`).
     package let schemaSpelling: String
     /// Its Swift type in generated code (`Int16`).
@@ -46,13 +46,13 @@ public struct ScalarType: Sendable, Hashable, CustomStringConvertible {
     package let fixture: @Sendable (FixtureValue) -> SQLValue?
 
     /// Equal when they name the same type.
-    public static func == (lhs: ScalarType, rhs: ScalarType) -> Bool { lhs.name == rhs.name }
+    package static func == (lhs: ScalarType, rhs: ScalarType) -> Bool { lhs.name == rhs.name }
 
     /// Hashes the name.
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     /// The name.
-    public var description: String { name }
+    package var description: String { name }
 
     /// Every built-in type, in the order the schema language documents them.
     package static let all: [ScalarType] = [
