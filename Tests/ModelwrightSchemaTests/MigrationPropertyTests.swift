@@ -161,6 +161,7 @@ struct MigrationPropertyTests {
         case .string: .text(row == 0 ? "\u{600}'\"\r\n" : "plain")
         case .decimal: .text(row == 0 ? "-123456789012345678901234567.5" : "3")
         case .url: .text("https://example.com/\(row)")
+        case .day: .text(row == 0 ? "0001-01-01" : "2024-02-29")
         case .data: .blob(Data([UInt8(row), 0xFF]))
         case .uuid: .blob(Data(repeating: UInt8(row + 1), count: 16))
         case .enumeration(let description): .text(description.cases[row % description.cases.count].rawValue)

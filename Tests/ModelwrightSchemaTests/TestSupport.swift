@@ -62,6 +62,7 @@ func decodeStored(_ value: SQLValue, as type: AttributeType) throws {
     case .string, .codable: _ = try String(sqlValue: value)
     case .decimal: _ = try Decimal(sqlValue: value)
     case .url: _ = try URL(sqlValue: value)
+    case .day: _ = try Day(sqlValue: value)
     case .data: _ = try Data(sqlValue: value)
     case .uuid: _ = try UUID(sqlValue: value)
     case .composite: break

@@ -180,10 +180,8 @@ private struct GeneratedRecords {
 /// declaration order and column order differ.
 private enum RandomModel {
     static func text(name: String, using random: inout SplitMix64) -> String {
-        let scalarTypes = [
-            "String", "Int16", "Int32", "Int64", "Int", "Double", "Float", "Bool", "Date", "Data", "UUID", "URL",
-            "Decimal", "Codable<[String]>",
-        ]
+        // Every built-in type, from the runtime's table, so a new one is generated and compiled here.
+        let scalarTypes = ScalarType.all.map(\.schemaSpelling) + ["Codable<[String]>"]
         var lines = ["model \(name) version 1", ""]
         let compositeCount = random.next(below: 3)
         var composites: [String] = []

@@ -74,26 +74,12 @@ public enum FixtureValue: Sendable, Equatable, ExpressibleByStringLiteral, Expre
 
     /// The value as a column of `type` stores it, or `nil` when it is not a value of that type.
     func stored(as type: AttributeType) -> SQLValue? {
+        if case .null = self { return .null }
+        if let scalar = type.scalar { return scalar.fixture(self) }
         switch (type, self) {
-        case (_, .null): return .null
-        case (.bool, .bool(let value)): return .integer(value ? 1 : 0)
-        case (.int16, .integer(let value)): return Int16(exactly: value).map { _ in .integer(value) }
-        case (.int32, .integer(let value)): return Int32(exactly: value).map { _ in .integer(value) }
-        case (.int64, .integer(let value)), (.int, .integer(let value)): return .integer(value)
-        case (.double, .integer(let value)), (.float, .integer(let value)): return .real(Double(value))
-        case (.double, .double(let value)): return .real(value)
-        case (.float, .double(let value)): return Float(exactly: value).map { _ in .real(value) }
-        case (.decimal, .decimal(let value)): return value.isNaN ? nil : .text(value.description)
-        case (.decimal, .integer(let value)): return .text(String(value))
-        case (.decimal, .double(let value)): return value.isFinite ? .text(Decimal(value).description) : nil
-        case (.string, .string(let value)): return .text(value)
         case (.codable, .string(let value)):
             return (try? JSONSerialization.jsonObject(with: Data(value.utf8), options: .fragmentsAllowed)) == nil
                 ? nil : .text(value)
-        case (.date, .date(let value)): return .real(value.timeIntervalSinceReferenceDate)
-        case (.data, .data(let value)): return .blob(value)
-        case (.uuid, .uuid(let value)): return .blob(withUnsafeBytes(of: value.uuid) { Data($0) })
-        case (.url, .url(let value)): return .text(value.absoluteString)
         case (.enumeration(let description), .string(let value)):
             guard let match = description.cases.first(where: { $0.rawValue == value || $0.name == value }) else {
                 return nil

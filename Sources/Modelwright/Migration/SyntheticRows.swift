@@ -15,12 +15,12 @@ enum SyntheticRows {
         // The first row of each concrete entity is what a required relationship to it points at.
         var firstRow: [String: SQLValue] = [:]
         for (number, entity) in entities.enumerated() {
-            firstRow[entity.name] = id(number, 0)
+            firstRow[entity.name] = ScalarType.syntheticID(number, 0)
         }
         for (number, entity) in entities.enumerated() {
             for row in 0..<2 {
                 var names = ["\"id\""]
-                var values = [id(number, row)]
+                var values = [ScalarType.syntheticID(number, row)]
                 if entity.hasDiscriminator {
                     names.append("\"_entity\"")
                     values.append(.text(entity.name))
@@ -96,14 +96,8 @@ enum SyntheticRows {
         if column.isOptional && row % 3 == 2 { return .null }
         let extreme = row % 3 == 0
         let tag = "\(entity.name) stub \(row)"
-        switch type {
-        case .string: return .text(extreme ? "\u{600}'\"\r\n\u{2028}007 \(tag)" : tag)
-        case .url: return .text("https://example.com/stub/\(row)")
-        case .data: return .blob(Data(tag.utf8))
-        case .uuid: return id(1_000_000 + row, 0)
-        case .decimal: return .text(extreme ? "-12345678901234567890123456789.\(row)1" : "\(row).25")
-        // An integral value, which a column with `REAL` or no affinity may store as an integer.
-        case .double, .float: return .real(extreme ? -3.0e38 - Double(row) : Double(row) + (row % 2 == 0 ? 0 : 0.5))
+        switch type.kind {
+        case .scalar(let scalar): return scalar.synthetic(row, extreme, tag, true)
         case .enumeration(let description) where !description.cases.isEmpty:
             let enumCase = description.cases[row % description.cases.count]
             return description.rawType == .int
@@ -113,14 +107,6 @@ enum SyntheticRows {
                 for: column, row: extreme ? 0 : 1, number: row, entity: entity, layout: layout, firstRow: [:],
                 allowsNull: false)
         }
-    }
-
-    /// A row's ID: 16 bytes naming the entity's number and the row.
-    private static func id(_ number: Int, _ row: Int) -> SQLValue {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        withUnsafeBytes(of: UInt64(number).bigEndian) { bytes.replaceSubrange(0..<8, with: $0) }
-        bytes[15] = UInt8(row)
-        return .blob(Data(bytes))
     }
 
     private static func value(
@@ -136,22 +122,9 @@ enum SyntheticRows {
         }
         let tag = "\(entity.name)\(row)"
         let extreme = row == 0
-        switch type {
-        case .bool: return .integer(extreme ? 1 : 0)
-        case .int16: return .integer(extreme ? Int64(Int16.min) + Int64(number) : Int64(Int16.max) - Int64(number))
-        case .int32: return .integer(extreme ? Int64(Int32.min) + Int64(number) : Int64(Int32.max) - Int64(number))
-        case .int64, .int: return .integer(extreme ? Int64.min + Int64(number) : Int64.max - Int64(number))
-        case .double: return .real(extreme ? -3.0e38 + Double(number) : 1.5 + Double(number))
-        // A value a `Float` holds exactly, as every `Float` the app stores is.
-        case .float: return .real(Double(Float(extreme ? -3.0e38 + Double(number) : 1.5 + Double(number))))
-        case .date: return .real(extreme ? -1.0e9 - Double(number) : 1.0e9 + Double(number))
-        // Written as `Decimal` writes it: no trailing zero.
-        case .decimal: return .text(extreme ? "-12345678901234567890123456789.\(number)1" : "\(number).5")
-        case .string: return .text(extreme ? "\u{600}'\"\r\n\u{2028}\(tag)" : tag)
-        case .url: return .text("https://example.com/\(tag)")
+        switch type.kind {
+        case .scalar(let scalar): return scalar.synthetic(number, extreme, tag, false)
         case .codable(let typeName): return .text(json(for: typeName))
-        case .data: return .blob(Data(tag.utf8))
-        case .uuid: return id(number, row + 2)
         case .composite: return .text(tag)
         case .enumeration(let description):
             guard let enumCase = extreme ? description.cases.first : description.cases.last else { return .null }

@@ -214,19 +214,14 @@ struct TableMapping {
         }
     }
 
-    /// The SQL that converts a column's stored value losslessly from one type to another, or
-    /// `nil` when the stored value serves as it is (or only a custom stage can convert it).
+    /// The SQL that converts a column's stored value from one type to another (the one rule,
+    /// ``ScalarType/conversion(to:)``), or `nil` when the stored value serves as it is (or only a
+    /// custom stage can convert it).
     static func conversion(from old: AttributeType?, to new: AttributeType?, column: String) -> String? {
-        guard let old, let new else { return nil }
-        let integers: [AttributeType] = [.bool, .int16, .int32, .int64, .int]
-        let floats: [AttributeType] = [.double, .float]
-        if (integers.contains(old) || floats.contains(old)) && floats.contains(new) && !floats.contains(old) {
-            return "CAST(\(column) AS REAL)"
+        guard let old = old?.scalar, let new = new?.scalar, let cast = old.conversion(to: new)?.cast else {
+            return nil
         }
-        if (integers.contains(old) || floats.contains(old)) && (new == .string || new == .decimal) {
-            return "CAST(\(column) AS TEXT)"
-        }
-        return nil
+        return "CAST(\(column) AS \(cast.sqliteColumnType))"
     }
 
     /// The entity and its ancestors, root first.

@@ -6,57 +6,68 @@ import Foundation
 /// migration's check of stored values asks it for every column (see `StoredValues`), so "the
 /// check passes" and "every row decodes" follow from one set of rules.
 enum DecodingFunction {
-    /// The stored types the runtime decodes, one per decoding rule.
-    enum Kind: Int32, CaseIterable {
-        case decimal = 0
-        case url = 1
-        case bool = 2
-        case int16 = 3
-        case int32 = 4
-        case int64 = 5
-        /// `Double`, `Float` and `Date`, which all read a real or an integer.
-        case double = 6
-        case string = 7
-        case data = 8
-        /// `UUID` and a to-one relationship's `RecordID`: 16 bytes.
-        case uuid = 9
-        /// A `Codable` value: JSON text.
-        case json = 10
+    /// The stored types the runtime decodes, one per decoding rule: each built-in type's
+    /// (``ScalarType/decodes``), and JSON for a `Codable` value.
+    struct Kind: Hashable, CustomStringConvertible {
+        /// The rule's number in `mw_decodes(kind, value)`: a position in ``ScalarType/all``, or
+        /// the count of built-in types for JSON.
+        let rawValue: Int32
 
-        /// The rule a column of `type` is read by; `nil` is a to-one relationship's column.
+        /// The rule for `mw_decodes`'s first argument; `nil` for a number that names none.
+        init?(rawValue: Int32) {
+            guard rawValue >= 0, Int(rawValue) <= ScalarType.all.count else { return nil }
+            self.rawValue = rawValue
+        }
+
+        private init(_ scalar: ScalarType) {
+            self.rawValue = Int32(ScalarType.all.firstIndex(of: scalar) ?? 0)
+        }
+
+        /// A `Codable` value: JSON text.
+        static let json = Kind(rawValue: Int32(ScalarType.all.count)) ?? Kind(.string)
+
+        /// Every rule.
+        static let allCases: [Kind] = ScalarType.all.map(Kind.init) + [json]
+
+        /// The built-in type whose rule this is; `nil` for JSON.
+        var scalar: ScalarType? { Int(rawValue) < ScalarType.all.count ? ScalarType.all[Int(rawValue)] : nil }
+
+        /// The type's name, or `json`.
+        var description: String { scalar?.name ?? "json" }
+
+        /// The rule a column of `type` is read by; `nil` is a to-one relationship's column (a
+        /// `RecordID`: 16 bytes, as a `UUID`).
         init(_ type: AttributeType?) {
-            switch type {
-            case nil, .uuid?: self = .uuid
-            case .bool?: self = .bool
-            case .int16?: self = .int16
-            case .int32?: self = .int32
-            case .int64?, .int?: self = .int64
-            case .double?, .float?, .date?: self = .double
-            case .decimal?: self = .decimal
+            switch type?.kind {
+            case nil: self.init(.uuid)
+            case .scalar(let scalar)?: self.init(scalar)
             // A composite is stored field by field; its own type never reaches a column.
-            case .string?, .composite?: self = .string
-            case .url?: self = .url
-            case .data?: self = .data
+            case .composite?: self.init(.string)
             case .codable?: self = .json
-            case .enumeration(let description)?: self = description.rawType == .int ? .int64 : .string
+            case .enumeration(let description)?: self.init(description.rawType == .int ? .int64 : .string)
             }
         }
 
         /// The same test as ``decodes(_:)`` written in SQL over the non-NULL `column`, for the kinds
-        /// whose rule is only a storage class and a range: a scan of a large table then calls no
-        /// function per value. `nil` for the kinds the runtime parses (the check calls `mw_decodes`).
-        /// `DecodingRuleTests` holds the two forms to each other over every storage class.
+        /// whose rule is only a storage class, a range or a length (``ScalarType/valueCheck``): a
+        /// scan of a large table then calls no function per value. `nil` for the kinds the runtime
+        /// parses (the check calls `mw_decodes`). `DecodingRuleTests` holds the two forms to each
+        /// other over every storage class.
         func sql(_ column: String) -> String? {
-            switch self {
-            case .bool: "typeof(\(column)) = 'integer' AND \(column) IN (0, 1)"
-            case .int16: "typeof(\(column)) = 'integer' AND \(column) BETWEEN -32768 AND 32767"
-            case .int32: "typeof(\(column)) = 'integer' AND \(column) BETWEEN -2147483648 AND 2147483647"
-            case .int64: "typeof(\(column)) = 'integer'"
-            case .double: "typeof(\(column)) IN ('real', 'integer')"
-            case .string: "typeof(\(column)) = 'text'"
-            case .data: "typeof(\(column)) = 'blob'"
-            case .uuid: "typeof(\(column)) = 'blob' AND length(\(column)) = 16"
-            case .decimal, .url, .json: nil
+            guard let scalar else { return nil }
+            let storedClass: String
+            switch scalar.storageClass {
+            case .integer: storedClass = "typeof(\(column)) = 'integer'"
+            case .real, .exactReal: storedClass = "typeof(\(column)) IN ('real', 'integer')"
+            case .text: storedClass = "typeof(\(column)) = 'text'"
+            case .blob: storedClass = "typeof(\(column)) = 'blob'"
+            }
+            switch scalar.valueCheck {
+            case .parsed: return nil
+            case .byteCount(let count): return storedClass + " AND length(\(column)) = \(count)"
+            case .storageClass:
+                guard let range = scalar.integerRange, range != Int64.min...Int64.max else { return storedClass }
+                return storedClass + " AND \(column) BETWEEN \(range.lowerBound) AND \(range.upperBound)"
             }
         }
 
@@ -67,19 +78,7 @@ enum DecodingFunction {
 
         /// Whether the runtime reads `value` (not NULL) as this kind.
         func decodes(_ value: SQLValue) -> Bool {
-            switch self {
-            case .decimal: (try? Decimal(sqlValue: value)) != nil
-            case .url: (try? URL(sqlValue: value)) != nil
-            case .bool: (try? Bool(sqlValue: value)) != nil
-            case .int16: (try? Int16(sqlValue: value)) != nil
-            case .int32: (try? Int32(sqlValue: value)) != nil
-            case .int64: (try? Int64(sqlValue: value)) != nil
-            case .double: (try? Double(sqlValue: value)) != nil
-            case .string: (try? String(sqlValue: value)) != nil
-            case .data: (try? Data(sqlValue: value)) != nil
-            case .uuid: (try? UUID(sqlValue: value)) != nil
-            case .json: RowDecoder.isJSON(value)
-            }
+            scalar?.decodes(value) ?? RowDecoder.isJSON(value)
         }
     }
 

@@ -72,6 +72,8 @@ public indirect enum AttributeType: Sendable, Equatable, Codable {
     case uuid
     /// `URL`.
     case url
+    /// ``Day``: a calendar day without a time.
+    case day
     /// An enum backed by strings or integers, stored as its raw value.
     case enumeration(EnumDescription)
     /// A composite value: a struct whose fields are stored as columns of the entity.
@@ -84,20 +86,8 @@ extension AttributeType {
     /// How the schema language spells the type (`Int16`, an enum's or composite's name,
     /// `Codable<T>`): the one spelling errors use, in the runtime and the toolchain alike.
     package var schemaSpelling: String {
-        switch self {
-        case .bool: "Bool"
-        case .int16: "Int16"
-        case .int32: "Int32"
-        case .int64: "Int64"
-        case .int: "Int"
-        case .double: "Double"
-        case .float: "Float"
-        case .decimal: "Decimal"
-        case .string: "String"
-        case .date: "Date"
-        case .data: "Data"
-        case .uuid: "UUID"
-        case .url: "URL"
+        switch kind {
+        case .scalar(let scalar): scalar.schemaSpelling
         case .enumeration(let description): description.name
         case .composite(let description): description.name
         case .codable(let typeName): "Codable<\(typeName)>"

@@ -186,20 +186,8 @@ extension SchemaArchive {
         }
 
         private func typeToken(_ type: AttributeType) -> String {
-            switch type {
-            case .bool: "bool"
-            case .int16: "int16"
-            case .int32: "int32"
-            case .int64: "int64"
-            case .int: "int"
-            case .double: "double"
-            case .float: "float"
-            case .decimal: "decimal"
-            case .string: "string"
-            case .date: "date"
-            case .data: "data"
-            case .uuid: "uuid"
-            case .url: "url"
+            switch type.kind {
+            case .scalar(let scalar): scalar.name
             case .codable(let typeName): "codable:" + token(typeName)
             case .enumeration(let description): "enum:\(description.rawType.rawValue):" + token(description.name)
             case .composite(let description): "composite:" + token(description.name)

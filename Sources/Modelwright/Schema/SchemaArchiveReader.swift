@@ -178,11 +178,8 @@ struct SchemaArchiveReader {
         static let sort = Line.Shape("sort", fixed: 2)
     }
 
-    private static let simpleTypes: [Substring: AttributeType] = [
-        "bool": .bool, "int16": .int16, "int32": .int32, "int64": .int64, "int": .int, "double": .double,
-        "float": .float, "decimal": .decimal, "string": .string, "date": .date, "data": .data, "uuid": .uuid,
-        "url": .url,
-    ]
+    private static let simpleTypes: [Substring: AttributeType] = Dictionary(
+        ScalarType.all.map { (Substring($0.name), AttributeType($0)) }, uniquingKeysWith: { first, _ in first })
 
     private mutating func readRelationship() throws -> RelationshipDescription {
         let line = try next(Shapes.relationship)

@@ -112,20 +112,8 @@ private struct CanonicalText {
     }
 
     private mutating func write(_ type: AttributeType) {
-        switch type {
-        case .bool: field("bool")
-        case .int16: field("int16")
-        case .int32: field("int32")
-        case .int64: field("int64")
-        case .int: field("int")
-        case .double: field("double")
-        case .float: field("float")
-        case .decimal: field("decimal")
-        case .string: field("string")
-        case .date: field("date")
-        case .data: field("data")
-        case .uuid: field("uuid")
-        case .url: field("url")
+        switch type.kind {
+        case .scalar(let scalar): field(scalar.name)
         case .enumeration(let description): field("enum-\(description.rawType.rawValue)")
         case .codable: field("codable")
         case .composite(let description):

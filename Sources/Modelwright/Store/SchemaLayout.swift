@@ -160,17 +160,14 @@ struct SchemaLayout: Sendable {
         "\(attribute).\(field)"
     }
 
-    /// The SQLite type affinity an attribute type is stored with.
+    /// The SQLite type affinity an attribute type is stored with: the storage class's column type
+    /// (``ScalarType/StorageClass/sqliteColumnType``, the SQLite dialect's answer).
     static func affinity(of type: AttributeType) -> String {
-        switch type {
-        case .bool, .int16, .int32, .int64, .int: "INTEGER"
-        // No declared type: a REAL column stores an integral double as an integer and so turns
-        // -0.0 into 0; a column without affinity keeps the IEEE bits.
-        case .double, .float: ""
-        case .date: "REAL"
-        case .decimal, .string, .url, .codable, .composite: "TEXT"
-        case .data, .uuid: "BLOB"
-        case .enumeration(let description): description.rawType == .int ? "INTEGER" : "TEXT"
+        switch type.kind {
+        case .scalar(let scalar): scalar.storageClass.sqliteColumnType
+        case .codable, .composite: ScalarType.StorageClass.text.sqliteColumnType
+        case .enumeration(let description):
+            (description.rawType == .int ? ScalarType.StorageClass.integer : .text).sqliteColumnType
         }
     }
 

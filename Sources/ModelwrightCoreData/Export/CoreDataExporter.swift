@@ -306,20 +306,11 @@ private struct VersionExport {
         let qualified = "\(entity.name).\(attribute.name)"
         let type: String
         var scalar: Bool?
-        switch attribute.type {
-        case .bool: (type, scalar) = ("Boolean", true)
-        case .int16: (type, scalar) = ("Integer 16", true)
-        case .int32: (type, scalar) = ("Integer 32", true)
-        case .int64, .int: (type, scalar) = ("Integer 64", true)
-        case .double: (type, scalar) = ("Double", true)
-        case .float: (type, scalar) = ("Float", true)
-        case .decimal: type = "Decimal"
-        case .string: type = "String"
-        case .date: (type, scalar) = ("Date", false)
+        switch attribute.type.kind {
         // A `Data` attribute with a `className` was a Transformable holding archived bytes.
-        case .data: type = details["className"] == nil ? "Binary" : "Transformable"
-        case .uuid: (type, scalar) = ("UUID", false)
-        case .url: type = "URI"
+        case .scalar(.data) where details["className"] != nil: type = "Transformable"
+        case .scalar(let scalarType):
+            (type, scalar) = (scalarType.coreData.name, scalarType.coreData.usesScalarValueType)
         case .codable: type = "Transformable"
         case .enumeration(let enumeration):
             (type, scalar) = enumeration.rawType == .string ? ("String", nil) : ("Integer 64", true)

@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 import ModelwrightSchema
 
 /// What an imported version kept, by Core Data name: the next version's renaming identifiers are
@@ -43,6 +44,11 @@ struct ImportedShape {
 struct CoreDataVersionTranslator {
     /// The Transformable value transformer the exporter writes when `@coreData` names none.
     static let defaultTransformer = "NSSecureUnarchiveFromData"
+    /// The built-in types by the Core Data attribute type they import from (the runtime's table,
+    /// ``ScalarType/CoreDataType``).
+    private static let importedTypes: [String: ScalarType] = Dictionary(
+        ScalarType.all.filter(\.coreData.imports).map { ($0.coreData.name, $0) },
+        uniquingKeysWith: { first, _ in first })
 
     private let model: CoreDataModel
     private let previous: ImportedShape?
@@ -604,19 +610,8 @@ struct CoreDataVersionTranslator {
                 at: attribute.location)
             return nil
         }
+        if let scalar = Self.importedTypes[attribute.attributeType] { return scalar.schemaSpelling }
         switch attribute.attributeType {
-        case "Integer 16": return "Int16"
-        case "Integer 32": return "Int32"
-        case "Integer 64": return "Int64"
-        case "Double": return "Double"
-        case "Float": return "Float"
-        case "Decimal": return "Decimal"
-        case "String": return "String"
-        case "Boolean": return "Bool"
-        case "Date": return "Date"
-        case "Binary": return "Data"
-        case "UUID": return "UUID"
-        case "URI": return "URL"
         case "Transformable":
             return transformableType(of: attribute, in: entity)
         default:

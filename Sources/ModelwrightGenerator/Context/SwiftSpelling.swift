@@ -86,20 +86,8 @@ enum SwiftSpelling {
 
     /// The Swift type of an attribute (without optionality).
     static func type(of attribute: AttributeType) -> String {
-        switch attribute {
-        case .bool: "Bool"
-        case .int16: "Int16"
-        case .int32: "Int32"
-        case .int64: "Int64"
-        case .int: "Int"
-        case .double: "Double"
-        case .float: "Float"
-        case .decimal: "Decimal"
-        case .string: "String"
-        case .date: "Date"
-        case .data: "Data"
-        case .uuid: "UUID"
-        case .url: "URL"
+        switch attribute.kind {
+        case .scalar(let scalar): scalar.swiftType
         case .enumeration(let description): identifier(description.name)
         case .composite(let description): identifier(description.name)
         case .codable(let typeName): typeName
@@ -117,16 +105,15 @@ enum SwiftSpelling {
             guard number.isFinite else { return nonFinite(number) }
             // A `Float` is written as the `Float` it is: the `Double`'s digits can lie just under
             // `Float`'s least normal value, which Swift refuses as an underflow.
-            let text = type == .float ? "\(Float(number))" : "\(number)"
+            let isFloat: Bool
+            if case .floatingPoint(isFloat: true)? = type.scalar?.literal { isFloat = true } else { isFloat = false }
+            let text = isFloat ? "\(Float(number))" : "\(number)"
             // `-0` is the integer zero, which Swift converts to +0.0: a negative value keeps its point.
             return text.hasSuffix(".0") && number.sign == .plus ? String(text.dropLast(2)) : text
         case .decimal(let text): return decimal(text)
         case .string(let text):
-            switch type {
-            case .uuid: return "UUID(uuidString: \(string(text)))!"
-            case .url: return "URL(string: \(string(text)))!"
-            default: return string(text)
-            }
+            guard case .text(let rule)? = type.scalar?.literal else { return string(text) }
+            return rule.swiftExpression(string(text))
         case .date(let seconds):
             return "Date(timeIntervalSince1970: \(seconds.isFinite ? "\(seconds)" : nonFinite(seconds)))"
         case .now: return "Date()"
@@ -156,20 +143,8 @@ enum SwiftSpelling {
     /// A Swift expression that rebuilds an attribute type as a runtime value; enums and composites
     /// refer to the declaration `reference` names.
     static func attributeType(_ type: AttributeType, reference: (String) -> String) -> String {
-        switch type {
-        case .bool: return ".bool"
-        case .int16: return ".int16"
-        case .int32: return ".int32"
-        case .int64: return ".int64"
-        case .int: return ".int"
-        case .double: return ".double"
-        case .float: return ".float"
-        case .decimal: return ".decimal"
-        case .string: return ".string"
-        case .date: return ".date"
-        case .data: return ".data"
-        case .uuid: return ".uuid"
-        case .url: return ".url"
+        switch type.kind {
+        case .scalar(let scalar): return "." + scalar.name
         case .enumeration(let description):
             return ".enumeration(\(reference(description.name)))"
         case .composite(let description):

@@ -14,19 +14,7 @@ package enum SchemaLowering {
                     parent: entity.parent,
                     isAbstract: entity.isAbstract,
                     attributes: entity.attributes.map(\.schemaDescription),
-                    relationships: entity.relationships.map { relationship in
-                        RelationshipDescription(
-                            name: relationship.name,
-                            destination: relationship.destination,
-                            inverse: relationship.inverse,
-                            cardinality: relationship.cardinality,
-                            isOrdered: relationship.isOrdered,
-                            isOptional: relationship.isOptional,
-                            deleteRule: relationship.deleteRule,
-                            renamedFrom: relationship.renamedFrom,
-                            versionHashModifier: relationship.versionHashModifier
-                        )
-                    },
+                    relationships: entity.relationships.map(\.schemaDescription),
                     uniquenessConstraints: entity.uniquenessConstraints,
                     indexes: entity.indexes,
                     defaultSort: entity.defaultSort,

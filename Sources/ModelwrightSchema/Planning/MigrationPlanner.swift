@@ -333,21 +333,12 @@ package struct MigrationPlanner {
     /// Whether a lightweight type change rewrites the stored values (SQLite's CAST) rather than
     /// keeping them as they are.
     package static func rewritesValues(from old: AttributeType, to new: AttributeType) -> Bool {
-        TableMappingFacts.isNumber(old) && [.string, .decimal, .double, .float].contains(new) && old != new
-            && !(old == .float && new == .double)
+        guard let old = old.scalar, let new = new.scalar else { return false }
+        return old.conversion(to: new)?.rewritesValues ?? false
     }
 
     /// How a type change migrates, with a reason for people; `nil` when the stored form is unchanged.
     package static func typeChange(from old: AttributeType, to new: AttributeType) -> (SchemaChange.Kind, String?)? {
-        func integerWidth(_ type: AttributeType) -> Int? {
-            switch type {
-            case .bool: 1
-            case .int16: 16
-            case .int32: 32
-            case .int64, .int: 64
-            default: nil
-            }
-        }
         switch (old, new) {
         case _ where old == new: return nil
         case (.enumeration(let before), .enumeration(let after)):
@@ -373,17 +364,9 @@ package struct MigrationPlanner {
         case (.codable, .codable): return (.needsCustomStage, "the JSON must be re-encoded")
         default: break
         }
-        if let before = integerWidth(old), let after = integerWidth(new) {
-            return before <= after ? (.lightweight, "widening") : (.lossy, "narrowing: large values are cut")
-        }
-        if let before = integerWidth(old), new == .double || new == .float {
-            return before <= (new == .double ? 32 : 16)
-                ? (.lightweight, "exact") : (.lossy, "large integers lose precision")
-        }
-        if old == .float, new == .double { return (.lightweight, "widening") }
-        if old == .double, new == .float { return (.lossy, "narrowing: precision is lost") }
-        if integerWidth(old) != nil || old == .double || old == .float, new == .string || new == .decimal {
-            return (.lightweight, "numbers become their text")
+        // The one conversion rule, the runtime's: the migrator converts by the same facts.
+        if let old = old.scalar, let new = new.scalar, let conversion = old.conversion(to: new) {
+            return (conversion.isLossless ? .lightweight : .lossy, conversion.reason)
         }
         return (.needsCustomStage, "no lossless conversion")
     }
@@ -702,12 +685,5 @@ package struct MigrationPlanner {
         obligations[index] = StageObligation(
             stage: stage, entity: existing.entity, property: existing.property, work: merged,
             changes: existing.changes + [change.summary])
-    }
-}
-
-/// Facts about attribute types the planner needs.
-enum TableMappingFacts {
-    static func isNumber(_ type: AttributeType) -> Bool {
-        [.bool, .int16, .int32, .int64, .int, .float, .double].contains(type)
     }
 }

@@ -17,48 +17,10 @@ enum DefaultValueChecker {
                 : .failure(
                     .init("'nil' is not a value of a non-optional attribute", hint: "make the type optional with '?'"))
         }
+        if let scalar = type.scalar {
+            return check(literal, for: scalar, role: role)
+        }
         switch (type, literal.kind) {
-        case (.bool, .bool(let value)):
-            return .success(.bool(value))
-        case (.int16, .integer(let text)):
-            return integer(text, in: Int64(Int16.min)...Int64(Int16.max), name: "Int16")
-        case (.int32, .integer(let text)):
-            return integer(text, in: Int64(Int32.min)...Int64(Int32.max), name: "Int32")
-        case (.int64, .integer(let text)):
-            return integer(text, in: Int64.min...Int64.max, name: "Int64")
-        case (.int, .integer(let text)):
-            return integer(text, in: Int64.min...Int64.max, name: "Int")
-        case (.double, .integer(let text)), (.double, .float(let text)):
-            return floatingPoint(text, isFloat: false)
-        case (.float, .integer(let text)), (.float, .float(let text)):
-            return floatingPoint(text, isFloat: true)
-        case (.decimal, .integer(let text)), (.decimal, .float(let text)):
-            return decimal(text)
-        case (.string, .string(let text)):
-            return .success(.string(text))
-        case (.uuid, .string(let text)):
-            return UUID(uuidString: text) == nil
-                ? .failure(
-                    .init("\"\(text)\" is not a UUID", hint: "write it as \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\""))
-                : .success(.string(text))
-        case (.url, .string(let text)):
-            guard let url = URL(string: text), url.scheme != nil else {
-                return .failure(
-                    .init("\"\(text)\" is not an absolute URL", hint: "include a scheme, as in \"https://example.com\"")
-                )
-            }
-            return .success(.string(url.absoluteString))
-        case (.date, .now):
-            return .success(.now)
-        case (.date, .string(let text)):
-            guard let seconds = iso8601Seconds(text) else {
-                return .failure(
-                    .init(
-                        "\"\(text)\" is not an ISO 8601 date",
-                        hint: "write \"2024-05-01T09:30:00Z\", or 'now' for the insertion time")
-                )
-            }
-            return .success(.date(secondsSince1970: seconds))
         case (.enumeration(let enumeration), .enumCase(let name)):
             guard isCase(enumeration.name, name) ?? enumeration.cases.contains(where: { $0.name == name }) else {
                 // Searched and listed only if the error is reported: an enum of thousands of
@@ -80,7 +42,47 @@ enum DefaultValueChecker {
                 )
             }
             return .success(.enumCase(name))
-        case (.data, _), (.composite, _), (.codable, _):
+        case (.composite, _), (.codable, _):
+            return .failure(.init("\(typeName(type)) attributes cannot have a \(role)"))
+        default:
+            return .failure(
+                .init("\(role) \(describe(literal.kind)) does not match the attribute's type \(typeName(type))")
+            )
+        }
+    }
+
+    /// A literal typed by the built-in type's rule (``ScalarType/literal``).
+    private static func check(_ literal: AST.Literal, for scalar: ScalarType, role: String) -> Result<
+        DefaultValue?, DefaultValueProblem
+    > {
+        let type = AttributeType(scalar)
+        switch (scalar.literal, literal.kind) {
+        case (.bool, .bool(let value)):
+            return .success(.bool(value))
+        case (.integer, .integer(let text)):
+            return integer(text, in: scalar.integerRange ?? Int64.min...Int64.max, name: scalar.schemaSpelling)
+        case (.floatingPoint(let isFloat), .integer(let text)), (.floatingPoint(let isFloat), .float(let text)):
+            return floatingPoint(text, isFloat: isFloat)
+        case (.decimal, .integer(let text)), (.decimal, .float(let text)):
+            return decimal(text)
+        case (.text(let rule), .string(let text)):
+            guard let value = rule.parse(text) else {
+                let problem = rule.problem(text)
+                return .failure(.init(problem.message, hint: problem.hint))
+            }
+            return .success(.string(value))
+        case (.instant, .now):
+            return .success(.now)
+        case (.instant, .string(let text)):
+            guard let seconds = iso8601Seconds(text) else {
+                return .failure(
+                    .init(
+                        "\"\(text)\" is not an ISO 8601 date",
+                        hint: "write \"2024-05-01T09:30:00Z\", or 'now' for the insertion time")
+                )
+            }
+            return .success(.date(secondsSince1970: seconds))
+        case (.none, _):
             return .failure(.init("\(typeName(type)) attributes cannot have a \(role)"))
         default:
             return .failure(

@@ -124,57 +124,47 @@ extension EntityGraph {
         package var versionHashModifier: String? = nil
     }
 
-    /// A resolved attribute.
+    /// A resolved attribute: the runtime's description of it (name, type, optionality, default,
+    /// rename, hash modifier; read through as `attribute.name`) with what only the toolchain keeps.
+    @dynamicMemberLookup
     package struct Attribute: Sendable {
-        /// Its name.
-        package var name: String
-        /// Its type.
-        package var type: AttributeType
-        /// Whether it may be `nil`.
-        package var isOptional: Bool
-        /// Its default value.
-        package var defaultValue: DefaultValue?
-        /// Its name in the previous version.
-        package var renamedFrom: String?
+        /// The runtime's description of the attribute, which lowering hands on as it is.
+        package var schemaDescription: AttributeDescription
         /// Where `@renamed(from:)` was written.
         package var renameRange: SourceRange?
         /// Its doc comment lines.
         package var doc: [String]
         /// Where it was declared.
         package var range: SourceRange
-        /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
-        package var versionHashModifier: String? = nil
+
+        /// A property of the runtime's description.
+        package subscript<Value>(dynamicMember keyPath: WritableKeyPath<AttributeDescription, Value>) -> Value {
+            get { schemaDescription[keyPath: keyPath] }
+            set { schemaDescription[keyPath: keyPath] = newValue }
+        }
     }
 
-    /// A resolved relationship.
+    /// A resolved relationship: the runtime's description of it (read through as
+    /// `relationship.destination`) with what only the toolchain keeps.
+    @dynamicMemberLookup
     package struct Relationship: Sendable {
-        /// Its name.
-        package var name: String
-        /// The destination entity's name.
-        package var destination: String
-        /// The inverse relationship's name on the destination, explicit or inferred.
-        package var inverse: String?
-        /// To-one or to-many.
-        package var cardinality: RelationshipDescription.Cardinality
-        /// Whether a to-many relationship is ordered.
-        package var isOrdered: Bool
-        /// Whether a to-one relationship may be empty.
-        package var isOptional: Bool
-        /// What deleting the source does.
-        package var deleteRule: RelationshipDescription.DeleteRule
-        /// Its name in the previous version.
-        package var renamedFrom: String?
+        /// The runtime's description of the relationship; its inverse is the explicit or inferred one.
+        package var schemaDescription: RelationshipDescription
         /// Where `@renamed(from:)` was written.
         package var renameRange: SourceRange?
         /// Its doc comment lines.
         package var doc: [String]
         /// Where it was declared.
         package var range: SourceRange
-        /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
-        package var versionHashModifier: String? = nil
         /// The Swift name of the ID property a to-one relationship generates on its record (see
         /// ``GeneratedNamespace/idProperty(ofRelationship:taken:)``); set by ``GeneratedNamespace``.
         package var idProperty: String = ""
+
+        /// A property of the runtime's description.
+        package subscript<Value>(dynamicMember keyPath: WritableKeyPath<RelationshipDescription, Value>) -> Value {
+            get { schemaDescription[keyPath: keyPath] }
+            set { schemaDescription[keyPath: keyPath] = newValue }
+        }
     }
 
     /// A resolved enum.
@@ -351,19 +341,5 @@ extension EntityGraph {
         case parameter(String)
         /// A constant of the compared attribute's type; `nil` for `NIL`.
         case constant(DefaultValue?)
-    }
-}
-
-extension EntityGraph.Attribute {
-    /// The runtime's description of the attribute.
-    package var schemaDescription: AttributeDescription {
-        AttributeDescription(
-            name: name,
-            type: type,
-            isOptional: isOptional,
-            defaultValue: defaultValue,
-            renamedFrom: renamedFrom,
-            versionHashModifier: versionHashModifier
-        )
     }
 }

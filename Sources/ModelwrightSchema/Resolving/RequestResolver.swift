@@ -440,11 +440,7 @@ struct RequestResolver {
 
     private func isOrdered(_ target: EntityGraph.RequestComparison.Target) -> Bool {
         switch target {
-        case .attribute(let type, _):
-            switch type {
-            case .int16, .int32, .int64, .int, .double, .float, .decimal, .string, .date: true
-            default: false
-            }
+        case .attribute(let type, _): type.scalar?.isOrdered ?? false
         case .toOne: false
         case .count: true
         }
@@ -476,20 +472,8 @@ struct RequestResolver {
     }
 
     private static func typeName(_ type: AttributeType) -> String {
-        switch type {
-        case .bool: "a Bool"
-        case .int16: "an Int16"
-        case .int32: "an Int32"
-        case .int64: "an Int64"
-        case .int: "an Int"
-        case .double: "a Double"
-        case .float: "a Float"
-        case .decimal: "a Decimal"
-        case .string: "a String"
-        case .date: "a Date"
-        case .data: "Data"
-        case .uuid: "a UUID"
-        case .url: "a URL"
+        switch type.kind {
+        case .scalar(let scalar): scalar.phrase
         case .enumeration(let description): "the enum '\(description.name)'"
         case .composite(let description): "the composite '\(description.name)'"
         case .codable(let name): "Codable<\(name)>"

@@ -94,6 +94,7 @@ struct BadValueTests {
             case .decimal: return (name, [name: pick([.text("1,5"), .text("abc"), junk])], "decimal")
             case .string: return (name, [name: junk], "string")
             case .url: return (name, [name: junk], "url")
+            case .day: return (name, [name: pick([.text("2024-02-30"), .text("2024-1-1"), .integer(3), junk])], "day")
             case .data: return (name, [name: pick([.text("x"), .real(2.5)])], "data")
             case .uuid: return (name, [name: pick([.blob(Data(count: 15)), .text("0123456789abcdef")])], "uuid")
             case .codable: return (name, [name: pick([.text("{not json"), .text(""), junk])], "codable")

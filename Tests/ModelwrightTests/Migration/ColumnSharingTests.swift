@@ -333,6 +333,7 @@ struct RandomHierarchy: CustomStringConvertible {
         case .decimal: return .text(Bool.random(using: &random) ? "\(number).25" : "\(number)")
         case .string: return .text(Bool.random(using: &random) ? "00\(abs(number))" : "\(number).0")
         case .url: return .text("https://example.com/\(number)")
+        case .day: return .text(Day(daysSince1970: Int(number)).description)
         case .data: return .blob(Data("0\(number)".utf8))
         case .uuid: return .blob(withUnsafeBytes(of: UUID().uuid) { Data($0) })
         case .codable: return .text("[\"0\(number)\"]")

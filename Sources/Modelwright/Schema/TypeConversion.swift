@@ -1,0 +1,42 @@
+/// How stored values of one attribute type become another's, in a lightweight migration: the one
+/// rule the planner judges a type change by and the migrator runs.
+package struct TypeConversion: Sendable, Equatable {
+    /// Whether every value survives the conversion.
+    package let isLossless: Bool
+    /// Why, for people (`widening`, `large integers lose precision`).
+    package let reason: String
+    /// The storage class SQL converts stored values to (SQLite's `CAST`); `nil` when they serve as
+    /// they are.
+    package let cast: ScalarType.StorageClass?
+    /// Whether converting changes the stored values (a cast, or a narrowing the value check must see).
+    package let rewritesValues: Bool
+}
+
+extension ScalarType {
+    /// How values of this type convert to `new` without a custom stage; `nil` when only a custom
+    /// stage can convert them, or the types are the same.
+    package func conversion(to new: ScalarType) -> TypeConversion? {
+        guard self != new else { return nil }
+        switch (number, new.number) {
+        case (.integer(let before)?, .integer(let after)?):
+            return before <= after
+                ? TypeConversion(isLossless: true, reason: "widening", cast: nil, rewritesValues: false)
+                : TypeConversion(
+                    isLossless: false, reason: "narrowing: large values are cut", cast: nil, rewritesValues: false)
+        case (.integer(let width)?, .floatingPoint(_, let exact)?):
+            return TypeConversion(
+                isLossless: width <= exact, reason: width <= exact ? "exact" : "large integers lose precision",
+                cast: .real, rewritesValues: true)
+        case (.floatingPoint(let before, _)?, .floatingPoint(let after, _)?):
+            return before <= after
+                ? TypeConversion(isLossless: true, reason: "widening", cast: nil, rewritesValues: false)
+                : TypeConversion(
+                    isLossless: false, reason: "narrowing: precision is lost", cast: nil, rewritesValues: true)
+        case (_?, nil) where new.takesNumbersAsText:
+            return TypeConversion(
+                isLossless: true, reason: "numbers become their text", cast: .text, rewritesValues: true)
+        default:
+            return nil
+        }
+    }
+}
