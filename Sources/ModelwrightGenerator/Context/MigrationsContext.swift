@@ -5,7 +5,7 @@ import Mustache
 /// The context of the migrations file: one stage per version step, and for every custom stage
 /// the protocol requirements the app implements.
 enum MigrationsContext {
-    static func make(_ model: PlannedModel) -> MustacheObject {
+    static func make(_ model: PlannedModel, names: TypeNames) -> MustacheObject {
         var allStages: [MustacheValue] = []
         let steps = model.steps.map { step -> MustacheValue in
             let stages = step.customStages.map { stage -> MustacheValue in
@@ -43,7 +43,18 @@ enum MigrationsContext {
                 "customStages": .list(stages),
             ]
         }
+        // The record of every concrete entity decodes every row before the last stage commits.
+        let concrete = model.current?.graph.entities.filter { !$0.isAbstract } ?? []
+        let records = concrete.enumerated().map { index, entity -> MustacheValue in
+            [
+                "name": .string(names[entity.name]),
+                // swift-format wants a trailing comma only when the list holds more than one element.
+                "separator": .string(concrete.count > 1 ? "," : ""),
+            ]
+        }
         return [
+            "records": .list(records),
+            "hasRecords": .bool(!records.isEmpty),
             "protocolName": .string(SwiftSpelling.identifier(model.name + "Migrations")),
             "hasCustomStages": .bool(!allStages.isEmpty),
             "hasSteps": .bool(!steps.isEmpty),
@@ -69,6 +80,7 @@ enum MigrationsContext {
         case .value(let type, _, let onlyRowsWithoutValue):
             context["valueType"] = .string(valueTypeName(obligation) ?? "")
             context["isEnumeration"] = .bool({ if case .enumeration = type { true } else { false } }())
+            context["isCodable"] = .bool({ if case .codable = type { true } else { false } }())
             context["onlyRowsWithoutValue"] = .bool(onlyRowsWithoutValue)
         case .hook:
             break

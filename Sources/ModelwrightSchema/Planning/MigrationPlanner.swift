@@ -471,11 +471,12 @@ package struct MigrationPlanner {
     private var lossesNeeded: [(change: Int, entity: String, property: String?)] = []
 
     /// What the app writes for an attribute only its code can fill: a function returning the new
-    /// value, for the types a stage can return as a column value (an enum as its raw value), and
-    /// a hook for composite and Codable values, which span columns or need the app's types.
+    /// value, for the types a stage can return as one column's value (an enum as its raw value, a
+    /// Codable value as the app's own type, which the store keeps as JSON), and a hook for a
+    /// composite value, which spans columns.
     private static func work(for attribute: EntityGraph.Attribute, onlyRowsWithoutValue: Bool) -> StageObligation.Work {
         switch attribute.type {
-        case .composite, .codable: .hook
+        case .composite: .hook
         default: .value(attribute.type, isOptional: attribute.isOptional, onlyRowsWithoutValue: onlyRowsWithoutValue)
         }
     }
