@@ -7,7 +7,8 @@ import Testing
 @testable import ModelwrightSchema
 
 /// The rule `plan` promises, on seeded random version pairs (type changes, moves across
-/// inheritance levels, renames, optionality and default changes, removals, lost enum cases):
+/// inheritance levels up and down, renames, optionality and default changes, removals, lost enum
+/// cases, Codable retypes, entities split off through a new required to-one):
 /// either the plan refuses the step, or migrating a store filled with values of every column
 /// succeeds, every row of every entity reads back as the new version's types, and every value
 /// the plan keeps is kept.
@@ -30,7 +31,7 @@ struct MigrationPropertyTests {
 
     private static let types = [
         "Bool", "Int16", "Int32", "Int64", "Double", "Float", "String", "Date", "UUID", "Decimal", "Data", "URL",
-        "Kind",
+        "Kind", "Codable<[String]>", "Codable<[String: Int]>",
     ]
 
     private static func defaultValue(_ type: String) -> String? {
@@ -164,7 +165,20 @@ struct MigrationPropertyTests {
         case .data: .blob(Data([UInt8(row), 0xFF]))
         case .uuid: .blob(Data(repeating: UInt8(row + 1), count: 16))
         case .enumeration(let description): .text(description.cases[row % description.cases.count].rawValue)
+        case .codable("[String]"): .text(row == 0 ? "[\"\\u0600'\\\"\"]" : "[]")
+        case .codable("[String: Int]"): .text(row == 0 ? "{\"k\":-1}" : "{}")
         case .composite, .codable: .null
+        }
+    }
+
+    /// Decodes a `Codable` value with the Swift type the schema names, as the app's record would:
+    /// the store's own check only proves it is JSON.
+    private static func decodeCodable(_ value: SQLValue, as type: AttributeType) throws {
+        guard case .codable(let name) = type, case .text(let text) = value else { return }
+        switch name {
+        case "[String]": _ = try JSONDecoder().decode([String].self, from: Data(text.utf8))
+        case "[String: Int]": _ = try JSONDecoder().decode([String: Int].self, from: Data(text.utf8))
+        default: break
         }
     }
 
@@ -173,6 +187,8 @@ struct MigrationPropertyTests {
         var accepted = 0
         var withStages = 0
         var obligations = 0
+        var movesUp = 0
+        var codableRetypes = 0
         for seed in 1...UInt64(count) {
             let pair = Self.pair(seed: seed)
             let folder = try temporaryModelFolder(
@@ -185,6 +201,13 @@ struct MigrationPropertyTests {
             let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
             let step = model.steps[0]
             if !step.customStages.isEmpty { withStages += 1 }
+            movesUp +=
+                step.changes.filter { $0.summary.hasPrefix("move attribute") && $0.summary.contains(" up to ") }
+                .count
+            codableRetypes +=
+                step.obligations.filter {
+                    if case .value(.codable, _, _) = $0.work { true } else { false }
+                }.count
             // The app's side: a value for every row an obligation names, remembered by row ID.
             let given = Locked<[SQLValue: [String: SQLValue]]>([:])
             let stages = step.customStages.map { stage in
@@ -243,12 +266,15 @@ struct MigrationPropertyTests {
                         }
                         #expect(throws: Never.self, "\(entity.name).\(attribute.name) = \(value): \(failure)") {
                             try decodeStored(value, as: attribute.type)
+                            try Self.decodeCodable(value, as: attribute.type)
                         }
-                        // Kept: the same entity of the hierarchy declares it in both versions, with
-                        // the same type (a move to another level is a removal and an addition).
+                        // Kept: the row's entity (or an ancestor) declares it in both versions, with
+                        // the same type, whichever level declares it: a move up or down the
+                        // hierarchy keeps the values of the rows that had it.
                         let old = attribute.renamedFrom ?? attribute.name
-                        let before = owner.flatMap { v1.entity(named: $0.renamedFrom ?? $0.name) }?.attributes
-                            .first { $0.name == old }
+                        let oldEntity = v1.entity(named: entity.renamedFrom ?? entity.name)
+                        let before = oldEntity.flatMap { TableMapping.lineage(of: $0, in: v1) }?
+                            .flatMap(\.attributes).first { $0.name == old }
                         if before?.type == attribute.type, let original = stored[row.id]?[old] {
                             #expect(value == original, "\(entity.name).\(attribute.name) changed: \(failure)")
                         }
@@ -257,7 +283,7 @@ struct MigrationPropertyTests {
             }
         }
         print(
-            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met), refused: \(count - accepted)"
+            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met, \(movesUp) attributes moved up, \(codableRetypes) Codable values retyped), refused: \(count - accepted)"
         )
         #expect(withStages >= count / 10, "only \(withStages) of \(count) accepted pairs had custom stages")
         // Enough pairs get through for the check to mean something.

@@ -126,6 +126,27 @@ package struct MigrationPlanner {
                 diffAttribute(moved, attribute, of: entity, oldEntity: ancestor)
                 continue
             }
+            // Declared on one sub-entity before: its rows keep their values in the same column of
+            // the hierarchy's table; the other entities' rows get what a new attribute gets.
+            if oldAttributes[oldName] == nil, let (descendant, moved) = movedUp(oldName, to: oldEntity) {
+                let summary = "move attribute \(descendant.name).\(oldName) up to \(entity.name).\(attribute.name)"
+                if attribute.isOptional || attribute.defaultValue != nil {
+                    add(
+                        .lightweight, summary, entity, at: attribute.range.start,
+                        caution: attribute.isOptional
+                            ? nil
+                            : "rows of \(entity.name) that are not \(descendant.name) get its default")
+                } else {
+                    add(
+                        .needsDefault, summary + " (rows that are not \(descendant.name) have no value)", entity,
+                        at: attribute.range.start,
+                        hint: "give it a default ('= …'), make it optional, or declare a custom stage that fills it",
+                        property: attribute.name,
+                        work: Self.work(for: attribute, onlyRowsWithoutValue: true))
+                }
+                diffAttribute(moved, attribute, of: entity, oldEntity: descendant)
+                continue
+            }
             guard let oldAttribute = oldAttributes[oldName] else {
                 let summary = "add attribute \(entity.name).\(attribute.name) (\(describe(attribute)))"
                 if attribute.isOptional {
@@ -154,7 +175,16 @@ package struct MigrationPlanner {
             diffAttribute(oldAttribute, attribute, of: entity, oldEntity: oldEntity)
         }
         let added = entity.attributes.filter { oldAttributes[$0.renamedFrom ?? $0.name] == nil }
+        let newAncestors = new.ancestors(of: entity)
         for attribute in oldEntity.attributes where !continued.contains(attribute.name) {
+            // Moved up to an ancestor: classified there (see `movedUp`).
+            if let ancestor = newAncestors.first(where: { ancestor in
+                ancestor.attributes.contains { ($0.renamedFrom ?? $0.name) == attribute.name }
+            }), let oldAncestor = oldEntities[ancestor.renamedFrom ?? ancestor.name],
+                movedUp(attribute.name, to: oldAncestor)?.descendant.name == oldEntity.name
+            {
+                continue
+            }
             let twin = added.first { $0.type == attribute.type }
             add(
                 .lossy, "remove attribute \(entity.name).\(attribute.name)", entity, at: entity.range.start,
@@ -166,6 +196,31 @@ package struct MigrationPlanner {
         }
         diffRelationships(oldEntity, entity)
         diffConstraints(oldEntity, entity)
+    }
+
+    /// The one entity below `oldEntity` in the older version that declared `name`, with its
+    /// declaration, when the entity continues in the newer version below the same entity without
+    /// declaring it: the attribute moved up to the entity. Two or more such entities (siblings whose
+    /// attributes merge) are not a move: their columns may differ.
+    private func movedUp(_ name: String, to oldEntity: EntityGraph.Entity) -> (
+        descendant: EntityGraph.Entity, attribute: EntityGraph.Attribute
+    )? {
+        guard !old.ancestors(of: oldEntity).contains(where: { $0.attributes.contains { $0.name == name } }) else {
+            return nil
+        }
+        let declaring = old.entities.filter { candidate in
+            candidate.attributes.contains { $0.name == name }
+                && old.ancestors(of: candidate).contains { $0.name == oldEntity.name }
+        }
+        guard declaring.count == 1, let descendant = declaring.first,
+            let attribute = descendant.attributes.first(where: { $0.name == name }),
+            let continued = new.entities.first(where: { ($0.renamedFrom ?? $0.name) == descendant.name }),
+            !continued.attributes.contains(where: { ($0.renamedFrom ?? $0.name) == name })
+        else { return nil }
+        // Still below the entity the attribute moved to.
+        let newName = newEntities.values.first { ($0.renamedFrom ?? $0.name) == oldEntity.name }?.name
+        guard new.ancestors(of: continued).contains(where: { $0.name == newName }) else { return nil }
+        return (descendant, attribute)
     }
 
     private mutating func diffAttribute(
