@@ -72,7 +72,22 @@ struct MigrationPropertyTests {
         var lossy: [String] = []
         var touched: [String] = []
         let custom = roll(2) == 0
+        // An entity split off Solo into a new Part, through a new required to-one: the part's
+        // declaration, and Solo's relationship to it.
+        var split: (part: String, relationship: String)?
         for _ in 0..<(1 + roll(3)) {
+            if split == nil, roll(8) == 0 {
+                let type = types[roll(types.count)]
+                let inverse = roll(2) == 0
+                split = (
+                    "entity Part {\n    p\(number): \(type)\(roll(2) == 0 ? "?" : "")"
+                        + (inverse ? "\n    solo: Solo? @inverse(part)" : "") + "\n}",
+                    "    part: Part" + (inverse ? " @inverse(solo)" : "")
+                )
+                number += 1
+                touched.append("Solo.part")
+                continue
+            }
             let entity = entities[roll(entities.count)]
             guard let list = v2[entity], !list.isEmpty else { continue }
             let index = roll(list.count)
@@ -124,6 +139,7 @@ struct MigrationPropertyTests {
                     (entity == "Base" && abstractBase ? "abstract " : "") + "entity \(entity)"
                     + (parents[entity].map { ": \($0)" } ?? "")
                 lines.append(header + " {")
+                if version == 2, entity == "Solo", let split { lines.append(split.relationship) }
                 for attribute in attributes[entity] ?? [] {
                     var line = "    \(attribute.name): \(attribute.type)\(attribute.optional ? "?" : "")"
                     if let value = attribute.defaultValue { line += " = \(value)" }
@@ -134,6 +150,7 @@ struct MigrationPropertyTests {
                 }
                 lines.append("}")
             }
+            if version == 2, let split { lines.append(split.part) }
             if version == 2, !lossy.isEmpty || custom {
                 lines.append("migration from 1 {")
                 if custom {
@@ -188,6 +205,7 @@ struct MigrationPropertyTests {
         var withStages = 0
         var obligations = 0
         var movesUp = 0
+        var splits = 0
         var codableRetypes = 0
         for seed in 1...UInt64(count) {
             let pair = Self.pair(seed: seed)
@@ -214,6 +232,26 @@ struct MigrationPropertyTests {
                 MigrationStage.CustomStep(
                     name: stage.name, label: stage.label,
                     obligations: step.obligations.filter { $0.stage == stage.name }.compactMap { obligation in
+                        if obligation.entity == "Solo", obligation.property == "part",
+                            let part = v2.entity(named: "Part")
+                        {
+                            // The split: a new part for each row, linked both ways, as an app would.
+                            splits += 1
+                            return .hook(of: "Solo", "part") { context in
+                                for solo in try context.rows(of: "Solo") {
+                                    let id = context.newID()
+                                    var values: [String: SQLValue] = ["id": id]
+                                    for attribute in part.attributes where !attribute.isOptional {
+                                        values[attribute.name] = Self.value(of: attribute.type, row: 1)
+                                    }
+                                    if part.relationships.contains(where: { $0.name == "solo" }) {
+                                        values["solo"] = solo.id
+                                    }
+                                    try context.insert(into: "Part", values: values)
+                                    try context.update("Solo", id: solo.id, set: ["part": id])
+                                }
+                            }
+                        }
                         guard case .value(let type, _, let onlyRowsWithoutValue) = obligation.work,
                             let property = obligation.property
                         else { return nil }
@@ -283,7 +321,7 @@ struct MigrationPropertyTests {
             }
         }
         print(
-            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met, \(movesUp) attributes moved up, \(codableRetypes) Codable values retyped), refused: \(count - accepted)"
+            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met, \(movesUp) attributes moved up, \(codableRetypes) Codable values retyped, \(splits) entities split), refused: \(count - accepted)"
         )
         #expect(withStages >= count / 10, "only \(withStages) of \(count) accepted pairs had custom stages")
         // Enough pairs get through for the check to mean something.
