@@ -21,9 +21,10 @@ public struct MigrationPlan: Sendable {
     public let current: SchemaDescription
     /// One stage per pair of adjacent versions, oldest first.
     public let stages: [MigrationStage]
-    /// The app's record types of the current version, which decode every row of the store before
-    /// the last stage commits: a value the store's own checks cannot judge (JSON that is valid but
-    /// not the app's `Codable` type) fails the stage, which rolls back, instead of every fetch after.
+    /// The app's record types of the current version, which decode every row of the entities with
+    /// a `Codable` attribute before the last stage commits: a value the store's own checks cannot
+    /// judge (JSON that is valid but not the app's `Codable` type) fails the stage, which rolls
+    /// back, instead of every fetch after.
     public let records: [any Record.Type]
 
     /// Creates a plan from its stages; the last stage must end at `current`. The generated plan

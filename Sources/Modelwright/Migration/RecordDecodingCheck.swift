@@ -1,7 +1,7 @@
 import Foundation
 
 /// The last check of a migration, inside the transaction of its last stage: every row of every
-/// concrete entity decodes with the app's record type.
+/// concrete entity that has a `Codable` attribute decodes with the app's record type.
 ///
 /// The store's own value check (``StoredValues``) judges a column by its storage class, an enum's
 /// raw values and a composite's completeness; it cannot know the app's `Codable` types, so JSON
@@ -24,7 +24,11 @@ enum RecordDecodingCheck {
     private static func decodeEveryRow<Target: Record>(
         of type: Target.Type, layout: SchemaLayout, on connection: SQLiteConnection, stage: String
     ) throws {
-        guard let entity = layout.entities[Target.entityName], !entity.isAbstract else { return }
+        // The store's value check already reads every other column by the records' own rules
+        // (`StoredValues`); only JSON needs the app's types, so entities without it are skipped.
+        guard let entity = layout.entities[Target.entityName], !entity.isAbstract,
+            entity.columns.contains(where: { if case .codable? = $0.type { true } else { false } })
+        else { return }
         // Exactly this entity's rows: a sub-entity's rows are decoded by its own record type.
         let filter = entity.hasDiscriminator ? " WHERE t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : ""
         let statement = try SQLiteStatement(

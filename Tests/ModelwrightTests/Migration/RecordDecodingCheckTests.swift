@@ -177,4 +177,27 @@ struct RecordDecodingCheckTests {
         let books = try await store.performQuery { try $0.fetch(FetchRequest<Book<[String: Int]>>()) }
         #expect(books.map(\.tags) == [["x": 2, "y": 1]])
     }
+    /// What the check costs: a lightweight migration (a new optional attribute) of
+    /// `MODELWRIGHT_LARGE=1`'s 200,000 rows with and without the records to decode (printed;
+    /// timings belong in Benchmarks, so nothing is asserted).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"))
+    func theCheckCostsOneReadOfEveryRow() throws {
+        let v1 = Self.schema(version: 1, tags: "[String]")
+        var v2 = Self.schema(version: 2, tags: "[String]")
+        v2.entities[0].attributes.append(AttributeDescription(name: "note", type: .string, isOptional: true))
+        for records in [[], [Book<[String]>.self] as [any Record.Type]] {
+            let tester = try MigrationTester(
+                plan: MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2)], records: records),
+                startingAt: v1)
+            try tester.execute(
+                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 199999) "
+                    + "INSERT INTO \"Book\" (\"id\", \"title\", \"tags\") SELECT randomblob(16), 'b' || i, '[\"x\",\"y\"]' FROM n"
+            )
+            let start = Date()
+            _ = try tester.migrate()
+            print(
+                "RecordDecodingCheckTests: 200000 rows, records checked: \(!records.isEmpty), migration \(Date().timeIntervalSince(start)) s"
+            )
+        }
+    }
 }
