@@ -118,4 +118,59 @@ struct CodableRetypeTests {
         #expect(output.contains("kept: [Modelwright.SQLValue.text(\"[\\\"x\\\",\\\"y\\\",\\\"x\\\"]\")]"), "\(output)")
         #expect(output.contains("fetched: success([[\"x=2\", \"y=1\"]])"), "\(output)")
     }
+    /// An earlier step's obligation for an app type the app may have deleted since (`OldTags`,
+    /// replaced in version 3) is a hook, so the app compiles without that type; the step to the
+    /// current version and a step to a standard type are typed.
+    @Test(
+        .enabled(
+            if: GeneratedCodeTypeChecker.modules != nil, "the built Modelwright module was not found beside the tests"))
+    func anEarlierStepToAnAppTypeOwesAHook() throws {
+        let folder = try Self.shelf()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(
+            """
+            model Shelf version 3
+            entity Book { title: String; tags: Codable<NewTags> @coreData(versionHashModifier: "3") }
+            migration from 2 {
+                custom wrapTags "Wrap the tags"
+            }
+
+            """.utf8
+        ).write(to: folder.appendingPathComponent("Shelf.v3.model"))
+        let app = try GeneratedCodeTypeChecker.typecheck(
+            app: """
+                import Modelwright
+                struct NewTags: Codable, Hashable, Sendable { var counts: [String: Int] }
+                struct AppMigrations: ShelfMigrations {
+                    func countTagsBookTags(_ row: MigrationRow) throws -> [String: Int] { [:] }
+                    func wrapTagsBookTags(_ row: MigrationRow) throws -> NewTags {
+                        NewTags(counts: try row.json("tags", as: [String: Int].self) ?? [:])
+                    }
+                }
+                let plan = Shelf.migrationPlan(AppMigrations())
+                """, model: folder.path)
+        #expect(app.status == 0, "\(app.errors)")
+        try Data(
+            """
+            model Shelf version 4
+            entity Book { title: String; tags: Codable<[String]> @coreData(versionHashModifier: "4") }
+            migration from 3 {
+                custom flattenTags "Flatten the tags"
+            }
+
+            """.utf8
+        ).write(to: folder.appendingPathComponent("Shelf.v4.model"))
+        // NewTags is gone from the app: the step to it owes a hook now.
+        let later = try GeneratedCodeTypeChecker.typecheck(
+            app: """
+                import Modelwright
+                struct AppMigrations: ShelfMigrations {
+                    func countTagsBookTags(_ row: MigrationRow) throws -> [String: Int] { [:] }
+                    func wrapTagsBookTags(_ context: MigrationContext) throws {}
+                    func flattenTagsBookTags(_ row: MigrationRow) throws -> [String] { [] }
+                }
+                let plan = Shelf.migrationPlan(AppMigrations())
+                """, model: folder.path)
+        #expect(later.status == 0, "\(later.errors)")
+    }
 }

@@ -196,7 +196,7 @@ public struct MigrationStage: Sendable {
         ///
         /// ```swift
         /// .json(of: "Book", "tags") { row in
-        ///     Dictionary(try row.json("tags", as: [String].self) ?? [], uniquingKeysWith: +)
+        ///     Dictionary((try row.json("tags", as: [String].self) ?? []).map { ($0, 1) }, uniquingKeysWith: +)
         /// }
         /// ```
         public static func json<Value: Encodable & Sendable>(
