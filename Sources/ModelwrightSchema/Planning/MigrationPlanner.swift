@@ -17,12 +17,20 @@ package struct MigrationPlanner {
     /// The entities of each version by name: a long history diffs thousands of entity pairs.
     private let oldEntities: [String: EntityGraph.Entity]
     private let newEntities: [String: EntityGraph.Entity]
+    /// The older version's entities that declare each attribute name, for finding attributes that
+    /// moved up without a search of every entity per attribute.
+    private let oldDeclarers: [String: [EntityGraph.Entity]]
 
     package init(from previous: LoweredVersion, to next: LoweredVersion) {
         self.previous = previous
         self.next = next
         oldEntities = Self.byName(previous.graph.entities)
         newEntities = Self.byName(next.graph.entities)
+        var declarers: [String: [EntityGraph.Entity]] = [:]
+        for entity in previous.graph.entities {
+            for name in Set(entity.attributes.map(\.name)) { declarers[name, default: []].append(entity) }
+        }
+        oldDeclarers = declarers
     }
 
     /// Elements by name; the first wins, as `first(where:)` would find it.
@@ -128,7 +136,9 @@ package struct MigrationPlanner {
             }
             // Declared on one sub-entity before: its rows keep their values in the same column of
             // the hierarchy's table; the other entities' rows get what a new attribute gets.
-            if oldAttributes[oldName] == nil, let (descendant, moved) = movedUp(oldName, to: oldEntity) {
+            if oldAttributes[oldName] == nil,
+                let (descendant, moved) = movedUp(oldName, to: oldEntity, named: entity.name)
+            {
                 let summary = "move attribute \(descendant.name).\(oldName) up to \(entity.name).\(attribute.name)"
                 if attribute.isOptional || attribute.defaultValue != nil {
                     add(
@@ -181,7 +191,7 @@ package struct MigrationPlanner {
             if let ancestor = newAncestors.first(where: { ancestor in
                 ancestor.attributes.contains { ($0.renamedFrom ?? $0.name) == attribute.name }
             }), let oldAncestor = oldEntities[ancestor.renamedFrom ?? ancestor.name],
-                movedUp(attribute.name, to: oldAncestor)?.descendant.name == oldEntity.name
+                movedUp(attribute.name, to: oldAncestor, named: ancestor.name)?.descendant.name == oldEntity.name
             {
                 continue
             }
@@ -198,27 +208,27 @@ package struct MigrationPlanner {
         diffConstraints(oldEntity, entity)
     }
 
-    /// The one entity below `oldEntity` in the older version that declared `name`, with its
-    /// declaration, when the entity continues in the newer version below the same entity without
-    /// declaring it: the attribute moved up to the entity. Two or more such entities (siblings whose
-    /// attributes merge) are not a move: their columns may differ.
-    private func movedUp(_ name: String, to oldEntity: EntityGraph.Entity) -> (
+    /// The one entity below `oldEntity` (called `newName` in the newer version) in the older
+    /// version that declared `name`, with its declaration, when the entity continues in the newer
+    /// version below the same entity without declaring it: the attribute moved up to the entity.
+    /// Two or more such entities (siblings whose attributes merge) are not a move: their columns
+    /// may differ.
+    private func movedUp(_ name: String, to oldEntity: EntityGraph.Entity, named newName: String) -> (
         descendant: EntityGraph.Entity, attribute: EntityGraph.Attribute
     )? {
         guard !old.ancestors(of: oldEntity).contains(where: { $0.attributes.contains { $0.name == name } }) else {
             return nil
         }
-        let declaring = old.entities.filter { candidate in
-            candidate.attributes.contains { $0.name == name }
-                && old.ancestors(of: candidate).contains { $0.name == oldEntity.name }
+        let declaring = (oldDeclarers[name] ?? []).filter { candidate in
+            old.ancestors(of: candidate).contains { $0.name == oldEntity.name }
         }
         guard declaring.count == 1, let descendant = declaring.first,
             let attribute = descendant.attributes.first(where: { $0.name == name }),
-            let continued = new.entities.first(where: { ($0.renamedFrom ?? $0.name) == descendant.name }),
+            let continued = newEntities[descendant.name].flatMap({ $0.renamedFrom == nil ? $0 : nil })
+                ?? new.entities.first(where: { $0.renamedFrom == descendant.name }),
             !continued.attributes.contains(where: { ($0.renamedFrom ?? $0.name) == name })
         else { return nil }
         // Still below the entity the attribute moved to.
-        let newName = newEntities.values.first { ($0.renamedFrom ?? $0.name) == oldEntity.name }?.name
         guard new.ancestors(of: continued).contains(where: { $0.name == newName }) else { return nil }
         return (descendant, attribute)
     }
