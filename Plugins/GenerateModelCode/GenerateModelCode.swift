@@ -42,8 +42,9 @@ struct GenerateModelCode: CommandPlugin {
                 of: target.directoryURL.appendingPathComponent("Generated").standardizedFileURL, in: package)
             for folder in folders {
                 var arguments = ["generate", folder.path, "--output", output]
-                let config = target.directoryURL.appendingPathComponent(FileNames.config)
-                if FileManager.default.fileExists(atPath: config.path) { arguments += ["--config", config.path] }
+                if let config = ConfigDiscovery.configFile(forModelFolder: folder, target: target.directoryURL) {
+                    arguments += ["--config", config.path]
+                }
                 if check { arguments.append("--check") }
                 let process = Process()
                 process.executableURL = tool.url

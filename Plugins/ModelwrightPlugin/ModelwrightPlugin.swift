@@ -2,8 +2,8 @@ import Foundation
 import PackagePlugin
 
 /// Generates a target's model code on every `swift build`: one build command per model folder
-/// in the target, whose inputs are every version file, the config file and any template
-/// override (and the lock file), and whose outputs are named before the generator runs
+/// in the target, whose inputs are every version file, the config file that folder uses (found
+/// by `ConfigDiscovery`, as `generate` finds it) and any template override (and the lock file), and whose outputs are named before the generator runs
 /// (`<Model>+Records.swift`, `+Queries`, `+Schema`, `+Migrations`), so SwiftPM reruns it only
 /// when an input changed.
 ///
@@ -16,11 +16,6 @@ struct ModelwrightPlugin: BuildToolPlugin {
         let tool = try context.tool(named: "ModelwrightCLI")
         let modelFiles = target.sourceFiles.map(\.url).filter { $0.pathExtension == FileNames.versionExtension }
         let folders = Dictionary(grouping: modelFiles) { $0.deletingLastPathComponent().standardizedFileURL }
-        let config = target.directoryURL.appendingPathComponent(FileNames.config)
-        // A config that is a link is passed on, not read here: `generate` refuses it with an error.
-        let isLink = (try? FileManager.default.destinationOfSymbolicLink(atPath: config.path)) != nil
-        let hasConfig = isLink || FileManager.default.fileExists(atPath: config.path)
-        let templates = hasConfig && !isLink ? ConfigTemplates.paths(in: config) : []
         return folders.keys.sorted { $0.path < $1.path }.compactMap { folder -> Command? in
             let files = (folders[folder] ?? []).sorted { $0.path < $1.path }
             guard let modelName = VersionFileName.model(of: files, in: folder) else { return nil }
@@ -28,12 +23,17 @@ struct ModelwrightPlugin: BuildToolPlugin {
             var arguments = ["generate", folder.path, "--output", output.path]
             let lock = folder.appendingPathComponent(FileNames.lock)
             let locks = FileManager.default.fileExists(atPath: lock.path) ? [lock] : []
-            if hasConfig { arguments += ["--config", config.path] }
+            // The config `generate` would find itself, passed on explicitly and declared as an input.
+            // One that is a link is passed on, not read here: `generate` refuses it with an error.
+            let config = ConfigDiscovery.configFile(forModelFolder: folder, target: target.directoryURL)
+            let isLink = config.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: $0.path)) != nil }
+            let templates = config.map { isLink == true ? [] : ConfigTemplates.paths(in: $0) } ?? []
+            if let config { arguments += ["--config", config.path] }
             return .buildCommand(
                 displayName: "Generating \(modelName) model code",
                 executable: tool.url,
                 arguments: arguments,
-                inputFiles: files + (hasConfig ? [config] : []) + templates + locks,
+                inputFiles: files + (config.map { [$0] } ?? []) + templates + locks,
                 outputFiles: FileNames.outputs(forModel: modelName).map { output.appendingPathComponent($0) }
             )
         }

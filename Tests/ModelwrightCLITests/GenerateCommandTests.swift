@@ -58,7 +58,7 @@ struct GenerateCommandTests {
                 $0 == "\"model\"" || $0.contains(/modelwright-[a-z]+\.json|\+[A-Z][a-z]+\.swift/)
             }
             #expect(spelled.isEmpty, "\(plugin) spells \(spelled)")
-            #expect(source.contains("FileNames.config"), "\(plugin) passes the config file on")
+            #expect(source.contains("ConfigDiscovery.configFile("), "\(plugin) passes the config file on")
         }
     }
 

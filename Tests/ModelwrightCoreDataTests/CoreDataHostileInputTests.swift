@@ -261,6 +261,40 @@ struct CoreDataHostileInputTests {
                 == values.map { $0.unicodeScalars.map(\.value) }.sorted { $0.lexicographicallyPrecedes($1) })
     }
 
+    /// Version names are folder names, which may hold any character: the migration block an
+    /// import writes for a step (its comment, its custom stage and lossy lines) escapes them with
+    /// the one schema-text escaper, so no name can end a comment or a literal early.
+    @Test(arguments: [
+        "M\"o\\d\u{202E}el\nentity Injected { x: String }\n# ", "A\u{2028}entity Injected {}\r", "x\"\u{600} ",
+    ])
+    func hostileVersionNamesStayInsideTheMigrationBlock(name: String) throws {
+        let bundle = try CoreDataTestSupport.makeBundle(
+            versions: [
+                "\(name)1": CoreDataTestSupport.contents(
+                    "<entity name=\"E\" representedClassName=\"E\" syncable=\"YES\">\n"
+                        + "<attribute name=\"old\" optional=\"YES\" attributeType=\"String\"/>\n</entity>"),
+                "\(name)2": CoreDataTestSupport.contents(
+                    "<entity name=\"E\" representedClassName=\"E\" syncable=\"YES\">\n"
+                        + "<attribute name=\"count\" attributeType=\"Integer 64\" usesScalarValueType=\"YES\"/>\n"
+                        + "</entity>"),
+            ])
+        defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
+        let imported = try CoreDataTestSupport.importModel(bundle.path)
+        defer { try? FileManager.default.removeItem(at: imported.folder) }
+        let text = imported.text(2)
+        #expect(text.contains("custom toVersion2"), "the step needs a custom stage:\n\(text)")
+        #expect(text.contains("lossy E.old"), "the step drops data:\n\(text)")
+        var sink = DiagnosticSink(file: SourceFile(path: "t.model", text: text))
+        let tokens = Lexer.tokens(of: SourceFile(path: "t.model", text: text), diagnostics: &sink)
+        #expect(!sink.hasErrors, "\(sink.diagnostics)")
+        #expect(!tokens.contains { $0.kind == .identifier && $0.text == "Injected" }, "\(text)")
+        let strings = tokens.filter { $0.kind == .string }.map(\.text)
+        #expect(
+            strings.contains("Convert the data as Core Data's mapping from '\(name)1' to '\(name)2' did"),
+            "\(strings)")
+        #expect(strings.contains { $0.hasSuffix("dropped by Core Data's migration from '\(name)1'") }, "\(strings)")
+    }
+
     @Test func xmlAttributeTextReadsBackExactly() throws {
         var random = SplitMix64(seed: 4)
         let alphabet: [Unicode.Scalar] = [

@@ -7,7 +7,9 @@ extension SchemaLayout {
         reads.read(["id"] + entity.columns.map(\.name), of: entity.table)
         if entity.hasDiscriminator { reads.read("_entity", of: entity.table) }
         if let condition = request.condition {
-            try collectReads(of: condition, from: entity, into: &reads)
+            var collector = ConditionReads(layout: self, reads: reads)
+            try condition.accept(&collector, in: entity)
+            reads = collector.reads
         }
         for path in request.sortKeys.map(\.path) + extraKeys {
             try collectReads(of: path, from: entity, into: &reads)
@@ -23,32 +25,15 @@ extension SchemaLayout {
         return reads
     }
 
-    private func collectReads(of condition: Condition, from entity: EntityLayout, into reads: inout ReadSet) throws {
-        switch condition {
-        case .constant: break
-        case .comparison(let path, _, _), .inList(let path, _), .between(let path, _, _), .string(let path, _, _, _):
-            try collectReads(of: path, from: entity, into: &reads)
-        case .not(let operand):
-            try collectReads(of: operand, from: entity, into: &reads)
-        case .and(let operands), .or(let operands):
-            for operand in operands { try collectReads(of: operand, from: entity, into: &reads) }
-        case .quantified(let path, _, let operand):
-            let destination = try collectReads(of: path, from: entity, into: &reads)
-            try collectReads(of: operand, from: destination, into: &reads)
-        case .count(let path, _, _):
-            try collectReads(of: path, from: entity, into: &reads)
-        }
-    }
-
     /// Records a column reached through to-one hops: each hop's own column, and each destination's ID.
-    private func collectReads(of path: ColumnPath, from entity: EntityLayout, into reads: inout ReadSet) throws {
+    fileprivate func collectReads(of path: ColumnPath, from entity: EntityLayout, into reads: inout ReadSet) throws {
         let last = try follow(path.hops, from: entity, into: &reads)
         reads.read(last.columnName(path.column), of: last.table)
     }
 
     /// Records a to-many relationship reached through to-one hops; returns its destination.
     @discardableResult
-    private func collectReads(
+    fileprivate func collectReads(
         of path: RelationshipPath, from entity: EntityLayout, into reads: inout ReadSet
     ) throws -> EntityLayout {
         let last = try follow(path.hops, from: entity, into: &reads)
@@ -83,4 +68,35 @@ extension SchemaLayout {
         }
         return current
     }
+}
+
+/// The columns a condition reads: each leaf's column or relationship, reached from the entity its
+/// quantifiers put it on. Operators do not matter, only paths, so every leaf is read alike.
+private struct ConditionReads: UniformLeafVisitor {
+    typealias Output = Void
+    typealias Scope = EntityLayout
+    typealias Frame = Void
+    typealias Failure = any Error
+
+    let layout: SchemaLayout
+    var reads: ReadSet
+
+    mutating func leaf(_ leaf: Condition, in entity: EntityLayout) throws {
+        switch leaf.testedPath {
+        case .column(let path): try layout.collectReads(of: path, from: entity, into: &reads)
+        case .relationship(let path): try layout.collectReads(of: path, from: entity, into: &reads)
+        case nil: break
+        }
+    }
+
+    mutating func not(_ operand: Void, in entity: EntityLayout) {}
+    mutating func and(_ operands: [Void], in entity: EntityLayout) {}
+    mutating func or(_ operands: [Void], in entity: EntityLayout) {}
+
+    mutating func enter(_ path: RelationshipPath, in entity: EntityLayout) throws -> (scope: EntityLayout, frame: Void)
+    {
+        (try layout.collectReads(of: path, from: entity, into: &reads), ())
+    }
+
+    mutating func quantified(_ quantifier: Quantifier, _ operand: Void, frame: Void, in entity: EntityLayout) {}
 }

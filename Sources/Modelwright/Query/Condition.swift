@@ -129,3 +129,191 @@ extension Condition: ConditionConvertible {
     /// The condition itself.
     public var condition: Condition { self }
 }
+
+// MARK: - One traversal
+
+/// The one traversal of a ``Condition`` tree: every reader of a condition (the SQL renderer, the
+/// `NSPredicate` renderer, the reads of a request, the shape of its SQL) implements this
+/// protocol instead of walking the tree itself, so a new node kind is one case above, one
+/// requirement here and one method in each renderer; the compiler lists the renderers.
+///
+/// The traversal is post-order, operands left to right: a renderer sees each operand's output
+/// before the node's, in the order the operands appear, which is the order placeholders appear
+/// in its text. A to-many quantifier is entered first (``enter(_:in:)`` gives the scope its
+/// operand is read in, such as the destination entity or a subquery variable), then left
+/// (``quantified(_:_:frame:in:)``) with the operand's output.
+///
+/// A reader that does not spell operators (the reads of a request, the shape of its SQL) is a
+/// ``UniformLeafVisitor``: it implements one method for every leaf, so a new operator leaves it
+/// untouched.
+protocol ConditionVisitor {
+    /// What the reader makes of a node: text, nothing, a new condition.
+    associatedtype Output
+    /// Where a node is read: the entity and alias of an SQL query, a subquery's depth.
+    associatedtype Scope
+    /// What a reader keeps from entering a quantifier until leaving it.
+    associatedtype Frame
+    /// The error a reader throws; `Never` for one that cannot fail.
+    associatedtype Failure: Error
+
+    /// Always true or always false.
+    mutating func constant(_ value: Bool, in scope: Scope) throws(Failure) -> Output
+    /// `column <op> value`.
+    mutating func comparison(
+        _ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in scope: Scope
+    ) throws(Failure) -> Output
+    /// `column IN (values)`.
+    mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: Scope) throws(Failure) -> Output
+    /// `lower <= column <= upper`.
+    mutating func between(
+        _ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: Scope
+    ) throws(Failure) -> Output
+    /// A string test.
+    mutating func string(
+        _ path: ColumnPath, _ operation: StringOperation, _ needle: String, _ options: StringComparisonOptions,
+        in scope: Scope
+    ) throws(Failure) -> Output
+    /// A relationship's count compared with a number.
+    mutating func count(
+        _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: Scope
+    ) throws(Failure) -> Output
+    /// The opposite of `operand`.
+    mutating func not(_ operand: Output, in scope: Scope) throws(Failure) -> Output
+    /// All of `operands`.
+    mutating func and(_ operands: [Output], in scope: Scope) throws(Failure) -> Output
+    /// Any of `operands`.
+    mutating func or(_ operands: [Output], in scope: Scope) throws(Failure) -> Output
+    /// Enters the to-many relationship at `path`: the scope its quantifier's operand is read in.
+    mutating func enter(_ path: RelationshipPath, in scope: Scope) throws(Failure) -> (scope: Scope, frame: Frame)
+    /// Leaves a quantifier entered with `frame`, its operand read as `operand`.
+    mutating func quantified(
+        _ quantifier: Quantifier, _ operand: Output, frame: Frame, in scope: Scope
+    ) throws(Failure) -> Output
+}
+
+/// A reader that treats every leaf alike (the reads of a request, the shape of its SQL): each leaf
+/// requirement of ``ConditionVisitor`` forwards to ``leaf(_:in:)``.
+protocol UniformLeafVisitor: ConditionVisitor {
+    /// Any leaf: a constant, a test on a column, a relationship count.
+    mutating func leaf(_ leaf: Condition, in scope: Scope) throws(Failure) -> Output
+}
+
+extension UniformLeafVisitor {
+    mutating func constant(_ value: Bool, in scope: Scope) throws(Failure) -> Output {
+        try leaf(.constant(value), in: scope)
+    }
+
+    mutating func comparison(
+        _ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in scope: Scope
+    ) throws(Failure) -> Output {
+        try leaf(.comparison(path, comparison, value), in: scope)
+    }
+
+    mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: Scope) throws(Failure) -> Output {
+        try leaf(.inList(path, values), in: scope)
+    }
+
+    mutating func between(
+        _ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: Scope
+    ) throws(Failure) -> Output {
+        try leaf(.between(path, lower, upper), in: scope)
+    }
+
+    mutating func string(
+        _ path: ColumnPath, _ operation: StringOperation, _ needle: String, _ options: StringComparisonOptions,
+        in scope: Scope
+    ) throws(Failure) -> Output {
+        try leaf(.string(path, operation, needle, options), in: scope)
+    }
+
+    mutating func count(
+        _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: Scope
+    ) throws(Failure) -> Output {
+        try leaf(.count(path, comparison, number), in: scope)
+    }
+}
+
+extension Condition {
+    /// Reads the condition with `visitor`, in `scope`: the one walk of the tree.
+    func accept<Visitor: ConditionVisitor>(
+        _ visitor: inout Visitor, in scope: Visitor.Scope
+    ) throws(Visitor.Failure) -> Visitor.Output {
+        switch self {
+        case .constant(let value):
+            return try visitor.constant(value, in: scope)
+        case .comparison(let path, let comparison, let value):
+            return try visitor.comparison(path, comparison, value, in: scope)
+        case .inList(let path, let values):
+            return try visitor.inList(path, values, in: scope)
+        case .between(let path, let lower, let upper):
+            return try visitor.between(path, lower, upper, in: scope)
+        case .string(let path, let operation, let needle, let options):
+            return try visitor.string(path, operation, needle, options, in: scope)
+        case .count(let path, let comparison, let number):
+            return try visitor.count(path, comparison, number, in: scope)
+        case .not(let operand):
+            let inner = try operand.accept(&visitor, in: scope)
+            return try visitor.not(inner, in: scope)
+        case .and(let operands):
+            return try visitor.and(Self.accept(operands, &visitor, in: scope), in: scope)
+        case .or(let operands):
+            return try visitor.or(Self.accept(operands, &visitor, in: scope), in: scope)
+        case .quantified(let path, let quantifier, let operand):
+            let entered = try visitor.enter(path, in: scope)
+            let inner = try operand.accept(&visitor, in: entered.scope)
+            return try visitor.quantified(quantifier, inner, frame: entered.frame, in: scope)
+        }
+    }
+
+    private static func accept<Visitor: ConditionVisitor>(
+        _ operands: [Condition], _ visitor: inout Visitor, in scope: Visitor.Scope
+    ) throws(Visitor.Failure) -> [Visitor.Output] {
+        var outputs: [Visitor.Output] = []
+        outputs.reserveCapacity(operands.count)
+        for operand in operands { outputs.append(try operand.accept(&visitor, in: scope)) }
+        return outputs
+    }
+
+    /// What a leaf tests, apart from its operator: a column, a to-many relationship, or nothing
+    /// (a constant). Readers that follow paths (the reads of a request) need no more.
+    var testedPath: TestedPath? {
+        switch self {
+        case .comparison(let path, _, _), .inList(let path, _), .between(let path, _, _), .string(let path, _, _, _):
+            .column(path)
+        case .count(let path, _, _): .relationship(path)
+        case .constant, .not, .and, .or, .quantified: nil
+        }
+    }
+
+    /// The leaf with every value it compares with replaced by `transform`'s: a string test's text
+    /// and a count's number are passed as `.text` and `.integer` and read back from the same case
+    /// (another case gives the empty string and 0). Composite nodes are returned unchanged.
+    func replacingValues(_ transform: (SQLValue) -> SQLValue) -> Condition {
+        switch self {
+        case .constant, .not, .and, .or, .quantified: self
+        case .comparison(let path, let comparison, let value): .comparison(path, comparison, transform(value))
+        case .inList(let path, let values): .inList(path, values.map(transform))
+        case .between(let path, let lower, let upper): .between(path, transform(lower), transform(upper))
+        case .string(let path, let operation, let needle, let options):
+            if case .text(let text) = transform(.text(needle)) {
+                .string(path, operation, text, options)
+            } else {
+                .string(path, operation, "", options)
+            }
+        case .count(let path, let comparison, let number):
+            if case .integer(let value) = transform(.integer(Int64(number))), let count = Int(exactly: value) {
+                .count(path, comparison, count)
+            } else {
+                .count(path, comparison, 0)
+            }
+        }
+    }
+}
+
+/// What a leaf condition tests: a column, or a to-many relationship (its count).
+enum TestedPath: Hashable {
+    /// A column reached through to-one hops.
+    case column(ColumnPath)
+    /// A to-many relationship reached through to-one hops.
+    case relationship(RelationshipPath)
+}

@@ -91,69 +91,99 @@ public enum PredicateFormatRenderer {
     /// The format string and arguments for `condition`.
     public static func render(_ condition: Condition) -> PredicateFormat {
         var writer = FormatWriter()
-        let format = writer.write(condition, depth: 0)
+        let format = condition.accept(&writer, in: 0)
         return PredicateFormat(format: format, arguments: writer.arguments)
     }
 }
 
-/// Writes format text while collecting the arguments in the order their placeholders appear.
-private struct FormatWriter {
+/// Writes format text while collecting the arguments in the order their placeholders appear. Its
+/// scope is the subquery depth: key paths start at the request's own entity at depth 0, and at the
+/// subquery variable of the depth inside a quantifier.
+private struct FormatWriter: ConditionVisitor {
+    typealias Output = String
+    typealias Scope = Int
+    typealias Frame = String
+    typealias Failure = Never
+
     private(set) var arguments: [PredicateArgument] = []
 
-    /// The text for `condition`, whose key paths start at the subquery variable of `depth` (the
-    /// request's own entity at depth 0).
-    mutating func write(_ condition: Condition, depth: Int) -> String {
-        switch condition {
-        case .constant(let value):
-            return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
-        case .comparison(let path, let comparison, .null):
-            switch comparison {
-            case .equal, .notEqual:
-                let column = key(Self.keyPath(of: path), depth: depth)
-                return "\(column) \(comparison.rawValue) nil"
-            case .less, .lessOrEqual, .greater, .greaterOrEqual:
-                return "FALSEPREDICATE"
-            }
-        case .comparison(let path, let comparison, let value):
+    mutating func constant(_ value: Bool, in depth: Int) -> String {
+        value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+    }
+
+    mutating func comparison(
+        _ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in depth: Int
+    ) -> String {
+        guard value == .null else {
             let column = key(Self.keyPath(of: path), depth: depth)
             return "\(column) \(comparison.rawValue) \(placeholder(.value(value)))"
-        case .inList(let path, let values):
+        }
+        switch comparison {
+        case .equal, .notEqual:
             let column = key(Self.keyPath(of: path), depth: depth)
-            return "\(column) IN \(placeholder(.list(values)))"
-        case .between(let path, let lower, let upper):
-            let column = key(Self.keyPath(of: path), depth: depth)
-            return "\(column) BETWEEN \(placeholder(.list([lower, upper])))"
-        case .string(let path, let operation, let needle, let options):
-            let column = key(Self.keyPath(of: path), depth: depth)
-            return "\(column) \(Self.keyword(operation))\(Self.suffix(options)) \(placeholder(.value(.text(needle))))"
-        case .not(let operand):
-            return "NOT (\(write(operand, depth: depth)))"
-        case .and(let operands):
-            return join(operands, with: "AND", empty: "TRUEPREDICATE", depth: depth)
-        case .or(let operands):
-            return join(operands, with: "OR", empty: "FALSEPREDICATE", depth: depth)
-        case .quantified(let path, let quantifier, let operand):
-            let collection = key(path.keyPath, depth: depth)
-            let variable = Self.variable(depth: depth + 1)
-            let test = write(operand, depth: depth + 1)
-            switch quantifier {
-            case .any: return "SUBQUERY(\(collection), \(variable), \(test)).@count > 0"
-            case .all: return "SUBQUERY(\(collection), \(variable), NOT (\(test))).@count == 0"
-            case .none: return "SUBQUERY(\(collection), \(variable), \(test)).@count == 0"
-            }
-        case .count(let path, let comparison, let number):
-            let column = key(path.keyPath, depth: depth)
-            return "\(column).@count \(comparison.rawValue) \(placeholder(.value(.integer(Int64(number)))))"
+            return "\(column) \(comparison.rawValue) nil"
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            return "FALSEPREDICATE"
         }
     }
 
-    private mutating func join(_ operands: [Condition], with keyword: String, empty: String, depth: Int) -> String {
-        guard operands.count > 1 else { return operands.first.map { write($0, depth: depth) } ?? empty }
-        var parts: [String] = []
-        for operand in operands {
-            parts.append("(\(write(operand, depth: depth)))")
+    mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in depth: Int) -> String {
+        let column = key(Self.keyPath(of: path), depth: depth)
+        return "\(column) IN \(placeholder(.list(values)))"
+    }
+
+    mutating func between(_ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in depth: Int) -> String {
+        let column = key(Self.keyPath(of: path), depth: depth)
+        return "\(column) BETWEEN \(placeholder(.list([lower, upper])))"
+    }
+
+    mutating func string(
+        _ path: ColumnPath, _ operation: StringOperation, _ needle: String, _ options: StringComparisonOptions,
+        in depth: Int
+    ) -> String {
+        let column = key(Self.keyPath(of: path), depth: depth)
+        return "\(column) \(Self.keyword(operation))\(Self.suffix(options)) \(placeholder(.value(.text(needle))))"
+    }
+
+    mutating func count(
+        _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in depth: Int
+    ) -> String {
+        let column = key(path.keyPath, depth: depth)
+        return "\(column).@count \(comparison.rawValue) \(placeholder(.value(.integer(Int64(number)))))"
+    }
+
+    mutating func not(_ operand: String, in depth: Int) -> String {
+        "NOT (\(operand))"
+    }
+
+    mutating func and(_ operands: [String], in depth: Int) -> String {
+        join(operands, with: "AND", empty: "TRUEPREDICATE")
+    }
+
+    mutating func or(_ operands: [String], in depth: Int) -> String {
+        join(operands, with: "OR", empty: "FALSEPREDICATE")
+    }
+
+    /// The collection's `%K` comes before every placeholder of the subquery's condition.
+    mutating func enter(_ path: RelationshipPath, in depth: Int) -> (scope: Int, frame: String) {
+        (depth + 1, key(path.keyPath, depth: depth))
+    }
+
+    mutating func quantified(_ quantifier: Quantifier, _ test: String, frame collection: String, in depth: Int)
+        -> String
+    {
+        let variable = Self.variable(depth: depth + 1)
+        switch quantifier {
+        case .any: return "SUBQUERY(\(collection), \(variable), \(test)).@count > 0"
+        case .all: return "SUBQUERY(\(collection), \(variable), NOT (\(test))).@count == 0"
+        case .none: return "SUBQUERY(\(collection), \(variable), \(test)).@count == 0"
         }
-        return parts.joined(separator: " \(keyword) ")
+    }
+
+    /// One operand alone; several each in parentheses.
+    private func join(_ operands: [String], with keyword: String, empty: String) -> String {
+        guard operands.count > 1 else { return operands.first ?? empty }
+        return operands.map { "(\($0))" }.joined(separator: " \(keyword) ")
     }
 
     /// The key path of a column. A record's ID is the object itself in Core Data: `self` on the

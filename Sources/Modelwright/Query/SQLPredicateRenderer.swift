@@ -9,6 +9,9 @@
 /// - A to-one hop becomes `column IN (SELECT id FROM destination WHERE …)`; a to-many
 ///   quantifier becomes a correlated `EXISTS` on the inverse to-one's column or through the join
 ///   table. Through a hop, a missing relationship makes the test false.
+///
+/// The renderer is a ``ConditionVisitor``: it decides what to say for each node, and
+/// ``ConditionSQL`` says it, so every piece of SQL text a condition becomes is written there.
 struct SQLPredicateRenderer {
     private let layout: SchemaLayout
     private(set) var arguments: [SQLValue] = []
@@ -31,67 +34,15 @@ struct SQLPredicateRenderer {
 
     /// Renders `condition` over rows of `entity` named by `alias`.
     mutating func render(_ condition: Condition, entity: EntityLayout, alias: String) throws -> String {
-        switch condition {
-        case .constant(let value):
-            return value ? "1" : "0"
-        case .and(let operands):
-            guard !operands.isEmpty else { return "1" }
-            return "(" + (try operands.map { try render($0, entity: entity, alias: alias) }).joined(separator: " AND ")
-                + ")"
-        case .or(let operands):
-            guard !operands.isEmpty else { return "0" }
-            return "(" + (try operands.map { try render($0, entity: entity, alias: alias) }).joined(separator: " OR ")
-                + ")"
-        case .not(let operand):
-            return "NOT COALESCE(\(try render(operand, entity: entity, alias: alias)), 0)"
-        case .comparison(let path, let comparison, let value):
-            return try atColumn(path, entity: entity, alias: alias) { renderer, column, isDecimal in
-                renderer.comparison(column, comparison, value, isDecimal: isDecimal)
-            }
-        case .inList(let path, let values):
-            return try atColumn(path, entity: entity, alias: alias) { renderer, column, isDecimal in
-                // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
-                let present = values.filter { $0 != .null }
-                let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
-                let test = "\(renderer.numeric(column, isDecimal)) IN (\(placeholders.joined(separator: ", ")))"
-                guard present.count < values.count else { return test }
-                return present.isEmpty ? "\(column) IS NULL" : "(\(test) OR \(column) IS NULL)"
-            }
-        case .between(let path, let lower, let upper):
-            return try atColumn(path, entity: entity, alias: alias) { renderer, column, isDecimal in
-                let low = renderer.parameter(lower, isDecimal: isDecimal)
-                let high = renderer.parameter(upper, isDecimal: isDecimal)
-                return "\(renderer.numeric(column, isDecimal)) BETWEEN \(low) AND \(high)"
-            }
-        case .string(let path, let operation, let needle, let options):
-            return try atColumn(path, entity: entity, alias: alias) { renderer, column, _ in
-                let needle = renderer.parameter(.text(needle), isDecimal: false)
-                return "mw_string(\(operation.rawValue), \(options.rawValue), \(column), \(needle))"
-            }
-        case .quantified(let path, let quantifier, let operand):
-            return try atRelationship(path, entity: entity, alias: alias) { renderer, correlated, destination, inner in
-                let test = try renderer.render(operand, entity: destination, alias: inner)
-                switch quantifier {
-                case .any: return "EXISTS (\(correlated) AND \(test))"
-                case .none: return "NOT EXISTS (\(correlated) AND \(test))"
-                case .all: return "NOT EXISTS (\(correlated) AND NOT COALESCE(\(test), 0))"
-                }
-            }
-        case .count(let path, let comparison, let number):
-            return try atRelationship(path, entity: entity, alias: alias) { renderer, correlated, _, _ in
-                let counted = correlated.replacingOccurrences(of: "SELECT 1 FROM", with: "SELECT COUNT(*) FROM")
-                return
-                    "(\(counted)) \(Self.sqlOperator(comparison)) \(renderer.parameter(.integer(Int64(number)), isDecimal: false))"
-            }
-        }
+        try condition.accept(&self, in: SQLScope(entity: entity, alias: alias))
     }
 
     /// `ORDER BY` terms for sort keys: columns of the entity, its ID, or fields reached through
     /// to-one relationships.
     func orderBy(_ keys: [SortKey], entity: EntityLayout, alias: String) throws -> String {
-        try keys.map { key in
-            "\(try value(at: key.path, entity: entity, alias: alias)) \(key.ascending ? "ASC" : "DESC")"
-        }.joined(separator: ", ")
+        try ConditionSQL.orderBy(
+            keys.map { key in (value: try value(at: key.path, entity: entity, alias: alias), ascending: key.ascending) }
+        )
     }
 
     /// The value at `path` for the row `alias` of `entity`, as a sort key orders by it and a
@@ -99,12 +50,12 @@ struct SQLPredicateRenderer {
     /// the destination, NULL (first when ascending, as SQLite sorts NULL) when the relationship is empty.
     func value(at path: ColumnPath, entity: EntityLayout, alias: String, depth: Int = 0) throws -> String {
         guard let hop = path.hops.first else {
-            guard path.column != "id" else { return "\(alias).\"id\"" }
+            guard path.column != "id" else { return ConditionSQL.column("id", of: alias) }
             // Results controllers break ties by SQLite's row number: unique like the ID, and the last
             // column of every index, so an index on the sort keys still orders the rows without a sort.
-            guard path != ColumnPath.rowNumber else { return "\(alias).rowid" }
+            guard path != ColumnPath.rowNumber else { return ConditionSQL.rowNumber(of: alias) }
             let column = try self.column(path.column, of: entity)
-            return numeric("\(alias).\(quoted(column.name))", column.isDecimal)
+            return ConditionSQL.numeric(ConditionSQL.column(column.name, of: alias), column.isDecimal)
         }
         let (relationship, destination) = try layout.destination(of: hop, from: entity)
         guard relationship.cardinality == .toOne else {
@@ -113,8 +64,8 @@ struct SQLPredicateRenderer {
         let rest = ColumnPath(hops: Array(path.hops.dropFirst()), column: path.column)
         let inner = "s\(depth + 1)"
         let value = try value(at: rest, entity: destination, alias: inner, depth: depth + 1)
-        return
-            "(SELECT \(value) FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\"id\" = \(alias).\(quoted(entity.columnName(hop))))"
+        return ConditionSQL.valueThroughHop(
+            value, table: destination.table, alias: inner, outer: alias, column: entity.columnName(hop))
     }
 
     // MARK: - Columns and relationships
@@ -122,64 +73,58 @@ struct SQLPredicateRenderer {
     /// Renders a test on a column, following to-one hops through `IN (SELECT …)` subqueries.
     private mutating func atColumn(
         _ path: ColumnPath,
-        entity: EntityLayout,
-        alias: String,
+        in scope: SQLScope,
         test: (inout SQLPredicateRenderer, String, Bool) throws -> String
     ) throws -> String {
-        guard let hop = path.hops.first else {
-            let column = try path.column == "id" ? nil : self.column(path.column, of: entity)
-            return try test(&self, "\(alias).\(quoted(column?.name ?? path.column))", column?.isDecimal ?? false)
-        }
-        let (relationship, destination) = try layout.destination(of: hop, from: entity)
-        guard relationship.cardinality == .toOne else {
-            throw StoreError.unsupportedQuery("'\(hop)' is to-many: use any, all, none or count")
-        }
-        let inner = makeAlias()
-        let rest = ColumnPath(hops: Array(path.hops.dropFirst()), column: path.column)
-        let nested = try atColumn(rest, entity: destination, alias: inner, test: test)
-        return
-            "\(alias).\(quoted(entity.columnName(hop))) IN (SELECT \(inner).\"id\" FROM \(quoted(destination.table)) \(inner) WHERE \(nested))"
+        let hops = try follow(path.hops, from: scope)
+        let column = try path.column == "id" ? nil : self.column(path.column, of: hops.scope.entity)
+        let tested = ConditionSQL.column(column?.name ?? path.column, of: hops.scope.alias)
+        return hops.wrap(try test(&self, tested, column?.isDecimal ?? false))
     }
 
-    /// Renders a test on a to-many relationship: `test` gets the correlated `SELECT 1 FROM … WHERE …`
-    /// prefix, the destination and its alias.
-    private mutating func atRelationship(
-        _ path: RelationshipPath,
-        entity: EntityLayout,
-        alias: String,
-        test: (inout SQLPredicateRenderer, String, EntityLayout, String) throws -> String
-    ) throws -> String {
-        guard let hop = path.hops.first else {
-            let (relationship, destination) = try layout.destination(of: path.relationship, from: entity)
-            guard relationship.cardinality == .toMany else {
-                throw StoreError.unsupportedQuery("'\(path.relationship)' is to-one: compare its fields instead")
+    /// Follows to-one `hops` from `scope`, naming each destination with a fresh alias.
+    private mutating func follow(_ hops: [String], from scope: SQLScope) throws -> HopChain {
+        var chain = HopChain(scope: scope, prefixes: [])
+        for hop in hops {
+            let current = chain.scope
+            let (relationship, destination) = try layout.destination(of: hop, from: current.entity)
+            guard relationship.cardinality == .toOne else {
+                throw StoreError.unsupportedQuery("'\(hop)' is to-many: use any, all, none or count")
             }
             let inner = makeAlias()
-            var correlated: String
-            switch try layout.storage(of: relationship, from: entity) {
-            case .inverseColumn(let inverse, _):
-                correlated =
-                    "SELECT 1 FROM \(quoted(destination.table)) \(inner) WHERE \(inner).\(quoted(inverse)) = \(alias).\"id\""
-            case .joinTable(let table, let source, let target, _):
-                let join = makeAlias()
-                correlated =
-                    "SELECT 1 FROM \(quoted(table)) \(join) JOIN \(quoted(destination.table)) \(inner) "
-                    + "ON \(inner).\"id\" = \(join).\(quoted(target)) WHERE \(join).\(quoted(source)) = \(alias).\"id\""
-            }
-            if let discriminator = destination.discriminatorSQL(alias: inner) {
-                correlated += " AND \(discriminator)"
-            }
-            return try test(&self, correlated, destination, inner)
+            chain.prefixes.append(
+                ConditionSQL.inSubqueryPrefix(
+                    current.alias, column: current.entity.columnName(hop), table: destination.table, alias: inner))
+            chain.scope = SQLScope(entity: destination, alias: inner)
         }
-        let (relationship, destination) = try layout.destination(of: hop, from: entity)
-        guard relationship.cardinality == .toOne else {
-            throw StoreError.unsupportedQuery("'\(hop)' is to-many: use any, all, none or count")
+        return chain
+    }
+
+    /// Reaches the to-many relationship at `path`: the to-one hops before it, then the correlated
+    /// `FROM … WHERE …` of its destinations (through the inverse column or the join table).
+    private mutating func reach(_ path: RelationshipPath, from scope: SQLScope) throws -> SQLRelationshipFrame {
+        let hops = try follow(path.hops, from: scope)
+        let owner = hops.scope
+        let (relationship, destination) = try layout.destination(of: path.relationship, from: owner.entity)
+        guard relationship.cardinality == .toMany else {
+            throw StoreError.unsupportedQuery("'\(path.relationship)' is to-one: compare its fields instead")
         }
         let inner = makeAlias()
-        let rest = RelationshipPath(hops: Array(path.hops.dropFirst()), relationship: path.relationship)
-        let nested = try atRelationship(rest, entity: destination, alias: inner, test: test)
-        return
-            "\(alias).\(quoted(entity.columnName(hop))) IN (SELECT \(inner).\"id\" FROM \(quoted(destination.table)) \(inner) WHERE \(nested))"
+        var from: String
+        switch try layout.storage(of: relationship, from: owner.entity) {
+        case .inverseColumn(let inverse, _):
+            from = ConditionSQL.destinationsThroughInverse(
+                table: destination.table, alias: inner, inverse: inverse, owner: owner.alias)
+        case .joinTable(let table, let source, let target, _):
+            let join = makeAlias()
+            from = ConditionSQL.destinationsThroughJoin(
+                table: table, joinAlias: join, source: source, target: target,
+                destination: destination.table, alias: inner, owner: owner.alias)
+        }
+        if let discriminator = destination.discriminatorSQL(alias: inner) {
+            from = ConditionSQL.and(from, discriminator)
+        }
+        return SQLRelationshipFrame(hops: hops, from: from, destination: SQLScope(entity: destination, alias: inner))
     }
 
     private func column(_ name: String, of entity: EntityLayout) throws -> ColumnLayout {
@@ -189,31 +134,298 @@ struct SQLPredicateRenderer {
         return column
     }
 
-    // MARK: - Values
+    /// Binds `value` and returns its placeholder.
+    private mutating func parameter(_ value: SQLValue, isDecimal: Bool) -> String {
+        arguments.append(value)
+        return ConditionSQL.placeholder(isDecimal: isDecimal)
+    }
+}
 
-    private mutating func comparison(
-        _ column: String, _ comparison: ComparisonOperator, _ value: SQLValue, isDecimal: Bool
-    )
-        -> String
-    {
-        switch (comparison, value) {
-        case (.equal, .null): return "\(column) IS NULL"
-        case (.notEqual, .null): return "\(column) IS NOT NULL"
-        case (.notEqual, _):
-            return "\(numeric(column, isDecimal)) IS NOT \(parameter(value, isDecimal: isDecimal))"
-        default:
-            return
-                "\(numeric(column, isDecimal)) \(Self.sqlOperator(comparison)) \(parameter(value, isDecimal: isDecimal))"
+/// Where a condition is rendered: the entity whose rows it tests, and their alias in the query.
+struct SQLScope {
+    /// The entity whose rows the condition tests.
+    let entity: EntityLayout
+    /// The alias those rows have in the query (`t0` for the request's own entity).
+    let alias: String
+}
+
+/// The to-one hops a test follows: the scope reached and the `IN (SELECT …` prefix of each hop.
+private struct HopChain {
+    var scope: SQLScope
+    var prefixes: [String]
+
+    /// `test`, nested inside every hop's subquery, innermost last.
+    func wrap(_ test: String) -> String {
+        prefixes.reversed().reduce(test) { nested, prefix in ConditionSQL.closeSubquery(prefix, nested) }
+    }
+}
+
+/// What the renderer keeps between entering a to-many relationship and leaving its quantifier.
+struct SQLRelationshipFrame {
+    fileprivate let hops: HopChain
+    /// `FROM <destinations> WHERE <correlated with the owner>`.
+    fileprivate let from: String
+    /// The destinations' entity and alias, where the quantifier's condition is rendered.
+    fileprivate let destination: SQLScope
+}
+
+// MARK: - ConditionVisitor
+
+extension SQLPredicateRenderer: ConditionVisitor {
+    typealias Output = String
+    typealias Scope = SQLScope
+    typealias Frame = SQLRelationshipFrame
+    typealias Failure = any Error
+
+    mutating func constant(_ value: Bool, in scope: SQLScope) -> String {
+        ConditionSQL.constant(value)
+    }
+
+    mutating func comparison(
+        _ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in scope: SQLScope
+    ) throws -> String {
+        try atColumn(path, in: scope) { renderer, column, isDecimal in
+            switch (comparison, value) {
+            case (.equal, .null): return ConditionSQL.isNull(column, negated: false)
+            case (.notEqual, .null): return ConditionSQL.isNull(column, negated: true)
+            default:
+                let parameter = renderer.parameter(value, isDecimal: isDecimal)
+                return ConditionSQL.compare(ConditionSQL.numeric(column, isDecimal), comparison, parameter)
+            }
         }
     }
 
-    private mutating func parameter(_ value: SQLValue, isDecimal: Bool) -> String {
-        arguments.append(value)
-        return isDecimal ? "CAST(? AS REAL)" : "?"
+    mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: SQLScope) throws -> String {
+        try atColumn(path, in: scope) { renderer, column, isDecimal in
+            // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
+            let present = values.filter { $0 != .null }
+            let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
+            let test = ConditionSQL.inList(ConditionSQL.numeric(column, isDecimal), placeholders)
+            guard present.count < values.count else { return test }
+            return present.isEmpty
+                ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
+        }
     }
 
-    private func numeric(_ column: String, _ isDecimal: Bool) -> String {
+    mutating func between(
+        _ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: SQLScope
+    ) throws -> String {
+        try atColumn(path, in: scope) { renderer, column, isDecimal in
+            let low = renderer.parameter(lower, isDecimal: isDecimal)
+            let high = renderer.parameter(upper, isDecimal: isDecimal)
+            return ConditionSQL.between(ConditionSQL.numeric(column, isDecimal), low, high)
+        }
+    }
+
+    mutating func string(
+        _ path: ColumnPath, _ operation: StringOperation, _ needle: String, _ options: StringComparisonOptions,
+        in scope: SQLScope
+    ) throws -> String {
+        try atColumn(path, in: scope) { renderer, column, _ in
+            let needle = renderer.parameter(.text(needle), isDecimal: false)
+            return ConditionSQL.stringTest(operation, options, column, needle)
+        }
+    }
+
+    mutating func count(
+        _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: SQLScope
+    ) throws -> String {
+        let frame = try reach(path, from: scope)
+        let parameter = parameter(.integer(Int64(number)), isDecimal: false)
+        return frame.hops.wrap(ConditionSQL.count(frame.from, comparison, parameter))
+    }
+
+    mutating func not(_ operand: String, in scope: SQLScope) -> String {
+        ConditionSQL.not(operand)
+    }
+
+    mutating func and(_ operands: [String], in scope: SQLScope) -> String {
+        ConditionSQL.all(operands)
+    }
+
+    mutating func or(_ operands: [String], in scope: SQLScope) -> String {
+        ConditionSQL.any(operands)
+    }
+
+    mutating func enter(
+        _ path: RelationshipPath, in scope: SQLScope
+    ) throws -> (scope: SQLScope, frame: SQLRelationshipFrame) {
+        let frame = try reach(path, from: scope)
+        return (frame.destination, frame)
+    }
+
+    mutating func quantified(
+        _ quantifier: Quantifier, _ operand: String, frame: SQLRelationshipFrame, in scope: SQLScope
+    ) -> String {
+        frame.hops.wrap(ConditionSQL.quantified(quantifier, frame.from, operand))
+    }
+}
+
+/// The values a condition binds, in the order ``SQLPredicateRenderer`` places their `?`, without
+/// rendering: what a cached statement of the same shape binds (see `QueryShape`). It sits beside
+/// the renderer because it states the renderer's binding rule: a leaf binds its values, except
+/// the `.null` that `==` and `!=` spell `IS NULL` and the `.null`s of a list.
+struct SQLArgumentCollector: UniformLeafVisitor {
+    typealias Output = Void
+    typealias Scope = Void
+    typealias Frame = Void
+    typealias Failure = Never
+
+    /// The values collected so far.
+    private(set) var arguments: [SQLValue] = []
+
+    mutating func leaf(_ leaf: Condition, in scope: Void) {
+        switch leaf {
+        case .comparison(_, .equal, .null), .comparison(_, .notEqual, .null): break
+        case .comparison(_, _, let value): arguments.append(value)
+        case .inList(_, let values): arguments += values.filter { $0 != .null }
+        case .between(_, let lower, let upper): arguments += [lower, upper]
+        case .string(_, _, let needle, _): arguments.append(.text(needle))
+        case .count(_, _, let number): arguments.append(.integer(Int64(number)))
+        case .constant, .not, .and, .or, .quantified: break
+        }
+    }
+
+    mutating func not(_ operand: Void, in scope: Void) {}
+    mutating func and(_ operands: [Void], in scope: Void) {}
+    mutating func or(_ operands: [Void], in scope: Void) {}
+    mutating func enter(_ path: RelationshipPath, in scope: Void) -> (scope: Void, frame: Void) { ((), ()) }
+    mutating func quantified(_ quantifier: Quantifier, _ operand: Void, frame: Void, in scope: Void) {}
+}
+
+// MARK: - SQL text
+
+/// Every piece of SQL text a condition, a sort order or a section key becomes: keywords,
+/// operators, placeholders, subqueries. The renderer decides what to say and this says it, so a
+/// dialect can provide these spellings without touching the traversal.
+enum ConditionSQL {
+    /// An always-true or always-false test.
+    static func constant(_ value: Bool) -> String {
+        value ? "1" : "0"
+    }
+
+    /// All operands: `(a AND b)`, true when there are none.
+    static func all(_ operands: [String]) -> String {
+        operands.isEmpty ? constant(true) : "(" + operands.joined(separator: " AND ") + ")"
+    }
+
+    /// Any operand: `(a OR b)`, false when there are none.
+    static func any(_ operands: [String]) -> String {
+        operands.isEmpty ? constant(false) : "(" + operands.joined(separator: " OR ") + ")"
+    }
+
+    /// The opposite of `operand`, where a NULL (a test on a missing value) counts as false.
+    static func not(_ operand: String) -> String {
+        "NOT COALESCE(\(operand), 0)"
+    }
+
+    /// `lhs AND rhs`, unparenthesised (a correlation and a discriminator test).
+    static func and(_ lhs: String, _ rhs: String) -> String {
+        "\(lhs) AND \(rhs)"
+    }
+
+    /// A column of the row `alias`.
+    static func column(_ name: String, of alias: String) -> String {
+        "\(alias).\(quoted(name))"
+    }
+
+    /// The row number of the row `alias` (a results controller's last tie-breaker).
+    static func rowNumber(of alias: String) -> String {
+        "\(alias).rowid"
+    }
+
+    /// A placeholder for one bound value; a decimal (stored as exact text) compares as a number.
+    static func placeholder(isDecimal: Bool) -> String {
+        isDecimal ? "CAST(? AS REAL)" : "?"
+    }
+
+    /// A column's value as it compares: a decimal (stored as exact text) as a number.
+    static func numeric(_ column: String, _ isDecimal: Bool) -> String {
         isDecimal ? "CAST(\(column) AS REAL)" : column
+    }
+
+    /// The column is (or is not) missing.
+    static func isNull(_ column: String, negated: Bool) -> String {
+        negated ? "\(column) IS NOT NULL" : "\(column) IS NULL"
+    }
+
+    /// `lhs <op> rhs`; `!=` is `IS NOT`, so a missing value is unequal to every value.
+    static func compare(_ lhs: String, _ comparison: ComparisonOperator, _ rhs: String) -> String {
+        comparison == .notEqual ? "\(lhs) IS NOT \(rhs)" : "\(lhs) \(sqlOperator(comparison)) \(rhs)"
+    }
+
+    /// `lhs IN (placeholders)`.
+    static func inList(_ lhs: String, _ placeholders: [String]) -> String {
+        "\(lhs) IN (\(placeholders.joined(separator: ", ")))"
+    }
+
+    /// `test`, or the column is missing.
+    static func orNull(_ test: String, column: String) -> String {
+        "(\(test) OR \(isNull(column, negated: false)))"
+    }
+
+    /// `lhs BETWEEN low AND high`.
+    static func between(_ lhs: String, _ low: String, _ high: String) -> String {
+        "\(lhs) BETWEEN \(low) AND \(high)"
+    }
+
+    /// A string test through `mw_string` (see `StringFunctions`).
+    static func stringTest(
+        _ operation: StringOperation, _ options: StringComparisonOptions, _ column: String, _ needle: String
+    ) -> String {
+        "mw_string(\(operation.rawValue), \(options.rawValue), \(column), \(needle))"
+    }
+
+    /// The start of a to-one hop: `outer.column IN (SELECT alias."id" FROM table alias WHERE `;
+    /// ``closeSubquery(_:_:)`` puts the test on the destination after it.
+    static func inSubqueryPrefix(_ outer: String, column: String, table: String, alias: String) -> String {
+        "\(outer).\(quoted(column)) IN (SELECT \(alias).\"id\" FROM \(quoted(table)) \(alias) WHERE "
+    }
+
+    /// A hop's prefix with the test on its destination.
+    static func closeSubquery(_ prefix: String, _ nested: String) -> String {
+        prefix + nested + ")"
+    }
+
+    /// The destinations of a to-many relationship stored as a column on the destination:
+    /// `FROM table alias WHERE alias.inverse = owner."id"`.
+    static func destinationsThroughInverse(table: String, alias: String, inverse: String, owner: String) -> String {
+        "FROM \(quoted(table)) \(alias) WHERE \(alias).\(quoted(inverse)) = \(owner).\"id\""
+    }
+
+    /// The destinations of a to-many relationship stored in a join table.
+    static func destinationsThroughJoin(
+        table: String, joinAlias: String, source: String, target: String, destination: String, alias: String,
+        owner: String
+    ) -> String {
+        "FROM \(quoted(table)) \(joinAlias) JOIN \(quoted(destination)) \(alias) "
+            + "ON \(alias).\"id\" = \(joinAlias).\(quoted(target)) WHERE \(joinAlias).\(quoted(source)) = \(owner).\"id\""
+    }
+
+    /// Any, all or none of the destinations (`from`) satisfy `test`.
+    static func quantified(_ quantifier: Quantifier, _ from: String, _ test: String) -> String {
+        switch quantifier {
+        case .any: "EXISTS (SELECT 1 \(from) AND \(test))"
+        case .none: "NOT EXISTS (SELECT 1 \(from) AND \(test))"
+        case .all: "NOT EXISTS (SELECT 1 \(from) AND \(not(test)))"
+        }
+    }
+
+    /// The number of destinations (`from`) compared with `rhs`.
+    static func count(_ from: String, _ comparison: ComparisonOperator, _ rhs: String) -> String {
+        "(SELECT COUNT(*) \(from)) \(sqlOperator(comparison)) \(rhs)"
+    }
+
+    /// A value on the destination of a to-one hop, for sorting: a scalar subquery.
+    static func valueThroughHop(_ value: String, table: String, alias: String, outer: String, column: String)
+        -> String
+    {
+        "(SELECT \(value) FROM \(quoted(table)) \(alias) WHERE \(alias).\"id\" = \(outer).\(quoted(column)))"
+    }
+
+    /// `ORDER BY` terms: each value, ascending or descending.
+    static func orderBy(_ terms: [(value: String, ascending: Bool)]) -> String {
+        terms.map { "\($0.value) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
     }
 
     private static func sqlOperator(_ comparison: ComparisonOperator) -> String {

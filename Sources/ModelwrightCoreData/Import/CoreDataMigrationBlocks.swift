@@ -32,27 +32,28 @@ enum CoreDataMigrationBlocks {
             let from = files[index - 1].versionName
             var lines = [
                 "",
-                "/// Core Data migrated '\(from)' to '\(file.versionName)' with a mapping model or by dropping data:",
+                "/// Core Data migrated '\(SchemaText.commentText(from))' to '\(SchemaText.commentText(file.versionName))' "
+                    + "with a mapping model or by dropping data:",
                 "/// these lines say so, and the app implements what Core Data's mapping did.",
                 "migration from \(previous.number) {",
             ]
             let custom = needed.filter { $0.change.kind == .needsDefault || $0.change.kind == .needsCustomStage }
             if !custom.isEmpty {
                 for entry in custom {
-                    lines.append("    /// Needed by: \(entry.change.summary) (\(entry.change.kind.rawValue)).")
+                    lines.append(
+                        "    /// Needed by: \(SchemaText.commentText(entry.change.summary)) (\(entry.change.kind.rawValue))."
+                    )
                 }
-                lines.append(
-                    "    custom toVersion\(version.number) \"Convert the data as Core Data's mapping from '\(escaped(from))' to '\(escaped(file.versionName))' did\""
-                )
+                let description = "Convert the data as Core Data's mapping from '\(from)' to '\(file.versionName)' did"
+                lines.append("    custom toVersion\(version.number) \(SchemaText.stringLiteral(description))")
             }
             var accepted: Set<String> = []
             for entry in needed where entry.change.kind == .lossy {
                 guard let lost = entry.lost else { continue }
                 let target = [lost.entity, lost.property].compactMap { $0 }.joined(separator: ".")
                 guard accepted.insert(target).inserted else { continue }
-                lines.append(
-                    "    lossy \(target) \"\(escaped(entry.change.summary)): dropped by Core Data's migration from '\(escaped(from))'\""
-                )
+                let reason = "\(entry.change.summary): dropped by Core Data's migration from '\(from)'"
+                lines.append("    lossy \(target) \(SchemaText.stringLiteral(reason))")
             }
             lines.append("}")
             result[index].text += lines.joined(separator: "\n") + "\n"
@@ -68,9 +69,5 @@ enum CoreDataMigrationBlocks {
             resolved.loweredAhead = LoweredVersion(path: path, graph: graph, schema: SchemaLowering.lower(graph))
         }
         return resolved
-    }
-
-    private static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
     }
 }

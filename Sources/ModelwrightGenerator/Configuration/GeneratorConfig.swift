@@ -47,14 +47,11 @@ package struct GeneratorConfig: Sendable, Equatable {
         self.path = path
     }
 
-    /// The configuration at `explicit`, or else the config file in the model folder or the
-    /// folder above it (the target), or else the defaults.
+    /// The configuration at `explicit`, or else the config file ``ConfigDiscovery`` finds for the
+    /// model folder (in it, or in the folder above it), or else the defaults.
     package static func load(explicit: String?, near modelPath: String) throws -> GeneratorConfig {
-        let folder = URL(fileURLWithPath: modelPath)
         let path =
-            explicit
-            ?? [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent(fileName).path }
-            .first { FileManager.default.fileExists(atPath: $0) }
+            explicit ?? ConfigDiscovery.configFile(forModelFolder: URL(fileURLWithPath: modelPath), target: nil)?.path
         return try path.map { try load(from: URL(fileURLWithPath: $0)) } ?? GeneratorConfig()
     }
 

@@ -90,7 +90,8 @@ enum EntityContext {
         let toMany = lineage.flatMap(\.relationships).filter { $0.cardinality == .toMany }.map { relationship in
             [
                 "name": .string(SwiftSpelling.identifier(relationship.name)),
-                "requestName": .string(SwiftSpelling.identifier(relationship.name + "Request")),
+                "requestName": .string(
+                    SwiftSpelling.identifier(GeneratedNamespace.requestProperty(ofRelationship: relationship.name))),
                 "column": .string(SwiftSpelling.string(relationship.name)),
                 "destination": .string(names[relationship.destination]),
                 "doc": docLines(relationship.doc),

@@ -24,8 +24,10 @@ enum MigrationsContext {
                     "nameLiteral": .string(SwiftSpelling.string(stage.name)),
                     "labelLiteral": .string(SwiftSpelling.string(stage.label)),
                     "doc": docLines(stage.doc),
-                    "willMigrate": .string(SwiftSpelling.identifier(stage.name + "WillMigrate")),
-                    "didMigrate": .string(SwiftSpelling.identifier(stage.name + "DidMigrate")),
+                    "willMigrate": .string(
+                        SwiftSpelling.identifier(GeneratedNamespace.willMigrateHook(ofStage: stage.name))),
+                    "didMigrate": .string(
+                        SwiftSpelling.identifier(GeneratedNamespace.didMigrateHook(ofStage: stage.name))),
                     "hasObligations": .bool(!owed.isEmpty),
                     "obligations": .list(obligations),
                 ]
@@ -48,7 +50,7 @@ enum MigrationsContext {
         }
         // The record of every concrete entity decodes every row before the last stage commits.
         let concrete = model.current?.graph.entities.filter { !$0.isAbstract } ?? []
-        let records = concrete.enumerated().map { index, entity -> MustacheValue in
+        let records = concrete.map { entity -> MustacheValue in
             [
                 "name": .string(names[entity.name]),
                 // swift-format wants a trailing comma only when the list holds more than one element.
@@ -58,7 +60,8 @@ enum MigrationsContext {
         return [
             "records": .list(records),
             "hasRecords": .bool(!records.isEmpty),
-            "protocolName": .string(SwiftSpelling.identifier(model.name + "Migrations")),
+            "protocolName": .string(
+                SwiftSpelling.identifier(GeneratedNamespace.migrationsProtocol(ofModel: model.name))),
             "hasCustomStages": .bool(!allStages.isEmpty),
             "hasSteps": .bool(!steps.isEmpty),
             "steps": .list(steps),

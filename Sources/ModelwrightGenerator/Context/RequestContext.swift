@@ -107,9 +107,9 @@ enum RequestContext {
         String, isInfix: Bool
     ) {
         var path = comparison.path
-        if case .toOne = comparison.target {
-            // Generated fields name a to-one relationship's column `<name>ID`.
-            path[path.count - 1] += "ID"
+        if case .toOne(_, _, let idProperty) = comparison.target {
+            // A to-one relationship is compared through its generated ID field, named by the namespace model.
+            path[path.count - 1] = idProperty
         }
         let key = comparison.target == .count ? keyPath(path) + ".count" : keyPath(path)
         let type: AttributeType? =

@@ -35,7 +35,8 @@ struct TypeNames {
         // Other generated declarations share the module's namespace with the types.
         var owners = [model.name: "the generated schema enum"]
         if model.steps.contains(where: { !$0.customStages.isEmpty }) {
-            owners[model.name + "Migrations"] = "the protocol of custom migration stages"
+            owners[GeneratedNamespace.migrationsProtocol(ofModel: model.name)] =
+                "the protocol of custom migration stages"
         }
         // Names the schema keeps come first, so a clash is reported on the name `naming` changed.
         let kept = kinds.filter { names[$0.0] == $0.0 }

@@ -117,10 +117,8 @@ package struct StageObligation: Sendable {
     /// The name of the generated protocol's requirement (before any backticks): the stage, the
     /// entity and the property, `parseRatingsBookRating`.
     package var memberName: String {
-        stage + Self.upperFirst(entity) + Self.upperFirst(property ?? "")
+        GeneratedNamespace.stageRequirement(ofStage: stage, entity: entity, property: property)
     }
-
-    private static func upperFirst(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
 }
 
 extension PlannedStep {
@@ -134,8 +132,11 @@ extension PlannedStep {
                 ($0.memberName, stage, "the requirement for \($0.subject)")
             }
                 + [
-                    (stage.name + "WillMigrate", stage, "the hook before the tables change"),
-                    (stage.name + "DidMigrate", stage, "the hook after the tables change"),
+                    (
+                        GeneratedNamespace.willMigrateHook(ofStage: stage.name), stage,
+                        "the hook before the tables change"
+                    ),
+                    (GeneratedNamespace.didMigrateHook(ofStage: stage.name), stage, "the hook after the tables change"),
                 ]
         }
     }

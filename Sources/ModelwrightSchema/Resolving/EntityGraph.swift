@@ -173,7 +173,7 @@ extension EntityGraph {
         /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
         package var versionHashModifier: String? = nil
         /// The Swift name of the ID property a to-one relationship generates on its record (see
-        /// ``NameRules/foreignKeyProperty(of:taken:)``); set by ``GeneratedNamespace``.
+        /// ``GeneratedNamespace/idProperty(ofRelationship:taken:)``); set by ``GeneratedNamespace``.
         package var idProperty: String = ""
     }
 
@@ -325,8 +325,8 @@ extension EntityGraph {
         package enum Target: Sendable, Equatable {
             /// An attribute of the given type.
             case attribute(AttributeType, isOptional: Bool)
-            /// A to-one relationship to the named entity.
-            case toOne(entity: String, isOptional: Bool)
+            /// A to-one relationship to the named entity, whose generated ID field is `idProperty`.
+            case toOne(entity: String, isOptional: Bool, idProperty: String)
             /// The number of destinations of a to-many relationship.
             case count
         }

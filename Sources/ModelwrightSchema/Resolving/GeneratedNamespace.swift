@@ -10,10 +10,52 @@ import Modelwright
 /// `<relationship>ID` for a to-one relationship, which yields to a declared property of the same
 /// name by becoming `<relationship>RecordID`, and `<relationship>Request` for a to-many one.
 ///
+/// The names the generated code derives from the model's are computed here and nowhere else: a
+/// relationship's ID and request properties, the stage protocol and its members. The generator's
+/// records, fields, named requests and migrations spell the members this model checked.
+///
 /// It also checks the store's namespace, so that a model `validate` accepts gets its store: the
 /// tables and columns SQLite compares without case, the names SQLite and the runtime keep, and
 /// SQLite's column limit, as the runtime's own layout finds them (``StoreLimits``).
-enum GeneratedNamespace {
+package enum GeneratedNamespace {
+    /// The Swift name of the ID property (and field) a to-one relationship generates:
+    /// `<relationship>ID`, or, when a property of the same hierarchy already has that name (Core
+    /// Data models often keep both `productID` and `product`), `<relationship>RecordID`. The graph
+    /// keeps it on each relationship (`idProperty`).
+    package static func idProperty(ofRelationship relationship: String, taken: Set<String>) -> String {
+        let plain = relationship + "ID"
+        return taken.contains(plain) ? relationship + "RecordID" : plain
+    }
+
+    /// The Swift name of the request property a to-many relationship generates: `<relationship>Request`.
+    package static func requestProperty(ofRelationship relationship: String) -> String {
+        relationship + "Request"
+    }
+
+    /// The protocol of a model's custom migration stages, which the app implements: `<Model>Migrations`.
+    package static func migrationsProtocol(ofModel model: String) -> String {
+        model + "Migrations"
+    }
+
+    /// The stage protocol's hook before a custom stage changes the tables: `<stage>WillMigrate`.
+    package static func willMigrateHook(ofStage stage: String) -> String {
+        stage + "WillMigrate"
+    }
+
+    /// The stage protocol's hook after a custom stage changed the tables: `<stage>DidMigrate`.
+    package static func didMigrateHook(ofStage stage: String) -> String {
+        stage + "DidMigrate"
+    }
+
+    /// The stage protocol's requirement for one obligation of a stage: the stage, the entity and
+    /// the property joined as words, `parseRatingsBookRating`.
+    package static func stageRequirement(ofStage stage: String, entity: String, property: String?) -> String {
+        stage + upperFirst(entity) + upperFirst(property ?? "")
+    }
+
+    private static func upperFirst(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
+
+    /// Sets each relationship's ID property, then reports every generated name that collides.
     static func check(_ graph: inout EntityGraph, diagnostics: inout DiagnosticSink) {
         // Every name declared in a hierarchy, by its root: the rule must name a relationship's ID
         // property the same in every record that holds it.
@@ -41,7 +83,7 @@ enum GeneratedNamespace {
             for relationship in entities[index].relationships.indices {
                 let name = entities[index].relationships[relationship].name
                 entities[index].relationships[relationship].idProperty =
-                    NameRules.foreignKeyProperty(of: name, taken: taken)
+                    idProperty(ofRelationship: name, taken: taken)
             }
         }
         graph.entities = entities
@@ -81,7 +123,7 @@ enum GeneratedNamespace {
             for relationship in member.relationships {
                 let derived =
                     relationship.cardinality == .toOne
-                    ? relationship.idProperty : relationship.name + "Request"
+                    ? relationship.idProperty : requestProperty(ofRelationship: relationship.name)
                 if let owner = members[derived] {
                     // Each relationship is reported once, however many records hold it.
                     guard reported.insert(relationship.range.start).inserted else { continue }

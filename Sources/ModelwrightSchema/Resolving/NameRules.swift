@@ -41,14 +41,6 @@ package enum NameRules {
         "OptionalProperty", "Locale", "MigrationRow",
     ]
 
-    /// The Swift name of the ID property a to-one relationship generates: `<relationship>ID`, or,
-    /// when a property of the same hierarchy already has that name (Core Data models often keep
-    /// both `productID` and `product`), `<relationship>RecordID`.
-    package static func foreignKeyProperty(of relationship: String, taken: Set<String>) -> String {
-        let plain = relationship + "ID"
-        return taken.contains(plain) ? relationship + "RecordID" : plain
-    }
-
     /// The problem with a type name (entity, enum, composite), if any.
     package static func problem(withTypeName name: String) -> String? {
         if let problem = asciiProblem(name) { return problem }

@@ -153,7 +153,10 @@ struct RequestResolver {
                         return nil
                     }
                     return comparing(
-                        hops + [segment.text], .toOne(entity: destination.name, isOptional: relationship.isOptional),
+                        hops + [segment.text],
+                        .toOne(
+                            entity: destination.name, isOptional: relationship.isOptional,
+                            idProperty: relationship.idProperty),
                         comparison,
                         at: SourceRange(start: names[0].range.start, end: segment.range.end))
                 }
@@ -267,7 +270,7 @@ struct RequestResolver {
             let allowsNil: Bool
             switch target {
             case .attribute(_, let isOptional): allowsNil = isOptional && !hasOptions
-            case .toOne(_, let isOptional): allowsNil = isOptional
+            case .toOne(_, let isOptional, _): allowsNil = isOptional
             case .count: allowsNil = false
             }
             guard
@@ -430,7 +433,7 @@ struct RequestResolver {
     private func parameterKind(for target: EntityGraph.RequestComparison.Target) -> EntityGraph.RequestParameter.Kind {
         switch target {
         case .attribute(let type, _): .value(type)
-        case .toOne(let entity, _): .id(entity: entity)
+        case .toOne(let entity, _, _): .id(entity: entity)
         case .count: .count
         }
     }
@@ -458,7 +461,7 @@ struct RequestResolver {
         let key = path.joined(separator: ".")
         switch target {
         case .attribute(let type, _): return "'\(key)' is \(Self.typeName(type))"
-        case .toOne(let entity, _): return "'\(key)' is a to-one relationship to '\(entity)'"
+        case .toOne(let entity, _, _): return "'\(key)' is a to-one relationship to '\(entity)'"
         case .count: return "'\(key).@count' is a number"
         }
     }
