@@ -62,33 +62,73 @@ struct DocumentationSampleTests {
         return nil
     }
 
-    /// Whether the test can run a sample: known commands, and paths that exist in the repository.
-    static func isRunnable(_ sample: [Step]) -> Bool {
+    /// The model files a document shows whole: each fenced block whose first line is
+    /// `model <Name> version <N>` is the file `<Name>/<Name>.v<N>.model`, by path.
+    static func modelFiles(in text: String) -> [String: String] {
+        var files: [String: String] = [:]
+        var block: [String]?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("```") {
+                if let lines = block, let header = lines.first?.split(separator: " "), header.count == 4,
+                    header[0] == "model", header[2] == "version"
+                {
+                    files["\(header[1])/\(header[1]).v\(header[3]).model"] = lines.joined(separator: "\n") + "\n"
+                }
+                block = block == nil ? [] : nil
+            } else {
+                block?.append(line)
+            }
+        }
+        return files
+    }
+
+    /// Whether the test can run a sample: known commands, and paths that exist in the repository
+    /// or in `folder` (where the document's model files are written).
+    static func isRunnable(_ sample: [Step], folder: URL?) -> Bool {
         sample.allSatisfy { step in
             if step.command == ["echo", "$?"] { return true }
             guard let arguments = modelwrightArguments(step.command) else { return false }
-            return arguments.dropFirst().allSatisfy {
-                $0.hasPrefix("-") || FileManager.default.fileExists(atPath: root.appendingPathComponent($0).path)
+            return arguments.dropFirst().allSatisfy { argument in
+                argument.hasPrefix("-")
+                    || FileManager.default.fileExists(atPath: root.appendingPathComponent(argument).path)
+                    || folder.map { FileManager.default.fileExists(atPath: $0.appendingPathComponent(argument).path) }
+                        == true
             }
         }
     }
 
+    /// Whether the test can run a sample whose paths are all in the repository.
+    static func isRunnable(_ sample: [Step]) -> Bool { isRunnable(sample, folder: nil) }
+
     @Test(arguments: documents)
     func everyRunnableSamplePrintsWhatTheDocumentationShows(_ document: String) throws {
         let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
-        for sample in Self.samples(in: text) where Self.isRunnable(sample) {
+        // The models the document shows whole are written where its samples can name them.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("samples-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (path, contents) in Self.modelFiles(in: text) {
+            let file = folder.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(contents.utf8).write(to: file)
+        }
+        for sample in Self.samples(in: text) where Self.isRunnable(sample, folder: folder) {
             var status = ExitCode.success
             for step in sample {
                 let printed: String
                 if let arguments = Self.modelwrightArguments(step.command) {
                     var console = BufferConsole()
                     let absolute = arguments.enumerated().map { index, argument in
-                        index == 0 || argument.hasPrefix("-")
-                            ? argument : Self.root.appendingPathComponent(argument).path
+                        guard index != 0, !argument.hasPrefix("-") else { return argument }
+                        let inRepository = Self.root.appendingPathComponent(argument).path
+                        return FileManager.default.fileExists(atPath: inRepository)
+                            ? inRepository : folder.appendingPathComponent(argument).path
                     }
                     status = ModelwrightCommand.run(absolute, console: &console)
-                    // Paths print as given; the documentation gives them from the package root.
+                    // Paths print as given; the documentation gives them from the package root, or
+                    // from the folder of its own models.
                     printed = (console.output + console.errors).replacingOccurrences(of: Self.root.path + "/", with: "")
+                        .replacingOccurrences(of: folder.path + "/", with: "")
                 } else {
                     printed = "\(status.rawValue)\n"
                 }
@@ -110,6 +150,27 @@ struct DocumentationSampleTests {
             ])
         #expect(samples.allSatisfy(Self.isRunnable))
         #expect(!Self.isRunnable([Step(command: ["modelwright", "validate", "/tmp/no-such-model"], output: [])]))
+    }
+
+    /// The Migrations article's error for a change no stage covers is the one `validate` prints
+    /// for the models it shows, note for note.
+    @Test func theUncoveredChangeSampleOfTheMigrationsArticleIsRun() throws {
+        let text = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/Modelwright/Modelwright.docc/Migrations.md"),
+            encoding: .utf8)
+        let files = Self.modelFiles(in: text)
+        #expect(files.keys.sorted() == ["Books/Books.v1.model", "Books/Books.v2.model"])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("books-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (path, contents) in files {
+            let file = folder.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(contents.utf8).write(to: file)
+        }
+        let sample = Self.samples(in: text).first { $0.first?.command == ["modelwright", "validate", "Books"] }
+        #expect(sample.map { Self.isRunnable($0, folder: folder) } == true)
+        #expect(sample?.first?.output.contains { $0.contains("none covers 'Book.subtitle'") } == true)
     }
 
     @Test func theValidateSampleOfTheVersionsArticleIsRun() throws {

@@ -7,7 +7,8 @@ import Testing
 @testable import ModelwrightSchema
 
 /// The rule `plan` promises, on seeded random version pairs (type changes, moves across
-/// inheritance levels, renames, optionality and default changes, removals, lost enum cases):
+/// inheritance levels up and down, renames, optionality and default changes, removals, lost enum
+/// cases, Codable retypes, entities split off through a new required to-one):
 /// either the plan refuses the step, or migrating a store filled with values of every column
 /// succeeds, every row of every entity reads back as the new version's types, and every value
 /// the plan keeps is kept.
@@ -30,7 +31,7 @@ struct MigrationPropertyTests {
 
     private static let types = [
         "Bool", "Int16", "Int32", "Int64", "Double", "Float", "String", "Date", "UUID", "Decimal", "Data", "URL",
-        "Kind",
+        "Kind", "Codable<[String]>", "Codable<[String: Int]>",
     ]
 
     private static func defaultValue(_ type: String) -> String? {
@@ -71,7 +72,22 @@ struct MigrationPropertyTests {
         var lossy: [String] = []
         var touched: [String] = []
         let custom = roll(2) == 0
+        // An entity split off Solo into a new Part, through a new required to-one: the part's
+        // declaration, and Solo's relationship to it.
+        var split: (part: String, relationship: String)?
         for _ in 0..<(1 + roll(3)) {
+            if split == nil, roll(8) == 0 {
+                let type = types[roll(types.count)]
+                let inverse = roll(2) == 0
+                split = (
+                    "entity Part {\n    p\(number): \(type)\(roll(2) == 0 ? "?" : "")"
+                        + (inverse ? "\n    solo: Solo? @inverse(part)" : "") + "\n}",
+                    "    part: Part" + (inverse ? " @inverse(solo)" : "")
+                )
+                number += 1
+                touched.append("Solo.part")
+                continue
+            }
             let entity = entities[roll(entities.count)]
             guard let list = v2[entity], !list.isEmpty else { continue }
             let index = roll(list.count)
@@ -123,6 +139,7 @@ struct MigrationPropertyTests {
                     (entity == "Base" && abstractBase ? "abstract " : "") + "entity \(entity)"
                     + (parents[entity].map { ": \($0)" } ?? "")
                 lines.append(header + " {")
+                if version == 2, entity == "Solo", let split { lines.append(split.relationship) }
                 for attribute in attributes[entity] ?? [] {
                     var line = "    \(attribute.name): \(attribute.type)\(attribute.optional ? "?" : "")"
                     if let value = attribute.defaultValue { line += " = \(value)" }
@@ -133,6 +150,7 @@ struct MigrationPropertyTests {
                 }
                 lines.append("}")
             }
+            if version == 2, let split { lines.append(split.part) }
             if version == 2, !lossy.isEmpty || custom {
                 lines.append("migration from 1 {")
                 if custom {
@@ -165,7 +183,20 @@ struct MigrationPropertyTests {
         case .data: .blob(Data([UInt8(row), 0xFF]))
         case .uuid: .blob(Data(repeating: UInt8(row + 1), count: 16))
         case .enumeration(let description): .text(description.cases[row % description.cases.count].rawValue)
+        case .codable("[String]"): .text(row == 0 ? "[\"\\u0600'\\\"\"]" : "[]")
+        case .codable("[String: Int]"): .text(row == 0 ? "{\"k\":-1}" : "{}")
         case .composite, .codable: .null
+        }
+    }
+
+    /// Decodes a `Codable` value with the Swift type the schema names, as the app's record would:
+    /// the store's own check only proves it is JSON.
+    private static func decodeCodable(_ value: SQLValue, as type: AttributeType) throws {
+        guard case .codable(let name) = type, case .text(let text) = value else { return }
+        switch name {
+        case "[String]": _ = try JSONDecoder().decode([String].self, from: Data(text.utf8))
+        case "[String: Int]": _ = try JSONDecoder().decode([String: Int].self, from: Data(text.utf8))
+        default: break
         }
     }
 
@@ -174,6 +205,9 @@ struct MigrationPropertyTests {
         var accepted = 0
         var withStages = 0
         var obligations = 0
+        var movesUp = 0
+        var splits = 0
+        var codableRetypes = 0
         for seed in 1...UInt64(count) {
             let pair = Self.pair(seed: seed)
             let folder = try temporaryModelFolder(
@@ -186,12 +220,39 @@ struct MigrationPropertyTests {
             let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
             let step = model.steps[0]
             if !step.customStages.isEmpty { withStages += 1 }
+            movesUp +=
+                step.changes.filter { $0.summary.hasPrefix("move attribute") && $0.summary.contains(" up to ") }
+                .count
+            codableRetypes +=
+                step.obligations.filter {
+                    if case .value(.codable, _, _) = $0.work { true } else { false }
+                }.count
             // The app's side: a value for every row an obligation names, remembered by row ID.
             let given = Locked<[SQLValue: [String: SQLValue]]>([:])
             let stages = step.customStages.map { stage in
                 MigrationStage.CustomStep(
                     name: stage.name, label: stage.label,
                     obligations: step.obligations.filter { $0.stage == stage.name }.compactMap { obligation in
+                        if obligation.entity == "Solo", obligation.property == "part",
+                            let part = v2.entity(named: "Part")
+                        {
+                            // The split: a new part for each row, linked both ways, as an app would.
+                            splits += 1
+                            return .hook(of: "Solo", "part") { context in
+                                for solo in try context.rows(of: "Solo") {
+                                    let id = context.newID()
+                                    var values: [String: SQLValue] = ["id": id]
+                                    for attribute in part.attributes where !attribute.isOptional {
+                                        values[attribute.name] = Self.value(of: attribute.type, row: 1)
+                                    }
+                                    if part.relationships.contains(where: { $0.name == "solo" }) {
+                                        values["solo"] = solo.id
+                                    }
+                                    try context.insert(into: "Part", values: values)
+                                    try context.update("Solo", id: solo.id, set: ["part": id])
+                                }
+                            }
+                        }
                         guard case .value(let type, _, let onlyRowsWithoutValue) = obligation.work,
                             let property = obligation.property
                         else { return nil }
@@ -244,12 +305,15 @@ struct MigrationPropertyTests {
                         }
                         #expect(throws: Never.self, "\(entity.name).\(attribute.name) = \(value): \(failure)") {
                             try decodeStored(value, as: attribute.type)
+                            try Self.decodeCodable(value, as: attribute.type)
                         }
-                        // Kept: the same entity of the hierarchy declares it in both versions, with
-                        // the same type (a move to another level is a removal and an addition).
+                        // Kept: the row's entity (or an ancestor) declares it in both versions, with
+                        // the same type, whichever level declares it: a move up or down the
+                        // hierarchy keeps the values of the rows that had it.
                         let old = attribute.renamedFrom ?? attribute.name
-                        let before = owner.flatMap { v1.entity(named: $0.renamedFrom ?? $0.name) }?.attributes
-                            .first { $0.name == old }
+                        let oldEntity = v1.entity(named: entity.renamedFrom ?? entity.name)
+                        let before = oldEntity.flatMap { TableMapping.lineage(of: $0, in: v1) }?
+                            .flatMap(\.attributes).first { $0.name == old }
                         if before?.type == attribute.type, let original = stored[row.id]?[old] {
                             #expect(value == original, "\(entity.name).\(attribute.name) changed: \(failure)")
                         }
@@ -258,7 +322,7 @@ struct MigrationPropertyTests {
             }
         }
         print(
-            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met), refused: \(count - accepted)"
+            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met, \(movesUp) attributes moved up, \(codableRetypes) Codable values retyped, \(splits) entities split), refused: \(count - accepted)"
         )
         #expect(withStages >= count / 10, "only \(withStages) of \(count) accepted pairs had custom stages")
         // Enough pairs get through for the check to mean something.

@@ -48,7 +48,16 @@ struct NamingTests {
             #expect(queries.contains(declaration), "\(declaration)")
         }
         #expect(renamed["Trips+Schema.swift"] == plain["Trips+Schema.swift"], "storage names do not change")
-        #expect(renamed["Trips+Migrations.swift"] == plain["Trips+Migrations.swift"])
+        // The migrations name the record types only in the plan's list of records, which decode
+        // every row before the last stage commits.
+        let migrations = try #require(renamed["Trips+Migrations.swift"])
+        #expect(migrations.contains("                UserRecord.self,") && migrations.contains("StopGroup.self"))
+        let withoutRecords = { (text: String?) in
+            text?.split(separator: "\n", omittingEmptySubsequences: false).filter {
+                !$0.hasSuffix(".self,") && !$0.hasSuffix(".self")
+            }
+        }
+        #expect(withoutRecords(migrations) == withoutRecords(plain["Trips+Migrations.swift"]))
     }
 
     @Test func aPrefixFramesRecordTypesButNotEnumsOrComposites() throws {

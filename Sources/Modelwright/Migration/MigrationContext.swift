@@ -120,4 +120,16 @@ public struct MigrationRow: Sendable, Equatable {
 
     /// The value of `column`, `.null` when the row has no such column.
     public subscript(column: String) -> SQLValue { values[column] ?? .null }
+
+    /// The `Codable` value `column` holds, decoded from its JSON as `type` (the type the version
+    /// that wrote it declared); `nil` when the column holds no value.
+    ///
+    /// ```swift
+    /// let tags = try row.json("tags", as: [String].self) ?? []
+    /// ```
+    public func json<Value: Decodable>(_ column: String, as type: Value.Type) throws -> Value? {
+        let value = self[column]
+        if case .null = value { return nil }
+        return try RowDecoder.decodeJSON(Value.self, from: value)
+    }
 }

@@ -15,6 +15,10 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     /// After the stage, rows of an entity hold values its record cannot read: a type change the
     /// stage did not convert, or a required value it left empty.
     case unreadableValues(stage: String, entity: String, attribute: String, rows: Int)
+    /// After the last stage, a row does not decode with the app's record type (``MigrationPlan/records``):
+    /// a value the store's checks cannot judge, such as JSON of another `Codable` type. The stage
+    /// rolled back; the store stays at the version before it.
+    case undecodableRecord(stage: String, entity: String, attribute: String, row: String, reason: String)
     /// A row ``MigrationTester`` was asked to write does not fit the version it writes at.
     case invalidFixture(entity: String, version: Int, reason: String)
     /// After the stage, rows hold another value of an attribute the step keeps, or another list
@@ -39,6 +43,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(table) pointing at missing rows of \(parent)"
         case .unreadableValues(let stage, let entity, let attribute, let rows):
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(attribute)' the new version cannot read; a custom stage must convert them"
+        case .undecodableRecord(let stage, let entity, let attribute, let row, let reason):
+            "migration \(stage) left the \(entity) row \(row) whose '\(attribute)' the app's \(entity) record cannot decode (\(reason)); the stage was rolled back. Convert the value to the new type in the stage's code (its obligation for \(entity).\(attribute), or didMigrate)"
         case .invalidFixture(let entity, let version, let reason):
             "cannot write a \(entity) row at version \(version): \(reason)"
         case .keptDataChanged(let stage, let entity, let property, let rows):

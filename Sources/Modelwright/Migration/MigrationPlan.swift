@@ -21,11 +21,18 @@ public struct MigrationPlan: Sendable {
     public let current: SchemaDescription
     /// One stage per pair of adjacent versions, oldest first.
     public let stages: [MigrationStage]
+    /// The app's record types of the current version, which decode every row of the entities with
+    /// a `Codable` attribute before the last stage commits: a value the store's own checks cannot
+    /// judge (JSON that is valid but not the app's `Codable` type) fails the stage, which rolls
+    /// back, instead of every fetch after.
+    public let records: [any Record.Type]
 
-    /// Creates a plan from its stages; the last stage must end at `current`.
-    public init(current: SchemaDescription, stages: [MigrationStage]) {
+    /// Creates a plan from its stages; the last stage must end at `current`. The generated plan
+    /// passes every record type of the current version as `records`.
+    public init(current: SchemaDescription, stages: [MigrationStage], records: [any Record.Type] = []) {
         self.current = current
         self.stages = stages
+        self.records = records
     }
 
     /// The stages that take a store to the current version, in order: empty when it is current,
@@ -181,6 +188,26 @@ public struct MigrationStage: Sendable {
             Obligation(
                 entity: entity, property: attribute,
                 work: .value(onlyRowsWithoutValue: onlyRowsWithoutValue) { try body($0).sqlValue })
+        }
+
+        /// Gives the `Codable` attribute `attribute` of every row of `entity` (or, with
+        /// `onlyRowsWithoutValue`, of the rows that hold none) the value `body` returns, stored as
+        /// records store it (JSON); `nil` leaves the attribute without a value.
+        ///
+        /// ```swift
+        /// .json(of: "Book", "tags") { row in
+        ///     Dictionary((try row.json("tags", as: [String].self) ?? []).map { ($0, 1) }, uniquingKeysWith: +)
+        /// }
+        /// ```
+        public static func json<Value: Encodable & Sendable>(
+            of entity: String, _ attribute: String, onlyRowsWithoutValue: Bool = false,
+            _ body: @escaping @Sendable (MigrationRow) throws -> Value?
+        ) -> Obligation {
+            Obligation(
+                entity: entity, property: attribute,
+                work: .value(onlyRowsWithoutValue: onlyRowsWithoutValue) { row in
+                    try body(row).map { .text(try RowEncoder.jsonText($0)) } ?? .null
+                })
         }
 
         /// An obligation the app's code is not there for, which only a run with stubs meets

@@ -78,10 +78,11 @@ enum SyntheticRows {
     /// the app's values. Rows take turns: an extreme of the column's type, an ordinary value, and
     /// `NULL` where the column is optional (else another ordinary value); each differs from row to
     /// row (so a uniqueness constraint holds). A to-one relationship gets the ID of a row of its
-    /// destination.
+    /// destination; a required one whose destination has no row yet (an entity split off into a
+    /// new one) gets a new destination row for each row, as the app's stage would create it.
     static func stub(
         for column: ColumnLayout, row: Int, of entity: EntityLayout, in layout: SchemaLayout,
-        connection: SQLiteConnection
+        connection: SQLiteConnection, depth: Int = 0
     ) throws -> SQLValue {
         guard let type = column.type else {
             let destination = entity.relationships.first { $0.name == column.property }
@@ -91,7 +92,9 @@ enum SyntheticRows {
             let statement = try SQLiteStatement(
                 connection: connection,
                 sql: "SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
-            return try statement.step() ? statement.value(0) : .null
+            if try statement.step() { return statement.value(0) }
+            guard !column.isOptional else { return .null }
+            return try newRow(of: destination, row: row, in: layout, connection: connection, depth: depth)
         }
         if column.isOptional && row % 3 == 2 { return .null }
         let extreme = row % 3 == 0
@@ -107,6 +110,41 @@ enum SyntheticRows {
                 for: column, row: extreme ? 0 : 1, number: row, entity: entity, layout: layout, firstRow: [:],
                 allowsNull: false)
         }
+    }
+
+    /// Inserts a row of a concrete entity of `destination` with stub values (its own required
+    /// to-ones pointing at rows that exist, or at new ones, a few levels deep) and returns its ID;
+    /// `NULL` when no row can be made.
+    private static func newRow(
+        of destination: EntityLayout, row: Int, in layout: SchemaLayout, connection: SQLiteConnection, depth: Int
+    ) throws -> SQLValue {
+        let concrete = destination.entityNames.lazy.compactMap { layout.entities[$0] }.first { !$0.isAbstract }
+        guard let concrete, depth < 4 else { return .null }
+        // An ID no synthetic row has (theirs have zeros between the entity's number and the row):
+        // a marker byte, the row and the depth.
+        var bytes = [UInt8](repeating: 0, count: 16)
+        withUnsafeBytes(of: UInt64(truncatingIfNeeded: row).bigEndian) { bytes.replaceSubrange(7..<15, with: $0) }
+        bytes[0] = 0xFF
+        bytes[15] = UInt8(depth)
+        let id = SQLValue.blob(Data(bytes))
+        var names = ["\"id\""]
+        var values = [id]
+        if concrete.hasDiscriminator {
+            names.append("\"_entity\"")
+            values.append(.text(concrete.name))
+        }
+        for column in concrete.columns {
+            names.append(quoted(column.name))
+            values.append(
+                try stub(for: column, row: row, of: concrete, in: layout, connection: connection, depth: depth + 1))
+        }
+        let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
+        let statement = try SQLiteStatement(
+            connection: connection,
+            sql: "INSERT INTO \(quoted(concrete.table)) (\(names.joined(separator: ", "))) VALUES (\(marks))")
+        for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
+        try statement.run()
+        return id
     }
 
     private static func value(

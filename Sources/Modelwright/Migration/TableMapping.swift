@@ -184,6 +184,20 @@ struct TableMapping {
                 if !stale.isEmpty {
                     fills[table, default: []].append(ColumnFill(column: column, sources: [], cleared: stale))
                 }
+                // An attribute moved up from one sub-entity: the other entities that now have it
+                // held nothing there, and get its default, as a new attribute's rows would.
+                let unfilled = destination.entities.values.filter { entity in
+                    entity.table == table && !entity.isAbstract && entity.hasDiscriminator
+                        && !users.contains(entity.name)
+                }.compactMap { entity in
+                    entity.columns.first { $0.name == column }?.defaultLiteral.map { (entity.name, $0) }
+                }.sorted { $0.0 < $1.0 }
+                if !unfilled.isEmpty {
+                    fills[table, default: []].append(
+                        ColumnFill(
+                            column: column, sources: unfilled.map { ($0.0, origin, $0.1) },
+                            cleared: []))
+                }
             }
         }
     }

@@ -128,10 +128,16 @@ import Foundation
             index += 1
             return
         }
+        statement.bind(try Self.jsonText(value), index)
+        index += 1
+    }
+
+    /// A `Codable` value as the store keeps it: JSON text with sorted keys. Records and the
+    /// migration obligations that return a `Codable` value both write it so.
+    static func jsonText<Value: Encodable>(_ value: Value) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        statement.bind(String(decoding: try encoder.encode(value), as: UTF8.self), index)
-        index += 1
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }
 
@@ -144,6 +150,10 @@ import Foundation
         self.statement = statement
         index = firstIndex
     }
+
+    /// The index of the next column to read; after a read that threw, one past the column that
+    /// could not be read (every read moves on, even when it throws).
+    var nextIndex: Int32 { index }
 
     /// Reads the next column.
     public mutating func decode<Value: ColumnValue>(_ type: Value.Type = Value.self) throws -> Value {

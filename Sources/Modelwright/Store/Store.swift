@@ -199,9 +199,14 @@ public final class Store: Sendable {
                     if let next = stages.first {
                         let count = stageCount ?? stages.count
                         stageCount = count
-                        return .migrated(
-                            try Migrator(connection: connection, progress: progress).runInOpenTransaction(
-                                next, number: count - stages.count + 1, of: count))
+                        let result = try Migrator(connection: connection, progress: progress).runInOpenTransaction(
+                            next, number: count - stages.count + 1, of: count)
+                        if stages.count == 1 {
+                            try RecordDecodingCheck.run(
+                                plan.records, layout: layout, on: connection,
+                                stage: "from version \(next.source.version) to \(next.destination.version)")
+                        }
+                        return .migrated(result)
                     }
                     // A store that recorded no number (or another version's) resolved to this
                     // version: it records this version's number now.

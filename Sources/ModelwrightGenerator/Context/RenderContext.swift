@@ -47,7 +47,7 @@ struct RenderContext {
             "current": SchemaContext.current(current),
             "currentVersion": .int(current.number),
         ]
-        self.value = .object(value.adding(MigrationsContext.make(model)))
+        self.value = .object(value.adding(MigrationsContext.make(model, names: names)))
     }
 
     private static func enumeration(_ enumeration: EntityGraph.Enumeration, names: TypeNames) -> MustacheValue {

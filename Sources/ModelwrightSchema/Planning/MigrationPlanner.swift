@@ -17,12 +17,20 @@ package struct MigrationPlanner {
     /// The entities of each version by name: a long history diffs thousands of entity pairs.
     private let oldEntities: [String: EntityGraph.Entity]
     private let newEntities: [String: EntityGraph.Entity]
+    /// The older version's entities that declare each attribute name, for finding attributes that
+    /// moved up without a search of every entity per attribute.
+    private let oldDeclarers: [String: [EntityGraph.Entity]]
 
     package init(from previous: LoweredVersion, to next: LoweredVersion) {
         self.previous = previous
         self.next = next
         oldEntities = Self.byName(previous.graph.entities)
         newEntities = Self.byName(next.graph.entities)
+        var declarers: [String: [EntityGraph.Entity]] = [:]
+        for entity in previous.graph.entities {
+            for name in Set(entity.attributes.map(\.name)) { declarers[name, default: []].append(entity) }
+        }
+        oldDeclarers = declarers
     }
 
     /// Elements by name; the first wins, as `first(where:)` would find it.
@@ -126,6 +134,29 @@ package struct MigrationPlanner {
                 diffAttribute(moved, attribute, of: entity, oldEntity: ancestor)
                 continue
             }
+            // Declared on one sub-entity before: its rows keep their values in the same column of
+            // the hierarchy's table; the other entities' rows get what a new attribute gets.
+            if oldAttributes[oldName] == nil,
+                let (descendant, moved) = movedUp(oldName, to: oldEntity, named: entity.name)
+            {
+                let summary = "move attribute \(descendant.name).\(oldName) up to \(entity.name).\(attribute.name)"
+                if attribute.isOptional || attribute.defaultValue != nil {
+                    add(
+                        .lightweight, summary, entity, at: attribute.range.start,
+                        caution: attribute.isOptional
+                            ? nil
+                            : "rows of \(entity.name) that are not \(descendant.name) get its default")
+                } else {
+                    add(
+                        .needsDefault, summary + " (rows that are not \(descendant.name) have no value)", entity,
+                        at: attribute.range.start,
+                        hint: "give it a default ('= …'), make it optional, or declare a custom stage that fills it",
+                        property: attribute.name,
+                        work: Self.work(for: attribute, onlyRowsWithoutValue: true))
+                }
+                diffAttribute(moved, attribute, of: entity, oldEntity: descendant)
+                continue
+            }
             guard let oldAttribute = oldAttributes[oldName] else {
                 let summary = "add attribute \(entity.name).\(attribute.name) (\(describe(attribute)))"
                 if attribute.isOptional {
@@ -154,7 +185,16 @@ package struct MigrationPlanner {
             diffAttribute(oldAttribute, attribute, of: entity, oldEntity: oldEntity)
         }
         let added = entity.attributes.filter { oldAttributes[$0.renamedFrom ?? $0.name] == nil }
+        let newAncestors = new.ancestors(of: entity)
         for attribute in oldEntity.attributes where !continued.contains(attribute.name) {
+            // Moved up to an ancestor: classified there (see `movedUp`).
+            if let ancestor = newAncestors.first(where: { ancestor in
+                ancestor.attributes.contains { ($0.renamedFrom ?? $0.name) == attribute.name }
+            }), let oldAncestor = oldEntities[ancestor.renamedFrom ?? ancestor.name],
+                movedUp(attribute.name, to: oldAncestor, named: ancestor.name)?.descendant.name == oldEntity.name
+            {
+                continue
+            }
             let twin = added.first { $0.type == attribute.type }
             add(
                 .lossy, "remove attribute \(entity.name).\(attribute.name)", entity, at: entity.range.start,
@@ -166,6 +206,31 @@ package struct MigrationPlanner {
         }
         diffRelationships(oldEntity, entity)
         diffConstraints(oldEntity, entity)
+    }
+
+    /// The one entity below `oldEntity` (called `newName` in the newer version) in the older
+    /// version that declared `name`, with its declaration, when the entity continues in the newer
+    /// version below the same entity without declaring it: the attribute moved up to the entity.
+    /// Two or more such entities (siblings whose attributes merge) are not a move: their columns
+    /// may differ.
+    private func movedUp(_ name: String, to oldEntity: EntityGraph.Entity, named newName: String) -> (
+        descendant: EntityGraph.Entity, attribute: EntityGraph.Attribute
+    )? {
+        guard !old.ancestors(of: oldEntity).contains(where: { $0.attributes.contains { $0.name == name } }) else {
+            return nil
+        }
+        let declaring = (oldDeclarers[name] ?? []).filter { candidate in
+            old.ancestors(of: candidate).contains { $0.name == oldEntity.name }
+        }
+        guard declaring.count == 1, let descendant = declaring.first,
+            let attribute = descendant.attributes.first(where: { $0.name == name }),
+            let continued = newEntities[descendant.name].flatMap({ $0.renamedFrom == nil ? $0 : nil })
+                ?? new.entities.first(where: { $0.renamedFrom == descendant.name }),
+            !continued.attributes.contains(where: { ($0.renamedFrom ?? $0.name) == name })
+        else { return nil }
+        // Still below the entity the attribute moved to.
+        guard new.ancestors(of: continued).contains(where: { $0.name == newName }) else { return nil }
+        return (descendant, attribute)
     }
 
     private mutating func diffAttribute(
@@ -454,11 +519,12 @@ package struct MigrationPlanner {
     private var lossesNeeded: [(change: Int, entity: String, property: String?)] = []
 
     /// What the app writes for an attribute only its code can fill: a function returning the new
-    /// value, for the types a stage can return as a column value (an enum as its raw value), and
-    /// a hook for composite and Codable values, which span columns or need the app's types.
+    /// value, for the types a stage can return as one column's value (an enum as its raw value, a
+    /// Codable value as the app's own type, which the store keeps as JSON), and a hook for a
+    /// composite value, which spans columns.
     private static func work(for attribute: EntityGraph.Attribute, onlyRowsWithoutValue: Bool) -> StageObligation.Work {
         switch attribute.type {
-        case .composite, .codable: .hook
+        case .composite: .hook
         default: .value(attribute.type, isOptional: attribute.isOptional, onlyRowsWithoutValue: onlyRowsWithoutValue)
         }
     }

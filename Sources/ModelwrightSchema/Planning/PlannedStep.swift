@@ -91,10 +91,12 @@ package struct StageObligation: Sendable {
     /// The kind of code the app writes.
     package enum Work: Sendable, Equatable {
         /// A function from an existing row to the attribute's value in the newer version: for
-        /// every row of the entity, or (`onlyRowsWithoutValue`) for the rows that hold none.
+        /// every row of the entity, or (`onlyRowsWithoutValue`) for the rows that hold none. A
+        /// Codable attribute's function returns the app's type, so a retyped one cannot be
+        /// forgotten or answered with the old type.
         case value(AttributeType, isOptional: Bool, onlyRowsWithoutValue: Bool)
         /// Code that runs with the migration context: relationships that change storage or
-        /// become required, entities that change parent, composite and Codable values.
+        /// become required, entities that change parent, composite values.
         case hook
     }
 
