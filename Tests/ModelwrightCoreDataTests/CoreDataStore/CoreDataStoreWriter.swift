@@ -267,7 +267,8 @@ extension CoreDataStoreWriter {
     /// the log when `rowsInLog`), external data in `.<name>_SUPPORT/_EXTERNAL_DATA`, and the
     /// metadata's version hashes `hashes`. Returns the `.sqlite` file.
     func write(
-        to folder: URL, name: String, hashes: [String: Data], rowsInLog: Bool, random: inout SplitMix64
+        to folder: URL, name: String, hashes: [String: Data], rowsInLog: Bool, random: inout SplitMix64,
+        metadataChanges: [String: Any] = [:]
     ) throws -> URL {
         let manager = FileManager.default
         let build = folder.appendingPathComponent("build-\(UUID().uuidString)")
@@ -299,7 +300,8 @@ extension CoreDataStoreWriter {
             "NSStoreModelVersionHashesVersion": 3, "NSStoreModelVersionIdentifiers": [""], "_NSAutoVacuumLevel": "2",
             "NSStoreModelVersionHashesDigest": "not checked", "MyAppsOwnKey": ["kept": true],
         ]
-        let plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+        let plist = try PropertyListSerialization.data(
+            fromPropertyList: metadata.merging(metadataChanges) { _, new in new },             format: .binary, options: 0)
         statements.append(("INSERT INTO Z_METADATA VALUES (1, ?, ?)", [.text(storeUUID), .blob(plist)]))
         statements += try tableStatements(&random)
         try connection.inTransaction(.immediate) {
