@@ -108,13 +108,27 @@ struct StoreReadBack {
 
     func schemaName(_ entity: String) -> String? { model.entity(named: entity)?.schemaName }
 
+    /// Every row of `entity`, read once per read-back.
+    private let cache = RowCache()
+
+    final class RowCache {
+        var rows: [String: [MigrationRow]] = [:]
+    }
+
+    func rows(of entity: String) throws -> [MigrationRow] {
+        if let rows = cache.rows[entity] { return rows }
+        let rows = try context.rows(of: entity)
+        cache.rows[entity] = rows
+        return rows
+    }
+
     func expectEverythingCameAcross(sourceLocation: SourceLocation = #_sourceLocation) throws {
         defer { connection.close() }
         // Values.
         var rowsByEntity: [String: [SQLValue: MigrationRow]] = [:]
         for entity in model.entities {
             guard let name = entity.schemaName else { continue }
-            let rows = try context.rows(of: name).filter { $0["_entity"] == .null || $0["_entity"] == .text(name) }
+            let rows = try rows(of: name).filter { $0["_entity"] == .null || $0["_entity"] == .text(name) }
             rowsByEntity[entity.name] = Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }
         for object in writer.objects {
@@ -180,7 +194,7 @@ struct StoreReadBack {
         }
         var actual: [SQLValue: [SQLValue]] = [:]
         if description.cardinality == .toOne {
-            for row in try context.rows(of: entityName) where row[relationshipName] != .null {
+            for row in try rows(of: entityName) where row[relationshipName] != .null {
                 actual[row.id] = [row[relationshipName]]
             }
         } else {

@@ -31,10 +31,10 @@ struct CoreDataStoreWriter {
     /// The join table name chosen for each pair.
     private(set) var joinTables: [String] = []
 
-    init(fixture: CoreDataStoreFixture, random: inout SplitMix64) {
+    init(fixture: CoreDataStoreFixture, random: inout SplitMix64, objectsPerEntity: ClosedRange<Int> = 0...6) {
         self.fixture = fixture
         numberEntities()
-        makeObjects(&random)
+        makeObjects(&random, objectsPerEntity)
         makeLinks(&random)
     }
 
@@ -83,11 +83,11 @@ struct CoreDataStoreWriter {
 
     // MARK: - Objects and values
 
-    private mutating func makeObjects(_ random: inout SplitMix64) {
+    private mutating func makeObjects(_ random: inout SplitMix64, _ objectsPerEntity: ClosedRange<Int>) {
         var nextKey: [String: Int64] = [:]
         for entity in fixture.entities.shuffled(using: &random) where !entity.isAbstract {
             let root = roots[entity.name] ?? entity.name
-            for _ in 0..<random.size(in: 0...6) {
+            for _ in 0..<random.size(in: objectsPerEntity) {
                 // Keys per root table, with gaps where objects were deleted.
                 let key = (nextKey[root] ?? 0) + Int64(random.size(in: 1...3))
                 nextKey[root] = key
@@ -349,8 +349,10 @@ extension CoreDataStoreWriter {
                 "Z_OPT": .integer(Int64(random.size(in: 1...9))),
             ]
         }
+        var entityOfKey: [String: [Int64: String]] = [:]
+        for object in objects { entityOfKey[object.root, default: [:]][object.primaryKey] = object.entity }
         func entityID(ofKey key: Int64, in root: String) -> Int64 {
-            Int64(ids[objects.first { $0.root == root && $0.primaryKey == key }?.entity ?? ""] ?? 0)
+            Int64(ids[entityOfKey[root]?[key] ?? ""] ?? 0)
         }
         for (entity, _) in ids.sorted(by: { $0.value < $1.value }) {
             guard let description = fixture.entity(entity) else { continue }
