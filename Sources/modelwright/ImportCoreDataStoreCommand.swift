@@ -71,7 +71,8 @@ enum ImportCoreDataStoreCommand {
             storeModel = try JSONDecoder().decode(CoreDataStoreModel.self, from: Data(bytes))
         } catch {
             console.printError(
-                "error: \(DiagnosticText.escapedPath(modelPath))/\(name) cannot be read (\(error)); run 'modelwright import-coredata' on the app's .xcdatamodeld into this folder first")
+                "error: \(DiagnosticText.escapedPath(modelPath))/\(name) cannot be read (\(error)); run 'modelwright import-coredata' on the app's .xcdatamodeld into this folder first"
+            )
             return .invalidInput
         }
         let plan = migrationPlan(planned, current: current.schema)
@@ -85,13 +86,15 @@ enum ImportCoreDataStoreCommand {
             let custom = planned.steps.filter { $0.from.number >= found.schemaVersion && !$0.customStages.isEmpty }
             if let step = custom.first {
                 console.printError(
-                    "error: the step from version \(step.from.number) to \(step.to.number) runs the custom stage \(step.customStages.map(\.name).joined(separator: ", ")), which is the app's code; import this store in the app with CoreDataStoreImport")
+                    "error: the step from version \(step.from.number) to \(step.to.number) runs the custom stage \(step.customStages.map(\.name).joined(separator: ", ")), which is the app's code; import this store in the app with CoreDataStoreImport"
+                )
                 return .invalidInput
             }
             let written = try CoreDataStoreImport.importStore(
                 at: store, model: storeModel, migrationPlan: plan, to: output)
             console.print(
-                "wrote \(DiagnosticText.escapedPath(output.path)) at version \(current.number) (\(written.totalRows) objects, \(written.links) to-many links)")
+                "wrote \(DiagnosticText.escapedPath(output.path)) at version \(current.number) (\(written.totalRows) objects, \(written.links) to-many links)"
+            )
             return .success
         } catch let error as CoreDataStoreImportError {
             console.printError("error: \(DiagnosticText.escaped(error.description))")
@@ -104,7 +107,8 @@ enum ImportCoreDataStoreCommand {
 
     private static func printSummary(_ summary: CoreDataStoreImport.Summary, console: inout some Console) {
         console.print(
-            "matched Core Data version '\(DiagnosticText.escaped(summary.coreDataVersion))' (schema version \(summary.schemaVersion)), store \(DiagnosticText.escaped(summary.storeUUID))")
+            "matched Core Data version '\(DiagnosticText.escaped(summary.coreDataVersion))' (schema version \(summary.schemaVersion)), store \(DiagnosticText.escaped(summary.storeUUID))"
+        )
         for (entity, count) in summary.rows.sorted(by: { $0.key < $1.key }) {
             console.print("  \(DiagnosticText.escaped(entity)): \(count)")
         }

@@ -54,6 +54,7 @@ public enum CoreDataStoreImport {
     ///   - migrationPlan: The app's plan, which holds every schema version.
     ///   - destination: Where the new store goes; nothing may be there yet.
     ///   - dryRun: Reads and checks everything but writes no store.
+    /// - Returns: The version matched and what was read and written.
     /// - Throws: ``CoreDataStoreImportError``, or the migration's error.
     @discardableResult
     public static func importStore(

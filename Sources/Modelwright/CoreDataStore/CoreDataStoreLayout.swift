@@ -60,21 +60,28 @@ struct CoreDataStoreLayout {
         let order = { (lhs: String, rhs: String) -> Bool in
             let left = lhs.lowercased()
             let right = rhs.lowercased()
-            return left == right ? CoreDataVersionHashes.coreDataOrder(lhs, rhs) : left.utf16.lexicographicallyPrecedes(right.utf16)
+            return left == right
+                ? CoreDataVersionHashes.coreDataOrder(lhs, rhs) : left.utf16.lexicographicallyPrecedes(right.utf16)
         }
         var nextID = 1
         var visited: Set<String> = []
         for root in rootNames.sorted(by: order) {
             roots.append(root)
             var columnsTaken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-            var stack: [(name: String, inherited: [(CoreDataStoreModel.Attribute, String)], relationships: [(CoreDataStoreModel.Relationship, String)])] = [(root, [], [])]
+            var stack:
+                [(
+                    name: String, inherited: [(CoreDataStoreModel.Attribute, String)],
+                    relationships: [(CoreDataStoreModel.Relationship, String)]
+                )] = [(root, [], [])]
             while let (name, inherited, inheritedRelationships) = stack.popLast() {
                 guard visited.insert(name).inserted, let entity = byName[name] else { continue }
                 var attributes = inherited
-                for attribute in entity.attributes.sorted(by: { order($0.name, $1.name) }) where !attribute.isTransient {
+                for attribute in entity.attributes.sorted(by: { order($0.name, $1.name) }) where !attribute.isTransient
+                {
                     attributes.append((attribute, Self.claim("Z" + attribute.name.uppercased(), in: &columnsTaken)))
                 }
-                let relationships = inheritedRelationships + entity.relationships.filter { !$0.isTransient }.map { ($0, name) }
+                let relationships =
+                    inheritedRelationships + entity.relationships.filter { !$0.isTransient }.map { ($0, name) }
                 let kids = (children[name] ?? []).sorted(by: order)
                 entities[name] = Entity(
                     entity: entity, id: nextID, root: root, table: "Z" + root.uppercased(),

@@ -83,13 +83,16 @@ struct CoreDataStoreReader {
                     else {
                         throw CoreDataStoreImportError.layoutMismatch(
                             path: source.path,
-                            problem: "row Z_PK \(key) of \(rootEntity.table) has Z_ENT \(entityID), which is not an entity of this table")
+                            problem:
+                                "row Z_PK \(key) of \(rootEntity.table) has Z_ENT \(entityID), which is not an entity of this table"
+                        )
                     }
                     plans[entityID] = (entity, try valuePlans(for: entity, index: index))
                 }
                 guard let (entity, entityPlans) = plans[entityID] else { continue }
                 var values: [String: SQLValue] = [
-                    "id": uuidValue(UUIDVersion7.imported(storeUUID: source.storeUUID, rootEntity: root, primaryKey: key))
+                    "id": uuidValue(
+                        UUIDVersion7.imported(storeUUID: source.storeUUID, rootEntity: root, primaryKey: key))
                 ]
                 for plan in entityPlans {
                     values[plan.key] = try plan.read(statement, key, entity.entity.name)
@@ -118,7 +121,8 @@ struct CoreDataStoreReader {
             else { continue }
             guard let position = index[column] else {
                 throw CoreDataStoreImportError.layoutMismatch(
-                    path: source.path, problem: "column \(column) of '\(entity.entity.name).\(attribute.name)' is missing")
+                    path: source.path,
+                    problem: "column \(column) of '\(entity.entity.name).\(attribute.name)' is missing")
             }
             let external = source.externalDataFolder
             let isOptional = columnLayout.isOptional
@@ -208,7 +212,9 @@ struct CoreDataStoreReader {
                     guard let table = candidates.first(where: tables.contains) else {
                         throw CoreDataStoreImportError.layoutMismatch(
                             path: source.path,
-                            problem: "the join table of '\(name).\(relationship.name)' is missing (looked for \(candidates.joined(separator: " and ")))")
+                            problem:
+                                "the join table of '\(name).\(relationship.name)' is missing (looked for \(candidates.joined(separator: " and ")))"
+                        )
                     }
                     pairs = try select(
                         table: table, source: sourceColumn, destination: destinationColumn, order: order,

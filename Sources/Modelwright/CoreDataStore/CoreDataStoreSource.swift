@@ -107,13 +107,16 @@ final class CoreDataStoreSource {
         do {
             plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
-            throw CoreDataStoreImportError.notACoreDataStore(path: path, reason: "Z_METADATA's Z_PLIST is not a property list")
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "Z_METADATA's Z_PLIST is not a property list")
         }
         guard let metadata = plist as? [String: Any] else {
-            throw CoreDataStoreImportError.notACoreDataStore(path: path, reason: "Z_METADATA's Z_PLIST is not a dictionary")
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "Z_METADATA's Z_PLIST is not a dictionary")
         }
         if let type = metadata["NSStoreType"] as? String, type != "SQLite" {
-            throw CoreDataStoreImportError.notACoreDataStore(path: path, reason: "its store type is '\(type)', not SQLite")
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "its store type is '\(type)', not SQLite")
         }
         let framework = (metadata["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
         let hashesVersion = (metadata["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue
@@ -121,10 +124,12 @@ final class CoreDataStoreSource {
             throw CoreDataStoreImportError.unsupportedFramework(
                 path: path,
                 reason:
-                    "its version hashes are in format \(hashesVersion.map(String.init) ?? "(none)")\(framework.map { " (framework \($0))" } ?? ""); this importer reads format 3")
+                    "its version hashes are in format \(hashesVersion.map(String.init) ?? "(none)")\(framework.map { " (framework \($0))" } ?? ""); this importer reads format 3"
+            )
         }
         guard let raw = metadata["NSStoreModelVersionHashes"] as? [String: Any] else {
-            throw CoreDataStoreImportError.notACoreDataStore(path: path, reason: "its metadata has no NSStoreModelVersionHashes")
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "its metadata has no NSStoreModelVersionHashes")
         }
         var hashes: [String: Data] = [:]
         for (name, value) in raw {

@@ -60,7 +60,8 @@ enum CoreDataValues {
             if attribute.allowsExternalStorage { bytes = try unwrapExternal(bytes, folder: externalData) }
             if case .codable = type {
                 throw unreadable(
-                    "a Transformable archive of a Codable type is not converted by this importer yet; import the attribute as Data")
+                    "a Transformable archive of a Codable type is not converted by this importer yet; import the attribute as Data"
+                )
             }
             return .blob(bytes)
         default:
@@ -86,7 +87,9 @@ enum CoreDataValues {
             let file = folder.appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: file.path) else {
                 throw CoreDataValueError(
-                    reason: "its data is kept outside the store, in \(file.path), which is missing; copy the store's _SUPPORT folder with it")
+                    reason:
+                        "its data is kept outside the store, in \(file.path), which is missing; copy the store's _SUPPORT folder with it"
+                )
             }
             return data
         default:

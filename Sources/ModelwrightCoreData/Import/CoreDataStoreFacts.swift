@@ -32,7 +32,8 @@ enum CoreDataStoreFacts {
                     CoreDataStoreModel.Relationship(
                         name: relationship.name, schemaName: imported?.relationships[relationship.name]?.schemaName,
                         destination: relationship.destinationEntity, inverse: relationship.inverseName,
-                        isOptional: relationship.isOptional, isTransient: isYes("transient", relationship.otherAttributes),
+                        isOptional: relationship.isOptional,
+                        isTransient: isYes("transient", relationship.otherAttributes),
                         isToMany: relationship.isToMany, isOrdered: relationship.isOrdered,
                         minCount: relationship.minCount ?? 0,
                         maxCount: relationship.maxCount ?? (relationship.isToMany ? 0 : 1),

@@ -72,7 +72,9 @@ struct CoreDataStoreFixture {
         var ebook = Entity(name: "Ebook", parent: "Book")
         ebook.attributes = attributes("format", count: random.size(in: 0...2))
         var tag = Entity(name: "tag")
-        tag.attributes = [Attribute(name: "label", type: "String", isOptional: false)] + attributes("extra", count: random.size(in: 0...2))
+        tag.attributes =
+            [Attribute(name: "label", type: "String", isOptional: false)]
+            + attributes("extra", count: random.size(in: 0...2))
 
         // One-to-many with an inverse, into a hierarchy: the to-one side holds the key.
         let itemsOrdered = random.chance(0.5)
@@ -85,7 +87,8 @@ struct CoreDataStoreFixture {
             Relationship(name: "book", destination: "Book", inverse: nil, toMany: false, ordered: false))
         // A to-many without an inverse: a virtual to-one in the destination's table.
         author.relationships.append(
-            Relationship(name: "favorites", destination: "tag", inverse: nil, toMany: true, ordered: random.chance(0.5)))
+            Relationship(name: "favorites", destination: "tag", inverse: nil, toMany: true, ordered: random.chance(0.5))
+        )
         // A many-to-many pair: a join table.
         item.relationships.append(
             Relationship(name: "tags", destination: "tag", inverse: "items", toMany: true, ordered: random.chance(0.5)))
@@ -95,7 +98,8 @@ struct CoreDataStoreFixture {
         author.relationships.append(
             Relationship(name: "mentor", destination: "Author", inverse: "mentees", toMany: false, ordered: false))
         author.relationships.append(
-            Relationship(name: "mentees", destination: "Author", inverse: "mentor", toMany: true, ordered: random.chance(0.5)))
+            Relationship(
+                name: "mentees", destination: "Author", inverse: "mentor", toMany: true, ordered: random.chance(0.5)))
         if reflexive {
             tag.relationships.append(
                 Relationship(name: "related", destination: "tag", inverse: "related", toMany: true, ordered: false))
@@ -117,7 +121,9 @@ struct CoreDataStoreFixture {
                 var line =
                     "<attribute name=\"\(attribute.name)\" attributeType=\"\(attribute.type)\" optional=\"\(attribute.isOptional ? "YES" : "NO")\""
                 if attribute.external { line += " allowsExternalBinaryDataStorage=\"YES\"" }
-                if attribute.type == "Transformable" { line += " valueTransformerName=\"MyTransformer\" customClassName=\"MyClass\"" }
+                if attribute.type == "Transformable" {
+                    line += " valueTransformerName=\"MyTransformer\" customClassName=\"MyClass\""
+                }
                 if ["Integer 16", "Integer 32", "Integer 64", "Double", "Float", "Boolean"].contains(attribute.type) {
                     line += " usesScalarValueType=\"YES\""
                 }

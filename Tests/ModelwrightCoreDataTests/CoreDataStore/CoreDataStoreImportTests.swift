@@ -23,7 +23,8 @@ import Testing
             "Shop",
             versions: [
                 "Shop": fixture.contents(),
-                "Shop 2": fixture.contents(extra: "<attribute name=\"added\" optional=\"YES\" attributeType=\"String\"/>"),
+                "Shop 2": fixture.contents(
+                    extra: "<attribute name=\"added\" optional=\"YES\" attributeType=\"String\"/>"),
             ])
         defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
         let imported = try CoreDataTestSupport.importModel(bundle.path)
@@ -93,7 +94,9 @@ struct StoreReadBack {
     let model: CoreDataStoreModel.Version
     let writer: CoreDataStoreWriter
 
-    init(destination: URL, schema: SchemaDescription, model: CoreDataStoreModel.Version, writer: CoreDataStoreWriter) throws {
+    init(destination: URL, schema: SchemaDescription, model: CoreDataStoreModel.Version, writer: CoreDataStoreWriter)
+        throws
+    {
         connection = try SQLiteConnection(path: destination.path)
         layout = try SchemaLayout(schema)
         context = MigrationContext(connection: connection, layout: layout)
@@ -137,7 +140,8 @@ struct StoreReadBack {
             guard let row else { continue }
             for owner in writer.lineage(object.entity) {
                 for attribute in owner.attributes {
-                    let key = model.entity(named: owner.name)?.attributes.first { $0.name == attribute.name }?.schemaName
+                    let key = model.entity(named: owner.name)?.attributes.first { $0.name == attribute.name }?
+                        .schemaName
                     guard let key else {
                         Issue.record("\(owner.name).\(attribute.name) was not imported", sourceLocation: sourceLocation)
                         continue
@@ -178,7 +182,9 @@ struct StoreReadBack {
         of relationship: CoreDataStoreFixture.Relationship, declaredBy entity: String, sourceLocation: SourceLocation
     ) throws {
         guard let entityName = schemaName(entity),
-            let relationshipName = model.entity(named: entity)?.relationships.first(where: { $0.name == relationship.name })?.schemaName,
+            let relationshipName = model.entity(named: entity)?.relationships.first(where: {
+                $0.name == relationship.name
+            })?.schemaName,
             let entityLayout = layout.entities[entityName],
             let description = entityLayout.relationships.first(where: { $0.name == relationshipName }),
             let destinationLayout = layout.entities[description.destination]
@@ -202,10 +208,12 @@ struct StoreReadBack {
             switch try layout.storage(of: description, from: entityLayout) {
             case .inverseColumn(let column, let position):
                 pairs = try context.query(
-                    "SELECT \(quoted(column)) AS s, \"id\" AS d, \(position.map(quoted) ?? "NULL") AS p FROM \(quoted(destinationLayout.table)) WHERE \(quoted(column)) IS NOT NULL ORDER BY p")
+                    "SELECT \(quoted(column)) AS s, \"id\" AS d, \(position.map(quoted) ?? "NULL") AS p FROM \(quoted(destinationLayout.table)) WHERE \(quoted(column)) IS NOT NULL ORDER BY p"
+                )
             case .joinTable(let table, let source, let destination, let position):
                 pairs = try context.query(
-                    "SELECT \(quoted(source)) AS s, \(quoted(destination)) AS d, \(position.map(quoted) ?? "NULL") AS p FROM \(quoted(table)) ORDER BY p")
+                    "SELECT \(quoted(source)) AS s, \(quoted(destination)) AS d, \(position.map(quoted) ?? "NULL") AS p FROM \(quoted(table)) ORDER BY p"
+                )
             }
             for pair in pairs { actual[pair["s"], default: []].append(pair["d"]) }
         }

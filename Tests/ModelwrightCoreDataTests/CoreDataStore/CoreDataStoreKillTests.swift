@@ -11,7 +11,9 @@ import Testing
 @Suite(.serialized) struct CoreDataStoreKillTests {
     /// Runs the CLI with `arguments`; kills it after `delay` when given. Returns its exit status and
     /// output, or `nil` when it was killed.
-    static func runCLI(_ arguments: [String], killAfter delay: Duration? = nil) throws -> (status: Int32, output: String)? {
+    static func runCLI(_ arguments: [String], killAfter delay: Duration? = nil) throws -> (
+        status: Int32, output: String
+    )? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: builtExecutable(named: "ModelwrightCLI"))
         process.arguments = arguments
@@ -20,7 +22,8 @@ import Testing
         process.standardError = pipe
         try process.run()
         if let delay {
-            Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds))
+            Thread.sleep(
+                forTimeInterval: Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds))
             kill(process.processIdentifier, SIGKILL)
         }
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -49,14 +52,20 @@ import Testing
         #expect(dry.output.contains("\(writer.objects.count) objects"), "\(dry.output)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
         let run = try #require(
-            try Self.runCLI(["import-coredata-store", store.path, "--model", prepared.folder.path, "--output", output.path]))
+            try Self.runCLI([
+                "import-coredata-store", store.path, "--model", prepared.folder.path, "--output", output.path,
+            ]))
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("wrote \(output.path) at version 2"), "\(run.output)")
-        try StoreReadBack(destination: output, schema: prepared.versions[1], model: prepared.storeModel.versions[0], writer: writer)
-            .expectEverythingCameAcross()
+        try StoreReadBack(
+            destination: output, schema: prepared.versions[1], model: prepared.storeModel.versions[0], writer: writer
+        )
+        .expectEverythingCameAcross()
         // A second run refuses: the store it would write is there.
         let again = try #require(
-            try Self.runCLI(["import-coredata-store", store.path, "--model", prepared.folder.path, "--output", output.path]))
+            try Self.runCLI([
+                "import-coredata-store", store.path, "--model", prepared.folder.path, "--output", output.path,
+            ]))
         #expect(again.status == 1)
         #expect(again.output.contains("already exists"), "\(again.output)")
     }
@@ -70,7 +79,8 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let large = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"
-        let writer = CoreDataStoreWriter(fixture: fixture, random: &random, objectsPerEntity: large ? 400...800 : 100...200)
+        let writer = CoreDataStoreWriter(
+            fixture: fixture, random: &random, objectsPerEntity: large ? 400...800 : 100...200)
         let store = try writer.write(
             to: folder, name: "Shop", hashes: CoreDataVersionHashes.hashes(of: prepared.storeModel.versions[0]),
             rowsInLog: true, random: &random)

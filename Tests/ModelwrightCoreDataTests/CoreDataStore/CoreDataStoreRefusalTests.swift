@@ -48,7 +48,8 @@ import Testing
                 caught = error
             }
             #expect(caught != nil, "the import did not refuse", sourceLocation: sourceLocation)
-            #expect(CoreDataStoreImportTests.snapshot(store) == before, "the store changed", sourceLocation: sourceLocation)
+            #expect(
+                CoreDataStoreImportTests.snapshot(store) == before, "the store changed", sourceLocation: sourceLocation)
             #expect(
                 (try? FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()) == listing,
                 "files were left beside the store", sourceLocation: sourceLocation)

@@ -150,7 +150,8 @@ struct CoreDataStoreWriter {
             let value = Double(Float(Int32.random(in: -100_000...100_000, using: &random)) / 8)
             return (.real(value), .real(value))
         case "String":
-            let text = random.pick(["", "plain", "ünïcødé ✓", "line\nbreak", "quote ' \" ;"]) + String(random.next(below: 100))
+            let text =
+                random.pick(["", "plain", "ünïcødé ✓", "line\nbreak", "quote ' \" ;"]) + String(random.next(below: 100))
             return (.text(text), .text(text))
         case "Date":
             // Seconds since 2001, as INTEGER when whole (Core Data's TIMESTAMP has NUMERIC affinity).
@@ -198,7 +199,8 @@ struct CoreDataStoreWriter {
     /// Whether the links of a many-to-many pair are drawn from this side: the ordered side, else
     /// the side whose `Entity.relationship` sorts first; a reflexive relationship is its own pair.
     func drawsLinks(_ relationship: CoreDataStoreFixture.Relationship, of entity: String) -> Bool {
-        guard let inverseName = relationship.inverse, let (inverse, owner) = self.relationship(inverseName, of: relationship.destination)
+        guard let inverseName = relationship.inverse,
+            let (inverse, owner) = self.relationship(inverseName, of: relationship.destination)
         else { return true }
         if inverse.name == relationship.name && owner == entity { return true }
         if relationship.ordered != inverse.ordered { return relationship.ordered }
@@ -236,7 +238,9 @@ struct CoreDataStoreWriter {
             for relationship in entity.relationships where !relationship.toMany {
                 guard let inverse = relationship.inverse else { continue }
                 var grouped: [Int64: [Int64]] = [:]
-                for (source, destination) in (toOne[Self.key(entity.name, relationship.name)] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                for (source, destination) in (toOne[Self.key(entity.name, relationship.name)] ?? [:]).sorted(by: {
+                    $0.key < $1.key
+                }) {
                     grouped[destination, default: []].append(source)
                 }
                 let owner = lineage(relationship.destination).last { $0.relationships.contains { $0.name == inverse } }
@@ -280,17 +284,29 @@ extension CoreDataStoreWriter {
         try connection.execute("PRAGMA journal_mode=WAL")
         if rowsInLog { try connection.execute("PRAGMA wal_autocheckpoint=0") }
         var statements: [(String, [SQLValue])] = []
-        statements.append(("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)", []))
-        statements.append(("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)", []))
+        statements.append(
+            (
+                "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+                []
+            ))
+        statements.append(
+            ("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)", []))
         statements.append(("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)", []))
         // Persistent history, an ancillary model the import skips.
-        statements.append(("CREATE TABLE ATRANSACTION (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHOR VARCHAR, ZTIMESTAMP FLOAT)", []))
+        statements.append(
+            (
+                "CREATE TABLE ATRANSACTION (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHOR VARCHAR, ZTIMESTAMP FLOAT)",
+                []
+            ))
         statements.append(("INSERT INTO ATRANSACTION VALUES (1, 16002, 1, 'app', 700000000.5)", []))
         for (entity, id) in ids.sorted(by: { $0.value < $1.value }) {
             let parent = fixture.entity(entity)?.parent.flatMap { ids[$0] } ?? 0
             let maximum = parent == 0 ? objects.filter { $0.root == entity }.map(\.primaryKey).max() ?? 0 : 0
             statements.append(
-                ("INSERT INTO Z_PRIMARYKEY VALUES (?, ?, ?, ?)", [.integer(Int64(id)), .text(entity), .integer(Int64(parent)), .integer(maximum)]))
+                (
+                    "INSERT INTO Z_PRIMARYKEY VALUES (?, ?, ?, ?)",
+                    [.integer(Int64(id)), .text(entity), .integer(Int64(parent)), .integer(maximum)]
+                ))
         }
         for (id, entity) in [(16001, "CHANGE"), (16002, "TRANSACTION"), (16003, "TRANSACTIONSTRING")] {
             statements.append(("INSERT INTO Z_PRIMARYKEY VALUES (?, ?, 0, 0)", [.integer(Int64(id)), .text(entity)]))
@@ -301,7 +317,7 @@ extension CoreDataStoreWriter {
             "NSStoreModelVersionHashesDigest": "not checked", "MyAppsOwnKey": ["kept": true],
         ]
         let plist = try PropertyListSerialization.data(
-            fromPropertyList: metadata.merging(metadataChanges) { _, new in new },             format: .binary, options: 0)
+            fromPropertyList: metadata.merging(metadataChanges) { _, new in new }, format: .binary, options: 0)
         statements.append(("INSERT INTO Z_METADATA VALUES (1, ?, ?)", [.text(storeUUID), .blob(plist)]))
         statements += try tableStatements(&random)
         try connection.inTransaction(.immediate) {
@@ -359,7 +375,8 @@ extension CoreDataStoreWriter {
             let tableName = table(of: entity)
             _ = tableColumns[tableName, default: []]
             for attribute in description.attributes.sorted(by: { Self.caseInsensitive($0.name, $1.name) }) {
-                attributeColumns["\(entity).\(attribute.name)"] = claim("Z" + attribute.name.uppercased(), in: tableName)
+                attributeColumns["\(entity).\(attribute.name)"] = claim(
+                    "Z" + attribute.name.uppercased(), in: tableName)
             }
             for relationship in description.relationships where !relationship.toMany {
                 let upper = relationship.name.uppercased()
@@ -368,13 +385,16 @@ extension CoreDataStoreWriter {
                     hasSubentities(relationship.destination)
                     ? claim("Z\(ids[relationship.destination] ?? 0)_\(upper)", in: tableName) : nil
                 let inverse = relationship.inverse.flatMap { self.relationship($0, of: relationship.destination) }
-                let orderColumn = inverse?.0.toMany == true && inverse?.0.ordered == true ? claim("Z_FOK_\(upper)", in: tableName) : nil
+                let orderColumn =
+                    inverse?.0.toMany == true && inverse?.0.ordered == true
+                    ? claim("Z_FOK_\(upper)", in: tableName) : nil
                 let links = toOne[Self.key(entity, relationship.name)] ?? [:]
                 let destinationRoot = roots[relationship.destination] ?? relationship.destination
                 for (source, destination) in links {
                     rowValues[tableName]?[source]?[column] = .integer(destination)
                     if let entityColumn {
-                        rowValues[tableName]?[source]?[entityColumn] = .integer(entityID(ofKey: destination, in: destinationRoot))
+                        rowValues[tableName]?[source]?[entityColumn] = .integer(
+                            entityID(ofKey: destination, in: destinationRoot))
                     }
                 }
                 if let orderColumn, let inverse {
@@ -388,7 +408,8 @@ extension CoreDataStoreWriter {
         }
         // To-many relationships without an inverse: a virtual to-one in the destination's table.
         for (entity, id) in ids.sorted(by: { $0.value < $1.value }) {
-            for relationship in fixture.entity(entity)?.relationships ?? [] where relationship.toMany && relationship.inverse == nil {
+            for relationship in fixture.entity(entity)?.relationships ?? []
+            where relationship.toMany && relationship.inverse == nil {
                 let tableName = table(of: relationship.destination)
                 let upper = relationship.name.uppercased()
                 let column = claim("Z\(id)\(upper)", in: tableName)
@@ -406,19 +427,24 @@ extension CoreDataStoreWriter {
                 for owner in lineage(entity) {
                     for attribute in owner.attributes {
                         guard let column = attributeColumns["\(owner.name).\(attribute.name)"] else { continue }
-                        rowValues[table(of: entity)]?[object.primaryKey]?[column] = object.stored[attribute.name] ?? .null
+                        rowValues[table(of: entity)]?[object.primaryKey]?[column] =
+                            object.stored[attribute.name] ?? .null
                     }
                 }
             }
         }
         for (tableName, columns) in tableColumns.sorted(by: { $0.key < $1.key }) {
             let all = ["Z_PK", "Z_ENT", "Z_OPT"] + columns
-            let declarations = all.map { $0 == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : "\($0) \(declaredType($0, attributeColumns))" }
+            let declarations = all.map {
+                $0 == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : "\($0) \(declaredType($0, attributeColumns))"
+            }
             statements.append(("CREATE TABLE \(tableName) (\(declarations.joined(separator: ", ")))", []))
             for (_, row) in (rowValues[tableName] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 statements.append(
-                    ("INSERT INTO \(tableName) (\(all.joined(separator: ", "))) VALUES (\(all.map { _ in "?" }.joined(separator: ", ")))",
-                     all.map { row[$0] ?? .null }))
+                    (
+                        "INSERT INTO \(tableName) (\(all.joined(separator: ", "))) VALUES (\(all.map { _ in "?" }.joined(separator: ", ")))",
+                        all.map { row[$0] ?? .null }
+                    ))
             }
         }
         statements += joinTableStatements(&random)
@@ -471,13 +497,23 @@ extension CoreDataStoreWriter {
                 var columns = [sourceColumn, destinationColumn]
                 if let orderColumn { columns.append(orderColumn) }
                 statements.append(
-                    ("CREATE TABLE \(table) (\(columns.map { "\($0) INTEGER" }.joined(separator: ", ")), PRIMARY KEY (\(sourceColumn), \(destinationColumn)))", []))
-                for (source, destinations) in (toMany[Self.key(entity.name, relationship.name)] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    for (destination, order) in zip(destinations, Self.orderValues(destinations.count, &random)).shuffled(using: &random) {
+                    (
+                        "CREATE TABLE \(table) (\(columns.map { "\($0) INTEGER" }.joined(separator: ", ")), PRIMARY KEY (\(sourceColumn), \(destinationColumn)))",
+                        []
+                    ))
+                for (source, destinations) in (toMany[Self.key(entity.name, relationship.name)] ?? [:]).sorted(by: {
+                    $0.key < $1.key
+                }) {
+                    for (destination, order) in zip(destinations, Self.orderValues(destinations.count, &random))
+                        .shuffled(using: &random)
+                    {
                         var values: [SQLValue] = [.integer(source), .integer(destination)]
                         if orderColumn != nil { values.append(.integer(order)) }
                         statements.append(
-                            ("INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))", values))
+                            (
+                                "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
+                                values
+                            ))
                     }
                 }
             }

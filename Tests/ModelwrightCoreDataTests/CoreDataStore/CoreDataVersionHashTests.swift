@@ -40,11 +40,14 @@ struct CoreDataVersionHashTests {
             Self.sha256(Array(name.utf8) + le(flags) + Array((modifier ?? "").utf8))
         }
         let label = Self.sha256(base("label", 1, "x") + le(Int32(700)))
-        let books = Self.sha256(base("books", 1) + Array("Book".utf8) + Array("shelf".utf8) + le(UInt32(0)) + le(UInt32(0)) + le(UInt16(1)))
+        let books = Self.sha256(
+            base("books", 1) + Array("Book".utf8) + Array("shelf".utf8) + le(UInt32(0)) + le(UInt32(0)) + le(UInt16(1)))
         let cover = Self.sha256(base("cover", 0) + le(Int32(1000)) + [1, 1])
-        let shelf = Self.sha256(base("shelf", 0) + Array("Shelf".utf8) + Array("books".utf8) + le(UInt32(1)) + le(UInt32(0)))
+        let shelf = Self.sha256(
+            base("shelf", 0) + Array("Shelf".utf8) + Array("books".utf8) + le(UInt32(1)) + le(UInt32(0)))
         let words = Self.sha256(base("words", 0) + le(Int32(300)))
-        let shelfEntity = Self.sha256(Array("Shelf".utf8) + [0] + books + label + Array("m1".utf8) + Array("label".utf8))
+        let shelfEntity = Self.sha256(
+            Array("Shelf".utf8) + [0] + books + label + Array("m1".utf8) + Array("label".utf8))
         let bookEntity = Self.sha256(Array("Book".utf8) + [1] + cover + shelf)
         let novelEntity = Self.sha256(Array("Novel".utf8) + [0] + bookEntity + cover + shelf + words)
         let hashes = CoreDataVersionHashes.hashes(of: version)
@@ -124,9 +127,21 @@ struct CoreDataVersionHashTests {
             ("property modifier", "Thing", { $0.modifier = " versionHashModifier=\"2\"" }),
             ("entity modifier", "Thing", { $0.entityModifier = " versionHashModifier=\"2\"" }),
             ("abstract", "Thing", { $0.abstract = "YES" }),
-            ("external storage", "Thing", { $0.type = "Binary"; $0.external = " allowsExternalBinaryDataStorage=\"YES\"" }),
+            (
+                "external storage", "Thing",
+                {
+                    $0.type = "Binary"
+                    $0.external = " allowsExternalBinaryDataStorage=\"YES\""
+                }
+            ),
             ("preserve after deletion", "Thing", { $0.preserve = " preserveAfterDeletion=\"YES\"" }),
-            ("uniqueness", "Thing", { $0.constraint = "<uniquenessConstraints><uniquenessConstraint><constraint value=\"value\"/><constraint value=\"other\"/></uniquenessConstraint></uniquenessConstraints>" }),
+            (
+                "uniqueness", "Thing",
+                {
+                    $0.constraint =
+                        "<uniquenessConstraints><uniquenessConstraint><constraint value=\"value\"/><constraint value=\"other\"/></uniquenessConstraint></uniquenessConstraints>"
+                }
+            ),
             ("ordered", "Owner", { $0.ordered = "YES" }),
             ("minimum count", "Owner", { $0.minCount = " minCount=\"2\"" }),
         ]
@@ -162,7 +177,9 @@ struct CoreDataVersionHashTests {
         let withTransient = try Self.facts(
             xml(parentAttribute: "String", transient: "").replacingOccurrences(
                 of: "<entity name=\"Leaf\" parentEntity=\"Middle\"/>",
-                with: "<entity name=\"Leaf\" parentEntity=\"Middle\"><attribute name=\"t\" optional=\"YES\" transient=\"YES\" attributeType=\"String\"/></entity>"))
+                with:
+                    "<entity name=\"Leaf\" parentEntity=\"Middle\"><attribute name=\"t\" optional=\"YES\" transient=\"YES\" attributeType=\"String\"/></entity>"
+            ))
         #expect(CoreDataVersionHashes.hashes(of: withTransient) == plain)
     }
 
@@ -188,8 +205,16 @@ struct CoreDataVersionHashTests {
                             var current = model.entity(named: entity.name)
                             while var found = current, result.count < 50 {
                                 found.location = nil
-                                found.attributes = found.attributes.map { var a = $0; a.location = nil; return a }
-                                found.relationships = found.relationships.map { var r = $0; r.location = nil; return r }
+                                found.attributes = found.attributes.map {
+                                    var a = $0
+                                    a.location = nil
+                                    return a
+                                }
+                                found.relationships = found.relationships.map {
+                                    var r = $0
+                                    r.location = nil
+                                    return r
+                                }
                                 found.fetchedProperties = []
                                 found.fetchIndexes = []
                                 result.append(found)
@@ -198,7 +223,8 @@ struct CoreDataVersionHashTests {
                             return result
                         }
                         if chain(model) == chain(previous.model) {
-                            #expect(hashes[entity.name] == previous.hashes[entity.name], "\(version.name): \(entity.name)")
+                            #expect(
+                                hashes[entity.name] == previous.hashes[entity.name], "\(version.name): \(entity.name)")
                             compared += 1
                         }
                     }
