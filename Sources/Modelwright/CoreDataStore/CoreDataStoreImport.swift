@@ -27,7 +27,6 @@ import Foundation
 /// ### Importing
 /// - ``importStore(at:model:migrationPlan:to:dryRun:)``
 /// - ``Summary``
-/// - ``CoreDataStoreImportError``
 public enum CoreDataStoreImport {
     /// What an import found and wrote.
     public struct Summary: Sendable, Equatable {

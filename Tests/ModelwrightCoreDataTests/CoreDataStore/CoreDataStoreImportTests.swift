@@ -61,8 +61,14 @@ import Testing
         let folder = CoreDataTestSupport.temporaryFolder("store")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let writer = CoreDataStoreWriter(fixture: fixture, random: &random)
-        let version = try #require(prepared.storeModel.versions.first)
+        // Half the stores were written by the first version and migrate; half by the current one.
+        let writtenBy = random.chance(0.5) ? 1 : 2
+        var written = fixture
+        if writtenBy == 2, let author = written.entities.firstIndex(where: { $0.name == "Author" }) {
+            written.entities[author].attributes.append(.init(name: "added", type: "String", isOptional: true))
+        }
+        let writer = CoreDataStoreWriter(fixture: written, random: &random)
+        let version = prepared.storeModel.versions[writtenBy - 1]
         let store = try writer.write(
             to: folder, name: "Shop", hashes: CoreDataVersionHashes.hashes(of: version), rowsInLog: random.chance(0.7),
             random: &random)
@@ -70,8 +76,8 @@ import Testing
         let destination = folder.appendingPathComponent("Shop.store")
         let summary = try CoreDataStoreImport.importStore(
             at: store, model: prepared.storeModel, migrationPlan: prepared.plan, to: destination)
-        #expect(summary.coreDataVersion == "Shop")
-        #expect(summary.schemaVersion == 1)
+        #expect(summary.coreDataVersion == (writtenBy == 1 ? "Shop" : "Shop 2"))
+        #expect(summary.schemaVersion == writtenBy)
         #expect(summary.totalRows == writer.objects.count)
         #expect(Self.snapshot(store) == before, "the Core Data store changed")
         try StoreReadBack(destination: destination, schema: prepared.versions[1], model: version, writer: writer)

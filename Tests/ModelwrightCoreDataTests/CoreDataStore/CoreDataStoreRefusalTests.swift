@@ -139,6 +139,31 @@ import Testing
         }
     }
 
+    /// After a rename by renaming identifier, Core Data keeps the old name in `Z_PRIMARYKEY`: the
+    /// import accepts it when it is the entity's renaming identifier, and refuses any other name.
+    @Test func anEntityRenamedByItsIdentifierKeepsItsOldNameInThePrimaryKeyTable() throws {
+        let test = try Case(seed: 5)
+        defer { test.remove() }
+        let connection = try SQLiteConnection(path: test.store.path)
+        let statement = try connection.statement("UPDATE Z_PRIMARYKEY SET Z_NAME = 'OldTag' WHERE Z_NAME = 'tag'")
+        try connection.inTransaction(.immediate) { try statement.run() }
+        statement.reset()
+        connection.close()
+        guard case .layoutMismatch(_, let problem)? = test.refusal() else {
+            Issue.record("a Z_PRIMARYKEY name that is neither the entity's nor its identifier was accepted")
+            return
+        }
+        #expect(problem.contains("'OldTag'"))
+        var model = test.prepared.storeModel
+        for index in model.versions.indices {
+            let tag = try #require(model.versions[index].entities.firstIndex { $0.name == "tag" })
+            model.versions[index].entities[tag].renamingIdentifier = "OldTag"
+        }
+        let summary = try CoreDataStoreImport.importStore(
+            at: test.store, model: model, migrationPlan: test.prepared.plan, to: test.destination)
+        #expect(summary.totalRows == test.writer.objects.count)
+    }
+
     @Test func anExistingDestinationIsNeverReplaced() throws {
         let test = try Case(seed: 4)
         defer { test.remove() }
