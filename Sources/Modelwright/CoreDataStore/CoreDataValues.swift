@@ -58,10 +58,8 @@ enum CoreDataValues {
                 throw unreadable("\(describe(stored)) is not binary data")
             }
             if attribute.allowsExternalStorage { bytes = try unwrapExternal(bytes, folder: externalData) }
-            if case .codable = type {
-                throw unreadable(
-                    "a Transformable archive of a Codable type is not converted by this importer yet; import the attribute as Data"
-                )
+            if case .codable(let typeName) = type {
+                return .text(try CoreDataArchivedValue.json(of: bytes, typeName: typeName))
             }
             return .blob(bytes)
         default:

@@ -15,6 +15,8 @@ struct CoreDataStoreFixture {
         var type: String
         var isOptional: Bool
         var external = false
+        /// A Transformable's class, for one imported as `Codable<T>`.
+        var className: String?
     }
 
     /// One relationship.
@@ -62,6 +64,12 @@ struct CoreDataStoreFixture {
                 Attribute(name: "value\(index)", type: type, isOptional: index % 2 == 0, external: type == "Binary")
             })
         author.attributes.append(Attribute(name: "note", type: "Binary", isOptional: true, external: false))
+        // Transformables of standard types, imported as Codable<T>: keyed archives become JSON.
+        for (index, className) in ["[String]", "[String: Int64]", "NSString", "NSDate", "[URL]"].enumerated() {
+            author.attributes.append(
+                Attribute(
+                    name: "codable\(index)", type: "Transformable", isOptional: index % 2 == 1, className: className))
+        }
         var item = Entity(name: "Item", parent: nil, isAbstract: random.chance(0.5))
         item.attributes = attributes("shared", count: random.size(in: 1...3))
         var book = Entity(name: "Book", parent: "Item")
@@ -122,7 +130,10 @@ struct CoreDataStoreFixture {
                     "<attribute name=\"\(attribute.name)\" attributeType=\"\(attribute.type)\" optional=\"\(attribute.isOptional ? "YES" : "NO")\""
                 if attribute.external { line += " allowsExternalBinaryDataStorage=\"YES\"" }
                 if attribute.type == "Transformable" {
-                    line += " valueTransformerName=\"MyTransformer\" customClassName=\"MyClass\""
+                    line +=
+                        attribute.className.map {
+                            " valueTransformerName=\"NSSecureUnarchiveFromData\" customClassName=\"\($0)\""
+                        } ?? " valueTransformerName=\"MyTransformer\" customClassName=\"MyClass\""
                 }
                 if ["Integer 16", "Integer 32", "Integer 64", "Double", "Float", "Boolean"].contains(attribute.type) {
                     line += " usesScalarValueType=\"YES\""

@@ -161,6 +161,8 @@ struct CoreDataStoreWriter {
             }
             let seconds = Double(Int64.random(in: -100_000_000_000...900_000_000_000, using: &random)) / 1000
             return (.real(seconds), .real(seconds))
+        case "Transformable" where attribute.className != nil:
+            return archived(attribute.className ?? "", &random)
         case "Binary", "Transformable":
             let bytes = Data((0..<random.size(in: 1...40)).map { _ in UInt8.random(in: 0...255, using: &random) })
             guard attribute.external else { return (.blob(bytes), .blob(bytes)) }
@@ -179,6 +181,39 @@ struct CoreDataStoreWriter {
             return (.text(text), .text(text))
         default:
             return (.null, .null)
+        }
+    }
+
+    /// A keyed archive of a random value of a standard class, and the JSON `JSONEncoder` writes
+    /// for the same Swift value.
+    private func archived(_ className: String, _ random: inout SplitMix64) -> (stored: SQLValue, expected: SQLValue) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        func pair(_ object: Any, _ value: some Encodable) -> (SQLValue, SQLValue) {
+            let archive =
+                (try? NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: true)) ?? Data()
+            let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return (.blob(archive), .text(json))
+        }
+        switch className {
+        case "[String]":
+            let value = (0..<random.size(in: 1...4)).map { "item \($0) ✓ \(random.next(below: 100))" }
+            return pair(value as NSArray, value)
+        case "[String: Int64]":
+            var value: [String: Int64] = [:]
+            for index in 0..<random.size(in: 1...4) {
+                value["key\(index)"] = Int64.random(in: -1_000...1_000, using: &random)
+            }
+            return pair(value.mapValues { NSNumber(value: $0) } as NSDictionary, value)
+        case "NSString":
+            let value = "text \(random.next(below: 1000))"
+            return pair(value as NSString, value)
+        case "NSDate":
+            let value = Date(timeIntervalSinceReferenceDate: Double(random.next(below: 1_000_000)) / 4)
+            return pair(value as NSDate, value)
+        default:
+            let value = (0..<random.size(in: 1...3)).map { URL(string: "https://example.com/\($0)")! }
+            return pair(value.map { $0 as NSURL } as NSArray, value)
         }
     }
 
