@@ -31,6 +31,58 @@ public struct CoreDataStoreModel: Sendable, Equatable, Codable {
         self.versions = versions
     }
 
+    // MARK: - Codable
+
+    // Most entities are the same in most versions (WooCommerce has 117 versions of some 88
+    // entities), so each distinct entity is written once and versions list theirs by index.
+    private enum CodingKeys: String, CodingKey {
+        case entities, versions
+    }
+
+    private struct StoredVersion: Codable {
+        var name: String
+        var schemaVersion: Int
+        var entities: [Int]
+    }
+
+    /// Reads a model written by ``encode(to:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let entities = try container.decode([Entity].self, forKey: .entities)
+        versions = try container.decode([StoredVersion].self, forKey: .versions).map { stored in
+            Version(
+                name: stored.name, schemaVersion: stored.schemaVersion,
+                entities: try stored.entities.map { index in
+                    guard entities.indices.contains(index) else {
+                        throw DecodingError.dataCorruptedError(
+                            forKey: .versions, in: container,
+                            debugDescription: "version '\(stored.name)' names entity \(index), which is not in the list"
+                        )
+                    }
+                    return entities[index]
+                })
+        }
+    }
+
+    /// Writes each distinct entity once, and each version as the indexes of its entities.
+    public func encode(to encoder: any Encoder) throws {
+        var entities: [Entity] = []
+        var indexes: [Entity: Int] = [:]
+        let stored = versions.map { version in
+            StoredVersion(
+                name: version.name, schemaVersion: version.schemaVersion,
+                entities: version.entities.map { entity in
+                    if let index = indexes[entity] { return index }
+                    indexes[entity] = entities.count
+                    entities.append(entity)
+                    return entities.count - 1
+                })
+        }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(entities, forKey: .entities)
+        try container.encode(stored, forKey: .versions)
+    }
+
     /// One Core Data model version, and the Modelwright version it was imported as.
     public struct Version: Sendable, Equatable, Codable {
         /// The `.xcdatamodel`'s name, such as `Model 37`.
@@ -54,7 +106,7 @@ public struct CoreDataStoreModel: Sendable, Equatable, Codable {
     }
 
     /// A Core Data entity.
-    public struct Entity: Sendable, Equatable, Codable {
+    public struct Entity: Sendable, Hashable, Codable {
         /// Its Core Data name.
         public var name: String
         /// The entity it became in the schema, or `nil` when it was not imported.
@@ -93,7 +145,7 @@ public struct CoreDataStoreModel: Sendable, Equatable, Codable {
     }
 
     /// A Core Data attribute.
-    public struct Attribute: Sendable, Equatable, Codable {
+    public struct Attribute: Sendable, Hashable, Codable {
         /// Its Core Data name.
         public var name: String
         /// The attribute it became in the schema, or `nil` when it was not imported.
@@ -141,7 +193,7 @@ public struct CoreDataStoreModel: Sendable, Equatable, Codable {
     }
 
     /// A Core Data relationship.
-    public struct Relationship: Sendable, Equatable, Codable {
+    public struct Relationship: Sendable, Hashable, Codable {
         /// Its Core Data name.
         public var name: String
         /// The relationship it became in the schema, or `nil` when it was not imported.

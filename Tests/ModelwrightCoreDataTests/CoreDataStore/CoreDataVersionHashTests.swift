@@ -191,10 +191,20 @@ struct CoreDataVersionHashTests {
         for path in CoreDataTestSupport.corpusModels {
             let bundle = try CoreDataBundle.open(path: path)
             var previous: (model: CoreDataModel, hashes: [String: Data])?
+            var facts: [CoreDataStoreModel.Version] = []
+            defer {
+                // The file keeps each distinct entity once; it reads back as every version.
+                let model = CoreDataStoreModel(versions: facts)
+                let decoded = try? JSONDecoder().decode(
+                    CoreDataStoreModel.self, from: Data(CoreDataStoreFacts.text(of: model).utf8))
+                #expect(decoded == model, "\(path)")
+            }
             for version in bundle.versions {
                 let model = try CoreDataReader.read(version)
-                let hashes = CoreDataVersionHashes.hashes(
-                    of: CoreDataStoreFacts.version(of: model, named: version.name, number: 1, shape: ImportedShape()))
+                facts.append(
+                    CoreDataStoreFacts.version(
+                        of: model, named: version.name, number: facts.count + 1, shape: ImportedShape()))
+                let hashes = CoreDataVersionHashes.hashes(of: facts[facts.count - 1])
                 #expect(Set(hashes.keys) == Set(model.entities.map(\.name)), "\(version.name)")
                 #expect(hashes.values.allSatisfy { $0.count == 32 })
                 if let previous {
