@@ -7,12 +7,14 @@ struct CoreDataStoreReader {
     private let layout: CoreDataStoreLayout
     private let schema: SchemaDescription
     private let schemaLayout: SchemaLayout
+    private let ids: ImportedIDs
 
     init(source: CoreDataStoreSource, layout: CoreDataStoreLayout, schema: SchemaDescription) throws {
         self.source = source
         self.layout = layout
         self.schema = schema
         schemaLayout = try SchemaLayout(schema)
+        ids = ImportedIDs(storeUUID: source.storeUUID)
     }
 
     /// Counts what ``write(to:)`` would write, reading (and so checking) every value.
@@ -29,18 +31,22 @@ struct CoreDataStoreReader {
     func write(to path: String) throws -> (rows: [String: Int], links: Int) {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
-        let context = MigrationContext(connection: connection, layout: schemaLayout)
         var rows: [String: Int] = [:]
         var links = 0
         try connection.inTransaction(.immediate) {
             try readObjects { entity, values, _ in
                 guard let schemaName = entity.entity.schemaName else { return }
-                try context.insert(into: schemaName, values: values)
+                try insert(values, into: schemaName, on: connection)
                 rows[entity.entity.name, default: 0] += 1
             }
+            // Links come ordered per source, so a destination's place is its index in the run.
+            var run: (relationship: String, source: UUID, next: Int64)?
             try readLinks { link in
                 links += 1
-                try write(link, with: context)
+                let key = "\(link.entity).\(link.relationship.name)"
+                if run?.relationship != key || run?.source != link.source { run = (key, link.source, 0) }
+                try write(link, position: run?.next ?? 0, on: connection)
+                run?.next += 1
             }
             var expected: [String: Int] = [:]
             for (name, count) in rows {
@@ -49,6 +55,22 @@ struct CoreDataStoreReader {
             try Self.verify(on: connection, layout: schemaLayout, expectedRows: expected)
         }
         return (rows, links)
+    }
+
+    /// Inserts a row of `entity`, as ``MigrationContext/insert(into:values:)`` does, through a
+    /// statement prepared once per entity and set of keys: an import inserts every row of a store.
+    private func insert(_ values: [String: SQLValue], into entity: String, on connection: SQLiteConnection) throws {
+        let entityLayout = try schemaLayout.entity(entity)
+        var values = values
+        if entityLayout.hasDiscriminator { values["_entity"] = .text(entity) }
+        let names = values.keys.sorted()
+        let columns = names.map { quoted(entityLayout.columnName($0)) }.joined(separator: ", ")
+        let statement = try connection.statement(
+            "INSERT INTO \(quoted(entityLayout.table)) (\(columns)) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+        )
+        defer { statement.reset() }
+        for (index, name) in names.enumerated() { statement.bind(values[name] ?? .null, Int32(index + 1)) }
+        try statement.run()
     }
 
     // MARK: - Objects
@@ -92,7 +114,7 @@ struct CoreDataStoreReader {
                 guard let (entity, entityPlans) = plans[entityID] else { continue }
                 var values: [String: SQLValue] = [
                     "id": uuidValue(
-                        UUIDVersion7.imported(storeUUID: source.storeUUID, rootEntity: root, primaryKey: key))
+                        ids.id(root, key))
                 ]
                 for plan in entityPlans {
                     values[plan.key] = try plan.read(statement, key, entity.entity.name)
@@ -154,13 +176,11 @@ struct CoreDataStoreReader {
                     path: source.path,
                     problem: "column \(column) of '\(entity.entity.name).\(relationship.name)' is missing")
             }
-            let storeUUID = source.storeUUID
             plans.append(
                 ValuePlan(key: key) { statement, _, _ in
                     guard statement.storageClass(position) == .integer else { return .null }
                     return uuidValue(
-                        UUIDVersion7.imported(
-                            storeUUID: storeUUID, rootEntity: destination.root, primaryKey: statement.int64(position)))
+                        ids.id(destination.root, statement.int64(position)))
                 })
         }
         return plans
@@ -224,10 +244,8 @@ struct CoreDataStoreReader {
                     try body(
                         Link(
                             entity: name, relationship: relationship,
-                            source: UUIDVersion7.imported(
-                                storeUUID: source.storeUUID, rootEntity: entity.root, primaryKey: pair.source),
-                            destination: UUIDVersion7.imported(
-                                storeUUID: source.storeUUID, rootEntity: destination.root, primaryKey: pair.destination),
+                            source: ids.id(entity.root, pair.source),
+                            destination: ids.id(destination.root, pair.destination),
                             order: pair.order, sourceKey: pair.source, destinationKey: pair.destination))
                 }
             }
@@ -272,33 +290,35 @@ struct CoreDataStoreReader {
 
     /// Writes one link where the Modelwright store keeps it: a position for an ordered one-to-many
     /// (the to-one column itself was written with the row), a join-table row otherwise.
-    private func write(_ link: Link, with context: MigrationContext) throws {
+    private func write(_ link: Link, position: Int64, on connection: SQLiteConnection) throws {
         guard let entityName = layout.entities[link.entity]?.entity.schemaName,
             let entity = schemaLayout.entities[entityName],
             let relationship = entity.relationships.first(where: { $0.name == link.relationship.schemaName }),
             let destination = schemaLayout.entities[relationship.destination]
         else { return }
+        let statement: SQLiteStatement
         switch try schemaLayout.storage(of: relationship, from: entity) {
-        case .inverseColumn(_, let position?):
-            try context.execute(
-                "UPDATE \(quoted(destination.table)) SET \(quoted(position)) = (SELECT COUNT(*) FROM \(quoted(destination.table)) WHERE \(quoted(position)) IS NOT NULL AND \(quoted(destination.columnName(relationship.inverse ?? ""))) = ?) WHERE \"id\" = ?",
-                [uuidValue(link.source), uuidValue(link.destination)])
+        case .inverseColumn(_, let positionColumn?):
+            statement = try connection.statement(
+                "UPDATE \(quoted(destination.table)) SET \(quoted(positionColumn)) = ?1 WHERE \"id\" = ?2")
+            statement.bind(.integer(position), 1)
+            statement.bind(uuidValue(link.destination), 2)
         case .inverseColumn(_, nil):
-            break
-        case .joinTable(let table, let sourceColumn, let destinationColumn, let position):
+            return
+        case .joinTable(let table, let sourceColumn, let destinationColumn, let positionColumn):
             // A pair's table belongs to one side; the other side's links are the same rows.
             guard sourceColumn == "source" else { return }
             var columns = [quoted(sourceColumn), quoted(destinationColumn)]
-            var values = ["?", "?"]
-            if let position {
-                columns.append(quoted(position))
-                values.append(
-                    "(SELECT COUNT(*) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?1)")
-            }
-            try context.execute(
-                "INSERT OR IGNORE INTO \(quoted(table)) (\(columns.joined(separator: ", "))) VALUES (?1, ?2\(position == nil ? "" : ", \(values[2])"))",
-                [uuidValue(link.source), uuidValue(link.destination)])
+            if let positionColumn { columns.append(quoted(positionColumn)) }
+            statement = try connection.statement(
+                "INSERT OR IGNORE INTO \(quoted(table)) (\(columns.joined(separator: ", "))) VALUES (?1, ?2\(positionColumn == nil ? "" : ", ?3"))"
+            )
+            statement.bind(uuidValue(link.source), 1)
+            statement.bind(uuidValue(link.destination), 2)
+            if positionColumn != nil { statement.bind(.integer(position), 3) }
         }
+        defer { statement.reset() }
+        try statement.run()
     }
 
     // MARK: - Verification
@@ -348,6 +368,24 @@ struct CoreDataStoreReader {
         defer { statement.reset() }
         guard try statement.step() else { return 0 }
         return statement.int64(0)
+    }
+}
+
+/// The IDs of imported objects, each computed once: a link names two, and hashing is most of an
+/// ID's cost.
+private final class ImportedIDs {
+    private let storeUUID: String
+    private var known: [String: [Int64: UUID]] = [:]
+
+    init(storeUUID: String) {
+        self.storeUUID = storeUUID
+    }
+
+    func id(_ root: String, _ key: Int64) -> UUID {
+        if let id = known[root]?[key] { return id }
+        let id = UUIDVersion7.imported(storeUUID: storeUUID, rootEntity: root, primaryKey: key)
+        known[root, default: [:]][key] = id
+        return id
     }
 }
 

@@ -91,6 +91,42 @@ import Testing
     }
 }
 
+extension CoreDataStoreImportTests {
+    /// With `MODELWRIGHT_LARGE=1`: a store of about 100,000 objects with their links imports and
+    /// verifies; the time is printed beside a plain copy of the same files, for scale.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"))
+    func aLargeStoreImports() throws {
+        var random = SplitMix64(seed: 100_000)
+        let fixture = CoreDataStoreFixture(random: &random)
+        let prepared = try Self.prepare(fixture)
+        defer { try? FileManager.default.removeItem(at: prepared.folder) }
+        let folder = CoreDataTestSupport.temporaryFolder("large")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let writer = CoreDataStoreWriter(fixture: fixture, random: &random, objectsPerEntity: 20_000...20_000)
+        let store = try writer.write(
+            to: folder, name: "Shop", hashes: CoreDataVersionHashes.hashes(of: prepared.storeModel.versions[0]),
+            rowsInLog: false, random: &random)
+        let clock = ContinuousClock()
+        let copying = try clock.measure {
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: store.path + suffix) {
+                try FileManager.default.copyItem(
+                    atPath: store.path + suffix, toPath: folder.appendingPathComponent("copy.sqlite").path + suffix)
+            }
+        }
+        var summary: CoreDataStoreImport.Summary?
+        let importing = try clock.measure {
+            summary = try CoreDataStoreImport.importStore(
+                at: store, model: prepared.storeModel, migrationPlan: prepared.plan,
+                to: folder.appendingPathComponent("Shop.store"))
+        }
+        #expect(summary?.totalRows == writer.objects.count)
+        print(
+            "imported \(writer.objects.count) objects, \(summary?.links ?? 0) to-many links in \(importing); copying the files took \(copying)"
+        )
+    }
+}
+
 /// Reads an imported Modelwright store back, row by row and link by link, against what the
 /// Core Data store held.
 struct StoreReadBack {

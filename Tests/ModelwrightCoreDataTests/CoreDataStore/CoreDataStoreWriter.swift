@@ -262,7 +262,11 @@ struct CoreDataStoreWriter {
                     }
                 } else if inverse?.0.toMany == true, drawsLinks(relationship, of: entity.name) {
                     for source in sources {
-                        let chosen = destinations.shuffled(using: &random).prefix(random.size(in: 0...3))
+                        var chosen: [Int64] = []
+                        for _ in 0..<random.size(in: 0...3) {
+                            let destination = random.pick(destinations)
+                            if !chosen.contains(destination) { chosen.append(destination) }
+                        }
                         if !chosen.isEmpty { toMany[key, default: [:]][source] = Array(chosen) }
                     }
                 }
