@@ -91,6 +91,8 @@ let package = Package(
             name: "ModelwrightCoreDataTests",
             dependencies: [
                 "ModelwrightCoreData", "ModelwrightSchema", "ModelwrightGenerator", "ModelwrightTestSupport",
+                // The store import's kill tests run the CLI as a child process and kill it.
+                .target(name: "ModelwrightCLI"),
             ],
             exclude: ["Fixtures"]),
         .testTarget(

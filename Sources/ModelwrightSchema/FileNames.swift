@@ -14,6 +14,12 @@ enum FileNames {
     /// The generated files' kinds, one per template, in the order they are rendered.
     static let outputKinds = ["Records", "Queries", "Schema", "Migrations"]
 
+    /// The Core Data facts `import-coredata` keeps beside a model's versions, for importing an app's
+    /// Core Data store (the runtime's `CoreDataStoreModel`, as JSON): `Trips.coredata-store.json`.
+    static func coreDataStoreModel(of model: String) -> String {
+        "\(model).coredata-store.json"
+    }
+
     /// The files generated for a model, such as `Trips+Records.swift`.
     static func outputs(forModel model: String) -> [String] {
         outputKinds.map { "\(model)+\($0).swift" }

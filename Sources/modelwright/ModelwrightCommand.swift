@@ -19,6 +19,8 @@ enum ModelwrightCommand {
                                                Import every version of a Core Data model as schema files.
           export-coredata <model folder> --output <Name.xcdatamodeld>
                                                Write every version of a model as a Core Data model bundle.
+          import-coredata-store <store.sqlite> --model <model folder> --output <file> [--dry-run]
+                                               Import an app's Core Data store into a new store.
 
         OPTIONS:
           -h, --help      Show this help, or a command's help with 'modelwright <command> --help'.
@@ -63,6 +65,8 @@ enum ModelwrightCommand {
             return ImportCoreDataCommand.run(rest, console: &console)
         case "export-coredata":
             return ExportCoreDataCommand.run(rest, console: &console)
+        case "import-coredata-store":
+            return ImportCoreDataStoreCommand.run(rest, console: &console)
         default:
             console.printError("error: unknown command '\(command)'")
             console.printError("")

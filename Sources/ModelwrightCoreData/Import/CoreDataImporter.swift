@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 import ModelwrightSchema
 
 /// Imports a Core Data model (every version of an `.xcdatamodeld`, or a bare `.xcdatamodel`) as
@@ -55,6 +56,9 @@ package enum CoreDataImporter {
         /// Each version as resolved for the migration blocks, by path, for running the pipeline
         /// on the written folder without resolving again the files the blocks left unchanged.
         package var resolved: [String: ResolvedFile] = [:]
+
+        /// What the Core Data store importer needs of every version (`<Model>.coredata-store.json`).
+        package var storeModel = CoreDataStoreModel(versions: [])
 
         /// Whether any diagnostic is an error.
         package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
@@ -126,6 +130,7 @@ package enum CoreDataImporter {
         var files: [ImportedFile] = []
         var perVersion: [[Diagnostic]] = []
         var previous: ImportedShape?
+        var storeVersions: [CoreDataStoreModel.Version] = []
         let bundleName = URL(fileURLWithPath: bundle.path).lastPathComponent
         // Translation is sequential (each version's names depend on the previous one's); the
         // other cores compile each translated file for the migration blocks meanwhile.
@@ -144,6 +149,8 @@ package enum CoreDataImporter {
             )
             perVersion.append(translated.diagnostics)
             previous = translated.shape
+            storeVersions.append(
+                CoreDataStoreFacts.version(of: model, named: versionName, number: number, shape: translated.shape))
             let file = ImportedFile(
                 name: "\(modelName).v\(number).\(ModelSources.fileExtension)", text: translated.text,
                 versionName: versionName)
@@ -160,6 +167,7 @@ package enum CoreDataImporter {
             modelName: modelName,
             files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.loweredAhead)),
             diagnostics: diagnostics)
+        result.storeModel = CoreDataStoreModel(versions: storeVersions)
         if let folder = options.folder {
             for (file, version) in zip(files, compiledVersions) {
                 result.resolved[ModelSources.path(of: file.name, in: folder)] = version
@@ -187,7 +195,14 @@ package enum CoreDataImporter {
         written: [String], stale: [String]
     ) {
         let output = try ConfinedFolder.open(folder, for: .writing)
-        let written = try output.write(result.files.map { ConfinedFolder.OutputFile(path: $0.name, text: $0.text) })
+        var outputs = result.files.map { ConfinedFolder.OutputFile(path: $0.name, text: $0.text) }
+        if !result.files.isEmpty {
+            outputs.append(
+                ConfinedFolder.OutputFile(
+                    path: FileNames.coreDataStoreModel(of: result.modelName),
+                    text: CoreDataStoreFacts.text(of: result.storeModel)))
+        }
+        let written = try output.write(outputs)
         let expected = Set(result.files.map(\.name))
         let stale = try output.names().filter {
             $0.hasSuffix(".\(ModelSources.fileExtension)") && !expected.contains($0)

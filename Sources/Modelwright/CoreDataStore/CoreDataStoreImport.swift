@@ -1,0 +1,172 @@
+import Foundation
+
+/// Brings an app's Core Data store into a new Modelwright store, at first launch: finds the model
+/// version that wrote the store by Core Data's entity version hashes, writes every object and link
+/// at that version, migrates the result to the current version by the app's plan, and moves it
+/// into place only once it is complete and verified.
+///
+/// ```swift
+/// let destination = documents.appendingPathComponent("Trips.store")
+/// if !FileManager.default.fileExists(atPath: destination.path) {
+///     let summary = try CoreDataStoreImport.importStore(
+///         at: documents.appendingPathComponent("Trips.sqlite"),
+///         model: coreDataModel,                 // the bundled <Model>.coredata-store.json, decoded
+///         migrationPlan: Trips.migrationPlan,
+///         to: destination)
+///     print("imported \(summary.totalRows) objects written by '\(summary.coreDataVersion)'")
+/// }
+/// ```
+///
+/// The Core Data store is only read: its `.sqlite`, `-wal` and `-shm` are copied beside the
+/// destination and the copy is opened, so Core Data can still open the original if anything fails.
+/// A failed or interrupted import leaves nothing at `destination`; running it again writes the
+/// same record IDs, each a version-7 UUID made from the store's UUID, the root entity and `Z_PK`.
+///
+/// ## Topics
+///
+/// ### Importing
+/// - ``importStore(at:model:migrationPlan:to:dryRun:)``
+/// - ``Summary``
+public enum CoreDataStoreImport {
+    /// What an import found and wrote.
+    public struct Summary: Sendable, Equatable {
+        /// The Core Data model version whose hashes the store has, such as `Model 37`.
+        public var coreDataVersion: String
+        /// The schema version that Core Data version was imported as.
+        public var schemaVersion: Int
+        /// The store's `NSStoreUUID`.
+        public var storeUUID: String
+        /// Rows read, by Core Data entity name.
+        public var rows: [String: Int]
+        /// Links between objects read (to-one and to-many, each pair once per side that stores it).
+        public var links: Int
+        /// Every row read.
+        public var totalRows: Int { rows.values.reduce(0, +) }
+    }
+
+    /// Imports the Core Data store at `storeURL` into a new Modelwright store at `destination`.
+    ///
+    /// - Parameters:
+    ///   - storeURL: The Core Data store's `.sqlite` file; its `-wal` and `-shm` are read beside it,
+    ///     and external binary data from `.<Name>_SUPPORT/_EXTERNAL_DATA`.
+    ///   - model: Every version of the Core Data model, as `import-coredata` kept it.
+    ///   - migrationPlan: The app's plan, which holds every schema version.
+    ///   - destination: Where the new store goes; nothing may be there yet.
+    ///   - dryRun: Reads and checks everything but writes no store.
+    /// - Returns: The version matched and what was read and written.
+    /// - Throws: ``CoreDataStoreImportError``, or the migration's error.
+    @discardableResult
+    public static func importStore(
+        at storeURL: URL, model: CoreDataStoreModel, migrationPlan: MigrationPlan, to destination: URL,
+        dryRun: Bool = false
+    ) throws -> Summary {
+        let manager = FileManager.default
+        if !dryRun, manager.fileExists(atPath: destination.path) {
+            throw CoreDataStoreImportError.destinationExists(path: destination.path)
+        }
+        let folder = destination.deletingLastPathComponent()
+        let work = folder.appendingPathComponent(".\(destination.lastPathComponent).import")
+        // What an interrupted run left is never trusted: it is removed and written again.
+        try? manager.removeItem(at: work)
+        defer { try? manager.removeItem(at: work) }
+        let source = try CoreDataStoreSource(url: storeURL, workFolder: work.appendingPathComponent("source"))
+        defer { source.discard() }
+        let version = try matchingVersion(of: source, in: model)
+        let layout = CoreDataStoreLayout(version)
+        try checkEntityIDs(of: source, against: layout)
+        let schema = try schema(version.schemaVersion, in: migrationPlan)
+        let temporary = work.appendingPathComponent("store")
+        let reader = try CoreDataStoreReader(source: source, layout: layout, schema: schema)
+        if dryRun {
+            let counts = try reader.countRows()
+            return Summary(
+                coreDataVersion: version.name, schemaVersion: version.schemaVersion, storeUUID: source.storeUUID,
+                rows: counts.rows, links: counts.links)
+        }
+        try Store(url: temporary, schema: schema).close()
+        let written = try reader.write(to: temporary.path)
+        try Store(url: temporary, migrationPlan: migrationPlan).close()
+        try CoreDataStoreReader.verify(at: temporary.path, schema: migrationPlan.current, expectedRows: nil)
+        // The one step that makes the new store visible: a rename within one folder.
+        try manager.moveItem(at: temporary, to: destination)
+        return Summary(
+            coreDataVersion: version.name, schemaVersion: version.schemaVersion, storeUUID: source.storeUUID,
+            rows: written.rows, links: written.links)
+    }
+
+    /// The version whose entity hashes are the store's, or an error naming the entities that differ
+    /// from the closest version.
+    private static func matchingVersion(
+        of source: CoreDataStoreSource, in model: CoreDataStoreModel
+    ) throws -> CoreDataStoreModel.Version {
+        var closest: (version: CoreDataStoreModel.Version, differences: [String])?
+        for version in model.versions.reversed() {
+            let hashes = CoreDataVersionHashes.hashes(of: version)
+            if hashes == source.versionHashes { return version }
+            var differences: [String] = []
+            for name in Set(hashes.keys).union(source.versionHashes.keys).sorted() {
+                switch (hashes[name], source.versionHashes[name]) {
+                case (nil, _): differences.append("'\(name)' is in the store, not in the version")
+                case (_, nil): differences.append("'\(name)' is in the version, not in the store")
+                case (let mine, let theirs) where mine != theirs: differences.append("'\(name)' hashes differently")
+                default: break
+                }
+            }
+            if closest == nil || differences.count < closest!.differences.count { closest = (version, differences) }
+        }
+        throw CoreDataStoreImportError.noMatchingVersion(
+            path: source.path, closestVersion: closest?.version.name ?? "(none)",
+            differences: closest?.differences ?? ["the model has no versions"])
+    }
+
+    /// Checks `Z_PRIMARYKEY` against the ids the matched version gives its entities. After a
+    /// rename by renaming identifier, Core Data keeps the old name there.
+    private static func checkEntityIDs(of source: CoreDataStoreSource, against layout: CoreDataStoreLayout) throws {
+        let stored = try source.primaryKeyEntities()
+        for (id, name) in layout.names.sorted(by: { $0.key < $1.key }) {
+            guard let storedName = stored[id] else {
+                throw CoreDataStoreImportError.layoutMismatch(
+                    path: source.path, problem: "Z_PRIMARYKEY has no entity \(id) ('\(name)')")
+            }
+            let entity = layout.entities[name]?.entity
+            guard storedName == name || storedName == entity?.renamingIdentifier else {
+                throw CoreDataStoreImportError.layoutMismatch(
+                    path: source.path,
+                    problem: "Z_PRIMARYKEY names entity \(id) '\(storedName)', where the version has '\(name)'")
+            }
+        }
+    }
+
+    /// The schema of version `number`: the plan's current one, or the source of the stage leaving it.
+    private static func schema(_ number: Int, in plan: MigrationPlan) throws -> SchemaDescription {
+        if plan.current.version == number { return plan.current }
+        guard let stage = plan.stages.first(where: { $0.source.version == number }) else {
+            throw CoreDataStoreImportError.versionNotInPlan(schemaVersion: number)
+        }
+        return try stage.source.schema()
+    }
+}
+
+extension UUIDVersion7 {
+    /// The ID an imported Core Data object gets: a version-7 UUID whose time field counts `Z_PK`
+    /// milliseconds from Core Data's reference date, so IDs sort as the keys did, and whose other
+    /// bits are the SHA-256 of the store's UUID, the root entity and the key, so a second run
+    /// gives the same ID.
+    static func imported(storeUUID: String, rootEntity: String, primaryKey: Int64) -> UUID {
+        var message = Array(storeUUID.utf8) + [0] + Array(rootEntity.utf8) + [0]
+        message += withUnsafeBytes(of: primaryKey.littleEndian) { Array($0) }
+        var bytes = SHA256.digest(of: message)
+        let milliseconds = UInt64(978_307_200_000) &+ UInt64(truncatingIfNeeded: primaryKey)
+        for index in 0..<6 {
+            bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> UInt64(40 - index * 8))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x70
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        )
+    }
+}

@@ -1,0 +1,47 @@
+/// Why a Core Data store could not be imported. The Core Data store is untouched in every case,
+/// and no new store is left at the destination.
+public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file is not a Core Data SQLite store (not SQLite, truncated, or without Core Data's tables).
+    case notACoreDataStore(path: String, reason: String)
+    /// The store's rows are in a write-ahead log (`-wal`) that is not beside it.
+    case missingWriteAheadLog(path: String)
+    /// The store was written by a Core Data whose metadata this importer does not read.
+    case unsupportedFramework(path: String, reason: String)
+    /// No version of the model has the store's entity version hashes: each difference names an
+    /// entity, against the version closest to the store.
+    case noMatchingVersion(path: String, closestVersion: String, differences: [String])
+    /// The store's layout disagrees with the matched version (a table, column or entity id).
+    case layoutMismatch(path: String, problem: String)
+    /// A stored value cannot be read as its attribute's type.
+    case unreadableValue(entity: String, attribute: String, primaryKey: Int64, reason: String)
+    /// The migration plan has no schema for the version the store was imported at.
+    case versionNotInPlan(schemaVersion: Int)
+    /// A store already exists at the destination.
+    case destinationExists(path: String)
+    /// The written store did not pass verification; it was removed.
+    case verificationFailed(problems: [String])
+
+    /// A sentence naming the file, entity or attribute, and what to do.
+    public var description: String {
+        switch self {
+        case .notACoreDataStore(let path, let reason):
+            "\(path) is not a Core Data SQLite store: \(reason)"
+        case .missingWriteAheadLog(let path):
+            "\(path) keeps its rows in a write-ahead log, but \(path)-wal is missing; copy the store with its -wal and -shm files"
+        case .unsupportedFramework(let path, let reason):
+            "\(path) was written by a Core Data this importer does not read: \(reason)"
+        case .noMatchingVersion(let path, let closest, let differences):
+            "no version of the model wrote \(path); against the closest version, '\(closest)', the store's entity hashes differ for: \(differences.joined(separator: "; ")). Was a model version edited after it shipped? Restore the version that wrote the store, then import the model again"
+        case .layoutMismatch(let path, let problem):
+            "\(path) does not have the layout of the version its hashes match: \(problem)"
+        case .unreadableValue(let entity, let attribute, let primaryKey, let reason):
+            "the value of '\(entity).\(attribute)' in row Z_PK \(primaryKey) cannot be imported: \(reason)"
+        case .versionNotInPlan(let version):
+            "the migration plan has no schema for version \(version), which the store matched; pass the app's full plan"
+        case .destinationExists(let path):
+            "\(path) already exists; the import writes a new store only: move it away or open it"
+        case .verificationFailed(let problems):
+            "the imported store did not verify and was removed: \(problems.joined(separator: "; "))"
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// A copy of a Core Data store, opened for reading: its files copied beside the import's output
+/// (the user's files are only ever read), its metadata, and its tables.
+final class CoreDataStoreSource {
+    /// The original store's path, for messages.
+    let path: String
+    /// `Z_UUID`: the store's `NSStoreUUID`.
+    let storeUUID: String
+    /// `NSStoreModelVersionHashes`.
+    let versionHashes: [String: Data]
+    /// `NSPersistenceFrameworkVersion`, when recorded.
+    let frameworkVersion: Int?
+    /// The folder external binary data is kept in, `.<Name>_SUPPORT/_EXTERNAL_DATA`.
+    let externalDataFolder: URL
+    let connection: SQLiteConnection
+    private let copyFolder: URL
+
+    /// Copies the store at `url` (with `-wal` and `-shm`) into `workFolder` and opens the copy.
+    init(url: URL, workFolder: URL) throws {
+        path = url.path
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw CoreDataStoreImportError.notACoreDataStore(path: url.path, reason: "there is no file at this path")
+        }
+        let name = url.deletingPathExtension().lastPathComponent
+        externalDataFolder = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(name)_SUPPORT").appendingPathComponent("_EXTERNAL_DATA")
+        let hasLog = manager.fileExists(atPath: url.path + "-wal")
+        if !hasLog, try Self.indexRecordsFrames(URL(fileURLWithPath: url.path + "-shm")) {
+            throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path)
+        }
+        copyFolder = workFolder
+        try manager.createDirectory(at: workFolder, withIntermediateDirectories: true)
+        let copy = workFolder.appendingPathComponent("source.sqlite")
+        for suffix in ["", "-wal", "-shm"] where manager.fileExists(atPath: url.path + suffix) {
+            try? manager.removeItem(atPath: copy.path + suffix)
+            try manager.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
+        }
+        let isWriteAheadLogged = Self.headerSaysWriteAheadLog(copy)
+        do {
+            connection = try SQLiteConnection(path: copy.path)
+            let tables = try Self.tableNames(on: connection)
+            guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
+                if !hasLog, isWriteAheadLogged { throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path) }
+                throw CoreDataStoreImportError.notACoreDataStore(
+                    path: url.path, reason: "it has no Z_METADATA and Z_PRIMARYKEY tables")
+            }
+            let statement = try connection.statement("SELECT Z_UUID, Z_PLIST FROM Z_METADATA")
+            guard try statement.step() else {
+                throw CoreDataStoreImportError.notACoreDataStore(path: url.path, reason: "Z_METADATA has no row")
+            }
+            storeUUID = statement.string(0)
+            let plistData = statement.data(1)
+            statement.reset()
+            let metadata = try Self.metadata(plistData, path: url.path)
+            versionHashes = metadata.hashes
+            frameworkVersion = metadata.framework
+        } catch let error as CoreDataStoreImportError {
+            throw error
+        } catch let error as SQLiteError {
+            throw CoreDataStoreImportError.notACoreDataStore(path: url.path, reason: error.description)
+        }
+    }
+
+    deinit {
+        connection.close()
+    }
+
+    /// Closes the copy and deletes it.
+    func discard() {
+        connection.close()
+        try? FileManager.default.removeItem(at: copyFolder)
+    }
+
+    /// The names of the tables.
+    static func tableNames(on connection: SQLiteConnection) throws -> Set<String> {
+        let statement = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
+        defer { statement.reset() }
+        var names: Set<String> = []
+        while try statement.step() { names.insert(statement.string(0)) }
+        return names
+    }
+
+    /// The column names of `table`.
+    func columns(of table: String) throws -> Set<String> {
+        let statement = try connection.statement("SELECT name FROM pragma_table_info(?)")
+        defer { statement.reset() }
+        statement.bind(table, 1)
+        var names: Set<String> = []
+        while try statement.step() { names.insert(statement.string(0)) }
+        return names
+    }
+
+    /// `Z_PRIMARYKEY`: entity names by `Z_ENT`.
+    func primaryKeyEntities() throws -> [Int: String] {
+        let statement = try connection.statement("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
+        defer { statement.reset() }
+        var names: [Int: String] = [:]
+        while try statement.step() { names[Int(statement.int64(0))] = statement.string(1) }
+        return names
+    }
+
+    private static func metadata(_ data: Data, path: String) throws -> (hashes: [String: Data], framework: Int?) {
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "Z_METADATA's Z_PLIST is not a property list")
+        }
+        guard let metadata = plist as? [String: Any] else {
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "Z_METADATA's Z_PLIST is not a dictionary")
+        }
+        if let type = metadata["NSStoreType"] as? String, type != "SQLite" {
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "its store type is '\(type)', not SQLite")
+        }
+        let framework = (metadata["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
+        let hashesVersion = (metadata["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue
+        guard hashesVersion == 3 else {
+            throw CoreDataStoreImportError.unsupportedFramework(
+                path: path,
+                reason:
+                    "its version hashes are in format \(hashesVersion.map(String.init) ?? "(none)")\(framework.map { " (framework \($0))" } ?? ""); this importer reads format 3"
+            )
+        }
+        guard let raw = metadata["NSStoreModelVersionHashes"] as? [String: Any] else {
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "its metadata has no NSStoreModelVersionHashes")
+        }
+        var hashes: [String: Data] = [:]
+        for (name, value) in raw {
+            guard let hash = value as? Data else {
+                throw CoreDataStoreImportError.notACoreDataStore(
+                    path: path, reason: "the version hash of '\(name)' is not data")
+            }
+            hashes[name] = hash
+        }
+        return (hashes, framework)
+    }
+
+    /// Whether the database header says write-ahead logging (file format bytes 18 and 19 are 2).
+    private static func headerSaysWriteAheadLog(_ url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        return header[18] == 2 && header[19] == 2
+    }
+
+    /// Whether a write-ahead-log index (`-shm`) says the log holds frames: `mxFrame`, at byte 16 of
+    /// its header, in the byte order of the machine that wrote it.
+    private static func indexRecordsFrames(_ url: URL) throws -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        guard let header = try handle.read(upToCount: 48), header.count >= 20 else { return false }
+        let frames = header[16..<20]
+        return frames.contains { $0 != 0 }
+    }
+}

@@ -1,0 +1,1 @@
+../ModelwrightSchema/FileNames.swift

@@ -1,0 +1,177 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@testable import Modelwright
+@testable import ModelwrightCoreData
+
+/// Stores the importer must refuse with a clear error, leaving the Core Data store as it was and
+/// nothing at the destination: truncated, foreign, written by another model or a newer framework,
+/// or missing the write-ahead log that holds its rows.
+@Suite(.serialized) struct CoreDataStoreRefusalTests {
+    /// A store of a random model, written to a fresh folder, and that model imported.
+    struct Case {
+        var folder: URL
+        var store: URL
+        var prepared: CoreDataStoreImportTests.Prepared
+        var writer: CoreDataStoreWriter
+        var destination: URL { folder.appendingPathComponent("Shop.store") }
+
+        init(seed: Int, rowsInLog: Bool = true, metadataChanges: [String: Any] = [:]) throws {
+            var random = SplitMix64(seed: 2_929, index: seed)
+            let fixture = CoreDataStoreFixture(random: &random)
+            prepared = try CoreDataStoreImportTests.prepare(fixture)
+            folder = CoreDataTestSupport.temporaryFolder("refusal")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            writer = CoreDataStoreWriter(fixture: fixture, random: &random)
+            store = try writer.write(
+                to: folder, name: "Shop", hashes: CoreDataVersionHashes.hashes(of: prepared.storeModel.versions[0]),
+                rowsInLog: rowsInLog, random: &random, metadataChanges: metadataChanges)
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(at: folder)
+            try? FileManager.default.removeItem(at: prepared.folder)
+        }
+
+        /// Runs the import, which must throw; checks that nothing changed and returns the error.
+        func refusal(
+            model: CoreDataStoreModel? = nil, sourceLocation: SourceLocation = #_sourceLocation
+        ) -> CoreDataStoreImportError? {
+            let before = CoreDataStoreImportTests.snapshot(store)
+            let listing = try? FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            var caught: Error?
+            do {
+                try CoreDataStoreImport.importStore(
+                    at: store, model: model ?? prepared.storeModel, migrationPlan: prepared.plan, to: destination)
+            } catch {
+                caught = error
+            }
+            #expect(caught != nil, "the import did not refuse", sourceLocation: sourceLocation)
+            #expect(
+                CoreDataStoreImportTests.snapshot(store) == before, "the store changed", sourceLocation: sourceLocation)
+            #expect(
+                (try? FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()) == listing,
+                "files were left beside the store", sourceLocation: sourceLocation)
+            #expect(caught is CoreDataStoreImportError, "\(String(describing: caught))", sourceLocation: sourceLocation)
+            return caught as? CoreDataStoreImportError
+        }
+    }
+
+    @Test(arguments: 0..<3)
+    func aTruncatedStoreIsRefused(seed: Int) throws {
+        let test = try Case(seed: seed, rowsInLog: false)
+        defer { test.remove() }
+        // Every file cut short, each at a random length.
+        var random = SplitMix64(seed: 77, index: seed)
+        for suffix in ["", "-wal"] {
+            let path = test.store.path + suffix
+            guard let data = FileManager.default.contents(atPath: path), data.count > 100 else { continue }
+            try data.prefix(random.size(in: 1...(data.count / 2))).write(to: URL(fileURLWithPath: path))
+        }
+        try? FileManager.default.removeItem(atPath: test.store.path + "-shm")
+        let error = test.refusal()
+        #expect(error.map { "\($0)" }?.contains(test.store.path) == true, "\(String(describing: error))")
+    }
+
+    @Test func aForeignFileIsRefused() throws {
+        let test = try Case(seed: 0)
+        defer { test.remove() }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: test.store.path + suffix) }
+        try Data("not a database at all, just text".utf8).write(to: test.store)
+        guard case .notACoreDataStore? = test.refusal() else {
+            Issue.record("a text file was not refused as not a Core Data store")
+            return
+        }
+        // An SQLite database of some other program.
+        try FileManager.default.removeItem(at: test.store)
+        let connection = try SQLiteConnection(path: test.store.path)
+        try connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        connection.close()
+        guard case .notACoreDataStore(_, let reason)? = test.refusal() else {
+            Issue.record("an SQLite file of another program was not refused")
+            return
+        }
+        #expect(reason.contains("Z_METADATA"))
+    }
+
+    @Test func aStoreOfAnotherModelNamesTheEntitiesThatDiffer() throws {
+        let test = try Case(seed: 1)
+        defer { test.remove() }
+        // The model as the app has it now: one attribute of `tag` became required in place.
+        var model = test.prepared.storeModel
+        for index in model.versions.indices {
+            let tag = try #require(model.versions[index].entities.firstIndex { $0.name == "tag" })
+            model.versions[index].entities[tag].attributes.append(
+                CoreDataStoreModel.Attribute(name: "editedInPlace", schemaName: nil, typeCode: 700))
+        }
+        guard case .noMatchingVersion(_, let closest, let differences)? = test.refusal(model: model) else {
+            Issue.record("a store of another model version was not refused")
+            return
+        }
+        #expect(closest == "Shop")
+        #expect(differences == ["'tag' hashes differently"])
+    }
+
+    @Test func aNewerFrameworksHashesAreRefused() throws {
+        let test = try Case(seed: 2, metadataChanges: ["NSStoreModelVersionHashesVersion": 4])
+        defer { test.remove() }
+        guard case .unsupportedFramework(_, let reason)? = test.refusal() else {
+            Issue.record("hashes in an unknown format were not refused")
+            return
+        }
+        #expect(reason.contains("format 4"))
+    }
+
+    @Test func aStoreWithoutItsWriteAheadLogIsRefused() throws {
+        let test = try Case(seed: 3, rowsInLog: true)
+        defer { test.remove() }
+        try FileManager.default.removeItem(atPath: test.store.path + "-wal")
+        guard case .missingWriteAheadLog? = test.refusal() else {
+            Issue.record("a store whose -wal is missing (with its -shm) was not refused")
+            return
+        }
+        // Without the index either, the store holds no tables: still the log is what is missing.
+        try FileManager.default.removeItem(atPath: test.store.path + "-shm")
+        guard case .missingWriteAheadLog? = test.refusal() else {
+            Issue.record("a store whose -wal and -shm are missing was not refused")
+            return
+        }
+    }
+
+    /// After a rename by renaming identifier, Core Data keeps the old name in `Z_PRIMARYKEY`: the
+    /// import accepts it when it is the entity's renaming identifier, and refuses any other name.
+    @Test func anEntityRenamedByItsIdentifierKeepsItsOldNameInThePrimaryKeyTable() throws {
+        let test = try Case(seed: 5)
+        defer { test.remove() }
+        let connection = try SQLiteConnection(path: test.store.path)
+        let statement = try connection.statement("UPDATE Z_PRIMARYKEY SET Z_NAME = 'OldTag' WHERE Z_NAME = 'tag'")
+        try connection.inTransaction(.immediate) { try statement.run() }
+        statement.reset()
+        connection.close()
+        guard case .layoutMismatch(_, let problem)? = test.refusal() else {
+            Issue.record("a Z_PRIMARYKEY name that is neither the entity's nor its identifier was accepted")
+            return
+        }
+        #expect(problem.contains("'OldTag'"))
+        var model = test.prepared.storeModel
+        for index in model.versions.indices {
+            let tag = try #require(model.versions[index].entities.firstIndex { $0.name == "tag" })
+            model.versions[index].entities[tag].renamingIdentifier = "OldTag"
+        }
+        let summary = try CoreDataStoreImport.importStore(
+            at: test.store, model: model, migrationPlan: test.prepared.plan, to: test.destination)
+        #expect(summary.totalRows == test.writer.objects.count)
+    }
+
+    @Test func anExistingDestinationIsNeverReplaced() throws {
+        let test = try Case(seed: 4)
+        defer { test.remove() }
+        try Data("the app's own store".utf8).write(to: test.destination)
+        guard case .destinationExists? = test.refusal() else {
+            Issue.record("an existing destination was not refused")
+            return
+        }
+        #expect(FileManager.default.contents(atPath: test.destination.path) == Data("the app's own store".utf8))
+    }
+}
