@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "Modelwright", targets: ["Modelwright"]),
         .library(name: "ModelwrightSchema", targets: ["ModelwrightSchema"]),
         .library(name: "ModelwrightGenerator", targets: ["ModelwrightGenerator"]),
+        // The PostgreSQL engine, which server code opts into; it links the system's libpq.
+        .library(name: "ModelwrightPostgres", targets: ["ModelwrightPostgres"]),
         .executable(name: "modelwright", targets: ["ModelwrightCLI"]),
         // The plugins run the CLI as a tool, which SwiftPM looks up by a product named after the target.
         .executable(name: "ModelwrightCLI", targets: ["ModelwrightCLI"]),
@@ -23,6 +25,15 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "Modelwright", dependencies: ["CSQLite"]),
+        // The system's libpq, PostgreSQL's client library. Only ModelwrightPostgres and its tests
+        // depend on it, so the core products build where libpq is not installed.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        // The PostgreSQL engine: connections, a pool, the type map, notifications (issue 27).
+        .target(name: "ModelwrightPostgres", dependencies: ["Modelwright", "CLibPQ"]),
         // The front end: schema files → entity graphs → checked, lowered, planned versions.
         .target(name: "ModelwrightSchema", dependencies: ["Modelwright"]),
         // Core Data import and export: a second front end and a back end over the schema text.
@@ -96,6 +107,10 @@ let package = Package(
         .testTarget(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
+        // Runs against a throwaway PostgreSQL cluster the tests start (skipped without the server).
+        .testTarget(
+            name: "ModelwrightPostgresTests",
+            dependencies: ["ModelwrightPostgres", "Modelwright", "Trips", "ModelwrightTestSupport"]),
         .testTarget(
             name: "ModelwrightCLITests",
             dependencies: [.target(name: "ModelwrightCLI"), "ModelwrightTestSupport", "ResourceProbe"]),
