@@ -1,8 +1,10 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 // Modelwright has no package dependencies: everything below comes from this package or
-// from the Swift toolchain (Foundation, FoundationXML, Dispatch, Testing) and the system's SQLite.
+// from the Swift toolchain (Foundation, FoundationXML, Dispatch, Testing), the system's SQLite and,
+// for the PostgreSQL engine where it is installed, the system's libpq.
 let package = Package(
     name: "Modelwright",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -10,8 +12,6 @@ let package = Package(
         .library(name: "Modelwright", targets: ["Modelwright"]),
         .library(name: "ModelwrightSchema", targets: ["ModelwrightSchema"]),
         .library(name: "ModelwrightGenerator", targets: ["ModelwrightGenerator"]),
-        // The PostgreSQL engine, which server code opts into; it links the system's libpq.
-        .library(name: "ModelwrightPostgres", targets: ["ModelwrightPostgres"]),
         .executable(name: "modelwright", targets: ["ModelwrightCLI"]),
         // The plugins run the CLI as a tool, which SwiftPM looks up by a product named after the target.
         .executable(name: "ModelwrightCLI", targets: ["ModelwrightCLI"]),
@@ -25,15 +25,6 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "Modelwright", dependencies: ["CSQLite"]),
-        // The system's libpq, PostgreSQL's client library. Only ModelwrightPostgres and its tests
-        // depend on it, so the core products build where libpq is not installed.
-        .systemLibrary(
-            name: "CLibPQ",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
-        ),
-        // The PostgreSQL engine: connections, a pool, the type map, notifications (issue 27).
-        .target(name: "ModelwrightPostgres", dependencies: ["Modelwright", "CLibPQ"]),
         // The front end: schema files → entity graphs → checked, lowered, planned versions.
         .target(name: "ModelwrightSchema", dependencies: ["Modelwright"]),
         // Core Data import and export: a second front end and a back end over the schema text.
@@ -107,10 +98,6 @@ let package = Package(
         .testTarget(
             name: "ModelwrightGeneratorTests", dependencies: ["ModelwrightGenerator", "ModelwrightTestSupport"]),
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
-        // Runs against a throwaway PostgreSQL cluster the tests start (skipped without the server).
-        .testTarget(
-            name: "ModelwrightPostgresTests",
-            dependencies: ["ModelwrightPostgres", "Modelwright", "Trips", "ModelwrightTestSupport"]),
         .testTarget(
             name: "ModelwrightCLITests",
             dependencies: [.target(name: "ModelwrightCLI"), "ModelwrightTestSupport", "ResourceProbe"]),
@@ -130,3 +117,25 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The PostgreSQL engine (issue 27), which server code opts into: a library over the system's libpq,
+// PostgreSQL's client library. Its targets exist only where libpq's header is installed (apt
+// libpq-dev, brew libpq), so `swift build` and `swift test` of the core keep working on a machine
+// without it; MODELWRIGHT_POSTGRES=0 leaves them out, =1 keeps them whatever the search finds.
+let libpqHeaders = [
+    "/usr/include/postgresql/libpq-fe.h", "/usr/include/libpq-fe.h", "/opt/homebrew/opt/libpq/include/libpq-fe.h",
+    "/usr/local/opt/libpq/include/libpq-fe.h", "/usr/local/include/libpq-fe.h",
+]
+let postgresSetting = ProcessInfo.processInfo.environment["MODELWRIGHT_POSTGRES"]
+if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(where: FileManager.default.fileExists)) {
+    package.products.append(.library(name: "ModelwrightPostgres", targets: ["ModelwrightPostgres"]))
+    package.targets += [
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        // Connections, a pool, notifications and the type map; the DDL is the runtime's.
+        .target(name: "ModelwrightPostgres", dependencies: ["Modelwright", "CLibPQ"]),
+        // Runs against a throwaway PostgreSQL cluster the tests start (skipped without the server).
+        .testTarget(
+            name: "ModelwrightPostgresTests",
+            dependencies: ["ModelwrightPostgres", "Modelwright", "Trips", "ModelwrightTestSupport"]),
+    ]
+}

@@ -62,6 +62,8 @@ public final class PostgresConnection: @unchecked Sendable {
         self.redaction = redaction
         self.serverProcessID = PQbackendPID(handle.pointer)
         self.canceller = Canceller(PQgetCancel(handle.pointer))
+        // ISO dates, so a timestamp in a text-format result reads one way whatever the server's default.
+        try await execute("SET DateStyle = ISO")
         if let timeout = configuration.statementTimeout {
             try await execute("SET statement_timeout = \(timeout.roundedUpMilliseconds)")
         }
@@ -135,6 +137,7 @@ public final class PostgresConnection: @unchecked Sendable {
     ///
     /// When the connection is lost during `COMMIT`, throws ``PostgresError/commitOutcomeUnknown``:
     /// the server may have committed before the connection broke, so check before retrying.
+    @discardableResult
     public func transaction<T: Sendable>(
         _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
@@ -160,6 +163,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs `body` in a transaction that first takes PostgreSQL's transaction-scoped advisory
     /// lock `key` (`pg_advisory_xact_lock`): whichever connections of whichever processes ask
     /// for the same key run their bodies one after another. The lock ends with the transaction.
+    @discardableResult
     public func withAdvisoryLock<T: Sendable>(
         _ key: Int64, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
@@ -329,10 +333,12 @@ private func withParameterPointers<R>(
 ) -> R {
     let buffers: [UnsafeMutablePointer<CChar>?] = values.map { bytes -> UnsafeMutablePointer<CChar>? in
         guard let bytes else { return nil }
-        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+        // One byte more, a NUL: libpq reads a text-format parameter up to its NUL, not its length.
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
         bytes.withUnsafeBytes { source in
             UnsafeMutableRawBufferPointer(start: buffer, count: source.count).copyMemory(from: source)
         }
+        buffer[bytes.count] = 0
         return buffer
     }
     defer { buffers.forEach { $0?.deallocate() } }

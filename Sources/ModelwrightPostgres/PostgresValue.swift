@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 
 /// One value as PostgreSQL holds it, in the column types the store uses.
 ///
@@ -145,6 +146,8 @@ public enum PostgresValue: Sendable, Hashable {
         case 701: return .double(try parsed(Double(Self.swiftFloatSpelling(text))))
         case 1_700: return .numeric(text)
         case 25, 1_043, 19, 1_042: return .text(text)
+        case 1_184, 1_114:
+            return .timestamp(microsecondsSince2000: try parsed(PostgresDialect.microseconds(timestampText: text)))
         case 17:
             guard text.hasPrefix("\\x") else { throw PostgresError.invalidValue("bytea not in hex format") }
             var data = Data()

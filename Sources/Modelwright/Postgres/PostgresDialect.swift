@@ -164,6 +164,54 @@ package enum PostgresDialect {
     }
 }
 
+extension PostgresDialect {
+    /// The microsecond a `timestamptz` in PostgreSQL's ISO text output stands for
+    /// (`2001-01-01 00:00:00.000001+00`, any offset such as `+05:30` or `-00:53:28`, ` BC`,
+    /// `infinity`): the inverse of ``timestampText(microseconds:)``; `nil` for other text.
+    package static func microseconds(timestampText text: String) -> Int64? {
+        if text == "infinity" { return .max }
+        if text == "-infinity" { return .min }
+        var rest = Substring(text)
+        let isBC = rest.hasSuffix(" BC")
+        if isBC { rest = rest.dropLast(3) }
+        let parts = rest.split(separator: " ")
+        guard parts.count == 2 else { return nil }
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard date.count == 3, let year = Int64(date[0]), let month = Int64(date[1]), let day = Int64(date[2]),
+            (1...12).contains(month), (1...31).contains(day), year >= 1
+        else { return nil }
+        var time = parts[1]
+        guard let signIndex = time.lastIndex(where: { $0 == "+" || $0 == "-" }) else { return nil }
+        let offsetParts = time[time.index(after: signIndex)...].split(separator: ":").map { Int64($0) }
+        guard (1...3).contains(offsetParts.count), offsetParts.allSatisfy({ $0 != nil }) else { return nil }
+        let offsetSeconds =
+            zip(offsetParts.compactMap { $0 }, [3_600, 60, 1] as [Int64]).map(*).reduce(0, +)
+            * (time[signIndex] == "-" ? -1 : 1)
+        time = time[..<signIndex]
+        let clock = time.split(separator: ":")
+        guard clock.count == 3, let hours = Int64(clock[0]), let minutes = Int64(clock[1]) else { return nil }
+        let secondParts = clock[2].split(separator: ".", omittingEmptySubsequences: false)
+        guard let seconds = Int64(secondParts[0]), secondParts.count <= 2 else { return nil }
+        var fraction: Int64 = 0
+        if secondParts.count == 2 {
+            let digits = secondParts[1]
+            guard (1...6).contains(digits.count), let value = Int64(digits) else { return nil }
+            fraction = value * [1, 100_000, 10_000, 1_000, 100, 10, 1][digits.count]
+        }
+        // Howard Hinnant's days_from_civil, for the astronomical year (1 BC is year 0).
+        let astronomical = isBC ? 1 - year : year
+        let shiftedYear = month <= 2 ? astronomical - 1 : astronomical
+        let era = shiftedYear.floorDivided(by: 400)
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468 - 10_957  // since 2000-01-01
+        let (total, overflow) = days.multipliedReportingOverflow(by: 86_400_000_000)
+        guard !overflow else { return nil }
+        return total + ((hours * 60 + minutes) * 60 + seconds - offsetSeconds) * 1_000_000 + fraction
+    }
+}
+
 /// Why a value cannot be stored in PostgreSQL exactly (a string holding NUL, a date out of range).
 package struct PostgresValueError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, in the user's terms.
