@@ -323,7 +323,7 @@ extension String {
 
 private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let duplicates = strings.map { strdup($0) }
-    defer { duplicates.forEach { free($0) } }
+    defer { for duplicate in duplicates { free(duplicate) } }
     let pointers: [UnsafePointer<CChar>?] = duplicates.map { UnsafePointer($0) } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
@@ -341,7 +341,7 @@ private func withParameterPointers<R>(
         buffer[bytes.count] = 0
         return buffer
     }
-    defer { buffers.forEach { $0?.deallocate() } }
+    defer { for buffer in buffers { buffer?.deallocate() } }
     let pointers = buffers.map { $0.map { UnsafePointer($0) } }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
 }

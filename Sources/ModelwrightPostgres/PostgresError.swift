@@ -44,7 +44,8 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut:
             "the statement ran longer than the statement timeout and was stopped (raise statementTimeout if it must run longer)"
         case .server(let sqlState, let message, let detail, let hint):
-            "PostgreSQL error \(sqlState): \(message)" + (detail.map { " (\($0))" } ?? "") + (hint.map { "; hint: \($0)" } ?? "")
+            "PostgreSQL error \(sqlState): \(message)" + (detail.map { " (\($0))" } ?? "")
+                + (hint.map { "; hint: \($0)" } ?? "")
         case .invalidValue(let reason):
             reason
         case .closed:

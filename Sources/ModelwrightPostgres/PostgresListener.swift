@@ -78,7 +78,7 @@ public final class PostgresListener: Sendable {
         let keywordPointers = keywordCopies.map { UnsafePointer($0) } + [nil]
         let valuePointers = valueCopies.map { UnsafePointer($0) } + [nil]
         let connection = PQconnectdbParams(keywordPointers, valuePointers, 1)
-        (keywordCopies + valueCopies).forEach { free($0) }
+        for copy in keywordCopies + valueCopies { free(copy) }
         defer { PQfinish(connection) }
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let reason = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"

@@ -102,7 +102,8 @@ public enum PostgresTypeMap {
         case .bytes(let data): return .blob(data)
         case .uuid(let uuid): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
         case .other(let oid, _):
-            throw PostgresError.invalidValue("a value of PostgreSQL type \(oid) cannot be read as \(type.map { "\($0)" } ?? "an ID")")
+            throw PostgresError.invalidValue(
+                "a value of PostgreSQL type \(oid) cannot be read as \(type.map { "\($0)" } ?? "an ID")")
         }
     }
 

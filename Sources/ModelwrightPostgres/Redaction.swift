@@ -35,7 +35,8 @@ struct Redaction: Sendable {
                 if let decoded = raw.removingPercentEncoding { secrets.append(decoded) }
             }
         }
-        self.secrets = Array(Set(secrets.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
+        self.secrets =
+            Array(Set(secrets.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
             + secrets.compactMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }
             .filter { !$0.isEmpty }
     }

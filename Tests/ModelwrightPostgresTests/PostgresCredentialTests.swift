@@ -19,7 +19,8 @@ struct PostgresCredentialTests {
     /// Every way a connection string with `password` can fail, with the string.
     private static func failures(for password: String, cluster: PostgresCluster) -> [(String, String)] {
         let encoded = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        let quoted = "'" + password.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        let quoted =
+            "'" + password.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
         return [
             ("wrong password, URL", cluster.url(password: password)),
             ("wrong password, key=value", "host=127.0.0.1 port=\(cluster.port) user=postgres password=\(quoted)"),

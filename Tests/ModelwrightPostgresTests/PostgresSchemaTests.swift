@@ -13,7 +13,7 @@ import Trips
 struct PostgresSchemaTests {
     /// How `format_type` spells each column type.
     private static let catalogSpelling: [String: String] = [
-        "timestamptz": "timestamp with time zone",
+        "timestamptz": "timestamp with time zone"
     ]
 
     @Test func theTripsSchemaIsCreatedAsItsLayoutSays() async throws {
@@ -42,7 +42,8 @@ struct PostgresSchemaTests {
             let rootColumns = Set(try layout.entity(entityLayout.table).columns.map(\.name))
             for column in entityLayout.columns {
                 let expected = PostgresTypeMap.columnType(of: column.type)
-                let found = try #require(columns["\(entityLayout.table).\(column.name)"], "\(entity.name).\(column.name)")
+                let found = try #require(
+                    columns["\(entityLayout.table).\(column.name)"], "\(entity.name).\(column.name)")
                 #expect(found.type == (Self.catalogSpelling[expected] ?? expected), "\(entity.name).\(column.name)")
                 #expect(found.notNull == (rootColumns.contains(column.name) && !column.isOptional), "\(column.name)")
                 checked += 1
@@ -72,9 +73,12 @@ struct PostgresSchemaTests {
         #expect(Set(expected) == found)
         // Foreign keys: one per referencing column, two per join table.
         let foreignKeys = try await connection.query("SELECT count(*) FROM pg_constraint WHERE contype = 'f'")
-        let referencing = Set(Trips.schema.entities.flatMap { entity in
-            (try? layout.entity(entity.name))?.columns.filter { $0.references != nil }.map { "\(entity.name).\($0.name)" } ?? []
-        })
+        let referencing = Set(
+            Trips.schema.entities.flatMap { entity in
+                (try? layout.entity(entity.name))?.columns.filter { $0.references != nil }.map {
+                    "\(entity.name).\($0.name)"
+                } ?? []
+            })
         let joinTables = SchemaSQL.tables(for: layout).filter { $0.relationship != nil }.count
         #expect(foreignKeys[0, 0] == .int64(Int64(referencing.count + 2 * joinTables)))
     }
@@ -95,7 +99,8 @@ struct PostgresSchemaTests {
         try await connection.execute(
             "INSERT INTO \"Trip\" (id, identifier, title, \"startsOn\", owner) VALUES ($1, $2, 'T', now(), $3)",
             [.uuid(UUID()), .uuid(UUID()), .uuid(user)])
-        let trip = try await connection.query("SELECT \"distanceKm\", travellers, \"totalSeconds\", priority FROM \"Trip\"")
+        let trip = try await connection.query(
+            "SELECT \"distanceKm\", travellers, \"totalSeconds\", priority FROM \"Trip\"")
         #expect(trip[0, 0] == .double(0))
         #expect(trip[0, 1] == .int32(1))
         #expect(trip[0, 2] == .int64(0))

@@ -59,7 +59,8 @@ struct PostgresTypeMapTests {
     ) async throws {
         for format in [PostgresConnection.ResultFormat.binary, .text] {
             let back = try await roundTrip(value, as: type, on: connection, format: format)
-            #expect(same(back, value), "\(type) \(format): \(value) came back as \(back)", sourceLocation: sourceLocation)
+            #expect(
+                same(back, value), "\(type) \(format): \(value) came back as \(back)", sourceLocation: sourceLocation)
         }
     }
 
@@ -117,7 +118,8 @@ struct PostgresTypeMapTests {
         for _ in 0..<Self.randomCount {
             let digits = (0..<random.size(in: 1...38)).map { _ in String(random.next(below: 10)) }.joined()
             let point = random.next(below: digits.count + 1)
-            let text = (random.chance(0.5) ? "-" : "") + digits.prefix(point) + (point < digits.count ? "." : "")
+            let text =
+                (random.chance(0.5) ? "-" : "") + digits.prefix(point) + (point < digits.count ? "." : "")
                 + digits.dropFirst(point)
             texts.append(text.hasSuffix(".") || text.hasPrefix(".") || text.hasPrefix("-.") ? text + "0" : text)
         }
@@ -159,7 +161,8 @@ struct PostgresTypeMapTests {
         #expect(Set(ExtremeValues.dateIntervals).isSubset(of: Set(expected.keys)))
         for (interval, back) in expected {
             let date = Date(timeIntervalSinceReferenceDate: interval)
-            for format in [PostgresConnection.ResultFormat.binary, .text] where !(format == .text && interval.isInfinite) {
+            for format in [PostgresConnection.ResultFormat.binary, .text]
+            where !(format == .text && interval.isInfinite) {
                 let stored = try await Self.roundTrip(date, as: .date, on: connection, format: format)
                 #expect(stored.timeIntervalSinceReferenceDate == back, "\(interval) \(format)")
             }
@@ -195,7 +198,8 @@ struct PostgresTypeMapTests {
         for data in [Data(), Data([0, 1, 2, 255]), large] {
             try await Self.expectExact(data, as: .data, on: connection, same: ==)
         }
-        let uuids = [UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
+        let uuids =
+            [UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
             + [UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")].compactMap { $0 }
         for uuid in uuids {
             try await Self.expectExact(uuid, as: .uuid, on: connection, same: ==)
@@ -208,7 +212,8 @@ struct PostgresTypeMapTests {
             var nested: [String: [Int64]]
         }
         let values = [
-            Preferences(theme: "dark", sizes: [-0.0, 0.1, .greatestFiniteMagnitude, .leastNonzeroMagnitude], nested: [:]),
+            Preferences(
+                theme: "dark", sizes: [-0.0, 0.1, .greatestFiniteMagnitude, .leastNonzeroMagnitude], nested: [:]),
             Preferences(theme: "Robert'); --\"\\é🙂", sizes: [], nested: ["b": [.min, .max], "a": []]),
         ]
         let encoder = JSONEncoder()
@@ -216,7 +221,8 @@ struct PostgresTypeMapTests {
         for value in values {
             let json = String(decoding: try encoder.encode(value), as: UTF8.self)
             for format in [PostgresConnection.ResultFormat.binary, .text] {
-                let back = try await Self.roundTrip(json, as: .codable(typeName: "Preferences"), on: connection, format: format)
+                let back = try await Self.roundTrip(
+                    json, as: .codable(typeName: "Preferences"), on: connection, format: format)
                 #expect(try JSONDecoder().decode(Preferences.self, from: Data(back.utf8)) == value, "\(back)")
             }
         }
@@ -236,7 +242,8 @@ struct PostgresTypeMapTests {
         let connection = try await makeConnection()
         var random = SplitMix64(seed: 0x7E47)
         var values: [Int64] = [
-            0, -1, 1, PostgresDialect.microsecondRange.lowerBound, PostgresDialect.microsecondRange.upperBound, .max, .min,
+            0, -1, 1, PostgresDialect.microsecondRange.lowerBound, PostgresDialect.microsecondRange.upperBound, .max,
+            .min,
         ]
         for _ in 0..<Self.randomCount {
             values.append(Int64.random(in: PostgresDialect.microsecondRange, using: &random))
@@ -248,7 +255,8 @@ struct PostgresTypeMapTests {
                 #expect(PostgresDialect.microseconds(timestampText: text) == value, "\(text)")
                 let rows = try await connection.query("SELECT $1::timestamptz", [.text(text)])
                 #expect(rows[0, 0] == .timestamp(microsecondsSince2000: value), "\(text) in \(zone)")
-                let back = try await connection.query("SELECT $1", [.timestamp(microsecondsSince2000: value)], format: .text)
+                let back = try await connection.query(
+                    "SELECT $1", [.timestamp(microsecondsSince2000: value)], format: .text)
                 #expect(back[0, 0] == .timestamp(microsecondsSince2000: value), "\(text) in \(zone) as text")
             }
         }

@@ -73,7 +73,8 @@ package final class PostgresCluster: Sendable {
 
     private init() throws {
         guard let binaries = Self.binaries() else {
-            throw Failure(description: "no initdb found (install Debian's postgresql package, or set MODELWRIGHT_PG_BIN)")
+            throw Failure(
+                description: "no initdb found (install Debian's postgresql package, or set MODELWRIGHT_PG_BIN)")
         }
         self.binaries = binaries
         runAsPostgres = getuid() == 0
@@ -92,10 +93,12 @@ package final class PostgresCluster: Sendable {
         func run(_ program: String, _ arguments: [String]) throws {
             try Self.run(program, arguments, binaries: binaries, runAsPostgres: runAsPostgres)
         }
-        try run("initdb", [
-            "-D", folder + "/data", "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256",
-            "--pwfile=" + folder + "/pwfile", "-E", "UTF8", "--locale=C", "--no-sync",
-        ])
+        try run(
+            "initdb",
+            [
+                "-D", folder + "/data", "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256",
+                "--pwfile=" + folder + "/pwfile", "-E", "UTF8", "--locale=C", "--no-sync",
+            ])
         var started: Int?
         for _ in 0..<5 where started == nil {
             let port = try Self.freePort()
@@ -115,8 +118,12 @@ package final class PostgresCluster: Sendable {
         }
         port = started
         // Every database the tests create copies template1, so each has unaccent.
-        try run("psql", ["-h", folder, "-p", String(port), "-U", "postgres", "-d", "template1", "-q", "-c",
-            "CREATE EXTENSION IF NOT EXISTS unaccent"])
+        try run(
+            "psql",
+            [
+                "-h", folder, "-p", String(port), "-U", "postgres", "-d", "template1", "-q", "-c",
+                "CREATE EXTENSION IF NOT EXISTS unaccent",
+            ])
         startWatchdog()
         let cluster = (folder, binaries, runAsPostgres)
         Self.atExit.withLock { $0.append(cluster) }
@@ -162,7 +169,9 @@ package final class PostgresCluster: Sendable {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
         where name.hasPrefix("modelwright-pg-") {
             let folder = temporary + "/" + name
-            guard let owner = (try? String(contentsOfFile: folder + "/owner.pid", encoding: .utf8)).flatMap({ Int32($0) }),
+            guard
+                let owner = (try? String(contentsOfFile: folder + "/owner.pid", encoding: .utf8)).flatMap({ Int32($0) }
+                ),
                 kill(owner, 0) != 0, errno == ESRCH
             else { continue }
             guard let binaries = binaries() else { return }
@@ -219,7 +228,7 @@ package final class PostgresCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         guard spawned == 0 else { throw Failure(description: "could not run \(executable): error \(spawned)") }

@@ -263,7 +263,8 @@ extension PostgresDialect {
         var positions: [String: [String]] = [:]
         for entity in schema.entities {
             guard let entityLayout = layout.entities[entity.name] else { continue }
-            for column in entityLayout.columns where !(columns[entityLayout.table] ?? []).contains(where: { $0.name == column.name }) {
+            for column in entityLayout.columns
+            where !(columns[entityLayout.table] ?? []).contains(where: { $0.name == column.name }) {
                 columns[entityLayout.table, default: []].append(column)
             }
             for column in entityLayout.positionColumns where !(positions[entityLayout.table] ?? []).contains(column) {
@@ -364,7 +365,8 @@ extension PostgresDialect {
             let place = owner.map { " in '\($0)'" } ?? ""
             throw PostgresValueError(
                 "the name '\(text)'\(place) is \(text.utf8.count) bytes long; PostgreSQL keeps only the first "
-                    + "\(maximumNameLength): rename it (keeping its data with @renamed) to at most \(maximumNameLength) bytes")
+                    + "\(maximumNameLength): rename it (keeping its data with @renamed) to at most \(maximumNameLength) bytes"
+            )
         }
         return SQLSyntax.identifier(text)
     }
@@ -414,7 +416,8 @@ extension PostgresDialect {
         case .floatingPoint(let double):
             return try floatingPoint(double, for: type)
         case .decimal(let string):
-            guard let decimal = Decimal(string: string, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else {
+            guard let decimal = Decimal(string: string, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN
+            else {
                 throw PostgresValueError("the default of '\(attribute)' is not a decimal number: \(string)")
             }
             return "\(try text("\(decimal)"))::numeric"
