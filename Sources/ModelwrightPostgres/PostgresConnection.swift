@@ -42,6 +42,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// notifications name it.
     public let serverProcessID: Int32
 
+    /// The most prepared statements a connection keeps; past it, all are dropped and prepared again.
+    package static let statementLimit = 256
+
     private struct StatementKey: Hashable {
         let sql: String
         let types: [UInt32]
@@ -223,6 +226,12 @@ public final class PostgresConnection: @unchecked Sendable {
         if let known = statements[key] {
             name = known
         } else {
+            if statements.count >= Self.statementLimit {
+                // SQL built at run time could fill the server's memory one statement at a time.
+                let result = PQexec(handle, "DEALLOCATE ALL")
+                _ = try check(result, sql: "DEALLOCATE", request: request)
+                statements.removeAll()
+            }
             name = "mw_\(statements.count + 1)"
             let result = key.types.withUnsafeBufferPointer { types in
                 PQprepare(handle, name, sql, Int32(types.count), types.baseAddress)

@@ -34,6 +34,18 @@ struct PostgresConnectionTests {
         #expect(prepared[0, 0] == .int64(1))
     }
 
+    @Test func theStatementCacheStaysWithinItsLimit() async throws {
+        let connection = try await makeConnection()
+        for value in 0..<(PostgresConnection.statementLimit + 40) {
+            #expect(try await connection.query("SELECT \(value)::bigint")[0, 0] == .int64(Int64(value)))
+        }
+        let prepared = try await connection.query("SELECT count(*) FROM pg_prepared_statements")
+        guard case .int64(let count) = prepared[0, 0] else { throw PostgresError.closed }
+        #expect(count > 0 && count <= Int64(PostgresConnection.statementLimit))
+        // Statements prepared before the cache was emptied are prepared again.
+        #expect(try await connection.query("SELECT 0::bigint")[0, 0] == .int64(0))
+    }
+
     @Test func aTransactionCommitsWhenItsBodyReturnsAndRollsBackWhenItThrows() async throws {
         let connection = try await makeConnection()
         try await connection.execute("CREATE TABLE t (v bigint)")
