@@ -136,6 +136,12 @@ if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(wh
         // Runs against a throwaway PostgreSQL cluster the tests start (skipped without the server).
         .testTarget(
             name: "ModelwrightPostgresTests",
-            dependencies: ["ModelwrightPostgres", "Modelwright", "Trips", "ModelwrightTestSupport"]),
+            dependencies: [
+                "ModelwrightPostgres", "Modelwright", "Trips", "ModelwrightTestSupport", "PostgresRaceProbe",
+            ]),
+        // One of several processes that create a schema and count on one database at once.
+        .executableTarget(
+            name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright"],
+            path: "Tests/PostgresRaceProbe"),
     ]
 }
