@@ -1,8 +1,10 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 // Modelwright has no package dependencies: everything below comes from this package or
-// from the Swift toolchain (Foundation, FoundationXML, Dispatch, Testing) and the system's SQLite.
+// from the Swift toolchain (Foundation, FoundationXML, Dispatch, Testing), the system's SQLite and,
+// for the PostgreSQL engine where it is installed, the system's libpq.
 let package = Package(
     name: "Modelwright",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -117,3 +119,31 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The PostgreSQL engine (issue 27), which server code opts into: a library over the system's libpq,
+// PostgreSQL's client library. Its targets exist only where libpq's header is installed (apt
+// libpq-dev, brew libpq), so `swift build` and `swift test` of the core keep working on a machine
+// without it; MODELWRIGHT_POSTGRES=0 leaves them out, =1 keeps them whatever the search finds.
+let libpqHeaders = [
+    "/usr/include/postgresql/libpq-fe.h", "/usr/include/libpq-fe.h", "/opt/homebrew/opt/libpq/include/libpq-fe.h",
+    "/usr/local/opt/libpq/include/libpq-fe.h", "/usr/local/include/libpq-fe.h",
+]
+let postgresSetting = ProcessInfo.processInfo.environment["MODELWRIGHT_POSTGRES"]
+if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(where: FileManager.default.fileExists)) {
+    package.products.append(.library(name: "ModelwrightPostgres", targets: ["ModelwrightPostgres"]))
+    package.targets += [
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        // Connections, a pool, notifications and the type map; the DDL is the runtime's.
+        .target(name: "ModelwrightPostgres", dependencies: ["Modelwright", "CLibPQ"]),
+        // Runs against a throwaway PostgreSQL cluster the tests start (skipped without the server).
+        .testTarget(
+            name: "ModelwrightPostgresTests",
+            dependencies: [
+                "ModelwrightPostgres", "Modelwright", "Trips", "ModelwrightTestSupport", "PostgresRaceProbe",
+            ]),
+        // One of several processes that create a schema and count on one database at once.
+        .executableTarget(
+            name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright"],
+            path: "Tests/PostgresRaceProbe"),
+    ]
+}

@@ -1,0 +1,458 @@
+import Foundation
+
+/// PostgreSQL's spelling of a store: the column type of each attribute type, how a `Date` becomes
+/// microseconds, and the DDL that creates a schema (issue 27).
+///
+/// It lives in the runtime because the runtime owns all SQL and the layout (``SchemaLayout``
+/// names every table and column; this file only spells them for PostgreSQL), and it is `package`
+/// because only `ModelwrightPostgres` calls it until the storage-engine seam (issue 26) makes the
+/// dialect a value the store holds. It needs no libpq: rendering SQL is plain Swift.
+package enum PostgresDialect {
+    /// The PostgreSQL column types a store uses, each chosen so a value round-trips exactly.
+    package enum ColumnType: String, Sendable, CaseIterable {
+        case boolean
+        case smallint
+        case integer
+        case bigint
+        case doublePrecision = "double precision"
+        case real
+        case numeric
+        case text
+        case timestamptz
+        case bytea
+        case uuid
+        case jsonb
+    }
+
+    /// The column type of an attribute type; `nil` stands for a record ID (the `id` column and
+    /// to-one relationships), which is a `uuid`.
+    package static func columnType(of type: AttributeType?) -> ColumnType {
+        guard let type else { return .uuid }
+        switch type {
+        case .bool: return .boolean
+        case .int16: return .smallint
+        case .int32: return .integer
+        case .int64, .int: return .bigint
+        case .double: return .doublePrecision
+        case .float: return .real
+        case .decimal: return .numeric
+        case .string, .url: return .text
+        case .date: return .timestamptz
+        case .data: return .bytea
+        case .uuid: return .uuid
+        case .codable: return .jsonb
+        // A composite is one column per field; one nested inside another is stored as the runtime
+        // encodes it, as text, kept byte for byte.
+        case .composite: return .text
+        case .enumeration(let description): return description.rawType == .int ? .bigint : .text
+        }
+    }
+
+    // MARK: - Dates
+
+    /// Seconds from PostgreSQL's epoch (2000-01-01) to `Date`'s reference date (2001-01-01).
+    private static let epochOffset: Int64 = 31_622_400
+    /// The first and last microsecond PostgreSQL's `timestamptz` holds (4713 BC to 294276 AD);
+    /// `Int64.min` and `Int64.max` themselves stand for `-infinity` and `infinity`.
+    package static let microsecondRange: ClosedRange<Int64> = -211_813_488_000_000_000...9_223_371_331_199_999_999
+
+    /// A `Date` (seconds since 2001-01-01) as PostgreSQL's `timestamptz`: microseconds since
+    /// 2000-01-01, rounded to the nearest microsecond, halfway cases to even, computed exactly
+    /// (never through a rounded product). Infinities become PostgreSQL's `infinity` and
+    /// `-infinity`. Throws for NaN and for dates outside 4713 BC … 294276 AD.
+    package static func microseconds(sinceReferenceDate seconds: Double) throws -> Int64 {
+        guard !seconds.isNaN else { throw PostgresValueError("a NaN date cannot be stored") }
+        if seconds.isInfinite { return seconds < 0 ? .min : .max }
+        guard let rounded = microsecondsRoundedToEven(seconds), let shifted = addingEpoch(rounded),
+            microsecondRange.contains(shifted)
+        else {
+            throw PostgresValueError(
+                "the date \(seconds) seconds after 2001-01-01 is outside PostgreSQL's timestamptz range "
+                    + "(4713 BC to 294276 AD)")
+        }
+        return shifted
+    }
+
+    /// The `Date` interval (seconds since 2001-01-01) nearest to `microseconds` since 2000-01-01.
+    /// A date read back equals the date written whenever that date is a whole number of
+    /// microseconds or lies more than about 272 years from 2001 (where `Double` spacing is at
+    /// least a microsecond); otherwise it is the nearest `Double` to the rounded microsecond.
+    package static func secondsSinceReferenceDate(microseconds: Int64) -> Double {
+        if microseconds == .max { return .infinity }
+        if microseconds == .min { return -.infinity }
+        let value = microseconds - epochOffset * 1_000_000
+        // Both operands exact, so one correctly rounded division.
+        if value.magnitude <= 1 << 53 { return Double(value) / 1_000_000 }
+        let (whole, rest) = value.quotientAndRemainder(dividingBy: 1_000_000)
+        return Double(whole) + Double(rest) / 1_000_000
+    }
+
+    private static func addingEpoch(_ value: Int64) -> Int64? {
+        let (sum, overflow) = value.addingReportingOverflow(epochOffset * 1_000_000)
+        return overflow ? nil : sum
+    }
+
+    /// `seconds × 10⁶` rounded half to even, in exact integer arithmetic on the double's
+    /// significand; `nil` when it does not fit in 64 bits.
+    private static func microsecondsRoundedToEven(_ seconds: Double) -> Int64? {
+        if seconds == 0 { return 0 }
+        // |seconds| = significand × 2^exponent, exactly.
+        let significand =
+            seconds.isNormal
+            ? seconds.significandBitPattern | (1 << UInt64(Double.significandBitCount))
+            : seconds.significandBitPattern
+        let exponent =
+            (seconds.isNormal ? Int(seconds.exponent) : Int(Double.leastNormalMagnitude.exponent))
+            - Double.significandBitCount
+        let (high, low) = significand.multipliedFullWidth(by: 1_000_000)  // below 2^73
+        var magnitude: UInt64
+        if exponent >= 0 {
+            guard high == 0, exponent < 63, low >> UInt64(63 - exponent) == 0 else { return nil }
+            magnitude = low << UInt64(exponent)
+        } else if -exponent >= 74 {
+            magnitude = 0  // the product is below 2^73, less than half of 2^shift
+        } else {
+            let shift = -exponent
+            // The quotient and the remainder of (high, low) ÷ 2^shift, and half of 2^shift.
+            let remainder: (high: UInt64, low: UInt64)
+            let half: (high: UInt64, low: UInt64)
+            if shift >= 64 {
+                magnitude = high >> UInt64(shift - 64)
+                remainder = (high & ((1 << UInt64(shift - 64)) &- 1), low)
+                half = shift == 64 ? (0, 1 << 63) : (1 << UInt64(shift - 65), 0)
+            } else {
+                magnitude = low >> UInt64(shift) | high << UInt64(64 - shift)
+                remainder = (0, low & ((1 << UInt64(shift)) &- 1))
+                half = (0, 1 << UInt64(shift - 1))
+            }
+            let isAboveHalf = remainder.high != half.high ? remainder.high > half.high : remainder.low > half.low
+            let isHalf = remainder == half
+            if isAboveHalf || (isHalf && magnitude & 1 == 1) { magnitude += 1 }
+        }
+        guard magnitude <= UInt64(Int64.max) else { return nil }
+        return seconds < 0 ? -Int64(magnitude) : Int64(magnitude)
+    }
+
+    /// The microsecond as PostgreSQL's text input reads it: `2001-01-01 00:00:00.000000+00`,
+    /// with ` BC` for years before 1 AD; `infinity` and `-infinity` for the two ends.
+    package static func timestampText(microseconds: Int64) -> String {
+        if microseconds == .max { return "infinity" }
+        if microseconds == .min { return "-infinity" }
+        let perDay: Int64 = 86_400_000_000
+        let (days, inDay) = (microseconds.floorDivided(by: perDay), microseconds.floorModulo(by: perDay))
+        // Days since 2000-01-01 to a civil date (Howard Hinnant's days_from_civil, inverted).
+        let z = days + 10_957 + 719_468  // days since 0000-03-01
+        let era = z.floorDivided(by: 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func padded(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let seconds = inDay / 1_000_000
+        let time =
+            "\(padded(seconds / 3_600, 2)):\(padded(seconds / 60 % 60, 2)):\(padded(seconds % 60, 2))"
+            + ".\(padded(inDay % 1_000_000, 6))+00"
+        // PostgreSQL has no year 0: astronomical year 0 is 1 BC.
+        let suffix = year > 0 ? "" : " BC"
+        return "\(padded(year > 0 ? year : 1 - year, 4))-\(padded(month, 2))-\(padded(day, 2)) \(time)\(suffix)"
+    }
+}
+
+extension PostgresDialect {
+    /// The microsecond a `timestamptz` in PostgreSQL's ISO text output stands for
+    /// (`2001-01-01 00:00:00.000001+00`, any offset such as `+05:30` or `-00:53:28`, ` BC`,
+    /// `infinity`): the inverse of ``timestampText(microseconds:)``; `nil` for other text.
+    package static func microseconds(timestampText text: String) -> Int64? {
+        if text == "infinity" { return .max }
+        if text == "-infinity" { return .min }
+        var rest = Substring(text)
+        let isBC = rest.hasSuffix(" BC")
+        if isBC { rest = rest.dropLast(3) }
+        let parts = rest.split(separator: " ")
+        guard parts.count == 2 else { return nil }
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard date.count == 3, let year = Int64(date[0]), let month = Int64(date[1]), let day = Int64(date[2]),
+            (1...12).contains(month), (1...31).contains(day), year >= 1
+        else { return nil }
+        var time = parts[1]
+        guard let signIndex = time.lastIndex(where: { $0 == "+" || $0 == "-" }) else { return nil }
+        let offsetParts = time[time.index(after: signIndex)...].split(separator: ":").map { Int64($0) }
+        guard (1...3).contains(offsetParts.count), offsetParts.allSatisfy({ $0 != nil }) else { return nil }
+        let offsetSeconds =
+            zip(offsetParts.compactMap { $0 }, [3_600, 60, 1] as [Int64]).map(*).reduce(0, +)
+            * (time[signIndex] == "-" ? -1 : 1)
+        time = time[..<signIndex]
+        let clock = time.split(separator: ":")
+        guard clock.count == 3, let hours = Int64(clock[0]), let minutes = Int64(clock[1]) else { return nil }
+        let secondParts = clock[2].split(separator: ".", omittingEmptySubsequences: false)
+        guard let seconds = Int64(secondParts[0]), secondParts.count <= 2 else { return nil }
+        var fraction: Int64 = 0
+        if secondParts.count == 2 {
+            let digits = secondParts[1]
+            guard (1...6).contains(digits.count), let value = Int64(digits) else { return nil }
+            fraction = value * [1, 100_000, 10_000, 1_000, 100, 10, 1][digits.count]
+        }
+        // Howard Hinnant's days_from_civil, for the astronomical year (1 BC is year 0).
+        let astronomical = isBC ? 1 - year : year
+        let shiftedYear = month <= 2 ? astronomical - 1 : astronomical
+        let era = shiftedYear.floorDivided(by: 400)
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468 - 10_957  // since 2000-01-01
+        let (total, overflow) = days.multipliedReportingOverflow(by: 86_400_000_000)
+        guard !overflow else { return nil }
+        return total + ((hours * 60 + minutes) * 60 + seconds - offsetSeconds) * 1_000_000 + fraction
+    }
+}
+
+/// Why a value cannot be stored in PostgreSQL exactly (a string holding NUL, a date out of range).
+package struct PostgresValueError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong, in the user's terms.
+    package let message: String
+
+    /// An error saying `message`.
+    package init(_ message: String) {
+        self.message = message
+    }
+
+    /// The message.
+    package var description: String { message }
+}
+
+extension Int64 {
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+
+    fileprivate func floorModulo(by divisor: Int64) -> Int64 {
+        let remainder = self % divisor
+        return remainder < 0 ? remainder + divisor : remainder
+    }
+}
+
+// MARK: - Schema
+
+extension PostgresDialect {
+    /// PostgreSQL keeps the first 63 bytes of a name and silently drops the rest.
+    package static let maximumNameLength = 63
+
+    /// Every statement that creates `schema` in an empty PostgreSQL schema, in order: the metadata
+    /// table, a table per hierarchy and per join table (named and laid out by ``SchemaLayout``
+    /// and ``SchemaSQL``, as on SQLite), then foreign keys (deferred to commit, as on SQLite; added
+    /// after every table exists, since PostgreSQL resolves a reference when it is declared), then
+    /// the indexes.
+    ///
+    /// Throws a ``PostgresValueError`` naming the entity when a table or column name is longer
+    /// than PostgreSQL keeps (63 bytes); index names, which are the runtime's own, are shortened
+    /// with a digest instead.
+    package static func createStatements(for schema: SchemaDescription) throws -> [String] {
+        let layout = try SchemaLayout(schema)
+        let tables = SchemaSQL.tables(for: layout)
+        let attributes = attributesByColumn(schema)
+        // Each table's columns, in SchemaSQL's order: the hierarchy's entities as the schema
+        // lists them, each column once, then the position columns.
+        var columns: [String: [ColumnLayout]] = [:]
+        var positions: [String: [String]] = [:]
+        for entity in schema.entities {
+            guard let entityLayout = layout.entities[entity.name] else { continue }
+            for column in entityLayout.columns
+            where !(columns[entityLayout.table] ?? []).contains(where: { $0.name == column.name }) {
+                columns[entityLayout.table, default: []].append(column)
+            }
+            for column in entityLayout.positionColumns where !(positions[entityLayout.table] ?? []).contains(column) {
+                positions[entityLayout.table, default: []].append(column)
+            }
+        }
+        var creates = [
+            "CREATE TABLE \(try name(SchemaSQL.metadataTable)) (\"key\" text PRIMARY KEY NOT NULL, \"value\" text NOT NULL)"
+        ]
+        var foreignKeys: [String] = []
+        var indexes: [String] = []
+        var indexNames: Set<String> = []
+        for table in tables {
+            let tableName = try name(table.name)
+            var definitions: [String] = []
+            if let relationship = table.relationship, let entity = relationship.split(separator: ".").first {
+                let source = layout.entities[String(entity)]
+                let destination = schema.entities.first { $0.name == String(entity) }?.relationships
+                    .first { "\(entity).\($0.name)" == relationship }
+                    .flatMap { layout.entities[$0.destination] }
+                definitions.append("\"source\" uuid NOT NULL")
+                definitions.append("\"destination\" uuid NOT NULL")
+                if table.columns["position"] != nil { definitions.append("\"position\" bigint NOT NULL DEFAULT 0") }
+                definitions.append("PRIMARY KEY (\"source\", \"destination\")")
+                for (column, target) in [("source", source), ("destination", destination)] {
+                    guard let target else { continue }
+                    foreignKeys.append(
+                        "ALTER TABLE \(tableName) ADD FOREIGN KEY (\"\(column)\") REFERENCES "
+                            + "\(try name(target.table))(\"id\") ON DELETE CASCADE")
+                }
+            } else {
+                let rootColumns = Set((layout.entities[table.name]?.columns ?? []).map(\.name))
+                definitions.append("\"id\" uuid PRIMARY KEY NOT NULL")
+                if table.columns["_entity"] != nil { definitions.append("\"_entity\" text NOT NULL") }
+                for column in columns[table.name] ?? [] {
+                    var definition = "\(try name(column.name, of: table.name)) \(columnType(of: column.type).rawValue)"
+                    // Only the root's own columns hold a value in every row of the table.
+                    if rootColumns.contains(column.name) && !column.isOptional { definition += " NOT NULL" }
+                    if let attribute = attributes[ColumnKey(entity: column.declaringEntity, key: column.key)],
+                        let value = attribute.defaultValue
+                    {
+                        if let literal = try literal(value, for: attribute.type, attribute: attribute.name) {
+                            definition += " DEFAULT " + literal
+                        }
+                    }
+                    if let target = column.references {
+                        foreignKeys.append(
+                            "ALTER TABLE \(tableName) ADD FOREIGN KEY (\(try name(column.name, of: table.name))) "
+                                + "REFERENCES \(try name(target))(\"id\") DEFERRABLE INITIALLY DEFERRED")
+                    }
+                    definitions.append(definition)
+                }
+                for column in positions[table.name] ?? [] {
+                    definitions.append("\(try name(column, of: table.name)) bigint")
+                }
+            }
+            creates.append("CREATE TABLE \(tableName) (\(definitions.joined(separator: ", ")))")
+            for index in table.indexes {
+                let indexName = shortened(index.name, avoiding: &indexNames)
+                let list = try index.columns.map { try name($0, of: table.name) }.joined(separator: ", ")
+                indexes.append(
+                    "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(SQLSyntax.identifier(indexName)) "
+                        + "ON \(tableName) (\(list))")
+            }
+        }
+        return creates + foreignKeys + indexes
+    }
+
+    /// The attribute (or composite field, with its own type and default) behind each column.
+    private struct ColumnKey: Hashable {
+        let entity: String
+        let key: String
+    }
+
+    private static func attributesByColumn(_ schema: SchemaDescription) -> [ColumnKey: AttributeDescription] {
+        var result: [ColumnKey: AttributeDescription] = [:]
+        for entity in schema.entities {
+            for attribute in entity.attributes {
+                if case .composite(let composite) = attribute.type {
+                    for field in composite.fields {
+                        let key = SchemaLayout.compositeColumn(attribute: attribute.name, field: field.name)
+                        result[ColumnKey(entity: entity.name, key: key)] = field
+                    }
+                } else {
+                    result[ColumnKey(entity: entity.name, key: attribute.name)] = attribute
+                }
+            }
+        }
+        return result
+    }
+
+    /// A table or column name, quoted; throws when PostgreSQL could not keep it whole or hold it.
+    private static func name(_ text: String, of owner: String? = nil) throws -> String {
+        guard !text.utf8.contains(0) else {
+            throw PostgresValueError("the name '\(text.debugDescription)' holds a NUL byte, which PostgreSQL refuses")
+        }
+        guard text.utf8.count <= maximumNameLength else {
+            let place = owner.map { " in '\($0)'" } ?? ""
+            throw PostgresValueError(
+                "the name '\(text)'\(place) is \(text.utf8.count) bytes long; PostgreSQL keeps only the first "
+                    + "\(maximumNameLength): rename it (keeping its data with @renamed) to at most \(maximumNameLength) bytes"
+            )
+        }
+        return SQLSyntax.identifier(text)
+    }
+
+    /// An index name PostgreSQL keeps whole: a longer one becomes its first bytes and a digest of
+    /// the whole, so two long names that share a beginning stay apart.
+    private static func shortened(_ text: String, avoiding taken: inout Set<String>) -> String {
+        var result = text
+        if text.utf8.count > maximumNameLength {
+            let digest = String(SHA256.hexDigest(of: Array(text.utf8)).prefix(12))
+            var prefix = ""
+            for character in text.unicodeScalars {
+                guard prefix.utf8.count + String(character).utf8.count <= maximumNameLength - 13 else { break }
+                prefix.unicodeScalars.append(character)
+            }
+            result = prefix + "_" + digest
+        }
+        var suffix = 2
+        let base = result
+        while !taken.insert(result).inserted {
+            result = "\(base.prefix(maximumNameLength - 4))_\(suffix)"
+            suffix += 1
+        }
+        return result
+    }
+
+    /// A default value as a PostgreSQL constant of the column's type, or `nil` for `now`, which
+    /// the runtime fills in as on SQLite.
+    package static func literal(_ value: DefaultValue, for type: AttributeType, attribute: String) throws -> String? {
+        func text(_ string: String) throws -> String {
+            guard !string.utf8.contains(0) else {
+                throw PostgresValueError("the default of '\(attribute)' holds a NUL byte, which PostgreSQL text cannot")
+            }
+            return SQLSyntax.string(string)
+        }
+        switch value {
+        case .now:
+            return nil
+        case .bool(let flag):
+            return flag ? "true" : "false"
+        case .integer(let integer):
+            switch type {
+            case .double, .float: return try floatingPoint(Double(integer), for: type)
+            case .decimal: return "\(integer)::numeric"
+            default: return String(integer)
+            }
+        case .floatingPoint(let double):
+            return try floatingPoint(double, for: type)
+        case .decimal(let string):
+            guard let decimal = Decimal(string: string, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN
+            else {
+                throw PostgresValueError("the default of '\(attribute)' is not a decimal number: \(string)")
+            }
+            return "\(try text("\(decimal)"))::numeric"
+        case .string(let string):
+            switch type {
+            case .uuid:
+                guard let uuid = UUID(uuidString: string) else { return try text(string) }
+                return "'\(uuid.uuidString.lowercased())'::uuid"
+            case .data:
+                return "'\\x" + string.utf8.map { String(format: "%02x", $0) }.joined() + "'::bytea"
+            default:
+                return try text(string)
+            }
+        case .date(let secondsSince1970):
+            let microseconds = try microseconds(
+                sinceReferenceDate: secondsSince1970 - Date.timeIntervalBetween1970AndReferenceDate)
+            return "'\(timestampText(microseconds: microseconds))'::timestamptz"
+        case .enumCase(let name):
+            guard case .enumeration(let description) = type,
+                let match = description.cases.first(where: { $0.name == name })
+            else { return try text(name) }
+            guard description.rawType == .int else { return try text(match.rawValue) }
+            guard let raw = Int64(match.rawValue) else {
+                throw PostgresValueError("the raw value of '\(name)' is not an integer: \(match.rawValue)")
+            }
+            return String(raw)
+        }
+    }
+
+    private static func floatingPoint(_ value: Double, for type: AttributeType) throws -> String {
+        guard !value.isNaN else { throw PostgresValueError("a NaN default cannot be stored") }
+        if value.isInfinite { return value < 0 ? "'-Infinity'" : "'Infinity'" }
+        // Swift prints the shortest text that reads back as the same value; PostgreSQL reads it
+        // with strtod, exactly. A Float is printed as a Float, so `real` gets that value.
+        let text = type == .float ? "\(Float(value))" : "\(value)"
+        return "'\(text)'::\(columnType(of: type).rawValue)"
+    }
+}

@@ -1,0 +1,131 @@
+import CLibPQ
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A notification another connection sent with `NOTIFY` or `pg_notify`.
+public struct PostgresNotification: Sendable, Equatable {
+    /// The channel it was sent on.
+    public let channel: String
+    /// What the sender attached (empty when nothing).
+    public let payload: String
+    /// The server process of the sending connection (``PostgresConnection/serverProcessID``).
+    public let senderProcessID: Int32
+}
+
+/// A connection of its own that `LISTEN`s on channels and delivers what arrives, as it arrives
+/// (the server pushes notifications; nothing polls the database).
+///
+/// ```swift
+/// let listener = try await PostgresListener(configuration, channels: ["changes"])
+/// for try await notification in listener.notifications {
+///     print(notification.channel, notification.payload)
+/// }
+/// ```
+///
+/// The sequence ends with ``PostgresError/connectionLost(during:)`` when the connection breaks,
+/// and when the listener is stopped or the sequence's consumer goes away.
+public final class PostgresListener: Sendable {
+    /// Every notification on the channels, in the order the server sent them.
+    public let notifications: AsyncThrowingStream<PostgresNotification, any Error>
+    private let stopFlag: StopSignal
+
+    /// Connects and listens on `channels`; returns once the server listens, so a notification
+    /// sent after this returns is delivered.
+    public init(_ configuration: PostgresConfiguration, channels: [String]) async throws {
+        let (stream, continuation) = AsyncThrowingStream<PostgresNotification, any Error>.makeStream()
+        let stop = StopSignal()
+        let redaction = Redaction(connectionString: configuration.connectionString)
+        // A thread of its own: waiting for the socket blocks, which the cooperative pool must not do.
+        try await withCheckedThrowingContinuation { (ready: CheckedContinuation<Void, any Error>) in
+            let thread = Thread {
+                Self.receive(configuration, channels, redaction, stop, ready: ready, into: continuation)
+            }
+            thread.name = "modelwright.postgres.listener"
+            thread.start()
+        }
+        continuation.onTermination = { _ in stop.set() }
+        notifications = stream
+        stopFlag = stop
+    }
+
+    deinit {
+        stopFlag.set()
+    }
+
+    /// Stops listening and closes the connection; the sequence finishes.
+    public func stop() {
+        stopFlag.set()
+    }
+
+    private static func receive(
+        _ configuration: PostgresConfiguration, _ channels: [String], _ redaction: Redaction, _ stop: StopSignal,
+        ready: CheckedContinuation<Void, any Error>,
+        into continuation: AsyncThrowingStream<PostgresNotification, any Error>.Continuation
+    ) {
+        var keywords = ["dbname", "application_name"]
+        var values = [configuration.connectionString, configuration.applicationName]
+        if let timeout = configuration.connectTimeout {
+            keywords.append("connect_timeout")
+            values.append(String(max(2, (timeout.roundedUpMilliseconds + 999) / 1_000)))
+        }
+        let keywordCopies = keywords.map { strdup($0) }
+        let valueCopies = values.map { strdup($0) }
+        let keywordPointers = keywordCopies.map { UnsafePointer($0) } + [nil]
+        let valuePointers = valueCopies.map { UnsafePointer($0) } + [nil]
+        let connection = PQconnectdbParams(keywordPointers, valuePointers, 1)
+        for copy in keywordCopies + valueCopies { free(copy) }
+        defer { PQfinish(connection) }
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let reason = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            ready.resume(throwing: PostgresError.connectionFailed(redaction.apply(reason)))
+            return
+        }
+        for channel in channels {
+            let quoted = "\"" + channel.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let result = PQexec(connection, "LISTEN \(quoted)")
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+                let reason = String(cString: PQerrorMessage(connection))
+                ready.resume(throwing: PostgresError.connectionFailed(redaction.apply(reason)))
+                return
+            }
+        }
+        ready.resume()
+        let socket = PQsocket(connection)
+        while !stop.isSet {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            // Wakes at least every 100 ms to see whether to stop.
+            guard poll(&descriptor, 1, 100) >= 0 || errno == EINTR else { break }
+            guard descriptor.revents != 0 else { continue }
+            guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else {
+                continuation.finish(throwing: PostgresError.connectionLost(during: "LISTEN"))
+                return
+            }
+            while let notification = PQnotifies(connection) {
+                let value = notification.pointee
+                continuation.yield(
+                    PostgresNotification(
+                        channel: String(cString: value.relname), payload: String(cString: value.extra),
+                        senderProcessID: value.be_pid))
+                PQfreemem(notification)
+            }
+        }
+        continuation.finish()
+    }
+}
+
+/// A flag the listener's thread polls to know when to stop.
+final class StopSignal: @unchecked Sendable {
+    // @unchecked: the one field is behind `lock`.
+    private let lock = NSLock()
+    private var value = false
+
+    var isSet: Bool { lock.withLock { value } }
+
+    func set() { lock.withLock { value = true } }
+}

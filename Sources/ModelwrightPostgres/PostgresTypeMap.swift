@@ -1,0 +1,113 @@
+import Foundation
+@_spi(Generated) import Modelwright
+
+/// The type map: how each attribute type's value, in the runtime's currency (``SQLValue``, what
+/// records encode to and decode from), is stored in PostgreSQL, and read back.
+///
+/// | Attribute type | Column | Exactness |
+/// |---|---|---|
+/// | `Bool` | `boolean` | exact |
+/// | `Int16`, `Int32`, `Int64`/`Int` | `smallint`, `integer`, `bigint` | exact |
+/// | `Double`, `Float` | `double precision`, `real` | exact, -0.0 and infinities included |
+/// | `Decimal` | `numeric` | exact (SQLite keeps it as text) |
+/// | `String`, `URL` | `text` | exact; text holding NUL is refused |
+/// | `Date` | `timestamptz` | to the microsecond, halfway to even; ±infinity kept |
+/// | `Data` | `bytea` | exact |
+/// | `UUID`, record IDs | `uuid` | exact |
+/// | `Codable` | `jsonb` | the same value; key order and spacing are PostgreSQL's |
+/// | enums | their raw value's column | exact |
+/// | composites | a column per field | as each field's type |
+public enum PostgresTypeMap {
+    /// The PostgreSQL column type of an attribute type; `nil` stands for a record ID.
+    public static func columnType(of type: AttributeType?) -> String {
+        PostgresDialect.columnType(of: type).rawValue
+    }
+
+    /// `value`, as a record encodes it for an attribute of `type` (`nil`: a record ID), as
+    /// PostgreSQL stores it. Throws ``PostgresError/invalidValue(_:)`` for what PostgreSQL cannot
+    /// hold exactly, saying what and why.
+    public static func postgresValue(_ value: SQLValue, storedAs type: AttributeType?) throws -> PostgresValue {
+        if value == .null { return .null }
+        switch (PostgresDialect.columnType(of: type), value) {
+        case (.boolean, .integer(let integer)) where integer == 0 || integer == 1:
+            return .bool(integer == 1)
+        case (.smallint, .integer(let integer)):
+            guard let exact = Int16(exactly: integer) else { throw outOfRange(integer, "smallint") }
+            return .int16(exact)
+        case (.integer, .integer(let integer)):
+            guard let exact = Int32(exactly: integer) else { throw outOfRange(integer, "integer") }
+            return .int32(exact)
+        case (.bigint, .integer(let integer)):
+            return .int64(integer)
+        case (.doublePrecision, .real(let double)):
+            return .double(double)
+        case (.doublePrecision, .integer(let integer)):
+            guard let exact = Double(exactly: integer) else { throw outOfRange(integer, "double precision") }
+            return .double(exact)
+        case (.real, .real(let double)):
+            guard let exact = Float(exactly: double) else {
+                throw PostgresError.invalidValue("\(double) is not a Float value; a real column holds Floats exactly")
+            }
+            return .float(exact)
+        case (.numeric, .text(let text)):
+            guard let decimal = try? Decimal(sqlValue: .text(text)), !decimal.isNaN else {
+                throw PostgresError.invalidValue("'\(text)' is not a decimal number")
+            }
+            return .numeric(text)
+        case (.text, .text(let text)):
+            guard !text.utf8.contains(0) else {
+                throw PostgresError.invalidValue(
+                    "text holding a NUL byte (U+0000) cannot be stored in PostgreSQL, whose text type refuses it; "
+                        + "store such values as Data")
+            }
+            return .text(text)
+        case (.timestamptz, .real(let seconds)):
+            do {
+                return .timestamp(microsecondsSince2000: try PostgresDialect.microseconds(sinceReferenceDate: seconds))
+            } catch let error as PostgresValueError {
+                throw PostgresError.invalidValue(error.message)
+            }
+        case (.bytea, .blob(let data)):
+            return .bytes(data)
+        case (.uuid, .blob(let data)):
+            return .uuid(try UUID(sqlValue: .blob(data)))
+        case (.jsonb, .text(let json)):
+            // jsonb refuses the escape \u0000 (and a raw NUL); PostgreSQL's json type would keep it.
+            guard !json.utf8.contains(0), !json.contains("\\u0000") else {
+                throw PostgresError.invalidValue(
+                    "JSON holding the character U+0000 cannot be stored in PostgreSQL's jsonb, which refuses it")
+            }
+            return .jsonb(json)
+        case (let column, _):
+            throw PostgresError.invalidValue("\(value) cannot be stored in a \(column.rawValue) column")
+        }
+    }
+
+    /// A stored PostgreSQL value as the runtime reads it for an attribute of `type` (`nil`: a
+    /// record ID): what a record decodes. The inverse of ``postgresValue(_:storedAs:)``.
+    public static func sqlValue(_ value: PostgresValue, storedAs type: AttributeType?) throws -> SQLValue {
+        switch value {
+        case .null: return .null
+        case .bool(let flag): return .integer(flag ? 1 : 0)
+        case .int16(let integer): return .integer(Int64(integer))
+        case .int32(let integer): return .integer(Int64(integer))
+        case .int64(let integer): return .integer(integer)
+        case .float(let float): return .real(Double(float))
+        case .double(let double): return .real(double)
+        case .numeric(let text): return .text(text)
+        case .text(let text): return .text(text)
+        case .jsonb(let text): return .text(text)
+        case .timestamp(let microseconds):
+            return .real(PostgresDialect.secondsSinceReferenceDate(microseconds: microseconds))
+        case .bytes(let data): return .blob(data)
+        case .uuid(let uuid): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+        case .other(let oid, _):
+            throw PostgresError.invalidValue(
+                "a value of PostgreSQL type \(oid) cannot be read as \(type.map { "\($0)" } ?? "an ID")")
+        }
+    }
+
+    private static func outOfRange(_ value: Int64, _ column: String) -> PostgresError {
+        .invalidValue("\(value) is out of range for a \(column) column")
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import ModelwrightPostgres
+import ModelwrightTestSupport
+import Testing
+
+/// No error text shows a password, however the connection fails and however the password is
+/// spelled: passwords drawn at random (URL delimiters, quotes, percent signs, spaces, non-ASCII),
+/// each tried on every way of failing a connection can.
+@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+struct PostgresCredentialTests {
+    static let passwordCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 500 : 30
+
+    private static func password(_ random: inout SplitMix64) -> String {
+        let pieces = ["a", "Z", "7", "@", ":", "/", "?", "#", "%", "%2", "&", "=", " ", "'", "\"", "\\", "é", "🙂", "-"]
+        // A distinctive start, so a match in a message cannot be a coincidence of short text.
+        return "Qx9" + (0..<random.size(in: 4...20)).map { _ in random.pick(pieces) }.joined()
+    }
+
+    /// Every way a connection string with `password` can fail, with the string.
+    private static func failures(for password: String, cluster: PostgresCluster) -> [(String, String)] {
+        let encoded = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let quoted =
+            "'" + password.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        return [
+            ("wrong password, URL", cluster.url(password: password)),
+            ("wrong password, key=value", "host=127.0.0.1 port=\(cluster.port) user=postgres password=\(quoted)"),
+            ("unreachable server", "postgresql://postgres:\(encoded)@127.0.0.1:1/postgres"),
+            ("port not a number", "postgresql://postgres:\(encoded)@127.0.0.1:port/postgres"),
+            ("password not percent-encoded", "postgresql://postgres:\(password)%zz@127.0.0.1:\(cluster.port)/x"),
+            ("unknown parameter", "postgresql://postgres:\(encoded)@127.0.0.1:\(cluster.port)/x?bogus=\(encoded)"),
+            ("unknown database", "postgresql://postgres:\(encoded)@127.0.0.1:\(cluster.port)/no_such_db"),
+            ("unterminated quote", "host=127.0.0.1 password='\(password)"),
+        ]
+    }
+
+    @Test func noConnectionErrorShowsThePassword() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        var random = SplitMix64(seed: 0x5EC12E7)
+        var tried = 0
+        for _ in 0..<Self.passwordCount {
+            let password = Self.password(&random)
+            let spellings = [
+                password, password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password,
+                password.addingPercentEncoding(withAllowedCharacters: .urlPasswordAllowed) ?? password,
+            ]
+            for (failure, string) in Self.failures(for: password, cluster: cluster) {
+                var configuration = PostgresConfiguration(string)
+                configuration.connectTimeout = .seconds(2)
+                do {
+                    _ = try await PostgresConnection(configuration)
+                    Issue.record("\(failure) connected")
+                } catch {
+                    let text = "\(error)" + String(reflecting: error)
+                    for spelling in spellings {
+                        #expect(!text.contains(spelling), "\(failure): \(text)")
+                    }
+                    tried += 1
+                }
+            }
+        }
+        #expect(tried == Self.passwordCount * 8)
+    }
+
+    @Test func theRightPasswordConnectsAndAWrongOneSaysAuthenticationFailed() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        _ = try await PostgresConnection(PostgresConfiguration(cluster.url()))
+        await #expect {
+            try await PostgresConnection(PostgresConfiguration(cluster.url(password: "not-it")))
+        } throws: { error in
+            guard case PostgresError.connectionFailed(let reason) = error else { return false }
+            return reason.contains("password authentication failed")
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+import ModelwrightPostgres
+import ModelwrightTestSupport
+import Testing
+
+/// Whether the suites can run: the cluster started (its reason is printed once when it did not).
+let postgresIsAvailable = PostgresCluster.shared != nil
+
+/// A fresh database on the shared cluster, so suites running in parallel never meet; its
+/// configuration connects over TCP with the password.
+func makeDatabase() async throws -> PostgresConfiguration {
+    let cluster = try #require(PostgresCluster.shared)
+    let name = "mw_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+    let admin = try await PostgresConnection(PostgresConfiguration(cluster.connectionString()))
+    try await admin.execute("CREATE DATABASE \(name)")
+    await admin.close()
+    return PostgresConfiguration(cluster.connectionString(database: name))
+}
+
+/// A connection to a fresh database.
+func makeConnection() async throws -> PostgresConnection {
+    try await PostgresConnection(makeDatabase())
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Modelwright
+import ModelwrightPostgres
+
+// One of several processes that start on one PostgreSQL database at the same moment, for the
+// tests that creation runs once under an advisory lock and that no increment is lost:
+// `PostgresRaceProbe <connection string> <increments>` prints `created` or `found`, then adds
+// one to the counter `increments` times, each under the lock. Exits 1 with the error otherwise.
+
+let schema = SchemaDescription(
+    modelName: "Race", version: 1,
+    entities: [EntityDescription(name: "Counter", attributes: [.init(name: "value", type: .int64)])])
+
+func run() async throws {
+    let arguments = CommandLine.arguments
+    guard arguments.count == 3, let increments = Int(arguments[2]) else {
+        throw PostgresError.invalidValue("usage: PostgresRaceProbe <connection string> <increments>")
+    }
+    let connection = try await PostgresConnection(PostgresConfiguration(arguments[1]))
+    let created = try await connection.withAdvisoryLock(27_001) { connection in
+        let exists = try await connection.query("SELECT to_regclass('public._modelwright_metadata') IS NOT NULL")
+        guard exists[0, 0] == .bool(false) else { return false }
+        for statement in try PostgresDialect.createStatements(for: schema) {
+            try await connection.execute(statement)
+        }
+        try await connection.execute("INSERT INTO \"Counter\" VALUES ($1, 0)", [.uuid(UUID())])
+        try await connection.execute(
+            "INSERT INTO _modelwright_metadata VALUES ('creator', $1)", [.text(String(getpid()))])
+        return true
+    }
+    print(created ? "created" : "found")
+    for _ in 0..<increments {
+        try await connection.withAdvisoryLock(27_002) { connection in
+            guard case .int64(let value) = try await connection.query("SELECT value FROM \"Counter\"")[0, 0] else {
+                throw PostgresError.invalidValue("no counter")
+            }
+            try await connection.execute("UPDATE \"Counter\" SET value = $1", [.int64(value + 1)])
+        }
+    }
+}
+
+do {
+    try await run()
+} catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+}
