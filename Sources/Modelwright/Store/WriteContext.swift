@@ -83,8 +83,7 @@ public final class WriteContext: ReadContext {
     }
 
     /// Runs a prepared statement, with the same error translation.
-    func run(_ statement: SQLiteStatement, entity: EntityLayout, bind: (SQLiteStatement) throws -> Void) throws
-    {
+    func run(_ statement: SQLiteStatement, entity: EntityLayout, bind: (SQLiteStatement) throws -> Void) throws {
         do {
             try bind(statement)
             try statement.run()
