@@ -138,7 +138,7 @@ public final class Store: Sendable {
         let cookie = try Self.prepare(
             connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
         verifiedSchemaCookie = Locked(cookie)
-        try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
+        try connection.execute(connection.dialect.writerSettings)
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
             readers = try (0..<Self.readerCount).map { index in
@@ -186,7 +186,7 @@ public final class Store: Sendable {
             try connection.useWriteAheadLog()
         }
         // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
-        try connection.execute("PRAGMA foreign_keys=OFF")
+        if let off = connection.dialect.foreignKeysOff { try connection.execute(off) }
         var stageCount: Int?
         while true {
             let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
@@ -256,7 +256,7 @@ public final class Store: Sendable {
     ) throws {
         switch found {
         case .empty:
-            try connection.execute(SchemaSQL.createStatements(for: layout))
+            try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
             try StoreMetadata.record(layout.schema, on: connection)
             try StoreVerification.stampIdentity(on: connection)
         case .foreign:
@@ -300,7 +300,7 @@ public final class Store: Sendable {
     }
 
     private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {
-        let statement = try SQLiteStatement(connection: connection, sql: "PRAGMA page_count")
+        let statement = try SQLiteStatement(connection: connection, sql: connection.dialect.pageCount)
         return try statement.step() ? statement.int64(0) : 0
     }
 
@@ -446,12 +446,12 @@ public final class Store: Sendable {
         do {
             try connection.commit()
         } catch let error as SQLiteError where error.extendedCode == 787 {  // SQLITE_CONSTRAINT_FOREIGNKEY
-            let check = try connection.statement("PRAGMA foreign_key_check")
+            let check = try connection.statement(connection.dialect.foreignKeyViolations(in: nil))
             defer { check.reset() }
             guard try check.step() else { throw error }
             let table = check.string(0)
             let foreignKey = check.int64(3)
-            let list = try connection.statement("SELECT \"from\" FROM pragma_foreign_key_list(?) WHERE id = ?")
+            let list = try connection.statement(connection.dialect.foreignKeyColumns)
             defer { list.reset() }
             list.bind(table, 1)
             list.bind(foreignKey, 2)
@@ -490,7 +490,7 @@ public final class Store: Sendable {
         try writer.queue.sync {
             defer { writer.connection.close() }
             if isFile {
-                try writer.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                try writer.connection.execute(writer.connection.dialect.checkpoint)
             }
         }
     }

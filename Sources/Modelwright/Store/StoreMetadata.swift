@@ -9,7 +9,7 @@ enum StoreMetadata: Equatable {
     case empty
     /// A Modelwright store, with its metadata rows by key.
     case store([String: String])
-    /// An SQLite database with tables but no metadata table: not a Modelwright store.
+    /// A database with tables but no metadata table: not a Modelwright store.
     case foreign
 
     static let modelKey = "model"
@@ -21,8 +21,7 @@ enum StoreMetadata: Equatable {
     /// Reads what the file holds. Call it inside the transaction that acts on the answer, so that
     /// no other connection can change the answer first.
     static func read(on connection: SQLiteConnection) throws -> StoreMetadata {
-        let tables = try SQLiteStatement(
-            connection: connection, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        let tables = try SQLiteStatement(connection: connection, sql: connection.dialect.tableNames)
         var names: Set<String> = []
         while try tables.step() {
             names.insert(tables.string(0))
@@ -71,7 +70,9 @@ enum StoreMetadata: Equatable {
     static func write(_ rows: [(key: String, value: String)], on connection: SQLiteConnection) throws {
         let insert = try SQLiteStatement(
             connection: connection,
-            sql: "INSERT OR REPLACE INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
+            sql: connection.dialect.insertReplacing(
+                into: quoted(SchemaSQL.metadataTable), columns: ["\"key\"", "\"value\""], key: ["\"key\""],
+                "VALUES (\(connection.dialect.parameters(2)))"))
         for (key, value) in rows {
             insert.reset()
             insert.bind(key, 1)

@@ -29,7 +29,7 @@ extension WriteContext {
             let entity = try layout.entity(Target.entityName)
             let (selection, arguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
             let ids = try executeReturningIDs(
-                "DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection)) RETURNING \"id\"", arguments,
+                "DELETE FROM \(quoted(entity.table)) WHERE \"id\" IN (\(selection))", arguments,
                 entity: entity)
             if !ids.isEmpty { try rowsDeleted(ids, from: entity) }
             return ids.count
@@ -129,7 +129,7 @@ extension WriteContext {
         }
         let column = destination.columnName(inverseName)
         let released = try executeReturningIDs(
-            "UPDATE \(quoted(destination.table)) SET \(quoted(column)) = NULL WHERE \(quoted(column)) = ? RETURNING \"id\"",
+            "UPDATE \(quoted(destination.table)) SET \(quoted(column)) = NULL WHERE \(quoted(column)) = ?",
             [id.sqlValue],
             entity: destination
         )

@@ -47,7 +47,7 @@ extension WriteContext {
         var names = ["\"id\""]
         if entity.hasDiscriminator { names.append("\"_entity\"") }
         names += entity.columns.map { quoted($0.name) }
-        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        let placeholders = connection.dialect.parameters(names.count)
         return "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
     }
 

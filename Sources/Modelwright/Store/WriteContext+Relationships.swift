@@ -29,13 +29,13 @@ extension WriteContext {
                 try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
                 try appendToOrderedRelationships(destination.uuid, entity: target)
             case .joinTable(let table, let sourceColumn, let targetColumn, let position):
-                var sql = "INSERT OR IGNORE INTO \(quoted(table)) (\(quoted(sourceColumn)), \(quoted(targetColumn))"
-                if let position {
-                    sql +=
-                        ", \(quoted(position))) SELECT ?, ?, COALESCE(MAX(\(quoted(position))), -1) + 1 FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?"
-                } else {
-                    sql += ") VALUES (?, ?)"
-                }
+                let columns = [sourceColumn, targetColumn] + (position.map { [$0] } ?? [])
+                let values =
+                    position.map { position in
+                        "SELECT ?, ?, COALESCE(MAX(\(quoted(position))), -1) + 1 FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?"
+                    } ?? "VALUES (?, ?)"
+                let sql = connection.dialect.insertIgnoringConflicts(
+                    into: quoted(table), columns: columns.map(quoted), values)
                 let arguments =
                     position == nil
                     ? [source.sqlValue, destination.sqlValue]
@@ -158,19 +158,19 @@ extension WriteContext {
             let destinationTable = quoted(destination.table)
             // Whatever pointed back at this record no longer does…
             let released = try executeReturningIDs(
-                "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ? RETURNING \"id\"", [id.sqlValue],
+                "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ?", [id.sqlValue],
                 entity: destination)
             rowsUpdated(released, columns: [inverseColumn], in: destination)
             guard let target else { continue }
             // …the new partner points back, and no other record of this entity keeps the partner.
             let paired = try executeReturningIDs(
-                "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ? RETURNING \"id\"",
+                "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ?",
                 [id.sqlValue, target],
                 entity: destination)
             rowsUpdated(paired, columns: [inverseColumn], in: destination)
             let unpaired = try executeReturningIDs(
                 "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL "
-                    + "WHERE \(quoted(column)) = ? AND \"id\" <> ? RETURNING \"id\"",
+                    + "WHERE \(quoted(column)) = ? AND \"id\" <> ?",
                 [target, id.sqlValue],
                 entity: entity
             )

@@ -43,8 +43,10 @@ extension WriteContext {
     private func changedColumns<Target: Record>(
         _ record: Target, storedAs id: UUID, entity: EntityLayout
     ) throws -> Set<String>? {
+        let dialect = connection.dialect
         let tests =
-            entity.columns.isEmpty ? "0" : entity.columns.map { "\(quoted($0.name)) IS NOT ?" }.joined(separator: ", ")
+            entity.columns.isEmpty
+            ? "0" : entity.columns.map { dialect.differs(quoted($0.name), dialect.parameter) }.joined(separator: ", ")
         var sql = "SELECT \(tests) FROM \(quoted(entity.table)) WHERE \"id\" = ?"
         if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
             sql += " AND \(discriminator)"
@@ -78,9 +80,10 @@ extension WriteContext {
             let (selection, selectionArguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
             let columns = values.map { entity.columnName($0.path.column) }
             let setters = columns.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
-            let differs = columns.map { "\(quoted($0)) IS NOT ?" }.joined(separator: " OR ")
+            let dialect = connection.dialect
+            let differs = columns.map { dialect.differs(quoted($0), dialect.parameter) }.joined(separator: " OR ")
             let sql =
-                "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection)) AND (\(differs)) RETURNING \"id\""
+                "UPDATE \(quoted(entity.table)) SET \(setters) WHERE \"id\" IN (\(selection)) AND (\(differs))"
             let arguments = values.map(\.value) + selectionArguments + values.map(\.value)
             let ids = try executeReturningIDs(sql, arguments, entity: entity)
             rowsUpdated(ids, columns: columns, in: entity)

@@ -44,19 +44,23 @@ public final class WriteContext: ReadContext {
     /// cascade, the first records of a batch, one side of a one-to-one pair) are undone, whether or
     /// not the caller catches the error and goes on.
     func atomically<Result>(_ operation: () throws -> Result) throws -> Result {
-        try connection.statement("SAVEPOINT \"mw_operation\"").run()
+        let dialect = connection.dialect
+        try connection.statement(dialect.savepoint(Self.savepoint)).run()
         let mark = history.mark
         do {
             let result = try operation()
-            try connection.statement("RELEASE \"mw_operation\"").run()
+            try connection.statement(dialect.releaseSavepoint(Self.savepoint)).run()
             return result
         } catch {
             history.truncate(to: mark)
-            try? connection.statement("ROLLBACK TO \"mw_operation\"").run()
-            try? connection.statement("RELEASE \"mw_operation\"").run()
+            try? connection.statement(dialect.rollbackToSavepoint(Self.savepoint)).run()
+            try? connection.statement(dialect.releaseSavepoint(Self.savepoint)).run()
             throw error
         }
     }
+
+    /// The name of the savepoint each operation runs in.
+    private static let savepoint = "mw_operation"
 
     func writableEntity<Target: Record>(_ type: Target.Type) throws -> EntityLayout {
         let entity = try layout.entity(Target.entityName)
@@ -147,9 +151,9 @@ public final class WriteContext: ReadContext {
         return value == .null ? nil : value
     }
 
-    /// Runs an UPDATE … RETURNING "id" and returns the IDs of the rows it changed.
+    /// Runs an `UPDATE` or `DELETE`, returning the `"id"` of each row it changed, and returns those IDs.
     func executeReturningIDs(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws -> [UUID] {
-        let statement = try connection.statement(sql)
+        let statement = try connection.statement(sql + connection.dialect.returning(["\"id\""]))
         defer { statement.reset() }
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))
