@@ -1,5 +1,10 @@
 import Foundation
 
+// Over 500 lines for now: one stage's run (`StageRun`) goes through its phases (add, custom steps,
+// remove, checks) over shared mutable state, and the stages engineer is changing those phases this
+// wave; split by phase (`StageRun+Add`, `+Remove`, `+Checks`) once that work is merged. Its SQL
+// text comes from the connection's dialect (`SQLDialect`).
+
 /// Runs migration stages on a store's writer connection, each in its own transaction.
 ///
 /// A stage goes in two phases around the app's custom steps:
@@ -469,7 +474,8 @@ private struct StageRun {
             sql:
                 connection.dialect.insertReplacing(
                     into: Self.exactValues, columns: nil, key: ["\"key\"", "\"id\""],
-                    "VALUES (\(key), \(id), \(value), (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = \(id)))")
+                    "VALUES (\(key), \(id), \(value), (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = \(id)))"
+                )
         )
     }
 

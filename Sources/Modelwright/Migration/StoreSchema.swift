@@ -116,7 +116,8 @@ struct StoreSchema: Sendable, Equatable {
     fileprivate static func created(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
         let connection = try SQLiteConnection(path: nil)
         try connection.execute(
-            [SchemaSQL.createMetadata(in: connection.dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) })
+            [SchemaSQL.createMetadata(in: connection.dialect)] + tables.map(\.create)
+                + tables.flatMap { $0.indexes.map(\.create) })
         return try read(connection)
     }
 

@@ -108,7 +108,6 @@ extension StoreVerification {
         guard problems.isEmpty else { throw StoreError.damagedStore(path: path, problems: problems) }
     }
 
-
     /// Throws ``StoreError/storeFileReplaced(path:)`` when the file `connection` has open is no
     /// longer the one at its path (moved, replaced by `mv`, deleted). Called before each write
     /// transaction: a write would go to the old file's log, beside the new file, and the next

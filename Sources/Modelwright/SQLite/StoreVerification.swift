@@ -108,7 +108,8 @@ enum StoreVerification {
         }
         // The metadata table's own definition is checked before its rows say which schema to expect.
         let metadataOnly = actual.filter { $0.table == SchemaSQL.metadataTable }
-        let metadataDifferences = differences(metadataOnly, expected: try entries(created: [SchemaSQL.createMetadata(in: connection.dialect)]))
+        let metadataDifferences = differences(
+            metadataOnly, expected: try entries(created: [SchemaSQL.createMetadata(in: connection.dialect)]))
         guard metadataDifferences.isEmpty else {
             throw StoreError.unexpectedSchema(path: path, differences: metadataDifferences)
         }

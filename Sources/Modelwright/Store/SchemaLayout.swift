@@ -316,7 +316,8 @@ struct ColumnLayout: Sendable {
     let declaringEntity: String
 
     init(
-        name: String, key: String? = nil, property: String, isOptional: Bool, storage: ColumnStorage, references: String?,
+        name: String, key: String? = nil, property: String, isOptional: Bool, storage: ColumnStorage,
+        references: String?,
         isDecimal: Bool = false, defaultLiteral: String? = nil, type: AttributeType? = nil, field: String? = nil,
         isRequiredField: Bool = false, destination: String? = nil, declaringEntity: String = ""
     ) {

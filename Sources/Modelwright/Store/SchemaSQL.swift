@@ -9,7 +9,8 @@ enum SchemaSQL {
     /// The statement that creates the metadata table.
     static func createMetadata(in dialect: some SQLDialect) -> String {
         let text = dialect.columnType(.text)
-        return "CREATE TABLE \(quoted(metadataTable)) (\"key\" \(text) PRIMARY KEY NOT NULL, \"value\" \(text) NOT NULL)"
+        return
+            "CREATE TABLE \(quoted(metadataTable)) (\"key\" \(text) PRIMARY KEY NOT NULL, \"value\" \(text) NOT NULL)"
     }
 
     /// One table of a store with the indexes that belong to it.

@@ -1,6 +1,11 @@
 import Dispatch
 import Foundation
 
+// Over 500 lines on purpose: opening, reading, writing, closing and observing (one MARK section
+// each) share the store's private state (the writer and reader queues, the verified schema cookie,
+// the observers, the remote-change timer), which splitting into files would have to widen from
+// `private`. The operations themselves live elsewhere: `ReadContext`, `WriteContext+…`, `Store+History`.
+
 /// An SQLite store for one schema: one writer, concurrent readers, transactions that commit when
 /// their closure returns.
 ///
