@@ -34,6 +34,9 @@ protocol DatabaseConnection: AnyObject {
     /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
     func statement(_ sql: String) throws -> Statement
 
+    /// A statement for `sql` prepared now and not cached, for statements a connection runs once.
+    func prepare(_ sql: String) throws -> Statement
+
     /// Begins a transaction, which only ``commit()`` or ``rollback()`` ends.
     func begin(_ kind: TransactionKind) throws
 

@@ -141,12 +141,16 @@ protocol SQLDialect: Sendable {
 
     /// The queries ``StoreSchema`` reads a store's tables with; each names its row shape.
     var schemaIntrospection: SchemaIntrospection { get }
+
+    /// Whether the second column of a row of ``SchemaIntrospection/tables`` says the table is
+    /// stored in the order of its primary key.
+    func isClustered(definition: String) -> Bool
 }
 
 /// The queries that read the tables of a store (the runtime's own history tables aside), each
 /// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
 struct SchemaIntrospection: Sendable {
-    /// Rows of (table, whether it is stored in the order of its primary key).
+    /// Rows of (table, text ``SQLDialect/isClustered(definition:)`` reads).
     var tables: String
     /// Rows of (table, column, declared type, not null as 0 or 1, default as SQL text or NULL,
     /// place in the primary key from 1, or 0).

@@ -48,7 +48,7 @@ struct StoreSchema: Sendable, Equatable {
     /// which no schema describes and every migration keeps, are left out), with the dialect's four
     /// introspection queries (``SchemaIntrospection``): planning a long history reads schemas
     /// thousands of times.
-    static func read(_ connection: SQLiteConnection) throws -> StoreSchema {
+    static func read(_ connection: some DatabaseConnection) throws -> StoreSchema {
         var tables: [String: Table] = [:]
         let queries = connection.dialect.schemaIntrospection
         try rows(
@@ -95,7 +95,9 @@ struct StoreSchema: Sendable, Equatable {
         return StoreSchema(tables: tables)
     }
 
-    private static func rows(_ connection: SQLiteConnection, _ sql: String, _ body: (SQLiteStatement) -> Void) throws {
+    private static func rows<Connection: DatabaseConnection>(
+        _ connection: Connection, _ sql: String, _ body: (Connection.Statement) -> Void
+    ) throws {
         let statement = try connection.statement(sql)
         defer { statement.reset() }
         while try statement.step() { body(statement) }

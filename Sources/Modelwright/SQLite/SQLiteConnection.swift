@@ -101,6 +101,10 @@ final class SQLiteConnection: DatabaseConnection {
         return statement
     }
 
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
     /// Registers a deterministic SQL function of UTF-8 text implemented in Swift.
     func register(
         function name: String, arguments: Int32,

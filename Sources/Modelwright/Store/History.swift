@@ -192,7 +192,7 @@ enum HistorySQL {
     /// Creates the tables when they are missing and records their format, or throws when the store
     /// holds history of another format. Runs inside the transaction that opens the store, so two
     /// processes opening it at once cannot both find the format missing.
-    static func prepare(on connection: SQLiteConnection) throws {
+    static func prepare(on connection: some DatabaseConnection) throws {
         try connection.execute(create(in: connection.dialect))
         if let found = try StoreMetadata.read(on: connection).values[StoreMetadata.historyFormatKey] {
             guard found == format else {
@@ -206,15 +206,15 @@ enum HistorySQL {
     /// Records a migration stage as a transaction of ``migrationAuthor`` with no changes, inside the
     /// stage's transaction, when the store keeps history: a target that reads it knows every
     /// record may have changed shape, and fetches again.
-    static func recordMigration(on connection: SQLiteConnection) throws {
-        let exists = try SQLiteStatement(connection: connection, sql: connection.dialect.tableExists)
+    static func recordMigration(on connection: some DatabaseConnection) throws {
+        let exists = try connection.prepare(connection.dialect.tableExists)
         exists.bind(transactions, 1)
         guard try exists.step() else { return }
         _ = try record([], author: migrationAuthor, on: connection)
     }
 
     /// Writes one transaction's history on `connection`, inside its open transaction; returns its token.
-    static func record(_ changes: [HistoryChange], author: String, on connection: SQLiteConnection) throws
+    static func record(_ changes: [HistoryChange], author: String, on connection: some DatabaseConnection) throws
         -> HistoryToken
     {
         let transaction = try connection.statement(
@@ -261,7 +261,7 @@ enum HistorySQL {
     /// The transactions after `token` (all of them for `nil`), oldest first, filtered as ``Store/fetchHistory(after:author:excludingAuthor:entity:)`` says.
     static func fetch(
         after token: HistoryToken?, author: String?, excludingAuthor: String?, entity: String?,
-        on connection: SQLiteConnection
+        on connection: some DatabaseConnection
     ) throws -> [HistoryTransaction] {
         var tests = ["t.\"token\" > ?"]
         var arguments: [SQLValue] = [.integer(token?.value ?? 0)]
@@ -327,7 +327,7 @@ enum HistorySQL {
     }
 
     /// Deletes the transactions before `token` and their changes; returns how many transactions went.
-    static func delete(before token: HistoryToken, on connection: SQLiteConnection) throws -> Int {
+    static func delete(before token: HistoryToken, on connection: some DatabaseConnection) throws -> Int {
         let changes = try connection.statement("DELETE FROM \(quoted(Self.changes)) WHERE \"token\" < ?")
         defer { changes.reset() }
         changes.bind(token.value, 1)
@@ -340,7 +340,7 @@ enum HistorySQL {
     }
 
     /// The token of the last transaction recorded, if any.
-    static func lastToken(on connection: SQLiteConnection) throws -> HistoryToken? {
+    static func lastToken(on connection: some DatabaseConnection) throws -> HistoryToken? {
         let statement = try connection.statement("SELECT max(\"token\") FROM \(quoted(transactions))")
         defer { statement.reset() }
         guard try statement.step(), !statement.isNull(0) else { return nil }

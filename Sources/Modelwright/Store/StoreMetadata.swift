@@ -20,15 +20,14 @@ enum StoreMetadata: Equatable {
 
     /// Reads what the file holds. Call it inside the transaction that acts on the answer, so that
     /// no other connection can change the answer first.
-    static func read(on connection: SQLiteConnection) throws -> StoreMetadata {
-        let tables = try SQLiteStatement(connection: connection, sql: connection.dialect.tableNames)
+    static func read(on connection: some DatabaseConnection) throws -> StoreMetadata {
+        let tables = try connection.prepare(connection.dialect.tableNames)
         var names: Set<String> = []
         while try tables.step() {
             names.insert(tables.string(0))
         }
         guard names.contains(SchemaSQL.metadataTable) else { return names.isEmpty ? .empty : .foreign }
-        let rows = try SQLiteStatement(
-            connection: connection, sql: "SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
+        let rows = try connection.prepare("SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
         var values: [String: String] = [:]
         while try rows.step() {
             values[rows.string(0)] = rows.string(1)
@@ -38,7 +37,7 @@ enum StoreMetadata: Equatable {
 
     /// The checksum a store records, read with one cached statement: the check an open store
     /// makes in every transaction (see `Store.checkSchema(on:)`).
-    static func checksum(on connection: SQLiteConnection) throws -> String? {
+    static func checksum(on connection: some DatabaseConnection) throws -> String? {
         let statement = try connection.statement(
             "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = '\(checksumKey)'")
         defer { statement.reset() }
@@ -58,7 +57,7 @@ enum StoreMetadata: Equatable {
 
     /// Records that the store holds `schema`, inside the caller's transaction: the stage or
     /// creation that made it so commits with it.
-    static func record(_ schema: SchemaDescription, on connection: SQLiteConnection) throws {
+    static func record(_ schema: SchemaDescription, on connection: some DatabaseConnection) throws {
         try write(
             [
                 (modelKey, schema.modelName), (versionKey, String(schema.version)),
@@ -67,10 +66,9 @@ enum StoreMetadata: Equatable {
     }
 
     /// Sets metadata rows, replacing those with the same keys.
-    static func write(_ rows: [(key: String, value: String)], on connection: SQLiteConnection) throws {
-        let insert = try SQLiteStatement(
-            connection: connection,
-            sql: connection.dialect.insertReplacing(
+    static func write(_ rows: [(key: String, value: String)], on connection: some DatabaseConnection) throws {
+        let insert = try connection.prepare(
+            connection.dialect.insertReplacing(
                 into: quoted(SchemaSQL.metadataTable), columns: ["\"key\"", "\"value\""], key: ["\"key\""],
                 "VALUES (\(connection.dialect.parameters(2)))"))
         for (key, value) in rows {
@@ -82,7 +80,7 @@ enum StoreMetadata: Equatable {
     }
 
     /// The version number a store's metadata records.
-    static func storedVersion(on connection: SQLiteConnection) throws -> Int? {
+    static func storedVersion(on connection: some DatabaseConnection) throws -> Int? {
         try read(on: connection).version
     }
 }
