@@ -67,7 +67,7 @@ struct PostgresSchemaTests {
             else { continue }
             found.insert("\(name) \(unique) \(list)")
         }
-        let expected = SchemaSQL.tables(for: layout).flatMap { table in
+        let expected = SchemaSQL.tables(for: layout, in: SQLiteDialect()).flatMap { table in
             table.indexes.map { "\($0.name) \($0.isUnique) \($0.columns.joined(separator: ","))" }
         }
         #expect(Set(expected) == found)
@@ -79,7 +79,7 @@ struct PostgresSchemaTests {
                     "\(entity.name).\($0.name)"
                 } ?? []
             })
-        let joinTables = SchemaSQL.tables(for: layout).filter { $0.relationship != nil }.count
+        let joinTables = SchemaSQL.tables(for: layout, in: SQLiteDialect()).filter { $0.relationship != nil }.count
         #expect(foreignKeys[0, 0] == .int64(Int64(referencing.count + 2 * joinTables)))
     }
 
@@ -156,7 +156,7 @@ struct PostgresSchemaTests {
             try await connection.execute(statement)
         }
         let layout = try SchemaLayout(schema)
-        let joinTables = SchemaSQL.tables(for: layout).filter { $0.relationship != nil }
+        let joinTables = SchemaSQL.tables(for: layout, in: SQLiteDialect()).filter { $0.relationship != nil }
         #expect(joinTables.count == 2)
         let foreignKeys = try await connection.query("SELECT count(*) FROM pg_constraint WHERE contype = 'f'")
         #expect(foreignKeys[0, 0] == .int64(4))

@@ -172,7 +172,7 @@ struct BlogMigrationTests {
         ]
         for (fault, property) in faults {
             let connection = try SQLiteConnection(path: nil)
-            try connection.execute(SchemaSQL.createStatements(for: layout))
+            try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
             try SyntheticRows.insert(for: layout, into: connection)
             // Both posts in Ada's ordered list, in places 0 and 1.
             try connection.execute("UPDATE \"Content\" SET \"author\" = (SELECT \"id\" FROM \"Author\" LIMIT 1)")

@@ -150,7 +150,7 @@ struct RepeatedStructureTests {
         let url = folder.appendingPathComponent(name + ".sqlite")
         let layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: url.path)
-        try connection.execute(SchemaSQL.createStatements(for: layout))
+        try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
         try StoreMetadata.record(schema, on: connection)
         try SyntheticRows.insert(for: layout, into: connection)
         return url

@@ -187,7 +187,7 @@ struct CorpusEndToEnd {
     private func populate(_ store: URL, at schema: SchemaDescription) throws -> [String: [MigrationRow]] {
         let layout = try SchemaLayout(schema)
         let connection = try SQLiteConnection(path: store.path)
-        try connection.execute(SchemaSQL.createStatements(for: layout))
+        try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
         try StoreMetadata.record(schema, on: connection)
         try SyntheticRows.insert(for: layout, into: connection)
         let rows = try Self.rows(connection, layout)

@@ -282,7 +282,7 @@ public struct MigrationStage: Sendable {
     {
         let connection = try SQLiteConnection(path: nil)
         let source = try SchemaLayout(self.source.schema())
-        try connection.execute(SchemaSQL.createStatements(for: source))
+        try connection.execute(SchemaSQL.createStatements(for: source, in: connection.dialect))
         var kept: KeptData?
         if syntheticRows {
             try SyntheticRows.insert(for: source, into: connection)

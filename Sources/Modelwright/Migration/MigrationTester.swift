@@ -34,7 +34,7 @@ public final class MigrationTester {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         url = folder.appendingPathComponent("\(start.modelName).sqlite")
         let connection = try SQLiteConnection(path: url.path)
-        try connection.execute(SchemaSQL.createStatements(for: self.start))
+        try connection.execute(SchemaSQL.createStatements(for: self.start, in: connection.dialect))
         try StoreMetadata.record(start, on: connection)
         self.connection = connection
     }

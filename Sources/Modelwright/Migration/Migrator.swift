@@ -1,5 +1,10 @@
 import Foundation
 
+// Over 500 lines for now: one stage's run (`StageRun`) goes through its phases (add, custom steps,
+// remove, checks) over shared mutable state, and the stages engineer is changing those phases this
+// wave; split by phase (`StageRun+Add`, `+Remove`, `+Checks`) once that work is merged. Its SQL
+// text comes from the connection's dialect (`SQLDialect`).
+
 /// Runs migration stages on a store's writer connection, each in its own transaction.
 ///
 /// A stage goes in two phases around the app's custom steps:
@@ -29,8 +34,8 @@ struct Migrator {
         _ stage: MigrationStage, number: Int, of count: Int, freshSchemas: FreshSchemaCache? = nil
     ) throws -> [MigrationOperation] {
         // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
-        try connection.execute("PRAGMA foreign_keys=OFF")
-        defer { try? connection.execute("PRAGMA foreign_keys=ON") }
+        if let off = connection.dialect.foreignKeysOff { try connection.execute(off) }
+        defer { if let on = connection.dialect.foreignKeysOn { try? connection.execute(on) } }
         let result = try connection.inTransaction(.immediate) {
             try runInOpenTransaction(stage, number: number, of: count, freshSchemas: freshSchemas)
         }
@@ -130,11 +135,11 @@ private struct StageRun {
         self.connection = connection
         source = try SchemaLayout(stage.source.schema())
         destination = try SchemaLayout(stage.destination.schema())
-        mapping = TableMapping(source: source, destination: destination)
-        let definitions = SchemaSQL.tables(for: destination)
+        mapping = TableMapping(source: source, destination: destination, dialect: connection.dialect)
+        let definitions = SchemaSQL.tables(for: destination, in: connection.dialect)
         tables = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         tableOrder = definitions.map(\.name)
-        sourceTables = SchemaSQL.tables(for: source).map(\.name)
+        sourceTables = SchemaSQL.tables(for: source, in: connection.dialect).map(\.name)
         expected = try StoreSchema.fresh(definitions, cache: freshSchemas)
         self.onProgress = onProgress
         name = "from version \(stage.source.version) to \(stage.destination.version)"
@@ -161,8 +166,7 @@ private struct StageRun {
         for table in sourceTables where !continued.contains(table) {
             if tables[table] != nil {
                 let aside = "_mw_removed_" + table
-                try execute(
-                    "ALTER TABLE \(quoted(table)) RENAME TO \(quoted(aside))", .renameTable(from: table, to: aside))
+                try execute(connection.dialect.renameTable(table, to: aside), .renameTable(from: table, to: aside))
                 removedTables.append(aside)
             } else {
                 removedTables.append(table)
@@ -226,14 +230,14 @@ private struct StageRun {
         if needsDetour {
             for (index, (table, old)) in renames.enumerated() {
                 let detour = "_mw_renaming_\(index)"
-                try execute("ALTER TABLE \(quoted(old)) RENAME TO \(quoted(detour))", nil)
+                try execute(connection.dialect.renameTable(old, to: detour), nil)
                 current[table] = detour
             }
         }
         for (table, _) in renames {
             guard let from = current[table] else { continue }
             try execute(
-                "ALTER TABLE \(quoted(from)) RENAME TO \(quoted(table))",
+                connection.dialect.renameTable(from, to: table),
                 .renameTable(from: mapping.sourceTable[table] ?? from, to: table))
         }
     }
@@ -243,7 +247,7 @@ private struct StageRun {
         // A removed column whose name a new column takes moves aside; it is dropped later.
         for column in existing.sorted() where !kept.contains(column) && tables[table]?.columns[column] != nil {
             try execute(
-                "ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(column)) TO \(quoted("_mw_removed_" + column))",
+                connection.dialect.renameColumn(column, of: table, to: "_mw_removed_" + column),
                 .renameColumn(table: table, from: column, to: "_mw_removed_" + column))
         }
         let renames = columns.filter { $0.key != $0.value }.sorted { $0.key < $1.key }
@@ -252,13 +256,13 @@ private struct StageRun {
         if needsDetour {
             for (index, (column, old)) in renames.enumerated() {
                 let detour = "_mw_renaming_\(index)"
-                try execute("ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(old)) TO \(quoted(detour))", nil)
+                try execute(connection.dialect.renameColumn(old, of: table, to: detour), nil)
                 current[column] = detour
             }
         }
         for (column, old) in renames {
             try execute(
-                "ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(current[column] ?? old)) TO \(quoted(column))",
+                connection.dialect.renameColumn(current[column] ?? old, of: table, to: column),
                 .renameColumn(table: table, from: old, to: column))
         }
     }
@@ -272,7 +276,7 @@ private struct StageRun {
             if sql.contains(" NOT NULL"), !sql.contains(" DEFAULT ") {
                 sql = sql.replacingOccurrences(of: " NOT NULL", with: "")
             }
-            try execute("ALTER TABLE \(quoted(table)) ADD COLUMN \(sql)", .addColumn(table: table, column: column))
+            try execute(connection.dialect.addColumn(sql, to: table), .addColumn(table: table, column: column))
             try keepNegativeZero(of: column, in: table)
         }
     }
@@ -453,7 +457,8 @@ private struct StageRun {
         guard let old = mapping.sourceColumn[table]?[column.name] else { return false }
         let before = source.entities.values.lazy.filter { $0.table == self.mapping.sourceTable[table] }
             .flatMap(\.columns).first { $0.name == old }
-        return before.map { $0.affinity != column.affinity } ?? false
+        let dialect = connection.dialect
+        return before.map { dialect.columnType($0.storage) != dialect.columnType(column.storage) } ?? false
     }
 
     /// A statement that records, for the row with ID `?1`, the exact value `?2` an obligation wrote
@@ -462,11 +467,15 @@ private struct StageRun {
         try connection.execute(
             "CREATE TEMP TABLE IF NOT EXISTS \"_mw_exact_values\" (\"key\", \"id\", \"value\", \"stored\", PRIMARY KEY (\"key\", \"id\"))"
         )
-        let key = SQLSyntax.string(table + "." + column)
+        let key = connection.dialect.string(table + "." + column)
+        let (id, value) = (connection.dialect.parameter(1), connection.dialect.parameter(2))
         return try SQLiteStatement(
             connection: connection,
             sql:
-                "INSERT OR REPLACE INTO \(Self.exactValues) VALUES (\(key), ?1, ?2, (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = ?1))"
+                connection.dialect.insertReplacing(
+                    into: Self.exactValues, columns: nil, key: ["\"key\"", "\"id\""],
+                    "VALUES (\(key), \(id), \(value), (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = \(id)))"
+                )
         )
     }
 
@@ -499,7 +508,7 @@ private struct StageRun {
             }
         }
         for table in removedTables {
-            try execute("DROP TABLE \(quoted(table))", .dropTable(table))
+            try execute(connection.dialect.dropTable(table), .dropTable(table))
         }
         for table in tableOrder {
             // Indexes alone never need a rebuild: they are dropped and created below.
@@ -534,8 +543,8 @@ private struct StageRun {
             "INSERT INTO \(quoted(copy)) (\(columns.map(quoted).joined(separator: ", "))) SELECT \(expressions.joined(separator: ", ")) FROM \(quoted(table))",
             nil)
         rowsCopied += connection.changes
-        try execute("DROP TABLE \(quoted(table))", nil)
-        try execute("ALTER TABLE \(quoted(copy)) RENAME TO \(quoted(table))", .rebuildTable(table))
+        try execute(connection.dialect.dropTable(table), nil)
+        try execute(connection.dialect.renameTable(copy, to: table), .rebuildTable(table))
         report(.tableCopied, table)
     }
 
@@ -553,13 +562,13 @@ private struct StageRun {
                 uniquingKeysWith: { first, _ in first })
             for (index, name) in have.indexNames.sorted(by: { $0.value < $1.value })
             where wantedNames[name.lowercased()].map({ $0 != index }) ?? false {
-                try execute("DROP INDEX \(quoted(name))", .dropIndex(table: table, name: name))
+                try execute(connection.dialect.dropIndex(name), .dropIndex(table: table, name: name))
                 have.indexes.remove(index)
                 have.indexNames[index] = nil
             }
             for index in have.indexes.subtracting(wanted).sorted(by: { "\($0)" < "\($1)" }) {
                 guard let name = have.indexNames[index] else { continue }
-                try execute("DROP INDEX \(quoted(name))", .dropIndex(table: table, name: name))
+                try execute(connection.dialect.dropIndex(name), .dropIndex(table: table, name: name))
             }
             for index in definition.indexes
             where !have.indexes.contains(StoreSchema.Index(columns: index.columns, isUnique: index.isUnique)) {
@@ -576,8 +585,8 @@ private struct StageRun {
         let dropped = operations.contains { if case .dropTable = $0 { true } else { false } }
         let checked = everyTable || dropped ? [nil] : touched.sorted().map(Optional.some)
         for table in checked {
-            let pragma = "PRAGMA foreign_key_check" + (table.map { "(\(quoted($0)))" } ?? "")
-            let statement = try SQLiteStatement(connection: connection, sql: pragma)
+            let statement = try SQLiteStatement(
+                connection: connection, sql: connection.dialect.foreignKeyViolations(in: table))
             var violations: [String: (parent: String, rows: Int)] = [:]
             while try statement.step() {
                 let child = statement.string(0)

@@ -45,22 +45,23 @@ struct StoreSchema: Sendable, Equatable {
     var tables: [String: Table]
 
     /// Reads the schema of the database `connection` is open on (persistent history's tables,
-    /// which no schema describes and every migration keeps, are left out), with four queries over SQLite's
-    /// table-valued `pragma_…` functions rather than four `PRAGMA`s per table: planning a long
-    /// history reads schemas thousands of times.
-    static func read(_ connection: SQLiteConnection) throws -> StoreSchema {
+    /// which no schema describes and every migration keeps, are left out), with the dialect's four
+    /// introspection queries (``SchemaIntrospection``): planning a long history reads schemas
+    /// thousands of times.
+    static func read(_ connection: some DatabaseConnection) throws -> StoreSchema {
         var tables: [String: Table] = [:]
+        let queries = connection.dialect.schemaIntrospection
         try rows(
             connection,
-            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
+            queries.tables
         ) { row in
             tables[row.string(0)] = Table(
                 columns: [:], indexes: [], indexNames: [:], foreignKeys: [],
-                isWithoutRowID: row.string(1).uppercased().hasSuffix("WITHOUT ROWID"))
+                isWithoutRowID: connection.dialect.isClustered(definition: row.string(1)))
         }
         try rows(
             connection,
-            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
+            queries.columns
         ) { row in
             tables[row.string(0)]?.columns[row.string(1)] = Column(
                 type: row.string(2).uppercased(),
@@ -73,7 +74,7 @@ struct StoreSchema: Sendable, Equatable {
         var indexColumns: [String: (table: String, unique: Bool, columns: [(Int64, String)])] = [:]
         try rows(
             connection,
-            "SELECT m.name, l.name, l.\"unique\", i.seqno, i.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND l.origin = 'c'"
+            queries.indexes
         ) { row in
             let name = row.string(1)
             indexColumns[name, default: (row.string(0), row.int64(2) != 0, [])].columns.append(
@@ -86,7 +87,7 @@ struct StoreSchema: Sendable, Equatable {
         }
         try rows(
             connection,
-            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
+            queries.foreignKeys
         ) { row in
             tables[row.string(0)]?.foreignKeys.insert(
                 ForeignKey(column: row.string(1), table: row.string(2), onDelete: row.string(3)))
@@ -94,7 +95,9 @@ struct StoreSchema: Sendable, Equatable {
         return StoreSchema(tables: tables)
     }
 
-    private static func rows(_ connection: SQLiteConnection, _ sql: String, _ body: (SQLiteStatement) -> Void) throws {
+    private static func rows<Connection: DatabaseConnection>(
+        _ connection: Connection, _ sql: String, _ body: (Connection.Statement) -> Void
+    ) throws {
         let statement = try connection.statement(sql)
         defer { statement.reset() }
         while try statement.step() { body(statement) }
@@ -102,7 +105,7 @@ struct StoreSchema: Sendable, Equatable {
 
     /// Reads the schema a fresh store of `schema` has, from a private in-memory database.
     static func fresh(_ layout: SchemaLayout) throws -> StoreSchema {
-        try fresh(SchemaSQL.tables(for: layout))
+        try fresh(SchemaSQL.tables(for: layout, in: SQLiteDialect()))
     }
 
     /// Reads the schema a store with these tables has, from a private in-memory database, or
@@ -115,7 +118,8 @@ struct StoreSchema: Sendable, Equatable {
     fileprivate static func created(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
         let connection = try SQLiteConnection(path: nil)
         try connection.execute(
-            [SchemaSQL.createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) })
+            [SchemaSQL.createMetadata(in: connection.dialect)] + tables.map(\.create)
+                + tables.flatMap { $0.indexes.map(\.create) })
         return try read(connection)
     }
 
@@ -151,7 +155,7 @@ struct StoreSchema: Sendable, Equatable {
                 result.append("\(name) \(verb) foreign key \(key.column) → \(key.table)")
             }
             if table.isWithoutRowID != wanted.isWithoutRowID {
-                result.append("\(name) should\(wanted.isWithoutRowID ? "" : " not") be a WITHOUT ROWID table")
+                result.append("\(name) should\(wanted.isWithoutRowID ? "" : " not") be clustered by its primary key")
             }
         }
         return result.sorted()
@@ -195,7 +199,7 @@ package final class FreshSchemaCache: Sendable {
         var schema = StoreSchema(tables: [:])
         var missing: [(definition: SchemaSQL.Table, key: String)] = []
         tables.withLock { cache in
-            schema.tables[SchemaSQL.metadataTable] = cache[SchemaSQL.createMetadata]
+            schema.tables[SchemaSQL.metadataTable] = cache[SchemaSQL.createMetadata(in: SQLiteDialect())]
             for (definition, key) in zip(definitions, keys) {
                 if let table = cache[key] {
                     schema.tables[definition.name] = table
@@ -207,7 +211,7 @@ package final class FreshSchemaCache: Sendable {
         guard !missing.isEmpty || schema.tables[SchemaSQL.metadataTable] == nil else { return schema }
         let created = try StoreSchema.created(missing.map(\.definition))
         tables.withLock { cache in
-            cache[SchemaSQL.createMetadata] = created.tables[SchemaSQL.metadataTable]
+            cache[SchemaSQL.createMetadata(in: SQLiteDialect())] = created.tables[SchemaSQL.metadataTable]
             for (definition, key) in missing { cache[key] = created.tables[definition.name] }
         }
         schema.tables.merge(created.tables) { _, new in new }

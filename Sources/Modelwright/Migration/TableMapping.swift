@@ -40,7 +40,7 @@ struct TableMapping {
     /// The placeholder a fill's expression names its source column by.
     static let sourcePlaceholder = "\u{1}SOURCE\u{1}"
 
-    init(source: SchemaLayout, destination: SchemaLayout) {
+    init(source: SchemaLayout, destination: SchemaLayout, dialect: some SQLDialect) {
         let old = source.schema
         let new = destination.schema
         // Tables first: a root entity keeps its table when it was a root before.
@@ -60,7 +60,7 @@ struct TableMapping {
                 nowColumns[table, default: []].append((newLayout.columnName(attribute.name), entity.name))
             }
             guard let oldLayout = source.entities[oldName], sourceTable[table] == oldLayout.table else { continue }
-            mapColumns(of: entity, in: newLayout, from: oldLayout, new: new)
+            mapColumns(of: entity, in: newLayout, from: oldLayout, new: new, dialect: dialect)
             if newLayout.hasDiscriminator {
                 if oldLayout.hasDiscriminator {
                     sourceColumn[table, default: [:]]["_entity"] = "_entity"
@@ -80,7 +80,8 @@ struct TableMapping {
     private var candidates: [String: [String: [(entity: String, column: String, expression: String)]]] = [:]
 
     private mutating func mapColumns(
-        of entity: EntityDescription, in newLayout: EntityLayout, from oldLayout: EntityLayout, new: SchemaDescription
+        of entity: EntityDescription, in newLayout: EntityLayout, from oldLayout: EntityLayout, new: SchemaDescription,
+        dialect: some SQLDialect
     ) {
         let table = newLayout.table
         let attributes = Self.lineage(of: entity, in: new).flatMap(\.attributes)
@@ -88,7 +89,7 @@ struct TableMapping {
             let renamedFrom = attributes.first { $0.name == column.property }?.renamedFrom
             guard
                 let (oldColumn, expression) = Self.source(
-                    of: column, renamedFrom: renamedFrom, in: newLayout, from: oldLayout)
+                    of: column, renamedFrom: renamedFrom, in: newLayout, from: oldLayout, dialect: dialect)
             else { continue }
             entitySource[entity.name, default: [:]][column.name] = oldColumn
             candidates[table, default: [:]][column.name, default: []].append((entity.name, oldColumn, expression))
@@ -109,7 +110,8 @@ struct TableMapping {
     /// The source column a destination column continues, with the SQL that converts its value
     /// (over ``sourcePlaceholder``), or `nil` for a new column.
     private static func source(
-        of column: ColumnLayout, renamedFrom: String?, in newLayout: EntityLayout, from oldLayout: EntityLayout
+        of column: ColumnLayout, renamedFrom: String?, in newLayout: EntityLayout, from oldLayout: EntityLayout,
+        dialect: some SQLDialect
     ) -> (String, String)? {
         let placeholder = sourcePlaceholder
         guard let description = newLayout.relationships.first(where: { $0.name == column.property }),
@@ -122,7 +124,8 @@ struct TableMapping {
             }
             return old.map { old in
                 let conversion =
-                    column.field == nil ? Self.conversion(from: old.type, to: column.type, column: placeholder) : nil
+                    column.field == nil
+                    ? Self.conversion(from: old.type, to: column.type, column: placeholder, dialect: dialect) : nil
                 var expression = conversion ?? placeholder
                 if old.isOptional, !column.isOptional, let literal = column.defaultLiteral {
                     expression = "COALESCE(\(expression), \(literal))"
@@ -231,11 +234,13 @@ struct TableMapping {
     /// The SQL that converts a column's stored value from one type to another (the one rule,
     /// ``ScalarType/conversion(to:)``), or `nil` when the stored value serves as it is (or only a
     /// custom stage can convert it).
-    static func conversion(from old: AttributeType?, to new: AttributeType?, column: String) -> String? {
+    static func conversion(
+        from old: AttributeType?, to new: AttributeType?, column: String, dialect: some SQLDialect
+    ) -> String? {
         guard let old = old?.scalar, let new = new?.scalar, let cast = old.conversion(to: new)?.cast else {
             return nil
         }
-        return "CAST(\(column) AS \(cast.sqliteColumnType))"
+        return dialect.cast(column, to: cast)
     }
 
     /// The entity and its ancestors, root first.

@@ -143,7 +143,7 @@ public final class FetchedResultsController<Target: Record>: AsyncSequence, Send
 
 extension ColumnPath {
     /// SQLite's row number (`rowid`), which results controllers sort by last.
-    static let rowNumber = ColumnPath(column: "rowid")
+    static let rowNumber = ColumnPath(column: SQLiteDialect.rowNumberColumn)
 }
 
 /// One iteration's state: the last snapshot delivered and the records changed since.

@@ -37,6 +37,8 @@ package enum PostgresDialect {
         case .float: return .real
         case .decimal: return .numeric
         case .string, .url: return .text
+        // A day is kept as SQLite keeps it, `YYYY-MM-DD` text, which sorts as the days do.
+        case .day: return .text
         case .date: return .timestamptz
         case .data: return .bytea
         case .uuid: return .uuid
@@ -255,7 +257,9 @@ extension PostgresDialect {
     /// with a digest instead.
     package static func createStatements(for schema: SchemaDescription) throws -> [String] {
         let layout = try SchemaLayout(schema)
-        let tables = SchemaSQL.tables(for: layout)
+        // Only the tables' names, column names and indexes are read here, which no dialect changes;
+        // the definitions are spelled below until this type implements `SQLDialect` (issue 27).
+        let tables = SchemaSQL.tables(for: layout, in: SQLiteDialect())
         let attributes = attributesByColumn(schema)
         // Each table's columns, in SchemaSQL's order: the hierarchy's entities as the schema
         // lists them, each column once, then the position columns.

@@ -15,7 +15,7 @@ import Foundation
 /// which checks for that: once the transaction is gone, every later statement on the connection
 /// throws ``StoreError/transactionAborted(cause:)`` and ``commit()`` throws it too, until the owner
 /// calls ``rollback()``.
-final class SQLiteConnection {
+final class SQLiteConnection: DatabaseConnection {
     private(set) var handle: OpaquePointer?
     private var statements: [String: SQLiteStatement] = [:]
     /// Whether a transaction this connection began is open, or was rolled back by SQLite.
@@ -27,6 +27,8 @@ final class SQLiteConnection {
     var refusedTransactionStatement = false
     /// SQL text the store rendered, by the shape of the request it came from; see `ReadContext.select`.
     var renderedSQL: [AnyHashable: String] = [:]
+    /// How the statements this connection runs are spelled.
+    let dialect = SQLiteDialect()
 
     /// Opens (or creates) a database file, or a private in-memory database for `nil`.
     init(path: String?, readOnly: Bool = false) throws {
@@ -99,6 +101,10 @@ final class SQLiteConnection {
         return statement
     }
 
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
     /// Registers a deterministic SQL function of UTF-8 text implemented in Swift.
     func register(
         function name: String, arguments: Int32,
@@ -154,15 +160,6 @@ final class SQLiteConnection {
 
     // MARK: - Transactions
 
-    /// How a transaction takes its locks.
-    enum TransactionKind: String {
-        /// Reads from a snapshot taken at its first statement; for reads.
-        case deferred = "BEGIN DEFERRED"
-        /// Takes the write lock at once, waiting for it up to the busy timeout: what it reads
-        /// cannot change before it commits.
-        case immediate = "BEGIN IMMEDIATE"
-    }
-
     private enum TransactionState {
         case none
         case open
@@ -172,7 +169,7 @@ final class SQLiteConnection {
 
     /// Begins a transaction, which only ``commit()`` or ``rollback()`` ends.
     func begin(_ kind: TransactionKind) throws {
-        try control(kind.rawValue)
+        try control(dialect.begin(kind))
         transaction = .open
     }
 
@@ -189,19 +186,6 @@ final class SQLiteConnection {
     func rollback() {
         transaction = .none
         if isInTransaction { try? control("ROLLBACK") }
-    }
-
-    /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
-    func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
-        try begin(kind)
-        do {
-            let result = try body()
-            try commit()
-            return result
-        } catch {
-            rollback()
-            throw error
-        }
     }
 
     /// Throws ``StoreError/transactionAborted(cause:)`` when the transaction this connection began

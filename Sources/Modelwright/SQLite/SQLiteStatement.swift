@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// A prepared statement: bind parameters by index, step through rows, read columns by index.
-final class SQLiteStatement {
+final class SQLiteStatement: DatabaseStatement {
     private let connection: SQLiteConnection
     /// A `let`, so reading it costs no runtime exclusivity check on every bind and column read.
     let handle: OpaquePointer?

@@ -17,8 +17,11 @@ package struct ScalarType: Sendable, Hashable, CustomStringConvertible {
     package let swiftType: String
     /// The type with its article, for messages (`an Int16`, `Data`).
     package let phrase: String
-    /// What the store keeps a value as; a storage engine maps it to its column type.
+    /// What the store keeps a value as, for the value check.
     package let storageClass: StorageClass
+    /// What a column of the type stores; each engine's ``SQLDialect`` declares it with its own
+    /// column type.
+    package let columnStorage: ColumnStorage
     /// The stored integers a value may be, for the types stored as integers.
     package let integerRange: ClosedRange<Int64>?
     /// What a number of this type is, for the conversion rule; `nil` when it is not a number.
@@ -69,8 +72,8 @@ package struct ScalarType: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension ScalarType {
-    /// What the store keeps a value as. The SQLDialect seam maps it to a column type
-    /// (``sqliteColumnType`` is SQLite's answer).
+    /// What the store keeps a value as, as far as the value check (``DecodingFunction``) tells
+    /// stored values apart; column types come from ``ColumnStorage``.
     package enum StorageClass: Sendable, Equatable {
         /// A 64-bit integer.
         case integer
@@ -82,20 +85,6 @@ extension ScalarType {
         case text
         /// Bytes.
         case blob
-
-        /// The column type SQLite declares for the storage class: the SQLite dialect's hook, to
-        /// move into the `SQLDialect` seam.
-        package var sqliteColumnType: String {
-            switch self {
-            case .integer: "INTEGER"
-            // No declared type: a REAL column stores an integral double as an integer and so turns
-            // -0.0 into 0; a column without affinity keeps the IEEE bits.
-            case .exactReal: ""
-            case .real: "REAL"
-            case .text: "TEXT"
-            case .blob: "BLOB"
-            }
-        }
     }
 
     /// What decoding asks of a stored value, in terms a storage engine can test in its own language.
@@ -226,6 +215,7 @@ extension ScalarType {
         let range = Int64(Value.min)...Int64(Value.max)
         return ScalarType(
             name: name, schemaSpelling: spelling, swiftType: spelling, phrase: phrase, storageClass: .integer,
+            columnStorage: Value.bitWidth <= 16 ? .integer16 : Value.bitWidth <= 32 ? .integer32 : .integer64,
             integerRange: range, number: .integer(bits: Value.bitWidth), takesNumbersAsText: false, literal: .integer,
             isOrdered: true, coreData: coreData, valueType: valueType, decodes: { (try? Value(sqlValue: $0)) != nil },
             valueCheck: .storageClass,
@@ -251,7 +241,7 @@ extension ScalarType {
 
     /// `Bool`: the integers 0 and 1.
     package static let bool = ScalarType(
-        name: "bool", schemaSpelling: "Bool", swiftType: "Bool", phrase: "a Bool", storageClass: .integer,
+        name: "bool", schemaSpelling: "Bool", swiftType: "Bool", phrase: "a Bool", storageClass: .integer, columnStorage: .boolean,
         integerRange: 0...1, number: .integer(bits: 1), takesNumbersAsText: false, literal: .bool, isOrdered: false,
         coreData: CoreDataType(name: "Boolean", usesScalarValueType: true, imports: true),
         valueType: Bool.self,
@@ -284,7 +274,7 @@ extension ScalarType {
 
     /// `Double`: an IEEE double kept bit for bit.
     package static let double = ScalarType(
-        name: "double", schemaSpelling: "Double", swiftType: "Double", phrase: "a Double", storageClass: .exactReal,
+        name: "double", schemaSpelling: "Double", swiftType: "Double", phrase: "a Double", storageClass: .exactReal, columnStorage: .double,
         integerRange: nil, number: .floatingPoint(bits: 64, exactIntegerBits: 32), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: false), isOrdered: true,
         coreData: CoreDataType(name: "Double", usesScalarValueType: true, imports: true),
@@ -305,7 +295,7 @@ extension ScalarType {
 
     /// `Float`: stored as the double it converts to exactly.
     package static let float = ScalarType(
-        name: "float", schemaSpelling: "Float", swiftType: "Float", phrase: "a Float", storageClass: .exactReal,
+        name: "float", schemaSpelling: "Float", swiftType: "Float", phrase: "a Float", storageClass: .exactReal, columnStorage: .float,
         integerRange: nil, number: .floatingPoint(bits: 32, exactIntegerBits: 16), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: true), isOrdered: true,
         coreData: CoreDataType(name: "Float", usesScalarValueType: true, imports: true),
@@ -330,7 +320,7 @@ extension ScalarType {
 
     /// `Decimal`: its exact text, never through `Double`.
     package static let decimal = ScalarType(
-        name: "decimal", schemaSpelling: "Decimal", swiftType: "Decimal", phrase: "a Decimal", storageClass: .text,
+        name: "decimal", schemaSpelling: "Decimal", swiftType: "Decimal", phrase: "a Decimal", storageClass: .text, columnStorage: .decimal,
         integerRange: nil, number: nil, takesNumbersAsText: true, literal: .decimal, isOrdered: true,
         coreData: CoreDataType(name: "Decimal", usesScalarValueType: nil, imports: true),
         valueType: Decimal.self,
@@ -352,7 +342,7 @@ extension ScalarType {
 
     /// `String`.
     package static let string = ScalarType(
-        name: "string", schemaSpelling: "String", swiftType: "String", phrase: "a String", storageClass: .text,
+        name: "string", schemaSpelling: "String", swiftType: "String", phrase: "a String", storageClass: .text, columnStorage: .text,
         integerRange: nil, number: nil, takesNumbersAsText: true,
         literal: .text(
             TextLiteral(
@@ -370,7 +360,7 @@ extension ScalarType {
 
     /// `Date`: seconds since 2001-01-01 as a double, exactly how `Date` holds its value.
     package static let date = ScalarType(
-        name: "date", schemaSpelling: "Date", swiftType: "Date", phrase: "a Date", storageClass: .real,
+        name: "date", schemaSpelling: "Date", swiftType: "Date", phrase: "a Date", storageClass: .real, columnStorage: .timestamp,
         integerRange: nil, number: nil, takesNumbersAsText: false, literal: .instant, isOrdered: true,
         coreData: CoreDataType(name: "Date", usesScalarValueType: false, imports: true),
         valueType: Date.self,
@@ -383,7 +373,7 @@ extension ScalarType {
 
     /// `Data`: the bytes.
     package static let data = ScalarType(
-        name: "data", schemaSpelling: "Data", swiftType: "Data", phrase: "Data", storageClass: .blob,
+        name: "data", schemaSpelling: "Data", swiftType: "Data", phrase: "Data", storageClass: .blob, columnStorage: .bytes,
         integerRange: nil, number: nil, takesNumbersAsText: false, literal: .none, isOrdered: false,
         coreData: CoreDataType(name: "Binary", usesScalarValueType: nil, imports: true),
         valueType: Data.self,
@@ -396,7 +386,7 @@ extension ScalarType {
 
     /// `UUID`: 16 bytes.
     package static let uuid = ScalarType(
-        name: "uuid", schemaSpelling: "UUID", swiftType: "UUID", phrase: "a UUID", storageClass: .blob,
+        name: "uuid", schemaSpelling: "UUID", swiftType: "UUID", phrase: "a UUID", storageClass: .blob, columnStorage: .uuid,
         integerRange: nil, number: nil, takesNumbersAsText: false,
         literal: .text(
             TextLiteral(
@@ -416,7 +406,7 @@ extension ScalarType {
 
     /// `URL`: its absolute text.
     package static let url = ScalarType(
-        name: "url", schemaSpelling: "URL", swiftType: "URL", phrase: "a URL", storageClass: .text,
+        name: "url", schemaSpelling: "URL", swiftType: "URL", phrase: "a URL", storageClass: .text, columnStorage: .text,
         integerRange: nil, number: nil, takesNumbersAsText: false,
         literal: .text(
             TextLiteral(
@@ -438,7 +428,7 @@ extension ScalarType {
     /// sorts as the days do and which SQLite's date functions read. Core Data has no such type:
     /// it exports as a `String` and imports back as one.
     package static let day = ScalarType(
-        name: "day", schemaSpelling: "Day", swiftType: "Day", phrase: "a Day", storageClass: .text,
+        name: "day", schemaSpelling: "Day", swiftType: "Day", phrase: "a Day", storageClass: .text, columnStorage: .text,
         integerRange: nil, number: nil, takesNumbersAsText: false,
         literal: .text(
             TextLiteral(

@@ -5,9 +5,8 @@ package struct TypeConversion: Sendable, Equatable {
     package let isLossless: Bool
     /// Why, for people (`widening`, `large integers lose precision`).
     package let reason: String
-    /// The storage class SQL converts stored values to (SQLite's `CAST`); `nil` when they serve as
-    /// they are.
-    package let cast: ScalarType.StorageClass?
+    /// What SQL converts stored values to (the dialect's `CAST`); `nil` when they serve as they are.
+    package let cast: ColumnStorage?
     /// Whether converting changes the stored values (a cast, or a narrowing the value check must see).
     package let rewritesValues: Bool
 }
@@ -26,7 +25,7 @@ extension ScalarType {
         case (.integer(let width)?, .floatingPoint(_, let exact)?):
             return TypeConversion(
                 isLossless: width <= exact, reason: width <= exact ? "exact" : "large integers lose precision",
-                cast: .real, rewritesValues: true)
+                cast: new.columnStorage, rewritesValues: true)
         case (.floatingPoint(let before, _)?, .floatingPoint(let after, _)?):
             return before <= after
                 ? TypeConversion(isLossless: true, reason: "widening", cast: nil, rewritesValues: false)
@@ -34,7 +33,7 @@ extension ScalarType {
                     isLossless: false, reason: "narrowing: precision is lost", cast: nil, rewritesValues: true)
         case (_?, nil) where new.takesNumbersAsText:
             return TypeConversion(
-                isLossless: true, reason: "numbers become their text", cast: .text, rewritesValues: true)
+                isLossless: true, reason: "numbers become their text", cast: new.columnStorage, rewritesValues: true)
         default:
             return nil
         }

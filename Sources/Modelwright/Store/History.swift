@@ -172,16 +172,14 @@ enum HistorySQL {
     static let changes = "_mw_history_changes"
 
     /// Creates the tables when they are missing: a store gains history the first time it is opened with it.
-    static let create = [
-        "CREATE TABLE IF NOT EXISTS \(quoted(transactions)) (\"token\" INTEGER PRIMARY KEY AUTOINCREMENT, "
-            + "\"timestamp\" REAL NOT NULL, \"author\" TEXT NOT NULL)",
-        // Clustered by token: a transaction's changes are appended at the end and read as one range.
-        // One row holds a run of records with the same entity, kind and changed attributes, their
-        // 16-byte IDs one after the other: a batch of 100,000 inserts is one row, not 100,000.
-        "CREATE TABLE IF NOT EXISTS \(quoted(changes)) (\"token\" INTEGER NOT NULL, \"seq\" INTEGER NOT NULL, "
-            + "\"entity\" TEXT NOT NULL, \"recordIDs\" BLOB NOT NULL, \"kind\" INTEGER NOT NULL, "
-            + "\"changedAttributes\" TEXT NOT NULL, PRIMARY KEY (\"token\", \"seq\")) WITHOUT ROWID",
-    ]
+    ///
+    /// The changes table is clustered by token: a transaction's changes are appended at the end and
+    /// read as one range. One row holds a run of records with the same entity, kind and changed
+    /// attributes, their 16-byte IDs one after the other: a batch of 100,000 inserts is one row,
+    /// not 100,000.
+    static func create(in dialect: some SQLDialect) -> [String] {
+        dialect.createHistoryTables(transactions: transactions, changes: changes)
+    }
 
     /// The format of the history tables, kept in the store's metadata: a runtime refuses a store
     /// whose history another format wrote, rather than misread it.
@@ -194,8 +192,8 @@ enum HistorySQL {
     /// Creates the tables when they are missing and records their format, or throws when the store
     /// holds history of another format. Runs inside the transaction that opens the store, so two
     /// processes opening it at once cannot both find the format missing.
-    static func prepare(on connection: SQLiteConnection) throws {
-        try connection.execute(create)
+    static func prepare(on connection: some DatabaseConnection) throws {
+        try connection.execute(create(in: connection.dialect))
         if let found = try StoreMetadata.read(on: connection).values[StoreMetadata.historyFormatKey] {
             guard found == format else {
                 throw StoreError.unsupportedHistoryFormat(found: found, supported: format)
@@ -208,20 +206,20 @@ enum HistorySQL {
     /// Records a migration stage as a transaction of ``migrationAuthor`` with no changes, inside the
     /// stage's transaction, when the store keeps history: a target that reads it knows every
     /// record may have changed shape, and fetches again.
-    static func recordMigration(on connection: SQLiteConnection) throws {
-        let exists = try SQLiteStatement(
-            connection: connection, sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+    static func recordMigration(on connection: some DatabaseConnection) throws {
+        let exists = try connection.prepare(connection.dialect.tableExists)
         exists.bind(transactions, 1)
         guard try exists.step() else { return }
         _ = try record([], author: migrationAuthor, on: connection)
     }
 
     /// Writes one transaction's history on `connection`, inside its open transaction; returns its token.
-    static func record(_ changes: [HistoryChange], author: String, on connection: SQLiteConnection) throws
+    static func record(_ changes: [HistoryChange], author: String, on connection: some DatabaseConnection) throws
         -> HistoryToken
     {
         let transaction = try connection.statement(
-            "INSERT INTO \(quoted(transactions)) (\"timestamp\", \"author\") VALUES (?, ?) RETURNING \"token\"")
+            "INSERT INTO \(quoted(transactions)) (\"timestamp\", \"author\") VALUES (?, ?)"
+                + connection.dialect.returning(["\"token\""]))
         defer { transaction.reset() }
         transaction.bind(Date().timeIntervalSince1970, 1)
         transaction.bind(author, 2)
@@ -263,7 +261,7 @@ enum HistorySQL {
     /// The transactions after `token` (all of them for `nil`), oldest first, filtered as ``Store/fetchHistory(after:author:excludingAuthor:entity:)`` says.
     static func fetch(
         after token: HistoryToken?, author: String?, excludingAuthor: String?, entity: String?,
-        on connection: SQLiteConnection
+        on connection: some DatabaseConnection
     ) throws -> [HistoryTransaction] {
         var tests = ["t.\"token\" > ?"]
         var arguments: [SQLValue] = [.integer(token?.value ?? 0)]
@@ -329,7 +327,7 @@ enum HistorySQL {
     }
 
     /// Deletes the transactions before `token` and their changes; returns how many transactions went.
-    static func delete(before token: HistoryToken, on connection: SQLiteConnection) throws -> Int {
+    static func delete(before token: HistoryToken, on connection: some DatabaseConnection) throws -> Int {
         let changes = try connection.statement("DELETE FROM \(quoted(Self.changes)) WHERE \"token\" < ?")
         defer { changes.reset() }
         changes.bind(token.value, 1)
@@ -342,7 +340,7 @@ enum HistorySQL {
     }
 
     /// The token of the last transaction recorded, if any.
-    static func lastToken(on connection: SQLiteConnection) throws -> HistoryToken? {
+    static func lastToken(on connection: some DatabaseConnection) throws -> HistoryToken? {
         let statement = try connection.statement("SELECT max(\"token\") FROM \(quoted(transactions))")
         defer { statement.reset() }
         guard try statement.step(), !statement.isNull(0) else { return nil }

@@ -105,7 +105,7 @@ struct SchemaLayout: Sendable {
                             name: key,
                             property: attribute.name,
                             isOptional: attribute.isOptional || field.isOptional,
-                            affinity: Self.affinity(of: field.type),
+                            storage: Self.storage(of: field.type),
                             references: nil,
                             isDecimal: field.type == .decimal,
                             defaultLiteral: field.defaultValue?.sqlLiteral(for: field.type),
@@ -122,7 +122,7 @@ struct SchemaLayout: Sendable {
                         name: attribute.name,
                         property: attribute.name,
                         isOptional: attribute.isOptional,
-                        affinity: Self.affinity(of: attribute.type),
+                        storage: Self.storage(of: attribute.type),
                         references: nil,
                         isDecimal: attribute.type == .decimal,
                         defaultLiteral: attribute.defaultValue?.sqlLiteral(for: attribute.type),
@@ -145,7 +145,7 @@ struct SchemaLayout: Sendable {
                     name: relationship.name,
                     property: relationship.name,
                     isOptional: relationship.isOptional,
-                    affinity: "BLOB",
+                    storage: .uuid,
                     references: inverseRule == nil || inverseRule == .noAction ? nil : destinationRoot,
                     destination: relationship.destination,
                     declaringEntity: member.name
@@ -160,14 +160,12 @@ struct SchemaLayout: Sendable {
         "\(attribute).\(field)"
     }
 
-    /// The SQLite type affinity an attribute type is stored with: the storage class's column type
-    /// (``ScalarType/StorageClass/sqliteColumnType``, the SQLite dialect's answer).
-    static func affinity(of type: AttributeType) -> String {
+    /// What a column of an attribute type stores; each engine's dialect declares it with its own type.
+    static func storage(of type: AttributeType) -> ColumnStorage {
         switch type.kind {
-        case .scalar(let scalar): scalar.storageClass.sqliteColumnType
-        case .codable, .composite: ScalarType.StorageClass.text.sqliteColumnType
-        case .enumeration(let description):
-            (description.rawType == .int ? ScalarType.StorageClass.integer : .text).sqliteColumnType
+        case .scalar(let scalar): scalar.columnStorage
+        case .codable, .composite: .json
+        case .enumeration(let description): description.rawType == .int ? .integer64 : .text
         }
     }
 
@@ -287,8 +285,8 @@ struct ColumnLayout: Sendable {
     let property: String
     /// Whether it may hold NULL for rows of its entity.
     let isOptional: Bool
-    /// The SQLite type affinity: INTEGER, REAL, TEXT, BLOB, or empty for none.
-    let affinity: String
+    /// What the column stores, which the dialect declares with its own type.
+    let storage: ColumnStorage
     /// The table a to-one relationship's foreign key points at, when it has one.
     let references: String?
     /// Whether the column holds a `Decimal` as text, so comparisons must be numeric.
@@ -308,7 +306,8 @@ struct ColumnLayout: Sendable {
     let declaringEntity: String
 
     init(
-        name: String, key: String? = nil, property: String, isOptional: Bool, affinity: String, references: String?,
+        name: String, key: String? = nil, property: String, isOptional: Bool, storage: ColumnStorage,
+        references: String?,
         isDecimal: Bool = false, defaultLiteral: String? = nil, type: AttributeType? = nil, field: String? = nil,
         isRequiredField: Bool = false, destination: String? = nil, declaringEntity: String = ""
     ) {
@@ -316,7 +315,7 @@ struct ColumnLayout: Sendable {
         self.key = key ?? name
         self.property = property
         self.isOptional = isOptional
-        self.affinity = affinity
+        self.storage = storage
         self.references = references
         self.isDecimal = isDecimal
         self.defaultLiteral = defaultLiteral
@@ -330,7 +329,7 @@ struct ColumnLayout: Sendable {
     /// The same column under another SQL name.
     func named(_ name: String) -> ColumnLayout {
         ColumnLayout(
-            name: name, key: key, property: property, isOptional: isOptional, affinity: affinity,
+            name: name, key: key, property: property, isOptional: isOptional, storage: storage,
             references: references, isDecimal: isDecimal, defaultLiteral: defaultLiteral, type: type, field: field,
             isRequiredField: isRequiredField, destination: destination, declaringEntity: declaringEntity)
     }
@@ -339,14 +338,14 @@ struct ColumnLayout: Sendable {
     /// entities of one table share a column exactly when their columns of one key agree on it.
     var meaning: ColumnMeaning {
         ColumnMeaning(
-            affinity: affinity, type: type, references: references, defaultLiteral: defaultLiteral,
+            storage: storage, type: type, references: references, defaultLiteral: defaultLiteral,
             destination: destination)
     }
 }
 
 /// What a column holds: its definition in SQL and the type its values are read as.
 struct ColumnMeaning: Sendable, Equatable {
-    let affinity: String
+    let storage: ColumnStorage
     let type: AttributeType?
     let references: String?
     let defaultLiteral: String?

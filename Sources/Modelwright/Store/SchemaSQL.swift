@@ -7,8 +7,11 @@ enum SchemaSQL {
     static let metadataTable = "_modelwright_metadata"
 
     /// The statement that creates the metadata table.
-    static let createMetadata =
-        "CREATE TABLE \(quoted(metadataTable)) (\"key\" TEXT PRIMARY KEY NOT NULL, \"value\" TEXT NOT NULL)"
+    static func createMetadata(in dialect: some SQLDialect) -> String {
+        let text = dialect.columnType(.text)
+        return
+            "CREATE TABLE \(quoted(metadataTable)) (\"key\" \(text) PRIMARY KEY NOT NULL, \"value\" \(text) NOT NULL)"
+    }
 
     /// One table of a store with the indexes that belong to it.
     struct Table: Sendable {
@@ -42,13 +45,13 @@ enum SchemaSQL {
     }
 
     /// Every statement that creates the schema in an empty database, in order.
-    static func createStatements(for layout: SchemaLayout) -> [String] {
-        let tables = tables(for: layout)
-        return [createMetadata] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
+    static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) -> [String] {
+        let tables = tables(for: layout, in: dialect)
+        return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
     }
 
     /// The tables a store of this layout has (the metadata table aside), in creation order.
-    static func tables(for layout: SchemaLayout) -> [Table] {
+    static func tables(for layout: SchemaLayout, in dialect: some SQLDialect) -> [Table] {
         var tables: [Table] = []
         let schema = layout.schema
         let roots = schema.entities.filter { entity in layout.entities[entity.name]?.table == entity.name }
@@ -62,10 +65,10 @@ enum SchemaSQL {
             guard let rootLayout = layout.entities[root.name] else { continue }
             let family = families[root.name] ?? []
             let rootColumns = Set(rootLayout.columns.map(\.name))
-            var definitions = ["\"id\" BLOB PRIMARY KEY NOT NULL"]
+            var definitions = ["\"id\" \(dialect.columnType(.uuid)) PRIMARY KEY NOT NULL"]
             var columns = ["id": definitions[0]]
             if rootLayout.hasDiscriminator {
-                definitions.append("\"_entity\" TEXT NOT NULL")
+                definitions.append("\"_entity\" \(dialect.columnType(.text)) NOT NULL")
                 columns["_entity"] = definitions[1]
             }
             var foreignKeys: [String] = []
@@ -73,7 +76,8 @@ enum SchemaSQL {
                 for column in member.columns where columns[column.name] == nil {
                     // Only the root's own columns hold a value in every row of the table.
                     let isRootColumn = rootColumns.contains(column.name)
-                    var definition = quoted(column.name) + (column.affinity.isEmpty ? "" : " " + column.affinity)
+                    let type = dialect.columnType(column.storage)
+                    var definition = quoted(column.name) + (type.isEmpty ? "" : " " + type)
                     if isRootColumn && !column.isOptional { definition += " NOT NULL" }
                     if let literal = column.defaultLiteral { definition += " DEFAULT " + literal }
                     if let target = column.references {
@@ -86,7 +90,7 @@ enum SchemaSQL {
             }
             for member in family {
                 for column in member.positionColumns where columns[column] == nil {
-                    let definition = "\(quoted(column)) INTEGER"
+                    let definition = "\(quoted(column)) \(dialect.columnType(.integer64))"
                     definitions.append(definition)
                     columns[column] = definition
                 }
@@ -112,7 +116,7 @@ enum SchemaSQL {
             tables.append(
                 Table(
                     name: root.name,
-                    body: "(\(definitions.joined(separator: ", ")))",
+                    body: dialect.tableBody(definitions, clustered: false),
                     indexes: deduplicated(indexes),
                     columns: columns
                 )
@@ -127,18 +131,21 @@ enum SchemaSQL {
                         of: relationship, from: entityLayout),
                     let destination = layout.entities[relationship.destination]
                 else { continue }
+                let id = dialect.columnType(.uuid)
                 var definitions = [
-                    "\"source\" BLOB NOT NULL REFERENCES \(quoted(entityLayout.table))(\"id\") ON DELETE CASCADE",
-                    "\"destination\" BLOB NOT NULL REFERENCES \(quoted(destination.table))(\"id\") ON DELETE CASCADE",
+                    "\"source\" \(id) NOT NULL REFERENCES \(quoted(entityLayout.table))(\"id\") ON DELETE CASCADE",
+                    "\"destination\" \(id) NOT NULL REFERENCES \(quoted(destination.table))(\"id\") ON DELETE CASCADE",
                 ]
-                if position != nil { definitions.append("\"position\" INTEGER NOT NULL DEFAULT 0") }
+                if position != nil {
+                    definitions.append("\"position\" \(dialect.columnType(.integer64)) NOT NULL DEFAULT 0")
+                }
                 var columns = ["source": definitions[0], "destination": definitions[1]]
                 if position != nil { columns["position"] = definitions[2] }
                 definitions.append("PRIMARY KEY (\"source\", \"destination\")")
                 tables.append(
                     Table(
                         name: name,
-                        body: "(\(definitions.joined(separator: ", "))) WITHOUT ROWID",
+                        body: dialect.tableBody(definitions, clustered: true),
                         indexes: [
                             index(
                                 "\(name)_destination", table: name, columns: ["destination", "source"], unique: false)

@@ -52,8 +52,7 @@ extension Store {
     }
 
     static func hasHistoryTables(_ connection: SQLiteConnection) throws -> Bool {
-        let statement = try connection.statement(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?")
+        let statement = try connection.statement(connection.dialect.tableCount)
         defer { statement.reset() }
         statement.bind(HistorySQL.transactions, 1)
         return try statement.step() && statement.int64(0) > 0
@@ -62,7 +61,7 @@ extension Store {
     // MARK: - Other processes' commits
 
     static func dataVersion(of connection: SQLiteConnection) throws -> Int64 {
-        let statement = try connection.statement("PRAGMA data_version")
+        let statement = try connection.statement(connection.dialect.dataVersion)
         defer { statement.reset() }
         _ = try statement.step()
         return statement.int64(0)
@@ -108,7 +107,7 @@ extension Store {
         // next one means another process purged what this store had not read yet.
         let isComplete = known.token.map { transactions.first?.token.value == $0.value + 1 } ?? true
         if transactions.isEmpty || !isComplete {
-            for table in SchemaSQL.tables(for: layout) {
+            for table in SchemaSQL.tables(for: layout, in: writerConnection.dialect) {
                 changes.rowsInsertedOrDeleted(in: table.name)
             }
         }
@@ -128,12 +127,12 @@ extension Store {
     /// Adds what one recorded change did to the tables observers read.
     private func record(_ change: HistoryChange, in changes: inout StoreChanges) {
         guard let entity = layout.entities[change.entity] else {
-            for table in SchemaSQL.tables(for: layout) {
+            for table in SchemaSQL.tables(for: layout, in: writerConnection.dialect) {
                 changes.rowsInsertedOrDeleted(in: table.name)
             }
             return
         }
-        let joinTables = SchemaSQL.tables(for: layout).map(\.name).filter { name in
+        let joinTables = SchemaSQL.tables(for: layout, in: writerConnection.dialect).map(\.name).filter { name in
             name != entity.table && layout.entities.values.allSatisfy { $0.table != name }
         }
         switch change.kind {

@@ -1,6 +1,11 @@
 import Dispatch
 import Foundation
 
+// Over 500 lines on purpose: opening, reading, writing, closing and observing (one MARK section
+// each) share the store's private state (the writer and reader queues, the verified schema cookie,
+// the observers, the remote-change timer), which splitting into files would have to widen from
+// `private`. The operations themselves live elsewhere: `ReadContext`, `WriteContext+…`, `Store+History`.
+
 /// An SQLite store for one schema: one writer, concurrent readers, transactions that commit when
 /// their closure returns.
 ///
@@ -138,7 +143,7 @@ public final class Store: Sendable {
         let cookie = try Self.prepare(
             connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
         verifiedSchemaCookie = Locked(cookie)
-        try connection.execute(["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"])
+        try connection.execute(connection.dialect.writerSettings)
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
         if let path {
             readers = try (0..<Self.readerCount).map { index in
@@ -186,7 +191,7 @@ public final class Store: Sendable {
             try connection.useWriteAheadLog()
         }
         // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
-        try connection.execute("PRAGMA foreign_keys=OFF")
+        if let off = connection.dialect.foreignKeysOff { try connection.execute(off) }
         var stageCount: Int?
         while true {
             let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
@@ -261,7 +266,7 @@ public final class Store: Sendable {
     ) throws {
         switch found {
         case .empty:
-            try connection.execute(SchemaSQL.createStatements(for: layout))
+            try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
             try StoreMetadata.record(layout.schema, on: connection)
             try StoreVerification.stampIdentity(on: connection)
         case .foreign:
@@ -305,7 +310,7 @@ public final class Store: Sendable {
     }
 
     private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {
-        let statement = try SQLiteStatement(connection: connection, sql: "PRAGMA page_count")
+        let statement = try SQLiteStatement(connection: connection, sql: connection.dialect.pageCount)
         return try statement.step() ? statement.int64(0) : 0
     }
 
@@ -451,12 +456,12 @@ public final class Store: Sendable {
         do {
             try connection.commit()
         } catch let error as SQLiteError where error.extendedCode == 787 {  // SQLITE_CONSTRAINT_FOREIGNKEY
-            let check = try connection.statement("PRAGMA foreign_key_check")
+            let check = try connection.statement(connection.dialect.foreignKeyViolations(in: nil))
             defer { check.reset() }
             guard try check.step() else { throw error }
             let table = check.string(0)
             let foreignKey = check.int64(3)
-            let list = try connection.statement("SELECT \"from\" FROM pragma_foreign_key_list(?) WHERE id = ?")
+            let list = try connection.statement(connection.dialect.foreignKeyColumns)
             defer { list.reset() }
             list.bind(table, 1)
             list.bind(foreignKey, 2)
@@ -495,7 +500,7 @@ public final class Store: Sendable {
         try writer.queue.sync {
             defer { writer.connection.close() }
             if isFile {
-                try writer.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                try writer.connection.execute(writer.connection.dialect.checkpoint)
             }
         }
     }

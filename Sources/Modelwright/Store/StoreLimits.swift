@@ -38,7 +38,8 @@ extension SchemaDescription {
         let layout = try SchemaLayout(self)
         var problems: [StoreProblem] = []
         var seen: [String: String] = [:]
-        let tables = SchemaSQL.tables(for: layout)
+        // SQLite's DDL, since the limits checked are SQLite's.
+        let tables = SchemaSQL.tables(for: layout, in: SQLiteDialect())
         // Entities' tables first, so a clash is reported at the join table's relationship.
         for table in tables.filter({ $0.relationship == nil }) + tables.filter({ $0.relationship != nil }) {
             let owner =

@@ -9,7 +9,7 @@ enum StoreMetadata: Equatable {
     case empty
     /// A Modelwright store, with its metadata rows by key.
     case store([String: String])
-    /// An SQLite database with tables but no metadata table: not a Modelwright store.
+    /// A database with tables but no metadata table: not a Modelwright store.
     case foreign
 
     static let modelKey = "model"
@@ -20,16 +20,14 @@ enum StoreMetadata: Equatable {
 
     /// Reads what the file holds. Call it inside the transaction that acts on the answer, so that
     /// no other connection can change the answer first.
-    static func read(on connection: SQLiteConnection) throws -> StoreMetadata {
-        let tables = try SQLiteStatement(
-            connection: connection, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+    static func read(on connection: some DatabaseConnection) throws -> StoreMetadata {
+        let tables = try connection.prepare(connection.dialect.tableNames)
         var names: Set<String> = []
         while try tables.step() {
             names.insert(tables.string(0))
         }
         guard names.contains(SchemaSQL.metadataTable) else { return names.isEmpty ? .empty : .foreign }
-        let rows = try SQLiteStatement(
-            connection: connection, sql: "SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
+        let rows = try connection.prepare("SELECT \"key\", \"value\" FROM \(quoted(SchemaSQL.metadataTable))")
         var values: [String: String] = [:]
         while try rows.step() {
             values[rows.string(0)] = rows.string(1)
@@ -39,7 +37,7 @@ enum StoreMetadata: Equatable {
 
     /// The checksum a store records, read with one cached statement: the check an open store
     /// makes in every transaction (see `Store.checkSchema(on:)`).
-    static func checksum(on connection: SQLiteConnection) throws -> String? {
+    static func checksum(on connection: some DatabaseConnection) throws -> String? {
         let statement = try connection.statement(
             "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = '\(checksumKey)'")
         defer { statement.reset() }
@@ -59,7 +57,7 @@ enum StoreMetadata: Equatable {
 
     /// Records that the store holds `schema`, inside the caller's transaction: the stage or
     /// creation that made it so commits with it.
-    static func record(_ schema: SchemaDescription, on connection: SQLiteConnection) throws {
+    static func record(_ schema: SchemaDescription, on connection: some DatabaseConnection) throws {
         try write(
             [
                 (modelKey, schema.modelName), (versionKey, String(schema.version)),
@@ -68,10 +66,11 @@ enum StoreMetadata: Equatable {
     }
 
     /// Sets metadata rows, replacing those with the same keys.
-    static func write(_ rows: [(key: String, value: String)], on connection: SQLiteConnection) throws {
-        let insert = try SQLiteStatement(
-            connection: connection,
-            sql: "INSERT OR REPLACE INTO \(quoted(SchemaSQL.metadataTable)) (\"key\", \"value\") VALUES (?, ?)")
+    static func write(_ rows: [(key: String, value: String)], on connection: some DatabaseConnection) throws {
+        let insert = try connection.prepare(
+            connection.dialect.insertReplacing(
+                into: quoted(SchemaSQL.metadataTable), columns: ["\"key\"", "\"value\""], key: ["\"key\""],
+                "VALUES (\(connection.dialect.parameters(2)))"))
         for (key, value) in rows {
             insert.reset()
             insert.bind(key, 1)
@@ -81,7 +80,7 @@ enum StoreMetadata: Equatable {
     }
 
     /// The version number a store's metadata records.
-    static func storedVersion(on connection: SQLiteConnection) throws -> Int? {
+    static func storedVersion(on connection: some DatabaseConnection) throws -> Int? {
         try read(on: connection).version
     }
 }

@@ -239,7 +239,7 @@ struct MigratorTests {
     func freshSchemaCache() throws {
         let cache = FreshSchemaCache()
         for schema in [People.v1, People.v2, People.v3, People.v1, People.v2] {
-            let tables = SchemaSQL.tables(for: try SchemaLayout(schema))
+            let tables = SchemaSQL.tables(for: try SchemaLayout(schema), in: SQLiteDialect())
             #expect(try StoreSchema.fresh(tables, cache: cache) == StoreSchema.fresh(tables))
         }
     }
@@ -250,7 +250,7 @@ struct MigratorTests {
         let stage = MigrationStage.lightweight(from: People.v1, to: People.v2)
         #expect(try !stage.operations(freshSchemas: cache).isEmpty)
         let connection = try SQLiteConnection(path: nil)
-        try connection.execute(SchemaSQL.createStatements(for: SchemaLayout(People.v1)))
+        try connection.execute(SchemaSQL.createStatements(for: SchemaLayout(People.v1), in: connection.dialect))
         // No version declares this table, so the migrated store holds one a fresh store lacks.
         try connection.execute("CREATE TABLE \"Stray\" (\"id\" BLOB PRIMARY KEY NOT NULL)")
         let error = #expect(throws: MigrationError.self) {

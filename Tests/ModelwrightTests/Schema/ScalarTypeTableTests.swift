@@ -107,14 +107,15 @@ struct ScalarTypeTableTests {
         try await store.performAndSave { try $0.insert(record) }
         let read = try await store.performQuery { try $0.existing(record.id) }
         #expect(read == record, "\(type.schemaSpelling)")
-        // The column is declared as the storage class says, and holds the value as the type encodes it.
+        // The column is declared as its column storage says, and holds the value as the type encodes it.
         let connection = try SQLiteConnection(path: url.path)
         let statement = try SQLiteStatement(
             connection: connection,
             sql: "SELECT (SELECT type FROM pragma_table_info('One') WHERE name = 'value'), \"value\" FROM \"One\"")
         #expect(try statement.step())
         #expect(
-            statement.value(0) == .text(type.scalar?.storageClass.sqliteColumnType ?? "?"), "\(type.schemaSpelling)")
+            statement.value(0) == .text(type.scalar.map { SQLiteDialect().columnType($0.columnStorage) } ?? "?"),
+            "\(type.schemaSpelling)")
         #expect(try statement.value(1) == value.sqlValue, "\(type.schemaSpelling)")
     }
 
@@ -134,7 +135,7 @@ struct ScalarTypeTableTests {
         for old in ScalarType.all {
             for new in ScalarType.all {
                 let conversion = old.conversion(to: new)
-                let sql = TableMapping.conversion(from: AttributeType(old), to: AttributeType(new), column: "c")
+                let sql = TableMapping.conversion(from: AttributeType(old), to: AttributeType(new), column: "c", dialect: SQLiteDialect())
                 #expect((sql != nil) == (conversion?.cast != nil), "\(old) → \(new)")
                 if old == new { #expect(conversion == nil) }
                 // A cast always rewrites; a lossless conversion from a number never needs a stage.

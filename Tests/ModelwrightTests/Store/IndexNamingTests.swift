@@ -17,11 +17,11 @@ struct IndexNamingTests {
         let other = EntityDescription(
             name: "E_index_b", attributes: [AttributeDescription(name: "x", type: .int)])
         let schema = SchemaDescription(modelName: "M", version: 1, entities: [entity, other])
-        let tables = SchemaSQL.tables(for: try SchemaLayout(schema))
+        let tables = SchemaSQL.tables(for: try SchemaLayout(schema), in: SQLiteDialect())
         let names = tables.flatMap { [$0.name] + $0.indexes.map(\.name) }.map { $0.lowercased() }
         #expect(Set(names).count == names.count, "\(names)")
         let connection = try SQLiteConnection(path: nil)
-        try connection.execute(SchemaSQL.createStatements(for: try SchemaLayout(schema)))
+        try connection.execute(SchemaSQL.createStatements(for: try SchemaLayout(schema), in: connection.dialect))
         try connection.execute("INSERT INTO \"E\" (\"id\", \"a\", \"b\", \"a_b\") VALUES (X'01', 'x', 'y', 'same')")
         #expect(throws: SQLiteError.self) {
             try connection.execute("INSERT INTO \"E\" (\"id\", \"a\", \"b\", \"a_b\") VALUES (X'02', 'p', 'q', 'same')")

@@ -14,6 +14,11 @@ import Foundation
 /// entry, as SQL tokens. SQLite builds its whole idea of a schema from that text, so equal text
 /// means an equal schema, whatever `PRAGMA writable_schema` did to the file.
 ///
+/// This is the SQLite engine's check of a store at open: it reads SQLite's own catalog and files.
+/// Another engine verifies its stores its own way (from its catalog; see `Contributing.md`,
+/// "Adding a storage engine"). The checks of the files beside the store (journal, log, identity)
+/// are in `StoreVerification+Files.swift`, the tokenizer the comparison uses in `SQLTokens.swift`.
+///
 /// What a migration may legitimately leave different from a fresh store is all that is set aside:
 /// the order of a table's columns (`ADD COLUMN` appends), the names of indexes (a renamed column
 /// keeps its index's name), spacing, and the case of keywords. Text the runtime never writes (a
@@ -80,113 +85,9 @@ enum StoreVerification {
     /// SQLite's schema cookie, which every change to `sqlite_master` increments, in any process:
     /// one read of the first page, which the transaction already holds.
     static func schemaCookie(on connection: SQLiteConnection) throws -> Int64 {
-        let statement = try connection.statement("PRAGMA schema_version")
+        let statement = try connection.statement(connection.dialect.schemaVersion)
         defer { statement.reset() }
         return try statement.step() ? statement.int64(0) : 0
-    }
-
-    // MARK: - The log beside the file
-
-    /// Refuses a hot rollback journal (`-journal`) that does not prove to be this store's.
-    ///
-    /// A store in rollback-journal mode (a backup made with `VACUUM INTO`, before the runtime first
-    /// switches it to its write-ahead log) is recovered by SQLite on the first read from any
-    /// journal beside it: the journal's pages are written into the file, whichever database they
-    /// came from, before verification could look. Nothing in a journal names its database except
-    /// the original first page, which every transaction that changes the schema, the free list or
-    /// the file's size journals, and which carries the store's identity (``stampIdentity(on:)``).
-    /// So a journal whose copy of page 1 carries this file's identity is the store's own
-    /// interrupted write, and SQLite rolls it back as it should; beside a file with an identity,
-    /// any other journal with a valid header (another store's, or one without page 1, which would
-    /// cut the file to its size before the write) is refused with both files untouched, since
-    /// playing it back could mix two databases. A file without an identity cannot be told
-    /// apart: one another process is creating right now (its journal is live, not hot), or one
-    /// made before identities existed.
-    private static func checkJournal(_ path: String) throws {
-        guard let journal = FileHandle(forReadingAtPath: path + "-journal") else { return }
-        defer { try? journal.close() }
-        // A journal is hot only with this header: an empty, truncated or zeroed one is ignored by SQLite.
-        let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
-        guard let header = try? journal.read(upToCount: 28), header.count == 28, Array(header.prefix(8)) == magic
-        else { return }
-        func word(_ data: Data, _ offset: Int) -> UInt32 {
-            data[data.startIndex + offset..<data.startIndex + offset + 4].reduce(UInt32(0)) { ($0 << 8) | UInt32($1) }
-        }
-        let sectorSize = UInt64(word(header, 20))
-        let pageSize = UInt64(word(header, 24))
-        let refusal = StoreError.damagedStore(
-            path: path,
-            problems: [
-                "a rollback journal (\(path)-journal) beside the store holds an interrupted write that is not "
-                    + "the store's own, which opening would play back into the file"
-            ])
-        guard let fileIdentity = identity(inFileAt: path), fileIdentity != 0 else { return }
-        guard sectorSize >= 32, pageSize >= 512, let end = try? journal.seekToEnd() else { throw refusal }
-        // Records follow the header's sector: a page number, the page, a checksum.
-        var offset = sectorSize
-        while offset + 4 + pageSize <= end {
-            try? journal.seek(toOffset: offset)
-            guard let record = try? journal.read(upToCount: 64 + 4), record.count == 68 else { break }
-            if word(record, 0) == 1 {
-                guard Int32(bitPattern: word(record, 4 + 60)) == fileIdentity else { throw refusal }
-                return
-            }
-            offset += 4 + pageSize + 4
-        }
-        throw refusal
-    }
-
-    /// Gives a new store a random identity, in the `user_version` field of its header. The first
-    /// page, which holds it, is in every log whose transactions changed the schema or the free list
-    /// (not one that only grew the file: the log records the size itself), and a log whose first
-    /// page carries another identity belongs to another store. Call inside the transaction that
-    /// creates the store, which commits to the file itself before the store switches to its log.
-    static func stampIdentity(on connection: SQLiteConnection) throws {
-        try connection.execute("PRAGMA user_version = \(Int32.random(in: 1...Int32.max))")
-    }
-
-    /// The identity as the connection reads it: from the log's copy of the first page if it has one.
-    private static func identity(on connection: SQLiteConnection) throws -> Int32 {
-        let read = try SQLiteStatement(connection: connection, sql: "PRAGMA user_version")
-        return try read.step() ? Int32(truncatingIfNeeded: read.int64(0)) : 0
-    }
-
-    /// The identity in the database file itself, ignoring any log: bytes 60–63 of its header,
-    /// which never change once written, so a read racing a checkpoint still sees them whole.
-    private static func identity(inFileAt path: String) -> Int32? {
-        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? file.close() }
-        guard let header = try? file.read(upToCount: 64), header.count == 64 else { return nil }
-        return header[60..<64].reduce(Int32(0)) { ($0 << 8) | Int32($1) }
-    }
-
-    private static func isFile(_ path: String) -> Bool {
-        path != ":memory:" && !path.isEmpty
-    }
-
-    /// Whether the write-ahead log at `path` holds any frame (past its 32-byte header).
-    private static func hasFrames(_ path: String) -> Bool {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            let size = attributes[.size] as? NSNumber
-        else { return false }
-        return size.int64Value > 32
-    }
-
-    /// A log found without its index is one no process has open: copied, restored or moved beside
-    /// the store with it, or left by another file that had this path. SQLite applies any log whose
-    /// frames are consistent with its own header, and nothing in the log names the database it
-    /// belongs to, so the pages are checked: `integrity_check`, since a mix of two stores' pages
-    /// can leave every b-tree well formed and only an index disagreeing with its table (which
-    /// `quick_check` does not compare). It takes about a second per 25 MB, only in this rare state:
-    /// a log beside a store in use, or left by a crash, has its index.
-    private static func checkPages(_ connection: SQLiteConnection, path: String) throws {
-        let check = try SQLiteStatement(connection: connection, sql: "PRAGMA integrity_check(20)")
-        var problems: [String] = []
-        while try check.step() {
-            let line = check.string(0)
-            if line != "ok" { problems.append(display(line)) }
-        }
-        guard problems.isEmpty else { throw StoreError.damagedStore(path: path, problems: problems) }
     }
 
     /// Compares the schema with what its metadata names (see ``verify(_:path:layout:plan:)``),
@@ -207,7 +108,8 @@ enum StoreVerification {
         }
         // The metadata table's own definition is checked before its rows say which schema to expect.
         let metadataOnly = actual.filter { $0.table == SchemaSQL.metadataTable }
-        let metadataDifferences = differences(metadataOnly, expected: try entries(created: [SchemaSQL.createMetadata]))
+        let metadataDifferences = differences(
+            metadataOnly, expected: try entries(created: [SchemaSQL.createMetadata(in: connection.dialect)]))
         guard metadataDifferences.isEmpty else {
             throw StoreError.unexpectedSchema(path: path, differences: metadataDifferences)
         }
@@ -240,12 +142,12 @@ enum StoreVerification {
         _ actual: [Entry], on connection: SQLiteConnection, layout: SchemaLayout, historyIsKnown: Bool?
     ) throws -> [String] {
         var actual = actual
-        var statements = SchemaSQL.createStatements(for: layout)
+        var statements = SchemaSQL.createStatements(for: layout, in: connection.dialect)
         // History tables are the store's whether or not this opening records history: when any is
         // there, all must be, exactly as the runtime creates them (what they bring beside them,
         // `sqlite_sequence`, included).
         if actual.contains(where: { $0.name.hasPrefix(HistorySQL.tablePrefix) }) {
-            statements += HistorySQL.create
+            statements += HistorySQL.create(in: connection.dialect)
         }
         var expected = try entries(created: statements)
         if historyIsKnown == false {
@@ -298,18 +200,6 @@ enum StoreVerification {
             }
         }
         return result
-    }
-
-    /// Throws ``StoreError/storeFileReplaced(path:)`` when the file `connection` has open is no
-    /// longer the one at its path (moved, replaced by `mv`, deleted). Called before each write
-    /// transaction: a write would go to the old file's log, beside the new file, and the next
-    /// process to open the path would apply it to the wrong database.
-    static func checkFileInPlace(_ connection: SQLiteConnection) throws {
-        guard connection.fileHasMoved else { return }
-        // The log still holds this file's committed frames, and readers of whatever file now has
-        // the path would take them for its pages: they go into the old file, and the log is emptied.
-        try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        throw StoreError.storeFileReplaced(path: connection.path)
     }
 
     /// The layout of the version the store's metadata records, when it is the current one or the
@@ -526,7 +416,7 @@ enum StoreVerification {
 
     /// Text from the file, fit for a message read in a terminal or a log: control, format and
     /// separator characters spelled as `\u{…}` escapes, and long text cut.
-    private static func display(_ text: String) -> String {
+    static func display(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars.prefix(200) {
             switch scalar.properties.generalCategory {
@@ -537,83 +427,5 @@ enum StoreVerification {
             }
         }
         return text.unicodeScalars.count > 200 ? result + "…" : result
-    }
-}
-
-/// The tokens of one SQL statement in canonical text: keywords and bare names in upper case,
-/// quoted names and strings re-quoted the runtime's way, numbers and punctuation as written, so
-/// two statements SQLite reads alike compare equal token by token.
-///
-/// Strict on purpose: what the runtime's DDL and SQLite's own rewriting (`ALTER TABLE`) never
-/// produce — comments, bracketed or backquoted names, other characters — makes the text
-/// unreadable, and a store holding it is refused rather than read past.
-private struct SQLTokens {
-    var items: [String] = []
-
-    init?(_ sql: String) {
-        let bytes = Array(sql.utf8)
-        var index = 0
-        func isWordByte(_ byte: UInt8) -> Bool {
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x5F || byte == 0x24
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case 0x20, 0x09, 0x0A, 0x0C, 0x0D:
-                index += 1
-            case 0x22, 0x27:  // "name", 'text'
-                var value: [UInt8] = []
-                index += 1
-                var closed = false
-                while index < bytes.count {
-                    if bytes[index] == byte {
-                        if index + 1 < bytes.count && bytes[index + 1] == byte {
-                            value.append(byte)
-                            index += 2
-                            continue
-                        }
-                        index += 1
-                        closed = true
-                        break
-                    }
-                    value.append(bytes[index])
-                    index += 1
-                }
-                guard closed else { return nil }
-                let text = String(decoding: value, as: UTF8.self)
-                items.append(byte == 0x22 ? SQLSyntax.identifier(text) : SQLSyntax.string(text))
-            case 0x28, 0x29, 0x2C, 0x3B, 0x2B:  // ( ) , ; +
-                items.append(String(UnicodeScalar(byte)))
-                index += 1
-            case 0x2D:  // -, but not the start of a comment
-                guard index + 1 >= bytes.count || bytes[index + 1] != 0x2D else { return nil }
-                items.append("-")
-                index += 1
-            case _ where (byte == 0x58 || byte == 0x78) && index + 1 < bytes.count && bytes[index + 1] == 0x27:
-                // X'…': a blob literal, in lower-case hexadecimal.
-                guard let close = bytes[(index + 2)...].firstIndex(of: 0x27) else { return nil }
-                let digits = bytes[(index + 2)..<close]
-                guard digits.allSatisfy({ isWordByte($0) }) else { return nil }
-                items.append("X'" + String(decoding: digits, as: UTF8.self).lowercased() + "'")
-                index = close + 1
-            case _ where byte >= 0x30 && byte <= 0x39 || byte == 0x2E:  // a number, as written
-                let start = index
-                while index < bytes.count,
-                    isWordByte(bytes[index]) || bytes[index] == 0x2E
-                        || ((bytes[index] == 0x2B || bytes[index] == 0x2D)
-                            && (bytes[index - 1] == 0x65 || bytes[index - 1] == 0x45))
-                {
-                    index += 1
-                }
-                items.append(String(decoding: bytes[start..<index], as: UTF8.self))
-            case _ where isWordByte(byte):
-                let start = index
-                while index < bytes.count, isWordByte(bytes[index]) { index += 1 }
-                items.append(String(decoding: bytes[start..<index], as: UTF8.self).uppercased())
-            default:
-                return nil
-            }
-        }
     }
 }

@@ -1,0 +1,114 @@
+import Foundation
+
+/// One connection to a database, as the runtime uses it: statements prepared (and cached) by their
+/// text, transactions begun and ended only by the connection, and the dialect its SQL is spelled in.
+///
+/// ``SQLiteConnection`` is the only conformance today. The contract is written so a PostgreSQL
+/// connection over libpq can meet it too (see `Contributing.md`, "Adding a storage engine"):
+/// - statements take the runtime's ``SQLDialect/parameter`` markers, bound by position; a libpq
+///   connection numbers them (`$1`, `$2` …) when it prepares, and binds text or binary values;
+/// - ``begin(_:)`` takes a ``TransactionKind``; PostgreSQL's DDL is transactional, so a
+///   migration stage's steps commit or roll back with it on both engines;
+/// - a transaction the engine aborted is over: every later statement throws
+///   ``StoreError/transactionAborted(cause:)`` until ``rollback()`` (PostgreSQL's "current
+///   transaction is aborted" state is the same rule);
+/// - ``changes`` is what the last write statement reported (libpq's `PQcmdTuples`); nothing relies
+///   on a `rowid` or a last-insert row ID, since every row is keyed by its `"id"` UUID;
+/// - commits of other processes are noticed through ``SQLDialect/dataVersion`` on SQLite; a
+///   PostgreSQL connection gets them from `LISTEN`/`NOTIFY` instead (not part of this contract yet).
+protocol DatabaseConnection: AnyObject {
+    /// The prepared statements this connection makes.
+    associatedtype Statement: DatabaseStatement
+    /// How this connection's engine spells SQL.
+    associatedtype Dialect: SQLDialect
+
+    /// How the statements this connection runs are spelled.
+    var dialect: Dialect { get }
+
+    /// Runs one statement that takes no parameters, stepping through any rows it returns.
+    func execute(_ sql: String) throws
+
+    /// Runs statements one by one, each prepared alone.
+    func execute(_ statements: [String]) throws
+
+    /// A prepared statement for `sql`, from the cache when it was prepared before; reset and unbound.
+    func statement(_ sql: String) throws -> Statement
+
+    /// A statement for `sql` prepared now and not cached, for statements a connection runs once.
+    func prepare(_ sql: String) throws -> Statement
+
+    /// Begins a transaction, which only ``commit()`` or ``rollback()`` ends.
+    func begin(_ kind: TransactionKind) throws
+
+    /// Commits the open transaction; throws ``StoreError/transactionAborted(cause:)`` when the
+    /// engine rolled it back.
+    func commit() throws
+
+    /// Rolls back the open transaction, if the engine has not already, and forgets an abort.
+    func rollback()
+
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { get }
+
+    /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
+    var changes: Int { get }
+
+    /// Ends the connection; later calls fail.
+    func close()
+}
+
+extension DatabaseConnection {
+    /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
+    func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
+        try begin(kind)
+        do {
+            let result = try body()
+            try commit()
+            return result
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+}
+
+/// A prepared statement: parameters bound by position from 1, rows stepped through, columns read
+/// by position from 0.
+protocol DatabaseStatement: AnyObject {
+    /// Resets the statement and clears its bindings so it can run again.
+    func reset()
+    /// Advances to the next row; `false` when there are no more.
+    func step() throws -> Bool
+    /// Runs a statement that returns no rows.
+    func run() throws
+
+    /// Binds NULL.
+    func bindNull(_ index: Int32)
+    /// Binds an integer.
+    func bind(_ value: Int64, _ index: Int32)
+    /// Binds a floating-point number.
+    func bind(_ value: Double, _ index: Int32)
+    /// Binds text.
+    func bind(_ value: String, _ index: Int32)
+    /// Binds bytes.
+    func bind(_ value: Data, _ index: Int32)
+    /// Binds a UUID in the engine's form for ``ColumnStorage/uuid``.
+    func bind(_ value: UUID, _ index: Int32)
+    /// Binds any value the runtime stores.
+    func bind(_ value: SQLValue, _ index: Int32)
+
+    /// Whether the column of the current row is NULL.
+    func isNull(_ index: Int32) -> Bool
+    /// The column as an integer.
+    func int64(_ index: Int32) -> Int64
+    /// The column as a floating-point number.
+    func double(_ index: Int32) -> Double
+    /// The column as text.
+    func string(_ index: Int32) -> String
+    /// The column as bytes.
+    func data(_ index: Int32) -> Data
+    /// The column as a UUID, when it holds one.
+    func uuid(_ index: Int32) -> UUID?
+    /// The column as the runtime's value.
+    func value(_ index: Int32) -> SQLValue
+}

@@ -1,0 +1,202 @@
+/// How one storage engine spells the SQL the runtime issues: the one seam between the runtime's
+/// statements and the engine that runs them.
+///
+/// Every statement the runtime builds takes its engine-specific words from a dialect: quoting and
+/// literals, parameter markers, column types, DDL and migration steps, upserts and `RETURNING`,
+/// savepoints, the settings a connection starts with, foreign-key checks, change detection and
+/// the queries that read a database's schema. SQL that is the same in every engine the runtime
+/// targets (`SELECT … FROM … WHERE`, `UPDATE … SET`, `DELETE FROM`, `CREATE TABLE` around the
+/// definitions, `CREATE INDEX`) stays where it is built. ``SQLiteDialect`` is the only conformance
+/// today; a PostgreSQL dialect plugs in beside it (see `Contributing.md`, "Adding a storage
+/// engine"), so the requirements are written with that engine's differences in mind.
+///
+/// Parameters: the runtime's SQL marks each parameter with ``parameter`` and binds values by
+/// position, in the order the markers appear, because fragments with their own parameters
+/// (a request's `WHERE` clause) are composed into larger statements. An engine with numbered
+/// parameters (PostgreSQL's `$1`) numbers the markers when its connection prepares a statement;
+/// only a statement that uses one value twice asks for a numbered one, ``parameter(_:)``.
+protocol SQLDialect: Sendable {
+    // MARK: - Names, literals and parameters
+
+    /// An identifier, quoted so that any name (`Order`, `index`, one with quotes in it) is safe.
+    func identifier(_ name: String) -> String
+
+    /// A string literal.
+    func string(_ text: String) -> String
+
+    /// The marker of one parameter, bound by its position among the statement's markers.
+    var parameter: String { get }
+
+    /// `count` parameter markers separated by commas, for a `VALUES` list.
+    func parameters(_ count: Int) -> String
+
+    /// The parameter numbered `number` (from 1), which a statement may use more than once.
+    func parameter(_ number: Int) -> String
+
+    // MARK: - Column types
+
+    /// The type a column of this storage class is declared with in `CREATE TABLE`; empty for none.
+    func columnType(_ storage: ColumnStorage) -> String
+
+    /// `expression` converted to a storage class, as a migration copies a column whose type changed.
+    func cast(_ expression: String, to storage: ColumnStorage) -> String
+
+    // MARK: - Tables and migration steps
+
+    /// What follows a table's name in `CREATE TABLE`: its definitions, and the options for a table
+    /// stored in the order of its primary key (`clustered`, for join and history tables).
+    func tableBody(_ definitions: [String], clustered: Bool) -> String
+
+    /// The statements that create the persistent-history tables when they are missing: one row per
+    /// transaction, keyed by a token that only grows, and the changes of each transaction.
+    func createHistoryTables(transactions: String, changes: String) -> [String]
+
+    /// Renames a table.
+    func renameTable(_ table: String, to name: String) -> String
+
+    /// Renames a column of a table.
+    func renameColumn(_ column: String, of table: String, to name: String) -> String
+
+    /// Adds a column, given its definition as `CREATE TABLE` writes it.
+    func addColumn(_ definition: String, to table: String) -> String
+
+    /// Drops a table.
+    func dropTable(_ table: String) -> String
+
+    /// Drops an index.
+    func dropIndex(_ name: String) -> String
+
+    // MARK: - Writes
+
+    /// An `INSERT` of `source` (`VALUES (…)` or a `SELECT`) into `columns` of `table` that skips
+    /// a row conflicting with a uniqueness constraint instead of failing.
+    func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String
+
+    /// An `INSERT` of `source` that replaces the row with the same `key` values. `columns` may be
+    /// `nil` for every column of the table, in order, where the engine allows it.
+    func insertReplacing(into table: String, columns: [String]?, key: [String], _ source: String) -> String
+
+    /// A test that is true when two values differ, a NULL and a value included (NULL-safe `<>`).
+    func differs(_ lhs: String, _ rhs: String) -> String
+
+    /// The clause after an `INSERT`, `UPDATE` or `DELETE` that returns `columns` of each row it wrote.
+    func returning(_ columns: [String]) -> String
+
+    // MARK: - Transactions
+
+    /// The statement that begins a transaction of this kind.
+    func begin(_ kind: TransactionKind) -> String
+
+    /// The statements that set, release and roll back to a savepoint (one operation of a write).
+    func savepoint(_ name: String) -> String
+    /// Releases a savepoint, keeping what was written since it was set.
+    func releaseSavepoint(_ name: String) -> String
+    /// Undoes what was written since a savepoint was set, keeping the savepoint.
+    func rollbackToSavepoint(_ name: String) -> String
+
+    // MARK: - Connections, constraints and changes
+
+    /// The statements every writer connection runs when it opens.
+    var writerSettings: [String] { get }
+
+    /// The statement that turns foreign-key enforcement off for a migration's table rebuilds, and
+    /// the one that turns it on again; `nil` where the engine checks them at commit anyway.
+    var foreignKeysOff: String? { get }
+    /// See ``foreignKeysOff``.
+    var foreignKeysOn: String? { get }
+
+    /// A query for the rows that break a foreign key, of one table or of all (`nil`): each row
+    /// gives the table, the row's key, the referenced table and the foreign key's number.
+    func foreignKeyViolations(in table: String?) -> String
+
+    /// A query with two parameters (a table and a foreign key's number) for the columns of that key.
+    var foreignKeyColumns: String { get }
+
+    /// A query for a number that changes whenever another connection commits to the database.
+    var dataVersion: String { get }
+
+    /// A query for a number that changes whenever the database's schema changes.
+    var schemaVersion: String { get }
+
+    /// A query for the database's size in pages.
+    var pageCount: String { get }
+
+    /// The statement that moves committed writes from the log into the database file, if the
+    /// engine keeps one, and empties the log.
+    var checkpoint: String { get }
+
+    /// The hidden column that numbers rows in insertion order, which results controllers sort by last.
+    var rowNumberColumn: String { get }
+
+    // MARK: - Reading a database's schema
+
+    /// A query for the names of every table.
+    var tableNames: String { get }
+
+    /// A query with one parameter, a table's name, returning one row when that table exists.
+    var tableExists: String { get }
+
+    /// A query with one parameter, a table's name, returning how many tables have that name.
+    var tableCount: String { get }
+
+    /// The queries ``StoreSchema`` reads a store's tables with; each names its row shape.
+    var schemaIntrospection: SchemaIntrospection { get }
+
+    /// Whether the second column of a row of ``SchemaIntrospection/tables`` says the table is
+    /// stored in the order of its primary key.
+    func isClustered(definition: String) -> Bool
+}
+
+/// The queries that read the tables of a store (the runtime's own history tables aside), each
+/// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
+struct SchemaIntrospection: Sendable {
+    /// Rows of (table, text ``SQLDialect/isClustered(definition:)`` reads).
+    var tables: String
+    /// Rows of (table, column, declared type, not null as 0 or 1, default as SQL text or NULL,
+    /// place in the primary key from 1, or 0).
+    var columns: String
+    /// Rows of (table, index, unique as 0 or 1, place of the column in the index from 0, column),
+    /// for indexes created with `CREATE INDEX`.
+    var indexes: String
+    /// Rows of (table, column, referenced table, `ON DELETE` action).
+    var foreignKeys: String
+}
+
+/// How a transaction takes its locks.
+enum TransactionKind: Sendable {
+    /// Reads from a snapshot taken at its first statement; for reads.
+    case deferred
+    /// Takes the write lock at once, waiting for it: what it reads cannot change before it commits.
+    case immediate
+}
+
+/// What a column stores, independent of any engine: each dialect declares it with its own type
+/// (``SQLDialect/columnType(_:)``). SQLite's and PostgreSQL's types are shown for each.
+package enum ColumnStorage: Sendable, Hashable {
+    /// `Bool`: `INTEGER`; PostgreSQL `boolean`.
+    case boolean
+    /// `Int16`: `INTEGER`; PostgreSQL `smallint`.
+    case integer16
+    /// `Int32`: `INTEGER`; PostgreSQL `integer`.
+    case integer32
+    /// `Int64`, `Int`, an int-backed enum, a place in an ordered relationship: `INTEGER`;
+    /// PostgreSQL `bigint`.
+    case integer64
+    /// `Double`: no declared type in SQLite (a `REAL` column would store -0.0 as 0); PostgreSQL
+    /// `double precision`.
+    case double
+    /// `Float`: as `Double` in SQLite; PostgreSQL `real`.
+    case float
+    /// `Date`: `REAL` seconds; PostgreSQL `timestamptz`.
+    case timestamp
+    /// `Decimal`: `TEXT`; PostgreSQL `numeric`, exact.
+    case decimal
+    /// `String`, `URL`, a string-backed enum: `TEXT`.
+    case text
+    /// A `Codable` value, or a composite stored whole: `TEXT` holding JSON; PostgreSQL `jsonb`.
+    case json
+    /// `Data`: `BLOB`; PostgreSQL `bytea`.
+    case bytes
+    /// `UUID`, a record's ID and a to-one relationship's column: `BLOB` of 16 bytes; PostgreSQL `uuid`.
+    case uuid
+}

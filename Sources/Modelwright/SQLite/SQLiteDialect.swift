@@ -1,0 +1,183 @@
+/// SQLite's spelling of every statement the runtime issues (see ``SQLDialect``): the one place,
+/// with the connection, the statement and the store-file checks in this folder, where SQLite's own
+/// SQL (`PRAGMA`s, `sqlite_master`, `INSERT OR …`, `WITHOUT ROWID`, `AUTOINCREMENT`, `rowid`) is
+/// written.
+struct SQLiteDialect: SQLDialect {
+    // MARK: - Names, literals and parameters
+
+    func identifier(_ name: String) -> String {
+        SQLSyntax.identifier(name)
+    }
+
+    func string(_ text: String) -> String {
+        SQLSyntax.string(text)
+    }
+
+    var parameter: String { "?" }
+
+    func parameters(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    func parameter(_ number: Int) -> String {
+        "?\(number)"
+    }
+
+    // MARK: - Column types
+
+    func columnType(_ storage: ColumnStorage) -> String {
+        switch storage {
+        case .boolean, .integer16, .integer32, .integer64: "INTEGER"
+        // No declared type: a REAL column stores an integral double as an integer and so turns
+        // -0.0 into 0; a column without affinity keeps the IEEE bits.
+        case .double, .float: ""
+        case .timestamp: "REAL"
+        case .decimal, .text, .json: "TEXT"
+        case .bytes, .uuid: "BLOB"
+        }
+    }
+
+    func cast(_ expression: String, to storage: ColumnStorage) -> String {
+        let type =
+            switch storage {
+            case .double, .float, .timestamp: "REAL"
+            default: columnType(storage)
+            }
+        return "CAST(\(expression) AS \(type))"
+    }
+
+    // MARK: - Tables and migration steps
+
+    func tableBody(_ definitions: [String], clustered: Bool) -> String {
+        "(\(definitions.joined(separator: ", ")))" + (clustered ? " WITHOUT ROWID" : "")
+    }
+
+    /// Whether a table's `CREATE TABLE` text, as `sqlite_master` keeps it, makes it clustered.
+    func isClustered(definition: String) -> Bool {
+        definition.uppercased().hasSuffix("WITHOUT ROWID")
+    }
+
+    func createHistoryTables(transactions: String, changes: String) -> [String] {
+        [
+            // AUTOINCREMENT: a token is never handed out twice, even after the last rows are purged.
+            "CREATE TABLE IF NOT EXISTS \(quoted(transactions)) (\"token\" INTEGER PRIMARY KEY AUTOINCREMENT, "
+                + "\"timestamp\" REAL NOT NULL, \"author\" TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS \(quoted(changes)) (\"token\" INTEGER NOT NULL, \"seq\" INTEGER NOT NULL, "
+                + "\"entity\" TEXT NOT NULL, \"recordIDs\" BLOB NOT NULL, \"kind\" INTEGER NOT NULL, "
+                + "\"changedAttributes\" TEXT NOT NULL, PRIMARY KEY (\"token\", \"seq\")) WITHOUT ROWID",
+        ]
+    }
+
+    func renameTable(_ table: String, to name: String) -> String {
+        "ALTER TABLE \(quoted(table)) RENAME TO \(quoted(name))"
+    }
+
+    func renameColumn(_ column: String, of table: String, to name: String) -> String {
+        "ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(column)) TO \(quoted(name))"
+    }
+
+    func addColumn(_ definition: String, to table: String) -> String {
+        "ALTER TABLE \(quoted(table)) ADD COLUMN \(definition)"
+    }
+
+    func dropTable(_ table: String) -> String {
+        "DROP TABLE \(quoted(table))"
+    }
+
+    func dropIndex(_ name: String) -> String {
+        "DROP INDEX \(quoted(name))"
+    }
+
+    // MARK: - Writes
+
+    func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
+        "INSERT OR IGNORE INTO \(table) (\(columns.joined(separator: ", "))) \(source)"
+    }
+
+    func insertReplacing(into table: String, columns: [String]?, key: [String], _ source: String) -> String {
+        let list = columns.map { " (\($0.joined(separator: ", ")))" } ?? ""
+        return "INSERT OR REPLACE INTO \(table)\(list) \(source)"
+    }
+
+    func differs(_ lhs: String, _ rhs: String) -> String {
+        "\(lhs) IS NOT \(rhs)"
+    }
+
+    func returning(_ columns: [String]) -> String {
+        " RETURNING " + columns.joined(separator: ", ")
+    }
+
+    // MARK: - Transactions
+
+    func begin(_ kind: TransactionKind) -> String {
+        switch kind {
+        case .deferred: "BEGIN DEFERRED"
+        case .immediate: "BEGIN IMMEDIATE"
+        }
+    }
+
+    func savepoint(_ name: String) -> String {
+        "SAVEPOINT \(quoted(name))"
+    }
+
+    func releaseSavepoint(_ name: String) -> String {
+        "RELEASE \(quoted(name))"
+    }
+
+    func rollbackToSavepoint(_ name: String) -> String {
+        "ROLLBACK TO \(quoted(name))"
+    }
+
+    // MARK: - Connections, constraints and changes
+
+    var writerSettings: [String] { ["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"] }
+
+    // SQLite ignores this pragma inside a transaction, so a migration sets it around its stage.
+    var foreignKeysOff: String? { "PRAGMA foreign_keys=OFF" }
+
+    var foreignKeysOn: String? { "PRAGMA foreign_keys=ON" }
+
+    func foreignKeyViolations(in table: String?) -> String {
+        "PRAGMA foreign_key_check" + (table.map { "(\(quoted($0)))" } ?? "")
+    }
+
+    var foreignKeyColumns: String { "SELECT \"from\" FROM pragma_foreign_key_list(?) WHERE id = ?" }
+
+    var dataVersion: String { "PRAGMA data_version" }
+
+    var schemaVersion: String { "PRAGMA schema_version" }
+
+    var pageCount: String { "PRAGMA page_count" }
+
+    var checkpoint: String { "PRAGMA wal_checkpoint(TRUNCATE)" }
+
+    var rowNumberColumn: String { Self.rowNumberColumn }
+
+    /// SQLite's row number, `rowid`: also a constant, for ``ColumnPath/rowNumber``, which results
+    /// controllers sort by last.
+    static let rowNumberColumn = "rowid"
+
+    // MARK: - Reading a database's schema
+
+    var tableNames: String { "SELECT name FROM sqlite_master WHERE type = 'table'" }
+
+    var tableExists: String { "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?" }
+
+    var tableCount: String { "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?" }
+
+    var schemaIntrospection: SchemaIntrospection { Self.introspection }
+
+    /// Four queries over SQLite's table-valued `pragma_…` functions rather than four `PRAGMA`s per
+    /// table: planning a long history reads schemas thousands of times. The tables query returns
+    /// each table's `CREATE TABLE` text, which ``isClustered(definition:)`` reads.
+    private static let introspection = SchemaIntrospection(
+        tables:
+            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'",
+        columns:
+            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'",
+        indexes:
+            "SELECT m.name, l.name, l.\"unique\", i.seqno, i.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND l.origin = 'c'",
+        foreignKeys:
+            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
+    )
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+// Inserting records: one at a time, and in batches through one prepared statement.
+extension WriteContext {
+    /// Inserts a new record; a record with the same ID, or the same values for a uniqueness
+    /// constraint, is an error.
+    public func insert<Target: Record>(_ record: Target) throws {
+        try atomically {
+            try insertNew(record, entity: try writableEntity(Target.self))
+        }
+    }
+
+    /// Inserts `record` as a new row, with what every insert brings: its one-to-one relationships
+    /// kept in step on both sides, its place in ordered relationships, its change and its history.
+    func insertNew<Target: Record>(_ record: Target, entity: EntityLayout) throws {
+        try run(insertSQL(entity), entity: entity) { statement in
+            try bind(record, entity: entity, to: statement)
+        }
+        changes.rowsInsertedOrDeleted(in: entity.table)
+        history.inserted(record.id.uuid, entity: entity.name)
+        try syncOneToOne(record, id: record.id.uuid, entity: entity, changed: nil)
+        try appendToOrderedRelationships(record.id.uuid, entity: entity)
+    }
+
+    /// Inserts many records with one prepared statement; returns how many were inserted.
+    @discardableResult
+    public func batchInsert<Target: Record>(_ records: some Sequence<Target>) throws -> Int {
+        return try atomically {
+            let entity = try writableEntity(Target.self)
+            // One statement lookup for the whole batch: hashing the INSERT text per row showed in profiles.
+            let statement = try connection.statement(insertSQL(entity))
+            var count = 0
+            for record in records {
+                statement.reset()
+                try run(statement, entity: entity) { statement in
+                    try bind(record, entity: entity, to: statement)
+                }
+                history.inserted(record.id.uuid, entity: entity.name)
+                count += 1
+            }
+            if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
+            return count
+        }
+    }
+
+    private func insertSQL(_ entity: EntityLayout) -> String {
+        var names = ["\"id\""]
+        if entity.hasDiscriminator { names.append("\"_entity\"") }
+        names += entity.columns.map { quoted($0.name) }
+        let placeholders = connection.dialect.parameters(names.count)
+        return "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+    }
+
+    private func bind<Target: Record>(_ record: Target, entity: EntityLayout, to statement: SQLiteStatement) throws {
+        statement.bind(record.id.uuid, 1)
+        var next: Int32 = 2
+        if entity.hasDiscriminator {
+            statement.bind(entity.name, 2)
+            next = 3
+        }
+        var row = RowEncoder(statement: statement, firstIndex: next, columns: entity.columns)
+        try record.encode(to: &row)
+    }
+}
