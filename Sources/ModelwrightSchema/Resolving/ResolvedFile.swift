@@ -5,9 +5,6 @@ package struct ResolvedFile: Sendable {
     package let graph: EntityGraph?
     /// The file's diagnostics.
     package var sink: DiagnosticSink
-    /// The file's version lowered ahead of the pipeline, when it was: the Core Data importer
-    /// lowers each file it writes, and the pipeline reuses it rather than lowering it again.
-    package var loweredAhead: LoweredVersion?
 
     /// Builds the entity graph of one parsed file.
     package static func resolve(_ parsed: ParsedFile) -> ResolvedFile {
