@@ -15,13 +15,15 @@ struct CoreDataImportCheckTests {
         var earlierImport = false
         var editedVersion = false
         var staleVersion = false
+        var staleGap = false
         var lock: Lock = .none
         var link = false
 
-        enum Lock { case none, valid, garbage }
+        enum Lock { case none, matching, differing, garbage }
 
         var description: String {
-            "exists \(exists), earlier \(earlierImport), edited \(editedVersion), stale \(staleVersion), "
+            "exists \(exists), earlier \(earlierImport), edited \(editedVersion), stale \(staleVersion) "
+                + "gap \(staleGap), "
                 + "lock \(lock), link \(link)"
         }
 
@@ -32,7 +34,8 @@ struct CoreDataImportCheckTests {
             state.earlierImport = random.chance(0.6)
             state.editedVersion = state.earlierImport && random.chance(0.5)
             state.staleVersion = random.chance(0.4)
-            state.lock = random.pick([.none, .none, .valid, .garbage])
+            state.staleGap = state.staleVersion && random.chance(0.5)
+            state.lock = random.pick([.none, .none, .matching, .differing, .garbage])
             state.link = random.chance(0.2)
             return state
         }
@@ -43,7 +46,7 @@ struct CoreDataImportCheckTests {
         CoreDataTestSupport.fixtures.appendingPathComponent("test.xcdatamodel").path,
     ]
 
-    @Test(arguments: 0..<24)
+    @Test(arguments: 0..<40)
     func importCheckSaysWhatLoadingTheWrittenFolderSays(seed: Int) throws {
         var random = SplitMix64(seed: 0x5_9111E, index: seed)
         let state = FolderState.draw(&random)
@@ -61,8 +64,8 @@ struct CoreDataImportCheckTests {
         let loaded = FrontEnd.run(modelAt: folder.path)
         #expect(result.checked != nil, "\(state)")
         CoreDataTestSupport.expectSameCheck(result.checked, loaded)
-        // The states with a lock file or a stale version must reach what they test.
-        if state.lock == .garbage || state.link {
+        // The states that break the folder must reach what they test.
+        if state.lock == .garbage || state.lock == .differing || state.link || state.staleGap {
             #expect(loaded.hasErrors, "\(state)")
         }
     }
@@ -84,15 +87,23 @@ struct CoreDataImportCheckTests {
             }
         }
         if state.staleVersion {
-            let number = earlier.files.count + 1
+            // One past the last version, or two past it, leaving a version missing.
+            let number = earlier.files.count + (state.staleGap ? 2 : 1)
             try Data("model \(name) version \(number)\n".utf8).write(
                 to: folder.appendingPathComponent("\(name).v\(number).model"))
         }
         switch state.lock {
         case .none: break
-        case .valid:
+        case .matching, .differing:
+            // A lock freezing version 1 as imported, or as another model's version 1.
             let scratch = folder.deletingLastPathComponent().appendingPathComponent("scratch")
-            _ = try CoreDataImporter.write(earlier, to: scratch.path)
+            if state.lock == .matching {
+                _ = try CoreDataImporter.write(earlier, to: scratch.path)
+            } else {
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                try Data("model \(name) version 1\nentity Other { code: Int64 = 0 }\n".utf8).write(
+                    to: scratch.appendingPathComponent("\(name).v1.model"))
+            }
             let model = try #require(FrontEnd.run(modelAt: scratch.path).model)
             try LockFile.freezing(model, through: 1).encoded().write(
                 to: folder.appendingPathComponent(LockFile.fileName))
