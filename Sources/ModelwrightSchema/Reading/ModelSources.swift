@@ -93,9 +93,10 @@ package struct ModelSources: Sendable {
         // A file that does not read now is still listed, unless it is one being replaced. (A folder
         // with no schema file yet reads with no lock file: the lock is then read on its own.)
         let unreadable = (now?.problems ?? []).filter { $0.path != path && !replaced.contains($0.path) }
+        let unreadableVersions = unreadable.filter { $0.path.hasSuffix("." + fileExtension) }.count
         return ModelSources(
             folder: path, files: (kept + written).sorted { $0.path < $1.path },
-            listedCount: kept.count + written.count + unreadable.filter { $0.path.hasSuffix("." + fileExtension) }.count,
+            listedCount: kept.count + written.count + unreadableVersions,
             lock: now?.lock ?? (try? ConfinedFolder.open(path, for: .reading)).flatMap { LockFile.read(in: $0).lock },
             problems: unreadable)
     }
