@@ -88,7 +88,7 @@ let package = Package(
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
         .testTarget(
             name: "ModelwrightSchemaTests",
-            dependencies: ["ModelwrightSchema", "ModelwrightGenerator", "ModelwrightTestSupport"]),
+            dependencies: ["ModelwrightSchema", "ModelwrightTestSupport"]),
         .testTarget(
             name: "ModelwrightCoreDataTests",
             dependencies: [

@@ -12,10 +12,11 @@ import ModelwrightSchema
 ///     RenderContext           RenderedFile     (files written)
 /// ```
 ///
-/// The front end (read … plan) lives in `ModelwrightSchema`, a folder per stage; the back end
-/// (context, render, write) here. The CLI calls this function for every command that reads a
-/// model, the plugins run the CLI, and the tests call it; `validate`, `plan`, `lock` and
-/// `export-coredata` stop after planning (``Goal/plan``), `generate --check` after rendering.
+/// The front end (read … plan) is `FrontEnd` in `ModelwrightSchema`, a folder per stage; this
+/// function runs it and extends it with the back end (context, render, write). The CLI calls
+/// this function for every command that reads a model, the plugins run the CLI, and the tests
+/// call it; `validate`, `plan`, `lock` and `export-coredata` stop after planning
+/// (``Goal/plan``), `generate --check` after rendering.
 public enum Pipeline {
     /// How far a run goes.
     public enum Goal: Sendable, Equatable {
@@ -43,19 +44,6 @@ public enum Pipeline {
         try run(Request(modelPath: path, goal: goal, configPath: configPath, templatesFolder: templatesFolder))
     }
 
-    /// The front end alone, ``run(_:)`` through ``Goal/plan``: every check and the plan of every
-    /// step, reading no config or template and writing nothing.
-    package static func plan(modelAt path: String, resolvedAhead: [String: ResolvedFile] = [:]) -> PipelineResult {
-        do {
-            return try run(Request(modelPath: path, resolvedAhead: resolvedAhead))
-        } catch {
-            // Planning reads no config or template and writes nothing, so this is not reached.
-            var diagnostics = ModelDiagnostics()
-            diagnostics.others = [Diagnostic(severity: .error, message: "\(error)", path: path, location: nil)]
-            return PipelineResult(diagnostics: diagnostics)
-        }
-    }
-
     /// One run's input.
     package struct Request: Sendable {
         /// The model folder or schema file.
@@ -68,40 +56,25 @@ public enum Pipeline {
         package var config: GeneratorConfig?
         /// The template overrides folder, if given.
         package var templatesFolder: String?
-        /// Files resolved ahead, by path (the Core Data importer resolves each file it writes);
-        /// one is used when it holds the bytes read.
-        package var resolvedAhead: [String: ResolvedFile] = [:]
 
         /// A request for the model at `modelPath`.
         package init(
             modelPath: String, goal: Goal = .plan, configPath: String? = nil, config: GeneratorConfig? = nil,
-            templatesFolder: String? = nil, resolvedAhead: [String: ResolvedFile] = [:]
+            templatesFolder: String? = nil
         ) {
             self.modelPath = modelPath
             self.goal = goal
             self.configPath = configPath
             self.config = config
             self.templatesFolder = templatesFolder
-            self.resolvedAhead = resolvedAhead
         }
     }
 
-    /// Runs every stage of `request`, in order.
+    /// Runs every stage of `request`, in order: the front end (`FrontEnd.run(modelAt:)`,
+    /// read … plan), then the back end.
     package static func run(_ request: Request) throws -> PipelineResult {
-        var diagnostics = ModelDiagnostics()
-        let sources = ModelSources.read(request.modelPath)
-        let resolved = sources.files.parallelMap { file in
-            if let ahead = request.resolvedAhead[file.path], ahead.file.bytes == file.bytes { return ahead }
-            return ResolvedFile.resolve(ParsedFile.parse(file))
-        }
-        guard let checked = CheckedVersions.check(resolved, of: sources, diagnostics: &diagnostics) else {
-            return PipelineResult(diagnostics: diagnostics)
-        }
-        let lowered = checked.versions.parallelMap(LoweredVersion.lower)
-        guard VersionChecker.checkChecksums(lowered, of: sources, diagnostics: &diagnostics),
-            let model = PlannedModel.plan(lowered, diagnostics: &diagnostics)
-        else { return PipelineResult(diagnostics: diagnostics) }
-        guard request.goal != .plan else { return PipelineResult(diagnostics: diagnostics, model: model) }
+        let front = FrontEnd.run(modelAt: request.modelPath)
+        guard let model = front.model, request.goal != .plan else { return PipelineResult(front) }
 
         let config = try request.config ?? GeneratorConfig.load(explicit: request.configPath, near: request.modelPath)
         let templates = try TemplateSet.load(
@@ -109,10 +82,10 @@ public enum Pipeline {
         let context = try RenderContext(model: model, config: config)
         let rendered = try RenderedFile.render(context, with: templates, model: model.name)
         guard case .write(let folder) = request.goal else {
-            return PipelineResult(diagnostics: diagnostics, model: model, files: rendered)
+            return PipelineResult(front, files: rendered)
         }
         let written = try RenderedFile.write(rendered, to: folder)
-        return PipelineResult(diagnostics: diagnostics, model: model, files: rendered, written: written)
+        return PipelineResult(front, files: rendered, written: written)
     }
 }
 
@@ -127,10 +100,9 @@ public struct PipelineResult: Sendable {
     /// The names of the files written because their contents changed, in the order rendered.
     public let written: [String]
 
-    init(diagnostics: ModelDiagnostics, model: PlannedModel? = nil, files: [RenderedFile] = [], written: [String] = [])
-    {
-        self.diagnostics = diagnostics.all
-        self.model = model
+    init(_ front: FrontEndResult, files: [RenderedFile] = [], written: [String] = []) {
+        self.diagnostics = front.diagnostics
+        self.model = front.model
         self.files = files
         self.written = written
     }

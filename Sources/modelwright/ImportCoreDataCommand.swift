@@ -194,9 +194,11 @@ enum ImportCoreDataCommand {
             console.printError(error.description)
             return .invalidInput
         }
-        // The versions the import resolved are reused where the written file is the same.
-        let checked = ModelFolder.run(
-            Pipeline.Request(modelPath: output, resolvedAhead: result.resolved), console: &console)
-        return checked.map(\.hasErrors) == false ? .success : .invalidInput
+        // The import ran the front end on the folder as written (`Options.folder`).
+        guard let checked = result.checked else { return .invalidInput }
+        for diagnostic in checked.diagnostics {
+            console.printError(diagnostic.description)
+        }
+        return checked.hasErrors ? .invalidInput : .success
     }
 }

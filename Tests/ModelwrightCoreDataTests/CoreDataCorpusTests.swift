@@ -78,7 +78,7 @@ struct CoreDataCorpusTests {
         let folder = CoreDataTestSupport.temporaryFolder("woo")
         defer { try? FileManager.default.removeItem(at: folder) }
         _ = try CoreDataImporter.write(result, to: folder.path)
-        let loaded = Pipeline.plan(modelAt: folder.path)
+        let loaded = FrontEnd.run(modelAt: folder.path)
         #expect(!loaded.hasErrors, "\(loaded.diagnostics.filter { $0.severity == .error }.prefix(5))")
         let model = try #require(loaded.model)
         #expect(model.versions.map(\.number) == Array(1...117))

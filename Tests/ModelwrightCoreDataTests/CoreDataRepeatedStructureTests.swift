@@ -34,7 +34,7 @@ struct CoreDataRepeatedStructureTests {
         #expect(imported.diagnostics.filter { $0.severity == .error }.isEmpty, "\(imported.diagnostics)")
         let folder = root.appendingPathComponent("model")
         _ = try CoreDataImporter.write(imported, to: folder.path)
-        let result = Pipeline.plan(modelAt: folder.path)
+        let result = FrontEnd.run(modelAt: folder.path)
         #expect(result.diagnostics.filter { $0.severity == .error }.isEmpty, "\(result.diagnostics)")
         let model = try #require(result.model)
         #expect(model.versions.count == 3)

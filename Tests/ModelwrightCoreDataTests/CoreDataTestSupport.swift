@@ -82,7 +82,7 @@ enum CoreDataTestSupport {
     struct Imported {
         var result: CoreDataImporter.ImportedModel
         var folder: URL
-        var loaded: PipelineResult
+        var loaded: FrontEndResult
 
         /// The text of version `number`.
         func text(_ number: Int) -> String {
@@ -104,13 +104,38 @@ enum CoreDataTestSupport {
         sourceLocation: Testing.SourceLocation = #_sourceLocation
     ) throws -> Imported {
         let bundle = try CoreDataBundle.open(path: path)
+        let folder = temporaryFolder("import")
+        var options = options
+        options.folder = options.folder ?? folder.path
         let result = CoreDataImporter.importModel(bundle, options: options)
         #expect(
             !result.hasErrors, "import errors: \(result.diagnostics.filter { $0.severity == .error })",
             sourceLocation: sourceLocation)
-        let folder = temporaryFolder("import")
         _ = try CoreDataImporter.write(result, to: folder.path)
-        return Imported(result: result, folder: folder, loaded: Pipeline.plan(modelAt: folder.path))
+        let loaded = FrontEnd.run(modelAt: folder.path)
+        if options.folder == folder.path, !result.hasErrors {
+            expectSameCheck(result.checked, loaded, sourceLocation: sourceLocation)
+        }
+        return Imported(result: result, folder: folder, loaded: loaded)
+    }
+
+    /// Expects what the import checked of its folder before writing it (`ImportedModel.checked`)
+    /// to be what loading the written folder gives: the same diagnostics, the same versions with
+    /// the same checksums, the same planned steps.
+    static func expectSameCheck(
+        _ checked: FrontEndResult?, _ loaded: FrontEndResult, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            checked?.diagnostics.map(\.description) == loaded.diagnostics.map(\.description),
+            sourceLocation: sourceLocation)
+        #expect(
+            checked?.model?.versions.map { "\($0.path) \($0.checksum)" }
+                == loaded.model?.versions.map { "\($0.path) \($0.checksum)" },
+            sourceLocation: sourceLocation)
+        #expect(
+            checked?.model?.steps.map { $0.operations.map(\.description) }
+                == loaded.model?.steps.map { $0.operations.map(\.description) },
+            sourceLocation: sourceLocation)
     }
 }
 

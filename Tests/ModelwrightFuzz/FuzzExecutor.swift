@@ -95,10 +95,10 @@ struct FuzzExecutor {
 
     private func runSchema(_ input: FuzzInput) {
         let commands = input.commands
-        let loaded = timed(commands[0]) { Pipeline.plan(modelAt: path(input.target)) }
+        let loaded = timed(commands[0]) { FrontEnd.run(modelAt: path(input.target)) }
         check(loaded.diagnostics, modelLoaded: loaded.model != nil)
         if let single = input.singleFile {
-            let alone = timed(commands[1]) { Pipeline.plan(modelAt: path(single)) }
+            let alone = timed(commands[1]) { FrontEnd.run(modelAt: path(single)) }
             check(alone.diagnostics, modelLoaded: alone.model != nil)
         }
         guard let model = loaded.model else { return }
@@ -128,7 +128,8 @@ struct FuzzExecutor {
                 fail(.unlocated, "cannot write the model: \(error.localizedDescription)")
                 return nil
             }
-            let loaded = Pipeline.plan(modelAt: imported, resolvedAhead: result.resolved)
+            // What the import checked of the folder as written is what loading it gives.
+            let loaded = result.checked ?? FrontEnd.run(modelAt: imported)
             check(loaded.diagnostics, modelLoaded: loaded.model != nil)
             return loaded.model
         }

@@ -18,7 +18,7 @@ struct ModelFolder {
 
     /// The loaded model, or the diagnostics that stopped it.
     func model() throws -> PlannedModel {
-        let result = Pipeline.plan(modelAt: url.path)
+        let result = FrontEnd.run(modelAt: url.path)
         guard let model = result.model else {
             throw GeneratorError.noModel(result.diagnostics.map(\.description).joined(separator: "\n"))
         }

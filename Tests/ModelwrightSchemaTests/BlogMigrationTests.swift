@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -83,7 +82,7 @@ struct BlogMigrationTests {
         let folder = try temporaryModelFolder(
             named: "Blog", files: ["Blog.v1.model": Self.v1, "Blog.v2.model": Self.v2])
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let loaded = Pipeline.plan(modelAt: folder.path)
+        let loaded = FrontEnd.run(modelAt: folder.path)
         #expect(!loaded.diagnostics.contains { $0.severity == .error }, "\(loaded.diagnostics)")
         let model = try #require(loaded.model)
         let step = try #require(model.steps.first)
@@ -162,7 +161,7 @@ struct BlogMigrationTests {
     @Test func plansCheckFindsAReorderedListADroppedLinkAndAChangedValue() throws {
         let folder = try temporaryModelFolder(named: "Blog", files: ["Blog.v1.model": Self.v1])
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let layout = try SchemaLayout(try #require(Pipeline.plan(modelAt: folder.path).model?.versions.first).schema)
+        let layout = try SchemaLayout(try #require(FrontEnd.run(modelAt: folder.path).model?.versions.first).schema)
         let faults: [String: String?] = [
             "": nil,
             "UPDATE \"Content\" SET \"author._position\" = 1 - \"author._position\"": "posts",

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -169,7 +168,7 @@ struct NestingLimitTests {
         try handle.seekToEnd()
         try handle.write(contentsOf: padding)
         try handle.close()
-        let diagnostics = Pipeline.plan(modelAt: folder.path).diagnostics.map(\.description)
+        let diagnostics = FrontEnd.run(modelAt: folder.path).diagnostics.map(\.description)
         #expect(diagnostics.count == 1)
         #expect(diagnostics.first?.hasPrefix(file.path + ":1:1: error: the file is ") == true, "\(diagnostics)")
     }

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -116,7 +115,7 @@ struct MalformedInputTests {
         #expect(mkfifo(folder.appendingPathComponent("M.v1.model").path, 0o600) == 0)
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("M.v2.model"), withIntermediateDirectories: true)
-        let messages = Pipeline.plan(modelAt: folder.path).diagnostics.map(\.message)
+        let messages = FrontEnd.run(modelAt: folder.path).diagnostics.map(\.message)
         #expect(messages.filter { $0.hasPrefix("not a regular file") }.count == 2, "\(messages)")
     }
 }

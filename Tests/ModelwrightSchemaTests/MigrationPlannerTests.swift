@@ -1,6 +1,5 @@
 import Foundation
 import Modelwright
-import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -22,11 +21,11 @@ struct MigrationPlannerTests {
         """
 
     /// Loads v1 and the given v2 (and more files), returning the result and `file:line:column: severity: message` lines.
-    private static func load(_ v2: String, extra: [String: String] = [:]) throws -> (PipelineResult, [String]) {
+    private static func load(_ v2: String, extra: [String: String] = [:]) throws -> (FrontEndResult, [String]) {
         let folder = try temporaryModelFolder(
             named: "Shop", files: ["Shop.v1.model": v1, "Shop.v2.model": v2].merging(extra) { _, new in new })
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let result = Pipeline.plan(modelAt: folder.path)
+        let result = FrontEnd.run(modelAt: folder.path)
         return (result, result.diagnostics.map(Self.line))
     }
 
@@ -36,7 +35,7 @@ struct MigrationPlannerTests {
             "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
     }
 
-    private static func kinds(_ result: PipelineResult) throws -> [String] {
+    private static func kinds(_ result: FrontEndResult) throws -> [String] {
         try #require(result.model).steps[0].changes.map { "\($0.kind.rawValue): \($0.summary)" }
     }
 
@@ -260,7 +259,7 @@ struct MigrationPlannerTests {
             let (v1, v2) = Self.movedDown(to: type)
             let folder = try temporaryModelFolder(named: "Posts", files: ["Posts.v1.model": v1, "Posts.v2.model": v2])
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let result = Pipeline.plan(modelAt: folder.path)
+            let result = FrontEnd.run(modelAt: folder.path)
             let errors = result.diagnostics.filter { $0.severity == .error }.map(\.message)
             if refused {
                 #expect(
@@ -294,7 +293,7 @@ struct MigrationPlannerTests {
             """
         let folder = try temporaryModelFolder(named: "Shop", files: ["Shop.v1.model": v1, "Shop.v2.model": v2])
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let lines = Pipeline.plan(modelAt: folder.path).diagnostics.filter { $0.severity == .error }.map(Self.line)
+        let lines = FrontEnd.run(modelAt: folder.path).diagnostics.filter { $0.severity == .error }.map(Self.line)
         #expect(lines.count == 1)
         #expect(
             lines.first?.hasSuffix(

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -213,7 +212,7 @@ struct MigrationPropertyTests {
             let folder = try temporaryModelFolder(
                 named: "Pairs", files: ["Pairs.v1.model": pair.v1, "Pairs.v2.model": pair.v2])
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let loaded = Pipeline.plan(modelAt: folder.path)
+            let loaded = FrontEnd.run(modelAt: folder.path)
             #expect(!loaded.diagnostics.contains { $0.severity == .error && $0.location == nil }, "seed \(seed)")
             guard let model = loaded.model, model.versions.count == 2 else { continue }
             accepted += 1

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -84,7 +83,7 @@ struct RepeatedStructureTests {
             let failure = "seed \(seed), states \(states)"
             let folder = try temporaryModelFolder(named: "Rep", files: files)
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let loaded = Pipeline.plan(modelAt: folder.path)
+            let loaded = FrontEnd.run(modelAt: folder.path)
             let errors = loaded.diagnostics.filter { $0.severity == .error }
             #expect(errors.isEmpty, "\(failure): \(errors.prefix(3))")
             let model = try #require(loaded.model, "\(failure) plans")

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -53,7 +52,7 @@ struct ShopMigrationTests {
         let folder = try temporaryModelFolder(
             named: "Shop", files: ["Shop.v1.model": Self.v1, "Shop.v2.model": Self.v2])
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let loaded = Pipeline.plan(modelAt: folder.path)
+        let loaded = FrontEnd.run(modelAt: folder.path)
         #expect(!loaded.diagnostics.contains { $0.severity == .error }, "\(loaded.diagnostics)")
         let model = try #require(loaded.model)
         let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)

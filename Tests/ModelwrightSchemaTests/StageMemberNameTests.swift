@@ -1,6 +1,5 @@
 import Foundation
 import Modelwright
-import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -13,7 +12,7 @@ struct StageMemberNameTests {
     private static func errors(_ files: [String: String]) throws -> [String] {
         let folder = try temporaryModelFolder(named: "Names", files: files)
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        return Pipeline.plan(modelAt: folder.path).diagnostics.filter { $0.severity == .error }.map { diagnostic in
+        return FrontEnd.run(modelAt: folder.path).diagnostics.filter { $0.severity == .error }.map { diagnostic in
             let file = diagnostic.path.split(separator: "/").last.map(String.init) ?? ""
             return "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.message)"
         }

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -14,7 +13,7 @@ struct VersionLimitTests {
     private static func load(_ files: [String: String]) throws -> [String] {
         let folder = try temporaryModelFolder(named: "Notes", files: files)
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        return Pipeline.plan(modelAt: folder.path).diagnostics.map { diagnostic in
+        return FrontEnd.run(modelAt: folder.path).diagnostics.map { diagnostic in
             let file = diagnostic.path.split(separator: "/").last.map(String.init) ?? ""
             return "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.message)"
         }
@@ -52,7 +51,7 @@ struct VersionLimitTests {
         let folder = try temporaryModelFolder(
             named: "Notes", files: ["Notes.v1000000.model": Self.file("1000000")])
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let result = Pipeline.plan(modelAt: folder.appendingPathComponent("Notes.v1000000.model").path)
+        let result = FrontEnd.run(modelAt: folder.appendingPathComponent("Notes.v1000000.model").path)
         let version = try #require(result.model?.current)
         #expect(throws: VersionLimitReached.self) { try NewVersion.text(after: version) }
     }

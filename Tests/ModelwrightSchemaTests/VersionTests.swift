@@ -1,6 +1,5 @@
 import Foundation
 import Modelwright
-import ModelwrightGenerator
 import Testing
 
 @testable import ModelwrightSchema
@@ -15,31 +14,16 @@ struct VersionTests {
         }
         """
 
-    private static func load(_ files: [String: String]) throws -> (PipelineResult, [String]) {
+    private static func load(_ files: [String: String]) throws -> (FrontEndResult, [String]) {
         let folder = try temporaryModelFolder(named: "Notes", files: files)
         defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let result = Pipeline.plan(modelAt: folder.path)
+        let result = FrontEnd.run(modelAt: folder.path)
         let lines = result.diagnostics.map { diagnostic in
             let file = diagnostic.path.split(separator: "/").last.map(String.init) ?? ""
             return
                 "\(file):\(diagnostic.location.map(\.description) ?? "-"): \(diagnostic.severity.rawValue): \(diagnostic.message)"
         }
         return (result, lines)
-    }
-
-    @Test func loadingReusesAFileCompiledAheadOnlyWhileItHoldsTheSameBytes() throws {
-        let folder = try temporaryModelFolder(named: "Notes", files: ["Notes.v1.model": Self.v1])
-        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-        let path = ModelSources.path(of: "Notes.v1.model", in: folder.path)
-        // What the file held when it was compiled ahead: one attribute more than it holds now.
-        let earlier = Self.v1.replacingOccurrences(of: "body: String", with: "body: String\n    pinned: Bool?")
-        let known = [path: ResolvedFile.compile(SourceFile(path: path, text: earlier))]
-        let stale = Pipeline.plan(modelAt: folder.path, resolvedAhead: known)
-        #expect(stale.model?.versions.first?.graph.entities.first?.attributes.map(\.name) == ["title", "body"])
-        try Data(earlier.utf8).write(to: URL(fileURLWithPath: path))
-        let same = Pipeline.plan(modelAt: folder.path, resolvedAhead: known)
-        #expect(
-            same.model?.versions.first?.graph.entities.first?.attributes.map(\.name) == ["title", "body", "pinned"])
     }
 
     @Test func versionsLoadInOrderEachWithItsOwnGraph() throws {
@@ -185,7 +169,7 @@ struct VersionTests {
         let (result, lines) = try Self.load([:])
         #expect(result.model == nil)
         #expect(lines == ["Notes:-: error: the folder holds no '.model' files; name each version '<Model>.v<N>.model'"])
-        let missing = Pipeline.plan(modelAt: "/nonexistent/Folder")
+        let missing = FrontEnd.run(modelAt: "/nonexistent/Folder")
         #expect(missing.diagnostics.map(\.description) == ["/nonexistent/Folder: error: no such file or folder"])
     }
 
@@ -194,14 +178,14 @@ struct VersionTests {
         let folders = try FileManager.default.contentsOfDirectory(atPath: models.path).sorted()
         #expect(!folders.isEmpty)
         for folder in folders {
-            let result = Pipeline.plan(modelAt: models.appendingPathComponent(folder).path)
+            let result = FrontEnd.run(modelAt: models.appendingPathComponent(folder).path)
             #expect(result.diagnostics.isEmpty, "\(folder): \(result.diagnostics.map(\.description))")
             #expect(result.model != nil)
         }
     }
 
     @Test func theTripsExampleCoversTheStepsItPromises() throws {
-        let model = try #require(Pipeline.plan(modelAt: packageRoot.appendingPathComponent("Models/Trips").path).model)
+        let model = try #require(FrontEnd.run(modelAt: packageRoot.appendingPathComponent("Models/Trips").path).model)
         #expect(model.versions.count >= 3)
         let organization = try #require(model.versions[1].schema.entity(named: "Organization"))
         #expect(organization.attributes.first { $0.renamedFrom == "title" }?.name == "name")

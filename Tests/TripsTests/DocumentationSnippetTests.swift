@@ -160,7 +160,7 @@ struct DocumentationSnippetTests {
             defer { try? FileManager.default.removeItem(at: folder) }
             let file = folder.appendingPathComponent("\(header[1]).v\(header[3]).model")
             try block.lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-            let loaded = Pipeline.plan(modelAt: file.path)
+            let loaded = FrontEnd.run(modelAt: file.path)
             #expect(
                 !loaded.hasErrors,
                 "\(document):\(block.line): the schema does not load: \(loaded.diagnostics.map(\.description))")

@@ -84,7 +84,7 @@ struct HostileModelTests {
     func hostileTextStaysInsideItsCommentsAndLiteralsAndReadsBackExactly() throws {
         let folder = try Self.modelFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let loaded = Pipeline.plan(modelAt: folder.path)
+        let loaded = FrontEnd.run(modelAt: folder.path)
         #expect(loaded.diagnostics.filter { $0.severity == .error }.map(\.description) == [])
         // The program declares `injected` itself: any declaration that escaped would clash with it.
         let hex = "{ $0.utf8.map { String($0, radix: 16) }.joined(separator: \" \") }"

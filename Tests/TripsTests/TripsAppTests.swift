@@ -62,7 +62,7 @@ struct TripsAppTests {
         #expect(decoded.map(\.checksum.hexDigits) == Trips.checksums)
         #expect(decoded.last == Trips.schema)
         let model = try #require(
-            Pipeline.plan(modelAt: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path).model)
+            FrontEnd.run(modelAt: GeneratedCodeTypeChecker.root.appendingPathComponent("Models/Trips").path).model)
         #expect(decoded == model.versions.map(\.schema))
     }
 

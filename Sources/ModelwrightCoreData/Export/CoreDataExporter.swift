@@ -6,7 +6,7 @@ import ModelwrightSchema
 /// per version, and `.xccurrentversion` naming the newest, which is Modelwright's current one.
 ///
 /// ```swift
-/// let model = Pipeline.plan(modelAt: "Models/Trips").model!
+/// let model = FrontEnd.run(modelAt: "Models/Trips").model!
 /// let result = CoreDataExporter.export(model, bundleName: "Trips")
 /// try CoreDataExporter.write(result, to: "Trips.xcdatamodeld")
 /// ```

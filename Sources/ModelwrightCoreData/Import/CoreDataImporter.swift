@@ -24,8 +24,8 @@ package enum CoreDataImporter {
         package var modelName: String?
         /// Whether versions after Core Data's current version are imported too.
         package var includesVersionsAfterCurrent: Bool
-        /// The folder the files will be written to, when known: the versions compiled for the
-        /// migration blocks are then compiled under their final paths, for ``Result/resolved``.
+        /// The folder the files will be written to, when known: the import then runs the front
+        /// end on the folder as it will read once they are written, for ``ImportedModel/checked``.
         package var folder: String?
 
         /// Creates options.
@@ -53,9 +53,10 @@ package enum CoreDataImporter {
         package var files: [ImportedFile]
         /// Every problem and every construct that was not imported.
         package var diagnostics: [Diagnostic]
-        /// Each version as resolved for the migration blocks, by path, for running the pipeline
-        /// on the written folder without resolving again the files the blocks left unchanged.
-        package var resolved: [String: ResolvedFile] = [:]
+        /// The front end's result on ``Options/folder`` as it will read once the files are
+        /// written (its other files and lock file included), when a folder was given and the
+        /// import has no error: what `validate` will say of it.
+        package var checked: FrontEndResult?
 
         /// What the Core Data store importer needs of every version (`<Model>.coredata-store.json`).
         package var storeModel = CoreDataStoreModel(versions: [])
@@ -134,7 +135,7 @@ package enum CoreDataImporter {
         let bundleName = URL(fileURLWithPath: bundle.path).lastPathComponent
         // Translation is sequential (each version's names depend on the previous one's); the
         // other cores compile each translated file for the migration blocks meanwhile.
-        let compiled = ResultSlots<ResolvedFile>(count: models.count)
+        let compiled = ResultSlots<CoreDataMigrationBlocks.Version>(count: models.count)
         let compiling = DispatchGroup()
         for (index, model) in models.enumerated() {
             let number = index + 1
@@ -165,15 +166,32 @@ package enum CoreDataImporter {
         let compiledVersions = compiled.values
         var result = ImportedModel(
             modelName: modelName,
-            files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.loweredAhead)),
+            files: CoreDataMigrationBlocks.add(to: files, versions: compiledVersions.map(\.lowered)),
             diagnostics: diagnostics)
         result.storeModel = CoreDataStoreModel(versions: storeVersions)
         if let folder = options.folder {
-            for (file, version) in zip(files, compiledVersions) {
-                result.resolved[ModelSources.path(of: file.name, in: folder)] = version
-            }
+            result.checked = check(result.files, in: folder, compiledWithoutBlocks: zip(files, compiledVersions))
         }
         return result
+    }
+
+    /// Runs the front end on `folder` as it will read once `final` is written into it. A file the
+    /// migration blocks left as it was compiled is not resolved again (101 of WooCommerce's 117);
+    /// the others, and the folder's other files, are.
+    private static func check(
+        _ final: [ImportedFile], in folder: String,
+        compiledWithoutBlocks: some Sequence<(ImportedFile, CoreDataMigrationBlocks.Version)>
+    ) -> FrontEndResult {
+        var unchanged: [String: ResolvedFile] = [:]
+        for (file, (compiledFile, version)) in zip(final, compiledWithoutBlocks) where file.text == compiledFile.text {
+            unchanged[version.resolved.file.path] = version.resolved
+        }
+        let compiledByPath = unchanged
+        let sources = ModelSources.read(
+            folder,
+            afterWriting: final.map { SourceFile(path: ModelSources.path(of: $0.name, in: folder), text: $0.text) })
+        let resolved = sources.files.parallelMap { compiledByPath[$0.path] ?? ResolvedFile.compile($0) }
+        return FrontEnd.run(resolved, of: sources)
     }
 
     /// Reads every version's XML, several at a time: parsing is most of an import's work, and

@@ -10,7 +10,16 @@ import ModelwrightSchema
 ///   change) gets one custom stage for the step, `toVersion<N>`, which the app implements, as
 ///   WooCommerce wrote mapping models for such steps.
 enum CoreDataMigrationBlocks {
-    /// Adds the blocks to `files`; `versions` holds each file already compiled by ``version(of:at:)``,
+    /// One translated file taken through the front end alone: resolved, and lowered unless it has
+    /// errors (then its steps get no block).
+    struct Version: Sendable {
+        /// The file resolved.
+        let resolved: ResolvedFile
+        /// Its version lowered, when it has no error.
+        let lowered: LoweredVersion?
+    }
+
+    /// Adds the blocks to `files`; `versions` holds each file already lowered by ``version(of:at:)``,
     /// when the caller had a core to spare for it.
     static func add(to files: [CoreDataImporter.ImportedFile], versions: [LoweredVersion?]? = nil) -> [CoreDataImporter
         .ImportedFile]
@@ -18,7 +27,7 @@ enum CoreDataMigrationBlocks {
         var result = files
         // Versions compile, and steps diff, independently of each other: both run in parallel
         // (a long history has a hundred of each), then the blocks are added in order.
-        let versions = versions ?? files.parallelMap { version(of: $0, at: $0.name).loweredAhead }
+        let versions = versions ?? files.parallelMap { version(of: $0, at: $0.name).lowered }
         let unaccounted = Array(versions.indices).parallelMap { index in
             guard index > 0, let previous = versions[index - 1], let version = versions[index] else {
                 return [(change: SchemaChange, lost: (entity: String, property: String?)?)]()
@@ -61,13 +70,9 @@ enum CoreDataMigrationBlocks {
         return result
     }
 
-    /// An imported file resolved at `path`, with its version lowered ahead unless it has errors
-    /// (then its steps get no block).
-    static func version(of file: CoreDataImporter.ImportedFile, at path: String) -> ResolvedFile {
-        var resolved = ResolvedFile.compile(SourceFile(path: path, text: file.text))
-        if let graph = resolved.validGraph {
-            resolved.loweredAhead = LoweredVersion(path: path, graph: graph, schema: SchemaLowering.lower(graph))
-        }
-        return resolved
+    /// An imported file resolved at `path` and lowered on its own, through the front end.
+    static func version(of file: CoreDataImporter.ImportedFile, at path: String) -> Version {
+        let resolved = ResolvedFile.compile(SourceFile(path: path, text: file.text))
+        return Version(resolved: resolved, lowered: FrontEnd.lower(resolved))
     }
 }

@@ -55,9 +55,8 @@ private final class PendingChecksum: @unchecked Sendable {
 }
 
 extension LoweredVersion {
-    /// Lowers a checked version into the runtime's description (or takes the one lowered ahead).
+    /// Lowers a checked version into the runtime's description.
     package static func lower(_ version: CheckedVersions.Version) -> LoweredVersion {
-        version.loweredAhead
-            ?? LoweredVersion(path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
+        LoweredVersion(path: version.path, graph: version.graph, schema: SchemaLowering.lower(version.graph))
     }
 }

@@ -79,6 +79,28 @@ package struct ModelSources: Sendable {
             problems: problems)
     }
 
+    /// The sources the folder `path` will read as once `written` (schema files named by their
+    /// paths in it) are written into it: what it holds now (its other versions, its lock file)
+    /// with the files of the same names replaced. A tool that writes a model folder checks what
+    /// it writes this way, from the bytes it holds, rather than by reading them back.
+    package static func read(_ path: String, afterWriting written: [SourceFile]) -> ModelSources {
+        let replaced = Set(written.map(\.path))
+        var isDirectory: ObjCBool = false
+        let now =
+            FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+            ? read(path) : nil
+        let kept = (now?.files ?? []).filter { !replaced.contains($0.path) }
+        // A file that does not read now is still listed, unless it is one being replaced. (A folder
+        // with no schema file yet reads with no lock file: the lock is then read on its own.)
+        let unreadable = (now?.problems ?? []).filter { $0.path != path && !replaced.contains($0.path) }
+        let unreadableVersions = unreadable.filter { $0.path.hasSuffix("." + fileExtension) }.count
+        return ModelSources(
+            folder: path, files: (kept + written).sorted { $0.path < $1.path },
+            listedCount: kept.count + written.count + unreadableVersions,
+            lock: now?.lock ?? (try? ConfinedFolder.open(path, for: .reading)).flatMap { LockFile.read(in: $0).lock },
+            problems: unreadable)
+    }
+
     private static func readFile(
         _ path: String, _ read: () throws(BoundedFile.Failure) -> [UInt8]
     ) -> (file: SourceFile?, problem: Diagnostic?) {

@@ -27,6 +27,10 @@ package struct EntityGraph: Sendable {
     package var migration: Migration?
     /// Named fetch requests, in declaration order.
     package var requests: [Request] = []
+    /// Whether the store's namespace may be broken (a reserved or case-clashing table name, too
+    /// many columns) and must be checked on the lowered description: resolving finds the
+    /// suspicion, `StoreCheck`, which runs after resolving, lowers and checks.
+    package var storeCheckDue = false
     /// Where the header names the model; problems with the whole version point here.
     package var headerRange: SourceRange
     /// The position of each entity in `entities` by name (the first, if names repeat), so that

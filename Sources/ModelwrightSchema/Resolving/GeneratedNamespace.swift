@@ -91,7 +91,8 @@ package enum GeneratedNamespace {
         // Each record's members are its lineage's: bounded by the inheritance depth, which is
         // checked before (a model over it has errors and is not checked further here).
         guard !diagnostics.hasErrors else { return }
-        if mayBreakStore(graph, roots: roots) { checkStore(graph, diagnostics: &diagnostics) }
+        // Lowering is a later stage: the store itself is checked after resolving (`StoreCheck`).
+        if mayBreakStore(graph, roots: roots) { graph.storeCheckDue = true }
         var reported: Set<Int> = []
         for index in graph.entities.indices {
             var lineage = [index]
@@ -199,22 +200,5 @@ package enum GeneratedNamespace {
         }
         return columns.values.contains { $0 > StoreLimits.maximumColumns }
             || graph.composites.contains { Set($0.fields.map { $0.name.lowercased() }).count != $0.fields.count }
-    }
-
-    /// Reports what would keep the store from being created, as the runtime's own layout of the
-    /// store finds it (``SchemaDescription/storeProblems()``): reserved table names, names that
-    /// differ only in case, SQLite's column limit. Each is reported at the entity, attribute or
-    /// relationship that causes it.
-    private static func checkStore(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
-        guard let problems = try? SchemaLowering.lower(graph).storeProblems() else { return }
-        for problem in problems {
-            guard let entity = graph.entity(named: problem.entity) else { continue }
-            let range =
-                problem.property.flatMap { property in
-                    entity.attributes.first { $0.name == property }?.range
-                        ?? entity.relationships.first { $0.name == property }?.range
-                } ?? entity.range
-            diagnostics.error(problem.message, at: range.start)
-        }
     }
 }

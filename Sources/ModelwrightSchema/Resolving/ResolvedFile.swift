@@ -5,9 +5,6 @@ package struct ResolvedFile: Sendable {
     package let graph: EntityGraph?
     /// The file's diagnostics.
     package var sink: DiagnosticSink
-    /// The file's version lowered ahead of the pipeline, when it was: the Core Data importer
-    /// lowers each file it writes, and the pipeline reuses it rather than lowering it again.
-    package var loweredAhead: LoweredVersion?
 
     /// Builds the entity graph of one parsed file.
     package static func resolve(_ parsed: ParsedFile) -> ResolvedFile {
@@ -17,10 +14,13 @@ package struct ResolvedFile: Sendable {
         return ResolvedFile(graph: graph, sink: sink)
     }
 
-    /// The pipeline's parse and resolve stages for one file: every check of a schema file that
-    /// needs no other version.
+    /// The pipeline's parse and resolve stages for one file, then the check of its store on its
+    /// lowered description (``StoreCheck``): every check of a schema file that needs no other
+    /// version.
     package static func compile(_ file: SourceFile) -> ResolvedFile {
-        resolve(.parse(file))
+        var resolved = resolve(.parse(file))
+        if let graph = resolved.graph { StoreCheck.check(graph, diagnostics: &resolved.sink) }
+        return resolved
     }
 
     /// The file checked.

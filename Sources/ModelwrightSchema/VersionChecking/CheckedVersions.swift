@@ -7,8 +7,6 @@ package struct CheckedVersions: Sendable {
         package let path: String
         /// Its entity graph.
         package let graph: EntityGraph
-        /// Its lowered form, when it was lowered ahead of the pipeline.
-        package let loweredAhead: LoweredVersion?
     }
 
     /// The versions, oldest first.
@@ -36,9 +34,6 @@ package struct CheckedVersions: Sendable {
             : VersionChecker.check(
                 passed.map { ($0.graph, $0.file.sink) }, isComplete: passed.count == sources.listedCount)
         guard !diagnostics.hasErrors, !passed.isEmpty else { return nil }
-        return CheckedVersions(
-            versions: passed.map {
-                Version(path: $0.file.file.path, graph: $0.graph, loweredAhead: $0.file.loweredAhead)
-            })
+        return CheckedVersions(versions: passed.map { Version(path: $0.file.file.path, graph: $0.graph) })
     }
 }
