@@ -17,7 +17,7 @@ struct CoreDataScalarTypeTests {
         let attributes = ScalarType.all.enumerated().map { "    v\($0.offset): \($0.element.schemaSpelling)?" }
         let text = (["model Kinds version 1", "", "entity Holder {"] + attributes + ["}"]).joined(separator: "\n")
         try Data((text + "\n").utf8).write(to: folder.appendingPathComponent("Kinds.v1.model"))
-        let model = try #require(Pipeline.plan(modelAt: folder.path).model)
+        let model = try #require(FrontEnd.run(modelAt: folder.path).model)
 
         let exported = CoreDataExporter.export(model, bundleName: "Kinds")
         let contents = try #require(exported.files.first { $0.path.hasSuffix(".xcdatamodel/contents") })

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -50,7 +49,7 @@ struct AttributeMoveUpTests {
             let folder = try temporaryModelFolder(
                 named: "Zoo", files: ["Zoo.v1.model": text(1), "Zoo.v2.model": text(2)])
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let loaded = Pipeline.plan(modelAt: folder.path)
+            let loaded = FrontEnd.run(modelAt: folder.path)
             let errors = loaded.diagnostics.filter { $0.severity == .error }
             let needsStage = !optional && !hasDefault
             guard let model = loaded.model else {

@@ -1,5 +1,4 @@
 import Foundation
-import ModelwrightGenerator
 import ModelwrightTestSupport
 import Testing
 
@@ -90,7 +89,7 @@ struct EntitySplitTests {
             let folder = try temporaryModelFolder(
                 named: "Shop", files: ["Shop.v1.model": split.v1, "Shop.v2.model": split.v2])
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let loaded = Pipeline.plan(modelAt: folder.path)
+            let loaded = FrontEnd.run(modelAt: folder.path)
             let errors = loaded.diagnostics.filter { $0.severity == .error }.map(\.message)
             #expect(errors == [], "\(failure)")
             guard let model = loaded.model else { continue }

@@ -241,7 +241,8 @@ extension ScalarType {
 
     /// `Bool`: the integers 0 and 1.
     package static let bool = ScalarType(
-        name: "bool", schemaSpelling: "Bool", swiftType: "Bool", phrase: "a Bool", storageClass: .integer, columnStorage: .boolean,
+        name: "bool", schemaSpelling: "Bool", swiftType: "Bool", phrase: "a Bool", storageClass: .integer,
+        columnStorage: .boolean,
         integerRange: 0...1, number: .integer(bits: 1), takesNumbersAsText: false, literal: .bool, isOrdered: false,
         coreData: CoreDataType(name: "Boolean", usesScalarValueType: true, imports: true),
         valueType: Bool.self,
@@ -274,7 +275,8 @@ extension ScalarType {
 
     /// `Double`: an IEEE double kept bit for bit.
     package static let double = ScalarType(
-        name: "double", schemaSpelling: "Double", swiftType: "Double", phrase: "a Double", storageClass: .exactReal, columnStorage: .double,
+        name: "double", schemaSpelling: "Double", swiftType: "Double", phrase: "a Double", storageClass: .exactReal,
+        columnStorage: .double,
         integerRange: nil, number: .floatingPoint(bits: 64, exactIntegerBits: 32), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: false), isOrdered: true,
         coreData: CoreDataType(name: "Double", usesScalarValueType: true, imports: true),
@@ -295,7 +297,8 @@ extension ScalarType {
 
     /// `Float`: stored as the double it converts to exactly.
     package static let float = ScalarType(
-        name: "float", schemaSpelling: "Float", swiftType: "Float", phrase: "a Float", storageClass: .exactReal, columnStorage: .float,
+        name: "float", schemaSpelling: "Float", swiftType: "Float", phrase: "a Float", storageClass: .exactReal,
+        columnStorage: .float,
         integerRange: nil, number: .floatingPoint(bits: 32, exactIntegerBits: 16), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: true), isOrdered: true,
         coreData: CoreDataType(name: "Float", usesScalarValueType: true, imports: true),
@@ -320,7 +323,8 @@ extension ScalarType {
 
     /// `Decimal`: its exact text, never through `Double`.
     package static let decimal = ScalarType(
-        name: "decimal", schemaSpelling: "Decimal", swiftType: "Decimal", phrase: "a Decimal", storageClass: .text, columnStorage: .decimal,
+        name: "decimal", schemaSpelling: "Decimal", swiftType: "Decimal", phrase: "a Decimal", storageClass: .text,
+        columnStorage: .decimal,
         integerRange: nil, number: nil, takesNumbersAsText: true, literal: .decimal, isOrdered: true,
         coreData: CoreDataType(name: "Decimal", usesScalarValueType: nil, imports: true),
         valueType: Decimal.self,
@@ -342,7 +346,8 @@ extension ScalarType {
 
     /// `String`.
     package static let string = ScalarType(
-        name: "string", schemaSpelling: "String", swiftType: "String", phrase: "a String", storageClass: .text, columnStorage: .text,
+        name: "string", schemaSpelling: "String", swiftType: "String", phrase: "a String", storageClass: .text,
+        columnStorage: .text,
         integerRange: nil, number: nil, takesNumbersAsText: true,
         literal: .text(
             TextLiteral(
@@ -360,7 +365,8 @@ extension ScalarType {
 
     /// `Date`: seconds since 2001-01-01 as a double, exactly how `Date` holds its value.
     package static let date = ScalarType(
-        name: "date", schemaSpelling: "Date", swiftType: "Date", phrase: "a Date", storageClass: .real, columnStorage: .timestamp,
+        name: "date", schemaSpelling: "Date", swiftType: "Date", phrase: "a Date", storageClass: .real,
+        columnStorage: .timestamp,
         integerRange: nil, number: nil, takesNumbersAsText: false, literal: .instant, isOrdered: true,
         coreData: CoreDataType(name: "Date", usesScalarValueType: false, imports: true),
         valueType: Date.self,
@@ -373,7 +379,8 @@ extension ScalarType {
 
     /// `Data`: the bytes.
     package static let data = ScalarType(
-        name: "data", schemaSpelling: "Data", swiftType: "Data", phrase: "Data", storageClass: .blob, columnStorage: .bytes,
+        name: "data", schemaSpelling: "Data", swiftType: "Data", phrase: "Data", storageClass: .blob,
+        columnStorage: .bytes,
         integerRange: nil, number: nil, takesNumbersAsText: false, literal: .none, isOrdered: false,
         coreData: CoreDataType(name: "Binary", usesScalarValueType: nil, imports: true),
         valueType: Data.self,
@@ -386,7 +393,8 @@ extension ScalarType {
 
     /// `UUID`: 16 bytes.
     package static let uuid = ScalarType(
-        name: "uuid", schemaSpelling: "UUID", swiftType: "UUID", phrase: "a UUID", storageClass: .blob, columnStorage: .uuid,
+        name: "uuid", schemaSpelling: "UUID", swiftType: "UUID", phrase: "a UUID", storageClass: .blob,
+        columnStorage: .uuid,
         integerRange: nil, number: nil, takesNumbersAsText: false,
         literal: .text(
             TextLiteral(
@@ -406,7 +414,8 @@ extension ScalarType {
 
     /// `URL`: its absolute text.
     package static let url = ScalarType(
-        name: "url", schemaSpelling: "URL", swiftType: "URL", phrase: "a URL", storageClass: .text, columnStorage: .text,
+        name: "url", schemaSpelling: "URL", swiftType: "URL", phrase: "a URL", storageClass: .text,
+        columnStorage: .text,
         integerRange: nil, number: nil, takesNumbersAsText: false,
         literal: .text(
             TextLiteral(
@@ -428,7 +437,8 @@ extension ScalarType {
     /// sorts as the days do and which SQLite's date functions read. Core Data has no such type:
     /// it exports as a `String` and imports back as one.
     package static let day = ScalarType(
-        name: "day", schemaSpelling: "Day", swiftType: "Day", phrase: "a Day", storageClass: .text, columnStorage: .text,
+        name: "day", schemaSpelling: "Day", swiftType: "Day", phrase: "a Day", storageClass: .text,
+        columnStorage: .text,
         integerRange: nil, number: nil, takesNumbersAsText: false,
         literal: .text(
             TextLiteral(
