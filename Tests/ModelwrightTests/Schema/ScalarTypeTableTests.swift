@@ -135,7 +135,8 @@ struct ScalarTypeTableTests {
         for old in ScalarType.all {
             for new in ScalarType.all {
                 let conversion = old.conversion(to: new)
-                let sql = TableMapping.conversion(from: AttributeType(old), to: AttributeType(new), column: "c", dialect: SQLiteDialect())
+                let sql = TableMapping.conversion(
+                    from: AttributeType(old), to: AttributeType(new), column: "c", dialect: SQLiteDialect())
                 #expect((sql != nil) == (conversion?.cast != nil), "\(old) → \(new)")
                 if old == new { #expect(conversion == nil) }
                 // A cast always rewrites; a lossless conversion from a number never needs a stage.
