@@ -310,9 +310,10 @@ struct CoreDataStoreReader {
             guard sourceColumn == "source" else { return }
             var columns = [quoted(sourceColumn), quoted(destinationColumn)]
             if let positionColumn { columns.append(quoted(positionColumn)) }
+            let dialect = connection.dialect
             statement = try connection.statement(
-                "INSERT OR IGNORE INTO \(quoted(table)) (\(columns.joined(separator: ", "))) VALUES (?1, ?2\(positionColumn == nil ? "" : ", ?3"))"
-            )
+                dialect.insertIgnoringConflicts(
+                    into: quoted(table), columns: columns, "VALUES (\(dialect.parameters(columns.count)))"))
             statement.bind(uuidValue(link.source), 1)
             statement.bind(uuidValue(link.destination), 2)
             if positionColumn != nil { statement.bind(.integer(position), 3) }
@@ -353,7 +354,7 @@ struct CoreDataStoreReader {
                 }
             }
         }
-        let statement = try connection.statement("PRAGMA foreign_key_check")
+        let statement = try connection.statement(connection.dialect.foreignKeyViolations(in: nil))
         defer { statement.reset() }
         var dangling: [String: Int] = [:]
         while try statement.step() { dangling[statement.string(0), default: 0] += 1 }

@@ -76,7 +76,7 @@ final class CoreDataStoreSource {
 
     /// The names of the tables.
     static func tableNames(on connection: SQLiteConnection) throws -> Set<String> {
-        let statement = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
+        let statement = try connection.statement(connection.dialect.tableNames)
         defer { statement.reset() }
         var names: Set<String> = []
         while try statement.step() { names.insert(statement.string(0)) }
@@ -85,7 +85,7 @@ final class CoreDataStoreSource {
 
     /// The column names of `table`.
     func columns(of table: String) throws -> Set<String> {
-        let statement = try connection.statement("SELECT name FROM pragma_table_info(?)")
+        let statement = try connection.statement(connection.dialect.columnNames)
         defer { statement.reset() }
         statement.bind(table, 1)
         var names: Set<String> = []

@@ -139,6 +139,9 @@ protocol SQLDialect: Sendable {
     /// A query with one parameter, a table's name, returning how many tables have that name.
     var tableCount: String { get }
 
+    /// A query with one parameter, a table's name, returning the name of each of its columns.
+    var columnNames: String { get }
+
     /// The queries ``StoreSchema`` reads a store's tables with; each names its row shape.
     var schemaIntrospection: SchemaIntrospection { get }
 

@@ -35,12 +35,11 @@ enum SyntheticRows {
                     names.append(quoted(position))
                     values.append(.integer(Int64(row)))
                 }
-                let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
+                let dialect = connection.dialect
                 let statement = try SQLiteStatement(
                     connection: connection,
-                    sql:
-                        "INSERT OR IGNORE INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(marks))"
-                )
+                    sql: dialect.insertIgnoringConflicts(
+                        into: quoted(entity.table), columns: names, "VALUES (\(dialect.parameters(values.count)))"))
                 for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
                 try statement.run()
             }
@@ -66,9 +65,11 @@ enum SyntheticRows {
                 let place =
                     position == nil ? "" : ", row_number() OVER (PARTITION BY s.\"id\" ORDER BY d.\"id\") - 1"
                 try connection.execute(
-                    "INSERT OR IGNORE INTO \(quoted(table)) (\"source\", \"destination\"\(position == nil ? "" : ", \"position\"")) "
-                        + "SELECT s.\"id\", d.\"id\"\(place) FROM \(quoted(source.table)) AS s, \(quoted(destination.table)) AS d\(filter)"
-                )
+                    connection.dialect.insertIgnoringConflicts(
+                        into: quoted(table),
+                        columns: ["\"source\"", "\"destination\""] + (position == nil ? [] : ["\"position\""]),
+                        "SELECT s.\"id\", d.\"id\"\(place) FROM \(quoted(source.table)) AS s, \(quoted(destination.table)) AS d\(filter)"
+                    ))
             }
         }
     }
@@ -138,10 +139,11 @@ enum SyntheticRows {
             values.append(
                 try stub(for: column, row: row, of: concrete, in: layout, connection: connection, depth: depth + 1))
         }
-        let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
         let statement = try SQLiteStatement(
             connection: connection,
-            sql: "INSERT INTO \(quoted(concrete.table)) (\(names.joined(separator: ", "))) VALUES (\(marks))")
+            sql:
+                "INSERT INTO \(quoted(concrete.table)) (\(names.joined(separator: ", "))) "
+                + "VALUES (\(connection.dialect.parameters(values.count)))")
         for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
         try statement.run()
         return id

@@ -331,7 +331,7 @@ enum ConditionSQL {
 
     /// The row number of the row `alias` (a results controller's last tie-breaker).
     static func rowNumber(of alias: String) -> String {
-        "\(alias).rowid"
+        "\(alias).\(SQLiteDialect.rowNumberColumn)"
     }
 
     /// A placeholder for one bound value; a decimal (stored as exact text) compares as a number.

@@ -17,7 +17,7 @@ import Foundation
 /// calls ``rollback()``.
 final class SQLiteConnection: DatabaseConnection {
     private(set) var handle: OpaquePointer?
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements: [String: PreparedHandle] = [:]
     /// Whether a transaction this connection began is open, or was rolled back by SQLite.
     private var transaction = TransactionState.none
     /// Set while ``begin(_:)``, ``commit()`` or ``rollback()`` prepares its statement: the only
@@ -92,12 +92,13 @@ final class SQLiteConnection: DatabaseConnection {
     /// While the cached one is still stepping (a fetch nested in another fetch's loop), a fresh one.
     func statement(_ sql: String) throws -> SQLiteStatement {
         if let cached = statements[sql] {
-            guard sqlite3_stmt_busy(cached.handle) == 0 else { return try SQLiteStatement(connection: self, sql: sql) }
-            cached.reset()
-            return cached
+            guard sqlite3_stmt_busy(cached.pointer) == 0 else { return try SQLiteStatement(connection: self, sql: sql) }
+            let statement = SQLiteStatement(connection: self, sql: sql, prepared: cached)
+            statement.reset()
+            return statement
         }
         let statement = try SQLiteStatement(connection: self, sql: sql)
-        statements[sql] = statement
+        statements[sql] = statement.prepared
         return statement
     }
 

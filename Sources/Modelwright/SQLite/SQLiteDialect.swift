@@ -165,6 +165,8 @@ struct SQLiteDialect: SQLDialect {
 
     var tableCount: String { "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?" }
 
+    var columnNames: String { "SELECT name FROM pragma_table_info(?)" }
+
     var schemaIntrospection: SchemaIntrospection { Self.introspection }
 
     /// Four queries over SQLite's table-valued `pragma_…` functions rather than four `PRAGMA`s per

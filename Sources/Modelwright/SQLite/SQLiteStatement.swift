@@ -4,9 +4,19 @@ import Foundation
 /// A prepared statement: bind parameters by index, step through rows, read columns by index.
 final class SQLiteStatement: DatabaseStatement {
     private let connection: SQLiteConnection
+    /// What keeps ``handle`` prepared; the connection's cache shares it.
+    let prepared: PreparedHandle
     /// A `let`, so reading it costs no runtime exclusivity check on every bind and column read.
     let handle: OpaquePointer?
     let sql: String
+
+    /// A statement over a handle the connection prepared before (from its cache).
+    init(connection: SQLiteConnection, sql: String, prepared: PreparedHandle) {
+        self.connection = connection
+        self.sql = sql
+        self.prepared = prepared
+        handle = prepared.pointer
+    }
 
     init(connection: SQLiteConnection, sql: String) throws {
         self.connection = connection
@@ -29,6 +39,7 @@ final class SQLiteStatement: DatabaseStatement {
             }
         }
         self.handle = handle
+        prepared = PreparedHandle(handle)
         guard code == SQLITE_OK else {
             if code == SQLITE_AUTH, connection.refusedTransactionStatement {
                 connection.refusedTransactionStatement = false
@@ -45,10 +56,6 @@ final class SQLiteStatement: DatabaseStatement {
 
     /// The bytes SQLite skips as whitespace, which may follow the one statement.
     private static let whitespace: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0c, 0x0d]
-
-    deinit {
-        sqlite3_finalize(handle)
-    }
 
     /// Resets the statement and clears its bindings so it can run again.
     func reset() {
@@ -209,3 +216,19 @@ final class SQLiteStatement: DatabaseStatement {
 
 /// Tells SQLite to copy bound bytes, since Swift's buffers do not outlive the call.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared SQLite statement, finalized when the last ``SQLiteStatement`` over it and the
+/// connection's cache let it go. The cache holds these rather than statements: a statement holds
+/// its connection, so a cache of statements would hold the connection in a cycle and a store
+/// released without ``Store/close()`` would never close its files.
+final class PreparedHandle {
+    let pointer: OpaquePointer?
+
+    init(_ pointer: OpaquePointer?) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        sqlite3_finalize(pointer)
+    }
+}
