@@ -42,9 +42,10 @@ struct GenerateModelCode: CommandPlugin {
                 of: target.directoryURL.appendingPathComponent("Generated").standardizedFileURL, in: package)
             for folder in folders {
                 var arguments = ["generate", folder.path, "--output", output]
-                if let config = ConfigDiscovery.configFile(forModelFolder: folder, target: target.directoryURL) {
-                    arguments += ["--config", config.path]
-                }
+                // The same config the build plugin would use, and none beyond the target.
+                arguments +=
+                    ConfigDiscovery.configFile(forModelFolder: folder, target: target.directoryURL)
+                    .map { ["--config", $0.path] } ?? ["--no-config"]
                 if check { arguments.append("--check") }
                 let process = Process()
                 process.executableURL = tool.url

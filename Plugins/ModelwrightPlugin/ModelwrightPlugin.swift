@@ -28,7 +28,9 @@ struct ModelwrightPlugin: BuildToolPlugin {
             let config = ConfigDiscovery.configFile(forModelFolder: folder, target: target.directoryURL)
             let isLink = config.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: $0.path)) != nil }
             let templates = config.map { isLink == true ? [] : ConfigTemplates.paths(in: $0) } ?? []
-            if let config { arguments += ["--config", config.path] }
+            // Without one, `generate` is told to search no further: by hand it would also look in
+            // the folder above the model's, which is outside what this command declares as inputs.
+            arguments += config.map { ["--config", $0.path] } ?? ["--no-config"]
             return .buildCommand(
                 displayName: "Generating \(modelName) model code",
                 executable: tool.url,

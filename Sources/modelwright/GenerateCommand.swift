@@ -7,7 +7,7 @@ enum GenerateCommand {
     static let usage = """
         OVERVIEW: Generate the Swift an app compiles against from a model folder.
 
-        USAGE: modelwright generate <model folder> --output <dir> [--config <file>] [--templates <dir>] [--check]
+        USAGE: modelwright generate <model folder> --output <dir> [--config <file> | --no-config] [--templates <dir>] [--check]
 
         ARGUMENTS:
           <model folder>       A folder of '<Model>.v<N>.model' files; the newest version is current.
@@ -16,6 +16,8 @@ enum GenerateCommand {
           --output <dir>       Where to write \(FileNames.outputs(forModel: "<Model>").joined(separator: ", ")).
           --config <file>      A modelwright-config.json (access level, template overrides).
                                Without it, one in the model folder or its parent is used if present.
+          --no-config          Use the defaults and look for no config file (the plugins pass it when
+                               the target holds none, so nothing undeclared above the target is read).
           --templates <dir>    A folder of <Name>.mustache files that replace the defaults.
           --check              Write nothing; list the files in --output that differ from what would be
                                written, and exit 1 if any does (for CI, over committed generated code).
@@ -34,11 +36,15 @@ enum GenerateCommand {
         var options: [String: String] = [:]
         var paths: [String] = []
         var check = false
+        var noConfig = false
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--check" {
                 check = true
+                index += 1
+            } else if argument == "--no-config" {
+                noConfig = true
                 index += 1
             } else if ["--output", "--config", "--templates"].contains(argument) {
                 guard index + 1 < arguments.count else {
@@ -59,10 +65,14 @@ enum GenerateCommand {
             console.printError("error: give one model folder and --output\n\n\(usage)")
             return .usage
         }
+        if noConfig && options["--config"] != nil {
+            console.printError("error: give either --config or --no-config\n\n\(usage)")
+            return .usage
+        }
         if ModelFolder.refusesFile(paths[0], command: "generate", console: &console) { return .usage }
         let request = Pipeline.Request(
             modelPath: paths[0], goal: check ? .render : .write(to: output), configPath: options["--config"],
-            templatesFolder: options["--templates"])
+            config: noConfig ? GeneratorConfig() : nil, templatesFolder: options["--templates"])
         guard let result = ModelFolder.run(request, console: &console), !result.hasErrors else { return .invalidInput }
         if check { return Self.check(result.files, in: output, console: &console) }
         for file in result.files {

@@ -35,6 +35,35 @@ struct GenerateCommandTests {
         #expect(Set(named).sorted() == written)
     }
 
+    /// `--no-config` reads no config file, not even one beside the model folder, which is what the
+    /// plugins pass when the target holds none: a config above the target is then never read
+    /// without being declared as an input of the build. It and `--config` exclude each other.
+    @Test func noConfigReadsNoConfigFile() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("Trips")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(
+            atPath: Self.root.appendingPathComponent("Models/Trips").path) where name.hasSuffix(".model")
+        {
+            try FileManager.default.copyItem(
+                at: Self.root.appendingPathComponent("Models/Trips/\(name)"), to: model.appendingPathComponent(name))
+        }
+        try Data(#"{ "accessLevel": "public" }"#.utf8).write(to: folder.appendingPathComponent(FileNames.config))
+        for (options, isPublic) in [([String](), true), (["--no-config"], false)] {
+            let output = folder.appendingPathComponent("out\(options.count)")
+            let (code, console) = Self.run(["generate", model.path, "--output", output.path] + options)
+            #expect(code == .success, "\(console.errors)")
+            let records = try String(contentsOf: output.appendingPathComponent("Trips+Records.swift"), encoding: .utf8)
+            #expect(records.contains("public struct User: Record") == isPublic, "\(options)")
+        }
+        let (code, _) = Self.run([
+            "generate", model.path, "--output", folder.appendingPathComponent("x").path, "--no-config", "--config",
+            folder.appendingPathComponent(FileNames.config).path,
+        ])
+        #expect(code == .usage)
+    }
+
     /// The plugins cannot depend on a library, so they compile the front end's `FileNames.swift`
     /// through symbolic links, as the generator and the CLI do: one file names every file.
     @Test func everyToolCompilesTheOneListOfFileNames() throws {

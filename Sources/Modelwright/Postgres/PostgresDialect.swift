@@ -28,25 +28,22 @@ package enum PostgresDialect {
     /// to-one relationships), which is a `uuid`.
     package static func columnType(of type: AttributeType?) -> ColumnType {
         guard let type else { return .uuid }
-        switch type {
-        case .bool: return .boolean
-        case .int16: return .smallint
-        case .int32: return .integer
-        case .int64, .int: return .bigint
-        case .double: return .doublePrecision
-        case .float: return .real
-        case .decimal: return .numeric
-        case .string, .url: return .text
-        // A day is kept as SQLite keeps it, `YYYY-MM-DD` text, which sorts as the days do.
-        case .day: return .text
-        case .date: return .timestamptz
-        case .data: return .bytea
-        case .uuid: return .uuid
-        case .codable: return .jsonb
         // A composite is one column per field; one nested inside another is stored as the runtime
         // encodes it, as text, kept byte for byte.
-        case .composite: return .text
-        case .enumeration(let description): return description.rawType == .int ? .bigint : .text
+        if case .composite = type { return .text }
+        return switch SchemaLayout.storage(of: type) {
+        case .boolean: .boolean
+        case .integer16: .smallint
+        case .integer32: .integer
+        case .integer64: .bigint
+        case .double: .doublePrecision
+        case .float: .real
+        case .decimal: .numeric
+        case .text: .text
+        case .timestamp: .timestamptz
+        case .bytes: .bytea
+        case .uuid: .uuid
+        case .json: .jsonb
         }
     }
 

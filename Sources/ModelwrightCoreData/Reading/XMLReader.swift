@@ -1,5 +1,9 @@
 import ModelwrightSchema
 
+// Longer than 500 lines on purpose: one forward pass over the bytes, whose states (tags,
+// attributes, references, comments, CDATA) share the cursor and its bounds checks; split, each
+// part would re-derive the cursor's invariants.
+
 /// A reader of the XML that Core Data and Xcode write, written by hand so that hostile input ends
 /// in a located error, never in a crash or a long wait.
 ///

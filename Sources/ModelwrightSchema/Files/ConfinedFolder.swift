@@ -6,6 +6,10 @@ import Foundation
     import Darwin
 #endif
 
+// Longer than 500 lines on purpose: the one owner of every system call that touches a file in a
+// folder (opening each component without following links, exclusive temporaries, renames, the
+// journal); keeping them together keeps the rule "no path is followed" checkable in one read.
+
 /// A folder a tool reads from or writes into, held open, in which every file is reached from the
 /// folder's descriptor, one path component at a time, without following a symbolic link: the one
 /// way Modelwright's tools touch files inside a folder that came with a pull request.
