@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightPostgres
+import ModelwrightTestSupport
 import Testing
 
 /// What the connection fixes for itself whatever the environment: session settings results
@@ -65,5 +66,27 @@ struct PostgresSessionTests {
         await #expect(throws: PostgresError.self) { _ = try await PostgresListener(configuration, channels: [channel]) }
         // 63 bytes is the longest name, and it is kept.
         _ = try await PostgresListener(configuration, channels: [String(repeating: "é", count: 31)])
+    }
+}
+
+/// The test cluster is no gift to other users of the machine: its folder, password file and
+/// socket are its owner's alone, and every connection, over the socket too, needs the password.
+@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+struct PostgresClusterTests {
+    @Test func onlyItsOwnerCanReachTheClusterAndOnlyWithThePassword() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        func permissions(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        }
+        #expect(try permissions(cluster.folder) == 0o700)
+        #expect(try permissions(cluster.folder + "/pwfile") == 0o600)
+        let connection = try await PostgresConnection(PostgresConfiguration(cluster.connectionString()))
+        #expect(try await connection.query("SHOW unix_socket_permissions", format: .text)[0, 0] == .text("0700"))
+        for host in [cluster.folder, "127.0.0.1"] {
+            var configuration = PostgresConfiguration(
+                "host='\(host)' port=\(cluster.port) user=postgres dbname=postgres")
+            configuration.connectTimeout = .seconds(2)
+            await #expect(throws: PostgresError.self, "\(host)") { _ = try await PostgresConnection(configuration) }
+        }
     }
 }
