@@ -215,7 +215,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 case PQTRANS_IDLE:
                     return true
                 case PQTRANS_INTRANS, PQTRANS_INERROR:
-                    PQclear(PQexec(handle, "ROLLBACK"))
+                    PQclear(self.send(handle, request: CancelRequest()) { PQsendQuery(handle, "ROLLBACK") })
                     return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
                 default:  // a statement still runs, or the link is gone
                     return false
@@ -292,7 +292,9 @@ public final class PostgresConnection: @unchecked Sendable {
             let formats = encoded.map { Int32($0.isBinary ? 1 : 0) }
             let started = ContinuousClock.now
             let result = withParameterPointers(encoded.map(\.bytes)) { values in
-                PQexecPrepared(handle, name, Int32(encoded.count), values, lengths, formats, format.rawValue)
+                send(handle, request: request) {
+                    PQsendQueryPrepared(handle, name, Int32(encoded.count), values, lengths, formats, format.rawValue)
+                }
             }
             do {
                 return try check(result, sql: sql, request: request, started: started)
@@ -306,7 +308,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 // cache is dropped and the error stands.
                 statements.removeAll()
                 guard !retried, PQtransactionStatus(handle) == PQTRANS_IDLE else { throw error }
-                PQclear(PQexec(handle, "DEALLOCATE ALL"))
+                PQclear(send(handle, request: request) { PQsendQuery(handle, "DEALLOCATE ALL") })
                 retried = true
             }
         }
@@ -317,7 +319,7 @@ public final class PostgresConnection: @unchecked Sendable {
         if let known = statements[key] { return known }
         if statements.count >= Self.statementLimit {
             // SQL built at run time could fill the server's memory one statement at a time.
-            let result = PQexec(handle, "DEALLOCATE ALL")
+            let result = send(handle, request: request) { PQsendQuery(handle, "DEALLOCATE ALL") }
             _ = try check(result, sql: "DEALLOCATE", request: request)
             statements.removeAll()
         }
@@ -325,11 +327,66 @@ public final class PostgresConnection: @unchecked Sendable {
         statementNumber += 1
         let name = "mw_\(statementNumber)"
         let result = key.types.withUnsafeBufferPointer { types in
-            PQprepare(handle, name, key.sql, Int32(types.count), types.baseAddress)
+            send(handle, request: request) {
+                PQsendPrepare(handle, name, key.sql, Int32(types.count), types.baseAddress)
+            }
         }
         _ = try check(result, sql: key.sql, request: request)
         statements[key] = name
         return name
+    }
+
+    /// How long past the statement timeout, or past a cancel, the connection waits for a server
+    /// that says nothing before it gives the connection up as lost.
+    private static let grace = Duration.seconds(3)
+
+    /// Sends one command with `sendCommand` and waits for its result without blocking in libpq:
+    /// a server that stops answering (a frozen process, a dead network) is given up after the
+    /// statement timeout (or a cancel) plus ``grace`` of silence; the connection is then lost.
+    /// `nil` when the connection broke or was given up.
+    private func send(
+        _ handle: OpaquePointer, request: CancelRequest, _ sendCommand: () -> Int32
+    ) -> OpaquePointer? {
+        guard sendCommand() == 1 else { return nil }
+        while PQflush(handle) == 1 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLOUT), revents: 0)
+            _ = poll(&descriptor, 1, 100)
+        }
+        var lastProgress = ContinuousClock.now
+        var first: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, 100)
+                if ready > 0 {
+                    guard PQconsumeInput(handle) == 1 else {
+                        PQclear(first)
+                        return nil
+                    }
+                    lastProgress = .now
+                    continue
+                }
+                if ready < 0 {
+                    guard errno == EINTR else {
+                        PQclear(first)
+                        return nil
+                    }
+                    continue
+                }
+                let silence = ContinuousClock.now - lastProgress
+                let cancelledFor = request.cancelledFor
+                let timedOut = statementTimeout.map { silence > $0 + Self.grace } ?? false
+                if timedOut || cancelledFor.map({ $0 > Self.grace && silence > Self.grace }) == true {
+                    // The server does not answer: ask it to stop, and give the connection up as lost.
+                    canceller.send()
+                    PQclear(first)
+                    isBroken = true
+                    return nil
+                }
+            }
+            guard let result = PQgetResult(handle) else { return first }
+            if first == nil { first = result } else { PQclear(result) }
+        }
     }
 
     /// The rows of `result`, or the error it (or its absence) stands for.
@@ -395,8 +452,12 @@ final class CancelRequest: @unchecked Sendable {
     private let lock = NSLock()
     private var isRunning = false
     private var cancelled = false
+    private var cancelledAt: ContinuousClock.Instant?
 
     var wasCancelled: Bool { lock.withLock { cancelled } }
+
+    /// How long ago the statement was cancelled, if it was.
+    var cancelledFor: Duration? { lock.withLock { cancelledAt.map { .now - $0 } } }
 
     /// Marks the statement running; false when it was cancelled before it started.
     func begin(_: Canceller) -> Bool {
@@ -413,6 +474,7 @@ final class CancelRequest: @unchecked Sendable {
     func cancel(using canceller: Canceller, force: Bool = false) {
         lock.withLock {
             cancelled = true
+            cancelledAt = cancelledAt ?? .now
             if isRunning || force { canceller.send() }
         }
     }

@@ -276,3 +276,40 @@ struct PostgresConnectionTests {
         listener.stop()
     }
 }
+
+/// A server process that stops answering (frozen with SIGSTOP, as a hung host or a dead network
+/// would look) cannot hold the caller past the statement timeout or a cancel: the connection is
+/// given up as lost a few seconds later.
+@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+struct PostgresFrozenServerTests {
+    enum Way: CaseIterable, Sendable {
+        case statementTimeout, cancellation
+    }
+
+    @Test(arguments: Way.allCases)
+    func aFrozenServerIsGivenUpAfterTheTimeoutOrACancel(way: Way) async throws {
+        var configuration = try await makeDatabase()
+        if way == .statementTimeout { configuration.statementTimeout = .milliseconds(500) }
+        let connection = try await PostgresConnection(configuration)
+        let process = connection.serverProcessID
+        try #require(kill(process, SIGSTOP) == 0, "the tests may not signal the server's processes")
+        defer {
+            kill(process, SIGCONT)
+            kill(process, SIGTERM)
+        }
+        let started = ContinuousClock.now
+        let task = Task { try await connection.query("SELECT 1") }
+        if way == .cancellation {
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+        }
+        await #expect {
+            try await task.value
+        } throws: { error in
+            guard case PostgresError.connectionLost = error else { return false }
+            return true
+        }
+        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(await connection.isUsable == false)
+    }
+}
