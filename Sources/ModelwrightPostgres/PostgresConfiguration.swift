@@ -13,10 +13,11 @@ public struct PostgresConfiguration: Sendable {
     /// libpq's connection string: a URL or `key=value` pairs.
     public var connectionString: String
     /// How long connecting may take before it fails (libpq's `connect_timeout`, whole seconds,
-    /// at least 2); `nil` keeps the connection string's own or libpq's default (wait forever).
+    /// at least 2, at most Int32.max); `nil` keeps the connection string's own or libpq's default (wait forever).
     public var connectTimeout: Duration? = .seconds(10)
     /// How long one statement may run before the server stops it (`statement_timeout`); `nil`
-    /// keeps the server's setting.
+    /// keeps the server's setting. Past PostgreSQL's limit (Int32.max milliseconds, about 24 days)
+    /// it is that limit.
     public var statementTimeout: Duration?
     /// The name the server shows for the connection (`application_name`).
     public var applicationName = "modelwright"
@@ -27,10 +28,43 @@ public struct PostgresConfiguration: Sendable {
     }
 }
 
+// MARK: - CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable
+
+// Printed, dumped or interpolated, a configuration shows its connection string without the password.
+extension PostgresConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The configuration with the password replaced by `***`.
+    public var description: String {
+        let timeouts = [
+            connectTimeout.map { "connectTimeout: \($0)" }, statementTimeout.map { "statementTimeout: \($0)" },
+        ]
+        return "PostgresConfiguration(\"\(Redaction(connectionString: connectionString).apply(connectionString))\""
+            + timeouts.compactMap { $0.map { ", " + $0 } }.joined() + ", applicationName: \"\(applicationName)\")"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The configuration's fields, the connection string without its password.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "connectionString": Redaction(connectionString: connectionString).apply(connectionString),
+                "connectTimeout": connectTimeout as Any, "statementTimeout": statementTimeout as Any,
+                "applicationName": applicationName,
+            ])
+    }
+}
+
 extension Duration {
-    /// Whole milliseconds, rounded up so a small timeout never becomes 0 (which means none).
+    /// Whole milliseconds, rounded up so a small timeout never becomes 0 (which means none);
+    /// saturating at Int64's bounds, so `.seconds(Int64.max)` is a very long time, not a crash.
     var roundedUpMilliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let fraction = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let (total, overflowAgain) = milliseconds.addingReportingOverflow(fraction)
+        return overflowAgain ? .max : total
     }
 }

@@ -34,6 +34,8 @@ public final class PostgresConnection: @unchecked Sendable {
     private let queue: DispatchQueue
     private var handle: OpaquePointer?
     private var statements: [StatementKey: String] = [:]
+    private var statementNumber = 0
+    private let statementTimeout: Duration?
     private var isBroken = false
     private let canceller: Canceller
     private let redaction: Redaction
@@ -63,13 +65,9 @@ public final class PostgresConnection: @unchecked Sendable {
         self.queue = queue
         self.handle = handle.pointer
         self.redaction = redaction
+        self.statementTimeout = configuration.statementTimeout
         self.serverProcessID = PQbackendPID(handle.pointer)
         self.canceller = Canceller(PQgetCancel(handle.pointer))
-        // ISO dates, so a timestamp in a text-format result reads one way whatever the server's default.
-        try await execute("SET DateStyle = ISO")
-        if let timeout = configuration.statementTimeout {
-            try await execute("SET statement_timeout = \(timeout.roundedUpMilliseconds)")
-        }
     }
 
     deinit {
@@ -77,23 +75,38 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// A `PGconn` that may cross to the caller's queue while nothing else can touch it.
-    private struct Handle: @unchecked Sendable {
+    struct Handle: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    private static func connect(_ configuration: PostgresConfiguration, redaction: Redaction) throws -> Handle {
+    /// Opens a `PGconn` for `configuration`, with the session settings results depend on fixed
+    /// in its startup packet; the listener connects this way too.
+    static func connect(_ configuration: PostgresConfiguration, redaction: Redaction) throws -> Handle {
         var error: UnsafeMutablePointer<CChar>?
         guard let parsed = PQconninfoParse(configuration.connectionString, &error) else {
             let reason = error.map { String(cString: $0) } ?? "out of memory"
             if let error { PQfreemem(error) }
-            throw PostgresError.invalidConnectionString(redaction.apply(reason.trimmed))
+            throw Redaction.connectionStringError(reason)
+        }
+        var ownOptions: String?
+        var option = parsed
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "options", let value = option.pointee.val {
+                ownOptions = String(cString: value)
+            }
+            option += 1
         }
         PQconninfoFree(parsed)
-        var keywords = ["dbname", "application_name", "fallback_application_name"]
-        var values = [configuration.connectionString, configuration.applicationName, "modelwright"]
+        var keywords = ["dbname", "application_name", "fallback_application_name", "client_encoding", "options"]
+        var values = [
+            configuration.connectionString, configuration.applicationName, "modelwright", "UTF8",
+            Self.sessionOptions(after: ownOptions ?? ProcessInfo.processInfo.environment["PGOPTIONS"], configuration),
+        ]
         if let timeout = configuration.connectTimeout {
             keywords.append("connect_timeout")
-            values.append(String(max(2, (timeout.roundedUpMilliseconds + 999) / 1_000)))
+            let milliseconds = timeout.roundedUpMilliseconds
+            let seconds = milliseconds / 1_000 + (milliseconds % 1_000 > 0 ? 1 : 0)
+            values.append(String(min(max(2, seconds), Int64(Int32.max))))  // libpq reads an int
         }
         // The string is expanded in place of `dbname`; the keywords after it override its own.
         let connection = withCStrings(keywords) { keywordPointers in
@@ -105,9 +118,25 @@ public final class PostgresConnection: @unchecked Sendable {
         guard PQstatus(connection) == CONNECTION_OK else {
             let reason = String(cString: PQerrorMessage(connection))
             PQfinish(connection)
+            if Redaction.isConnectionStringError(reason) { throw Redaction.connectionStringError(reason) }
             throw PostgresError.connectionFailed(redaction.apply(reason.trimmed))
         }
         return Handle(pointer: connection)
+    }
+
+    /// The server settings every result is read under, after the connection string's own
+    /// `options` (or `PGOPTIONS`), so that neither they nor `ALTER DATABASE … SET` can change
+    /// how values are spelled: ISO dates, hex bytea, round-tripping floats, standard strings.
+    private static func sessionOptions(after own: String?, _ configuration: PostgresConfiguration) -> String {
+        var settings = [
+            "DateStyle=ISO", "bytea_output=hex", "extra_float_digits=3", "standard_conforming_strings=on",
+            "client_encoding=UTF8",
+        ]
+        if let timeout = configuration.statementTimeout {
+            // PostgreSQL takes at most Int32.max milliseconds (about 24 days): longer is that long.
+            settings.append("statement_timeout=\(min(max(timeout.roundedUpMilliseconds, 1), Int64(Int32.max)))")
+        }
+        return ([own].compactMap { $0 } + settings.map { "-c \($0)" }).joined(separator: " ")
     }
 
     // MARK: - Statements
@@ -149,7 +178,7 @@ public final class PostgresConnection: @unchecked Sendable {
         do {
             value = try await body(self)
         } catch {
-            if !(await onQueue { self.isBroken }) { _ = try? await execute("ROLLBACK") }
+            await rollBack()
             throw error
         }
         let rows: PostgresRows
@@ -157,10 +186,42 @@ public final class PostgresConnection: @unchecked Sendable {
             rows = try await query("COMMIT")
         } catch PostgresError.connectionLost {
             throw PostgresError.commitOutcomeUnknown
+        } catch {
+            // A cancelled task's COMMIT is refused before it is sent: its writes must not stay
+            // open for the connection's next user to commit.
+            await rollBack()
+            throw error
         }
         // COMMIT of a transaction in which a statement failed rolls it back, and says so only here.
         guard rows.commandTag == "COMMIT" else { throw PostgresError.transactionRolledBack }
         return value
+    }
+
+    /// Ends the open transaction, whether or not the task was cancelled: `query` refuses to send
+    /// anything in a cancelled task, and a transaction left open would hold its locks and hand
+    /// its writes to the connection's next user.
+    private func rollBack() async {
+        _ = try? await onQueue { try self.run("ROLLBACK", [], format: .binary, request: CancelRequest()) }
+    }
+
+    /// Whether the connection can serve another borrower: it works and is outside any
+    /// transaction. A transaction still open (its task ended without ending it) is rolled back
+    /// first; a connection that cannot be brought back to idle is not reusable.
+    var isReadyForReuse: Bool {
+        get async {
+            await onQueue {
+                guard let handle = self.handle, !self.isBroken, PQstatus(handle) == CONNECTION_OK else { return false }
+                switch PQtransactionStatus(handle) {
+                case PQTRANS_IDLE:
+                    return true
+                case PQTRANS_INTRANS, PQTRANS_INERROR:
+                    PQclear(self.send(handle, request: CancelRequest()) { PQsendQuery(handle, "ROLLBACK") })
+                    return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+                default:  // a statement still runs, or the link is gone
+                    return false
+                }
+            }
+        }
     }
 
     /// Runs `body` in a transaction that first takes PostgreSQL's transaction-scoped advisory
@@ -222,35 +283,116 @@ public final class PostgresConnection: @unchecked Sendable {
         guard let handle, !isBroken else { throw PostgresError.closed }
         let encoded = try parameters.map { try $0.parameter() }
         let key = StatementKey(sql: sql, types: parameters.map(\.oid))
-        let name: String
-        if let known = statements[key] {
-            name = known
-        } else {
-            if statements.count >= Self.statementLimit {
-                // SQL built at run time could fill the server's memory one statement at a time.
-                let result = PQexec(handle, "DEALLOCATE ALL")
-                _ = try check(result, sql: "DEALLOCATE", request: request)
+        var retried = false
+        while true {
+            let name = try prepared(key, handle: handle, request: request)
+            guard request.begin(canceller) else { throw PostgresError.cancelled }
+            defer { request.end(canceller) }
+            let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
+            let formats = encoded.map { Int32($0.isBinary ? 1 : 0) }
+            let started = ContinuousClock.now
+            let result = withParameterPointers(encoded.map(\.bytes)) { values in
+                send(handle, request: request) {
+                    PQsendQueryPrepared(handle, name, Int32(encoded.count), values, lengths, formats, format.rawValue)
+                }
+            }
+            do {
+                return try check(result, sql: sql, request: request, started: started)
+            } catch let error as PostgresError {
+                guard case .server(let sqlState, _, _, _) = error, sqlState == "0A000" || sqlState == "26000" else {
+                    throw error
+                }
+                // Another session's ALTER TABLE changed what the cached plan returns (0A000), or a
+                // DISCARD ALL / DEALLOCATE ALL dropped the statement (26000). Forget the cache and
+                // prepare once more; inside a transaction the failure has aborted it, so only the
+                // cache is dropped and the error stands.
                 statements.removeAll()
+                guard !retried, PQtransactionStatus(handle) == PQTRANS_IDLE else { throw error }
+                PQclear(send(handle, request: request) { PQsendQuery(handle, "DEALLOCATE ALL") })
+                retried = true
             }
-            name = "mw_\(statements.count + 1)"
-            let result = key.types.withUnsafeBufferPointer { types in
-                PQprepare(handle, name, sql, Int32(types.count), types.baseAddress)
+        }
+    }
+
+    /// The name of `key`'s prepared statement, preparing it on its first use.
+    private func prepared(_ key: StatementKey, handle: OpaquePointer, request: CancelRequest) throws -> String {
+        if let known = statements[key] { return known }
+        if statements.count >= Self.statementLimit {
+            // SQL built at run time could fill the server's memory one statement at a time.
+            let result = send(handle, request: request) { PQsendQuery(handle, "DEALLOCATE ALL") }
+            _ = try check(result, sql: "DEALLOCATE", request: request)
+            statements.removeAll()
+        }
+        // Names are never reused: a statement dropped from the cache may still exist on the server.
+        statementNumber += 1
+        let name = "mw_\(statementNumber)"
+        let result = key.types.withUnsafeBufferPointer { types in
+            send(handle, request: request) {
+                PQsendPrepare(handle, name, key.sql, Int32(types.count), types.baseAddress)
             }
-            _ = try check(result, sql: sql, request: request)
-            statements[key] = name
         }
-        guard request.begin(canceller) else { throw PostgresError.cancelled }
-        defer { request.end(canceller) }
-        let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
-        let formats = encoded.map { Int32($0.isBinary ? 1 : 0) }
-        let result = withParameterPointers(encoded.map(\.bytes)) { values in
-            PQexecPrepared(handle, name, Int32(encoded.count), values, lengths, formats, format.rawValue)
+        _ = try check(result, sql: key.sql, request: request)
+        statements[key] = name
+        return name
+    }
+
+    /// How long past the statement timeout, or past a cancel, the connection waits for a server
+    /// that says nothing before it gives the connection up as lost.
+    private static let grace = Duration.seconds(3)
+
+    /// Sends one command with `sendCommand` and waits for its result without blocking in libpq:
+    /// a server that stops answering (a frozen process, a dead network) is given up after the
+    /// statement timeout (or a cancel) plus ``grace`` of silence; the connection is then lost.
+    /// `nil` when the connection broke or was given up.
+    private func send(
+        _ handle: OpaquePointer, request: CancelRequest, _ sendCommand: () -> Int32
+    ) -> OpaquePointer? {
+        guard sendCommand() == 1 else { return nil }
+        while PQflush(handle) == 1 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLOUT), revents: 0)
+            _ = poll(&descriptor, 1, 100)
         }
-        return try check(result, sql: sql, request: request)
+        var lastProgress = ContinuousClock.now
+        var first: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, 100)
+                if ready > 0 {
+                    guard PQconsumeInput(handle) == 1 else {
+                        PQclear(first)
+                        return nil
+                    }
+                    lastProgress = .now
+                    continue
+                }
+                if ready < 0 {
+                    guard errno == EINTR else {
+                        PQclear(first)
+                        return nil
+                    }
+                    continue
+                }
+                let silence = ContinuousClock.now - lastProgress
+                let cancelledFor = request.cancelledFor
+                let timedOut = statementTimeout.map { silence > $0 + Self.grace } ?? false
+                if timedOut || cancelledFor.map({ $0 > Self.grace && silence > Self.grace }) == true {
+                    // The server does not answer: ask it to stop, and give the connection up as lost.
+                    canceller.send()
+                    PQclear(first)
+                    isBroken = true
+                    return nil
+                }
+            }
+            guard let result = PQgetResult(handle) else { return first }
+            if first == nil { first = result } else { PQclear(result) }
+        }
     }
 
     /// The rows of `result`, or the error it (or its absence) stands for.
-    private func check(_ result: OpaquePointer?, sql: String, request: CancelRequest) throws -> PostgresRows {
+    private func check(
+        _ result: OpaquePointer?, sql: String, request: CancelRequest, started: ContinuousClock.Instant? = nil
+    ) throws -> PostgresRows {
         guard let result else { throw lostOrFailed(during: sql) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
@@ -262,7 +404,14 @@ public final class PostgresConnection: @unchecked Sendable {
                 PQresultErrorField(result, Int32(code)).map { redaction.apply(String(cString: $0)) }
             }
             let sqlState = field(UInt8(ascii: "C")) ?? "XX000"
-            if sqlState == "57014" { throw request.wasCancelled ? PostgresError.cancelled : PostgresError.timedOut }
+            if sqlState == "57014" {
+                // One SQLSTATE for our cancel, the statement timeout and another session's
+                // pg_cancel_backend: ours when we sent it, a timeout only once the timeout passed.
+                if request.wasCancelled { throw PostgresError.cancelled }
+                if let statementTimeout, let started, ContinuousClock.now - started >= statementTimeout {
+                    throw PostgresError.timedOut
+                }
+            }
             guard let message = field(UInt8(ascii: "M")) else { throw lostOrFailed(during: sql) }
             throw PostgresError.server(
                 sqlState: sqlState, message: message, detail: field(UInt8(ascii: "D")),
@@ -303,8 +452,12 @@ final class CancelRequest: @unchecked Sendable {
     private let lock = NSLock()
     private var isRunning = false
     private var cancelled = false
+    private var cancelledAt: ContinuousClock.Instant?
 
     var wasCancelled: Bool { lock.withLock { cancelled } }
+
+    /// How long ago the statement was cancelled, if it was.
+    var cancelledFor: Duration? { lock.withLock { cancelledAt.map { .now - $0 } } }
 
     /// Marks the statement running; false when it was cancelled before it started.
     func begin(_: Canceller) -> Bool {
@@ -321,6 +474,7 @@ final class CancelRequest: @unchecked Sendable {
     func cancel(using canceller: Canceller, force: Bool = false) {
         lock.withLock {
             cancelled = true
+            cancelledAt = cancelledAt ?? .now
             if isRunning || force { canceller.send() }
         }
     }

@@ -67,22 +67,17 @@ public final class PostgresListener: Sendable {
         ready: CheckedContinuation<Void, any Error>,
         into continuation: AsyncThrowingStream<PostgresNotification, any Error>.Continuation
     ) {
-        var keywords = ["dbname", "application_name"]
-        var values = [configuration.connectionString, configuration.applicationName]
-        if let timeout = configuration.connectTimeout {
-            keywords.append("connect_timeout")
-            values.append(String(max(2, (timeout.roundedUpMilliseconds + 999) / 1_000)))
+        let connection: OpaquePointer
+        do {
+            connection = try PostgresConnection.connect(configuration, redaction: redaction).pointer
+        } catch {
+            ready.resume(throwing: error)
+            return
         }
-        let keywordCopies = keywords.map { strdup($0) }
-        let valueCopies = values.map { strdup($0) }
-        let keywordPointers = keywordCopies.map { UnsafePointer($0) } + [nil]
-        let valuePointers = valueCopies.map { UnsafePointer($0) } + [nil]
-        let connection = PQconnectdbParams(keywordPointers, valuePointers, 1)
-        for copy in keywordCopies + valueCopies { free(copy) }
         defer { PQfinish(connection) }
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let reason = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
-            ready.resume(throwing: PostgresError.connectionFailed(redaction.apply(reason)))
+        // PostgreSQL would cut a longer name to 63 bytes and listen on another channel.
+        if let long = channels.first(where: { $0.utf8.count > 63 }) {
+            ready.resume(throwing: PostgresError.invalidValue("the channel name \"\(long)\" is longer than 63 bytes"))
             return
         }
         for channel in channels {

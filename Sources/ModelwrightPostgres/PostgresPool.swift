@@ -9,7 +9,8 @@
 /// ```
 ///
 /// Connections open on first need, up to `size`. One that broke (the server restarted, the
-/// network failed) is dropped when it comes back, and the next borrower gets a fresh one.
+/// network failed) is dropped when it comes back, and the next borrower gets a fresh one; one
+/// given back inside a transaction is rolled back first, so no borrower inherits another's.
 public actor PostgresPool {
     /// The most connections the pool holds open at once.
     public nonisolated let size: Int
@@ -75,7 +76,10 @@ public actor PostgresPool {
     }
 
     private func giveBack(_ connection: PostgresConnection) async {
-        guard await connection.isUsable else {
+        // Never hand out a connection inside a transaction: one whose borrower's task was
+        // cancelled mid-transaction is rolled back here, or closed if that fails.
+        guard await connection.isReadyForReuse else {
+            await connection.close()
             open -= 1
             wakeOne(with: nil)  // a waiter may now open a fresh connection
             return

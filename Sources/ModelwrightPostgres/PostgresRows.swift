@@ -43,10 +43,9 @@ public final class PostgresRows: @unchecked Sendable {
         let oid = UInt32(PQftype(result, column))
         guard let bytes = PQgetvalue(result, row, column) else { return .null }
         let length = Int(PQgetlength(result, row, column))
-        if PQfformat(result, column) == 1 {
-            return try PostgresValue.decodeBinary(oid: oid, UnsafeRawBufferPointer(start: bytes, count: length))
-        }
-        return try PostgresValue.decodeText(oid: oid, String(cString: bytes))
+        let buffer = UnsafeRawBufferPointer(start: bytes, count: length)
+        if PQfformat(result, column) == 1 { return try PostgresValue.decodeBinary(oid: oid, buffer) }
+        return try PostgresValue.decodeText(oid: oid, PostgresValue.utf8(buffer, oid: oid))
     }
 
     /// The value at `row` and `column`, or `.null` where it cannot be read.

@@ -14,7 +14,7 @@ import Foundation
 /// | `Date` | `timestamptz` | to the microsecond, halfway to even; ±infinity kept |
 /// | `Data` | `bytea` | exact |
 /// | `UUID`, record IDs | `uuid` | exact |
-/// | `Codable` | `jsonb` | the same value; key order and spacing are PostgreSQL's |
+/// | `Codable` | `jsonb` | the same value; key order and spacing are PostgreSQL's, -0.0 becomes 0, U+0000 is refused |
 /// | enums | their raw value's column | exact |
 /// | composites | a column per field | as each field's type |
 public enum PostgresTypeMap {
@@ -72,8 +72,8 @@ public enum PostgresTypeMap {
         case (.uuid, .blob(let data)):
             return .uuid(try UUID(sqlValue: .blob(data)))
         case (.jsonb, .text(let json)):
-            // jsonb refuses the escape \u0000 (and a raw NUL); PostgreSQL's json type would keep it.
-            guard !json.utf8.contains(0), !json.contains("\\u0000") else {
+            // jsonb refuses the escape \u0000 (22P05) and a raw NUL; PostgreSQL's json type would keep it.
+            guard !json.utf8.contains(0), !Self.escapesNUL(json) else {
                 throw PostgresError.invalidValue(
                     "JSON holding the character U+0000 cannot be stored in PostgreSQL's jsonb, which refuses it")
             }
@@ -105,6 +105,26 @@ public enum PostgresTypeMap {
             throw PostgresError.invalidValue(
                 "a value of PostgreSQL type \(oid) cannot be read as \(type.map { "\($0)" } ?? "an ID")")
         }
+    }
+
+    /// Whether JSON text holds the escape `\u0000`: the escape itself, not the text `\\u0000` (an
+    /// escaped backslash followed by `u0000`), which is six ordinary characters.
+    private static func escapesNUL(_ json: String) -> Bool {
+        let bytes = Array(json.utf8)
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "\\") else {
+                index += 1
+                continue
+            }
+            if index + 5 < bytes.count, bytes[index + 1] == UInt8(ascii: "u"),
+                bytes[(index + 2)...(index + 5)].elementsEqual("0000".utf8)
+            {
+                return true
+            }
+            index += 2  // the escaped character, whatever it is, cannot start another escape
+        }
+        return false
     }
 
     private static func outOfRange(_ value: Int64, _ column: String) -> PostgresError {

@@ -69,7 +69,12 @@ public enum PostgresValue: Sendable, Hashable {
         case .int64(let value): return (Self.bigEndian(UInt64(bitPattern: value)), true)
         case .float(let value): return (Self.bigEndian(value.bitPattern), true)
         case .double(let value): return (Self.bigEndian(value.bitPattern), true)
-        case .numeric(let text): return (Array(text.utf8), false)
+        case .numeric(let text):
+            // A text parameter ends at its first NUL: "1\u{0}9" would be stored as 1.
+            guard !text.utf8.contains(0) else {
+                throw PostgresError.invalidValue("a numeric holding a NUL byte is not a number")
+            }
+            return (Array(text.utf8), false)
         case .text(let text):
             guard !text.utf8.contains(0) else {
                 throw PostgresError.invalidValue("text holding a NUL byte cannot be stored in PostgreSQL")
@@ -112,7 +117,7 @@ public enum PostgresValue: Sendable, Hashable {
         case 700: return .float(Float(bitPattern: try integer(UInt32.self)))
         case 701: return .double(Double(bitPattern: try integer(UInt64.self)))
         case 1_700: return .numeric(try numericText(bytes))
-        case 25, 1_043, 19, 1_042: return .text(String(decoding: bytes, as: UTF8.self))
+        case 25, 1_043, 19, 1_042: return .text(try utf8(bytes, oid: oid))
         case 1_184, 1_114: return .timestamp(microsecondsSince2000: try integer(Int64.self))
         case 17: return .bytes(Data(bytes))
         case 2_950:
@@ -122,11 +127,20 @@ public enum PostgresValue: Sendable, Hashable {
             return .uuid(UUID(uuid: uuid))
         case 3_802:
             guard bytes.first == 1 else { throw malformed(oid, bytes.count) }
-            return .jsonb(String(decoding: bytes.dropFirst(), as: UTF8.self))
-        case 114: return .jsonb(String(decoding: bytes, as: UTF8.self))
+            return .jsonb(try utf8(UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), oid: oid))
+        case 114: return .jsonb(try utf8(bytes, oid: oid))
         case 2_278: return .null  // void, what functions such as pg_advisory_xact_lock return
         default: return .other(oid: oid, bytes: Data(bytes))
         }
+    }
+
+    /// `bytes` as UTF-8 text; invalid UTF-8 (a SQL_ASCII database hands over whatever bytes it
+    /// stored) is an error rather than text quietly changed to U+FFFD.
+    static func utf8(_ bytes: UnsafeRawBufferPointer, oid: UInt32) throws -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw PostgresError.invalidValue("a value of type \(oid) from the server is not valid UTF-8")
+        }
+        return text
     }
 
     /// The value of a result cell of type `oid`, from its text form.

@@ -9,7 +9,7 @@ import Foundation
 /// decoded. When the string does not parse, the URL's user information and every `password=`
 /// value are removed by their shape instead.
 struct Redaction: Sendable {
-    private let secrets: [String]
+    private let secrets: [[UInt8]]
 
     /// The redaction for `connectionString`'s password.
     init(connectionString: String) {
@@ -35,22 +35,86 @@ struct Redaction: Sendable {
                 if let decoded = raw.removingPercentEncoding { secrets.append(decoded) }
             }
         }
-        self.secrets =
-            Array(Set(secrets.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
-            + secrets.compactMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }
-            .filter { !$0.isEmpty }
+        // Short passwords are not searched for: three letters would be cut out of unrelated words
+        // ("e***pired"); the shapes below still remove them from the connection string.
+        let spellings = secrets + secrets.compactMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }
+        self.secrets = Array(Set(spellings.map { Array($0.utf8) }.filter { $0.count >= Self.shortestSearched }))
+            .sorted { $0.count > $1.count }
     }
+
+    /// The fewest bytes a password must have to be searched for in free text.
+    static let shortestSearched = 4
 
     /// `text` with every spelling of the password, a URL's user information and every
     /// `password=` value replaced by `***`.
     func apply(_ text: String) -> String {
-        var result = text
-        for secret in secrets where !secret.isEmpty {
-            result = result.replacingOccurrences(of: secret, with: "***")
-        }
+        var bytes = Array(text.utf8)
+        for secret in secrets { bytes = Self.replacing(secret, in: bytes) }
+        var result = String(decoding: bytes, as: UTF8.self)
         result = Self.userInformation(in: result)
         result = Self.passwordValues(in: result)
         return result
+    }
+
+    /// `bytes` with each occurrence of `secret` replaced by `***`. Bytes, not characters: a
+    /// password that starts with a combining mark joins the character before it, and a search by
+    /// `Character` would never find it.
+    private static func replacing(_ secret: [UInt8], in bytes: [UInt8]) -> [UInt8] {
+        guard !secret.isEmpty, bytes.count >= secret.count else { return bytes }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes.count - index >= secret.count, bytes[index..<(index + secret.count)].elementsEqual(secret) {
+                result += Array("***".utf8)
+                index += secret.count
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return result
+    }
+
+    /// A fixed sentence for libpq's complaint about a connection string: libpq's own text quotes
+    /// the part it could not read, which may be the password, so it is never passed on. An option
+    /// is named only when it is one libpq knows.
+    static func connectionStringError(_ libpqMessage: String) -> PostgresError {
+        let reason: String
+        if libpqMessage.contains("percent-encoded") {
+            reason = "a % in it is not followed by two hexadecimal digits (percent-encode the password)"
+        } else if libpqMessage.contains("missing \"=\"") {
+            reason = "a key has no \"=\" after it (quote a value holding spaces in single quotes)"
+        } else if libpqMessage.contains("unterminated quoted string") {
+            reason = "a quoted value has no closing quote"
+        } else if libpqMessage.contains("invalid connection option") || libpqMessage.contains("URI query parameter") {
+            reason = "it names an option libpq does not know"
+        } else if let option = knownOption(in: libpqMessage) {
+            reason = "the value of the option \"\(option)\" is not valid"
+        } else {
+            reason = "libpq cannot read it"
+        }
+        return .invalidConnectionString(reason)
+    }
+
+    /// Whether libpq's connection failure is its complaint about the connection string.
+    static func isConnectionStringError(_ libpqMessage: String) -> Bool {
+        ["connection option", "percent-encoded", "URI", "connection info string", "unterminated quoted string"]
+            .contains { libpqMessage.contains($0) }
+    }
+
+    /// The libpq option a message names as `connection option "name"`, if libpq knows it.
+    private static func knownOption(in message: String) -> String? {
+        guard let start = message.range(of: "connection option \"") else { return nil }
+        let name = message[start.upperBound...].prefix { $0 != "\"" }
+        guard let defaults = PQconndefaults() else { return nil }
+        defer { PQconninfoFree(defaults) }
+        var option = defaults
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == name { return String(name) }
+            option += 1
+        }
+        return nil
     }
 
     /// `scheme://user:secret@` becomes `scheme://user:***@`.

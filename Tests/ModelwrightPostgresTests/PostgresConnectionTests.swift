@@ -102,6 +102,67 @@ struct PostgresConnectionTests {
         #expect(try await connection.query("SELECT 1")[0, 0] == .int32(1))
     }
 
+    /// Another session's `pg_cancel_backend` shares the timeout's SQLSTATE (57014) but is neither
+    /// our cancel nor a timeout, with or without a statement timeout set.
+    @Test(arguments: [nil, Duration.seconds(60)])
+    func anotherSessionsCancelIsReportedAsItsOwnError(statementTimeout: Duration?) async throws {
+        var configuration = try await makeDatabase()
+        configuration.statementTimeout = statementTimeout
+        let connection = try await PostgresConnection(configuration)
+        let admin = try await PostgresConnection(configuration)
+        let process = connection.serverProcessID
+        let canceller = Task {
+            while true {
+                let running = try await admin.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%pg_sleep(30)%' AND state = 'active'",
+                    [.int32(process)])
+                if running[0, 0] == .int64(1) { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await admin.execute("SELECT pg_cancel_backend($1)", [.int32(process)])
+        }
+        await #expect {
+            try await connection.query("SELECT pg_sleep(30)")
+        } throws: { error in
+            guard case PostgresError.server(let sqlState, _, _, _) = error else { return false }
+            return sqlState == "57014"
+        }
+        try await canceller.value
+        #expect(try await connection.query("SELECT 1")[0, 0] == .int32(1))
+    }
+
+    /// What another session (or a pooler's reset) does to the statements a connection prepared
+    /// costs it one more preparation, not the connection.
+    @Test(arguments: ["ALTER TABLE t ADD COLUMN w bigint", "DISCARD ALL", "DEALLOCATE ALL"])
+    func aCachedStatementInvalidatedElsewhereIsPreparedAgain(change: String) async throws {
+        let configuration = try await makeDatabase()
+        let connection = try await PostgresConnection(configuration)
+        try await connection.execute("CREATE TABLE t (v bigint)")
+        try await connection.execute("INSERT INTO t VALUES (1)")
+        #expect(try await connection.query("SELECT * FROM t").columnCount == 1)
+        try await connection.transaction { _ in }
+        if change.hasPrefix("ALTER") {
+            try await PostgresConnection(configuration).execute(change)
+        } else {
+            try await connection.execute(change)
+        }
+        for _ in 0..<2 {
+            #expect(try await connection.query("SELECT * FROM t").columnCount == (change.hasPrefix("ALTER") ? 2 : 1))
+            try await connection.transaction { _ in }
+        }
+    }
+
+    /// Timeouts too long for PostgreSQL or libpq are clamped to the longest they take, not a crash
+    /// or a failed connection.
+    @Test(arguments: [Duration.seconds(Int64.max), .seconds(30 * 86_400), .milliseconds(Int64(Int32.max) + 1)])
+    func aHugeTimeoutIsClampedToTheLongestAllowed(timeout: Duration) async throws {
+        var configuration = try await makeDatabase()
+        configuration.connectTimeout = timeout
+        configuration.statementTimeout = timeout
+        let connection = try await PostgresConnection(configuration)
+        #expect(try await connection.query("SHOW statement_timeout", format: .text)[0, 0] == .text("2147483647ms"))
+    }
+
     @Test func aConnectionTheServerEndsIsReportedLost() async throws {
         let configuration = try await makeDatabase()
         let connection = try await PostgresConnection(configuration)
@@ -213,5 +274,42 @@ struct PostgresConnectionTests {
         #expect(received.last?.payload == "committed")
         #expect(received.allSatisfy { $0.senderProcessID == sender.serverProcessID })
         listener.stop()
+    }
+}
+
+/// A server process that stops answering (frozen with SIGSTOP, as a hung host or a dead network
+/// would look) cannot hold the caller past the statement timeout or a cancel: the connection is
+/// given up as lost a few seconds later.
+@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+struct PostgresFrozenServerTests {
+    enum Way: CaseIterable, Sendable {
+        case statementTimeout, cancellation
+    }
+
+    @Test(arguments: Way.allCases)
+    func aFrozenServerIsGivenUpAfterTheTimeoutOrACancel(way: Way) async throws {
+        var configuration = try await makeDatabase()
+        if way == .statementTimeout { configuration.statementTimeout = .milliseconds(500) }
+        let connection = try await PostgresConnection(configuration)
+        let process = connection.serverProcessID
+        try #require(kill(process, SIGSTOP) == 0, "the tests may not signal the server's processes")
+        defer {
+            kill(process, SIGCONT)
+            kill(process, SIGTERM)
+        }
+        let started = ContinuousClock.now
+        let task = Task { try await connection.query("SELECT 1") }
+        if way == .cancellation {
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+        }
+        await #expect {
+            try await task.value
+        } throws: { error in
+            guard case PostgresError.connectionLost = error else { return false }
+            return true
+        }
+        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(await connection.isUsable == false)
     }
 }

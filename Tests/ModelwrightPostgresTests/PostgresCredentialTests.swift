@@ -61,6 +61,64 @@ struct PostgresCredentialTests {
         #expect(tried == Self.passwordCount * 8)
     }
 
+    /// libpq's own complaints about a connection string quote the part they could not read (a
+    /// piece of the password); none of it reaches an error, which names at most a known option.
+    @Test(arguments: [
+        ("postgresql://127.0.0.1:PORT/postgres?user=postgres&password=Qx9sEcret%zz", "Qx9sEcret"),
+        ("postgresql://127.0.0.1:PORT/postgres?user=postgres&password=%CC%81Qx9sEcret%zz", "Qx9sEcret"),
+        ("postgresql://postgres:\u{301}Qx9sEcret%zz@127.0.0.1:PORT/postgres", "Qx9sEcret"),
+        ("host=127.0.0.1 port=Qx9sEc password=Qx9sEc", "Qx9sEc"),
+        ("host=127.0.0.1 port=PORT user=postgres password=Qx9s ret", "ret"),
+        ("host=127.0.0.1 port=PORT user=postgres password='Qx9sEcret", "Qx9sEcret"),
+        ("postgresql://postgres@127.0.0.1:PORT/postgres?Qx9sEcret=1", "Qx9sEcret"),
+    ])
+    func aConnectionStringLibpqCannotReadIsReportedWithoutItsText(string: String, secret: String) async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        var configuration = PostgresConfiguration(string.replacingOccurrences(of: "PORT", with: "\(cluster.port)"))
+        configuration.connectTimeout = .seconds(2)
+        await #expect {
+            _ = try await PostgresConnection(configuration)
+        } throws: { error in
+            guard case PostgresError.invalidConnectionString = error else { return false }
+            return !"\(error)".contains(secret)
+        }
+        await #expect {
+            _ = try await PostgresListener(configuration, channels: ["x"])
+        } throws: { error in
+            guard case PostgresError.invalidConnectionString = error else { return false }
+            return !"\(error)".contains(secret)
+        }
+    }
+
+    /// A short password is not cut out of unrelated words, and is still never shown.
+    @Test(arguments: ["on", "e", "ec", "ted"])
+    func aShortPasswordDoesNotMangleTheMessage(password: String) async throws {
+        var configuration = PostgresConfiguration("postgresql://postgres:\(password)@127.0.0.1:1/postgres")
+        configuration.connectTimeout = .seconds(2)
+        await #expect {
+            _ = try await PostgresConnection(configuration)
+        } throws: { error in
+            "\(error)".contains("Connection refused") && !"\(error)".contains("***")
+        }
+        #expect(!"\(configuration)".contains(":\(password)@"))
+    }
+
+    /// Printing, dumping or interpolating a configuration never shows its password.
+    @Test(arguments: [
+        "postgresql://postgres:Qx9sEcret@127.0.0.1/postgres", "host=127.0.0.1 password=Qx9sEcret",
+        "host=127.0.0.1 password='Qx9 sEcret'", "postgresql://127.0.0.1/postgres?password=Qx9sEcret",
+        "postgresql://postgres:\u{301}Qx9sEcret@127.0.0.1/postgres",
+    ])
+    func aPrintedConfigurationHidesThePassword(string: String) {
+        let configuration = PostgresConfiguration(string)
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in ["\(configuration)", String(reflecting: configuration), dumped] {
+            #expect(!text.contains("Qx9"), "\(text)")
+            #expect(text.contains("127.0.0.1"), "\(text)")
+        }
+    }
+
     @Test func theRightPasswordConnectsAndAWrongOneSaysAuthenticationFailed() async throws {
         let cluster = try #require(PostgresCluster.shared)
         _ = try await PostgresConnection(PostgresConfiguration(cluster.url()))

@@ -235,6 +235,33 @@ struct PostgresTypeMapTests {
         }
     }
 
+    /// Differences from SQLite in what jsonb keeps, pinned: a number is a numeric there, which has
+    /// no negative zero, so -0.0 comes back as 0; the character U+0000 (a raw NUL or the escape
+    /// `\u0000`) is refused, as jsonb itself refuses it. Text that merely spells `\u0000` is kept.
+    @Test(arguments: [
+        ["\\u0000"], ["a\\\\u0000"], ["\\\\u0000"], ["x\\u0000y", "\\"], ["\\\\", "u0000"],
+    ])
+    func jsonbKeepsTextSpellingAnEscapeAndDropsTheSignOfZero(strings: [String]) async throws {
+        let connection = try await Self.connection()
+        let json = String(decoding: try JSONEncoder().encode(strings), as: UTF8.self)
+        for format in [PostgresConnection.ResultFormat.binary, .text] {
+            let back = try await Self.roundTrip(json, as: .codable(typeName: "T"), on: connection, format: format)
+            #expect(try JSONDecoder().decode([String].self, from: Data(back.utf8)) == strings, "\(back)")
+            let zero = try await Self.roundTrip("[-0.0]", as: .codable(typeName: "T"), on: connection, format: format)
+            let number = try JSONDecoder().decode([Double].self, from: Data(zero.utf8))
+            #expect(number == [0] && number[0].sign == .plus, "\(zero)")
+        }
+        // jsonb's own refusal of the real escape, which the type map reports before sending.
+        await #expect(throws: PostgresError.self) {
+            try await connection.query("SELECT $1::text::jsonb", [.text(#"["\u0000"]"#)])
+        }
+        for escaped in [#"["\u0000"]"#, #"["\\\u0000"]"#, #"{"\u0000": 1}"#] {
+            #expect(throws: PostgresError.self, "\(escaped)") {
+                try PostgresTypeMap.postgresValue(.text(escaped), storedAs: .codable(typeName: "T"))
+            }
+        }
+    }
+
     /// The DDL writes date defaults as text and text-format results are read back: PostgreSQL
     /// reads the runtime's text as the same microsecond, and the runtime reads PostgreSQL's text
     /// (in UTC and in a zone with a seconds offset, BC years included) as the same microsecond.

@@ -17,7 +17,7 @@ import Foundation
 package final class PostgresCluster: Sendable {
     /// The loopback port the server listens on.
     package let port: Int
-    /// The superuser's password (TCP connections need it; the unix socket does not).
+    /// The superuser's password, which every connection needs, over TCP or the unix socket.
     package let password: String
     /// The cluster's folder (data, socket, log).
     package let folder: String
@@ -83,27 +83,40 @@ package final class PostgresCluster: Sendable {
             .appendingPathComponent("modelwright-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         self.folder = folder
         password = "pw-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        // Only the cluster's owner may enter the folder, read the password or reach the socket:
+        // anyone else who could connect would be a superuser, with a shell through COPY TO PROGRAM.
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         try "\(getpid())".write(toFile: folder + "/owner.pid", atomically: true, encoding: .utf8)
-        try (password + "\n").write(toFile: folder + "/pwfile", atomically: true, encoding: .utf8)
+        guard
+            FileManager.default.createFile(
+                atPath: folder + "/pwfile", contents: Data((password + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else { throw Failure(description: "could not write the password file in \(folder)") }
         if runAsPostgres {
             try Self.run("/bin/chown", ["-R", "postgres", folder])
         }
         let runAsPostgres = self.runAsPostgres
+        let password = self.password
         func run(_ program: String, _ arguments: [String]) throws {
-            try Self.run(program, arguments, binaries: binaries, runAsPostgres: runAsPostgres)
+            // The password travels in the environment, which other users cannot read, not the arguments.
+            try Self.run(
+                program, arguments, binaries: binaries, runAsPostgres: runAsPostgres,
+                environment: ["PGPASSWORD=" + password])
         }
         try run(
             "initdb",
             [
-                "-D", folder + "/data", "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256",
+                "-D", folder + "/data", "-U", "postgres", "--auth-local=scram-sha-256", "--auth-host=scram-sha-256",
                 "--pwfile=" + folder + "/pwfile", "-E", "UTF8", "--locale=C", "--no-sync",
             ])
         var started: Int?
         for _ in 0..<5 where started == nil {
             let port = try Self.freePort()
+            // pg_ctl hands `-o` to a shell: the folder is quoted, so a TMPDIR with a space works.
             let options =
-                "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+                "-p \(port) -k \(Self.shellQuoted(folder)) -c unix_socket_permissions=0700 "
+                + "-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
                 + "-c full_page_writes=off -c max_connections=100"
             if (try? run("pg_ctl", ["-D", folder + "/data", "-o", options, "-l", folder + "/log", "-w", "start"]))
                 != nil
@@ -140,7 +153,8 @@ package final class PostgresCluster: Sendable {
     /// stops the server and removes the folder.
     private func startWatchdog() {
         let stop = stopCommand(folder: folder, binaries: binaries, runAsPostgres: runAsPostgres)
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf '\(folder)'"
+        let script =
+            "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf \(Self.shellQuoted(folder))"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script]
@@ -154,8 +168,15 @@ package final class PostgresCluster: Sendable {
     }
 
     private static func stopCommand(folder: String, binaries: String, runAsPostgres: Bool) -> String {
-        let command = "'\(binaries)/pg_ctl' -D '\(folder)/data' -m immediate -w stop >/dev/null 2>&1"
-        return runAsPostgres ? "runuser -u postgres -- \(command) || su postgres -s /bin/sh -c \"\(command)\"" : command
+        let command =
+            "\(shellQuoted(binaries + "/pg_ctl")) -D \(shellQuoted(folder + "/data")) -m immediate -w stop >/dev/null 2>&1"
+        return runAsPostgres
+            ? "runuser -u postgres -- \(command) || su postgres -s /bin/sh -c \(shellQuoted(command))" : command
+    }
+
+    /// `text` as one word for `/bin/sh`, whatever it holds (spaces, quotes).
+    private static func shellQuoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     fileprivate static func remove(folder: String, binaries: String, runAsPostgres: Bool) {
@@ -199,13 +220,13 @@ package final class PostgresCluster: Sendable {
 
     /// Runs one of the server's programs, as `postgres` when the tests run as root.
     private static func run(
-        _ program: String, _ arguments: [String], binaries: String, runAsPostgres: Bool
+        _ program: String, _ arguments: [String], binaries: String, runAsPostgres: Bool, environment: [String] = []
     ) throws {
         let path = binaries + "/" + program
         if runAsPostgres {
-            try Self.run("/sbin/runuser", ["-u", "postgres", "--", path] + arguments)
+            try Self.run("/sbin/runuser", ["-u", "postgres", "--", path] + arguments, environment: environment)
         } else {
-            try Self.run(path, arguments)
+            try Self.run(path, arguments, environment: environment)
         }
     }
 
@@ -213,7 +234,7 @@ package final class PostgresCluster: Sendable {
     /// that `pg_ctl start` leaves running inherits the descriptors `Process` watches for the
     /// child's end, and the wait would then never return.
     @discardableResult
-    private static func run(_ executable: String, _ arguments: [String]) throws -> String {
+    private static func run(_ executable: String, _ arguments: [String], environment: [String] = []) throws -> String {
         let outputPath = FileManager.default.temporaryDirectory
             .appendingPathComponent("modelwright-pg-output-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
@@ -229,8 +250,16 @@ package final class PostgresCluster: Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        var inherited: [String] = []
+        var entry = environ
+        while let variable = entry.pointee {
+            inherited.append(String(cString: variable))
+            entry += 1
+        }
+        let envp = (inherited + environment).map { strdup($0) } + [nil]
+        defer { for variable in envp { free(variable) } }
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
         guard spawned == 0 else { throw Failure(description: "could not run \(executable): error \(spawned)") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
