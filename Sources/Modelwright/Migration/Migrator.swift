@@ -185,6 +185,38 @@ private struct StageRun {
         // Only `now` columns need to know which columns exist by now.
         try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
         try fillColumns()
+        try remapEnumValues()
+    }
+
+    /// Rewrites the stored raw values of enums whose cases kept their names but not their raw
+    /// values, so each row keeps its case by name (a reordered `Int` enum would otherwise swap
+    /// meanings silently). One statement per column, so swapped values do not chain; each
+    /// concrete entity's rows once, since inherited columns appear in every sub-entity's layout.
+    private mutating func remapEnumValues() throws {
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract,
+                let old = source.entities[description.renamedFrom ?? description.name]
+            else { continue }
+            for column in entity.columns {
+                guard case .enumeration(let after)? = column.type,
+                    let oldName = mapping.entitySource[entity.name]?[column.name],
+                    case .enumeration(let before)? = old.columns.first(where: { $0.name == oldName })?.type,
+                    before.rawType == after.rawType,
+                    let moves = before.rawValueChanges(to: after), !moves.isEmpty
+                else { continue }
+                let name = quoted(column.name)
+                let cases = moves.map {
+                    "WHEN \(StoredValues.literal($0.from, of: before)) THEN \(StoredValues.literal($0.to, of: after))"
+                }
+                let moved = moves.map { StoredValues.literal($0.from, of: before) }.joined(separator: ", ")
+                try execute(
+                    "UPDATE \(quoted(entity.table)) SET \(name) = CASE \(name) \(cases.joined(separator: " ")) ELSE \(name) END "
+                        + "WHERE \(rows(of: entity)) AND \(name) IN (\(moved))",
+                    .updateRows(
+                        table: entity.table,
+                        reason: "keeps each row's \(entity.name).\(column.property) case as its raw value changes"))
+            }
+        }
     }
 
     /// Moves the values of columns that siblings stop or start sharing (see `TableMapping.fills`):
