@@ -19,6 +19,19 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     /// a value the store's checks cannot judge, such as JSON of another `Codable` type. The stage
     /// rolled back; the store stays at the version before it.
     case undecodableRecord(stage: String, entity: String, attribute: String, row: String, reason: String)
+    /// After the stage, rows of `entity` hold a to-one relationship that points at a row of
+    /// another entity than its destination (or one below it), in a table several entities share.
+    case wrongRelationshipTarget(
+        stage: String, entity: String, relationship: String, row: String, destination: String, found: String,
+        rows: Int)
+    /// After the stage, an entity that exists in both versions has fewer rows than before, though
+    /// nothing declared its rows lost (an entity moved to another parent whose rows were not moved).
+    case rowsLost(stage: String, entity: String, before: Int, after: Int)
+    /// After the stage, rows of `entity` point through a one-to-one at rows of `destination`
+    /// that do not point back through `inverse`: the stage's code set one side only.
+    case oneToOneMismatch(
+        stage: String, entity: String, relationship: String, row: String, destination: String, inverse: String,
+        rows: Int)
     /// A row ``MigrationTester`` was asked to write does not fit the version it writes at.
     case invalidFixture(entity: String, version: Int, reason: String)
     /// After the stage, rows hold another value of an attribute the step keeps, or another list
@@ -45,6 +58,12 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(attribute)' the new version cannot read; a custom stage must convert them"
         case .undecodableRecord(let stage, let entity, let attribute, let row, let reason):
             "migration \(stage) left the \(entity) row \(row) whose '\(attribute)' the app's \(entity) record cannot decode (\(reason)); the stage was rolled back. Convert the value to the new type in the stage's code (its obligation for \(entity).\(attribute), or didMigrate)"
+        case .wrongRelationshipTarget(let stage, let entity, let relationship, let row, let target, let found, let rows):
+            "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(relationship)' points at a \(found) row where a \(target) is required (the \(entity) row \(row), for one); the stage was rolled back. Point it at a \(target) row in the stage's code"
+        case .rowsLost(let stage, let entity, let before, let after):
+            "migration \(stage) left \(after) of the \(before) rows of \(entity); the stage was rolled back. An entity moved to another parent needs its rows moved to its new table in the stage's code"
+        case .oneToOneMismatch(let stage, let entity, let relationship, let row, let target, let inverse, let rows):
+            "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(relationship)' points at a \(target) whose '\(inverse)' does not point back (the \(entity) row \(row), for one); the stage was rolled back. A one-to-one keeps both sides: set \(target).\(inverse) too in the stage's code"
         case .invalidFixture(let entity, let version, let reason):
             "cannot write a \(entity) row at version \(version): \(reason)"
         case .keptDataChanged(let stage, let entity, let property, let rows):

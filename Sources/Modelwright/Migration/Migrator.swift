@@ -63,6 +63,7 @@ struct Migrator {
             report(event, stage: stage, number: number, of: count, table: table, rows: rows)
         }
         run.report(.stageStarted, nil)
+        let kept = try run.keptRowCounts()
         let before = MigrationContext(connection: connection, layout: run.source)
         for step in stage.customSteps { try step.willMigrate?(before) }
         try run.addPhase()
@@ -73,10 +74,17 @@ struct Migrator {
             }
             try step.didMigrate(after)
         }
+        if !stage.customSteps.isEmpty { try run.linkOneToOnes() }
         try run.placeUnplacedRows()
         try run.removePhase()
         try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
         try run.check(everyTable: !stage.customSteps.isEmpty)
+        // A stub cannot pair the two sides of a one-to-one (it points every row at a row it finds),
+        // nor know where a moved entity's rows go: the app's code is held to both.
+        if !stubsObligations {
+            try run.checkOneToOnes(everyTable: !stage.customSteps.isEmpty)
+            try run.checkKeptRows(kept)
+        }
         try StoreMetadata.record(run.destination.schema, on: connection)
         try HistorySQL.recordMigration(on: connection)
         return StageResult(
@@ -185,6 +193,38 @@ private struct StageRun {
         // Only `now` columns need to know which columns exist by now.
         try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
         try fillColumns()
+        try remapEnumValues()
+    }
+
+    /// Rewrites the stored raw values of enums whose cases kept their names but not their raw
+    /// values, so each row keeps its case by name (a reordered `Int` enum would otherwise swap
+    /// meanings silently). One statement per column, so swapped values do not chain; each
+    /// concrete entity's rows once, since inherited columns appear in every sub-entity's layout.
+    private mutating func remapEnumValues() throws {
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract,
+                let old = source.entities[description.renamedFrom ?? description.name]
+            else { continue }
+            for column in entity.columns {
+                guard case .enumeration(let after)? = column.type,
+                    let oldName = mapping.entitySource[entity.name]?[column.name],
+                    case .enumeration(let before)? = old.columns.first(where: { $0.name == oldName })?.type,
+                    before.rawType == after.rawType,
+                    let moves = before.rawValueChanges(to: after), !moves.isEmpty
+                else { continue }
+                let name = quoted(column.name)
+                let cases = moves.map {
+                    "WHEN \(StoredValues.literal($0.from, of: before)) THEN \(StoredValues.literal($0.to, of: after))"
+                }
+                let moved = moves.map { StoredValues.literal($0.from, of: before) }.joined(separator: ", ")
+                try execute(
+                    "UPDATE \(quoted(entity.table)) SET \(name) = CASE \(name) \(cases.joined(separator: " ")) ELSE \(name) END "
+                        + "WHERE \(rows(of: entity)) AND \(name) IN (\(moved))",
+                    .updateRows(
+                        table: entity.table,
+                        reason: "keeps each row's \(entity.name).\(column.property) case as its raw value changes"))
+            }
+        }
     }
 
     /// Moves the values of columns that siblings stop or start sharing (see `TableMapping.fills`):
@@ -597,6 +637,7 @@ private struct StageRun {
                     stage: name, table: child, parent: violation.parent, rows: violation.rows)
             }
         }
+        try checkToOneTargets(everyTable: everyTable || dropped)
         let differences = try StoreSchema.read(connection).differences(from: expected)
         guard differences.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: differences) }
         // The app's own code (`MigrationContext.execute`) can leave what no table comparison sees —
@@ -607,6 +648,121 @@ private struct StageRun {
             guard left.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: left) }
         }
         try checkValues(everyTable: everyTable)
+    }
+
+    /// The number of rows of each concrete entity of both versions whose rows change tables (a
+    /// move to another parent, which the app's code performs), by its destination name. Only
+    /// those: a count per entity per stage would scan every table of a long history, and no other
+    /// change moves a kept entity's rows.
+    func keptRowCounts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract,
+                let old = source.entities[description.renamedFrom ?? description.name], !old.isAbstract,
+                old.table != mapping.sourceTable[entity.table]
+            else { continue }
+            counts[entity.name] = try scalar("SELECT count(*) FROM \(quoted(old.table)) WHERE \(rows(of: old))")
+        }
+        return counts
+    }
+
+    /// Checks that no entity counted by ``keptRowCounts()`` lost rows: rows of an
+    /// entity that exists in both versions never disappear silently (an entity moved to another
+    /// parent whose rows the stage's code did not move would otherwise be emptied).
+    func checkKeptRows(_ counts: [String: Int]) throws {
+        for (name, before) in counts.sorted(by: { $0.key < $1.key }) {
+            guard let entity = destination.entities[name] else { continue }
+            let after = try scalar("SELECT count(*) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
+            if after < before {
+                throw MigrationError.rowsLost(stage: self.name, entity: name, before: before, after: after)
+            }
+        }
+    }
+
+    /// Checks that every to-one relationship points at a row of its destination entity (or an
+    /// entity below it): a table holding several entities lets a foreign key accept a row of a
+    /// sibling (a `Dog` where a `Cat` is required), which the record would then fail to find.
+    private func checkToOneTargets(everyTable: Bool) throws {
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract else { continue }
+            for column in entity.columns {
+                guard column.type == nil, let target = column.destination.flatMap({ destination.entities[$0] }),
+                    target.hasDiscriminator,
+                    everyTable || touched.contains(entity.table) || touched.contains(target.table)
+                else { continue }
+                let allowed = target.entityNames.map(SQLSyntax.string).joined(separator: ", ")
+                let statement = try SQLiteStatement(
+                    connection: connection,
+                    sql:
+                        "SELECT count(*), min(quote(t0.\"id\")), min(t1.\"_entity\") FROM \(quoted(entity.table)) AS t0 "
+                        + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(quoted(column.name)) "
+                        + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
+                        + "AND t1.\"_entity\" NOT IN (\(allowed))")
+                guard try statement.step(), statement.int64(0) > 0 else { continue }
+                throw MigrationError.wrongRelationshipTarget(
+                    stage: name, entity: entity.name, relationship: column.property, row: statement.string(1),
+                    destination: target.name, found: statement.string(2), rows: Int(statement.int64(0)))
+            }
+        }
+    }
+
+    /// Sets the empty side of each one-to-one that the app's code set on the other side only, as a
+    /// store write sets both: a stage that splits `Order.street` into a new `Address` and sets
+    /// `Order.address` also gets `Address.order`. Sides that disagree are left for the check.
+    mutating func linkOneToOnes() throws {
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract else { continue }
+            for relationship in entity.relationships where relationship.cardinality == .toOne {
+                guard let inverseName = relationship.inverse,
+                    let target = destination.entities[relationship.destination],
+                    let inverse = target.relationships.first(where: { $0.name == inverseName }),
+                    inverse.cardinality == .toOne
+                else { continue }
+                let table = quoted(target.table)
+                let inverseColumn = quoted(target.columnName(inverseName))
+                let owners =
+                    "FROM \(quoted(entity.table)) AS t0 WHERE t0.\(quoted(entity.columnName(relationship.name))) = \(table).\"id\""
+                    + (entity.hasDiscriminator ? " AND t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "")
+                let targets = target.discriminatorSQL(alias: table).map { " AND \($0)" } ?? ""
+                let empty = "\(inverseColumn) IS NULL"
+                let missing = try scalar(
+                    "SELECT count(*) FROM \(table) WHERE \(empty)\(targets) AND EXISTS (SELECT 1 \(owners))")
+                guard missing > 0 else { continue }
+                try execute(
+                    "UPDATE \(table) SET \(inverseColumn) = (SELECT min(t0.\"id\") \(owners)) "
+                        + "WHERE \(empty)\(targets) AND EXISTS (SELECT 1 \(owners))",
+                    .updateRows(
+                        table: target.table,
+                        reason: "sets \(target.name).\(inverseName) from \(entity.name).\(relationship.name)"))
+            }
+        }
+    }
+
+    /// Checks that both sides of every one-to-one agree: each side keeps a column, and a store
+    /// write sets both, but a stage's code may set one (the row it points at must point back).
+    func checkOneToOnes(everyTable: Bool) throws {
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract else { continue }
+            for relationship in entity.relationships where relationship.cardinality == .toOne {
+                guard let inverseName = relationship.inverse,
+                    let target = destination.entities[relationship.destination],
+                    let inverse = target.relationships.first(where: { $0.name == inverseName }),
+                    inverse.cardinality == .toOne,
+                    everyTable || touched.contains(entity.table) || touched.contains(target.table)
+                else { continue }
+                let column = quoted(entity.columnName(relationship.name))
+                let statement = try SQLiteStatement(
+                    connection: connection,
+                    sql: "SELECT count(*), min(quote(t0.\"id\")) FROM \(quoted(entity.table)) AS t0 "
+                        + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(column) "
+                        + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
+                        + "AND t1.\(quoted(target.columnName(inverseName))) IS NOT t0.\"id\"")
+                guard try statement.step(), statement.int64(0) > 0 else { continue }
+                throw MigrationError.oneToOneMismatch(
+                    stage: name, entity: entity.name, relationship: relationship.name, row: statement.string(1),
+                    destination: relationship.destination, inverse: inverseName, rows: Int(statement.int64(0)))
+            }
+        }
     }
 
     // MARK: - Values

@@ -15,12 +15,14 @@ enum StoredValues {
         let decodes = DecodingFunction.Kind(column.type).test(name)
         guard case .enumeration(let description)? = column.type else { return decodes }
         // The raw value must also be one of the enum's cases.
-        let values = description.cases.map { enumCase in
-            description.rawType == .int
-                ? Int64(enumCase.rawValue).map(String.init) ?? SQLSyntax.string(enumCase.rawValue)
-                : SQLSyntax.string(enumCase.rawValue)
-        }
+        let values = description.cases.map { literal($0.rawValue, of: description) }
         return "\(decodes) AND \(name) IN (\(values.joined(separator: ", ")))"
+    }
+
+    /// The SQL literal of one of the enum's raw values, as the store keeps it.
+    static func literal(_ rawValue: String, of description: EnumDescription) -> String {
+        description.rawType == .int
+            ? Int64(rawValue).map(String.init) ?? SQLSyntax.string(rawValue) : SQLSyntax.string(rawValue)
     }
 
     /// For each optional composite attribute of `entity` with a required field, SQL that is 1 for a

@@ -134,6 +134,22 @@ public struct EnumDescription: Sendable, Equatable, Codable {
     }
 }
 
+extension EnumDescription {
+    /// The stored values to rewrite when the enum becomes `new`, so that every row keeps its case
+    /// by name: each case that keeps its name but not its raw value (a reordered implicit `Int`
+    /// enum, swapped explicit raw values), old raw value → new one. Empty when no kept case moves;
+    /// `nil` when some cases move while others' names are gone, since the rows of a gone case
+    /// would then read as whichever case now has their raw value (only a custom stage knows).
+    package func rawValueChanges(to new: EnumDescription) -> [(from: String, to: String)]? {
+        let newRawValues = Dictionary(new.cases.map { ($0.name, $0.rawValue) }, uniquingKeysWith: { first, _ in first })
+        let moved = cases.compactMap { old in
+            newRawValues[old.name].flatMap { $0 == old.rawValue ? nil : (from: old.rawValue, to: $0) }
+        }
+        if !moved.isEmpty, cases.contains(where: { newRawValues[$0.name] == nil }) { return nil }
+        return moved
+    }
+}
+
 /// A composite attribute type: a named group of fields stored as columns of the owning entity.
 public struct CompositeDescription: Sendable, Equatable, Codable {
     /// The composite's name, such as `Address`.

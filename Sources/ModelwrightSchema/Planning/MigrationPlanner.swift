@@ -240,6 +240,7 @@ package struct MigrationPlanner {
         let name = "\(entity.name).\(attribute.name)"
         if let (kind, reason) = Self.typeChange(from: oldAttribute.type, to: attribute.type) {
             let converts = kind == .lightweight && Self.rewritesValues(from: oldAttribute.type, to: attribute.type)
+            let remaps = kind == .lightweight && Self.movesEnumCases(from: oldAttribute.type, to: attribute.type)
             add(
                 kind,
                 "change the type of \(name) from \(describe(oldAttribute.type)) to \(describe(attribute.type))\(reason.map { " (\($0))" } ?? "")",
@@ -249,7 +250,10 @@ package struct MigrationPlanner {
                     ? Self.work(for: attribute, onlyRowsWithoutValue: false) : nil,
                 caution: converts
                     ? "every stored value is converted by SQLite (CAST); Core Data's lightweight migration cannot infer this change, so a Core Data app needed a mapping model here"
-                    : nil)
+                    : remaps
+                        ? "each row keeps its case by name: the stored raw values are rewritten; Core Data's lightweight migration would not, so a Core Data app needed a mapping model here"
+                        : nil)
+            if remaps { changes[changes.count - 1].rewritesStoredValues = true }
         }
         if oldAttribute.isOptional && !attribute.isOptional {
             if attribute.defaultValue != nil {
@@ -402,12 +406,39 @@ package struct MigrationPlanner {
         return old.conversion(to: new)?.rewritesValues ?? false
     }
 
+    /// Whether an enum (an attribute's, or a composite field's) keeps cases by name at other raw
+    /// values, which the migrator rewrites though no table changes.
+    static func movesEnumCases(from old: AttributeType, to new: AttributeType) -> Bool {
+        switch (old, new) {
+        case (.enumeration(let before), .enumeration(let after)):
+            return before.rawValueChanges(to: after)?.isEmpty == false
+        case (.composite(let before), .composite(let after)):
+            return after.fields.contains { field in
+                before.fields.first { $0.name == field.name }.map { movesEnumCases(from: $0.type, to: field.type) }
+                    ?? false
+            }
+        default:
+            return false
+        }
+    }
+
     /// How a type change migrates, with a reason for people; `nil` when the stored form is unchanged.
     package static func typeChange(from old: AttributeType, to new: AttributeType) -> (SchemaChange.Kind, String?)? {
         switch (old, new) {
         case _ where old == new: return nil
         case (.enumeration(let before), .enumeration(let after)):
             guard before.rawType == after.rawType else { return (.needsCustomStage, "the raw type changes") }
+            // Rows keep their case by name: the migrator rewrites the raw values of kept cases
+            // that moved (see `EnumDescription.rawValueChanges(to:)`).
+            guard let moves = before.rawValueChanges(to: after) else {
+                return (.needsCustomStage, "cases change raw values while others are removed or renamed")
+            }
+            if !moves.isEmpty {
+                let names = Dictionary(
+                    before.cases.map { ($0.rawValue, $0.name) }, uniquingKeysWith: { first, _ in first })
+                let list = moves.map { "\(names[$0.from] ?? $0.from) \($0.from) → \($0.to)" }
+                return (.lightweight, "stored raw values are mapped by case name: " + list.joined(separator: ", "))
+            }
             let kept = Set(after.cases.map(\.rawValue))
             let dropped = before.cases.filter { !kept.contains($0.rawValue) }.map(\.name)
             return dropped.isEmpty
@@ -421,6 +452,12 @@ package struct MigrationPlanner {
                     if !field.isOptional && field.defaultValue == nil {
                         return (.needsDefault, "field \(name) is new and required")
                     }
+                    continue
+                }
+                // An enum field whose cases only move is mapped by the migrator, as an attribute's is.
+                if case .enumeration = previous.type, case .enumeration = field.type,
+                    (typeChange(from: previous.type, to: field.type)?.0 ?? .lightweight) == .lightweight
+                {
                     continue
                 }
                 if previous.type != field.type { return (.needsCustomStage, "field \(name) changes type") }
@@ -637,10 +674,13 @@ package struct MigrationPlanner {
         // A store of either version counts as both, so the runtime never runs this step: a
         // change only a stage or a loss can make would never be made.
         if previous.schema.checksum == next.schema.checksum,
-            let change = changes.first(where: { $0.kind != .lightweight })
+            let change = changes.first(where: { $0.kind != .lightweight || $0.rewritesStoredValues })
         {
+            let need =
+                change.kind == .lightweight
+                ? "rewrites stored values" : change.kind == .lossy ? "loses data" : change.kind.rawValue
             sink.error(
-                "version \(next.number) has the same structure as version \(previous.number) (one checksum), so a store of either counts as both and this step never runs, but \(change.summary) \(change.kind == .lossy ? "loses data" : change.kind.rawValue)",
+                "version \(next.number) has the same structure as version \(previous.number) (one checksum), so a store of either counts as both and this step never runs, but \(change.summary) \(need)",
                 at: change.offset,
                 notes: [
                     (

@@ -81,6 +81,10 @@ package struct SchemaChange: Sendable {
     /// What a custom stage must do for it, when it needs one (``Kind/needsDefault`` or
     /// ``Kind/needsCustomStage``).
     package var work: StageObligation.Work? = nil
+    /// Whether the runtime rewrites stored values for it though no table changes (an enum's cases
+    /// that keep their names but move to other raw values): the step must run, so the two
+    /// versions need different checksums.
+    package var rewritesStoredValues = false
 }
 
 /// What a custom stage owes for the changes of one entity or property that only the app's code

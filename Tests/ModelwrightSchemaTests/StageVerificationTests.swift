@@ -1,0 +1,263 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@_spi(Generated) @testable import Modelwright
+@testable import ModelwrightSchema
+
+/// What the migrator checks after a custom stage's code, which can write anything: the stage
+/// rolls back with an error naming the entity rather than commit a store the records misread.
+struct StageVerificationTests {
+    /// The schemas of a model's two versions, read from its files.
+    private static func versions(_ v1: String, _ v2: String) throws -> (SchemaDescription, SchemaDescription) {
+        let folder = try temporaryModelFolder(named: "Farm", files: ["Farm.v1.model": v1, "Farm.v2.model": v2])
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let loaded = FrontEnd.run(modelAt: folder.path)
+        guard let model = loaded.model, model.versions.count == 2 else {
+            throw MigrationError.invalidPlan("\(loaded.diagnostics)")
+        }
+        return (model.versions[0].schema, model.versions[1].schema)
+    }
+
+    private static func stage(_ code: @escaping @Sendable (MigrationContext) throws -> Void)
+        -> MigrationStage.CustomStep
+    {
+        MigrationStage.CustomStep(name: "fix", label: "fix", obligations: [], didMigrate: code)
+    }
+
+    /// Generated hierarchies (root abstract or not, a sub-entity below the destination or not, the
+    /// relationship with a to-many inverse or none): a stage that points a to-one at a sibling's
+    /// row fails naming the entity and relationship; one that points it at the destination's own
+    /// rows, or a sub-entity's, commits.
+    @Test func aToOneRelationshipPointingAtAnotherEntityFailsTheStage() throws {
+        var failures = 0
+        for abstractRoot in [false, true] {
+            for withKitten in [false, true] {
+                for withInverse in [false, true] {
+                    let text = { (version: Int) in
+                        """
+                        model Farm version \(version)
+                        \(abstractRoot ? "abstract " : "")entity Animal {
+                            name: String
+                        }
+                        entity Cat: Animal {
+                            lives: Int16 = 9
+                            \(withInverse ? "owners: Set<Owner> @inverse(pet)" : "")
+                        }
+                        entity Dog: Animal {
+                            bark: String = "woof"
+                        }
+                        \(withKitten ? "entity Kitten: Cat {\n    age: Int16 = 0\n}" : "")
+                        entity Owner {
+                            pet: Cat? \(withInverse ? "@inverse(owners)" : "@noInverse")
+                            \(version == 2 ? "note: String?" : "")
+                        }
+
+                        """
+                    }
+                    let (v1, v2) = try Self.versions(text(1), text(2))
+                    var targets = ["Cat": true, "Dog": false]
+                    if !abstractRoot { targets["Animal"] = false }
+                    if withKitten { targets["Kitten"] = true }
+                    for (target, allowed) in targets.sorted(by: { $0.key < $1.key }) {
+                        let tester = try MigrationTester(
+                            plan: MigrationPlan(
+                                current: v2,
+                                stages: [
+                                    .custom(
+                                        from: v1, to: v2,
+                                        steps: [
+                                            Self.stage { context in
+                                                let pet = try context.rows(of: target).first {
+                                                    $0["_entity"] == .text(target)
+                                                }
+                                                for owner in try context.rows(of: "Owner") {
+                                                    try context.execute(
+                                                        "UPDATE \"Owner\" SET \"pet\" = ? WHERE \"id\" = ?",
+                                                        [pet?.id ?? .null, owner.id])
+                                                }
+                                            }
+                                        ])
+                                ]),
+                            startingAt: v1)
+                        for entity in targets.keys { try tester.insert(entity, ["name": .text(entity)]) }
+                        try tester.insert("Owner", [:])
+                        let label = "abstract \(abstractRoot) kitten \(withKitten) inverse \(withInverse) → \(target)"
+                        if allowed {
+                            #expect(throws: Never.self, "\(label)") { _ = try tester.migrate() }
+                            continue
+                        }
+                        failures += 1
+                        do {
+                            _ = try tester.migrate()
+                            Issue.record("the stage committed Owner.pet pointing at a \(target): \(label)")
+                        } catch let error as MigrationError {
+                            guard case .wrongRelationshipTarget(_, "Owner", "pet", _, "Cat", target, 1) = error else {
+                                Issue.record("\(error): \(label)")
+                                continue
+                            }
+                            #expect(
+                                error.description.contains("'pet' points at a \(target) row where a Cat is required"))
+                        }
+                    }
+                }
+            }
+        }
+        #expect(failures == 12)
+    }
+
+    /// An entity moved to another parent whose stage forgets its rows (or moves some of them)
+    /// fails naming the entity and the counts, for stores of several sizes; a stage that moves
+    /// every row commits.
+    @Test func anEntityMovedToAnotherParentKeepsItsRowsOrTheStageFails() throws {
+        let v1 = """
+            model Farm version 1
+            abstract entity Animal {
+                name: String
+            }
+            entity Cat: Animal {
+                lives: Int16
+            }
+            abstract entity Pet {
+                owner: String = ""
+            }
+            entity Fish: Pet {
+                fins: Int16 = 0
+            }
+
+            """
+        let v2 = """
+            model Farm version 2
+            abstract entity Animal {
+                name: String
+            }
+            entity Cat: Pet {
+                name: String
+                lives: Int16
+            }
+            abstract entity Pet {
+                owner: String = ""
+            }
+            entity Fish: Pet {
+                fins: Int16 = 0
+            }
+            migration from 1 {
+                custom move "move cats under Pet"
+            }
+
+            """
+        let (old, new) = try Self.versions(v1, v2)
+        for rows in [0, 1, 3] {
+            for moved in Set([0, rows / 2, rows]).sorted() {
+                let tester = try MigrationTester(
+                    plan: MigrationPlan(
+                        current: new,
+                        stages: [
+                            .custom(
+                                from: old, to: new,
+                                steps: [
+                                    Self.stage { context in
+                                        try context.execute(
+                                            "INSERT INTO \"Pet\" (\"id\", \"_entity\", \"owner\", \"name\", \"lives\") SELECT \"id\", 'Cat', '', \"name\", \"lives\" FROM \"Animal\" WHERE \"_entity\" = 'Cat' ORDER BY \"name\" LIMIT \(moved)"
+                                        )
+                                    }
+                                ])
+                        ]),
+                    startingAt: old)
+                for row in 0..<rows { try tester.insert("Cat", ["name": .text("c\(row)"), "lives": .integer(9)]) }
+                if moved == rows {
+                    #expect(throws: Never.self, "\(moved) of \(rows)") { _ = try tester.migrate() }
+                    #expect(try tester.rows(of: "Cat").count == rows)
+                    continue
+                }
+                #expect(
+                    throws: MigrationError.rowsLost(
+                        stage: "from version 1 to 2", entity: "Cat", before: rows, after: moved)
+                ) {
+                    _ = try tester.migrate()
+                }
+            }
+        }
+    }
+
+    /// A stage that splits `Order.street` into a new `Address` and links one side of the
+    /// one-to-one (either one) leaves both sides linked; one whose sides disagree fails, naming
+    /// the entity and relationship.
+    @Test func bothSidesOfAOneToOneAgreeAfterAStage() throws {
+        let v1 = """
+            model Farm version 1
+            entity Order {
+                street: String
+            }
+
+            """
+        let v2 = """
+            model Farm version 2
+            entity Order {
+                street: String
+                address: Address? @inverse(order)
+            }
+            entity Address {
+                street: String
+                order: Order? @inverse(address)
+            }
+
+            """
+        let (old, new) = try Self.versions(v1, v2)
+        for rows in [1, 3] {
+            for sides in ["order", "address", "both", "crossed"] where sides != "crossed" || rows > 1 {
+                let tester = try MigrationTester(
+                    plan: MigrationPlan(
+                        current: new,
+                        stages: [
+                            .custom(
+                                from: old, to: new,
+                                steps: [
+                                    Self.stage { context in
+                                        let orders = try context.rows(of: "Order")
+                                        var addresses: [SQLValue] = []
+                                        for order in orders {
+                                            let id = context.newID()
+                                            addresses.append(id)
+                                            try context.insert(
+                                                into: "Address", values: ["id": id, "street": order["street"]])
+                                        }
+                                        for (index, order) in orders.enumerated() {
+                                            if sides != "address" {
+                                                try context.update(
+                                                    "Order", id: order.id, set: ["address": addresses[index]])
+                                            }
+                                            if sides != "order" {
+                                                let back = orders[
+                                                    sides == "crossed" ? (index + 1) % orders.count : index]
+                                                try context.update(
+                                                    "Address", id: addresses[index], set: ["order": back.id])
+                                            }
+                                        }
+                                    }
+                                ])
+                        ]),
+                    startingAt: old)
+                for row in 0..<rows { try tester.insert("Order", ["street": .text("s\(row)")]) }
+                if sides == "crossed" {
+                    do {
+                        _ = try tester.migrate()
+                        Issue.record("a one-to-one whose sides disagree committed, \(rows) rows")
+                    } catch let error as MigrationError {
+                        #expect(error.description.contains("does not point back"), "\(error)")
+                    }
+                    continue
+                }
+                #expect(throws: Never.self, "\(sides), \(rows) rows") { _ = try tester.migrate() }
+                let orders = try tester.rows(of: "Order")
+                let addresses = try tester.rows(of: "Address")
+                #expect(orders.count == rows && addresses.count == rows)
+                for order in orders {
+                    let address = addresses.first { $0.id == order["address"] }
+                    #expect(address?["order"] == order.id, "\(sides), \(rows) rows")
+                    #expect(address?["street"] == order["street"])
+                }
+            }
+        }
+    }
+}
