@@ -146,7 +146,8 @@ struct CoreDataStoreReader {
                     path: source.path,
                     problem: "column \(column) of '\(entity.entity.name).\(attribute.name)' is missing")
             }
-            let external = source.externalDataFolder
+            let external = CoreDataExternalData(
+                storeFolder: source.storeFolder, components: [source.supportFolder, "_EXTERNAL_DATA"])
             let isOptional = columnLayout.isOptional
             plans.append(
                 ValuePlan(key: key) { statement, primaryKey, entityName in
