@@ -36,7 +36,10 @@ enum CoreDataValues {
             case .integer(let value): return .real(Double(value))
             case .real(let value): return .real(value)
             case .text(let value):
-                guard let number = Double(value) else { throw unreadable("'\(value)' is not a number") }
+                // Swift reads 'nan', which SQLite would store as NULL: no number Core Data keeps.
+                guard let number = Double(value), !number.isNaN else {
+                    throw unreadable("'\(value)' is not a number")
+                }
                 return .real(number)
             default: throw unreadable("\(describe(stored)) is not a number")
             }
