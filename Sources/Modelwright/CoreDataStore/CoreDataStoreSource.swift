@@ -1,7 +1,7 @@
 import Foundation
 
-/// A copy of a Core Data store, opened for reading: its files copied beside the import's output
-/// (the user's files are only ever read), its metadata, and its tables.
+/// A copy of a Core Data store, opened for reading: its files copied into the import's private
+/// temporary folder (the user's files are only ever read), its metadata, and its tables.
 final class CoreDataStoreSource {
     /// The original store's path, for messages.
     let path: String
