@@ -106,8 +106,8 @@ public enum CoreDataStoreImport {
         try Store(url: temporary, migrationPlan: migrationPlan).close()
         try CoreDataStoreReader.verify(
             at: temporary.path, schema: migrationPlan.current,
-            expectedRows: version.schemaVersion == migrationPlan.current.version
-                ? expectedRows(written.rows, layout: layout) : nil)
+            expectedRows: try expectedRows(
+                written.rows, layout: layout, from: schema, plan: migrationPlan))
         // The one step that makes the new store visible, refused if anything took the name since.
         try CoreDataStoreFiles.placeWithoutReplacing(temporary, at: destination)
         return Summary(
@@ -115,11 +115,23 @@ public enum CoreDataStoreImport {
             rows: written.rows, links: written.links)
     }
 
-    /// The rows read, by schema entity name.
-    private static func expectedRows(_ rows: [String: Int], layout: CoreDataStoreLayout) -> [String: Int] {
-        var expected: [String: Int] = [:]
+    /// The rows the migrated store must hold, by schema entity name: every entity the imported
+    /// version and the current one share keeps the count read (none, if it was empty), since a
+    /// lightweight migration keeps every row. A custom stage is the app's code and may add or
+    /// remove rows, so after one only readability and links are checked.
+    private static func expectedRows(
+        _ rows: [String: Int], layout: CoreDataStoreLayout, from schema: SchemaDescription, plan: MigrationPlan
+    ) throws -> [String: Int] {
+        var read: [String: Int] = [:]
         for (name, count) in rows {
-            if let schemaName = layout.entities[name]?.entity.schemaName { expected[schemaName] = count }
+            if let schemaName = layout.entities[name]?.entity.schemaName { read[schemaName] = count }
+        }
+        let later = plan.stages.filter { $0.source.version >= schema.version }
+        guard later.allSatisfy(\.isLightweight) else { return [:] }
+        let before = Set(try SchemaLayout(schema).entities.keys)
+        var expected: [String: Int] = [:]
+        for name in try SchemaLayout(plan.current).entities.keys where before.contains(name) {
+            expected[name] = read[name] ?? 0
         }
         return expected
     }

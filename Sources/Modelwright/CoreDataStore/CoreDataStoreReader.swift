@@ -50,7 +50,7 @@ struct CoreDataStoreReader {
                 try write(link, position: run?.next ?? 0, on: connection)
                 run?.next += 1
             }
-            var expected: [String: Int] = [:]
+            var expected = schemaLayout.entities.mapValues { _ in 0 }
             for (name, count) in rows {
                 if let schemaName = layout.entities[name]?.entity.schemaName { expected[schemaName] = count }
             }
@@ -390,10 +390,10 @@ struct CoreDataStoreReader {
         for (name, entity) in layout.entities.sorted(by: { $0.key < $1.key }) {
             let own =
                 entity.hasDiscriminator ? " WHERE \"_entity\" = \(SQLSyntax.string(name))" : ""
-            if let expected = expectedRows {
+            if let expected = expectedRows?[name] {
                 let count = try scalar("SELECT COUNT(*) FROM \(quoted(entity.table))\(own)", on: connection)
-                if count != Int64(expected[name] ?? 0) {
-                    problems.append("'\(name)' has \(count) rows, where \(expected[name] ?? 0) were read")
+                if count != Int64(expected) {
+                    problems.append("'\(name)' has \(count) rows, where \(expected) were read")
                 }
             }
             for column in entity.columns {
