@@ -187,6 +187,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: target))
     }
 
+    /// An output folder that cannot be made (a file stands where a folder goes) is named in the
+    /// error, not reported as a raw Foundation error.
+    @Test func anOutputFolderThatCannotBeMadeIsNamed() throws {
+        let test = try Case(seed: 16)
+        defer { test.remove() }
+        let file = test.folder.appendingPathComponent("plain-file")
+        try Data("a file".utf8).write(to: file)
+        let destination = file.appendingPathComponent("inner/Shop.store")
+        #expect {
+            try CoreDataStoreImport.importStore(
+                at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan, to: destination)
+        } throws: { error in
+            guard case .cannotWrite(let path, _)? = error as? CoreDataStoreImportError else { return false }
+            return path == destination.deletingLastPathComponent().path
+        }
+        #expect(FileManager.default.contents(atPath: file.path) == Data("a file".utf8))
+    }
+
     /// Two imports to one destination at once: one writes a complete store, the other is refused;
     /// neither removes the other's work.
     @Test func twoImportsToOneDestinationLeaveOneCompleteStore() throws {
