@@ -111,10 +111,10 @@ enum CoreDataStoreFiles {
         }
     }
 
-    /// A new folder named `prefix` and six random characters inside `parent`, created by this call
-    /// alone (`mkdtemp` fails rather than reuse a name), readable by its owner only.
+    /// A new folder named `prefix`, this process's id and six random characters inside `parent`,
+    /// created by this call alone (`mkdtemp` fails rather than reuse a name), for its owner only.
     static func makeUniqueFolder(in parent: String, prefix: String) throws -> URL {
-        var template = Array((parent + "/" + prefix + "XXXXXX").utf8CString)
+        var template = Array((parent + "/" + prefix + "\(getpid())-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else {
             throw CoreDataStoreImportError.cannotWrite(
@@ -122,6 +122,25 @@ enum CoreDataStoreFiles {
         }
         let path = template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return URL(fileURLWithPath: String(decoding: path, as: UTF8.self))
+    }
+
+    /// Removes the folders ``makeUniqueFolder(in:prefix:)`` made in `parent` for a process that no
+    /// longer runs (a killed import's copy of the user's data); a folder of a running process, a
+    /// link, or any name not of that exact form is left alone.
+    static func removeStaleFolders(in parent: String, prefix: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[1].count == 6, let pid = Int32(parts[0]), pid > 0, pid != getpid()
+            else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            var status = stat()
+            let path = parent + "/" + name
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid() else {
+                continue
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     /// Gives the file at `temporary` the name `destination` only if nothing has that name (a hard

@@ -22,9 +22,10 @@ import Foundation
 /// and the copy is opened, so Core Data can still open the original if anything fails. A symbolic
 /// link, FIFO or device in place of any of these files is refused, and external data is read only
 /// from regular files below the store's `_SUPPORT` folder, reached without following links. The
-/// new store is written in a folder beside the destination (`.<destination>.import-*`) that the
-/// run creates and removes; a run killed midway leaves that folder and the temporary copy, which
-/// the system's cleaning of its temporary folder removes, or you can delete.
+/// new store is written in a folder beside the destination (`.<destination>.import-<pid>-*`) that
+/// the run creates and removes; a run killed midway leaves that folder and the temporary copy,
+/// and the next import (of any store to that destination) removes those of processes that no
+/// longer run.
 /// A failed or interrupted import leaves nothing at `destination`; running it again writes the
 /// same record IDs, each a version-7 UUID made from the store's UUID, the root entity and `Z_PK`.
 ///
@@ -73,8 +74,9 @@ public enum CoreDataStoreImport {
         // The copy of the user's store goes in a folder of the system's temporary folder that only
         // this run created (the system empties it, so a killed run's copy does not stay); nothing
         // of a dry run goes beside the output.
-        let sourceFolder = try CoreDataStoreFiles.makeUniqueFolder(
-            in: manager.temporaryDirectory.path, prefix: "modelwright-coredata-import-")
+        let temporaryFolder = manager.temporaryDirectory.path
+        CoreDataStoreFiles.removeStaleFolders(in: temporaryFolder, prefix: sourcePrefix)
+        let sourceFolder = try CoreDataStoreFiles.makeUniqueFolder(in: temporaryFolder, prefix: sourcePrefix)
         defer { try? manager.removeItem(at: sourceFolder) }
         let source = try CoreDataStoreSource(url: storeURL, workFolder: sourceFolder)
         defer { source.discard() }
@@ -97,8 +99,9 @@ public enum CoreDataStoreImport {
         }
         // The new store is written beside the destination, so placing it is one link within a
         // folder; the folder's name is unique to this run, and only this run removes it.
-        let work = try CoreDataStoreFiles.makeUniqueFolder(
-            in: folder.path, prefix: ".\(destination.lastPathComponent).import-")
+        let workPrefix = ".\(destination.lastPathComponent).import-"
+        CoreDataStoreFiles.removeStaleFolders(in: folder.path, prefix: workPrefix)
+        let work = try CoreDataStoreFiles.makeUniqueFolder(in: folder.path, prefix: workPrefix)
         defer { try? manager.removeItem(at: work) }
         let temporary = work.appendingPathComponent("store")
         try Store(url: temporary, schema: schema).close()
@@ -114,6 +117,9 @@ public enum CoreDataStoreImport {
             coreDataVersion: version.name, schemaVersion: version.schemaVersion, storeUUID: source.storeUUID,
             rows: written.rows, links: written.links)
     }
+
+    /// The start of the name of the folder a run copies the store into, in the temporary folder.
+    private static let sourcePrefix = "modelwright-coredata-import-"
 
     /// The rows the migrated store must hold, by schema entity name: every entity the imported
     /// version and the current one share keeps the count read (none, if it was empty), since a
