@@ -24,6 +24,9 @@ enum ImportCoreDataStoreCommand {
         Prints the Core Data version whose entity hashes the store has, the schema version it
         became, and the objects read per entity. A step with a custom stage needs the app's code:
         import such a store in the app (CoreDataStoreImport), or with --dry-run here.
+        The store is copied into the system's temporary folder, and the new store is written in
+        '.<output>.import-<pid>-XXXXXX' beside --output; a killed run leaves both, and the next
+        run removes them.
         Exit codes: 0 imported, 1 the store or model cannot be imported, 2 usage error.
         """
 

@@ -17,8 +17,15 @@ import Foundation
 /// }
 /// ```
 ///
-/// The Core Data store is only read: its `.sqlite`, `-wal` and `-shm` are copied beside the
-/// destination and the copy is opened, so Core Data can still open the original if anything fails.
+/// The Core Data store is only read: the contents of its `.sqlite`, `-wal`, `-shm` and `-journal`
+/// are copied into a new folder of the system's temporary folder (`modelwright-coredata-import-*`)
+/// and the copy is opened, so Core Data can still open the original if anything fails. A symbolic
+/// link, FIFO or device in place of any of these files is refused, and external data is read only
+/// from regular files below the store's `_SUPPORT` folder, reached without following links. The
+/// new store is written in a folder beside the destination (`.<destination>.import-<pid>-*`) that
+/// the run creates and removes; a run killed midway leaves that folder and the temporary copy,
+/// and the next import (of any store to that destination) removes those of processes that no
+/// longer run.
 /// A failed or interrupted import leaves nothing at `destination`; running it again writes the
 /// same record IDs, each a version-7 UUID made from the store's UUID, the root entity and `Z_PK`.
 ///
@@ -60,22 +67,23 @@ public enum CoreDataStoreImport {
         at storeURL: URL, model: CoreDataStoreModel, migrationPlan: MigrationPlan, to destination: URL,
         dryRun: Bool = false
     ) throws -> Summary {
-        let manager = FileManager.default
-        if !dryRun, manager.fileExists(atPath: destination.path) {
+        if !dryRun, CoreDataStoreFiles.entryExists(destination.path) {
             throw CoreDataStoreImportError.destinationExists(path: destination.path)
         }
-        let folder = destination.deletingLastPathComponent()
-        let work = folder.appendingPathComponent(".\(destination.lastPathComponent).import")
-        // What an interrupted run left is never trusted: it is removed and written again.
-        try? manager.removeItem(at: work)
-        defer { try? manager.removeItem(at: work) }
-        let source = try CoreDataStoreSource(url: storeURL, workFolder: work.appendingPathComponent("source"))
+        let manager = FileManager.default
+        // The copy of the user's store goes in a folder of the system's temporary folder that only
+        // this run created (the system empties it, so a killed run's copy does not stay); nothing
+        // of a dry run goes beside the output.
+        let temporaryFolder = manager.temporaryDirectory.path
+        CoreDataStoreFiles.removeStaleFolders(in: temporaryFolder, prefix: sourcePrefix)
+        let sourceFolder = try CoreDataStoreFiles.makeUniqueFolder(in: temporaryFolder, prefix: sourcePrefix)
+        defer { try? manager.removeItem(at: sourceFolder) }
+        let source = try CoreDataStoreSource(url: storeURL, workFolder: sourceFolder)
         defer { source.discard() }
         let version = try matchingVersion(of: source, in: model)
         let layout = CoreDataStoreLayout(version)
         try checkEntityIDs(of: source, against: layout)
         let schema = try schema(version.schemaVersion, in: migrationPlan)
-        let temporary = work.appendingPathComponent("store")
         let reader = try CoreDataStoreReader(source: source, layout: layout, schema: schema)
         if dryRun {
             let counts = try reader.countRows()
@@ -83,15 +91,55 @@ public enum CoreDataStoreImport {
                 coreDataVersion: version.name, schemaVersion: version.schemaVersion, storeUUID: source.storeUUID,
                 rows: counts.rows, links: counts.links)
         }
+        let folder = destination.deletingLastPathComponent()
+        do {
+            try manager.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CoreDataStoreImportError.cannotWrite(path: folder.path, reason: "the folder cannot be created")
+        }
+        // The new store is written beside the destination, so placing it is one link within a
+        // folder; the folder's name is unique to this run, and only this run removes it.
+        let workPrefix = ".\(destination.lastPathComponent).import-"
+        CoreDataStoreFiles.removeStaleFolders(in: folder.path, prefix: workPrefix)
+        let work = try CoreDataStoreFiles.makeUniqueFolder(in: folder.path, prefix: workPrefix)
+        defer { try? manager.removeItem(at: work) }
+        let temporary = work.appendingPathComponent("store")
         try Store(url: temporary, schema: schema).close()
         let written = try reader.write(to: temporary.path)
         try Store(url: temporary, migrationPlan: migrationPlan).close()
-        try CoreDataStoreReader.verify(at: temporary.path, schema: migrationPlan.current, expectedRows: nil)
-        // The one step that makes the new store visible: a rename within one folder.
-        try manager.moveItem(at: temporary, to: destination)
+        try CoreDataStoreReader.verify(
+            at: temporary.path, schema: migrationPlan.current,
+            expectedRows: try expectedRows(
+                written.rows, layout: layout, from: schema, plan: migrationPlan))
+        // The one step that makes the new store visible, refused if anything took the name since.
+        try CoreDataStoreFiles.placeWithoutReplacing(temporary, at: destination)
         return Summary(
             coreDataVersion: version.name, schemaVersion: version.schemaVersion, storeUUID: source.storeUUID,
             rows: written.rows, links: written.links)
+    }
+
+    /// The start of the name of the folder a run copies the store into, in the temporary folder.
+    private static let sourcePrefix = "modelwright-coredata-import-"
+
+    /// The rows the migrated store must hold, by schema entity name: every entity the imported
+    /// version and the current one share keeps the count read (none, if it was empty), since a
+    /// lightweight migration keeps every row. A custom stage is the app's code and may add or
+    /// remove rows, so after one only readability and links are checked.
+    private static func expectedRows(
+        _ rows: [String: Int], layout: CoreDataStoreLayout, from schema: SchemaDescription, plan: MigrationPlan
+    ) throws -> [String: Int] {
+        var read: [String: Int] = [:]
+        for (name, count) in rows {
+            if let schemaName = layout.entities[name]?.entity.schemaName { read[schemaName] = count }
+        }
+        let later = plan.stages.filter { $0.source.version >= schema.version }
+        guard later.allSatisfy(\.isLightweight) else { return [:] }
+        let before = Set(try SchemaLayout(schema).entities.keys)
+        var expected: [String: Int] = [:]
+        for name in try SchemaLayout(plan.current).entities.keys where before.contains(name) {
+            expected[name] = read[name] ?? 0
+        }
+        return expected
     }
 
     /// The version whose entity hashes are the store's, or an error naming the entities that differ

@@ -3,6 +3,11 @@
 public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file is not a Core Data SQLite store (not SQLite, truncated, or without Core Data's tables).
     case notACoreDataStore(path: String, reason: String)
+    /// One of the store's files is a symbolic link, a FIFO, a device or a folder, or cannot be
+    /// opened: the importer reads regular files only, and never follows a link.
+    case unsafeFile(path: String, reason: String)
+    /// The import could not create or write a file or folder it needs.
+    case cannotWrite(path: String, reason: String)
     /// The store's rows are in a write-ahead log (`-wal`) that is not beside it.
     case missingWriteAheadLog(path: String)
     /// The store was written by a Core Data whose metadata this importer does not read.
@@ -26,6 +31,10 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
         switch self {
         case .notACoreDataStore(let path, let reason):
             "\(path) is not a Core Data SQLite store: \(reason)"
+        case .unsafeFile(let path, let reason):
+            "\(path) cannot be read safely: \(reason)"
+        case .cannotWrite(let path, let reason):
+            "\(path) cannot be written: \(reason); choose an output in a folder you can write"
         case .missingWriteAheadLog(let path):
             "\(path) keeps its rows in a write-ahead log, but \(path)-wal is missing; copy the store with its -wal and -shm files"
         case .unsupportedFramework(let path, let reason):

@@ -19,6 +19,7 @@ struct CoreDataStoreReader {
 
     /// Counts what ``write(to:)`` would write, reading (and so checking) every value.
     func countRows() throws -> (rows: [String: Int], links: Int) {
+        try checkKeys()
         var rows: [String: Int] = [:]
         var links = 0
         try readObjects { entity, _, _ in rows[entity.entity.name, default: 0] += 1 }
@@ -29,6 +30,7 @@ struct CoreDataStoreReader {
     /// Writes every object and link into the empty store at `path`, in one transaction that
     /// commits only when the row counts, the values and the links verify.
     func write(to path: String) throws -> (rows: [String: Int], links: Int) {
+        try checkKeys()
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
         var rows: [String: Int] = [:]
@@ -48,7 +50,7 @@ struct CoreDataStoreReader {
                 try write(link, position: run?.next ?? 0, on: connection)
                 run?.next += 1
             }
-            var expected: [String: Int] = [:]
+            var expected = schemaLayout.entities.mapValues { _ in 0 }
             for (name, count) in rows {
                 if let schemaName = layout.entities[name]?.entity.schemaName { expected[schemaName] = count }
             }
@@ -124,6 +126,53 @@ struct CoreDataStoreReader {
         }
     }
 
+    /// Checks what SQLite would otherwise report as a bare constraint error, or not at all: a
+    /// `Z_PK` held by two rows of a table, and a to-one key naming a row of an entity other than
+    /// the relationship's destination (or its subentities), checked by that row's `Z_ENT`.
+    private func checkKeys() throws {
+        let tables = try CoreDataStoreSource.tableNames(on: source.connection)
+        for root in layout.roots {
+            guard let table = layout.entities[root]?.table, tables.contains(table) else { continue }
+            let statement = try source.connection.statement(
+                "SELECT Z_PK FROM \(quoted(table)) GROUP BY Z_PK HAVING COUNT(*) > 1 LIMIT 1")
+            defer { statement.reset() }
+            if try statement.step() {
+                throw CoreDataStoreImportError.layoutMismatch(
+                    path: source.path,
+                    problem:
+                        "two rows of \(table) (entity '\(root)') have Z_PK \(statement.int64(0)); Core Data gives each object its own key, so the store is damaged"
+                )
+            }
+        }
+        for (name, entity) in layout.entities.sorted(by: { $0.key < $1.key }) where entity.entity.schemaName != nil {
+            for (relationship, owner) in entity.relationships where owner == name && !relationship.isToMany {
+                guard relationship.schemaName != nil, let destination = layout.entities[relationship.destination],
+                    case .foreignKey(let column, _, _)? = layout.storage(of: relationship, owner: owner),
+                    tables.contains(entity.table), tables.contains(destination.table),
+                    try source.columns(of: entity.table).contains(column)
+                else { continue }
+                let sources = subentityIDs(of: entity).map(String.init).joined(separator: ", ")
+                let destinations = subentityIDs(of: destination).map(String.init).joined(separator: ", ")
+                let statement = try source.connection.statement(
+                    """
+                    SELECT s.Z_PK, d.Z_PK, d.Z_ENT FROM \(quoted(entity.table)) AS s \
+                    JOIN \(quoted(destination.table)) AS d ON d.Z_PK = CAST(s.\(quoted(column)) AS INTEGER) \
+                    WHERE s.Z_ENT IN (\(sources)) AND s.\(quoted(column)) IS NOT NULL \
+                    AND d.Z_ENT NOT IN (\(destinations)) LIMIT 1
+                    """)
+                defer { statement.reset() }
+                if try statement.step() {
+                    let found = layout.names[Int(statement.int64(2))] ?? "Z_ENT \(statement.int64(2))"
+                    throw CoreDataStoreImportError.unreadableValue(
+                        entity: name, attribute: relationship.name, primaryKey: statement.int64(0),
+                        reason:
+                            "it points at row Z_PK \(statement.int64(1)) of \(destination.table), a '\(found)', not a '\(destination.entity.name)'"
+                    )
+                }
+            }
+        }
+    }
+
     /// How one schema key of an entity's records is read from its row.
     private struct ValuePlan {
         var key: String
@@ -146,7 +195,8 @@ struct CoreDataStoreReader {
                     path: source.path,
                     problem: "column \(column) of '\(entity.entity.name).\(attribute.name)' is missing")
             }
-            let external = source.externalDataFolder
+            let external = CoreDataExternalData(
+                storeFolder: source.storeFolder, components: [source.supportFolder, "_EXTERNAL_DATA"])
             let isOptional = columnLayout.isOptional
             plans.append(
                 ValuePlan(key: key) { statement, primaryKey, entityName in
@@ -177,8 +227,9 @@ struct CoreDataStoreReader {
                     problem: "column \(column) of '\(entity.entity.name).\(relationship.name)' is missing")
             }
             plans.append(
+                // Core Data reads a key with sqlite3_column_int64, so '1x' is 1 and 2.5 is 2.
                 ValuePlan(key: key) { statement, _, _ in
-                    guard statement.storageClass(position) == .integer else { return .null }
+                    guard !statement.isNull(position) else { return .null }
                     return uuidValue(
                         ids.id(destination.root, statement.int64(position)))
                 })
@@ -339,10 +390,10 @@ struct CoreDataStoreReader {
         for (name, entity) in layout.entities.sorted(by: { $0.key < $1.key }) {
             let own =
                 entity.hasDiscriminator ? " WHERE \"_entity\" = \(SQLSyntax.string(name))" : ""
-            if let expected = expectedRows {
+            if let expected = expectedRows?[name] {
                 let count = try scalar("SELECT COUNT(*) FROM \(quoted(entity.table))\(own)", on: connection)
-                if count != Int64(expected[name] ?? 0) {
-                    problems.append("'\(name)' has \(count) rows, where \(expected[name] ?? 0) were read")
+                if count != Int64(expected) {
+                    problems.append("'\(name)' has \(count) rows, where \(expected) were read")
                 }
             }
             for column in entity.columns {

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A copy of a Core Data store, opened for reading: its files copied beside the import's output
-/// (the user's files are only ever read), its metadata, and its tables.
+/// A copy of a Core Data store, opened for reading: its files copied into the import's private
+/// temporary folder (the user's files are only ever read), its metadata, and its tables.
 final class CoreDataStoreSource {
     /// The original store's path, for messages.
     let path: String
@@ -11,32 +11,39 @@ final class CoreDataStoreSource {
     let versionHashes: [String: Data]
     /// `NSPersistenceFrameworkVersion`, when recorded.
     let frameworkVersion: Int?
-    /// The folder external binary data is kept in, `.<Name>_SUPPORT/_EXTERNAL_DATA`.
-    let externalDataFolder: URL
+    /// The folder the store is in, which external data is read below.
+    let storeFolder: String
+    /// `.<Name>_SUPPORT`, whose `_EXTERNAL_DATA` holds external binary data.
+    let supportFolder: String
     let connection: SQLiteConnection
     private let copyFolder: URL
 
-    /// Copies the store at `url` (with `-wal` and `-shm`) into `workFolder` and opens the copy.
+    /// Copies the store at `url` (with `-wal`, `-shm` and a rollback `-journal`) into
+    /// `workFolder`, a folder this run created, and opens the copy. Each file's contents are read
+    /// through a descriptor opened without following a link, and only from a regular file, so
+    /// SQLite never opens (or checkpoints into) anything but the copy.
     init(url: URL, workFolder: URL) throws {
         path = url.path
-        let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        let name = url.deletingPathExtension().lastPathComponent
+        storeFolder = url.deletingLastPathComponent().path
+        supportFolder = ".\(name)_SUPPORT"
+        copyFolder = workFolder
+        let copy = workFolder.appendingPathComponent("source.sqlite")
+        var found: Set<String> = []
+        // A hot `-journal` holds what an interrupted transaction overwrote: copied with the store,
+        // SQLite rolls the copy back when it opens it, as Core Data would the original.
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            guard let descriptor = try CoreDataStoreFiles.openRegular(url.path + suffix) else { continue }
+            defer { close(descriptor) }
+            try CoreDataStoreFiles.copy(descriptor, from: url.path + suffix, toPath: copy.path + suffix)
+            found.insert(suffix)
+        }
+        guard found.contains("") else {
             throw CoreDataStoreImportError.notACoreDataStore(path: url.path, reason: "there is no file at this path")
         }
-        let name = url.deletingPathExtension().lastPathComponent
-        externalDataFolder = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(name)_SUPPORT").appendingPathComponent("_EXTERNAL_DATA")
-        let hasLog = manager.fileExists(atPath: url.path + "-wal")
-        if !hasLog, try Self.indexRecordsFrames(URL(fileURLWithPath: url.path + "-shm")) {
+        let hasLog = found.contains("-wal")
+        if !hasLog, try Self.indexRecordsFrames(URL(fileURLWithPath: copy.path + "-shm")) {
             throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path)
-        }
-        copyFolder = workFolder
-        try manager.createDirectory(at: workFolder, withIntermediateDirectories: true)
-        let copy = workFolder.appendingPathComponent("source.sqlite")
-        for suffix in ["", "-wal", "-shm"] where manager.fileExists(atPath: url.path + suffix) {
-            try? manager.removeItem(atPath: copy.path + suffix)
-            try manager.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
         }
         let isWriteAheadLogged = Self.headerSaysWriteAheadLog(copy)
         do {

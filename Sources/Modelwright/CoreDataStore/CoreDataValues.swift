@@ -6,7 +6,7 @@ enum CoreDataValues {
     /// The value of column `index` of the current row, for `attribute`, as a column of `type` keeps it.
     static func value(
         _ statement: SQLiteStatement, _ index: Int32, attribute: CoreDataStoreModel.Attribute, type: AttributeType,
-        externalData: URL
+        externalData: CoreDataExternalData
     ) throws -> SQLValue {
         let stored = statement.value(index)
         if stored == .null { return .null }
@@ -36,7 +36,10 @@ enum CoreDataValues {
             case .integer(let value): return .real(Double(value))
             case .real(let value): return .real(value)
             case .text(let value):
-                guard let number = Double(value) else { throw unreadable("'\(value)' is not a number") }
+                // Swift reads 'nan', which SQLite would store as NULL: no number Core Data keeps.
+                guard let number = Double(value), !number.isNaN else {
+                    throw unreadable("'\(value)' is not a number")
+                }
                 return .real(number)
             default: throw unreadable("\(describe(stored)) is not a number")
             }
@@ -70,7 +73,7 @@ enum CoreDataValues {
     /// The bytes of a value Core Data may keep outside the store: marker 1 then the bytes; marker 2
     /// then the NUL-terminated name of a file in `_EXTERNAL_DATA`; marker 3, a file-backed future,
     /// looked for in the same folder. Bytes with another first byte are taken as they are.
-    private static func unwrapExternal(_ bytes: Data, folder: URL) throws -> Data {
+    private static func unwrapExternal(_ bytes: Data, folder: CoreDataExternalData) throws -> Data {
         guard let marker = bytes.first else { return bytes }
         switch marker {
         case 1:
@@ -82,11 +85,10 @@ enum CoreDataValues {
             guard !name.isEmpty, !name.contains("/"), name != "..", name != "." else {
                 throw CoreDataValueError(reason: "its external data reference '\(name)' is not a file name")
             }
-            let file = folder.appendingPathComponent(name)
-            guard let data = FileManager.default.contents(atPath: file.path) else {
+            guard let data = try folder.read(name) else {
                 throw CoreDataValueError(
                     reason:
-                        "its data is kept outside the store, in \(file.path), which is missing; copy the store's _SUPPORT folder with it"
+                        "its data is kept outside the store, in \(folder.path(of: name)), which is missing; copy the store's _SUPPORT folder with it"
                 )
             }
             return data
@@ -112,6 +114,24 @@ enum CoreDataValues {
         case .text(let text): "the text '\(text.prefix(40))'"
         case .blob(let bytes): "\(bytes.count) bytes of data"
         }
+    }
+}
+
+/// Where a store keeps external binary data: `.<Name>_SUPPORT/_EXTERNAL_DATA` below the store's
+/// folder, each component opened without following a link, so a file there cannot lead out.
+struct CoreDataExternalData {
+    var storeFolder: String
+    var components: [String]
+
+    /// The bytes of the file `name`, or `nil` when it is missing.
+    func read(_ name: String) throws(CoreDataValueError) -> Data? {
+        try CoreDataStoreFiles.readConfined(
+            name, in: components, below: storeFolder, limit: CoreDataStoreFiles.externalDataLimit)
+    }
+
+    /// The file's path, for messages.
+    func path(of name: String) -> String {
+        ([storeFolder] + components + [name]).joined(separator: "/")
     }
 }
 

@@ -113,6 +113,9 @@ import Testing
                 // The next run cleans up what the killed one left and imports.
                 let next = try #require(try Self.runCLI(arguments))
                 #expect(next.status == 0, "\(next.output)")
+                // No copy of the user's data stays beside the destination.
+                let left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+                #expect(!left.contains { $0.hasPrefix(".Shop.store.import") }, "\(left)")
                 try StoreReadBack(
                     destination: output, schema: prepared.versions[1], model: prepared.storeModel.versions[0],
                     writer: writer

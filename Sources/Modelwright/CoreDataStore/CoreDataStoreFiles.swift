@@ -1,0 +1,206 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The importer's file access: the user's files are reached through descriptors opened without
+/// following a symbolic link and read only when they are regular files, so SQLite only ever opens
+/// the importer's private copy, and a link, FIFO or device in the store's place is refused rather
+/// than followed (or waited on forever).
+enum CoreDataStoreFiles {
+    /// The largest external data file read (Core Data keeps values over 100 KB outside the store).
+    static let externalDataLimit = 1 << 30
+
+    /// A descriptor of the regular file at `path`, or `nil` when nothing is there. The last
+    /// component is never followed; the folders above it are the user's choice of place.
+    static func openRegular(_ path: String) throws -> Int32? {
+        let descriptor = openFile(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        if descriptor < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw CoreDataStoreImportError.unsafeFile(path: path, reason: reason(code))
+        }
+        do {
+            try checkRegular(descriptor, path: path)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// Copies the bytes read from `source` into a new file at `path`, which must not exist.
+    static func copy(_ source: Int32, from sourcePath: String, toPath path: String) throws {
+        let target = openFile(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard target >= 0 else {
+            throw CoreDataStoreImportError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(target) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CoreDataStoreImportError.unsafeFile(path: sourcePath, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { return }
+            var written = 0
+            while written < count {
+                let step = buffer.withUnsafeBytes { writeFile(target, $0.baseAddress! + written, count - written) }
+                if step < 0 {
+                    if errno == EINTR { continue }
+                    throw CoreDataStoreImportError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+                }
+                written += step
+            }
+        }
+    }
+
+    /// The bytes of `name` in `components` (folders below `folder`), or `nil` when it is missing.
+    /// No component is followed if it is a link: a link anywhere below `folder` is refused, and so
+    /// is anything but a regular file of at most `limit` bytes.
+    static func readConfined(_ name: String, in components: [String], below folder: String, limit: Int)
+        throws(CoreDataValueError) -> Data?
+    {
+        var shown = folder
+        var current = openFile(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard current >= 0 else { return nil }
+        defer { close(current) }
+        for component in components {
+            shown += "/" + component
+            let next = openat(current, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else {
+                if errno == ENOENT { return nil }
+                throw CoreDataValueError(
+                    reason: "\(shown) cannot be read: \(confinedReason(errno, current, component))")
+            }
+            close(current)
+            current = next
+        }
+        shown += "/" + name
+        let file = openat(current, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard file >= 0 else {
+            if errno == ENOENT { return nil }
+            throw CoreDataValueError(reason: "\(shown) cannot be read: \(confinedReason(errno, current, name))")
+        }
+        defer { close(file) }
+        var status = stat()
+        guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw CoreDataValueError(
+                reason: "\(shown) is not a regular file (a folder, FIFO or device); it is not read")
+        }
+        guard Int(status.st_size) <= limit else {
+            throw CoreDataValueError(reason: "\(shown) holds \(status.st_size) bytes, more than the \(limit) read")
+        }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CoreDataValueError(reason: "\(shown) cannot be read: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return data }
+            guard data.count + count <= limit else {
+                throw CoreDataValueError(reason: "\(shown) holds more than the \(limit) bytes read")
+            }
+            data.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// A new folder named `prefix`, this process's id and six random characters inside `parent`,
+    /// created by this call alone (`mkdtemp` fails rather than reuse a name), for its owner only.
+    static func makeUniqueFolder(in parent: String, prefix: String) throws -> URL {
+        var template = Array((parent + "/" + prefix + "\(getpid())-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else {
+            throw CoreDataStoreImportError.cannotWrite(
+                path: parent, reason: "cannot create a folder in it (\(String(cString: strerror(errno))))")
+        }
+        let path = template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return URL(fileURLWithPath: String(decoding: path, as: UTF8.self))
+    }
+
+    /// Removes the folders ``makeUniqueFolder(in:prefix:)`` made in `parent` for a process that no
+    /// longer runs (a killed import's copy of the user's data); a folder of a running process, a
+    /// link, or any name not of that exact form is left alone.
+    static func removeStaleFolders(in parent: String, prefix: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[1].count == 6, let pid = Int32(parts[0]), pid > 0, pid != getpid()
+            else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            var status = stat()
+            let path = parent + "/" + name
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid() else {
+                continue
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// Gives the file at `temporary` the name `destination` only if nothing has that name (a hard
+    /// link, which fails on any existing entry, even a dangling link), then drops the old name.
+    static func placeWithoutReplacing(_ temporary: URL, at destination: URL) throws {
+        guard link(temporary.path, destination.path) == 0 else {
+            let code = errno
+            if code == EEXIST { throw CoreDataStoreImportError.destinationExists(path: destination.path) }
+            throw CoreDataStoreImportError.cannotWrite(path: destination.path, reason: String(cString: strerror(code)))
+        }
+        unlink(temporary.path)
+    }
+
+    /// Whether anything, even a dangling link, has the name `path`.
+    static func entryExists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
+    private static func checkRegular(_ descriptor: Int32, path: String) throws {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw CoreDataStoreImportError.unsafeFile(path: path, reason: String(cString: strerror(errno)))
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw CoreDataStoreImportError.unsafeFile(
+                path: path, reason: "it is not a regular file (a folder, FIFO or device), so it is not read")
+        }
+    }
+
+    /// Why `name` in the folder `folder` could not be opened: a link is named as one, whatever
+    /// error the system gave for it.
+    private static func confinedReason(_ code: Int32, _ folder: Int32, _ name: String) -> String {
+        var status = stat()
+        if fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT == S_IFLNK {
+            return "it is a symbolic link, and nothing outside the store's folder is read"
+        }
+        return String(cString: strerror(code))
+    }
+
+    private static func reason(_ code: Int32) -> String {
+        code == ELOOP
+            ? "it is a symbolic link, which the importer does not follow; give the path of the file itself"
+            : String(cString: strerror(code))
+    }
+}
+
+// The C calls whose names Foundation's types shadow.
+private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+    #if canImport(Glibc)
+        Glibc.open(path, flags, mode)
+    #else
+        Darwin.open(path, flags, mode)
+    #endif
+}
+
+private func writeFile(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        Glibc.write(descriptor, bytes, count)
+    #else
+        Darwin.write(descriptor, bytes, count)
+    #endif
+}
