@@ -309,7 +309,9 @@ struct PostgresFrozenServerTests {
             guard case PostgresError.connectionLost = error else { return false }
             return true
         }
-        #expect(ContinuousClock.now - started < .seconds(8))
+        // About 3.5 s on a quiet machine; the bound only tells "given up" from "held until the
+        // server wakes" (forever), so a loaded CI machine does not fail it.
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(await connection.isUsable == false)
     }
 }
