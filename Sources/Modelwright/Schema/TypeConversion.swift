@@ -31,9 +31,12 @@ extension ScalarType {
                 ? TypeConversion(isLossless: true, reason: "widening", cast: nil, rewritesValues: false)
                 : TypeConversion(
                     isLossless: false, reason: "narrowing: precision is lost", cast: nil, rewritesValues: true)
-        case (_?, nil) where new.takesNumbersAsText:
+        // Integers become their exact text. A floating-point number's text in SQL keeps 15 digits,
+        // and a `Decimal` holds neither every magnitude nor every digit of a `Double`: only the
+        // app's code (a custom stage) can say how such a number becomes text.
+        case (.integer?, nil) where new.takesNumbersAsText:
             return TypeConversion(
-                isLossless: true, reason: "numbers become their text", cast: new.columnStorage, rewritesValues: true)
+                isLossless: true, reason: "integers become their text", cast: new.columnStorage, rewritesValues: true)
         default:
             return nil
         }

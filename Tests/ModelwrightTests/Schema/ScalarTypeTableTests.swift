@@ -144,4 +144,28 @@ struct ScalarTypeTableTests {
             }
         }
     }
+
+    /// A conversion to text the migrator runs keeps every value: integers become their exact text
+    /// (checked at the extremes through SQLite's own `CAST`), while a floating-point number, whose
+    /// text SQL cuts to 15 digits and whose magnitude a `Decimal` may not hold, needs a custom stage.
+    @Test func onlyIntegersBecomeTextWithoutAStage() throws {
+        let connection = try SQLiteConnection(path: nil)
+        for old in ScalarType.all where old.number != nil {
+            for new in ScalarType.all where new.takesNumbersAsText {
+                let conversion = old.conversion(to: new)
+                guard case .integer? = old.number else {
+                    #expect(conversion == nil, "\(old) → \(new) needs a stage")
+                    continue
+                }
+                let cast = try #require(conversion?.cast, "\(old) → \(new)")
+                for value in [old.integerRange?.lowerBound, old.integerRange?.upperBound].compactMap({ $0 }) {
+                    let statement = try SQLiteStatement(
+                        connection: connection, sql: "SELECT " + SQLiteDialect().cast("?", to: cast))
+                    statement.bind(.integer(value), 1)
+                    #expect(try statement.step())
+                    #expect(statement.value(0) == .text(String(value)), "\(old) → \(new): \(value)")
+                }
+            }
+        }
+    }
 }
