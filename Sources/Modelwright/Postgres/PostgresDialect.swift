@@ -139,16 +139,8 @@ package enum PostgresDialect {
         if microseconds == .min { return "-infinity" }
         let perDay: Int64 = 86_400_000_000
         let (days, inDay) = (microseconds.floorDivided(by: perDay), microseconds.floorModulo(by: perDay))
-        // Days since 2000-01-01 to a civil date (Howard Hinnant's days_from_civil, inverted).
-        let z = days + 10_957 + 719_468  // days since 0000-03-01
-        let era = z.floorDivided(by: 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        // Days since 2000-01-01, which is 10,957 days after 1970-01-01.
+        let (year, month, day) = Day.civil(daysSince1970: days + 10_957)
         func padded(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits

@@ -57,8 +57,17 @@ public struct Day: Sendable, Hashable, Comparable, Codable, LosslessStringConver
 
     /// The day `count` days after 1970-01-01 (before it, when negative), clamped to years 1 to 9999.
     public init(daysSince1970 count: Int) {
-        // Days to a civil date: eras of 400 years (146,097 days) starting on March 1.
-        let shifted = min(max(count, Self.first.daysSince1970), Self.last.daysSince1970) + 719_468
+        let civil = Self.civil(daysSince1970: Int64(min(max(count, Self.first.daysSince1970), Self.last.daysSince1970)))
+        year = Int(civil.year)
+        month = Int(civil.month)
+        day = Int(civil.day)
+    }
+
+    /// The proleptic Gregorian date `days` days after 1970-01-01, for any day an `Int64` counts
+    /// (years before 1 are astronomical: 0 is 1 BC): eras of 400 years (146,097 days) starting on
+    /// March 1. The one conversion from a day count to a date, for `Day` and PostgreSQL's text.
+    package static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
         let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
@@ -66,10 +75,7 @@ public struct Day: Sendable, Hashable, Comparable, Codable, LosslessStringConver
         let monthIndex = (5 * dayOfYear + 2) / 153
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        self.year = year
-        self.month = month
-        self.day = day
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// The number of days from 1970-01-01 to this day (negative before it).
