@@ -206,6 +206,29 @@ struct GenerateCommandTests {
         #expect(queries == "// Trips has User Organization Trip Stop Group Item Note \n")
     }
 
+    /// A `--templates` folder that is missing, or holds no template under a name the generator
+    /// knows, is a mistake in its path or file names: it is refused, and nothing is written.
+    @Test func aTemplatesFolderThatOverridesNothingIsRefused() throws {
+        let output = Self.temporaryFolder()
+        let templates = Self.temporaryFolder()
+        defer {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: templates)
+        }
+        try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
+        try Data("{{modelName}}\n".utf8).write(to: templates.appendingPathComponent("Query.mustache"))
+        let model = Self.root.appendingPathComponent("Models/Trips").path
+        for (folder, message) in [
+            (templates.appendingPathComponent("missing").path, "cannot be opened"),
+            (templates.path, "holds none of the templates; name them Records.mustache"),
+        ] {
+            let (code, console) = Self.run(["generate", model, "--output", output.path, "--templates", folder])
+            #expect(code == .invalidInput)
+            #expect(console.errors.contains(message), "\(console.errors)")
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+        }
+    }
+
     @Test func usageErrors() {
         #expect(Self.run(["generate"]).0 == .usage)
         #expect(Self.run(["generate", "Models/Trips"]).0 == .usage)
