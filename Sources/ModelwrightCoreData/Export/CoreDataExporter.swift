@@ -43,22 +43,27 @@ package enum CoreDataExporter {
     package static func export(_ model: PlannedModel, bundleName: String) -> ExportedBundle {
         var files: [ExportedFile] = []
         var models: [CoreDataModel] = []
-        var diagnostics: [Diagnostic] = []
+        // Per version, so that a warning every version repeats (an enum exported as its raw
+        // values, say) is reported once, naming the other versions, as import reports them.
+        var perVersion: [[Diagnostic]] = []
         var previous: RenamingIdentifiers?
         for version in model.versions {
             var translator = VersionExport(version: version)
             let coreData = translator.export(previous: previous)
             previous = translator.identifiers
-            diagnostics += translator.diagnostics
+            var found = translator.diagnostics
             models.append(coreData)
             let name = versionName(bundleName: bundleName, number: version.number)
             do {
                 let xml = try CoreDataWriter.xml(coreData)
                 files.append(ExportedFile(path: "\(name).xcdatamodel/contents", data: Data(xml.utf8)))
             } catch {
-                diagnostics.append(unwritable(error, in: version.path))
+                found.append(unwritable(error, in: version.path))
             }
+            perVersion.append(found)
         }
+        var diagnostics = CoreDataWarningGroups.grouped(
+            perVersion, versionNames: model.versions.map { ($0.path as NSString).lastPathComponent })
         if let last = model.versions.last {
             let current: String
             do {
