@@ -13,8 +13,10 @@ import ModelwrightSchema
 ///
 /// Renames become renaming identifiers (`elementID`), carried forward from version to version as
 /// Xcode does when it copies a version, so Core Data's inferred migration matches them. Details
-/// kept by `@coreData(…)` and `@userInfo(…)` are written back; what Core Data cannot hold (enums,
-/// composites, `now` defaults, default sort orders, custom stages) is reported.
+/// kept by `@coreData(…)` and `@userInfo(…)` are written back; doc comments, default sort orders
+/// and `now` defaults go into `userInfo` (``ModelwrightUserInfo``), which import reads back; what
+/// Core Data cannot hold (enums, composites, custom stages; a default sort or `now` for Core Data
+/// itself) is reported.
 package enum CoreDataExporter {
     /// One file of the bundle.
     package struct ExportedFile: Sendable, Equatable {
@@ -237,7 +239,15 @@ private struct VersionExport {
         result.isAbstract = entity.isAbstract
         result.versionHashModifier = details["versionHashModifier"].flatMap { $0 }
         result.codeGenerationType = details["codeGeneration"].flatMap { $0 }
-        result.userInfo = details.userInfo
+        result.userInfo =
+            details.userInfo
+            + ModelwrightUserInfo.entries(
+                doc: entity.doc,
+                sort: entity.defaultSort.map {
+                    .init(
+                        name: coreDataName(ofProperty: $0.attribute, in: owner(of: $0.attribute, from: entity)),
+                        ascending: $0.ascending)
+                })
         // Core Data matches versions by renaming identifier: continue the previous version's.
         let previousName = entity.renamedFrom ?? entity.name
         let identifier = previous?.entities[previousName] ?? name
@@ -287,7 +297,7 @@ private struct VersionExport {
         }
         if !entity.defaultSort.isEmpty {
             warn(
-                "the default sort of '\(entity.name)' is not exported: a Core Data entity has no default sort order; sort its fetch requests",
+                "the default sort of '\(entity.name)' is kept only in the entity's userInfo, for import: a Core Data entity has no default sort order; sort its fetch requests",
                 at: entity.range)
         }
         return result
@@ -344,7 +354,9 @@ private struct VersionExport {
             }
         }
         result.versionHashModifier = details["versionHashModifier"].flatMap { $0 }
-        result.userInfo = details.userInfo
+        let isNow: Bool
+        if case .now? = attribute.defaultValue { isNow = true } else { isNow = false }
+        result.userInfo = details.userInfo + ModelwrightUserInfo.entries(doc: attribute.doc, isNowDefault: isNow)
         switch attribute.defaultValue {
         case nil: break
         case .bool(let value)?: result.defaultValueString = value ? "YES" : "NO"
@@ -359,7 +371,7 @@ private struct VersionExport {
             }
         case .now?:
             warn(
-                "the default 'now' of '\(qualified)' is not exported: Core Data defaults are fixed values; set it in awakeFromInsert()",
+                "the default 'now' of '\(qualified)' is kept only in the attribute's userInfo, for import: Core Data defaults are fixed values; set it in awakeFromInsert()",
                 at: attribute.range)
         }
         return result
