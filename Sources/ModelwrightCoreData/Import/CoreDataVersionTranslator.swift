@@ -348,7 +348,13 @@ struct CoreDataVersionTranslator {
             details.append("codeGeneration: \(quoted(generation, at: entity.location))")
         }
         if !details.isEmpty { lines.append("    @coreData(\(details.joined(separator: ", ")))") }
-        let sort = info.sort.compactMap { key in names[key.name].map { $0 + (key.ascending ? "" : " descending") } }
+        // Attributes only, each once: a hand-edited entry must not make the imported file invalid.
+        var sorted: Set<String> = []
+        let sort = info.sort.compactMap { key -> String? in
+            guard types[key.name] != nil, let schemaName = names[key.name], sorted.insert(schemaName).inserted
+            else { return nil }
+            return schemaName + (key.ascending ? "" : " descending")
+        }
         if !sort.isEmpty { lines.append("    @sort(\(sort.joined(separator: ", ")))") }
         for entry in info.kept {
             lines.append("    " + userInfo(entry, at: entity.location))
