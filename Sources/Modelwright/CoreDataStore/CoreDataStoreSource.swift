@@ -64,6 +64,13 @@ final class CoreDataStoreSource {
             let metadata = try Self.metadata(plistData, path: url.path)
             versionHashes = metadata.hashes
             frameworkVersion = metadata.framework
+            // A store copied without its -wal after Core Data checkpointed its tables, but not its
+            // rows, reads as an empty store. No byte of the main file tells that apart from a store
+            // that is empty and was closed cleanly (the log then is deleted), so both are refused:
+            // an empty store has nothing to import, and a lost log must not pass for one.
+            if !hasLog, isWriteAheadLogged, try !Self.holdsObjects(tables, on: connection) {
+                throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path)
+            }
         } catch let error as CoreDataStoreImportError {
             throw error
         } catch let error as SQLiteError {
@@ -147,6 +154,17 @@ final class CoreDataStoreSource {
             hashes[name] = hash
         }
         return (hashes, framework)
+    }
+
+    /// Whether any table of objects (`Z…` but the bookkeeping tables) holds a row.
+    private static func holdsObjects(_ tables: Set<String>, on connection: SQLiteConnection) throws -> Bool {
+        let bookkeeping: Set<String> = ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"]
+        for table in tables.sorted() where table.hasPrefix("Z") && !bookkeeping.contains(table) {
+            let statement = try connection.statement("SELECT 1 FROM \(quoted(table)) LIMIT 1")
+            defer { statement.reset() }
+            if try statement.step() { return true }
+        }
+        return false
     }
 
     /// Whether the database header says write-ahead logging (file format bytes 18 and 19 are 2).
