@@ -22,7 +22,7 @@ struct CoreDataStoreReader {
         try checkKeys()
         var rows: [String: Int] = [:]
         var links = 0
-        try readObjects { entity, _ in rows[entity.entity.entity.name, default: 0] += 1 }
+        try readObjects { entity, _, _ in rows[entity.entity.entity.name, default: 0] += 1 }
         try readLinks { _, pairs in links += pairs.count }
         return (rows, links)
     }
@@ -37,11 +37,14 @@ struct CoreDataStoreReader {
         try checkKeys()
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
+        // The whole import is one transaction: a cache that holds the tables and indexes being
+        // built keeps SQLite from spilling pages and reading them back (about 64 MB at most).
+        try connection.execute("PRAGMA cache_size = -65536")
         var rows: [String: Int] = [:]
         var links = 0
         try connection.inTransaction(.immediate) {
             var inserts: [Int: SQLiteStatement] = [:]
-            try readObjects { entity, values in
+            try readObjects { entity, id, values in
                 guard let schemaName = entity.entity.entity.schemaName else { return }
                 let statement: SQLiteStatement
                 if let prepared = inserts[entity.entity.id] {
@@ -50,7 +53,8 @@ struct CoreDataStoreReader {
                     statement = try insertStatement(for: entity, into: schemaName, on: connection)
                     inserts[entity.entity.id] = statement
                 }
-                for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
+                statement.bind(id, 1)
+                for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 2)) }
                 try statement.run()
                 statement.reset()
                 rows[entity.entity.entity.name, default: 0] += 1
@@ -69,7 +73,7 @@ struct CoreDataStoreReader {
     }
 
     /// The insert of a row of `entity`, as ``MigrationContext/insert(into:values:)`` writes one, its
-    /// parameters in the order ``readObjects(_:)`` gives the values: the ID, each planned key, then
+    /// parameters the ID, then in the order ``readObjects(_:)`` gives the values: each planned key, then
     /// the entity's name where its table holds several entities.
     private func insertStatement(
         for entity: EntityPlan, into schemaName: String, on connection: SQLiteConnection
@@ -91,10 +95,10 @@ struct CoreDataStoreReader {
         var discriminator: SQLValue?
     }
 
-    /// Calls `body` with every object's entity plan and its values in the plan's order: the ID,
+    /// Calls `body` with every object's entity plan, its ID, and its values in the plan's order:
     /// each planned key, then the discriminator when the entity has one. The array is reused from
     /// row to row, so `body` must not keep it.
-    private func readObjects(_ body: (EntityPlan, [SQLValue]) throws -> Void) throws {
+    private func readObjects(_ body: (EntityPlan, UUID, [SQLValue]) throws -> Void) throws {
         let tables = try CoreDataStoreSource.tableNames(on: source.connection)
         for root in layout.roots {
             guard let rootEntity = layout.entities[root] else { continue }
@@ -137,12 +141,11 @@ struct CoreDataStoreReader {
                     plans[entityID] = plan
                 }
                 values.removeAll(keepingCapacity: true)
-                values.append(rootIDs.value(key))
                 for valuePlan in plan.plans {
                     values.append(try valuePlan.read(statement, key, plan.entity.entity.name))
                 }
                 if let discriminator = plan.discriminator { values.append(discriminator) }
-                try body(plan, values)
+                try body(plan, rootIDs.uuid(key), values)
             }
         }
     }
@@ -251,7 +254,7 @@ struct CoreDataStoreReader {
                 // Core Data reads a key with sqlite3_column_int64, so '1x' is 1 and 2.5 is 2.
                 ValuePlan(key: key) { [destinationIDs = ids.table(destination.root)] statement, _, _ in
                     guard !statement.isNull(position) else { return .null }
-                    return destinationIDs.value(statement.int64(position))
+                    return uuidValue(destinationIDs.uuid(statement.int64(position)))
                 })
         }
         return plans
@@ -397,8 +400,8 @@ struct CoreDataStoreReader {
         var position: Int64 = 0
         for pair in pairs {
             if pair.source != runSource { (runSource, position) = (pair.source, 0) }
-            if let sourceParameter { statement.bind(sources.value(pair.source), sourceParameter) }
-            statement.bind(destinations.value(pair.destination), destinationParameter)
+            if let sourceParameter { statement.bind(sources.uuid(pair.source), sourceParameter) }
+            statement.bind(destinations.uuid(pair.destination), destinationParameter)
             if let positionParameter { statement.bind(.integer(position), positionParameter) }
             try statement.run()
             statement.reset()
@@ -465,22 +468,40 @@ private final class ImportedIDs {
     }
 }
 
-/// The IDs of one root table's objects, by `Z_PK`, as the store keeps them.
+/// The IDs of one root table's objects, by `Z_PK`. Core Data hands out keys from 1 up, so keys
+/// below a bound index an array (no hashing, no allocation per look-up); any other key, a
+/// dictionary, so a damaged store's huge key costs no memory.
 private final class ImportedTableIDs {
     private let storeUUID: String
     private let root: String
-    private var known: [Int64: SQLValue] = [:]
+    private var dense: [UUID?] = []
+    private var sparse: [Int64: UUID] = [:]
+    private static let denseLimit: Int64 = 1 << 20
 
     init(storeUUID: String, root: String) {
         self.storeUUID = storeUUID
         self.root = root
     }
 
-    func value(_ key: Int64) -> SQLValue {
-        if let value = known[key] { return value }
-        let value = uuidValue(UUIDVersion7.imported(storeUUID: storeUUID, rootEntity: root, primaryKey: key))
-        known[key] = value
-        return value
+    func uuid(_ key: Int64) -> UUID {
+        guard key >= 0, key < Self.denseLimit else {
+            if let known = sparse[key] { return known }
+            let id = make(key)
+            sparse[key] = id
+            return id
+        }
+        let index = Int(key)
+        if index < dense.count, let known = dense[index] { return known }
+        if index >= dense.count {
+            dense.append(contentsOf: repeatElement(nil, count: max(index + 1, dense.count * 2) - dense.count))
+        }
+        let id = make(key)
+        dense[index] = id
+        return id
+    }
+
+    private func make(_ key: Int64) -> UUID {
+        UUIDVersion7.imported(storeUUID: storeUUID, rootEntity: root, primaryKey: key)
     }
 }
 

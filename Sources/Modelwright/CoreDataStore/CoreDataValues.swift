@@ -22,7 +22,8 @@ enum CoreDataValues {
             // Core Data reads a decimal column as text, which SQLite makes of a REAL with 15 digits.
             let text: String
             switch stored {
-            case .integer(let value): text = String(value)
+            // An integer's digits are already the decimal's text.
+            case .integer(let value): return .text(String(value))
             case .real(let value): text = String(format: "%.15g", value)
             case .text(let value): text = value.trimmingCharacters(in: .whitespaces)
             default: throw unreadable("\(describe(stored)) is not a decimal number")
