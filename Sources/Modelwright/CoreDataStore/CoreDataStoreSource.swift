@@ -48,6 +48,9 @@ final class CoreDataStoreSource {
         let isWriteAheadLogged = Self.headerSaysWriteAheadLog(copy)
         do {
             connection = try SQLiteConnection(path: copy.path)
+            // Reading links sorts each join table by source: a cache this size keeps SQLite's
+            // sorter in memory for a store of a few hundred thousand links, instead of temp files.
+            try connection.execute("PRAGMA cache_size = -65536")
             let tables = try Self.tableNames(on: connection)
             guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
                 if !hasLog, isWriteAheadLogged { throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path) }
