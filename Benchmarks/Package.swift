@@ -51,6 +51,11 @@ let package = Package(
             name: "CompileBenchmarks",
             dependencies: [.product(name: "ModelwrightGenerator", package: modelwrightIdentity)]
         ),
+        // Importing a 100,000-object Core Data store, next to a plain SQLite copy of the same file.
+        .executableTarget(
+            name: "CoreDataImportBenchmarks",
+            dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
         .executableTarget(
             name: "MigrationBenchmarks",
             dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
