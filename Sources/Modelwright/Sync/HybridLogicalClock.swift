@@ -20,13 +20,18 @@ import Foundation
 /// the drift (five minutes by default) ahead of its clock when it accepts it: a device whose
 /// clock runs ahead wins over later writes for at most that long after its change reaches the
 /// server, never forever. A refused device keeps its changes and retries; they are accepted once
-/// the server's clock is within the drift of them.
+/// the server's clock is within the drift of them. A device's own clock is made with
+/// ``unbounded``: what it pulls the server has already bounded, and a device whose clock runs
+/// behind must still take everyone's changes.
 ///
 /// When the counter would overflow (four billion events in one millisecond), the clock moves to
 /// the next millisecond instead, so it never repeats a timestamp.
 public struct HybridLogicalClock: Sendable, Hashable {
     /// The default bound on how far ahead of the receiver's wall clock a timestamp may be: 5 minutes.
     public static let defaultMaximumDriftMilliseconds: UInt64 = 5 * 60 * 1000
+
+    /// The drift that disables the check, for a device's clock.
+    public static let unbounded: UInt64 = .max
 
     /// The node whose writes this clock stamps.
     public let node: SyncNodeID

@@ -7,7 +7,7 @@ import Foundation
 /// A to-one relationship travels as an attribute whose value is the target's ``uuid(_:)`` or
 /// ``null``. A composite attribute travels as one value per field (`home.city`), a `Codable`
 /// attribute as its JSON ``text(_:)``, an enum as its raw value.
-public enum SyncValue: Sendable, Hashable, Comparable, Codable {
+public enum SyncValue: Sendable, Hashable, Comparable {
     /// No value (an optional attribute or to-one relationship that is empty).
     case null
     /// A `Bool`.
@@ -56,6 +56,75 @@ public enum SyncValue: Sendable, Hashable, Comparable, Codable {
         case (.date(let left), .date(let right)): left < right
         case (.uuid(let left), .uuid(let right)): left.precedes(right)
         default: lhs.rank < rhs.rank
+        }
+    }
+}
+
+// MARK: - Codable
+
+extension SyncValue: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case null, bool, integer, real, decimal, text, bytes, date, uuid
+    }
+
+    /// Decodes the one-key object ``encode(to:)`` writes.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard container.allKeys.count == 1, let key = container.allKeys.first else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath, debugDescription: "a value is an object with exactly one key"))
+        }
+        switch key {
+        case .null: self = .null
+        case .bool: self = .bool(try container.decode(Bool.self, forKey: key))
+        case .integer: self = .integer(try container.decode(Int64.self, forKey: key))
+        case .real:
+            if let number = try? container.decode(Double.self, forKey: key) {
+                self = .real(number)
+            } else {
+                switch try container.decode(String.self, forKey: key) {
+                case "inf": self = .real(.infinity)
+                case "-inf": self = .real(-.infinity)
+                default:
+                    throw DecodingError.dataCorruptedError(
+                        forKey: key, in: container, debugDescription: "a real is a number, \"inf\" or \"-inf\"")
+                }
+            }
+        case .decimal: self = .decimal(try container.decode(String.self, forKey: key))
+        case .text: self = .text(try container.decode(String.self, forKey: key))
+        case .bytes:
+            guard let data = Data(base64Encoded: try container.decode(String.self, forKey: key)) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "bytes are written in base64")
+            }
+            self = .bytes(data)
+        case .date:
+            self = .date(Date(timeIntervalSinceReferenceDate: try container.decode(Double.self, forKey: key)))
+        case .uuid: self = .uuid(try container.decode(UUID.self, forKey: key))
+        }
+    }
+
+    /// Encodes the value as an object with one key, its kind: `{"text": "Lisbon"}`. Bytes are
+    /// base64 and dates seconds since 2001 whatever the encoder's strategies, and the infinities
+    /// (which JSON has no number for, and the stores keep) are `"inf"` and `"-inf"`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .null: try container.encodeNil(forKey: .null)
+        case .bool(let value): try container.encode(value, forKey: .bool)
+        case .integer(let value): try container.encode(value, forKey: .integer)
+        case .real(let value):
+            if value.isFinite {
+                try container.encode(value, forKey: .real)
+            } else {
+                try container.encode(value < 0 ? "-inf" : "inf", forKey: .real)
+            }
+        case .decimal(let value): try container.encode(value, forKey: .decimal)
+        case .text(let value): try container.encode(value, forKey: .text)
+        case .bytes(let value): try container.encode(value.base64EncodedString(), forKey: .bytes)
+        case .date(let value): try container.encode(value.timeIntervalSinceReferenceDate, forKey: .date)
+        case .uuid(let value): try container.encode(value, forKey: .uuid)
         }
     }
 }
