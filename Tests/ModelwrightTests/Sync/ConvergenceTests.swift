@@ -63,7 +63,9 @@ struct ConvergenceTests {
         world.time += UInt64(World.skews.map(\.magnitude).max() ?? 0) + Self.drift + 1_000
         let refusedBefore = world.counts.refusedAsAhead
         for device in world.devices.indices {
-            while world.devices[device].hasUnacknowledged { try world.push(from: device, random: &random, lossy: false) }
+            while world.devices[device].hasUnacknowledged {
+                try world.push(from: device, random: &random, lossy: false)
+            }
         }
         for device in world.devices.indices {
             try world.pull(into: device, random: &random, lossy: false)
@@ -239,7 +241,8 @@ private struct World {
             let key = random.pick(known).key
             let target = random.pick(known).key.id
             change =
-                random.chance(0.6) ? .link(key, "tags", to: target, at: stamp) : .unlink(key, "tags", from: target, at: stamp)
+                random.chance(0.6)
+                ? .link(key, "tags", to: target, at: stamp) : .unlink(key, "tags", from: target, at: stamp)
         default:
             // An undo of a delete: the same ID inserted again, with values.
             let dead = known.filter { !$0.isAlive && $0.inserted != nil }
