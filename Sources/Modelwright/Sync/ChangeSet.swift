@@ -6,9 +6,14 @@ import Foundation
 /// same result.
 ///
 /// ```swift
+/// var clock = HybridLogicalClock(node: SyncNodeID(), maximumDriftMilliseconds: HybridLogicalClock.unbounded)
+/// let stamp = clock.tick(wallMilliseconds: HybridLogicalClock.wallMilliseconds())
+/// let key = RowKey(entity: "Trip", id: UUID())
 /// var replica = ChangeSet()
-/// replica.merge(ChangeSet([.insert(key, values: ["title": .text("Lisbon")], at: stamp)]))
+/// replica.merge(RowChange.insert(key, values: ["title": .text("Lisbon")], at: stamp))
 /// ```
+///
+/// See <doc:Sync> for the rules.
 public struct ChangeSet: Sendable, Hashable {
     /// The change of each row.
     public private(set) var rows: [RowKey: RowChange]

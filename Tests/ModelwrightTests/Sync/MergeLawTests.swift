@@ -71,6 +71,31 @@ struct MergeLawTests {
         }
     }
 
+    /// Delete wins over an update, even one stamped after it by a device that had not seen the
+    /// delete; only an insert of the same ID after the tombstone (an undo) brings the row back, with
+    /// the undo's values.
+    @Test func deleteWinsAndOnlyAnUndoResurrects() {
+        let phone = SyncNodeID()
+        let laptop = SyncNodeID()
+        func stamp(_ milliseconds: UInt64, _ node: SyncNodeID) -> HybridTimestamp {
+            HybridTimestamp(milliseconds: milliseconds, counter: 0, node: node)
+        }
+        let key = RowKey(entity: "Trip", id: UUID())
+        let insert = RowChange.insert(key, values: ["title": .text("Lisbon")], at: stamp(1, phone))
+        let delete = RowChange.delete(key, at: stamp(2, phone))
+        let lateUpdate = RowChange.update(key, values: ["title": .text("Porto")], at: stamp(3, laptop))
+        let deleted = ChangeSet([insert, lateUpdate, delete])
+        #expect(deleted.rows[key]?.isAlive == false)
+        #expect(deleted.aliveRows.isEmpty)
+        let undo = RowChange.insert(key, values: ["title": .text("Faro")], at: stamp(4, phone))
+        let resurrected = deleted.merging(ChangeSet([undo]))
+        #expect(resurrected.rows[key]?.isAlive == true)
+        #expect(resurrected.rows[key]?.values == ["title": .text("Faro")])
+        // An undo stamped before the delete does not resurrect.
+        let earlyUndo = RowChange.insert(key, values: ["title": .text("Faro")], at: stamp(1, laptop))
+        #expect(deleted.merging(ChangeSet([earlyUndo])).rows[key]?.isAlive == false)
+    }
+
     /// A change set survives JSON, and equal sets encode to equal bytes whatever order they were
     /// built in (messages are deterministic).
     @Test func changeSetsRoundTripAndEncodeDeterministically() throws {
