@@ -253,9 +253,9 @@ extension PostgresDialect {
     /// with a digest instead.
     package static func createStatements(for schema: SchemaDescription) throws -> [String] {
         let layout = try SchemaLayout(schema)
-        // Only the tables' names, column names and indexes are read here, which no dialect changes;
-        // the definitions are spelled below until this type implements `SQLDialect` (issue 27).
-        let tables = SchemaSQL.tables(for: layout, in: SQLiteDialect())
+        // Only the tables' names, column names and indexes are read here; the definitions are
+        // spelled below, with the defaults and deferred foreign keys this engine needs.
+        let tables = SchemaSQL.tables(for: layout, in: PostgresDialect())
         let attributes = attributesByColumn(schema)
         // Each table's columns, in SchemaSQL's order: the hierarchy's entities as the schema
         // lists them, each column once, then the position columns.
