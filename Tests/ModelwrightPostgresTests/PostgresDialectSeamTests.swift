@@ -34,13 +34,18 @@ struct PostgresDialectSeamTests {
     /// history tables are created (twice, harmlessly), and savepoints undo and keep writes.
     @Test func writesAndHistoryTablesRunAsOnSQLite() async throws {
         let connection = try await makeConnection()
-        for statement in dialect.createHistoryTables(transactions: "_mw_history_t", changes: "_mw_history_c") + dialect.createHistoryTables(transactions: "_mw_history_t", changes: "_mw_history_c") {
+        for statement in dialect.createHistoryTables(transactions: "_mw_history_t", changes: "_mw_history_c")
+            + dialect.createHistoryTables(transactions: "_mw_history_t", changes: "_mw_history_c")
+        {
             try await connection.execute(statement)
         }
-        try await connection.execute("CREATE TABLE \"t\" " + dialect.tableBody(["\"id\" bigint PRIMARY KEY", "\"v\" text"], clustered: true))
+        try await connection.execute(
+            "CREATE TABLE \"t\" " + dialect.tableBody(["\"id\" bigint PRIMARY KEY", "\"v\" text"], clustered: true))
         let table = dialect.identifier("t")
-        try await connection.execute(dialect.insertIgnoringConflicts(into: table, columns: ["\"id\"", "\"v\""], "VALUES (1, 'a')"))
-        try await connection.execute(dialect.insertIgnoringConflicts(into: table, columns: ["\"id\"", "\"v\""], "VALUES (1, 'b')"))
+        try await connection.execute(
+            dialect.insertIgnoringConflicts(into: table, columns: ["\"id\"", "\"v\""], "VALUES (1, 'a')"))
+        try await connection.execute(
+            dialect.insertIgnoringConflicts(into: table, columns: ["\"id\"", "\"v\""], "VALUES (1, 'b')"))
         var rows = try await connection.query("SELECT \"v\" FROM \"t\" WHERE \"id\" = 1")
         #expect(rows[0, 0] == .text("a"), "a conflicting row is skipped")
         try await connection.execute(
@@ -75,9 +80,10 @@ struct PostgresDialectSeamTests {
         let tables = try await connection.query(queries.tables)
         let layout = try SchemaLayout(Trips.schema)
         let expectedTables = Set(SchemaSQL.tables(for: layout, in: dialect).map(\.name) + [SchemaSQL.metadataTable])
-        let names = Set((0..<tables.count).compactMap { row -> String? in
-            if case .text(let name) = tables[row, 0] { name } else { nil }
-        })
+        let names = Set(
+            (0..<tables.count).compactMap { row -> String? in
+                if case .text(let name) = tables[row, 0] { name } else { nil }
+            })
         #expect(names == expectedTables)
         let columns = try await connection.query(queries.columns)
         #expect(columns.count > names.count)
@@ -111,7 +117,8 @@ struct PostgresDialectRefusalTests {
 
     /// No statement the dialect spells holds SQLite's words, for every storage class.
     @Test func noSQLiteWordsInItsStatements() throws {
-        let sqliteWords = try Regex(#"PRAGMA|sqlite_|WITHOUT ROWID|AUTOINCREMENT|INSERT OR|\browid\b|\bIS NOT (?!NULL)|BLOB|REAL\b"#)
+        let sqliteWords = try Regex(
+            #"PRAGMA|sqlite_|WITHOUT ROWID|AUTOINCREMENT|INSERT OR|\browid\b|\bIS NOT (?!NULL)|BLOB|REAL\b"#)
         let storages: [ColumnStorage] = [
             .boolean, .integer16, .integer32, .integer64, .double, .float, .timestamp, .decimal, .text, .json,
             .bytes, .uuid,

@@ -351,7 +351,8 @@ struct CoreDataStoreReader {
         switch try schemaLayout.storage(of: relationship, from: entity) {
         case .inverseColumn(_, let positionColumn?):
             statement = try connection.statement(
-                "UPDATE \(quoted(destination.table)) SET \(quoted(positionColumn)) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)")
+                "UPDATE \(quoted(destination.table)) SET \(quoted(positionColumn)) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)"
+            )
             statement.bind(.integer(position), 1)
             statement.bind(uuidValue(link.destination), 2)
         case .inverseColumn(_, nil):

@@ -334,7 +334,8 @@ enum HistorySQL {
         defer { changes.reset() }
         changes.bind(token.value, 1)
         try changes.run()
-        let transactions = try connection.statement("DELETE FROM \(quoted(Self.transactions)) WHERE \"token\" < \(marker)")
+        let transactions = try connection.statement(
+            "DELETE FROM \(quoted(Self.transactions)) WHERE \"token\" < \(marker)")
         defer { transactions.reset() }
         transactions.bind(token.value, 1)
         try transactions.run()

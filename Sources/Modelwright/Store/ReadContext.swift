@@ -184,7 +184,8 @@ public class ReadContext {
                 scopeOrder = position.map { "t0.\(quoted($0))" }
             case .joinTable(let table, let sourceColumn, let target, let position):
                 conditions.append(
-                    "t0.\"id\" IN (SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = \(marker))")
+                    "t0.\"id\" IN (SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = \(marker))"
+                )
                 renderer.bindLiteral(source)
                 if let position {
                     scopeOrder =

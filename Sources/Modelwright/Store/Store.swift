@@ -454,7 +454,7 @@ public final class Store: Sendable {
     private func commit(_ connection: any DatabaseConnection) throws {
         do {
             try connection.commit()
-        } catch where connection.constraintFailure(in: error) == .foreignKey {
+        } catch let error where connection.constraintFailure(in: error) == .foreignKey {
             let check = try connection.statement(try connection.dialect.foreignKeyViolations(in: nil))
             defer { check.reset() }
             guard try check.step() else { throw error }

@@ -66,7 +66,8 @@ extension WriteContext {
     /// The layout of the entity a row really belongs to (a subentity of `declared`, possibly).
     private func actualEntity(of id: UUID, in declared: EntityLayout) throws -> EntityLayout? {
         let column = declared.hasDiscriminator ? "\"_entity\"" : "\"id\""
-        let statement = try connection.statement("SELECT \(column) FROM \(quoted(declared.table)) WHERE \"id\" = \(marker)")
+        let statement = try connection.statement(
+            "SELECT \(column) FROM \(quoted(declared.table)) WHERE \"id\" = \(marker)")
         defer { statement.reset() }
         statement.bind(id, 1)
         guard try statement.step() else { return nil }

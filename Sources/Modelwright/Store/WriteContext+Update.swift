@@ -21,7 +21,8 @@ extension WriteContext {
             try value(of: Self.inverse(ofPosition: $0), in: entity, id: id)
         }
         let assignments = entity.columns.map { "\(quoted($0.name)) = \(marker)" }.joined(separator: ", ")
-        try run("UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = \(marker)", entity: entity) { statement in
+        try run("UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = \(marker)", entity: entity) {
+            statement in
             var row = RowEncoder(statement: statement, firstIndex: 1, columns: entity.columns)
             try record.encode(to: &row)
             statement.bind(id, row.nextIndex)

@@ -106,7 +106,8 @@ public final class WriteContext: ReadContext {
         switch connection.constraintFailure(in: error) {
         case .unique(let columns):
             let keys = columns.map { column in
-                let name = column.hasPrefix(entity.table + ".") ? String(column.dropFirst(entity.table.count + 1)) : column
+                let name =
+                    column.hasPrefix(entity.table + ".") ? String(column.dropFirst(entity.table.count + 1)) : column
                 return entity.columns.first { $0.name == name }?.key ?? name
             }
             return StoreError.uniquenessViolation(entity: entity.name, attributes: keys)
