@@ -44,6 +44,10 @@ let package = Package(
         // Persistent history: inserts with history on and off, reading history, and the latency
         // from a commit in another process (this executable, run as a child) to an observation.
         .executableTarget(
+            name: "FetchProbe",
+            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
+        .executableTarget(
             name: "HistoryBenchmarks",
             dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
         ),

@@ -379,7 +379,8 @@ struct CoreDataStoreReader {
         switch try schemaLayout.storage(of: relationship, from: entity) {
         case .inverseColumn(_, let positionColumn?):
             statement = try connection.prepare(
-                "UPDATE \(quoted(destination.table)) SET \(quoted(positionColumn)) = ?1 WHERE \"id\" = ?2")
+                "UPDATE \(quoted(destination.table)) SET \(quoted(positionColumn)) = \(connection.dialect.parameter(1)) WHERE \"id\" = \(connection.dialect.parameter(2))"
+            )
             (sourceParameter, destinationParameter, positionParameter) = (nil, 2, 1)
         case .inverseColumn(_, nil):
             return
