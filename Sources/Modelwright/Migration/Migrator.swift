@@ -66,7 +66,13 @@ struct Migrator {
         let kept = try run.keptRowCounts()
         let before = MigrationContext(connection: connection, layout: run.source)
         for step in stage.customSteps { try step.willMigrate?(before) }
+        // The links of every relationship the stage keeps (of those whose storage moves, for a
+        // stage without the app's code), read before anything changes.
+        let links = KeptLinks(
+            source: run.source, destination: run.destination, mapping: run.mapping, all: !stage.customSteps.isEmpty)
+        try links.read(connection)
         try run.addPhase()
+        try run.carry(links)
         let after = MigrationContext(connection: connection, layout: run.destination)
         for step in stage.customSteps {
             for obligation in step.obligations {
@@ -79,6 +85,7 @@ struct Migrator {
         try run.removePhase()
         try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
         try run.check(everyTable: !stage.customSteps.isEmpty)
+        try links.check(connection, stage: run.name)
         // A stub cannot pair the two sides of a one-to-one (it points every row at a row it finds),
         // nor know where a moved entity's rows go: the app's code is held to both.
         if !stubsObligations {
@@ -410,6 +417,15 @@ private struct StageRun {
                     .updateRows(table: layout.table, reason: "places the rows of ordered relationships that have none"))
                 touched.insert(layout.table)
             }
+        }
+    }
+
+    /// Writes the links of relationships whose storage moved into their new storage (see ``KeptLinks``).
+    mutating func carry(_ links: KeptLinks) throws {
+        for table in try links.carry(connection) {
+            operations.append(
+                .updateRows(table: table, reason: "carries the links of a relationship into its new shape"))
+            touched.insert(table)
         }
     }
 
