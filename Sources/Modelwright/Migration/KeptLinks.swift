@@ -165,17 +165,26 @@ struct KeptLinks {
     /// side that holds one.
     private func fitting(_ item: Kept, alias: String) -> String {
         let links = "temp.\(quoted(item.links))"
-        var conditions = [
-            "\(alias).\"src\" IN (SELECT s.\"id\" FROM \(quoted(item.source.table)) AS s WHERE \(rows(of: item.source, alias: "s")))",
-            "\(alias).\"dst\" IN (SELECT d.\"id\" FROM \(quoted(item.destination.table)) AS d WHERE \(rows(of: item.destination, alias: "d")))",
-        ]
+        var conditions = [ends(item, alias: alias)]
+        // Counted among the links that fit the destination: narrowing `Set<Animal>` to `Cat?`
+        // keeps a person's one cat when the dogs go.
         if item.perSource {
-            conditions.append("(SELECT count(*) FROM \(links) AS o WHERE o.\"src\" = \(alias).\"src\") = 1")
+            conditions.append(
+                "(SELECT count(*) FROM \(links) AS o WHERE o.\"src\" = \(alias).\"src\" AND \(ends(item, alias: "o"))) = 1"
+            )
         }
         if item.perDestination {
-            conditions.append("(SELECT count(*) FROM \(links) AS o WHERE o.\"dst\" = \(alias).\"dst\") = 1")
+            conditions.append(
+                "(SELECT count(*) FROM \(links) AS o WHERE o.\"dst\" = \(alias).\"dst\" AND \(ends(item, alias: "o"))) = 1"
+            )
         }
         return conditions.joined(separator: " AND ")
+    }
+
+    /// The condition that both rows of link `alias` exist as rows of the new source and destination.
+    private func ends(_ item: Kept, alias: String) -> String {
+        "\(alias).\"src\" IN (SELECT s.\"id\" FROM \(quoted(item.source.table)) AS s WHERE \(rows(of: item.source, alias: "s"))) "
+            + "AND \(alias).\"dst\" IN (SELECT d.\"id\" FROM \(quoted(item.destination.table)) AS d WHERE \(rows(of: item.destination, alias: "d")))"
     }
 
     private func rows(of entity: EntityLayout, alias: String) -> String {

@@ -308,7 +308,11 @@ package struct MigrationPlanner {
                     "change the destination of \(name) from \(oldRelationship.destination) to \(relationship.destination)",
                     entity, at: at, property: relationship.name, work: .hook)
             }
-            if oldRelationship.cardinality != relationship.cardinality {
+            if oldRelationship.cardinality == .toOne, relationship.cardinality == .toMany {
+                // A widening: the migrator carries each link into the new storage (`KeptLinks`).
+                add(
+                    .lightweight, "change \(name) from to-one to to-many (every link is kept)", entity, at: at)
+            } else if oldRelationship.cardinality != relationship.cardinality {
                 add(
                     .needsCustomStage,
                     "change \(name) from \(oldRelationship.cardinality == .toOne ? "to-one to to-many" : "to-many to to-one")",
