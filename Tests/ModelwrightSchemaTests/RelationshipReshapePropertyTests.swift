@@ -138,7 +138,9 @@ struct RelationshipReshapePropertyTests {
                 // Loudly: a migration error that names the stage.
                 #expect(error is MigrationError, "\(failure): \(error)")
                 refusedAtRuntime += 1
-                if ProcessInfo.processInfo.environment["MODELWRIGHT_SHOW_REFUSALS"] == "1" { print("\(failure): \(error)") }
+                if ProcessInfo.processInfo.environment["MODELWRIGHT_SHOW_REFUSALS"] == "1" {
+                    print("\(failure): \(error)")
+                }
                 continue
             }
             committed += 1
