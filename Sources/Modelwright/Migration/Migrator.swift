@@ -77,7 +77,12 @@ struct Migrator {
         let links = KeptLinks(
             source: run.source, destination: run.destination, mapping: run.mapping, all: !stage.customSteps.isEmpty)
         try links.read(connection)
+        // The rows of entities that change tables move with their IDs, before the app's code.
+        let moved = MovedRows(
+            source: run.source, destination: run.destination, mapping: run.mapping, dialect: connection.dialect)
+        try moved.read(connection)
         try run.addPhase()
+        try run.move(moved)
         try run.carry(links)
         let after = MigrationContext(connection: connection, layout: run.destination)
         for step in stage.customSteps {
@@ -100,7 +105,7 @@ struct Migrator {
                     ? run.changedTables : nil)
         }
         // A stub cannot pair the two sides of a one-to-one (it points every row at a row it finds),
-        // nor know where a moved entity's rows go: the app's code is held to both.
+        // nor know which moved rows the app's code keeps: the app's code is held to both.
         if !stubsObligations {
             try run.checkOneToOnes(everyTable: !stage.customSteps.isEmpty)
             try run.checkKeptRows(kept)
@@ -432,6 +437,14 @@ private struct StageRun {
                     .updateRows(table: layout.table, reason: "places the rows of ordered relationships that have none"))
                 touched.insert(layout.table)
             }
+        }
+    }
+
+    /// Writes the rows of entities that change tables into their new tables (see ``MovedRows``).
+    mutating func move(_ rows: MovedRows) throws {
+        for table in try rows.write(connection) {
+            operations.append(.updateRows(table: table, reason: "moves the rows of an entity that changed tables"))
+            touched.insert(table)
         }
     }
 

@@ -107,7 +107,7 @@ package struct MigrationPlanner {
         if oldParent != newParentOldName {
             add(
                 .needsCustomStage,
-                "move entity \(entity.name) from parent \(oldParent ?? "none") to \(entity.parent ?? "none"): its rows change tables",
+                "move entity \(entity.name) from parent \(oldParent ?? "none") to \(entity.parent ?? "none"): its rows move tables with their IDs and links",
                 entity, at: entity.range.start, work: .hook)
         }
         if oldEntity.isAbstract != entity.isAbstract {
