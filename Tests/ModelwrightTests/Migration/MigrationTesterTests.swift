@@ -51,6 +51,36 @@ struct MigrationTesterTests {
         }
     }
 
+    /// What carrying and checking links costs: `MODELWRIGHT_LARGE=1`'s 100,000 pets whose owner
+    /// becomes a set, with a stage (every link read, carried, checked) and without (printed;
+    /// timings belong in Benchmarks, so nothing is asserted but the links).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"))
+    func carryingLinksCostsAFewReadsOfThem() throws {
+        let stage = MigrationStage.custom(
+            from: Self.owners1, to: Self.owners2,
+            steps: [.init(name: "relink", label: "Owners become a set", obligations: [], didMigrate: { _ in })])
+        for stages in [[.lightweight(from: Self.owners1, to: Self.owners2)], [stage]] {
+            let tester = try MigrationTester(
+                plan: MigrationPlan(current: Self.owners2, stages: stages), startingAt: Self.owners1)
+            try tester.execute(
+                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9999) "
+                    + "INSERT INTO \"Person\" (\"id\", \"name\") SELECT CAST(printf('%016d', i) AS BLOB), 'p' || i FROM n"
+            )
+            try tester.execute(
+                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999) "
+                    + "INSERT INTO \"Pet\" (\"id\", \"name\", \"owner\", \"owner._position\") "
+                    + "SELECT randomblob(16), 'a' || i, CAST(printf('%016d', i % 10000) AS BLOB), i / 10000 FROM n"
+            )
+            let start = Date()
+            _ = try tester.migrate()
+            let seconds = Date().timeIntervalSince(start)
+            #expect(try tester.links(of: "Pet", "owner").count == 100_000)
+            print(
+                "MigrationTesterTests: 100000 links carried, custom stage: \(stages[0].customSteps.count > 0), \(seconds) s"
+            )
+        }
+    }
+
     /// A stage whose code drops links the new version can hold rolls back, naming them.
     @Test func aStageThatDropsLinksRollsBack() throws {
         let stage = MigrationStage.custom(
