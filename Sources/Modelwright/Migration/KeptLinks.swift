@@ -139,7 +139,7 @@ struct KeptLinks {
                         + "AND NOT EXISTS (SELECT 1 FROM \(quoted(table)) AS j WHERE j.\(quoted(source)) = l.\"src\" AND j.\(quoted(destination)) = l.\"dst\")"
                 )
             }
-            written.append(item.new.table)
+            if !written.contains(item.new.table) { written.append(item.new.table) }
         }
         return written
     }
