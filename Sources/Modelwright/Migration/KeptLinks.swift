@@ -221,10 +221,12 @@ struct KeptLinks {
     }
 
     private static func hasPosition(_ table: String, _ connection: SQLiteConnection) throws -> Bool {
-        let statement = try SQLiteStatement(
-            connection: connection,
-            sql: "SELECT count(*) FROM pragma_table_info(\(SQLSyntax.string(table))) WHERE name = 'position'")
-        return try statement.step() && statement.int64(0) > 0
+        let statement = try connection.prepare(connection.dialect.columnNames)
+        statement.bind(table, 1)
+        while try statement.step() {
+            if statement.string(0) == "position" { return true }
+        }
+        return false
     }
 
     private static func storage(
