@@ -137,6 +137,13 @@ extension Condition: ConditionConvertible {
 /// protocol instead of walking the tree itself, so a new node kind is one case above, one
 /// requirement here and one method in each renderer; the compiler lists the renderers.
 ///
+/// An operator whose meaning follows from others (one that is `NOT` of another, say) is a
+/// *derived* operator: its requirement has a default, in an extension of this protocol, that
+/// reads the condition it stands for, so every reader gets it without a line of its own, and one
+/// that can say it better (a native spelling) implements the requirement. Readers that keep
+/// values in the order they place them (the SQL renderer and `SQLArgumentCollector`) must then
+/// agree, so override such a requirement in both or in neither.
+///
 /// The traversal is post-order, operands left to right: a renderer sees each operand's output
 /// before the node's, in the order the operands appear, which is the order placeholders appear
 /// in its text. A to-many quantifier is entered first (``enter(_:in:)`` gives the scope its
