@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "ModelwrightCLI", targets: ["ModelwrightCLI"]),
         .plugin(name: "ModelwrightPlugin", targets: ["ModelwrightPlugin"]),
         .plugin(name: "GenerateModelCode", targets: ["GenerateModelCode"]),
+        .plugin(name: "ModelwrightCommand", targets: ["ModelwrightCommand"]),
+        .plugin(name: "ModelwrightVersionsCommand", targets: ["ModelwrightVersionsCommand"]),
     ],
     targets: [
         .systemLibrary(
@@ -55,6 +57,27 @@ let package = Package(
             capability: .command(
                 intent: .custom(verb: "generate-model-code", description: "Write generated model code into the target"),
                 permissions: [.writeToPackageDirectory(reason: "Writes the generated Swift into <target>/Generated")]
+            ),
+            dependencies: [.target(name: "ModelwrightCLI")]
+        ),
+        // The CLI's commands that only read (validate, plan, check), with no permission to ask for.
+        .plugin(
+            name: "ModelwrightCommand",
+            capability: .command(
+                intent: .custom(
+                    verb: "modelwright", description: "Validate or plan the targets' models, or check committed code")
+            ),
+            dependencies: [.target(name: "ModelwrightCLI")]
+        ),
+        // The CLI's commands that write into a model folder (lock, new-version).
+        .plugin(
+            name: "ModelwrightVersionsCommand",
+            capability: .command(
+                intent: .custom(
+                    verb: "modelwright-versions", description: "Freeze released versions or start the next one"),
+                permissions: [
+                    .writeToPackageDirectory(reason: "Writes modelwright-lock.json or the next version file")
+                ]
             ),
             dependencies: [.target(name: "ModelwrightCLI")]
         ),

@@ -44,12 +44,21 @@ let package = Package(
         // Persistent history: inserts with history on and off, reading history, and the latency
         // from a commit in another process (this executable, run as a child) to an observation.
         .executableTarget(
+            name: "FetchProbe",
+            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
+        .executableTarget(
             name: "HistoryBenchmarks",
             dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
         ),
         .executableTarget(
             name: "CompileBenchmarks",
             dependencies: [.product(name: "ModelwrightGenerator", package: modelwrightIdentity)]
+        ),
+        // Importing a 100,000-object Core Data store, next to a plain SQLite copy of the same file.
+        .executableTarget(
+            name: "CoreDataImportBenchmarks",
+            dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
         ),
         .executableTarget(
             name: "MigrationBenchmarks",

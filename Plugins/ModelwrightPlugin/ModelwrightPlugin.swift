@@ -8,7 +8,9 @@ import PackagePlugin
 /// when an input changed.
 ///
 /// A `.model` file it cannot use (a name other than `<Model>.v<N>.model`, or versions of two
-/// models in one folder) is an error naming that file, not a folder skipped in silence.
+/// models in one folder) is not a folder skipped in silence: the folder's command still runs, and
+/// `generate` reports the file once, at its line and column, with the name it should have. (An
+/// error the plugin raised itself came without a location, and SwiftPM printed it twice.)
 @main
 struct ModelwrightPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -16,9 +18,9 @@ struct ModelwrightPlugin: BuildToolPlugin {
         let tool = try context.tool(named: "ModelwrightCLI")
         let modelFiles = target.sourceFiles.map(\.url).filter { $0.pathExtension == FileNames.versionExtension }
         let folders = Dictionary(grouping: modelFiles) { $0.deletingLastPathComponent().standardizedFileURL }
-        return folders.keys.sorted { $0.path < $1.path }.compactMap { folder -> Command? in
+        return folders.keys.sorted { $0.path < $1.path }.map { folder -> Command in
             let files = (folders[folder] ?? []).sorted { $0.path < $1.path }
-            guard let modelName = VersionFileName.model(of: files, in: folder) else { return nil }
+            let modelName = VersionFileName.outputName(of: files, in: folder)
             let output = context.pluginWorkDirectoryURL.appendingPathComponent(modelName)
             var arguments = ["generate", folder.path, "--output", output.path]
             let lock = folder.appendingPathComponent(FileNames.lock)
@@ -58,31 +60,18 @@ enum VersionFileName {
         return String(name)
     }
 
-    /// The one model whose versions `files` are; each file it cannot use is reported as an error
-    /// at that file, and then there is no model.
-    static func model(of files: [URL], in folder: URL) -> String? {
-        var models: Set<String> = []
-        var usable = true
-        for file in files {
-            guard let model = model(of: file) else {
-                Diagnostics.error(
-                    "'\(file.path)' is not a version file, so Modelwright cannot generate this folder's model: "
-                        + "name it '<Model>.v<N>.model' (such as 'Podcasts.v1.model', version 1 of the model Podcasts), "
-                        + "or move it out of the target",
-                    file: file.path, line: 1)
-                usable = false
-                continue
-            }
-            models.insert(model)
+    /// The model name the folder's outputs are named after: the one most of `files` name (the
+    /// first in order among equals), or the folder's own name when no file is a version file.
+    /// A file it cannot use is left to `generate`, which reports it at its line and column.
+    static func outputName(of files: [URL], in folder: URL) -> String {
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        for name in files.compactMap({ model(of: $0) }) {
+            if counts[name] == nil { order.append(name) }
+            counts[name, default: 0] += 1
         }
-        if models.count > 1 {
-            Diagnostics.error(
-                "'\(folder.path)' holds versions of several models (\(models.sorted().joined(separator: ", "))): "
-                    + "give each model a folder of its own",
-                file: files[0].path, line: 1)
-            usable = false
-        }
-        return usable ? models.first : nil
+        let most = order.max { counts[$0, default: 0] < counts[$1, default: 0] }
+        return most ?? folder.lastPathComponent
     }
 }
 

@@ -69,8 +69,8 @@ struct GenerateCommandTests {
     @Test func everyToolCompilesTheOneListOfFileNames() throws {
         let source = Self.root.appendingPathComponent("Sources/ModelwrightSchema/FileNames.swift")
         for folder in [
-            "Plugins/ModelwrightPlugin", "Plugins/GenerateModelCode", "Sources/ModelwrightGenerator",
-            "Sources/modelwright",
+            "Plugins/ModelwrightPlugin", "Plugins/GenerateModelCode", "Plugins/ModelwrightCommand",
+            "Plugins/ModelwrightVersionsCommand", "Sources/ModelwrightGenerator", "Sources/modelwright",
         ] {
             let link = Self.root.appendingPathComponent(folder).appendingPathComponent("FileNames.swift")
             #expect(link.resolvingSymlinksInPath().path == source.resolvingSymlinksInPath().path, "\(folder)")
@@ -79,7 +79,11 @@ struct GenerateCommandTests {
 
     /// No plugin spells a file name itself: each takes them from `FileNames`.
     @Test func thePluginsSpellNoFileName() throws {
-        for plugin in ["ModelwrightPlugin/ModelwrightPlugin.swift", "GenerateModelCode/GenerateModelCode.swift"] {
+        for plugin in [
+            "ModelwrightPlugin/ModelwrightPlugin.swift", "GenerateModelCode/GenerateModelCode.swift",
+            "GenerateModelCode/TargetModelFolders.swift", "ModelwrightCommand/ModelwrightCommand.swift",
+            "ModelwrightVersionsCommand/ModelwrightVersionsCommand.swift",
+        ] {
             let source = try String(
                 contentsOf: Self.root.appendingPathComponent("Plugins").appendingPathComponent(plugin), encoding: .utf8)
             let literals = source.matches(of: /"[^"\n]*"/).map { String($0.output) }
@@ -87,7 +91,16 @@ struct GenerateCommandTests {
                 $0 == "\"model\"" || $0.contains(/modelwright-[a-z]+\.json|\+[A-Z][a-z]+\.swift/)
             }
             #expect(spelled.isEmpty, "\(plugin) spells \(spelled)")
-            #expect(source.contains("ConfigDiscovery.configFile("), "\(plugin) passes the config file on")
+            // The command plugins generate through `TargetModelFolders.generateArguments`.
+            let generates = source.contains("ConfigDiscovery.configFile(") || source.contains(".generateArguments(")
+            #expect(generates || plugin.contains("Versions"), "\(plugin) passes the config file on")
+        }
+        // The command plugins share one way to find model folders and run the CLI.
+        for plugin in ["ModelwrightCommand", "ModelwrightVersionsCommand"] {
+            let link = Self.root.appendingPathComponent("Plugins/\(plugin)/TargetModelFolders.swift")
+            #expect(
+                link.resolvingSymlinksInPath().path
+                    == Self.root.appendingPathComponent("Plugins/GenerateModelCode/TargetModelFolders.swift").path)
         }
     }
 
@@ -204,6 +217,29 @@ struct GenerateCommandTests {
         #expect(Self.run(["generate", model, "--output", output.path, "--templates", templates.path]).0 == .success)
         let queries = try String(contentsOf: output.appendingPathComponent("Trips+Queries.swift"), encoding: .utf8)
         #expect(queries == "// Trips has User Organization Trip Stop Group Item Note \n")
+    }
+
+    /// A `--templates` folder that is missing, or holds no template under a name the generator
+    /// knows, is a mistake in its path or file names: it is refused, and nothing is written.
+    @Test func aTemplatesFolderThatOverridesNothingIsRefused() throws {
+        let output = Self.temporaryFolder()
+        let templates = Self.temporaryFolder()
+        defer {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: templates)
+        }
+        try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
+        try Data("{{modelName}}\n".utf8).write(to: templates.appendingPathComponent("Query.mustache"))
+        let model = Self.root.appendingPathComponent("Models/Trips").path
+        for (folder, message) in [
+            (templates.appendingPathComponent("missing").path, "cannot be opened"),
+            (templates.path, "holds none of the templates; name them Records.mustache"),
+        ] {
+            let (code, console) = Self.run(["generate", model, "--output", output.path, "--templates", folder])
+            #expect(code == .invalidInput)
+            #expect(console.errors.contains(message), "\(console.errors)")
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+        }
     }
 
     @Test func usageErrors() {

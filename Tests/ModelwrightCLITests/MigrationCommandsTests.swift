@@ -102,7 +102,10 @@ struct MigrationCommandsTests {
         try Data(edited.utf8).write(to: v3)
         let (code, console) = Self.run(["validate", folder.path])
         #expect(code == .invalidInput)
-        #expect(console.errors.contains("Trips.v3.model:2:7: error: version 3 is frozen (released)"))
+        #expect(
+            console.errors.contains(
+                "Trips.v3.model:66:1: error: version 3 is frozen (released), but entity 'Organization' changed"),
+            "\(console.errors)")
         #expect(
             console.errors.contains(
                 "note: undo the change here and make it in a new version instead: 'modelwright new-version"))

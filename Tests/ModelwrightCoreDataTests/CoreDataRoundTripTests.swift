@@ -114,3 +114,34 @@ struct CoreDataRoundTripTests {
         #expect(xml.split(separator: "\n").filter { $0.contains("<fetchRequest name=") } == templates)
     }
 }
+
+/// Export reports a warning that every version repeats once, naming the other versions, as import
+/// does: a long history with an enum attribute gave one identical warning per version.
+struct CoreDataExportWarningTests {
+    @Test func aWarningEveryVersionRepeatsIsReportedOnceNamingTheOthers() throws {
+        let folder = CoreDataTestSupport.temporaryFolder("export-warnings").appendingPathComponent("Shop")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let versions = 4
+        for number in 1...versions {
+            // Version 3 drops the enum, so its warning recurs in versions 1–2 and 4.
+            let kind = number == 3 ? "" : "    kind: Kind = .book\n"
+            let extra = number >= 2 ? "    note: String?\n" : ""
+            let block = number == 3 ? "\nmigration from 2 {\n    lossy Item.kind \"kinds are gone\"\n}\n" : ""
+            let text =
+                "model Shop version \(number)\n\nenum Kind: String { book, film }\n\nentity Item {\n    title: String\n"
+                + kind + extra + "}\n" + block
+            try Data(text.utf8).write(to: folder.appendingPathComponent("Shop.v\(number).model"))
+        }
+        let loaded = FrontEnd.run(modelAt: folder.path)
+        let model = try #require(loaded.model, "\(loaded.diagnostics.map(\.description))")
+        let warnings = CoreDataExporter.export(model, bundleName: "Shop").diagnostics.filter {
+            $0.message.contains("enum attribute 'Item.kind'")
+        }
+        #expect(warnings.count == 1, "\(warnings.map(\.description))")
+        #expect(
+            warnings.first?.message.hasSuffix("(also in versions 'Shop.v2.model', 'Shop.v4.model')") == true,
+            "\(warnings.map(\.description))")
+        #expect(warnings.first?.path.hasSuffix("Shop.v1.model") == true)
+    }
+}

@@ -50,6 +50,11 @@ struct GeneratorConfigTests {
         #expect(Self.error(#"{ "naming": { "typePrefix": 3 } }"#)?.hasPrefix("'naming.typePrefix' must be") == true)
         #expect(Self.error(#"{ "naming": { "typePrefix": "My-" } }"#)?.hasPrefix("'naming.typePrefix' must be") == true)
         #expect(Self.error(#"{ "naming": { "typePrefix": "2" } }"#)?.hasPrefix("'naming.typePrefix' must be") == true)
+        for prefix in ["_", "__", "Class", "class", "Self", "_2"] {
+            #expect(
+                Self.error(#"{ "naming": { "typePrefix": "\#(prefix)" } }"#) == nil, "the documented prefix '\(prefix)'"
+            )
+        }
         #expect(
             Self.error(#"{ "naming": { "typeSuffix": "Re cord" } }"#)?.hasPrefix("'naming.typeSuffix' must be") == true)
         #expect(Self.error(#"{ "naming": { "typeSuffix": "2" } }"#) == nil, "a suffix may start with a digit")

@@ -187,6 +187,8 @@ struct GraphTests {
                 url: URL = "https://example.com/a"
                 json: Codable<[String]>?
                 optional: String? = nil
+                early: Date = "0001-01-01T00:00:00Z"
+                offset: Date = "1582-10-15T02:00:00+02:00"
             }
             """
         )
@@ -194,7 +196,7 @@ struct GraphTests {
         #expect(
             attributes.map(\.type) == [
                 .bool, .int16, .int32, .int64, .int, .double, .float, .decimal, .string, .date, .date, .data, .uuid,
-                .url, .codable(typeName: "[String]"), .string,
+                .url, .codable(typeName: "[String]"), .string, .date, .date,
             ]
         )
         #expect(
@@ -202,6 +204,8 @@ struct GraphTests {
                 .bool(true), .integer(-7), .integer(70000), .integer(9_000_000_000), .integer(1), .floatingPoint(2.5),
                 .floatingPoint(3), .decimal("19.99"), .string("hi"), .date(secondsSince1970: 1_714_555_800), .now, nil,
                 .string("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"), .string("https://example.com/a"), nil, nil,
+                // Proleptic Gregorian, as ISO 8601 means: not Foundation's Julian days before 1582.
+                .date(secondsSince1970: -62_135_596_800), .date(secondsSince1970: -12_219_292_800),
             ]
         )
         #expect(attributes.map(\.isOptional).filter { $0 }.count == 3)

@@ -16,7 +16,11 @@ import Testing
 /// - a block starting with `// swift-tools-version:` is a package manifest, type-checked on its own
 ///   against the toolchain's PackageDescription;
 /// - a block starting with `// Generated in <file>` is an excerpt of generated code: its lines must
-///   appear, in order and adjacent, in that file's golden copy (Tests/TripsTests/Golden).
+///   appear, in order and adjacent, in that file's golden copy (Tests/TripsTests/Golden);
+/// - blocks right after a line `<!-- program: NAME -->` are one program, as a reader who pastes
+///   them one after the other into a `main.swift` has it: their statements share one function
+///   (so a later block uses what an earlier one declared), and the program is built and run,
+///   twice in the same home folder, as a second launch of the app would run it.
 ///
 /// Errors point at the document's own lines (through `#sourceLocation`). Plain ``` blocks that hold
 /// a whole schema file (a `model … version …` header, no `...`) must load without errors.
@@ -26,6 +30,8 @@ struct DocumentationSnippetTests {
         /// The line of the document the block's first line is on, counting from 1.
         let line: Int
         let lines: [String]
+        /// The program the block belongs to, from a `<!-- program: NAME -->` line right before it.
+        var program: String? = nil
     }
 
     static let root = GeneratedCodeTypeChecker.root
@@ -46,22 +52,33 @@ struct DocumentationSnippetTests {
         var snippets: [Snippet] = []
         // Every fence opens a block, whatever its language, so that a closing fence is never
         // taken for an opening one.
-        var open: (fence: String, line: Int, indent: Int, lines: [String])?
+        var open: (fence: String, line: Int, indent: Int, lines: [String], program: String?)?
+        var previous = ""
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
+            defer { previous = trimmed }
             if var block = open {
                 if trimmed == "```" {
-                    if block.fence == fence { snippets.append(Snippet(line: block.line, lines: block.lines)) }
+                    if block.fence == fence {
+                        snippets.append(Snippet(line: block.line, lines: block.lines, program: block.program))
+                    }
                     open = nil
                 } else {
                     block.lines.append(String(line.dropFirst(min(block.indent, line.prefix { $0 == " " }.count))))
                     open = block
                 }
             } else if trimmed.hasPrefix("```") {
-                open = (trimmed, index + 2, line.prefix { $0 == " " }.count, [])
+                open = (trimmed, index + 2, line.prefix { $0 == " " }.count, [], program(marker: previous))
             }
         }
         return snippets
+    }
+
+    /// The program a `<!-- program: NAME -->` line names.
+    static func program(marker line: String) -> String? {
+        guard line.hasPrefix("<!-- program:"), line.hasSuffix("-->") else { return nil }
+        let name = line.dropFirst("<!-- program:".count).dropLast("-->".count).trimmingCharacters(in: .whitespaces)
+        return name.isEmpty ? nil : name
     }
 
     /// Whether every top-level line of a block is a declaration (or a comment, attribute or brace).
@@ -80,30 +97,112 @@ struct DocumentationSnippetTests {
     static func appFile(document: String, snippets: [Snippet]) -> String {
         var imports: Set<String> = []
         var body = ""
+        // Each program's statements, in order, and the constants they declare.
+        var programs: [(name: String, code: String, constants: [String])] = []
         for (number, snippet) in snippets.enumerated() {
-            // An import leaves an empty line, so the lines after it keep their numbers.
-            let lines = snippet.lines.map { line in
-                guard line.hasPrefix("import ") else { return line }
-                if line != "import Trips" { imports.insert(line) }
-                return ""
-            }
+            let (lines, found) = withoutImports(snippet.lines)
+            imports.formUnion(found)
             let location = "#sourceLocation(file: \"\(document)\", line: \(snippet.line))\n"
             let code = lines.joined(separator: "\n")
             if isDeclarations(lines) {
                 body += location + code + "\n#sourceLocation()\n"
-            } else {
-                let constants = lines.compactMap { line -> String? in
-                    guard line.hasPrefix("let "),
-                        let name = line.dropFirst(4).split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }
-                        ).first
-                    else { return nil }
-                    return "    _ = \(name)\n"
+            } else if let name = snippet.program {
+                let block = location + code + "\n#sourceLocation()\n"
+                if let index = programs.firstIndex(where: { $0.name == name }) {
+                    programs[index].code += block
+                    programs[index].constants += constants(in: lines)
+                } else {
+                    programs.append((name, block, constants(in: lines)))
                 }
+            } else {
                 body += "func snippet\(number)() async throws {\n" + location + code + "\n#sourceLocation()\n"
-                body += constants.joined() + "}\n"
+                body += constants(in: lines).joined() + "}\n"
             }
         }
+        for (index, program) in programs.enumerated() {
+            body += "func program\(index)() async throws {\n" + program.code + program.constants.joined() + "}\n"
+        }
         return (["import Foundation", "import Modelwright"] + imports.sorted()).joined(separator: "\n") + "\n\n" + body
+    }
+
+    /// A block's lines with its `import` lines emptied (so the lines after keep their numbers),
+    /// and the imports it makes other than `import Trips`, whose code the checked module holds.
+    static func withoutImports(_ lines: [String]) -> (lines: [String], imports: Set<String>) {
+        var imports: Set<String> = []
+        let kept = lines.map { line in
+            guard line.hasPrefix("import ") else { return line }
+            if line != "import Trips" { imports.insert(line) }
+            return ""
+        }
+        return (kept, imports)
+    }
+
+    /// `_ = name` for each constant a block declares at its top level: a reader's code would go on
+    /// to use them.
+    static func constants(in lines: [String]) -> [String] {
+        lines.compactMap { line -> String? in
+            guard line.hasPrefix("let "),
+                let name = line.dropFirst(4).split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }).first
+            else { return nil }
+            return "    _ = \(name)\n"
+        }
+    }
+
+    /// The `main.swift` of a document's program: its declarations, then its statements as top-level
+    /// code, in the document's order.
+    static func mainFile(document: String, program: [Snippet]) -> String {
+        var imports: Set<String> = []
+        var declarations = ""
+        var statements = ""
+        for snippet in program {
+            let (lines, found) = withoutImports(snippet.lines)
+            imports.formUnion(found)
+            let block =
+                "#sourceLocation(file: \"\(document)\", line: \(snippet.line))\n"
+                + lines.joined(separator: "\n") + "\n#sourceLocation()\n"
+            if isDeclarations(lines) { declarations += block } else { statements += block }
+        }
+        return (["import Foundation", "import Modelwright"] + imports.sorted()).joined(separator: "\n") + "\n\n"
+            + declarations + statements
+    }
+
+    /// Every program of every document: the document, the program's name and its blocks.
+    static let programs: [String] = documents.flatMap { document -> [String] in
+        let text = (try? String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)) ?? ""
+        var names: [String] = []
+        for name in snippets(in: text).compactMap(\.program) where !names.contains(name) { names.append(name) }
+        return names.map { "\(document)#\($0)" }
+    }
+
+    @Test(arguments: programs)
+    func everyProgramBuildsAndRunsTwice(_ program: String) throws {
+        let parts = program.split(separator: "#", maxSplits: 1).map(String.init)
+        let (document, name) = (parts[0], parts[1])
+        let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+        let blocks = Self.snippets(in: text).filter { $0.program == name }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("program-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let files = try GeneratedCodeTypeChecker.renderedFiles(
+            Self.root.appendingPathComponent("Models/Trips").path, config: GeneratorConfig())
+        let main = Self.mainFile(document: document, program: blocks)
+        try RenderedFile.write(files + [RenderedFile(name: "main.swift", contents: main)], to: folder.path)
+        let executable = folder.appendingPathComponent("program")
+        let built = try GeneratedCodeTypeChecker.build(
+            files: (files.map(\.name) + ["main.swift"]).map { folder.appendingPathComponent($0) }, to: executable)
+        try #require(built.status == 0, "\(program) does not build:\n\(built.errors)")
+        // The program's own home, so that the folders an app writes to (Application Support) are
+        // this test's, and the second run finds what the first one left.
+        let home = folder.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
+        environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        for run in 1...2 {
+            let ran = try GeneratedCodeTypeChecker.launch(executable, [], environment: environment)
+            #expect(ran.status == 0, "\(program), run \(run), exited \(ran.status):\n\(ran.output)\(ran.errors)")
+            #expect(!ran.output.isEmpty, "\(program), run \(run), printed nothing")
+        }
     }
 
     @Test(arguments: documents)
@@ -180,6 +279,14 @@ struct DocumentationSnippetTests {
         #expect(file.contains("#sourceLocation(file: \"D.md\", line: 7)\nlet x = 1"))
         #expect(file.contains("func snippet1() async throws {"))
         #expect(file.contains("    _ = x\n}"))
+
+        // Blocks of one program share a function, so the second sees the first's constants.
+        let program = "<!-- program: p -->\n```swift\nlet a = 1\n```\n<!-- program: p -->\n```swift\nprint(a)\n```\n"
+        let blocks = Self.snippets(in: program)
+        #expect(blocks.map(\.program) == ["p", "p"])
+        let joined = Self.appFile(document: "P.md", snippets: blocks)
+        #expect(joined.contains("func program0() async throws {") && !joined.contains("func snippet"))
+        #expect(Self.mainFile(document: "P.md", program: blocks).hasSuffix("print(a)\n#sourceLocation()\n"))
     }
 
     /// Type-checks a package manifest against the PackageDescription of the toolchain that runs

@@ -103,7 +103,7 @@ enum GeneratedCodeTypeChecker {
     }
 
     /// Runs a program to its end; its output and errors go through files, so neither can fill a pipe.
-    static func launch(_ executable: URL, _ arguments: [String]) throws -> (
+    static func launch(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (
         status: Int32, output: String, errors: String
     ) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("launch-\(UUID().uuidString)")
@@ -116,6 +116,7 @@ enum GeneratedCodeTypeChecker {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorsURL)
         try process.run()

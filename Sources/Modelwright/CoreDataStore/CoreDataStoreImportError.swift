@@ -8,7 +8,9 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
     case unsafeFile(path: String, reason: String)
     /// The import could not create or write a file or folder it needs.
     case cannotWrite(path: String, reason: String)
-    /// The store's rows are in a write-ahead log (`-wal`) that is not beside it.
+    /// The store is in write-ahead-log mode and its `-wal` is not beside it, while the main file
+    /// holds no objects (or not even Core Data's tables), or its `-shm` says the log holds pages.
+    /// An empty store closed cleanly looks the same, and is refused too: it has nothing to import.
     case missingWriteAheadLog(path: String)
     /// The store was written by a Core Data whose metadata this importer does not read.
     case unsupportedFramework(path: String, reason: String)
@@ -36,7 +38,7 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
         case .cannotWrite(let path, let reason):
             "\(path) cannot be written: \(reason); choose an output in a folder you can write"
         case .missingWriteAheadLog(let path):
-            "\(path) keeps its rows in a write-ahead log, but \(path)-wal is missing; copy the store with its -wal and -shm files"
+            "\(path) is in write-ahead-log mode, but \(path)-wal is missing and without it the store holds no objects: Core Data keeps its latest saves in the -wal; copy the store with its -wal and -shm files (a store that is really empty has nothing to import)"
         case .unsupportedFramework(let path, let reason):
             "\(path) was written by a Core Data this importer does not read: \(reason)"
         case .noMatchingVersion(let path, let closest, let differences):

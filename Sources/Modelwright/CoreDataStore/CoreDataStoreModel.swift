@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a Core Data model said, version by version, that its SQLite store depends on: the names,
 /// types and flags its entity version hashes are made of, and where each Core Data entity and
 /// property went in the Modelwright model.
@@ -102,6 +104,13 @@ public struct CoreDataStoreModel: Sendable, Equatable, Codable {
         /// The entity named `name` in Core Data.
         public func entity(named name: String) -> Entity? {
             entities.first { $0.name == name }
+        }
+
+        /// Core Data's 32-byte entity version hashes of this version, by entity name: what a store
+        /// written by it holds as `NSStoreModelVersionHashes` in its metadata, and what
+        /// ``CoreDataStoreImport`` matches a store against.
+        public var versionHashes: [String: Data] {
+            CoreDataVersionHashes.hashes(of: self)
         }
     }
 

@@ -22,33 +22,46 @@ struct CoreDataStoreReader {
         try checkKeys()
         var rows: [String: Int] = [:]
         var links = 0
-        try readObjects { entity, _, _ in rows[entity.entity.name, default: 0] += 1 }
-        try readLinks { _ in links += 1 }
+        try readObjects { entity, _, _ in rows[entity.entity.entity.name, default: 0] += 1 }
+        try readLinks { _, pairs in links += pairs.count }
         return (rows, links)
     }
 
     /// Writes every object and link into the empty store at `path`, in one transaction that
     /// commits only when the row counts, the values and the links verify.
+    ///
+    /// Each entity's insert and each relationship's link statement is prepared once and bound
+    /// column by column from the source row: an import writes every row of a store, so nothing
+    /// per row builds SQL, a dictionary or a lookup by name.
     func write(to path: String) throws -> (rows: [String: Int], links: Int) {
         try checkKeys()
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
+        // The whole import is one transaction: a cache that holds the tables and indexes being
+        // built keeps SQLite from spilling pages and reading them back (about 64 MB at most).
+        try connection.execute("PRAGMA cache_size = -65536")
         var rows: [String: Int] = [:]
         var links = 0
         try connection.inTransaction(.immediate) {
-            try readObjects { entity, values, _ in
-                guard let schemaName = entity.entity.schemaName else { return }
-                try insert(values, into: schemaName, on: connection)
-                rows[entity.entity.name, default: 0] += 1
+            var inserts: [Int: SQLiteStatement] = [:]
+            try readObjects { entity, id, values in
+                guard let schemaName = entity.entity.entity.schemaName else { return }
+                let statement: SQLiteStatement
+                if let prepared = inserts[entity.entity.id] {
+                    statement = prepared
+                } else {
+                    statement = try insertStatement(for: entity, into: schemaName, on: connection)
+                    inserts[entity.entity.id] = statement
+                }
+                statement.bind(id, 1)
+                for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 2)) }
+                try statement.run()
+                statement.reset()
+                rows[entity.entity.entity.name, default: 0] += 1
             }
-            // Links come ordered per source, so a destination's place is its index in the run.
-            var run: (relationship: String, source: UUID, next: Int64)?
-            try readLinks { link in
-                links += 1
-                let key = "\(link.entity).\(link.relationship.name)"
-                if run?.relationship != key || run?.source != link.source { run = (key, link.source, 0) }
-                try write(link, position: run?.next ?? 0, on: connection)
-                run?.next += 1
+            try readLinks { relationship, pairs in
+                links += pairs.count
+                try write(pairs, of: relationship, on: connection)
             }
             var expected = schemaLayout.entities.mapValues { _ in 0 }
             for (name, count) in rows {
@@ -59,29 +72,33 @@ struct CoreDataStoreReader {
         return (rows, links)
     }
 
-    /// Inserts a row of `entity`, as ``MigrationContext/insert(into:values:)`` does, through a
-    /// statement prepared once per entity and set of keys: an import inserts every row of a store.
-    private func insert(_ values: [String: SQLValue], into entity: String, on connection: SQLiteConnection) throws {
-        let entityLayout = try schemaLayout.entity(entity)
-        var values = values
-        if entityLayout.hasDiscriminator { values["_entity"] = .text(entity) }
-        let names = values.keys.sorted()
-        let columns = names.map { quoted(entityLayout.columnName($0)) }.joined(separator: ", ")
-        let statement = try connection.statement(
-            "INSERT INTO \(quoted(entityLayout.table)) (\(columns)) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+    /// The insert of a row of `entity`, as ``MigrationContext/insert(into:values:)`` writes one, its
+    /// parameters the ID, then in the order ``readObjects(_:)`` gives the values: each planned key, then
+    /// the entity's name where its table holds several entities.
+    private func insertStatement(
+        for entity: EntityPlan, into schemaName: String, on connection: SQLiteConnection
+    ) throws -> SQLiteStatement {
+        let entityLayout = try schemaLayout.entity(schemaName)
+        var columns = [quoted("id")] + entity.plans.map { quoted(entityLayout.columnName($0.key)) }
+        if entityLayout.hasDiscriminator { columns.append(quoted("_entity")) }
+        return try connection.prepare(
+            "INSERT INTO \(quoted(entityLayout.table)) (\(columns.joined(separator: ", "))) VALUES (\(connection.dialect.parameters(columns.count)))"
         )
-        defer { statement.reset() }
-        for (index, name) in names.enumerated() { statement.bind(values[name] ?? .null, Int32(index + 1)) }
-        try statement.run()
     }
 
     // MARK: - Objects
 
-    /// Calls `body` with every object's entity, its values by schema key (the ID and to-one links
-    /// included), and its `Z_PK`, table by table.
-    private func readObjects(
-        _ body: (CoreDataStoreLayout.Entity, [String: SQLValue], Int64) throws -> Void
-    ) throws {
+    /// How one concrete entity's rows are read: its layout, and a plan per schema key.
+    private struct EntityPlan {
+        var entity: CoreDataStoreLayout.Entity
+        var plans: [ValuePlan]
+        var discriminator: SQLValue?
+    }
+
+    /// Calls `body` with every object's entity plan, its ID, and its values in the plan's order:
+    /// each planned key, then the discriminator when the entity has one. The array is reused from
+    /// row to row, so `body` must not keep it.
+    private func readObjects(_ body: (EntityPlan, UUID, [SQLValue]) throws -> Void) throws {
         let tables = try CoreDataStoreSource.tableNames(on: source.connection)
         for root in layout.roots {
             guard let rootEntity = layout.entities[root] else { continue }
@@ -98,11 +115,16 @@ struct CoreDataStoreReader {
                     path: source.path, problem: "table \(rootEntity.table) has no Z_PK or Z_ENT column")
             }
             // Which columns each entity reads, looked up once per table.
-            var plans: [Int: (CoreDataStoreLayout.Entity, [ValuePlan])] = [:]
+            var plans: [Int: EntityPlan] = [:]
+            let rootIDs = ids.table(root)
+            var values: [SQLValue] = []
             while try statement.step() {
                 let key = statement.int64(primaryKey)
                 let entityID = Int(statement.int64(entityColumn))
-                if plans[entityID] == nil {
+                let plan: EntityPlan
+                if let known = plans[entityID] {
+                    plan = known
+                } else {
                     guard let name = layout.names[entityID], let entity = layout.entities[name], entity.root == root
                     else {
                         throw CoreDataStoreImportError.layoutMismatch(
@@ -111,17 +133,19 @@ struct CoreDataStoreReader {
                                 "row Z_PK \(key) of \(rootEntity.table) has Z_ENT \(entityID), which is not an entity of this table"
                         )
                     }
-                    plans[entityID] = (entity, try valuePlans(for: entity, index: index))
+                    let schemaName = entity.entity.schemaName
+                    let hasDiscriminator = try schemaName.map { try schemaLayout.entity($0).hasDiscriminator } ?? false
+                    plan = EntityPlan(
+                        entity: entity, plans: try valuePlans(for: entity, index: index),
+                        discriminator: hasDiscriminator ? schemaName.map(SQLValue.text) : nil)
+                    plans[entityID] = plan
                 }
-                guard let (entity, entityPlans) = plans[entityID] else { continue }
-                var values: [String: SQLValue] = [
-                    "id": uuidValue(
-                        ids.id(root, key))
-                ]
-                for plan in entityPlans {
-                    values[plan.key] = try plan.read(statement, key, entity.entity.name)
+                values.removeAll(keepingCapacity: true)
+                for valuePlan in plan.plans {
+                    values.append(try valuePlan.read(statement, key, plan.entity.entity.name))
                 }
-                try body(entity, values, key)
+                if let discriminator = plan.discriminator { values.append(discriminator) }
+                try body(plan, rootIDs.uuid(key), values)
             }
         }
     }
@@ -228,10 +252,9 @@ struct CoreDataStoreReader {
             }
             plans.append(
                 // Core Data reads a key with sqlite3_column_int64, so '1x' is 1 and 2.5 is 2.
-                ValuePlan(key: key) { statement, _, _ in
+                ValuePlan(key: key) { [destinationIDs = ids.table(destination.root)] statement, _, _ in
                     guard !statement.isNull(position) else { return .null }
-                    return uuidValue(
-                        ids.id(destination.root, statement.int64(position)))
+                    return uuidValue(destinationIDs.uuid(statement.int64(position)))
                 })
         }
         return plans
@@ -239,20 +262,21 @@ struct CoreDataStoreReader {
 
     // MARK: - Links
 
-    /// One to-many link to write: its Core Data relationship, the two objects, and the order key.
-    private struct Link {
+    /// A to-many relationship whose links are read: the entity declaring it, and the root
+    /// entities of its two ends, whose `Z_PK`s the links pair.
+    private struct LinkedRelationship {
         var entity: String
         var relationship: CoreDataStoreModel.Relationship
-        var source: UUID
-        var destination: UUID
-        var order: Int64?
-        var sourceKey: Int64
-        var destinationKey: Int64
+        var sourceRoot: String
+        var destinationRoot: String
     }
 
-    /// Calls `body` with every to-many link each imported relationship holds, each source's links in
+    /// The `(source, destination, order)` keys of a relationship's links, ordered per source.
+    private typealias LinkPairs = [(source: Int64, destination: Int64, order: Int64?)]
+
+    /// Calls `body` with every to-many relationship imported and its links, each source's links in
     /// their order (ascending `Z_FOK_`, then `Z_PK`) when the relationship is ordered.
-    private func readLinks(_ body: (Link) throws -> Void) throws {
+    private func readLinks(_ body: (LinkedRelationship, LinkPairs) throws -> Void) throws {
         let tables = try CoreDataStoreSource.tableNames(on: source.connection)
         for (name, entity) in layout.entities.sorted(by: { $0.value.id < $1.value.id }) {
             guard entity.entity.schemaName != nil else { continue }
@@ -291,14 +315,11 @@ struct CoreDataStoreReader {
                         table: table, source: sourceColumn, destination: destinationColumn, order: order,
                         entities: nil, tables: tables)
                 }
-                for pair in pairs {
-                    try body(
-                        Link(
-                            entity: name, relationship: relationship,
-                            source: ids.id(entity.root, pair.source),
-                            destination: ids.id(destination.root, pair.destination),
-                            order: pair.order, sourceKey: pair.source, destinationKey: pair.destination))
-                }
+                try body(
+                    LinkedRelationship(
+                        entity: name, relationship: relationship, sourceRoot: entity.root,
+                        destinationRoot: destination.root),
+                    pairs)
             }
         }
     }
@@ -339,21 +360,28 @@ struct CoreDataStoreReader {
         return result
     }
 
-    /// Writes one link where the Modelwright store keeps it: a position for an ordered one-to-many
-    /// (the to-one column itself was written with the row), a join-table row otherwise.
-    private func write(_ link: Link, position: Int64, on connection: SQLiteConnection) throws {
-        guard let entityName = layout.entities[link.entity]?.entity.schemaName,
+    /// Writes a relationship's links where the Modelwright store keeps them, through one statement:
+    /// a position for an ordered one-to-many (the to-one column itself was written with the row),
+    /// a join-table row otherwise. The pairs come ordered per source, so a destination's place is
+    /// its index in its source's run.
+    private func write(
+        _ pairs: LinkPairs, of linked: LinkedRelationship, on connection: SQLiteConnection
+    ) throws {
+        guard let entityName = layout.entities[linked.entity]?.entity.schemaName,
             let entity = schemaLayout.entities[entityName],
-            let relationship = entity.relationships.first(where: { $0.name == link.relationship.schemaName }),
+            let relationship = entity.relationships.first(where: { $0.name == linked.relationship.schemaName }),
             let destination = schemaLayout.entities[relationship.destination]
         else { return }
         let statement: SQLiteStatement
+        let sourceParameter: Int32?
+        let destinationParameter: Int32
+        let positionParameter: Int32?
         switch try schemaLayout.storage(of: relationship, from: entity) {
         case .inverseColumn(_, let positionColumn?):
-            statement = try connection.statement(
-                "UPDATE \(quoted(destination.table)) SET \(quoted(positionColumn)) = ?1 WHERE \"id\" = ?2")
-            statement.bind(.integer(position), 1)
-            statement.bind(uuidValue(link.destination), 2)
+            statement = try connection.prepare(
+                "UPDATE \(quoted(destination.table)) SET \(quoted(positionColumn)) = \(connection.dialect.parameter(1)) WHERE \"id\" = \(connection.dialect.parameter(2))"
+            )
+            (sourceParameter, destinationParameter, positionParameter) = (nil, 2, 1)
         case .inverseColumn(_, nil):
             return
         case .joinTable(let table, let sourceColumn, let destinationColumn, let positionColumn):
@@ -362,15 +390,24 @@ struct CoreDataStoreReader {
             var columns = [quoted(sourceColumn), quoted(destinationColumn)]
             if let positionColumn { columns.append(quoted(positionColumn)) }
             let dialect = connection.dialect
-            statement = try connection.statement(
+            statement = try connection.prepare(
                 dialect.insertIgnoringConflicts(
                     into: quoted(table), columns: columns, "VALUES (\(dialect.parameters(columns.count)))"))
-            statement.bind(uuidValue(link.source), 1)
-            statement.bind(uuidValue(link.destination), 2)
-            if positionColumn != nil { statement.bind(.integer(position), 3) }
+            (sourceParameter, destinationParameter, positionParameter) = (1, 2, positionColumn == nil ? nil : 3)
         }
-        defer { statement.reset() }
-        try statement.run()
+        let sources = ids.table(linked.sourceRoot)
+        let destinations = ids.table(linked.destinationRoot)
+        var runSource: Int64?
+        var position: Int64 = 0
+        for pair in pairs {
+            if pair.source != runSource { (runSource, position) = (pair.source, 0) }
+            if let sourceParameter { statement.bind(sources.uuid(pair.source), sourceParameter) }
+            statement.bind(destinations.uuid(pair.destination), destinationParameter)
+            if let positionParameter { statement.bind(.integer(position), positionParameter) }
+            try statement.run()
+            statement.reset()
+            position += 1
+        }
     }
 
     // MARK: - Verification
@@ -388,21 +425,18 @@ struct CoreDataStoreReader {
     ) throws {
         var problems: [String] = []
         for (name, entity) in layout.entities.sorted(by: { $0.key < $1.key }) {
-            let own =
-                entity.hasDiscriminator ? " WHERE \"_entity\" = \(SQLSyntax.string(name))" : ""
-            if let expected = expectedRows?[name] {
-                let count = try scalar("SELECT COUNT(*) FROM \(quoted(entity.table))\(own)", on: connection)
-                if count != Int64(expected) {
-                    problems.append("'\(name)' has \(count) rows, where \(expected) were read")
-                }
+            // One pass over the entity's rows counts them and the unreadable values of every column.
+            let own = entity.hasDiscriminator ? " WHERE \"_entity\" = \(SQLSyntax.string(name))" : ""
+            let sums = entity.columns.map { "COALESCE(SUM(\(StoredValues.unreadable($0))), 0)" }
+            let statement = try connection.statement(
+                "SELECT \((["COUNT(*)"] + sums).joined(separator: ", ")) FROM \(quoted(entity.table))\(own)")
+            defer { statement.reset() }
+            guard try statement.step() else { continue }
+            if let expected = expectedRows?[name], statement.int64(0) != Int64(expected) {
+                problems.append("'\(name)' has \(statement.int64(0)) rows, where \(expected) were read")
             }
-            for column in entity.columns {
-                let unreadable = try scalar(
-                    "SELECT COUNT(*) FROM \(quoted(entity.table))\(own.isEmpty ? " WHERE" : own + " AND") \(StoredValues.unreadable(column)) = 1",
-                    on: connection)
-                if unreadable > 0 {
-                    problems.append("\(unreadable) rows of '\(name)' cannot read '\(column.key)'")
-                }
+            for (index, column) in entity.columns.enumerated() where statement.int64(Int32(index + 1)) > 0 {
+                problems.append("\(statement.int64(Int32(index + 1))) rows of '\(name)' cannot read '\(column.key)'")
             }
         }
         let statement = try connection.statement(connection.dialect.foreignKeyViolations(in: nil))
@@ -414,30 +448,61 @@ struct CoreDataStoreReader {
         }
         if !problems.isEmpty { throw CoreDataStoreImportError.verificationFailed(problems: problems) }
     }
-
-    private static func scalar(_ sql: String, on connection: SQLiteConnection) throws -> Int64 {
-        let statement = try connection.statement(sql)
-        defer { statement.reset() }
-        guard try statement.step() else { return 0 }
-        return statement.int64(0)
-    }
 }
 
-/// The IDs of imported objects, each computed once: a link names two, and hashing is most of an
-/// ID's cost.
+/// The IDs of imported objects, each computed once per root table: a link names two objects,
+/// and hashing is most of an ID's cost.
 private final class ImportedIDs {
     private let storeUUID: String
-    private var known: [String: [Int64: UUID]] = [:]
+    private var tables: [String: ImportedTableIDs] = [:]
 
     init(storeUUID: String) {
         self.storeUUID = storeUUID
     }
 
-    func id(_ root: String, _ key: Int64) -> UUID {
-        if let id = known[root]?[key] { return id }
-        let id = UUIDVersion7.imported(storeUUID: storeUUID, rootEntity: root, primaryKey: key)
-        known[root, default: [:]][key] = id
+    /// The IDs of the objects of the root table of `root`.
+    func table(_ root: String) -> ImportedTableIDs {
+        if let known = tables[root] { return known }
+        let table = ImportedTableIDs(storeUUID: storeUUID, root: root)
+        tables[root] = table
+        return table
+    }
+}
+
+/// The IDs of one root table's objects, by `Z_PK`. Core Data hands out keys from 1 up, so keys
+/// below a bound index an array (no hashing, no allocation per look-up); any other key, a
+/// dictionary, so a damaged store's huge key costs no memory.
+private final class ImportedTableIDs {
+    private let storeUUID: String
+    private let root: String
+    private var dense: [UUID?] = []
+    private var sparse: [Int64: UUID] = [:]
+    private static let denseLimit: Int64 = 1 << 20
+
+    init(storeUUID: String, root: String) {
+        self.storeUUID = storeUUID
+        self.root = root
+    }
+
+    func uuid(_ key: Int64) -> UUID {
+        guard key >= 0, key < Self.denseLimit else {
+            if let known = sparse[key] { return known }
+            let id = make(key)
+            sparse[key] = id
+            return id
+        }
+        let index = Int(key)
+        if index < dense.count, let known = dense[index] { return known }
+        if index >= dense.count {
+            dense.append(contentsOf: repeatElement(nil, count: max(index + 1, dense.count * 2) - dense.count))
+        }
+        let id = make(key)
+        dense[index] = id
         return id
+    }
+
+    private func make(_ key: Int64) -> UUID {
+        UUIDVersion7.imported(storeUUID: storeUUID, rootEntity: root, primaryKey: key)
     }
 }
 

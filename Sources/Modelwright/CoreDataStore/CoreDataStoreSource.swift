@@ -48,6 +48,9 @@ final class CoreDataStoreSource {
         let isWriteAheadLogged = Self.headerSaysWriteAheadLog(copy)
         do {
             connection = try SQLiteConnection(path: copy.path)
+            // Reading links sorts each join table by source: a cache this size keeps SQLite's
+            // sorter in memory for a store of a few hundred thousand links, instead of temp files.
+            try connection.execute("PRAGMA cache_size = -65536")
             let tables = try Self.tableNames(on: connection)
             guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
                 if !hasLog, isWriteAheadLogged { throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path) }
@@ -64,6 +67,13 @@ final class CoreDataStoreSource {
             let metadata = try Self.metadata(plistData, path: url.path)
             versionHashes = metadata.hashes
             frameworkVersion = metadata.framework
+            // A store copied without its -wal after Core Data checkpointed its tables, but not its
+            // rows, reads as an empty store. No byte of the main file tells that apart from a store
+            // that is empty and was closed cleanly (the log then is deleted), so both are refused:
+            // an empty store has nothing to import, and a lost log must not pass for one.
+            if !hasLog, isWriteAheadLogged, try !Self.holdsObjects(tables, on: connection) {
+                throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path)
+            }
         } catch let error as CoreDataStoreImportError {
             throw error
         } catch let error as SQLiteError {
@@ -147,6 +157,17 @@ final class CoreDataStoreSource {
             hashes[name] = hash
         }
         return (hashes, framework)
+    }
+
+    /// Whether any table of objects (`Z…` but the bookkeeping tables) holds a row.
+    private static func holdsObjects(_ tables: Set<String>, on connection: SQLiteConnection) throws -> Bool {
+        let bookkeeping: Set<String> = ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"]
+        for table in tables.sorted() where table.hasPrefix("Z") && !bookkeeping.contains(table) {
+            let statement = try connection.statement("SELECT 1 FROM \(quoted(table)) LIMIT 1")
+            defer { statement.reset() }
+            if try statement.step() { return true }
+        }
+        return false
     }
 
     /// Whether the database header says write-ahead logging (file format bytes 18 and 19 are 2).

@@ -22,12 +22,13 @@ enum CoreDataValues {
             // Core Data reads a decimal column as text, which SQLite makes of a REAL with 15 digits.
             let text: String
             switch stored {
-            case .integer(let value): text = String(value)
+            // An integer's digits are already the decimal's text.
+            case .integer(let value): return .text(String(value))
             case .real(let value): text = String(format: "%.15g", value)
             case .text(let value): text = value.trimmingCharacters(in: .whitespaces)
             default: throw unreadable("\(describe(stored)) is not a decimal number")
             }
-            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else {
+            guard let decimal = Decimal(string: text, locale: posix), !decimal.isNaN else {
                 throw unreadable("'\(text)' is not a decimal number")
             }
             return .text(decimal.description)
@@ -56,9 +57,13 @@ enum CoreDataValues {
             guard case .blob(let bytes) = stored, bytes.count == 16 else { return .null }
             return .blob(bytes)
         case 1000, 1800:
-            guard case .blob(var bytes) = stored else {
-                if case .text(let text) = stored { return .blob(Data(text.utf8)) }
-                throw unreadable("\(describe(stored)) is not binary data")
+            var bytes: Data
+            switch stored {
+            case .blob(let blob): bytes = blob
+            // Text affinity or a careless writer can leave the bytes, marker and all, as TEXT:
+            // read as they are stored, valid UTF-8 or not.
+            case .text: bytes = statement.data(index)
+            default: throw unreadable("\(describe(stored)) is not binary data")
             }
             if attribute.allowsExternalStorage { bytes = try unwrapExternal(bytes, folder: externalData) }
             if case .codable(let typeName) = type {
@@ -69,6 +74,9 @@ enum CoreDataValues {
             throw unreadable("Core Data attribute type \(attribute.typeCode) is not imported")
         }
     }
+
+    /// The locale numbers are written in, made once: an import reads every decimal of a store.
+    private static let posix = Locale(identifier: "en_US_POSIX")
 
     /// The bytes of a value Core Data may keep outside the store: marker 1 then the bytes; marker 2
     /// then the NUL-terminated name of a file in `_EXTERNAL_DATA`; marker 3, a file-backed future,

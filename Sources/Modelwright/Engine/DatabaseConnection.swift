@@ -55,6 +55,43 @@ protocol DatabaseConnection: AnyObject {
 
     /// Ends the connection; later calls fail.
     func close()
+
+    // MARK: - What the store asks of every engine
+
+    /// SQL the runtime rendered for a request's shape, kept for this connection's life so each shape
+    /// is rendered once (the statement cache then finds the prepared statement by this text).
+    var renderedSQL: [AnyHashable: String] { get set }
+
+    /// Throws ``StoreError/transactionAborted(cause:)`` when the engine rolled back the open
+    /// transaction on its own (a full disk on SQLite, any failed statement on PostgreSQL), so a
+    /// write whose closure caught that error does not report a commit.
+    func checkTransaction() throws
+
+    /// Throws when the database this connection writes is no longer the one the store opened (on
+    /// SQLite, a store file moved or replaced while open); an engine without files does nothing.
+    func checkInPlace() throws
+
+    /// Throws ``StoreError/unexpectedSchema(path:differences:)`` when the database's schema
+    /// changed since it was last verified (another program added a trigger); run inside a
+    /// transaction. `verified` is the schema version last verified; returns the version now.
+    func verifySchema(_ layout: SchemaLayout, since verified: Int64) throws -> Int64
+
+    /// The constraint an error of this engine reports as broken, in the engine's words; `nil`
+    /// for any other error. The store turns it into a ``StoreError`` that names the entity.
+    func constraintFailure(in error: any Error) -> ConstraintFailure?
+}
+
+/// A constraint a statement broke, as an engine reports it: the store names the entity and its
+/// attributes from it (SQLite's extended result codes, PostgreSQL's SQLSTATE `23505`, `23502`,
+/// `23503`).
+enum ConstraintFailure: Sendable, Equatable {
+    /// A uniqueness or primary-key constraint, with the columns the engine named (each may be
+    /// qualified by its table, `User.email`).
+    case unique(columns: [String])
+    /// A NOT NULL constraint, with the engine's message.
+    case notNull(message: String)
+    /// A foreign key.
+    case foreignKey
 }
 
 extension DatabaseConnection {
@@ -99,6 +136,11 @@ protocol DatabaseStatement: AnyObject {
 
     /// Whether the column of the current row is NULL.
     func isNull(_ index: Int32) -> Bool
+    /// The class of the column's value in the current row, without converting it, which the row
+    /// decoder checks before a typed read (an engine with typed columns answers from the column's
+    /// type: PostgreSQL's `boolean`, `smallint` … `bigint` are integers, `double precision`,
+    /// `real` and `timestamptz` reals, `text`, `numeric` and `jsonb` text, `bytea` and `uuid` blobs).
+    func storageClass(_ index: Int32) -> StorageClass
     /// The column as an integer.
     func int64(_ index: Int32) -> Int64
     /// The column as a floating-point number.
@@ -111,4 +153,10 @@ protocol DatabaseStatement: AnyObject {
     func uuid(_ index: Int32) -> UUID?
     /// The column as the runtime's value.
     func value(_ index: Int32) -> SQLValue
+}
+
+/// The class of a value in a result row, as the runtime's coders check it: a value of another class
+/// is refused, never converted by the engine.
+enum StorageClass: Sendable {
+    case null, integer, real, text, blob
 }

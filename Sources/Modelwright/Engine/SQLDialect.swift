@@ -15,6 +15,10 @@
 /// (a request's `WHERE` clause) are composed into larger statements. An engine with numbered
 /// parameters (PostgreSQL's `$1`) numbers the markers when its connection prepares a statement;
 /// only a statement that uses one value twice asks for a numbered one, ``parameter(_:)``.
+///
+/// Requirements that an engine may have no equivalent for are `throws`: such an engine throws
+/// ``SQLDialectError/unsupported(_:)`` naming what it lacks and what to use instead, rather than
+/// handing out another engine's SQL.
 protocol SQLDialect: Sendable {
     // MARK: - Names, literals and parameters
 
@@ -82,6 +86,14 @@ protocol SQLDialect: Sendable {
     /// The clause after an `INSERT`, `UPDATE` or `DELETE` that returns `columns` of each row it wrote.
     func returning(_ columns: [String]) -> String
 
+    // MARK: - Queries
+
+    /// A test of `value` (a column) against `needle` (a parameter) that compares Unicode text as
+    /// Foundation does: a string operator of a request (`contains`, `beginsWith`, `like`, …).
+    func stringTest(
+        _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
+    ) throws -> String
+
     // MARK: - Transactions
 
     /// The statement that begins a transaction of this kind.
@@ -107,26 +119,26 @@ protocol SQLDialect: Sendable {
 
     /// A query for the rows that break a foreign key, of one table or of all (`nil`): each row
     /// gives the table, the row's key, the referenced table and the foreign key's number.
-    func foreignKeyViolations(in table: String?) -> String
+    func foreignKeyViolations(in table: String?) throws -> String
 
     /// A query with two parameters (a table and a foreign key's number) for the columns of that key.
-    var foreignKeyColumns: String { get }
+    var foreignKeyColumns: String { get throws }
 
     /// A query for a number that changes whenever another connection commits to the database.
-    var dataVersion: String { get }
+    var dataVersion: String { get throws }
 
     /// A query for a number that changes whenever the database's schema changes.
-    var schemaVersion: String { get }
+    var schemaVersion: String { get throws }
 
     /// A query for the database's size in pages.
     var pageCount: String { get }
 
     /// The statement that moves committed writes from the log into the database file, if the
     /// engine keeps one, and empties the log.
-    var checkpoint: String { get }
+    var checkpoint: String { get throws }
 
     /// The hidden column that numbers rows in insertion order, which results controllers sort by last.
-    var rowNumberColumn: String { get }
+    var rowNumberColumn: String { get throws }
 
     // MARK: - Reading a database's schema
 
@@ -163,6 +175,19 @@ struct SchemaIntrospection: Sendable {
     var indexes: String
     /// Rows of (table, column, referenced table, `ON DELETE` action).
     var foreignKeys: String
+}
+
+/// What an engine's dialect cannot spell.
+enum SQLDialectError: Error, Equatable, CustomStringConvertible {
+    /// The engine has no equivalent of a statement the runtime issues: what it lacks, and what
+    /// stands in for it there.
+    case unsupported(String)
+
+    var description: String {
+        switch self {
+        case .unsupported(let message): message
+        }
+    }
 }
 
 /// How a transaction takes its locks.

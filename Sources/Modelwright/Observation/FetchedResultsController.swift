@@ -142,8 +142,10 @@ public final class FetchedResultsController<Target: Record>: AsyncSequence, Send
 }
 
 extension ColumnPath {
-    /// SQLite's row number (`rowid`), which results controllers sort by last.
-    static let rowNumber = ColumnPath(column: SQLiteDialect.rowNumberColumn)
+    /// The engine's row number (``SQLDialect/rowNumberColumn``), which results controllers sort by
+    /// last: a marker that no schema's column can be named (`#` is not in a name), which the SQL
+    /// renderer replaces with the dialect's column.
+    static let rowNumber = ColumnPath(column: "#rowNumber")
 }
 
 /// One iteration's state: the last snapshot delivered and the records changed since.

@@ -17,7 +17,9 @@ import Observation
 /// }
 /// ```
 ///
-/// It starts observing when created and stops when it is deallocated (or the store closes).
+/// It starts observing when created and stops when it is deallocated (or the store closes). The
+/// first snapshot arrives asynchronously, after the first fetch: until then ``snapshot`` is `nil`
+/// and ``sections`` is empty, so a view shows its empty or loading state first.
 /// Properties change on the main actor, where SwiftUI reads them; code outside SwiftUI observes
 /// them with `withObservationTracking`.
 ///

@@ -14,7 +14,9 @@ extension ReadContext {
         var columns = "t0.\"id\""
         if let sectionKey {
             columns +=
-                ", " + (try SQLPredicateRenderer(layout: layout).value(at: sectionKey, entity: entity, alias: "t0"))
+                ", "
+                + (try SQLPredicateRenderer(layout: layout, dialect: connection.dialect).value(
+                    at: sectionKey, entity: entity, alias: "t0"))
         }
         let (sql, arguments) = try select(columns, request, entity: entity)
         let statement = try connection.statement(sql)

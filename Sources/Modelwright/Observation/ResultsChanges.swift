@@ -5,7 +5,8 @@ import Foundation
 /// ``deletedRecords`` and the sources of ``movedRecords`` (by their old index paths, last first),
 /// then the ``deletedSections`` (last first), insert the ``insertedSections`` (first first), then
 /// the ``insertedRecords`` and the destinations of ``movedRecords`` (by their new index paths,
-/// first first). ``updatedRecords`` changed values in place.
+/// first first). ``updatedRecords`` changed values in place; a moved record whose values changed
+/// too is also in ``movedRecordsWithNewValues``, so its cell shows the new values after the move.
 ///
 /// ```swift
 /// tableView.performBatchUpdates {
@@ -16,10 +17,12 @@ import Foundation
 ///     for move in changes.movedRecords { tableView.moveRow(at: move.from!, to: move.to!) }
 ///     tableView.reloadRows(at: changes.updatedRecords.compactMap(\.from), with: .none)
 /// }
+/// // A moved row is not reloaded in the batch (UIKit refuses a move and a reload of one row).
+/// tableView.reconfigureRows(at: changes.movedRecordsWithNewValues.compactMap(\.to))
 /// ```
 ///
 /// A diffable data source needs only the new snapshot's IDs and, to reconfigure cells,
-/// ``updatedRecords``.
+/// ``recordsWithNewValues``: every record whose values changed, moved or not.
 public struct ResultsChanges<ID: Hashable & Sendable>: Sendable, Hashable {
     /// Sections no longer there, by their index in the old snapshot, in ascending order.
     public var deletedSections: IndexSet
@@ -35,12 +38,24 @@ public struct ResultsChanges<ID: Hashable & Sendable>: Sendable, Hashable {
     /// Records that stayed in place and whose stored values changed (`from` and `to`), in the
     /// order of their new index paths. A moved record whose values changed is only in ``movedRecords``.
     public var updatedRecords: [ResultsRecordChange<ID>]
+    /// The records of ``movedRecords`` whose stored values changed too, in the same order: a
+    /// table view reconfigures them at their new index paths after its batch update.
+    public var movedRecordsWithNewValues: [ResultsRecordChange<ID>]
+
+    /// Every record whose stored values changed, moved or in place (``updatedRecords`` and
+    /// ``movedRecordsWithNewValues``), in the order of their new index paths: what a diffable
+    /// data source reconfigures.
+    public var recordsWithNewValues: [ResultsRecordChange<ID>] {
+        guard !movedRecordsWithNewValues.isEmpty else { return updatedRecords }
+        return (updatedRecords + movedRecordsWithNewValues).sorted { ($0.to ?? IndexPath()) < ($1.to ?? IndexPath()) }
+    }
 
     /// A change set; every part defaults to empty.
     public init(
         deletedSections: IndexSet = [], insertedSections: IndexSet = [],
         deletedRecords: [ResultsRecordChange<ID>] = [], insertedRecords: [ResultsRecordChange<ID>] = [],
-        movedRecords: [ResultsRecordChange<ID>] = [], updatedRecords: [ResultsRecordChange<ID>] = []
+        movedRecords: [ResultsRecordChange<ID>] = [], updatedRecords: [ResultsRecordChange<ID>] = [],
+        movedRecordsWithNewValues: [ResultsRecordChange<ID>] = []
     ) {
         self.deletedSections = deletedSections
         self.insertedSections = insertedSections
@@ -48,6 +63,7 @@ public struct ResultsChanges<ID: Hashable & Sendable>: Sendable, Hashable {
         self.insertedRecords = insertedRecords
         self.movedRecords = movedRecords
         self.updatedRecords = updatedRecords
+        self.movedRecordsWithNewValues = movedRecordsWithNewValues
     }
 
     /// Whether nothing changed.

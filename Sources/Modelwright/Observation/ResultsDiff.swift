@@ -38,6 +38,7 @@ enum ResultsDiff {
         }
         let movedIDs = Set(moved.map { new.ids[$0.new] })
         changes.updatedRecords = updatedRecords(old, new, updated.subtracting(movedIDs))
+        changes.movedRecordsWithNewValues = changes.movedRecords.filter { updated.contains($0.id) }
         return changes
     }
 

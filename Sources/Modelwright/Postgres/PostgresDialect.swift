@@ -5,9 +5,16 @@ import Foundation
 ///
 /// It lives in the runtime because the runtime owns all SQL and the layout (``SchemaLayout``
 /// names every table and column; this file only spells them for PostgreSQL), and it is `package`
-/// because only `ModelwrightPostgres` calls it until the storage-engine seam (issue 26) makes the
-/// dialect a value the store holds. It needs no libpq: rendering SQL is plain Swift.
-package enum PostgresDialect {
+/// because only `ModelwrightPostgres` calls it. It needs no libpq: rendering SQL is plain Swift.
+///
+/// A value of it is the runtime's ``SQLDialect`` for PostgreSQL (see "SQLDialect" below): every
+/// statement the store issues, spelled for that engine. Where PostgreSQL has no equivalent of
+/// something SQLite offers (a row number, `data_version`, a foreign-key check query), the
+/// requirement throws ``SQLDialectError/unsupported(_:)`` saying what stands in for it.
+package struct PostgresDialect: Sendable {
+    /// The dialect value a PostgreSQL connection hands the runtime.
+    package init() {}
+
     /// The PostgreSQL column types a store uses, each chosen so a value round-trips exactly.
     package enum ColumnType: String, Sendable, CaseIterable {
         case boolean
@@ -246,9 +253,9 @@ extension PostgresDialect {
     /// with a digest instead.
     package static func createStatements(for schema: SchemaDescription) throws -> [String] {
         let layout = try SchemaLayout(schema)
-        // Only the tables' names, column names and indexes are read here, which no dialect changes;
-        // the definitions are spelled below until this type implements `SQLDialect` (issue 27).
-        let tables = SchemaSQL.tables(for: layout, in: SQLiteDialect())
+        // Only the tables' names, column names and indexes are read here; the definitions are
+        // spelled below, with the defaults and deferred foreign keys this engine needs.
+        let tables = SchemaSQL.tables(for: layout, in: PostgresDialect())
         let attributes = attributesByColumn(schema)
         // Each table's columns, in SchemaSQL's order: the hierarchy's entities as the schema
         // lists them, each column once, then the position columns.
@@ -447,5 +454,267 @@ extension PostgresDialect {
         // with strtod, exactly. A Float is printed as a Float, so `real` gets that value.
         let text = type == .float ? "\(Float(value))" : "\(value)"
         return "'\(text)'::\(columnType(of: type).rawValue)"
+    }
+}
+
+// MARK: - SQLDialect
+
+extension PostgresDialect: SQLDialect {
+    func identifier(_ name: String) -> String {
+        SQLSyntax.identifier(name)
+    }
+
+    /// A standard string literal (`standard_conforming_strings` is on by default since 9.1, so a
+    /// backslash is an ordinary character, as in SQLite).
+    func string(_ text: String) -> String {
+        SQLSyntax.string(text)
+    }
+
+    /// `?`, as the runtime writes every marker; the connection numbers them `$1`, `$2` … when it
+    /// prepares a statement (see ``SQLDialect``), since fragments with their own markers compose.
+    var parameter: String { "?" }
+
+    func parameters(_ count: Int) -> String {
+        Array(repeating: parameter, count: count).joined(separator: ", ")
+    }
+
+    /// `$n`, which a statement may use more than once.
+    func parameter(_ number: Int) -> String {
+        "$\(number)"
+    }
+
+    func columnType(_ storage: ColumnStorage) -> String {
+        switch storage {
+        case .boolean: ColumnType.boolean.rawValue
+        case .integer16: ColumnType.smallint.rawValue
+        case .integer32: ColumnType.integer.rawValue
+        case .integer64: ColumnType.bigint.rawValue
+        case .double: ColumnType.doublePrecision.rawValue
+        case .float: ColumnType.real.rawValue
+        case .timestamp: ColumnType.timestamptz.rawValue
+        case .decimal: ColumnType.numeric.rawValue
+        case .text: ColumnType.text.rawValue
+        case .json: ColumnType.jsonb.rawValue
+        case .bytes: ColumnType.bytea.rawValue
+        case .uuid: ColumnType.uuid.rawValue
+        }
+    }
+
+    func cast(_ expression: String, to storage: ColumnStorage) -> String {
+        "CAST(\(expression) AS \(columnType(storage)))"
+    }
+
+    /// PostgreSQL stores every table as a heap; a primary key is an index beside it, so
+    /// `clustered` changes nothing (`CLUSTER` orders a table once, not as it is written).
+    func tableBody(_ definitions: [String], clustered: Bool) -> String {
+        "(\(definitions.joined(separator: ", ")))"
+    }
+
+    func createHistoryTables(transactions: String, changes: String) -> [String] {
+        [
+            // An identity column never hands out a number twice, even after the last rows are purged.
+            "CREATE TABLE IF NOT EXISTS \(identifier(transactions)) (\"token\" bigint GENERATED ALWAYS AS IDENTITY "
+                + "PRIMARY KEY, \"timestamp\" double precision NOT NULL, \"author\" text NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS \(identifier(changes)) (\"token\" bigint NOT NULL, \"seq\" bigint NOT NULL, "
+                + "\"entity\" text NOT NULL, \"recordIDs\" bytea NOT NULL, \"kind\" bigint NOT NULL, "
+                + "\"changedAttributes\" text NOT NULL, PRIMARY KEY (\"token\", \"seq\"))",
+        ]
+    }
+
+    func renameTable(_ table: String, to name: String) -> String {
+        "ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name))"
+    }
+
+    func renameColumn(_ column: String, of table: String, to name: String) -> String {
+        "ALTER TABLE \(identifier(table)) RENAME COLUMN \(identifier(column)) TO \(identifier(name))"
+    }
+
+    func addColumn(_ definition: String, to table: String) -> String {
+        "ALTER TABLE \(identifier(table)) ADD COLUMN \(definition)"
+    }
+
+    func dropTable(_ table: String) -> String {
+        "DROP TABLE \(identifier(table))"
+    }
+
+    func dropIndex(_ name: String) -> String {
+        "DROP INDEX \(identifier(name))"
+    }
+
+    func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
+        "INSERT INTO \(table) (\(columns.joined(separator: ", "))) \(source) ON CONFLICT DO NOTHING"
+    }
+
+    /// `ON CONFLICT (key) DO UPDATE` of every other column. PostgreSQL names the columns to set,
+    /// so `columns` must be given: with `nil` (every column, in order) the statement has no
+    /// assignments and only skips the conflicting row; the runtime passes columns wherever it
+    /// replaces on this engine.
+    func insertReplacing(into table: String, columns: [String]?, key: [String], _ source: String) -> String {
+        let list = columns.map { " (\($0.joined(separator: ", ")))" } ?? ""
+        let assignments = (columns ?? []).filter { !key.contains($0) }.map { "\($0) = EXCLUDED.\($0)" }
+        let action = assignments.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + assignments.joined(separator: ", ")
+        return "INSERT INTO \(table)\(list) \(source) ON CONFLICT (\(key.joined(separator: ", "))) \(action)"
+    }
+
+    func differs(_ lhs: String, _ rhs: String) -> String {
+        "\(lhs) IS DISTINCT FROM \(rhs)"
+    }
+
+    func returning(_ columns: [String]) -> String {
+        " RETURNING " + columns.joined(separator: ", ")
+    }
+
+    /// PostgreSQL has no `mw_string` (SQLite's function compares through Foundation): a string
+    /// operator needs a server-side equivalent (ICU collations cover the options only in part),
+    /// so it is refused rather than compared differently from SQLite and `NSPredicate`.
+    func stringTest(
+        _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
+    ) throws -> String {
+        throw SQLDialectError.unsupported(
+            "PostgreSQL has no string function matching Foundation's comparison yet; filter on an exact value, "
+                + "or use the SQLite engine for string operators")
+    }
+
+    /// A deferred transaction is PostgreSQL's default; an immediate one takes the serialisable
+    /// level, since PostgreSQL takes no database-wide write lock at `BEGIN` and a writer that must
+    /// not see its reads change is told so at commit instead.
+    func begin(_ kind: TransactionKind) -> String {
+        switch kind {
+        case .deferred: "BEGIN"
+        case .immediate: "BEGIN ISOLATION LEVEL SERIALIZABLE"
+        }
+    }
+
+    func savepoint(_ name: String) -> String {
+        "SAVEPOINT \(identifier(name))"
+    }
+
+    func releaseSavepoint(_ name: String) -> String {
+        "RELEASE SAVEPOINT \(identifier(name))"
+    }
+
+    func rollbackToSavepoint(_ name: String) -> String {
+        "ROLLBACK TO SAVEPOINT \(identifier(name))"
+    }
+
+    /// Foreign keys are always enforced (the runtime declares them `DEFERRABLE INITIALLY DEFERRED`),
+    /// so a connection starts with nothing to set.
+    var writerSettings: [String] { [] }
+
+    /// `nil`: PostgreSQL's DDL is transactional and its foreign keys are checked at commit, so a
+    /// migration's rebuilds need no switch around them.
+    var foreignKeysOff: String? { nil }
+
+    /// See ``foreignKeysOff``.
+    var foreignKeysOn: String? { nil }
+
+    /// PostgreSQL has no query for rows breaking a foreign key: it never stores one (a deferred
+    /// check fails the commit with SQLSTATE 23503, whose detail names the constraint).
+    func foreignKeyViolations(in table: String?) throws -> String {
+        throw SQLDialectError.unsupported(
+            "PostgreSQL stores no row that breaks a foreign key; read the constraint from the commit's error (SQLSTATE 23503)"
+        )
+    }
+
+    /// See ``foreignKeyViolations(in:)``.
+    var foreignKeyColumns: String {
+        get throws {
+            throw SQLDialectError.unsupported(
+                "PostgreSQL numbers no foreign keys; read the constraint from the commit's error (SQLSTATE 23503)")
+        }
+    }
+
+    /// PostgreSQL has no counter of other connections' commits: a connection hears of them through
+    /// `LISTEN`/`NOTIFY` (a trigger on the store's tables notifies), not by polling.
+    var dataVersion: String {
+        get throws {
+            throw SQLDialectError.unsupported(
+                "PostgreSQL has no data_version; other connections' commits arrive through LISTEN/NOTIFY")
+        }
+    }
+
+    /// PostgreSQL keeps no schema cookie; an event trigger on DDL would stand in for it.
+    var schemaVersion: String {
+        get throws {
+            throw SQLDialectError.unsupported(
+                "PostgreSQL has no schema version counter; an event trigger on DDL stands in for it")
+        }
+    }
+
+    var pageCount: String {
+        "SELECT pg_database_size(current_database()) / current_setting('block_size')::bigint"
+    }
+
+    /// PostgreSQL's log is the server's, not the connection's: there is nothing to empty at close.
+    var checkpoint: String {
+        get throws {
+            throw SQLDialectError.unsupported(
+                "PostgreSQL's write-ahead log belongs to the server; a client does not checkpoint it")
+        }
+    }
+
+    /// PostgreSQL has no stable row number (`ctid` moves with every update): a results controller
+    /// breaks ties by `"id"` there.
+    var rowNumberColumn: String {
+        get throws {
+            throw SQLDialectError.unsupported(
+                "PostgreSQL has no stable row number; results controllers break ties by \"id\" on this engine")
+        }
+    }
+
+    var tableNames: String {
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+    }
+
+    var tableExists: String {
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = \(parameter)"
+    }
+
+    var tableCount: String {
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = \(parameter)"
+    }
+
+    var columnNames: String {
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            + "AND table_name = \(parameter) ORDER BY ordinal_position"
+    }
+
+    /// The four queries over `information_schema` and `pg_catalog`, each in the row shape
+    /// ``SchemaIntrospection`` fixes; the tables query's second column is empty, since no table
+    /// is clustered here.
+    var schemaIntrospection: SchemaIntrospection {
+        let own = "substr(c.relname, 1, 12) <> '_mw_history_'"
+        return SchemaIntrospection(
+            tables:
+                "SELECT c.relname, '' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "WHERE n.nspname = current_schema() AND c.relkind = 'r' AND \(own)",
+            columns:
+                "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), CAST(a.attnotnull AS integer), "
+                + "pg_get_expr(d.adbin, d.adrelid), COALESCE(array_position(k.conkey, a.attnum), 0) "
+                + "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+                + "LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum "
+                + "LEFT JOIN pg_constraint k ON k.conrelid = c.oid AND k.contype = 'p' "
+                + "WHERE n.nspname = current_schema() AND c.relkind = 'r' AND \(own)",
+            indexes:
+                "SELECT c.relname, i.relname, CAST(x.indisunique AS integer), s.place - 1, a.attname "
+                + "FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid "
+                + "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS s(attnum, place) "
+                + "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = s.attnum "
+                + "WHERE n.nspname = current_schema() AND NOT x.indisprimary AND \(own)",
+            foreignKeys:
+                "SELECT c.relname, a.attname, r.relname, CASE k.confdeltype WHEN 'c' THEN 'CASCADE' "
+                + "WHEN 'n' THEN 'SET NULL' WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END "
+                + "FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class r ON r.oid = k.confrelid "
+                + "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.conkey[1] "
+                + "WHERE n.nspname = current_schema() AND k.contype = 'f' AND \(own)"
+        )
+    }
+
+    /// No table is clustered on PostgreSQL (see ``tableBody(_:clustered:)``).
+    func isClustered(definition: String) -> Bool {
+        false
     }
 }

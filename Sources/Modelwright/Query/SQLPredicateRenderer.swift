@@ -1,11 +1,12 @@
 /// Renders a ``Condition`` as an SQL expression with bound parameters: no value is ever
 /// spliced into SQL text, only quoted identifiers.
 ///
-/// - `==` renders as `=`, and `!=` as `IS NOT`, so a missing value is unequal to every value;
+/// - `==` renders as `=`, and `!=` as the dialect's NULL-safe ``SQLDialect/differs(_:_:)``, so a missing value is unequal to every value;
 ///   `NOT` renders as `NOT COALESCE(…, 0)`, so a test on a missing value (NULL in SQL) inverts
 ///   to true, as it does in `NSPredicate`.
-/// - Decimal columns (stored as exact text) compare numerically through `CAST(… AS REAL)`.
-/// - String tests call `mw_string` (see `StringFunctions`), which compares Unicode correctly.
+/// - Decimal columns (stored as exact text) compare numerically, cast to a double by the dialect.
+/// - String tests are the dialect's (``SQLDialect/stringTest(_:options:value:needle:)``), which
+///   compare Unicode as Foundation does.
 /// - A to-one hop becomes `column IN (SELECT id FROM destination WHERE …)`; a to-many
 ///   quantifier becomes a correlated `EXISTS` on the inverse to-one's column or through the join
 ///   table. Through a hop, a missing relationship makes the test false.
@@ -14,11 +15,14 @@
 /// ``ConditionSQL`` says it, so every piece of SQL text a condition becomes is written there.
 struct SQLPredicateRenderer {
     private let layout: SchemaLayout
+    /// How the engine spells what differs between engines (see ``ConditionSQL``).
+    let dialect: any SQLDialect
     private(set) var arguments: [SQLValue] = []
     private var aliasCount = 0
 
-    init(layout: SchemaLayout) {
+    init(layout: SchemaLayout, dialect: any SQLDialect) {
         self.layout = layout
+        self.dialect = dialect
     }
 
     /// A fresh table alias (`t1`, `t2`, …), so nested subqueries can refer to their outer rows.
@@ -53,9 +57,9 @@ struct SQLPredicateRenderer {
             guard path.column != "id" else { return ConditionSQL.column("id", of: alias) }
             // Results controllers break ties by SQLite's row number: unique like the ID, and the last
             // column of every index, so an index on the sort keys still orders the rows without a sort.
-            guard path != ColumnPath.rowNumber else { return ConditionSQL.rowNumber(of: alias) }
+            guard path != ColumnPath.rowNumber else { return try ConditionSQL.rowNumber(of: alias, in: dialect) }
             let column = try self.column(path.column, of: entity)
-            return ConditionSQL.numeric(ConditionSQL.column(column.name, of: alias), column.isDecimal)
+            return ConditionSQL.numeric(ConditionSQL.column(column.name, of: alias), column.isDecimal, in: dialect)
         }
         let (relationship, destination) = try layout.destination(of: hop, from: entity)
         guard relationship.cardinality == .toOne else {
@@ -137,7 +141,7 @@ struct SQLPredicateRenderer {
     /// Binds `value` and returns its placeholder.
     private mutating func parameter(_ value: SQLValue, isDecimal: Bool) -> String {
         arguments.append(value)
-        return ConditionSQL.placeholder(isDecimal: isDecimal)
+        return ConditionSQL.placeholder(isDecimal: isDecimal, in: dialect)
     }
 }
 
@@ -190,7 +194,9 @@ extension SQLPredicateRenderer: ConditionVisitor {
             case (.notEqual, .null): return ConditionSQL.isNull(column, negated: true)
             default:
                 let parameter = renderer.parameter(value, isDecimal: isDecimal)
-                return ConditionSQL.compare(ConditionSQL.numeric(column, isDecimal), comparison, parameter)
+                return ConditionSQL.compare(
+                    ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), comparison, parameter,
+                    in: renderer.dialect)
             }
         }
     }
@@ -200,7 +206,7 @@ extension SQLPredicateRenderer: ConditionVisitor {
             // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
             let present = values.filter { $0 != .null }
             let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
-            let test = ConditionSQL.inList(ConditionSQL.numeric(column, isDecimal), placeholders)
+            let test = ConditionSQL.inList(ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), placeholders)
             guard present.count < values.count else { return test }
             return present.isEmpty
                 ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
@@ -213,7 +219,7 @@ extension SQLPredicateRenderer: ConditionVisitor {
         try atColumn(path, in: scope) { renderer, column, isDecimal in
             let low = renderer.parameter(lower, isDecimal: isDecimal)
             let high = renderer.parameter(upper, isDecimal: isDecimal)
-            return ConditionSQL.between(ConditionSQL.numeric(column, isDecimal), low, high)
+            return ConditionSQL.between(ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), low, high)
         }
     }
 
@@ -223,7 +229,7 @@ extension SQLPredicateRenderer: ConditionVisitor {
     ) throws -> String {
         try atColumn(path, in: scope) { renderer, column, _ in
             let needle = renderer.parameter(.text(needle), isDecimal: false)
-            return ConditionSQL.stringTest(operation, options, column, needle)
+            return try renderer.dialect.stringTest(operation, options: options, value: column, needle: needle)
         }
     }
 
@@ -314,8 +320,9 @@ struct SQLArgumentCollector: ConditionVisitor {
 // MARK: - SQL text
 
 /// Every piece of SQL text a condition, a sort order or a section key becomes: keywords,
-/// operators, placeholders, subqueries. The renderer decides what to say and this says it, so a
-/// dialect can provide these spellings without touching the traversal.
+/// operators, placeholders, subqueries. The renderer decides what to say and this says it; what
+/// differs between engines (parameters, casts, NULL-safe `<>`, the row number, string tests) it
+/// takes from the dialect, so the traversal never names an engine.
 enum ConditionSQL {
     /// An always-true or always-false test.
     static func constant(_ value: Bool) -> String {
@@ -348,18 +355,18 @@ enum ConditionSQL {
     }
 
     /// The row number of the row `alias` (a results controller's last tie-breaker).
-    static func rowNumber(of alias: String) -> String {
-        "\(alias).\(SQLiteDialect.rowNumberColumn)"
+    static func rowNumber(of alias: String, in dialect: any SQLDialect) throws -> String {
+        "\(alias).\(try dialect.rowNumberColumn)"
     }
 
     /// A placeholder for one bound value; a decimal (stored as exact text) compares as a number.
-    static func placeholder(isDecimal: Bool) -> String {
-        isDecimal ? "CAST(? AS REAL)" : "?"
+    static func placeholder(isDecimal: Bool, in dialect: any SQLDialect) -> String {
+        numeric(dialect.parameter, isDecimal, in: dialect)
     }
 
     /// A column's value as it compares: a decimal (stored as exact text) as a number.
-    static func numeric(_ column: String, _ isDecimal: Bool) -> String {
-        isDecimal ? "CAST(\(column) AS REAL)" : column
+    static func numeric(_ column: String, _ isDecimal: Bool, in dialect: any SQLDialect) -> String {
+        isDecimal ? dialect.cast(column, to: .double) : column
     }
 
     /// The column is (or is not) missing.
@@ -367,9 +374,11 @@ enum ConditionSQL {
         negated ? "\(column) IS NOT NULL" : "\(column) IS NULL"
     }
 
-    /// `lhs <op> rhs`; `!=` is `IS NOT`, so a missing value is unequal to every value.
-    static func compare(_ lhs: String, _ comparison: ComparisonOperator, _ rhs: String) -> String {
-        comparison == .notEqual ? "\(lhs) IS NOT \(rhs)" : "\(lhs) \(sqlOperator(comparison)) \(rhs)"
+    /// `lhs <op> rhs`; `!=` is the dialect's NULL-safe test, so a missing value is unequal to every value.
+    static func compare(
+        _ lhs: String, _ comparison: ComparisonOperator, _ rhs: String, in dialect: any SQLDialect
+    ) -> String {
+        comparison == .notEqual ? dialect.differs(lhs, rhs) : "\(lhs) \(sqlOperator(comparison)) \(rhs)"
     }
 
     /// `lhs IN (placeholders)`.
@@ -385,13 +394,6 @@ enum ConditionSQL {
     /// `lhs BETWEEN low AND high`.
     static func between(_ lhs: String, _ low: String, _ high: String) -> String {
         "\(lhs) BETWEEN \(low) AND \(high)"
-    }
-
-    /// A string test through `mw_string` (see `StringFunctions`).
-    static func stringTest(
-        _ operation: StringOperation, _ options: StringComparisonOptions, _ column: String, _ needle: String
-    ) -> String {
-        "mw_string(\(operation.rawValue), \(options.rawValue), \(column), \(needle))"
     }
 
     /// The start of a to-one hop: `outer.column IN (SELECT alias."id" FROM table alias WHERE `;

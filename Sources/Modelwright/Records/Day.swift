@@ -47,12 +47,15 @@ public struct Day: Sendable, Hashable, Comparable, Codable, LosslessStringConver
     }
 
     /// The day on which `date` falls in `timeZone` (UTC unless given).
+    ///
+    /// Counted in the proleptic Gregorian calendar like every `Day`: Foundation's Gregorian
+    /// calendar turns Julian before October 1582, which would put an early instant on another day
+    /// than ``daysSince1970`` gives back. Instants beyond years 1 to 9999 clamp to them.
     public init(_ date: Date, in timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        let year = min(max(parts.year ?? 1, 1), 9999)
-        self = Day(year: year, month: parts.month ?? 1, day: parts.day ?? 1) ?? Day.first
+        let local = date.timeIntervalSince1970 + Double(timeZone.secondsFromGMT(for: date))
+        let days = (local / 86_400).rounded(.down)
+        let bound = Double(Self.last.daysSince1970 + 1)
+        self.init(daysSince1970: days.isNaN ? 0 : Int(min(max(days, -bound), bound)))
     }
 
     /// The day `count` days after 1970-01-01 (before it, when negative), clamped to years 1 to 9999.

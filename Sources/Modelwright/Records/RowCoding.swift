@@ -10,13 +10,13 @@ import Foundation
 /// `try` on every call and does not need to know which types can be refused (a NaN date, a
 /// value that does not encode): that rule belongs to the runtime alone.
 @_spi(Generated) public struct RowEncoder {
-    private let statement: SQLiteStatement
+    private let statement: any DatabaseStatement
     private var index: Int32
     private let firstIndex: Int32
     /// The columns in encoding order, to name the one whose value cannot be stored.
     private let columns: [ColumnLayout]
 
-    init(statement: SQLiteStatement, firstIndex: Int32, columns: [ColumnLayout]) {
+    init(statement: any DatabaseStatement, firstIndex: Int32, columns: [ColumnLayout]) {
         self.statement = statement
         self.firstIndex = firstIndex
         self.columns = columns
@@ -143,10 +143,10 @@ import Foundation
 
 /// Reads a record's columns from the current row, in column order.
 @_spi(Generated) public struct RowDecoder {
-    private let statement: SQLiteStatement
+    private let statement: any DatabaseStatement
     private var index: Int32
 
-    init(statement: SQLiteStatement, firstIndex: Int32) {
+    init(statement: any DatabaseStatement, firstIndex: Int32) {
         self.statement = statement
         index = firstIndex
     }
@@ -162,7 +162,7 @@ import Foundation
     }
 
     // The overloads below skip the `SQLValue` step of `ColumnValue` for speed, and read exactly
-    // what it reads: a value of another storage class is refused, never converted by SQLite (which
+    // what it reads: a value of another storage class is refused, never converted by the engine (SQLite
     // would read the integer 7 as the text "7", or text as the number 0).
 
     /// Reads the next column.

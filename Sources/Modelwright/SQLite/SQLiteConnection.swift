@@ -255,3 +255,38 @@ private func transactionAuthorizer(
     guard let connection else { return SQLITE_OK }
     return Unmanaged<SQLiteConnection>.fromOpaque(connection).takeUnretainedValue().authorize(action)
 }
+
+// MARK: - What the store asks of every engine
+
+extension SQLiteConnection {
+    /// See ``StoreVerification/checkFileInPlace(_:)``.
+    func checkInPlace() throws {
+        try StoreVerification.checkFileInPlace(self)
+    }
+
+    /// Compares SQLite's schema cookie, which any change to `sqlite_master` in any process
+    /// increments, with the one last verified, and verifies the whole schema again when it moved.
+    func verifySchema(_ layout: SchemaLayout, since verified: Int64) throws -> Int64 {
+        let cookie = try StoreVerification.schemaCookie(on: self)
+        guard cookie != verified else { return cookie }
+        try StoreVerification.verifySchema(self, path: path, layout: layout, plan: nil)
+        return cookie
+    }
+
+    /// Reads SQLite's extended result codes; a uniqueness failure's message lists the columns:
+    /// "UNIQUE constraint failed: User.givenName, User.familyName".
+    func constraintFailure(in error: any Error) -> ConstraintFailure? {
+        guard let error = error as? SQLiteError else { return nil }
+        switch error.extendedCode {
+        case 2067, 1555:  // SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY
+            let list = error.message.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
+            return .unique(columns: list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        case 1299:  // SQLITE_CONSTRAINT_NOTNULL
+            return .notNull(message: error.message)
+        case 787:  // SQLITE_CONSTRAINT_FOREIGNKEY
+            return .foreignKey
+        default:
+            return nil
+        }
+    }
+}

@@ -107,6 +107,15 @@ struct SQLiteDialect: SQLDialect {
         " RETURNING " + columns.joined(separator: ", ")
     }
 
+    // MARK: - Queries
+
+    /// A call of `mw_string`, the function ``StringFunctions`` registers on every connection.
+    func stringTest(
+        _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
+    ) -> String {
+        "mw_string(\(operation.rawValue), \(options.rawValue), \(value), \(needle))"
+    }
+
     // MARK: - Transactions
 
     func begin(_ kind: TransactionKind) -> String {

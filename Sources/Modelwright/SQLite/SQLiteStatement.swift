@@ -148,11 +148,6 @@ final class SQLiteStatement: DatabaseStatement {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
-    /// How SQLite stores a column's value in the current row.
-    enum StorageClass {
-        case null, integer, real, text, blob
-    }
-
     /// The storage class of the column's value, without converting it.
     func storageClass(_ index: Int32) -> StorageClass {
         switch sqlite3_column_type(handle, index) {

@@ -124,13 +124,34 @@ extension ScalarType {
         /// No literal: the type has no default.
         case none
     }
+}
 
+extension ScalarType.LiteralRule {
+    /// The literal, in the schema language, to write instead of the bare word `word` (`no` for a
+    /// `Bool`), so that a hint offers a value the type takes; `nil` when the type takes none.
+    /// A word that reads as yes or no becomes `true` or `false`; a word a string type takes
+    /// becomes that string; otherwise the type's plainest value.
+    package func replacement(forWord word: String) -> String? {
+        switch self {
+        case .bool: ["yes", "y", "on", "true", "enabled", "set"].contains(word.lowercased()) ? "true" : "false"
+        case .integer, .decimal: "0"
+        case .floatingPoint: "0.0"
+        case .instant: "now"
+        case .text(let rule): "\"\(rule.parse(word) == nil ? rule.example : word)\""
+        case .none: nil
+        }
+    }
+}
+
+extension ScalarType {
     /// The rule for a type whose literal is a string.
     package struct TextLiteral: Sendable {
         /// The value as stored in the default (normalised), or `nil` when the text is not one.
         package let parse: @Sendable (String) -> String?
         /// Why text that does not parse is wrong, and how to write it.
         package let problem: @Sendable (String) -> (message: String, hint: String)
+        /// A text that parses, for hints that must offer a value the type takes.
+        package let example: String
         /// The Swift expression of a value, given the text as an escaped Swift string literal.
         package let swiftExpression: @Sendable (_ stringLiteral: String) -> String
     }
@@ -351,7 +372,7 @@ extension ScalarType {
         integerRange: nil, number: nil, takesNumbersAsText: true,
         literal: .text(
             TextLiteral(
-                parse: { $0 }, problem: { _ in ("", "") }, swiftExpression: { $0 })),
+                parse: { $0 }, problem: { _ in ("", "") }, example: "", swiftExpression: { $0 })),
         isOrdered: true, coreData: CoreDataType(name: "String", usesScalarValueType: nil, imports: true),
         valueType: String.self,
         decodes: { (try? String(sqlValue: $0)) != nil }, valueCheck: .storageClass,
@@ -400,6 +421,7 @@ extension ScalarType {
             TextLiteral(
                 parse: { UUID(uuidString: $0) == nil ? nil : $0 },
                 problem: { ("\"\($0)\" is not a UUID", "write it as \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\"") },
+                example: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F",
                 swiftExpression: { "UUID(uuidString: \($0))!" })),
         isOrdered: false, coreData: CoreDataType(name: "UUID", usesScalarValueType: false, imports: true),
         valueType: UUID.self,
@@ -421,6 +443,7 @@ extension ScalarType {
             TextLiteral(
                 parse: { text in URL(string: text).flatMap { $0.scheme == nil ? nil : $0.absoluteString } },
                 problem: { ("\"\($0)\" is not an absolute URL", "include a scheme, as in \"https://example.com\"") },
+                example: "https://example.com",
                 swiftExpression: { "URL(string: \($0))!" })),
         isOrdered: false, coreData: CoreDataType(name: "URI", usesScalarValueType: nil, imports: true),
         valueType: URL.self,
@@ -444,6 +467,7 @@ extension ScalarType {
             TextLiteral(
                 parse: { Day($0)?.description },
                 problem: { ("\"\($0)\" is not a day", "write it as \"2024-05-01\" (year, month, day)") },
+                example: "2024-05-01",
                 swiftExpression: { "Day(\($0))!" })),
         isOrdered: true, coreData: CoreDataType(name: "String", usesScalarValueType: nil, imports: false),
         valueType: Day.self,

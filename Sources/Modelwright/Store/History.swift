@@ -218,7 +218,7 @@ enum HistorySQL {
         -> HistoryToken
     {
         let transaction = try connection.statement(
-            "INSERT INTO \(quoted(transactions)) (\"timestamp\", \"author\") VALUES (?, ?)"
+            "INSERT INTO \(quoted(transactions)) (\"timestamp\", \"author\") VALUES (\(connection.dialect.parameters(2)))"
                 + connection.dialect.returning(["\"token\""]))
         defer { transaction.reset() }
         transaction.bind(Date().timeIntervalSince1970, 1)
@@ -228,7 +228,7 @@ enum HistorySQL {
         transaction.reset()
         let insert = try connection.statement(
             "INSERT INTO \(quoted(Self.changes)) (\"token\", \"seq\", \"entity\", \"recordIDs\", \"kind\", "
-                + "\"changedAttributes\") VALUES (?, ?, ?, ?, ?, ?)")
+                + "\"changedAttributes\") VALUES (\(connection.dialect.parameters(6)))")
         defer { insert.reset() }
         var seq: Int64 = 0
         var start = changes.startIndex
@@ -263,19 +263,20 @@ enum HistorySQL {
         after token: HistoryToken?, author: String?, excludingAuthor: String?, entity: String?,
         on connection: some DatabaseConnection
     ) throws -> [HistoryTransaction] {
-        var tests = ["t.\"token\" > ?"]
+        let marker = connection.dialect.parameter
+        var tests = ["t.\"token\" > \(marker)"]
         var arguments: [SQLValue] = [.integer(token?.value ?? 0)]
         if let author {
-            tests.append("t.\"author\" = ?")
+            tests.append("t.\"author\" = \(marker)")
             arguments.append(.text(author))
         }
         if let excludingAuthor {
-            tests.append("t.\"author\" <> ?")
+            tests.append("t.\"author\" <> \(marker)")
             arguments.append(.text(excludingAuthor))
         }
         if let entity {
             // A transaction with no changes (a migration's) concerns every entity.
-            tests.append("(c.\"entity\" = ? OR c.\"entity\" IS NULL)")
+            tests.append("(c.\"entity\" = \(marker) OR c.\"entity\" IS NULL)")
             arguments.append(.text(entity))
         }
         let sql =
@@ -328,11 +329,13 @@ enum HistorySQL {
 
     /// Deletes the transactions before `token` and their changes; returns how many transactions went.
     static func delete(before token: HistoryToken, on connection: some DatabaseConnection) throws -> Int {
-        let changes = try connection.statement("DELETE FROM \(quoted(Self.changes)) WHERE \"token\" < ?")
+        let marker = connection.dialect.parameter
+        let changes = try connection.statement("DELETE FROM \(quoted(Self.changes)) WHERE \"token\" < \(marker)")
         defer { changes.reset() }
         changes.bind(token.value, 1)
         try changes.run()
-        let transactions = try connection.statement("DELETE FROM \(quoted(Self.transactions)) WHERE \"token\" < ?")
+        let transactions = try connection.statement(
+            "DELETE FROM \(quoted(Self.transactions)) WHERE \"token\" < \(marker)")
         defer { transactions.reset() }
         transactions.bind(token.value, 1)
         try transactions.run()

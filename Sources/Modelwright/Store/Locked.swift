@@ -19,12 +19,12 @@ final class Locked<Value>: @unchecked Sendable {
 }
 
 /// A connection and the serial queue it is used on; the connection is only touched there,
-/// which is why this type can be `Sendable` although `SQLiteConnection` is not.
+/// which is why this type can be `Sendable` although no connection is.
 final class ConnectionQueue: @unchecked Sendable {
-    let connection: SQLiteConnection
+    let connection: any DatabaseConnection
     let queue: DispatchQueue
 
-    init(_ connection: SQLiteConnection, label: String) {
+    init(_ connection: any DatabaseConnection, label: String) {
         self.connection = connection
         queue = DispatchQueue(label: label)
     }

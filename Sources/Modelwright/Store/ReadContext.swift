@@ -23,13 +23,16 @@ import Foundation
 /// - ``count(_:)``
 /// - ``exists(_:)``
 public class ReadContext {
-    let connection: SQLiteConnection
+    let connection: any DatabaseConnection
     let layout: SchemaLayout
 
-    init(connection: SQLiteConnection, layout: SchemaLayout) {
+    init(connection: any DatabaseConnection, layout: SchemaLayout) {
         self.connection = connection
         self.layout = layout
     }
+
+    /// The dialect's parameter marker, for the SQL the contexts write by hand.
+    var marker: String { connection.dialect.parameter }
 
     /// Every record the request matches, in its order.
     public func fetch<Target: Record>(_ request: FetchRequest<Target>) throws -> [Target] {
@@ -161,7 +164,7 @@ public class ReadContext {
         entity: EntityLayout,
         defaultSort: Bool
     ) throws -> (String, [SQLValue]) {
-        var renderer = SQLPredicateRenderer(layout: layout)
+        var renderer = SQLPredicateRenderer(layout: layout, dialect: connection.dialect)
         var conditions: [String] = []
         if let discriminator = entity.discriminatorSQL(alias: "t0") {
             conditions.append(discriminator)
@@ -176,16 +179,17 @@ public class ReadContext {
             let source = scope.source.sqlValue
             switch try layout.storage(of: relationship, from: owner) {
             case .inverseColumn(let inverse, let position):
-                conditions.append("t0.\(quoted(inverse)) = ?")
+                conditions.append("t0.\(quoted(inverse)) = \(marker)")
                 renderer.bindLiteral(source)
                 scopeOrder = position.map { "t0.\(quoted($0))" }
             case .joinTable(let table, let sourceColumn, let target, let position):
                 conditions.append(
-                    "t0.\"id\" IN (SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?)")
+                    "t0.\"id\" IN (SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = \(marker))"
+                )
                 renderer.bindLiteral(source)
                 if let position {
                     scopeOrder =
-                        "(SELECT \(quoted(position)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ? AND \(quoted(target)) = t0.\"id\")"
+                        "(SELECT \(quoted(position)) FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = \(marker) AND \(quoted(target)) = t0.\"id\")"
                     scopeOrderArguments = [source]
                 }
             }
@@ -211,7 +215,7 @@ public class ReadContext {
         }
         let arguments = renderer.arguments
         if request.fetchLimit != nil || request.fetchOffset > 0 {
-            sql += " LIMIT ? OFFSET ?"
+            sql += " LIMIT \(marker) OFFSET \(marker)"
         }
         return (sql, arguments)
     }

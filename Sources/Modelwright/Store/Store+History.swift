@@ -51,7 +51,7 @@ extension Store {
         }
     }
 
-    static func hasHistoryTables(_ connection: SQLiteConnection) throws -> Bool {
+    static func hasHistoryTables(_ connection: some DatabaseConnection) throws -> Bool {
         let statement = try connection.statement(connection.dialect.tableCount)
         defer { statement.reset() }
         statement.bind(HistorySQL.transactions, 1)
@@ -60,7 +60,7 @@ extension Store {
 
     // MARK: - Other processes' commits
 
-    static func dataVersion(of connection: SQLiteConnection) throws -> Int64 {
+    static func dataVersion(of connection: some DatabaseConnection) throws -> Int64 {
         let statement = try connection.statement(connection.dialect.dataVersion)
         defer { statement.reset() }
         _ = try statement.step()

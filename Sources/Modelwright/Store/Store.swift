@@ -295,7 +295,7 @@ public final class Store: Sendable {
     /// the one last verified, the whole schema is verified again before the transaction goes on,
     /// and ``StoreError/unexpectedSchema(path:differences:)`` refuses it, in this transaction
     /// and every later one.
-    private func checkSchema(on connection: SQLiteConnection) throws {
+    private func checkSchema(on connection: any DatabaseConnection) throws {
         let checksum = try StoreMetadata.checksum(on: connection)
         guard checksum == schema.checksum.hexDigits else {
             throw StoreError.schemaMismatch(
@@ -303,14 +303,13 @@ public final class Store: Sendable {
                 expectedChecksum: schema.checksum.hexDigits, expectedVersion: schema.version)
         }
         guard isFile else { return }
-        let cookie = try StoreVerification.schemaCookie(on: connection)
-        guard cookie != verifiedSchemaCookie.withLock({ $0 }) else { return }
-        try StoreVerification.verifySchema(connection, path: connection.path, layout: layout, plan: nil)
-        verifiedSchemaCookie.withLock { $0 = cookie }
+        let verified = verifiedSchemaCookie.withLock { $0 }
+        let cookie = try connection.verifySchema(layout, since: verified)
+        if cookie != verified { verifiedSchemaCookie.withLock { $0 = cookie } }
     }
 
     private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {
-        let statement = try SQLiteStatement(connection: connection, sql: connection.dialect.pageCount)
+        let statement = try connection.prepare(connection.dialect.pageCount)
         return try statement.step() ? statement.int64(0) : 0
     }
 
@@ -363,7 +362,7 @@ public final class Store: Sendable {
     /// The writer's queue, on which ``writerConnection`` may be used.
     var writerQueue: DispatchQueue { writer.queue }
     /// The writer's connection: only on ``writerQueue``.
-    var writerConnection: SQLiteConnection { writer.connection }
+    var writerConnection: any DatabaseConnection { writer.connection }
 
     func pickReader() -> ConnectionQueue {
         guard !readers.isEmpty else { return writer }
@@ -417,7 +416,7 @@ public final class Store: Sendable {
         let storeAuthor: String?
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
-        try StoreVerification.checkFileInPlace(connection)
+        try connection.checkInPlace()
         try connection.begin(.immediate)
         do {
             try checkSchema(on: connection)
@@ -452,16 +451,16 @@ public final class Store: Sendable {
     }
 
     /// Commits, turning a deferred foreign-key failure into an error that names the relationship.
-    private func commit(_ connection: SQLiteConnection) throws {
+    private func commit(_ connection: any DatabaseConnection) throws {
         do {
             try connection.commit()
-        } catch let error as SQLiteError where error.extendedCode == 787 {  // SQLITE_CONSTRAINT_FOREIGNKEY
-            let check = try connection.statement(connection.dialect.foreignKeyViolations(in: nil))
+        } catch let error where connection.constraintFailure(in: error) == .foreignKey {
+            let check = try connection.statement(try connection.dialect.foreignKeyViolations(in: nil))
             defer { check.reset() }
             guard try check.step() else { throw error }
             let table = check.string(0)
             let foreignKey = check.int64(3)
-            let list = try connection.statement(connection.dialect.foreignKeyColumns)
+            let list = try connection.statement(try connection.dialect.foreignKeyColumns)
             defer { list.reset() }
             list.bind(table, 1)
             list.bind(foreignKey, 2)
@@ -500,7 +499,7 @@ public final class Store: Sendable {
         try writer.queue.sync {
             defer { writer.connection.close() }
             if isFile {
-                try writer.connection.execute(writer.connection.dialect.checkpoint)
+                try writer.connection.execute(try writer.connection.dialect.checkpoint)
             }
         }
     }

@@ -58,7 +58,7 @@ extension WriteContext {
                 break
             }
         }
-        try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" = ?", [id.sqlValue], entity: entity)
+        try execute("DELETE FROM \(quoted(entity.table)) WHERE \"id\" = \(marker)", [id.sqlValue], entity: entity)
         try rowsDeleted([id], from: entity)
         return true
     }
@@ -66,7 +66,8 @@ extension WriteContext {
     /// The layout of the entity a row really belongs to (a subentity of `declared`, possibly).
     private func actualEntity(of id: UUID, in declared: EntityLayout) throws -> EntityLayout? {
         let column = declared.hasDiscriminator ? "\"_entity\"" : "\"id\""
-        let statement = try connection.statement("SELECT \(column) FROM \(quoted(declared.table)) WHERE \"id\" = ?")
+        let statement = try connection.statement(
+            "SELECT \(column) FROM \(quoted(declared.table)) WHERE \"id\" = \(marker)")
         defer { statement.reset() }
         statement.bind(id, 1)
         guard try statement.step() else { return nil }
@@ -83,13 +84,13 @@ extension WriteContext {
         let sql: String
         if relationship.cardinality == .toOne {
             let column = quoted(entity.columnName(relationship.name))
-            sql = "SELECT \(column) FROM \(quoted(entity.table)) WHERE \"id\" = ? AND \(column) IS NOT NULL"
+            sql = "SELECT \(column) FROM \(quoted(entity.table)) WHERE \"id\" = \(marker) AND \(column) IS NOT NULL"
         } else {
             switch try layout.storage(of: relationship, from: entity) {
             case .inverseColumn(let inverse, _):
-                sql = "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(inverse)) = ?"
+                sql = "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(inverse)) = \(marker)"
             case .joinTable(let table, let source, let target, _):
-                sql = "SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(source)) = ?"
+                sql = "SELECT \(quoted(target)) FROM \(quoted(table)) WHERE \(quoted(source)) = \(marker)"
             }
         }
         let statement = try connection.statement(sql)
@@ -116,7 +117,7 @@ extension WriteContext {
         if !inverse.isOptional {
             // Rows about to be deleted in the same cascade do not count.
             let statement = try connection.statement(
-                "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(destination.columnName(inverseName))) = ?"
+                "SELECT \"id\" FROM \(quoted(destination.table)) WHERE \(quoted(destination.columnName(inverseName))) = \(marker)"
             )
             defer { statement.reset() }
             statement.bind(id, 1)
@@ -129,7 +130,7 @@ extension WriteContext {
         }
         let column = destination.columnName(inverseName)
         let released = try executeReturningIDs(
-            "UPDATE \(quoted(destination.table)) SET \(quoted(column)) = NULL WHERE \(quoted(column)) = ?",
+            "UPDATE \(quoted(destination.table)) SET \(quoted(column)) = NULL WHERE \(quoted(column)) = \(marker)",
             [id.sqlValue],
             entity: destination
         )

@@ -51,7 +51,9 @@ extension WriteContext {
         return "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
     }
 
-    private func bind<Target: Record>(_ record: Target, entity: EntityLayout, to statement: SQLiteStatement) throws {
+    private func bind<Target: Record>(_ record: Target, entity: EntityLayout, to statement: any DatabaseStatement)
+        throws
+    {
         statement.bind(record.id.uuid, 1)
         var next: Int32 = 2
         if entity.hasDiscriminator {

@@ -21,7 +21,7 @@ extension WriteContext {
                 let current = try value(of: inverse, in: target, id: destination.uuid)
                 guard current != source.sqlValue else { return }
                 try execute(
-                    "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = ? WHERE \"id\" = ?",
+                    "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = \(marker) WHERE \"id\" = \(marker)",
                     [source.sqlValue, destination.sqlValue],
                     entity: target
                 )
@@ -32,8 +32,8 @@ extension WriteContext {
                 let columns = [sourceColumn, targetColumn] + (position.map { [$0] } ?? [])
                 let values =
                     position.map { position in
-                        "SELECT ?, ?, COALESCE(MAX(\(quoted(position))), -1) + 1 FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ?"
-                    } ?? "VALUES (?, ?)"
+                        "SELECT \(marker), \(marker), COALESCE(MAX(\(quoted(position))), -1) + 1 FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = \(marker)"
+                    } ?? "VALUES (\(connection.dialect.parameters(2)))"
                 let sql = connection.dialect.insertIgnoringConflicts(
                     into: quoted(table), columns: columns.map(quoted), values)
                 let arguments =
@@ -65,7 +65,7 @@ extension WriteContext {
                     throw StoreError.requiredRelationshipEmpty(entity: target.name, relationship: column.key)
                 }
                 try execute(
-                    "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = NULL WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
+                    "UPDATE \(quoted(target.table)) SET \(quoted(inverse)) = NULL WHERE \"id\" = \(marker) AND \(quoted(inverse)) = \(marker)",
                     [destination.sqlValue, source.sqlValue],
                     entity: target
                 )
@@ -75,7 +75,7 @@ extension WriteContext {
                 try clearPosition(ofInverse: inverse, in: target, id: destination.uuid)
             case .joinTable(let table, let sourceColumn, let targetColumn, _):
                 try execute(
-                    "DELETE FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
+                    "DELETE FROM \(quoted(table)) WHERE \(quoted(sourceColumn)) = \(marker) AND \(quoted(targetColumn)) = \(marker)",
                     [source.sqlValue, destination.sqlValue],
                     entity: entity
                 )
@@ -104,13 +104,13 @@ extension WriteContext {
             switch try layout.storage(of: description, from: entity) {
             case .inverseColumn(let inverse, let position?):
                 try execute(
-                    "UPDATE \(quoted(target.table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(inverse)) = ?",
+                    "UPDATE \(quoted(target.table)) SET \(quoted(position)) = \(quoted(position)) + \(marker) WHERE \(quoted(inverse)) = \(marker)",
                     [.integer(offset), source.sqlValue],
                     entity: target
                 )
                 for (index, destination) in destinations.enumerated() {
                     try execute(
-                        "UPDATE \(quoted(target.table)) SET \(quoted(position)) = ? WHERE \"id\" = ? AND \(quoted(inverse)) = ?",
+                        "UPDATE \(quoted(target.table)) SET \(quoted(position)) = \(marker) WHERE \"id\" = \(marker) AND \(quoted(inverse)) = \(marker)",
                         [.integer(Int64(index)), destination.sqlValue, source.sqlValue],
                         entity: target
                     )
@@ -119,13 +119,13 @@ extension WriteContext {
                 history.updated([source.uuid], columns: [description.name], entity: entity.name)
             case .joinTable(let table, let sourceColumn, let targetColumn, let position?):
                 try execute(
-                    "UPDATE \(quoted(table)) SET \(quoted(position)) = \(quoted(position)) + ? WHERE \(quoted(sourceColumn)) = ?",
+                    "UPDATE \(quoted(table)) SET \(quoted(position)) = \(quoted(position)) + \(marker) WHERE \(quoted(sourceColumn)) = \(marker)",
                     [.integer(offset), source.sqlValue],
                     entity: entity
                 )
                 for (index, destination) in destinations.enumerated() {
                     try execute(
-                        "UPDATE \(quoted(table)) SET \(quoted(position)) = ? WHERE \(quoted(sourceColumn)) = ? AND \(quoted(targetColumn)) = ?",
+                        "UPDATE \(quoted(table)) SET \(quoted(position)) = \(marker) WHERE \(quoted(sourceColumn)) = \(marker) AND \(quoted(targetColumn)) = \(marker)",
                         [.integer(Int64(index)), source.sqlValue, destination.sqlValue],
                         entity: entity
                     )
@@ -158,19 +158,19 @@ extension WriteContext {
             let destinationTable = quoted(destination.table)
             // Whatever pointed back at this record no longer does…
             let released = try executeReturningIDs(
-                "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = ?", [id.sqlValue],
+                "UPDATE \(destinationTable) SET \(inverse) = NULL WHERE \(inverse) = \(marker)", [id.sqlValue],
                 entity: destination)
             rowsUpdated(released, columns: [inverseColumn], in: destination)
             guard let target else { continue }
             // …the new partner points back, and no other record of this entity keeps the partner.
             let paired = try executeReturningIDs(
-                "UPDATE \(destinationTable) SET \(inverse) = ? WHERE \"id\" = ?",
+                "UPDATE \(destinationTable) SET \(inverse) = \(marker) WHERE \"id\" = \(marker)",
                 [id.sqlValue, target],
                 entity: destination)
             rowsUpdated(paired, columns: [inverseColumn], in: destination)
             let unpaired = try executeReturningIDs(
                 "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL "
-                    + "WHERE \(quoted(column)) = ? AND \"id\" <> ?",
+                    + "WHERE \(quoted(column)) = \(marker) AND \"id\" <> \(marker)",
                 [target, id.sqlValue],
                 entity: entity
             )
@@ -200,7 +200,7 @@ extension WriteContext {
             try execute(
                 "UPDATE \(table) SET \(position) = (SELECT COALESCE(MAX(other.\(position)), -1) + 1 FROM \(table) other "
                     + "WHERE other.\(inverse) = \(table).\(inverse) AND other.\"id\" <> \(table).\"id\") "
-                    + "WHERE \"id\" = ? AND \(inverse) IS NOT NULL AND \(position) IS NULL",
+                    + "WHERE \"id\" = \(marker) AND \(inverse) IS NOT NULL AND \(position) IS NULL",
                 [id.sqlValue],
                 entity: entity
             )
@@ -220,7 +220,7 @@ extension WriteContext {
     /// Empties one row's position column, when it held a place.
     func clearPosition(_ column: String, in entity: EntityLayout, id: UUID) throws {
         try execute(
-            "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = ? AND \(quoted(column)) IS NOT NULL",
+            "UPDATE \(quoted(entity.table)) SET \(quoted(column)) = NULL WHERE \"id\" = \(marker) AND \(quoted(column)) IS NOT NULL",
             [id.sqlValue],
             entity: entity)
         if connection.changes > 0 {

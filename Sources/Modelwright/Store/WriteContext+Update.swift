@@ -20,8 +20,9 @@ extension WriteContext {
         let ownersBefore = try entity.positionColumns.map {
             try value(of: Self.inverse(ofPosition: $0), in: entity, id: id)
         }
-        let assignments = entity.columns.map { "\(quoted($0.name)) = ?" }.joined(separator: ", ")
-        try run("UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = ?", entity: entity) { statement in
+        let assignments = entity.columns.map { "\(quoted($0.name)) = \(marker)" }.joined(separator: ", ")
+        try run("UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = \(marker)", entity: entity) {
+            statement in
             var row = RowEncoder(statement: statement, firstIndex: 1, columns: entity.columns)
             try record.encode(to: &row)
             statement.bind(id, row.nextIndex)
@@ -47,7 +48,7 @@ extension WriteContext {
         let tests =
             entity.columns.isEmpty
             ? "0" : entity.columns.map { dialect.differs(quoted($0.name), dialect.parameter) }.joined(separator: ", ")
-        var sql = "SELECT \(tests) FROM \(quoted(entity.table)) WHERE \"id\" = ?"
+        var sql = "SELECT \(tests) FROM \(quoted(entity.table)) WHERE \"id\" = \(marker)"
         if let discriminator = entity.discriminatorSQL(alias: quoted(entity.table)) {
             sql += " AND \(discriminator)"
         }
@@ -79,7 +80,7 @@ extension WriteContext {
             }
             let (selection, selectionArguments) = try select("t0.\"id\"", request, entity: entity, defaultSort: false)
             let columns = values.map { entity.columnName($0.path.column) }
-            let setters = columns.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
+            let setters = columns.map { "\(quoted($0)) = \(marker)" }.joined(separator: ", ")
             let dialect = connection.dialect
             let differs = columns.map { dialect.differs(quoted($0), dialect.parameter) }.joined(separator: " OR ")
             let sql =

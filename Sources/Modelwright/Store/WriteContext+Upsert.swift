@@ -59,7 +59,7 @@ extension WriteContext {
             return "SELECT \(index), t.\"id\" FROM \(quoted(entity.table)) t, \"new\" WHERE \(tests)"
         }
         let sql =
-            "WITH \"new\" AS (SELECT ? AS \"id\"\(values.isEmpty ? "" : ", " + values)) "
+            "WITH \"new\" AS (SELECT \(marker) AS \"id\"\(values.isEmpty ? "" : ", " + values)) "
             + selects.joined(separator: " UNION ALL ")
         let statement = try connection.statement(sql)
         defer { statement.reset() }

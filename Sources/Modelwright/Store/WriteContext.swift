@@ -70,7 +70,7 @@ public final class WriteContext: ReadContext {
 
     /// Binds the record's columns (not its ID) from parameter `firstIndex` on.
     func bindColumns<Target: Record>(
-        of record: Target, entity: EntityLayout, to statement: SQLiteStatement, firstIndex: Int32 = 1
+        of record: Target, entity: EntityLayout, to statement: any DatabaseStatement, firstIndex: Int32 = 1
     ) throws {
         do {
             var row = RowEncoder(statement: statement, firstIndex: firstIndex, columns: entity.columns)
@@ -82,37 +82,38 @@ public final class WriteContext: ReadContext {
 
     /// Prepares (or reuses) `sql`, lets `bind` fill it, runs it, and turns constraint failures into
     /// ``StoreError`` values that name the entity and its attributes.
-    func run(_ sql: String, entity: EntityLayout, bind: (SQLiteStatement) throws -> Void) throws {
+    func run(_ sql: String, entity: EntityLayout, bind: (any DatabaseStatement) throws -> Void) throws {
         try run(try connection.statement(sql), entity: entity, bind: bind)
     }
 
     /// Runs a prepared statement, with the same error translation.
-    func run(_ statement: SQLiteStatement, entity: EntityLayout, bind: (SQLiteStatement) throws -> Void) throws {
+    func run(
+        _ statement: any DatabaseStatement, entity: EntityLayout, bind: (any DatabaseStatement) throws -> Void
+    ) throws {
         do {
             try bind(statement)
             try statement.run()
-        } catch let error as SQLiteError {
-            throw translate(error, entity: entity)
         } catch let error as ColumnValueError {
             throw StoreError.invalidValue(entity: entity.name, message: error.message)
+        } catch {
+            throw translate(error, entity: entity)
         }
     }
 
-    private func translate(_ error: SQLiteError, entity: EntityLayout) -> Error {
-        switch error.extendedCode {
-        case 2067, 1555:  // SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY
-            // The message lists the columns: "UNIQUE constraint failed: User.givenName, User.familyName".
-            let list = error.message.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
-            let columns = list.split(separator: ",").map { column in
-                let trimmed = column.trimmingCharacters(in: .whitespaces)
+    /// An engine's constraint error as a ``StoreError`` naming the entity and its attributes; any
+    /// other error as it is.
+    private func translate(_ error: any Error, entity: EntityLayout) -> any Error {
+        switch connection.constraintFailure(in: error) {
+        case .unique(let columns):
+            let keys = columns.map { column in
                 let name =
-                    trimmed.hasPrefix(entity.table + ".") ? String(trimmed.dropFirst(entity.table.count + 1)) : trimmed
+                    column.hasPrefix(entity.table + ".") ? String(column.dropFirst(entity.table.count + 1)) : column
                 return entity.columns.first { $0.name == name }?.key ?? name
             }
-            return StoreError.uniquenessViolation(entity: entity.name, attributes: columns)
-        case 1299:  // SQLITE_CONSTRAINT_NOTNULL
-            return StoreError.invalidValue(entity: entity.name, message: error.message)
-        default:
+            return StoreError.uniquenessViolation(entity: entity.name, attributes: keys)
+        case .notNull(let message):
+            return StoreError.invalidValue(entity: entity.name, message: message)
+        case .foreignKey, nil:
             return error
         }
     }
@@ -143,7 +144,7 @@ public final class WriteContext: ReadContext {
 
     func value(of column: String, in entity: EntityLayout, id: UUID) throws -> SQLValue? {
         let statement = try connection.statement(
-            "SELECT \(quoted(column)) FROM \(quoted(entity.table)) WHERE \"id\" = ?")
+            "SELECT \(quoted(column)) FROM \(quoted(entity.table)) WHERE \"id\" = \(marker)")
         defer { statement.reset() }
         statement.bind(id, 1)
         guard try statement.step() else { return nil }
@@ -163,7 +164,7 @@ public final class WriteContext: ReadContext {
             while try statement.step() {
                 if let id = statement.uuid(0) { ids.append(id) }
             }
-        } catch let error as SQLiteError {
+        } catch {
             throw translate(error, entity: entity)
         }
         return ids

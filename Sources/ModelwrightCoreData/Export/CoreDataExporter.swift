@@ -13,8 +13,10 @@ import ModelwrightSchema
 ///
 /// Renames become renaming identifiers (`elementID`), carried forward from version to version as
 /// Xcode does when it copies a version, so Core Data's inferred migration matches them. Details
-/// kept by `@coreData(…)` and `@userInfo(…)` are written back; what Core Data cannot hold (enums,
-/// composites, `now` defaults, default sort orders, custom stages) is reported.
+/// kept by `@coreData(…)` and `@userInfo(…)` are written back; doc comments, default sort orders
+/// and `now` defaults go into `userInfo` (``ModelwrightUserInfo``), which import reads back; what
+/// Core Data cannot hold (enums, composites, custom stages; a default sort or `now` for Core Data
+/// itself) is reported.
 package enum CoreDataExporter {
     /// One file of the bundle.
     package struct ExportedFile: Sendable, Equatable {
@@ -43,22 +45,27 @@ package enum CoreDataExporter {
     package static func export(_ model: PlannedModel, bundleName: String) -> ExportedBundle {
         var files: [ExportedFile] = []
         var models: [CoreDataModel] = []
-        var diagnostics: [Diagnostic] = []
+        // Per version, so that a warning every version repeats (an enum exported as its raw
+        // values, say) is reported once, naming the other versions, as import reports them.
+        var perVersion: [[Diagnostic]] = []
         var previous: RenamingIdentifiers?
         for version in model.versions {
             var translator = VersionExport(version: version)
             let coreData = translator.export(previous: previous)
             previous = translator.identifiers
-            diagnostics += translator.diagnostics
+            var found = translator.diagnostics
             models.append(coreData)
             let name = versionName(bundleName: bundleName, number: version.number)
             do {
                 let xml = try CoreDataWriter.xml(coreData)
                 files.append(ExportedFile(path: "\(name).xcdatamodel/contents", data: Data(xml.utf8)))
             } catch {
-                diagnostics.append(unwritable(error, in: version.path))
+                found.append(unwritable(error, in: version.path))
             }
+            perVersion.append(found)
         }
+        var diagnostics = CoreDataWarningGroups.grouped(
+            perVersion, versionNames: model.versions.map { ($0.path as NSString).lastPathComponent })
         if let last = model.versions.last {
             let current: String
             do {
@@ -232,7 +239,15 @@ private struct VersionExport {
         result.isAbstract = entity.isAbstract
         result.versionHashModifier = details["versionHashModifier"].flatMap { $0 }
         result.codeGenerationType = details["codeGeneration"].flatMap { $0 }
-        result.userInfo = details.userInfo
+        result.userInfo =
+            details.userInfo
+            + ModelwrightUserInfo.entries(
+                doc: entity.doc,
+                sort: entity.defaultSort.map {
+                    .init(
+                        name: coreDataName(ofProperty: $0.attribute, in: owner(of: $0.attribute, from: entity)),
+                        ascending: $0.ascending)
+                })
         // Core Data matches versions by renaming identifier: continue the previous version's.
         let previousName = entity.renamedFrom ?? entity.name
         let identifier = previous?.entities[previousName] ?? name
@@ -282,7 +297,7 @@ private struct VersionExport {
         }
         if !entity.defaultSort.isEmpty {
             warn(
-                "the default sort of '\(entity.name)' is not exported: a Core Data entity has no default sort order; sort its fetch requests",
+                "the default sort of '\(entity.name)' is kept only in the entity's userInfo, for import: a Core Data entity has no default sort order; sort its fetch requests",
                 at: entity.range)
         }
         return result
@@ -339,7 +354,9 @@ private struct VersionExport {
             }
         }
         result.versionHashModifier = details["versionHashModifier"].flatMap { $0 }
-        result.userInfo = details.userInfo
+        let isNow: Bool
+        if case .now? = attribute.defaultValue { isNow = true } else { isNow = false }
+        result.userInfo = details.userInfo + ModelwrightUserInfo.entries(doc: attribute.doc, isNowDefault: isNow)
         switch attribute.defaultValue {
         case nil: break
         case .bool(let value)?: result.defaultValueString = value ? "YES" : "NO"
@@ -354,7 +371,7 @@ private struct VersionExport {
             }
         case .now?:
             warn(
-                "the default 'now' of '\(qualified)' is not exported: Core Data defaults are fixed values; set it in awakeFromInsert()",
+                "the default 'now' of '\(qualified)' is kept only in the attribute's userInfo, for import: Core Data defaults are fixed values; set it in awakeFromInsert()",
                 at: attribute.range)
         }
         return result

@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 import ModelwrightSchema
 
 /// A Date attribute's default in both languages: Core Data's `defaultDateTimeInterval` (seconds
@@ -29,16 +30,8 @@ enum CoreDataDateDefault {
         }
         // In whole milliseconds, an integer well inside Double's exact range (±2^53).
         let milliseconds = (seconds * 1000).rounded()
-        let wholeSeconds = (milliseconds / 1000).rounded(.down)
-        let fraction = Int(milliseconds - wholeSeconds * 1000)
-        let formatter = ISO8601DateFormatter()
-        var iso = formatter.string(from: Date(timeIntervalSinceReferenceDate: wholeSeconds))
-        if fraction != 0, iso.hasSuffix("Z") {
-            iso.removeLast()
-            iso += "." + String(String(fraction + 1000).dropFirst()) + "Z"
-        }
-        // The formatter's calendar is the checker's; a date it cannot read back is not written.
-        guard let parsed = parse(iso), abs(parsed - milliseconds / 1000) < 0.001 else {
+        let since1970 = milliseconds / 1000 + Date.timeIntervalBetween1970AndReferenceDate
+        guard let iso = ISO8601Timestamp.text(secondsSince1970: since1970) else {
             return .failure(.init("it cannot be written as an ISO 8601 date"))
         }
         return .success(Literal(text: "\"\(iso)\"", isRounded: milliseconds / 1000 != seconds))
@@ -53,13 +46,5 @@ enum CoreDataDateDefault {
         let rounded = abs(seconds) < 1e9 ? (seconds * 1_000_000).rounded() / 1_000_000 : seconds
         if rounded.rounded() == rounded, abs(rounded) < 9e18 { return String(Int64(rounded)) }
         return "\(rounded)"
-    }
-
-    /// Seconds since 2001 of an ISO 8601 timestamp, read as the schema's default checker reads it.
-    private static func parse(_ text: String) -> Double? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date.timeIntervalSinceReferenceDate }
-        formatter.formatOptions.insert(.withFractionalSeconds)
-        return formatter.date(from: text)?.timeIntervalSinceReferenceDate
     }
 }

@@ -11,7 +11,9 @@ extension CoreDataVersionTranslator {
         let schemaName = entityNames[name] ?? name
         let names = propertyNames[name] ?? [:]
         let types = attributeTypes[name] ?? [:]
-        var lines: [String] = []
+        // Doc comments and the default sort an export kept in userInfo (ModelwrightUserInfo).
+        let info = ModelwrightUserInfo.read(entity.userInfo)
+        var lines: [String] = info.doc.map { "/// \(SchemaText.commentText($0))" }
         var head = (entity.isAbstract ? "abstract " : "") + "entity \(schemaName)"
         if let parent = parents[name], let parentName = entityNames[parent] { head += ": \(parentName)" }
         lines.append(head + " {")
@@ -43,7 +45,15 @@ extension CoreDataVersionTranslator {
             details.append("codeGeneration: \(quoted(generation, at: entity.location))")
         }
         if !details.isEmpty { lines.append("    @coreData(\(details.joined(separator: ", ")))") }
-        for entry in entity.userInfo {
+        // Attributes only, each once: a hand-edited entry must not make the imported file invalid.
+        var sorted: Set<String> = []
+        let sort = info.sort.compactMap { key -> String? in
+            guard types[key.name] != nil, let schemaName = names[key.name], sorted.insert(schemaName).inserted
+            else { return nil }
+            return schemaName + (key.ascending ? "" : " descending")
+        }
+        if !sort.isEmpty { lines.append("    @sort(\(sort.joined(separator: ", ")))") }
+        for entry in info.kept {
             lines.append("    " + userInfo(entry, at: entity.location))
         }
         reportOther(entity.otherAttributes, of: "entity '\(name)'", ignoring: ["syncable"], at: entity.location)
@@ -62,8 +72,13 @@ extension CoreDataVersionTranslator {
         var indexed: [[String]] = []
         for attribute in entity.attributes {
             guard let type = types[attribute.name], let schemaName = names[attribute.name] else { continue }
+            let attributeInfo = ModelwrightUserInfo.read(attribute.userInfo)
             var line = "    \(schemaName): \(type)\(attribute.isOptional ? "?" : "")"
-            if let literal = defaultLiteral(of: attribute, type: type, in: name) { line += " = \(literal)" }
+            if attributeInfo.isNowDefault, case .instant? = ScalarType.bySchemaSpelling[type]?.literal {
+                line += " = now"
+            } else if let literal = defaultLiteral(of: attribute, type: type, in: name) {
+                line += " = \(literal)"
+            }
             if singleUniques.contains(attribute.name), !uniqueWritten.contains(attribute.name) {
                 line += " @unique"
                 uniqueWritten.insert(attribute.name)
@@ -100,12 +115,13 @@ extension CoreDataVersionTranslator {
                 details.append("versionHashModifier: \(quoted(modifier, at: attribute.location))")
             }
             if !details.isEmpty { line += " @coreData(\(details.joined(separator: ", ")))" }
-            for entry in attribute.userInfo { line += " " + userInfo(entry, at: attribute.location) }
+            for entry in attributeInfo.kept { line += " " + userInfo(entry, at: attribute.location) }
             reportOther(
                 attribute.otherAttributes, of: "attribute '\(name).\(attribute.name)'", ignoring: ["syncable"],
                 at: attribute.location)
             recorded.attributes[attribute.name] = .init(
                 schemaName: schemaName, renamingID: attribute.elementID ?? attribute.name)
+            lines += attributeInfo.doc.map { "    /// \(SchemaText.commentText($0))" }
             if let documentation = transformables[name]?[attribute.name], let documentation {
                 lines.append("    /// \(SchemaText.commentText(documentation))")
             }

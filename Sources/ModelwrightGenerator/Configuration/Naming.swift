@@ -57,7 +57,9 @@ package struct Naming: Sendable, Equatable {
         }
         var naming = Naming()
         if let value = object["typePrefix"] {
-            guard let prefix = value as? String, prefix.isEmpty || SwiftSpelling.isIdentifier(prefix) else {
+            // A prefix is the start of a name, so `_` or `Class` is a fine prefix though neither is a
+            // Swift identifier alone: check it with a letter after it.
+            guard let prefix = value as? String, prefix.isEmpty || SwiftSpelling.isIdentifier(prefix + "A") else {
                 throw error(
                     "'naming.typePrefix' must be a string of ASCII letters, digits and underscores that starts with a letter or an underscore"
                 )

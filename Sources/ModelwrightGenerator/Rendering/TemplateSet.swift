@@ -33,8 +33,22 @@ package struct TemplateSet: Sendable {
         // a config's, so a linked file there is refused rather than pasted into generated code.
         var roots: [String: String] = [:]
         if let folder {
-            let confined = try? ConfinedFolder.open(folder, for: .reading)
-            for name in names where confined.map({ $0.kind(of: "\(name).mustache") != .missing }) == true {
+            guard let confined = try? ConfinedFolder.open(folder, for: .reading) else {
+                throw GeneratorError.invalidTemplate(
+                    path: folder,
+                    message: "the --templates folder cannot be opened; give a folder of <Name>.mustache files")
+            }
+            let given = names.filter { confined.kind(of: "\($0).mustache") != .missing }
+            // A folder that overrides nothing is a mistake (a typo in its path or its file names),
+            // not a request for the defaults.
+            guard !given.isEmpty else {
+                throw GeneratorError.invalidTemplate(
+                    path: folder,
+                    message:
+                        "the --templates folder holds none of the templates; name them \(names.map { "\($0).mustache" }.joined(separator: ", "))"
+                )
+            }
+            for name in given {
                 paths[name] = URL(fileURLWithPath: folder).appendingPathComponent("\(name).mustache").path
                 roots[name] = URL(fileURLWithPath: folder).path
             }

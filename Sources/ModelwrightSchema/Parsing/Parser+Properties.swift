@@ -1,3 +1,5 @@
+import Modelwright
+
 /// The members of a declaration: properties, their types and default values, and annotations.
 extension Parser {
     // MARK: - Properties and types
@@ -31,7 +33,7 @@ extension Parser {
         var defaultValue: AST.Literal?
         if current.kind == .equals {
             advance()
-            defaultValue = parseLiteral(diagnostics: &diagnostics)
+            defaultValue = parseLiteral(for: type, diagnostics: &diagnostics)
             if defaultValue == nil {
                 skipLine()
                 return nil
@@ -163,7 +165,9 @@ extension Parser {
         }
     }
 
-    mutating func parseLiteral(diagnostics: inout DiagnosticSink) -> AST.Literal? {
+    /// A literal; `type`, when it is the declared type of the attribute the literal is the default
+    /// of, lets a bare word's note offer a value of that type.
+    mutating func parseLiteral(for type: AST.TypeReference? = nil, diagnostics: inout DiagnosticSink) -> AST.Literal? {
         let token = current
         let kind: AST.Literal.Kind
         var end = token.range.end
@@ -187,7 +191,7 @@ extension Parser {
             diagnostics.error(
                 "expected a value, found \(token.spelling)",
                 at: token.range.start,
-                notes: [("an enum case is written with a leading dot: '.\(token.text)'", token.range.start)]
+                notes: [(Self.bareWordNote(token.text, for: type), token.range.start)]
             )
             return nil
         default:
@@ -199,6 +203,23 @@ extension Parser {
         }
         advance()
         return AST.Literal(kind: kind, range: SourceRange(start: token.range.start, end: end))
+    }
+
+    /// What to write instead of a bare word as a value: a value of the declared built-in type (the
+    /// note's first quoted text is that value), or else an enum case.
+    private static func bareWordNote(_ word: String, for type: AST.TypeReference?) -> String {
+        guard let type, case .named(let name) = type.kind, let scalar = ScalarType.bySchemaSpelling[name.text] else {
+            return "an enum case is written with a leading dot: '.\(word)'"
+        }
+        guard let replacement = scalar.literal.replacement(forWord: word) else {
+            return "\(scalar.schemaSpelling) attributes take no default value: remove '= \(word)'"
+        }
+        switch scalar.literal {
+        case .bool: return "write '\(replacement)': \(scalar.phrase) is true or false"
+        case .integer, .floatingPoint, .decimal: return "write '\(replacement)': \(scalar.phrase) is a number"
+        case .instant: return "write '\(replacement)' for the insertion time, or an ISO 8601 date in quotes"
+        case .text, .none: return "write '\(replacement)': \(scalar.phrase) is written in quotes"
+        }
     }
 
     // MARK: - Annotations

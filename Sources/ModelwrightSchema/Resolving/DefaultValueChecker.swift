@@ -74,7 +74,7 @@ enum DefaultValueChecker {
         case (.instant, .now):
             return .success(.now)
         case (.instant, .string(let text)):
-            guard let seconds = iso8601Seconds(text) else {
+            guard let seconds = ISO8601Timestamp.secondsSince1970(text) else {
                 return .failure(
                     .init(
                         "\"\(text)\" is not an ISO 8601 date",
@@ -181,14 +181,6 @@ enum DefaultValueChecker {
                     hint: "write at most 38 significant digits"))
         }
         return .success(.decimal(text))
-    }
-
-    /// Seconds since 1970 of an ISO 8601 timestamp with a time zone, with or without fractions.
-    private static func iso8601Seconds(_ text: String) -> Double? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
-        formatter.formatOptions.insert(.withFractionalSeconds)
-        return formatter.date(from: text)?.timeIntervalSince1970
     }
 
     private static func describe(_ kind: AST.Literal.Kind) -> String {

@@ -126,6 +126,8 @@ extension EntityGraph {
         package var range: SourceRange
         /// Core Data's version hash modifier, from `@coreData(versionHashModifier:)`.
         package var versionHashModifier: String? = nil
+        /// `@sync`, when written on this entity (see ``SyncRules``).
+        package var sync: SyncMarking? = nil
     }
 
     /// A resolved attribute: the runtime's description of it (name, type, optionality, default,

@@ -87,7 +87,7 @@ extension GraphBuilder {
         }
     }
 
-    /// Resolves `@renamed`, `@unique`, `@index`, `@sort` and the Core Data annotations of an
+    /// Resolves `@renamed`, `@unique`, `@index`, `@sort`, `@sync` and the Core Data annotations of an
     /// entity; `visible` holds the entity's own and inherited properties.
     mutating func resolveEntityAnnotations(
         _ declaration: AST.Entity, entity: inout EntityGraph.Entity, visible: InheritedMembers
@@ -105,6 +105,11 @@ extension GraphBuilder {
                 renameSeen = true
                 entity.renamedFrom = renamedFrom(annotation)
                 entity.renameRange = annotation.range
+            case "sync":
+                if entity.sync != nil {
+                    diagnostics.error("'@sync' is written twice", at: annotation.range.start)
+                }
+                entity.sync = SyncRules.marking(annotation, on: entity, diagnostics: &diagnostics)
             case "coreData", "userInfo":
                 reportCoreDataAnnotation(annotation, onEntity: true, repeated: &coreDataSeen)
                 if let modifier = CoreDataAnnotations.details(in: [annotation])["versionHashModifier"] ?? nil {

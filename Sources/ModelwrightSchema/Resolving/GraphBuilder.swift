@@ -15,7 +15,7 @@ package struct GraphBuilder {
         AttributeType.init)
 
     static let propertyAnnotations = ["unique", "indexed", "renamed", "inverse", "noInverse", "delete"]
-    static let entityAnnotations = ["sort", "unique", "index", "renamed"]
+    static let entityAnnotations = ["sort", "unique", "index", "renamed", "sync"]
 
     enum TypeDeclaration {
         case entity(AST.Entity)
@@ -164,6 +164,7 @@ package struct GraphBuilder {
             diagnostics: &diagnostics
         )
         GeneratedNamespace.check(&graph, diagnostics: &diagnostics)
+        SyncRules.check(graph, diagnostics: &diagnostics)
         graph.migration = resolveMigration(file.declarations)
         let requests = file.declarations.compactMap { declaration -> AST.Request? in
             if case .request(let request) = declaration { return request }

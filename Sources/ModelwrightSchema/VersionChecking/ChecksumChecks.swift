@@ -46,20 +46,21 @@ extension VersionChecker {
                     Diagnostic(
                         severity: .error,
                         message:
-                            "version \(frozen.version) is frozen in the lock file, but its file '\(VersionChecker.fileName(model: lock.model, version: frozen.version))' is missing; released versions must stay, so stores created with them can be migrated",
+                            "version \(frozen.version) is frozen in \(LockFile.fileName), but its file '\(VersionChecker.fileName(model: lock.model, version: frozen.version))' is missing; released versions must stay, so stores created with them can be migrated: restore the file (from version control), or, if version \(frozen.version) was never released, remove its entry from \(LockFile.fileName)",
                         path: lockPath, location: nil))
                 continue
             }
             let checksum = versions[index].checksum.hexDigits
             guard checksum != frozen.checksum else { continue }
             let header = versions[index].graph.headerRange.start
+            let change = firstChange(in: versions[index], since: frozen)
             sinks[index].error(
-                "version \(frozen.version) is frozen (released): \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open",
-                at: header,
+                "version \(frozen.version) is frozen (released)\(change.map { ", but \($0.what)" } ?? ""): \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open",
+                at: change?.position ?? header,
                 notes: [
                     (
                         "undo the change here and make it in a new version instead: 'modelwright new-version \(folder)' starts version \((versions.last?.number ?? 0) + 1) as a copy of the current one",
-                        header
+                        change?.position ?? header
                     )
                 ]
             )
@@ -72,5 +73,30 @@ extension VersionChecker {
                     path: lockPath, location: nil))
         }
         return missing
+    }
+
+    /// The first entity, in the file's order, whose structure differs from the one the lock file
+    /// recorded (an entity whose parent changed too is passed over for the parent), then the
+    /// first entity removed; `nil` when the lock file records no entity digests.
+    private static func firstChange(in version: LoweredVersion, since frozen: LockFile.FrozenVersion) -> (
+        what: String, position: Int
+    )? {
+        guard let recorded = frozen.entities else { return nil }
+        let current = LockFile.entityDigests(of: version.schema)
+        let entities = version.graph.entities
+        let changed = Set(entities.map(\.name).filter { recorded[$0] != current[$0] })
+        let ordered = entities.filter { changed.contains($0.name) }
+        let first = ordered.first { entity in entity.parent.map { !changed.contains($0) } ?? true } ?? ordered.first
+        if let first {
+            let what =
+                recorded[first.name] == nil
+                ? "entity '\(first.name)' was added to it here"
+                : "entity '\(first.name)' changed: its structure differs"
+            return (what, first.range.start)
+        }
+        if let removed = recorded.keys.filter({ current[$0] == nil }).sorted().first {
+            return ("entity '\(removed)' was removed from it", version.graph.headerRange.start)
+        }
+        return nil
     }
 }

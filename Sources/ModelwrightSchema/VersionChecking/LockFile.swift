@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 
 /// The lock file beside a model's versions, `modelwright-lock.json`: the checksums of released
 /// versions. A released version must never change, or stores created with it no longer open;
@@ -26,6 +27,25 @@ package struct LockFile: Codable, Sendable, Equatable {
         package var version: Int
         /// Its checksum when it was frozen.
         package var checksum: String
+        /// Each entity's structure when it was frozen, as the first digits of the checksum of a
+        /// schema holding that entity alone (``LockFile/entityDigests(of:)``): what lets an edit
+        /// be traced to the entity it changed. Absent from lock files written before it existed.
+        package var entities: [String: String]? = nil
+    }
+
+    /// How many hexadecimal digits of each entity's digest the lock file keeps: enough to tell an
+    /// edit, short enough that a long history keeps a small lock file.
+    private static let entityDigestLength = 16
+
+    /// The digest of each entity's structure, by entity name: the runtime's checksum of a schema
+    /// that holds only that entity, so it covers exactly what the version checksum covers.
+    package static func entityDigests(of schema: SchemaDescription) -> [String: String] {
+        Dictionary(
+            schema.entities.map { entity in
+                let alone = SchemaDescription(modelName: schema.modelName, version: schema.version, entities: [entity])
+                return (entity.name, String(SchemaChecksum(of: alone).hexDigits.prefix(entityDigestLength)))
+            },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// The model's name.
@@ -38,7 +58,8 @@ package struct LockFile: Codable, Sendable, Equatable {
         LockFile(
             model: model.name,
             frozen: model.versions.filter { $0.number <= last }.map {
-                FrozenVersion(version: $0.number, checksum: $0.checksum.hexDigits)
+                FrozenVersion(
+                    version: $0.number, checksum: $0.checksum.hexDigits, entities: entityDigests(of: $0.schema))
             }
         )
     }

@@ -38,6 +38,30 @@ import Testing
         #expect(CoreDataStoreImportTests.snapshot(realStore) == before, "the link's target changed")
     }
 
+    /// Each store file with a second hard link elsewhere (the same file under two names, which a
+    /// backup tool or an attacker can make): the import reads the contents only, so it succeeds,
+    /// the shared file keeps its bytes through either name, and the new store shares no file with
+    /// anything (one link). A hard link gains an attacker nothing a copy of the file would not: the
+    /// importer never writes, truncates or renames a file of the store's, and never opens one
+    /// with SQLite.
+    @Test(arguments: storeFiles)
+    func aHardLinkedStoreFileImportsAndTheSharedFileKeepsItsBytes(suffix: String) throws {
+        let test = try Case(seed: 17, rowsInLog: true)
+        defer { test.remove() }
+        let other = test.folder.appendingPathComponent("elsewhere\(suffix)").path
+        #expect(link(test.store.path + suffix, other) == 0)
+        let before = FileManager.default.contents(atPath: other)
+        let snapshot = CoreDataStoreImportTests.snapshot(test.store)
+        let summary = try CoreDataStoreImport.importStore(
+            at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan, to: test.destination)
+        #expect(summary.totalRows == test.writer.objects.count)
+        #expect(FileManager.default.contents(atPath: other) == before, "the other name's bytes changed")
+        #expect(CoreDataStoreImportTests.snapshot(test.store) == snapshot, "the store changed")
+        var status = stat()
+        #expect(stat(other, &status) == 0 && status.st_nlink == 2, "a link of the store's file went away")
+        #expect(stat(test.destination.path, &status) == 0 && status.st_nlink == 1, "the new store has other names")
+    }
+
     /// A FIFO in a store file's place is refused at once; reading it would wait forever.
     @Test(arguments: storeFiles)
     func aFIFOInAStoreFilesPlaceIsRefusedWithoutWaiting(suffix: String) throws {

@@ -17,7 +17,9 @@ import Testing
         var writer: CoreDataStoreWriter
         var destination: URL { folder.appendingPathComponent("Shop.store") }
 
-        init(seed: Int, rowsInLog: Bool = true, metadataChanges: [String: Any] = [:]) throws {
+        init(
+            seed: Int, rowsInLog: Bool = true, metadataChanges: [String: Any] = [:], checkpointedTables: Bool = false
+        ) throws {
             var random = SplitMix64(seed: 2_929, index: seed)
             let fixture = CoreDataStoreFixture(random: &random)
             prepared = try CoreDataStoreImportTests.prepare(fixture)
@@ -26,7 +28,8 @@ import Testing
             writer = CoreDataStoreWriter(fixture: fixture, random: &random)
             store = try writer.write(
                 to: folder, name: "Shop", hashes: CoreDataVersionHashes.hashes(of: prepared.storeModel.versions[0]),
-                rowsInLog: rowsInLog, random: &random, metadataChanges: metadataChanges)
+                rowsInLog: rowsInLog, random: &random, metadataChanges: metadataChanges,
+                checkpointedTables: checkpointedTables)
         }
 
         func remove() {
@@ -137,6 +140,40 @@ import Testing
             Issue.record("a store whose -wal and -shm are missing was not refused")
             return
         }
+    }
+
+    /// The store of an app that ran once before (its tables checkpointed into the main file), whose
+    /// objects are all in the log: copied without its `-wal`, with or without the `-shm`, it would
+    /// read as an empty store. With the log, the same store imports every object.
+    @Test(arguments: 0..<4)
+    func aStoreWhoseTablesWereCheckpointedButNotItsRowsIsRefusedWithoutItsLog(seed: Int) throws {
+        let test = try Case(seed: 40 + seed, rowsInLog: true, checkpointedTables: true)
+        defer { test.remove() }
+        let header = try #require(FileManager.default.contents(atPath: test.store.path))
+        #expect(header.count > 4096 && header[18] == 2 && header[19] == 2, "not a WAL store with its tables")
+        let kept = test.folder.appendingPathComponent("kept")
+        try FileManager.default.createDirectory(at: kept, withIntermediateDirectories: true)
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(
+                atPath: test.store.path + suffix, toPath: kept.appendingPathComponent("Shop.sqlite").path + suffix)
+        }
+        let support = test.folder.appendingPathComponent(".Shop_SUPPORT")
+        if FileManager.default.fileExists(atPath: support.path) {
+            try FileManager.default.copyItem(at: support, to: kept.appendingPathComponent(".Shop_SUPPORT"))
+        }
+        try FileManager.default.removeItem(atPath: test.store.path + "-wal")
+        if seed % 2 == 0 {
+            try FileManager.default.removeItem(atPath: test.store.path + "-shm")
+        }
+        guard case .missingWriteAheadLog(let path)? = test.refusal() else {
+            Issue.record("a store whose objects are all in a missing -wal was not refused")
+            return
+        }
+        #expect(path == test.store.path)
+        let summary = try CoreDataStoreImport.importStore(
+            at: kept.appendingPathComponent("Shop.sqlite"), model: test.prepared.storeModel,
+            migrationPlan: test.prepared.plan, to: kept.appendingPathComponent("Shop.store"))
+        #expect(summary.totalRows == test.writer.objects.count)
     }
 
     /// After a rename by renaming identifier, Core Data keeps the old name in `Z_PRIMARYKEY`: the

@@ -309,9 +309,14 @@ extension CoreDataStoreWriter {
     /// Writes the store as `<folder>/<name>.sqlite` with its `-wal` and `-shm` (every row kept in
     /// the log when `rowsInLog`), external data in `.<name>_SUPPORT/_EXTERNAL_DATA`, and the
     /// metadata's version hashes `hashes`. Returns the `.sqlite` file.
+    ///
+    /// With `checkpointedTables`, Core Data's tables, metadata and entity rows (`Z_MAX` 0) are
+    /// written first and checkpointed into the main file, as a store that was created, closed and
+    /// opened again holds them; the objects then go in a second transaction, kept in the log when
+    /// `rowsInLog`.
     func write(
         to folder: URL, name: String, hashes: [String: Data], rowsInLog: Bool, random: inout SplitMix64,
-        metadataChanges: [String: Any] = [:]
+        metadataChanges: [String: Any] = [:], checkpointedTables: Bool = false
     ) throws -> URL {
         let manager = FileManager.default
         let build = folder.appendingPathComponent("build-\(UUID().uuidString)")
@@ -359,6 +364,31 @@ extension CoreDataStoreWriter {
             fromPropertyList: metadata.merging(metadataChanges) { _, new in new }, format: .binary, options: 0)
         statements.append(("INSERT INTO Z_METADATA VALUES (1, ?, ?)", [.text(storeUUID), .blob(plist)]))
         statements += try tableStatements(&random)
+        if checkpointedTables {
+            let created = statements.filter { sql, _ in
+                sql.hasPrefix("CREATE") || sql.hasPrefix("INSERT INTO Z_METADATA")
+                    || sql.hasPrefix("INSERT INTO Z_PRIMARYKEY")
+            }
+            try connection.inTransaction(.immediate) {
+                for (sql, arguments) in created {
+                    let statement = try connection.statement(sql)
+                    for (index, argument) in arguments.enumerated() {
+                        // Z_PRIMARYKEY's last key: none handed out yet.
+                        statement.bind(index == 3 ? .integer(0) : argument, Int32(index + 1))
+                    }
+                    try statement.run()
+                    statement.reset()
+                }
+            }
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            statements = statements.compactMap { sql, arguments in
+                if sql.hasPrefix("CREATE") || sql.hasPrefix("INSERT INTO Z_METADATA") { return nil }
+                if sql.hasPrefix("INSERT INTO Z_PRIMARYKEY") {
+                    return ("INSERT OR REPLACE INTO Z_PRIMARYKEY VALUES (?, ?, ?, ?)", arguments)
+                }
+                return (sql, arguments)
+            }
+        }
         try connection.inTransaction(.immediate) {
             for (sql, arguments) in statements {
                 let statement = try connection.statement(sql)

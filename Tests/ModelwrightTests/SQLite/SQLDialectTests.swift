@@ -21,13 +21,33 @@ struct SQLDialectTests {
         ("strftime", #"\bstrftime\("#),
         ("json_", #"\bjson_[a-z_]+\("#),
         ("IS NOT ?", #"IS NOT \?"#),
+        // SQLite's NULL-safe `<>` (`a IS NOT b`); `IS NOT NULL` is standard SQL.
+        ("IS NOT", #"IS NOT (?!NULL\b)"#),
+        ("mw_string", #"\bmw_string\("#),
+        ("CAST AS REAL", #"AS REAL\)"#),
         ("? list", #"repeating: "\?""#),
+        ("? marker", handWrittenMarker),
         ("BEGIN kind", #""BEGIN (DEFERRED|IMMEDIATE|EXCLUSIVE)"#),
     ]
 
+    /// A `?` parameter written by hand in an SQL string (`= ?`, `(?, ?)`, `? AS`, `LIMIT ?`):
+    /// the runtime takes markers from ``SQLDialect/parameter`` and ``SQLDialect/parameters(_:)``.
+    /// An SQL keyword or an operator (spaced, as SQL is written here) must come before it, so a
+    /// ternary (`a ? "b" : "c"`), `??` and an optional generic (`<Target>?`) are not read as markers.
+    private static let handWrittenMarker =
+        #"(\b(SELECT|VALUES|LIMIT|OFFSET|AND|OR|WHERE|SET|IN)\s*\(?|[=<>+]\s+|[(,]\s*)\?(\d*)(\s*[,)"]|\s+(AND|OR|WHERE|AS|OFFSET|ORDER|LIMIT|THEN|\+)\b)"#
+
     /// Files owned elsewhere this wave that still spell SQLite SQL, each with why; the test fails
     /// when an entry is no longer needed, so the list only shrinks.
-    private static let notYetRouted: Set<String> = []
+    private static let notYetRouted: Set<String> = [
+        // Moved in the next round: Sources/Modelwright/Migration/* is another engineer's this round;
+        // the migrator still writes its own `?` markers (copying tables, exact values, synthetic rows)
+        // and SQLite's NULL-safe `IS NOT` (checking a copied column).
+        "Sources/Modelwright/Migration/MigrationContext.swift: ? marker",
+        "Sources/Modelwright/Migration/MigrationTester.swift: ? marker",
+        "Sources/Modelwright/Migration/Migrator.swift: ? marker",
+        "Sources/Modelwright/Migration/Migrator.swift: IS NOT",
+    ]
 
     /// Every non-comment line of the Swift files under `folder` (and of templates), by file.
     private static func codeLines(under folder: String, extensions: Set<String>) throws -> [(String, [String])] {

@@ -97,12 +97,12 @@ struct ConditionPropertyTests {
         let layout = try SchemaLayout(Fixture.schema)
         for index in 0..<2000 {
             let condition = ConditionGenerator.tree(structure: UInt64(index), values: 6, derived: true)
-            var renderer = SQLPredicateRenderer(layout: layout)
+            var renderer = SQLPredicateRenderer(layout: layout, dialect: SQLiteDialect())
             _ = try renderer.render(QueryShape.shape(condition), entity: layout.entity("Trip"), alias: "t0")
             var shapeArguments: [SQLValue] = []
             QueryShape.collectArguments(of: QueryShape.shape(condition), into: &shapeArguments)
             #expect(shapeArguments == renderer.arguments, "\(condition)")
-            var rendered = SQLPredicateRenderer(layout: layout)
+            var rendered = SQLPredicateRenderer(layout: layout, dialect: SQLiteDialect())
             _ = try rendered.render(condition, entity: layout.entity("Trip"), alias: "t0")
             var collected: [SQLValue] = []
             QueryShape.collectArguments(of: condition, into: &collected)
@@ -127,7 +127,7 @@ struct ConditionPropertyTests {
 
     private static func sql(_ condition: Condition) throws -> String {
         let layout = try SchemaLayout(Fixture.schema)
-        var renderer = SQLPredicateRenderer(layout: layout)
+        var renderer = SQLPredicateRenderer(layout: layout, dialect: SQLiteDialect())
         let text = try renderer.render(condition, entity: layout.entity("Trip"), alias: "t0")
         return text + " -- " + renderer.arguments.map { "\($0)" }.joined(separator: ", ")
     }

@@ -1,0 +1,1 @@
+../../Sources/ModelwrightSchema/FileNames.swift

@@ -1,0 +1,1 @@
+../GenerateModelCode/TargetModelFolders.swift

@@ -1,0 +1,1 @@
+../../Sources/ModelwrightGenerator/Configuration/ConfigDiscovery.swift

@@ -1,0 +1,21 @@
+import Foundation
+
+/// Why a sync message was refused. Every case is `Codable`, so a server sends it back in its
+/// response and the device surfaces the same typed error.
+public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A timestamp is further ahead of the receiver's clock than the bound allows: the sender's
+    /// clock runs ahead. Nothing of the message was applied.
+    case clockAhead(stamp: HybridTimestamp, wallMilliseconds: UInt64, maximumDriftMilliseconds: UInt64)
+    /// The message was written by a sync protocol version this side does not speak.
+    case unsupportedProtocolVersion(found: Int, supported: ClosedRange<Int>)
+
+    /// What went wrong and what to do, in the user's terms.
+    public var description: String {
+        switch self {
+        case .clockAhead(let stamp, let wall, let drift):
+            "a change is stamped \(stamp.milliseconds > wall ? stamp.milliseconds - wall : 0) ms ahead of the server's clock (at most \(drift) ms are accepted): set the device's clock right; its changes are kept and sent again"
+        case .unsupportedProtocolVersion(let found, let supported):
+            "the message uses sync protocol version \(found), and this side speaks versions \(supported.lowerBound) to \(supported.upperBound): update the app or the server"
+        }
+    }
+}

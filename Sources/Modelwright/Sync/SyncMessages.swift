@@ -1,0 +1,248 @@
+import Foundation
+
+/// The sync protocol's version, written into every message: a side refuses a message of a
+/// version it does not speak with ``SyncError/unsupportedProtocolVersion(found:supported:)``
+/// before it reads anything else of it.
+public enum SyncProtocol {
+    /// The version this runtime writes.
+    public static let version = 1
+    /// The versions this runtime reads.
+    public static let supportedVersions = 1...1
+
+    /// Reads the `protocolVersion` of a message and throws unless it is supported.
+    static func checkVersion<Key: CodingKey>(in container: KeyedDecodingContainer<Key>, key: Key) throws {
+        let found = try container.decode(Int.self, forKey: key)
+        guard supportedVersions.contains(found) else {
+            throw SyncError.unsupportedProtocolVersion(found: found, supported: supportedVersions)
+        }
+    }
+}
+
+/// A position in the server's sequence of applied changes: opaque, increasing, and kept by each
+/// device as the point its next pull starts from.
+public struct SyncCursor: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The position.
+    public let position: Int64
+
+    /// The cursor at `position`.
+    public init(_ position: Int64) {
+        self.position = position
+    }
+
+    /// Decodes the cursor from one number.
+    public init(from decoder: any Decoder) throws {
+        position = try decoder.singleValueContainer().decode(Int64.self)
+    }
+
+    /// Encodes the cursor as one number.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(position)
+    }
+
+    /// Whether `lhs` is an earlier position.
+    public static func < (lhs: SyncCursor, rhs: SyncCursor) -> Bool { lhs.position < rhs.position }
+
+    /// `SyncCursor(n)`, for logs.
+    public var description: String { "SyncCursor(\(position))" }
+}
+
+/// Which model version a device runs: the server translates its changes through the migration
+/// plan, or refuses them, by it.
+public struct SyncSchemaVersion: Sendable, Hashable, Codable {
+    /// The model's name.
+    public let model: String
+    /// The version number.
+    public let version: Int
+    /// The version's checksum (``SchemaDescription``'s), which tells an edited version from the released one.
+    public let checksum: String
+
+    /// Version `version` of `model`, with its checksum.
+    public init(model: String, version: Int, checksum: String) {
+        self.model = model
+        self.version = version
+        self.checksum = checksum
+    }
+}
+
+/// What the server did where changes from two devices broke a uniqueness constraint, sent back
+/// so each device applies the same outcome.
+public enum ConstraintResolution: Sendable, Hashable, Codable {
+    /// The rows were merged by the constraint (`@sync(unique: merge)`): `merged` was folded into
+    /// `survivor` (the row with the earliest ID), its values merged by timestamp and its links
+    /// moved, and then deleted.
+    case merged(entity: String, constraint: [String], merged: UUID, survivor: UUID)
+    /// The later row was refused (`@sync(unique: reject)`) and deleted: the first to reach the
+    /// server keeps the value.
+    case rejected(entity: String, constraint: [String], row: UUID, kept: UUID)
+}
+
+/// A device's push: its local changes since the last token the server acknowledged.
+public struct PushRequest: Sendable, Hashable, Codable {
+    /// The protocol version the message is written in.
+    public let protocolVersion: Int
+    /// The device.
+    public let device: SyncNodeID
+    /// The model version the device runs.
+    public let schema: SyncSchemaVersion
+    /// The last history token the server acknowledged: the changes start after it (`nil`: from the start).
+    public let after: HistoryToken?
+    /// The history token of the newest local transaction the changes include: what the server acknowledges.
+    public let through: HistoryToken
+    /// The changes.
+    public let changes: ChangeSet
+
+    /// A push of `changes`, made after `after` through `through`.
+    public init(
+        device: SyncNodeID, schema: SyncSchemaVersion, after: HistoryToken?, through: HistoryToken,
+        changes: ChangeSet
+    ) {
+        protocolVersion = SyncProtocol.version
+        self.device = device
+        self.schema = schema
+        self.after = after
+        self.through = through
+        self.changes = changes
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case protocolVersion, device, schema, after, through, changes
+    }
+
+    /// Decodes a push, refusing an unsupported protocol version first.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
+        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        device = try container.decode(SyncNodeID.self, forKey: .device)
+        schema = try container.decode(SyncSchemaVersion.self, forKey: .schema)
+        after = try container.decodeIfPresent(HistoryToken.self, forKey: .after)
+        through = try container.decode(HistoryToken.self, forKey: .through)
+        changes = try container.decode(ChangeSet.self, forKey: .changes)
+    }
+}
+
+/// The server's answer to a push: applied as a whole, or refused as a whole.
+public struct PushResponse: Sendable, Hashable, Codable {
+    /// The protocol version the message is written in.
+    public let protocolVersion: Int
+    /// The push's `through` token once applied: the device's next push starts after it.
+    /// `nil` when the push was refused.
+    public let acknowledged: HistoryToken?
+    /// The server's cursor after applying the push.
+    public let cursor: SyncCursor
+    /// The uniqueness conflicts the push caused and how the server resolved them.
+    public let resolutions: [ConstraintResolution]
+    /// Why the push was refused; nothing of it was applied.
+    public let refusal: SyncError?
+
+    /// A response.
+    public init(
+        acknowledged: HistoryToken?, cursor: SyncCursor, resolutions: [ConstraintResolution] = [],
+        refusal: SyncError? = nil
+    ) {
+        protocolVersion = SyncProtocol.version
+        self.acknowledged = acknowledged
+        self.cursor = cursor
+        self.resolutions = resolutions
+        self.refusal = refusal
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case protocolVersion, acknowledged, cursor, resolutions, refusal
+    }
+
+    /// Decodes a response, refusing an unsupported protocol version first.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
+        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        acknowledged = try container.decodeIfPresent(HistoryToken.self, forKey: .acknowledged)
+        cursor = try container.decode(SyncCursor.self, forKey: .cursor)
+        resolutions = try container.decode([ConstraintResolution].self, forKey: .resolutions)
+        refusal = try container.decodeIfPresent(SyncError.self, forKey: .refusal)
+    }
+}
+
+/// A device's pull: everyone's changes since the server cursor it last saw.
+public struct PullRequest: Sendable, Hashable, Codable {
+    /// The protocol version the message is written in.
+    public let protocolVersion: Int
+    /// The device.
+    public let device: SyncNodeID
+    /// The model version the device runs: the server sends changes in its terms.
+    public let schema: SyncSchemaVersion
+    /// The cursor of the last pull (`nil`: from the start).
+    public let since: SyncCursor?
+    /// At most how many rows to send; the response says when more remain.
+    public let limit: Int
+
+    /// A pull of changes after `since`, at most `limit` rows.
+    public init(device: SyncNodeID, schema: SyncSchemaVersion, since: SyncCursor?, limit: Int) {
+        protocolVersion = SyncProtocol.version
+        self.device = device
+        self.schema = schema
+        self.since = since
+        self.limit = limit
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case protocolVersion, device, schema, since, limit
+    }
+
+    /// Decodes a pull, refusing an unsupported protocol version first.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
+        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        device = try container.decode(SyncNodeID.self, forKey: .device)
+        schema = try container.decode(SyncSchemaVersion.self, forKey: .schema)
+        since = try container.decodeIfPresent(SyncCursor.self, forKey: .since)
+        limit = try container.decode(Int.self, forKey: .limit)
+    }
+}
+
+/// The server's answer to a pull.
+public struct PullResponse: Sendable, Hashable, Codable {
+    /// The protocol version the message is written in.
+    public let protocolVersion: Int
+    /// The rows changed after the request's cursor, each with everything the server knows of it.
+    public let changes: ChangeSet
+    /// The cursor to pull from next.
+    public let cursor: SyncCursor
+    /// Whether more changes remain after `cursor`.
+    public let hasMore: Bool
+    /// Uniqueness conflicts resolved since the request's cursor.
+    public let resolutions: [ConstraintResolution]
+    /// Why the pull was refused (an app too old for the server's model, say).
+    public let refusal: SyncError?
+
+    /// A response.
+    public init(
+        changes: ChangeSet, cursor: SyncCursor, hasMore: Bool, resolutions: [ConstraintResolution] = [],
+        refusal: SyncError? = nil
+    ) {
+        protocolVersion = SyncProtocol.version
+        self.changes = changes
+        self.cursor = cursor
+        self.hasMore = hasMore
+        self.resolutions = resolutions
+        self.refusal = refusal
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case protocolVersion, changes, cursor, hasMore, resolutions, refusal
+    }
+
+    /// Decodes a response, refusing an unsupported protocol version first.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
+        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        changes = try container.decode(ChangeSet.self, forKey: .changes)
+        cursor = try container.decode(SyncCursor.self, forKey: .cursor)
+        hasMore = try container.decode(Bool.self, forKey: .hasMore)
+        resolutions = try container.decode([ConstraintResolution].self, forKey: .resolutions)
+        refusal = try container.decodeIfPresent(SyncError.self, forKey: .refusal)
+    }
+}

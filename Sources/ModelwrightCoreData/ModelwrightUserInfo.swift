@@ -1,0 +1,65 @@
+import ModelwrightSchema
+
+/// What a Core Data model cannot hold of a schema, kept in `userInfo` under keys of Modelwright's
+/// own, so that exporting a model and importing the bundle again gives the schema back: the doc
+/// comments of entities and attributes, an entity's default sort and a `now` default. Export
+/// writes the entries and import reads them back instead of keeping them as `@userInfo`; Core
+/// Data itself ignores them.
+package enum ModelwrightUserInfo {
+    /// The doc comment, its lines joined by line feeds.
+    static let doc = "modelwright.doc"
+    /// An entity's default sort: Core Data property names, each followed by ` descending` where
+    /// larger values come first, separated by `, `.
+    static let sort = "modelwright.sort"
+    /// An attribute's default that Core Data cannot hold; `now` is the only one.
+    static let defaultValue = "modelwright.default"
+
+    /// One key of a default sort: a Core Data property name and its direction.
+    struct SortKey: Equatable {
+        var name: String
+        var ascending: Bool
+    }
+
+    /// What import reads back from a `userInfo`: the entries that are not Modelwright's, and what
+    /// Modelwright's held.
+    struct Read {
+        var kept: [UserInfoEntry] = []
+        var doc: [String] = []
+        var sort: [SortKey] = []
+        var isNowDefault = false
+    }
+
+    /// The entries export adds for a doc comment, a default sort and a `now` default.
+    static func entries(doc: [String], sort: [SortKey] = [], isNowDefault: Bool = false) -> [UserInfoEntry] {
+        var entries: [UserInfoEntry] = []
+        if !doc.isEmpty { entries.append(UserInfoEntry(key: Self.doc, value: doc.joined(separator: "\n"))) }
+        if !sort.isEmpty {
+            let value = sort.map { $0.name + ($0.ascending ? "" : " descending") }.joined(separator: ", ")
+            entries.append(UserInfoEntry(key: Self.sort, value: value))
+        }
+        if isNowDefault { entries.append(UserInfoEntry(key: defaultValue, value: "now")) }
+        return entries
+    }
+
+    /// Splits `entries` into the ones to keep as `@userInfo` and what Modelwright's entries held.
+    static func read(_ entries: [UserInfoEntry]) -> Read {
+        var read = Read()
+        for entry in entries {
+            switch entry.key {
+            case doc:
+                read.doc = entry.value.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            case sort:
+                read.sort = entry.value.split(separator: ",").compactMap { key in
+                    let words = key.split(separator: " ")
+                    guard let name = words.first, words.count <= 2 else { return nil }
+                    return SortKey(name: String(name), ascending: words.count == 1 || words[1] != "descending")
+                }
+            case defaultValue where entry.value == "now":
+                read.isNowDefault = true
+            default:
+                read.kept.append(entry)
+            }
+        }
+        return read
+    }
+}
