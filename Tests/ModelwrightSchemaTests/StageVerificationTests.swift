@@ -106,9 +106,9 @@ struct StageVerificationTests {
         #expect(failures == 12)
     }
 
-    /// An entity moved to another parent whose stage forgets its rows (or moves some of them)
-    /// fails naming the entity and the counts, for stores of several sizes; a stage that moves
-    /// every row commits.
+    /// An entity moved to another parent has its rows moved by the migrator, before the stage's
+    /// code: a stage that then deletes some of them fails naming the entity and the counts, for
+    /// stores of several sizes; a stage that leaves them commits with every row.
     @Test func anEntityMovedToAnotherParentKeepsItsRowsOrTheStageFails() throws {
         let v1 = """
             model Farm version 1
@@ -158,7 +158,7 @@ struct StageVerificationTests {
                                 steps: [
                                     Self.stage { context in
                                         try context.execute(
-                                            "INSERT INTO \"Pet\" (\"id\", \"_entity\", \"owner\", \"name\", \"lives\") SELECT \"id\", 'Cat', '', \"name\", \"lives\" FROM \"Animal\" WHERE \"_entity\" = 'Cat' ORDER BY \"name\" LIMIT \(moved)"
+                                            "DELETE FROM \"Pet\" WHERE \"id\" IN (SELECT \"id\" FROM \"Pet\" WHERE \"_entity\" = 'Cat' ORDER BY \"name\" LIMIT \(rows - moved))"
                                         )
                                     }
                                 ])
@@ -177,6 +177,69 @@ struct StageVerificationTests {
                     _ = try tester.migrate()
                 }
             }
+        }
+    }
+
+    /// Giving an entity another parent (or none, or one where it had none) while relationships
+    /// point at it: `plan` accepts the step with a stage whose hook does nothing, and the
+    /// migration keeps every row with its ID, its values and every link to it (a to-one, an
+    /// ordered to-many in its order, a many-to-many), whichever way it moves.
+    @Test func anEntityGivenAnotherParentKeepsItsRowsAndLinks() throws {
+        let parents: [(String?, String?)] = [("Animal", "Pet"), ("Animal", nil), (nil, "Pet"), ("Pet", "Animal")]
+        for (from, to) in parents {
+            func text(_ version: Int, _ parent: String?) -> String {
+                """
+                model Farm version \(version)
+                entity Animal {
+                    name: String = ""
+                }
+                entity Pet {
+                    owner: String = ""
+                }
+                entity Cat\(parent.map { ": \($0)" } ?? "") {
+                    lives: Int16
+                    keeper: Person? @inverse(cats)
+                }
+                entity Person {
+                    name: String
+                    favourite: Cat?
+                    cats: [Cat] @inverse(keeper)
+                    friends: Set<Cat>
+                }
+                \(version == 2 ? "migration from 1 {\n    custom move \"move cats\"\n}" : "")
+
+                """
+            }
+            let failure = "\(from ?? "none") → \(to ?? "none")"
+            let (old, new) = try Self.versions(text(1, from), text(2, to))
+            let folder = try temporaryModelFolder(
+                named: "Farm", files: ["Farm.v1.model": text(1, from), "Farm.v2.model": text(2, to)])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            #expect(!loaded.diagnostics.contains { $0.severity == .error }, "\(failure): \(loaded.diagnostics)")
+            let step = try #require(loaded.model?.steps.first)
+            let stage = MigrationStage.CustomStep(
+                name: "move", label: "move cats",
+                obligations: step.obligations.map { obligation in
+                    .hook(of: obligation.entity, obligation.property) { _ in }
+                },
+                didMigrate: { _ in })
+            let tester = try MigrationTester(
+                plan: MigrationPlan(current: new, stages: [.custom(from: old, to: new, steps: [stage])]),
+                startingAt: old)
+            let cats = try (0..<3).map { try tester.insertRow("Cat", ["lives": .integer(Int64($0 + 1))]) }
+            let links: [String: FixtureValue] = [
+                "name": "Ada", "favourite": .to(cats[1]), "cats": .toMany([cats[2], cats[0]]),
+                "friends": .toMany([cats[1]]),
+            ]
+            let ada = try tester.insertRow("Person", links)
+            #expect(throws: Never.self, "\(failure)") { _ = try tester.migrate() }
+            let rows = try tester.rows(of: "Cat")
+            #expect(Set(rows.map(\.id)) == Set(cats.map(\.id)), "\(failure)")
+            #expect(rows.map { $0["lives"] }.sorted { "\($0)" < "\($1)" } == [.integer(1), .integer(2), .integer(3)])
+            #expect(try tester.links(of: "Person", "favourite")[ada.id] == [cats[1].id], "\(failure)")
+            #expect(try tester.links(of: "Person", "cats")[ada.id] == [cats[2].id, cats[0].id], "\(failure)")
+            #expect(try tester.links(of: "Person", "friends")[ada.id] == [cats[1].id], "\(failure)")
         }
     }
 

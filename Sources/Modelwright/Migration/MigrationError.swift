@@ -25,13 +25,17 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
         stage: String, entity: String, relationship: String, row: String, destination: String, found: String,
         rows: Int)
     /// After the stage, an entity that exists in both versions has fewer rows than before, though
-    /// nothing declared its rows lost (an entity moved to another parent whose rows were not moved).
+    /// nothing declared its rows lost (the stage's code deleted rows of an entity moved to another parent).
     case rowsLost(stage: String, entity: String, before: Int, after: Int)
     /// After the stage, rows of `entity` point through a one-to-one at rows of `destination`
     /// that do not point back through `inverse`: the stage's code set one side only.
     case oneToOneMismatch(
         stage: String, entity: String, relationship: String, row: String, destination: String, inverse: String,
         rows: Int)
+    /// After the stage, `rows` links of a relationship both versions have are gone, though the new
+    /// version can hold them (both rows exist and fit): the stage's code dropped them, or did not
+    /// carry them into the relationship's new shape. `row` and `destination` name the first.
+    case linksLost(stage: String, entity: String, relationship: String, rows: Int, row: String, destination: String)
     /// A row ``MigrationTester`` was asked to write does not fit the version it writes at.
     case invalidFixture(entity: String, version: Int, reason: String)
     /// After the stage, rows hold another value of an attribute the step keeps, or another list
@@ -61,9 +65,11 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
         case .wrongRelationshipTarget(let stage, let entity, let relationship, let row, let target, let found, let rows):
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(relationship)' points at a \(found) row where a \(target) is required (the \(entity) row \(row), for one); the stage was rolled back. Point it at a \(target) row in the stage's code"
         case .rowsLost(let stage, let entity, let before, let after):
-            "migration \(stage) left \(after) of the \(before) rows of \(entity); the stage was rolled back. An entity moved to another parent needs its rows moved to its new table in the stage's code"
+            "migration \(stage) left \(after) of the \(before) rows of \(entity); the stage was rolled back. The migration moves an entity's rows to its new table with their IDs; the stage's code must not delete them"
         case .oneToOneMismatch(let stage, let entity, let relationship, let row, let target, let inverse, let rows):
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(relationship)' points at a \(target) whose '\(inverse)' does not point back (the \(entity) row \(row), for one); the stage was rolled back. A one-to-one keeps both sides: set \(target).\(inverse) too in the stage's code"
+        case .linksLost(let stage, let entity, let relationship, let rows, let row, let destination):
+            "migration \(stage) lost \(rows) link\(rows == 1 ? "" : "s") of \(entity).\(relationship) that the new version can hold (the \(entity) row \(row) to \(destination), for one); the stage was rolled back. Keep the links in the stage's code, or declare 'lossy \(entity).\(relationship)' and remove the relationship if they should go"
         case .invalidFixture(let entity, let version, let reason):
             "cannot write a \(entity) row at version \(version): \(reason)"
         case .keptDataChanged(let stage, let entity, let property, let rows):

@@ -106,7 +106,11 @@ public final class MigrationTester {
         guard !layout.isAbstract else {
             throw refuse("\(entity) is abstract in version \(version); write a row of a sub-entity")
         }
-        let columns = Dictionary(layout.columns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // By the names the version's schema gives (a composite's field as `home.city`), and by the
+        // SQL name a column takes when a sibling declares the same name with another meaning.
+        let columns = Dictionary(
+            layout.columns.map { ($0.key, $0) } + layout.columns.map { ($0.name, $0) },
+            uniquingKeysWith: { first, _ in first })
         let toMany = Dictionary(
             layout.relationships.filter { $0.cardinality == .toMany }.map { ($0.name, $0) },
             uniquingKeysWith: { first, _ in first })
@@ -117,24 +121,26 @@ public final class MigrationTester {
         }
         var stored: [String: SQLValue] = [:]
         var links: [(RelationshipDescription, [FixtureRow])] = []
+        var oneToOnes: [(relationship: String, target: FixtureRow)] = []
         for name in values.keys.sorted() {
             guard let value = values[name] else { continue }
             if let column = columns[name] {
                 if value == .null {
                     guard column.isOptional else { throw refuse("'\(name)' is required in version \(version)") }
-                    stored[name] = .null
+                    stored[column.name] = .null
                 } else if let type = column.type {
                     guard let sqlValue = value.stored(as: type) else {
                         throw refuse(
                             "'\(name)' is \(Self.typeName(type)) in version \(version), and \(value.kind) is not one")
                     }
-                    stored[name] = sqlValue
+                    stored[column.name] = sqlValue
                 } else {
                     guard case .to(let row) = value else {
                         throw refuse("'\(name)' is a to-one relationship; give it .to(row), not \(value.kind)")
                     }
-                    try checkTarget(row, of: name)
-                    stored[name] = row.id
+                    try checkTarget(row, of: column.key)
+                    stored[column.name] = row.id
+                    oneToOnes.append((column.key, row))
                 }
             } else if let relationship = toMany[name] {
                 guard case .toMany(let rows) = value else {
@@ -143,7 +149,7 @@ public final class MigrationTester {
                 for row in rows { try checkTarget(row, of: name) }
                 links.append((relationship, rows))
             } else {
-                let known = (layout.columns.map(\.name) + toMany.keys).sorted()
+                let known = (layout.columns.map(\.key) + toMany.keys).sorted()
                 throw refuse(
                     "version \(version) has no attribute or relationship '\(name)' in \(entity); it has \(known.joined(separator: ", "))"
                 )
@@ -151,11 +157,27 @@ public final class MigrationTester {
         }
         for column in layout.columns
         where !column.isOptional && column.defaultLiteral == nil && stored[column.name] == nil {
-            throw refuse("'\(column.name)' is required in version \(version) and has no default; give it a value")
+            throw refuse("'\(column.key)' is required in version \(version) and has no default; give it a value")
         }
         let row = FixtureRow(entity: entity, uuid: UUIDVersion7.next())
         stored["id"] = row.id
         try context.insert(into: entity, values: stored)
+        // A one-to-one keeps both sides, as a store write sets them: the target points back, and
+        // a row that pointed at the target before lets go of it.
+        for (name, target) in oneToOnes {
+            guard let relationship = layout.relationships.first(where: { $0.name == name }),
+                let inverse = relationship.inverse,
+                let destination = start.entities[relationship.destination],
+                destination.relationships.first(where: { $0.name == inverse })?.cardinality == .toOne
+            else { continue }
+            let back = quoted(destination.columnName(inverse))
+            let mine = quoted(layout.columnName(name))
+            try context.execute(
+                "UPDATE \(quoted(layout.table)) SET \(mine) = NULL WHERE \(mine) = ? AND \"id\" <> ?",
+                [target.id, row.id])
+            try context.execute(
+                "UPDATE \(quoted(destination.table)) SET \(back) = ? WHERE \"id\" = ?", [row.id, target.id])
+        }
         for (relationship, targets) in links {
             let table = try start.entity(relationship.destination).table
             switch try start.storage(of: relationship, from: layout) {
@@ -204,6 +226,45 @@ public final class MigrationTester {
             }
         }
         return rows
+    }
+
+    /// The links of `relationship` of `entity` as the store now holds them (after
+    /// ``migrate(progress:)``, in the current version's shape): each source row's ID with the IDs
+    /// of the rows it leads to, in order for an ordered relationship (by ID otherwise).
+    ///
+    /// ```swift
+    /// let pets = try tester.links(of: "Person", "pets")
+    /// #expect(pets[ada.id] == [rex.id])
+    /// ```
+    public func links(of entity: String, _ relationship: String) throws -> [SQLValue: [SQLValue]] {
+        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        let version = try StoreMetadata.storedVersion(on: connection)
+        let layout = version == plan.current.version ? try SchemaLayout(plan.current) : start
+        let (description, target) = try layout.destination(of: relationship, from: layout.entity(entity))
+        let source = try layout.entity(entity)
+        let sql: String
+        if description.cardinality == .toOne {
+            let column = quoted(source.columnName(relationship))
+            sql =
+                "SELECT t.\"id\", t.\(column) FROM \(quoted(source.table)) AS t WHERE t.\(column) IS NOT NULL"
+                + (source.discriminatorSQL(alias: "t").map { " AND " + $0 } ?? "") + " ORDER BY t.\"id\""
+        } else {
+            switch try layout.storage(of: description, from: source) {
+            case .inverseColumn(let column, let position):
+                sql =
+                    "SELECT t.\(quoted(column)), t.\"id\" FROM \(quoted(target.table)) AS t WHERE t.\(quoted(column)) IS NOT NULL"
+                    + (target.discriminatorSQL(alias: "t").map { " AND " + $0 } ?? "")
+                    + " ORDER BY t.\(quoted(column)), \(position.map { "t." + quoted($0) + ", " } ?? "")t.\"id\""
+            case .joinTable(let table, let from, let to, let position):
+                sql =
+                    "SELECT t.\(quoted(from)), t.\(quoted(to)) FROM \(quoted(table)) AS t ORDER BY t.\(quoted(from)), "
+                    + "\(position.map { "t." + quoted($0) + ", " } ?? "")t.\(quoted(to))"
+            }
+        }
+        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        var result: [SQLValue: [SQLValue]] = [:]
+        while try statement.step() { result[statement.value(0), default: []].append(statement.value(1)) }
+        return result
     }
 
     /// The attribute type as the schema language spells it, with what a value must be, for errors.

@@ -55,8 +55,14 @@ struct Migrator {
     /// Runs one stage inside the caller's write transaction, begun with foreign keys off, and
     /// records the destination version in it; the caller commits, then calls ``reportCommitted(_:)``.
     /// A store opening runs each stage so, in the transaction that read the store's version.
+    ///
+    /// `records` are the app's record types, of the `current` version: the rows the stage changed
+    /// of each entity whose columns at the stage's destination are the current version's are
+    /// decoded with them (``RecordDecodingCheck``), so a value a stage writes that the app cannot
+    /// read fails that stage, not a later one.
     func runInOpenTransaction(
-        _ stage: MigrationStage, number: Int, of count: Int, freshSchemas: FreshSchemaCache? = nil
+        _ stage: MigrationStage, number: Int, of count: Int, freshSchemas: FreshSchemaCache? = nil,
+        records: [any Record.Type] = [], current: SchemaLayout? = nil
     ) throws -> StageResult {
         var run = try StageRun(stage: stage, connection: connection, freshSchemas: freshSchemas) {
             event, table, rows in
@@ -66,7 +72,18 @@ struct Migrator {
         let kept = try run.keptRowCounts()
         let before = MigrationContext(connection: connection, layout: run.source)
         for step in stage.customSteps { try step.willMigrate?(before) }
+        // The links of every relationship the stage keeps (of those whose storage moves, for a
+        // stage without the app's code), read before anything changes.
+        let links = KeptLinks(
+            source: run.source, destination: run.destination, mapping: run.mapping, all: !stage.customSteps.isEmpty)
+        try links.read(connection)
+        // The rows of entities that change tables move with their IDs, before the app's code.
+        let moved = MovedRows(
+            source: run.source, destination: run.destination, mapping: run.mapping, dialect: connection.dialect)
+        try moved.read(connection)
         try run.addPhase()
+        try run.move(moved)
+        try run.carry(links)
         let after = MigrationContext(connection: connection, layout: run.destination)
         for step in stage.customSteps {
             for obligation in step.obligations {
@@ -79,8 +96,16 @@ struct Migrator {
         try run.removePhase()
         try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
         try run.check(everyTable: !stage.customSteps.isEmpty)
+        try links.check(connection, stage: run.name)
+        if let current, !records.isEmpty {
+            try RecordDecodingCheck.run(
+                records, layout: run.destination, current: current, on: connection, stage: run.name,
+                // The last stage reads every row, as opening the store will.
+                changed: stage.customSteps.isEmpty && stage.destination.version != current.schema.version
+                    ? run.changedTables : nil)
+        }
         // A stub cannot pair the two sides of a one-to-one (it points every row at a row it finds),
-        // nor know where a moved entity's rows go: the app's code is held to both.
+        // nor know which moved rows the app's code keeps: the app's code is held to both.
         if !stubsObligations {
             try run.checkOneToOnes(everyTable: !stage.customSteps.isEmpty)
             try run.checkKeptRows(kept)
@@ -126,6 +151,8 @@ private struct StageRun {
     private(set) var rowsCopied = 0
     /// Tables whose rows this stage changed, for the foreign key check.
     private var touched: Set<String> = []
+    /// Tables whose rows this stage changed or copied.
+    var changedTables: Set<String> { touched.union(operations.map(\.table)) }
     /// Columns an obligation filled while they still had the source version's declared type, by
     /// table: that type's affinity may have changed the values as they were written (a `Double`
     /// into a `Decimal`'s `TEXT` column becomes text, a `String` "007" in an `INTEGER` column
@@ -410,6 +437,23 @@ private struct StageRun {
                     .updateRows(table: layout.table, reason: "places the rows of ordered relationships that have none"))
                 touched.insert(layout.table)
             }
+        }
+    }
+
+    /// Writes the rows of entities that change tables into their new tables (see ``MovedRows``).
+    mutating func move(_ rows: MovedRows) throws {
+        for table in try rows.write(connection) {
+            operations.append(.updateRows(table: table, reason: "moves the rows of an entity that changed tables"))
+            touched.insert(table)
+        }
+    }
+
+    /// Writes the links of relationships whose storage moved into their new storage (see ``KeptLinks``).
+    mutating func carry(_ links: KeptLinks) throws {
+        for table in try links.carry(connection) {
+            operations.append(
+                .updateRows(table: table, reason: "carries the links of a relationship into its new shape"))
+            touched.insert(table)
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The last check of a migration, inside the transaction of its last stage: every row of every
-/// concrete entity that has a `Codable` attribute decodes with the app's record type.
+/// A check of each migration stage, inside its transaction: every row of every concrete entity
+/// that has a `Codable` attribute decodes with the app's record type.
 ///
 /// The store's own value check (``StoredValues``) judges a column by its storage class, an enum's
 /// raw values and a composite's completeness; it cannot know the app's `Codable` types, so JSON
@@ -9,16 +9,32 @@ import Foundation
 /// `[String: Int]`) passes it. Only the app's types can tell, and the generated plan passes them
 /// (``MigrationPlan/records``): a row they cannot decode fails the stage, which rolls back, so the
 /// app keeps a store its previous release reads rather than one whose every fetch throws.
+///
+/// The records are the current version's; an earlier stage is checked with them for the entities
+/// whose columns at its destination are the current version's, so the stage that writes a value
+/// is the one that fails, and a later stage cannot hide it.
 enum RecordDecodingCheck {
-    /// Decodes every row of the entities of `records` in `layout`; throws
-    /// ``MigrationError/undecodableRecord(stage:entity:attribute:row:reason:)`` for the first row
-    /// that does not decode.
+    /// Decodes the rows of the entities of `records` in `layout`, for those whose columns in
+    /// `layout` are the ones in `current` and whose table is in `changed` (every table when
+    /// `nil`); throws ``MigrationError/undecodableRecord(stage:entity:attribute:row:reason:)`` for
+    /// the first row that does not decode.
     static func run(
-        _ records: [any Record.Type], layout: SchemaLayout, on connection: SQLiteConnection, stage: String
+        _ records: [any Record.Type], layout: SchemaLayout, current: SchemaLayout, on connection: SQLiteConnection,
+        stage: String, changed: Set<String>? = nil
     ) throws {
         for record in records {
+            guard let entity = layout.entities[record.entityName], let now = current.entities[record.entityName],
+                changed?.contains(entity.table) ?? true, sameColumns(entity, now)
+            else { continue }
             try decodeEveryRow(of: record, layout: layout, on: connection, stage: stage)
         }
+    }
+
+    /// Whether a record of `current` reads the rows of `entity` column for column.
+    private static func sameColumns(_ entity: EntityLayout, _ current: EntityLayout) -> Bool {
+        entity.table == current.table && entity.hasDiscriminator == current.hasDiscriminator
+            && entity.columns.map { [$0.name, $0.key, "\($0.isOptional)", "\(String(describing: $0.type))"] }
+                == current.columns.map { [$0.name, $0.key, "\($0.isOptional)", "\(String(describing: $0.type))"] }
     }
 
     private static func decodeEveryRow<Target: Record>(

@@ -109,7 +109,7 @@ struct TableMapping {
 
     /// The source column a destination column continues, with the SQL that converts its value
     /// (over ``sourcePlaceholder``), or `nil` for a new column.
-    private static func source(
+    static func source(
         of column: ColumnLayout, renamedFrom: String?, in newLayout: EntityLayout, from oldLayout: EntityLayout,
         dialect: some SQLDialect
     ) -> (String, String)? {

@@ -205,12 +205,7 @@ public final class Store: Sendable {
                         let count = stageCount ?? stages.count
                         stageCount = count
                         let result = try Migrator(connection: connection, progress: progress).runInOpenTransaction(
-                            next, number: count - stages.count + 1, of: count)
-                        if stages.count == 1 {
-                            try RecordDecodingCheck.run(
-                                plan.records, layout: layout, on: connection,
-                                stage: "from version \(next.source.version) to \(next.destination.version)")
-                        }
+                            next, number: count - stages.count + 1, of: count, records: plan.records, current: layout)
                         return .migrated(result)
                     }
                     // A store that recorded no number (or another version's) resolved to this

@@ -177,6 +177,63 @@ struct RecordDecodingCheckTests {
         let books = try await store.performQuery { try $0.fetch(FetchRequest<Book<[String: Int]>>()) }
         #expect(books.map(\.tags) == [["x": 2, "y": 1]])
     }
+    /// A bad value written by an earlier stage fails that stage, named, whatever comes after: a
+    /// later lightweight stage (another entity added) or a later custom stage that would read it.
+    /// Drawn: how many stages follow the one that leaves the JSON unconverted, and which overwrites it.
+    @Test func theStageThatWritesAnUndecodableValueIsTheOneThatFails() throws {
+        var rng = SplitMix64(seed: 2525)
+        for _ in 0..<8 {
+            let total = Int.random(in: 2...4, using: &rng)
+            // The later stage that overwrites the value, if any.
+            let masking = Bool.random(using: &rng) ? Int.random(in: 2...total, using: &rng) : nil
+            // Version 1 holds lists; every later version a dictionary, and adds an entity.
+            let versions = (1...total + 1).map { version -> SchemaDescription in
+                var schema = Self.schema(version: version, tags: version == 1 ? "[String]" : "[String: Int]")
+                for extra in 2..<(version + 1) where extra > 1 {
+                    schema.entities.append(
+                        EntityDescription(
+                            name: "Extra\(extra)", attributes: [AttributeDescription(name: "n", type: .int64)]))
+                }
+                return schema
+            }
+            // The retype (stage 1) leaves the lists unconverted.
+            let stages = (1...total).map { number -> MigrationStage in
+                let (from, to) = (versions[number - 1], versions[number])
+                guard number == 1 else {
+                    // A later custom stage that would mask the value by overwriting it.
+                    return number == masking
+                        ? .custom(
+                            from: from, to: to,
+                            steps: [
+                                .init(
+                                    name: "later", label: "Later", obligations: [],
+                                    didMigrate: { context in
+                                        try context.execute("UPDATE \"Book\" SET \"tags\" = '{}'")
+                                    })
+                            ]) : .lightweight(from: from, to: to)
+                }
+                return .custom(
+                    from: from, to: to,
+                    steps: [
+                        .init(
+                            name: "retag", label: "Retype", obligations: [.hook(of: "Book", "tags") { _ in }],
+                            didMigrate: { _ in })
+                    ])
+            }
+            let plan = MigrationPlan(current: versions[total], stages: stages, records: [Book<[String: Int]>.self])
+            let tester = try MigrationTester(plan: plan, startingAt: versions[0])
+            try tester.insert("Book", ["title": .text("b"), "tags": .text("[\"x\"]")])
+            #expect {
+                _ = try tester.migrate()
+            } throws: { error in
+                guard case MigrationError.undecodableRecord(let stage, "Book", "tags", _, _) = error else {
+                    return false
+                }
+                return stage == "from version 1 to 2"
+            }
+        }
+    }
+
     /// What the check costs: a lightweight migration (a new optional attribute) of
     /// `MODELWRIGHT_LARGE=1`'s 200,000 rows with and without the records to decode (printed;
     /// timings belong in Benchmarks, so nothing is asserted).

@@ -1,0 +1,260 @@
+import Foundation
+
+/// The links of the relationships a stage keeps (present in both versions, by name or
+/// `@renamed`), read before the stage changes anything: the migrator writes them into the new
+/// storage when a relationship's links move (a to-one becoming to-many moves them to a join
+/// table, a one-to-many becoming many-to-many too), and after the stage every old link that the
+/// new shape can hold must still be there.
+///
+/// A link the new shape can hold is one whose two rows still exist, whose destination row is of
+/// the new destination entity (or one below it: narrowing `Set<Animal>` to `Set<Cat>` drops the
+/// links to dogs), and that does not share a to-one side with another link (a to-many narrowed
+/// to a to-one cannot keep a row's several links; the planner asks for `lossy` or a stage there).
+/// The app's code may add links; it may not drop one of those silently.
+struct KeptLinks {
+    /// Where a relationship's links are stored, from its own side.
+    private enum Storage: Equatable {
+        /// `column` of `table` holds the destination's ID in the source's row.
+        case toOne(table: String, column: String)
+        /// `column` of `table` (the destination's) holds the source's ID, with a position column
+        /// when the relationship is ordered.
+        case inverseColumn(table: String, column: String, position: String?)
+        /// A join table, with this side's column and the other side's.
+        case joinTable(table: String, source: String, destination: String)
+
+        /// The table the links are written to.
+        var table: String {
+            switch self {
+            case .toOne(let table, _), .inverseColumn(let table, _, _), .joinTable(let table, _, _): table
+            }
+        }
+    }
+
+    /// One relationship of both versions.
+    private struct Kept {
+        /// The destination entity and relationship names, for errors.
+        let entity: String
+        let relationship: String
+        /// The temporary table its old links are kept in: (`src`, `dst`, `pos`).
+        let links: String
+        let old: Storage
+        let new: Storage
+        /// The new version's source and destination entities.
+        let source: EntityLayout
+        let destination: EntityLayout
+        /// Whether a source row (`perSource`) or a destination row (`perDestination`) holds at
+        /// most one link in the new version.
+        let perSource: Bool
+        let perDestination: Bool
+        let isOrdered: Bool
+        /// Whether the old and new storage differ, so the migrator writes the links again.
+        let moves: Bool
+    }
+
+    private let kept: [Kept]
+
+    /// The relationships of a stage from `source` to `destination` whose links are read: every
+    /// kept one when `all` (a stage with the app's code, which may write anywhere), otherwise
+    /// those whose links move.
+    init(source: SchemaLayout, destination: SchemaLayout, mapping: TableMapping, all: Bool) {
+        var kept: [Kept] = []
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name],
+                let oldEntity = source.entities[description.renamedFrom ?? description.name]
+            else { continue }
+            for relationship in description.relationships {
+                let oldName = relationship.renamedFrom ?? relationship.name
+                guard let old = oldEntity.relationships.first(where: { $0.name == oldName }),
+                    let target = destination.entities[relationship.destination],
+                    let oldStorage = Self.storage(of: old, from: oldEntity, in: source),
+                    let newStorage = Self.storage(of: relationship, from: entity, in: destination)
+                else { continue }
+                let moves = !Self.same(oldStorage, newStorage, mapping: mapping)
+                guard all || moves else { continue }
+                let inverse = relationship.inverse.flatMap { name in target.relationships.first { $0.name == name } }
+                kept.append(
+                    Kept(
+                        entity: entity.name, relationship: relationship.name, links: "_mw_links_\(kept.count)",
+                        old: oldStorage, new: newStorage, source: entity, destination: target,
+                        perSource: relationship.cardinality == .toOne, perDestination: inverse?.cardinality == .toOne,
+                        isOrdered: relationship.isOrdered, moves: moves))
+            }
+        }
+        // An ordered side writes a shared join table first, so its places are the ones kept.
+        self.kept = kept.sorted { $0.isOrdered && !$1.isOrdered }
+    }
+
+    /// Whether any relationship's links are read.
+    var isEmpty: Bool { kept.isEmpty }
+
+    /// Copies the old links of every kept relationship into temporary tables; runs before the stage
+    /// changes the store.
+    func read(_ connection: SQLiteConnection) throws {
+        for item in kept {
+            try connection.execute(
+                "CREATE TEMP TABLE \(quoted(item.links)) AS \(Self.select(item.old, from: item))")
+            // The checks count each row's links per side: without these, quadratic in the links.
+            for side in ["src", "dst"] {
+                try connection.execute(
+                    "CREATE INDEX temp.\(quoted(item.links + "_" + side)) ON \(quoted(item.links)) (\(quoted(side)))")
+            }
+        }
+    }
+
+    /// Writes the old links of every relationship whose storage moved into its new storage,
+    /// where the new shape can hold them and the store does not hold them already; returns the
+    /// tables written.
+    func carry(_ connection: SQLiteConnection) throws -> [String] {
+        var written: [String] = []
+        for item in kept where item.moves {
+            let links = "temp.\(quoted(item.links))"
+            let fits = fitting(item, alias: "l")
+            switch item.new {
+            case .toOne(let table, let column):
+                let only =
+                    "(SELECT count(*) FROM \(links) AS l WHERE l.\"src\" = \(quoted(table)).\"id\" AND \(fits)) = 1"
+                try connection.execute(
+                    "UPDATE \(quoted(table)) SET \(quoted(column)) = (SELECT l.\"dst\" FROM \(links) AS l WHERE l.\"src\" = \(quoted(table)).\"id\" AND \(fits)) "
+                        + "WHERE \(quoted(column)) IS NULL AND \(rows(of: item.source, alias: quoted(table))) AND \(only)"
+                )
+            case .inverseColumn(let table, let column, let position):
+                let match = "FROM \(links) AS l WHERE l.\"dst\" = \(quoted(table)).\"id\" AND \(fits)"
+                let place = position.map { ", \(quoted($0)) = (SELECT l.\"pos\" \(match))" } ?? ""
+                try connection.execute(
+                    "UPDATE \(quoted(table)) SET \(quoted(column)) = (SELECT l.\"src\" \(match))\(place) "
+                        + "WHERE \(quoted(column)) IS NULL AND \(rows(of: item.destination, alias: quoted(table))) "
+                        + "AND (SELECT count(*) \(match)) = 1")
+            case .joinTable(let table, let source, let destination):
+                // The table's `source` side owns its positions, counted after the places it holds.
+                let owner = source == "source" ? "l.\"src\"" : "l.\"dst\""
+                let ordered = try Self.hasPosition(table, connection)
+                let place =
+                    ordered
+                    ? ", (SELECT COALESCE(MAX(j.\"position\"), -1) + 1 FROM \(quoted(table)) AS j WHERE j.\"source\" = \(owner)) "
+                        + "+ row_number() OVER (PARTITION BY \(owner) ORDER BY l.\"pos\", \(source == "source" ? "l.\"dst\"" : "l.\"src\"")) - 1"
+                    : ""
+                try connection.execute(
+                    "INSERT INTO \(quoted(table)) (\(quoted(source)), \(quoted(destination))\(ordered ? ", \"position\"" : "")) "
+                        + "SELECT l.\"src\", l.\"dst\"\(place) FROM \(links) AS l WHERE \(fits) "
+                        + "AND NOT EXISTS (SELECT 1 FROM \(quoted(table)) AS j WHERE j.\(quoted(source)) = l.\"src\" AND j.\(quoted(destination)) = l.\"dst\")"
+                )
+            }
+            if !written.contains(item.new.table) { written.append(item.new.table) }
+        }
+        return written
+    }
+
+    /// Checks that every old link the new shape can hold is still there, then drops the temporary
+    /// tables; throws ``MigrationError/linksLost(stage:entity:relationship:rows:row:destination:)``
+    /// for the first relationship that lost one.
+    func check(_ connection: SQLiteConnection, stage: String) throws {
+        for item in kept {
+            let statement = try SQLiteStatement(
+                connection: connection,
+                sql:
+                    "SELECT count(*), min(quote(l.\"src\")), min(quote(l.\"dst\")) FROM temp.\(quoted(item.links)) AS l "
+                    + "WHERE \(fitting(item, alias: "l")) AND NOT EXISTS (\(Self.link(item.new, alias: "l")))")
+            if try statement.step(), statement.int64(0) > 0 {
+                throw MigrationError.linksLost(
+                    stage: stage, entity: item.entity, relationship: item.relationship, rows: Int(statement.int64(0)),
+                    row: statement.string(1), destination: statement.string(2))
+            }
+        }
+        for item in kept { try connection.execute("DROP TABLE temp.\(quoted(item.links))") }
+    }
+
+    // MARK: - Queries
+
+    /// The condition that link `alias` (of the temporary table) fits the new version: both rows
+    /// exist as rows of the new source and destination entities, and it is the only link of a
+    /// side that holds one.
+    private func fitting(_ item: Kept, alias: String) -> String {
+        let links = "temp.\(quoted(item.links))"
+        var conditions = [ends(item, alias: alias)]
+        // Counted among the links that fit the destination: narrowing `Set<Animal>` to `Cat?`
+        // keeps a person's one cat when the dogs go.
+        if item.perSource {
+            conditions.append(
+                "(SELECT count(*) FROM \(links) AS o WHERE o.\"src\" = \(alias).\"src\" AND \(ends(item, alias: "o"))) = 1"
+            )
+        }
+        if item.perDestination {
+            conditions.append(
+                "(SELECT count(*) FROM \(links) AS o WHERE o.\"dst\" = \(alias).\"dst\" AND \(ends(item, alias: "o"))) = 1"
+            )
+        }
+        return conditions.joined(separator: " AND ")
+    }
+
+    /// The condition that both rows of link `alias` exist as rows of the new source and destination.
+    private func ends(_ item: Kept, alias: String) -> String {
+        "\(alias).\"src\" IN (SELECT s.\"id\" FROM \(quoted(item.source.table)) AS s WHERE \(rows(of: item.source, alias: "s"))) "
+            + "AND \(alias).\"dst\" IN (SELECT d.\"id\" FROM \(quoted(item.destination.table)) AS d WHERE \(rows(of: item.destination, alias: "d")))"
+    }
+
+    private func rows(of entity: EntityLayout, alias: String) -> String {
+        entity.discriminatorSQL(alias: alias) ?? "1"
+    }
+
+    /// The old links as (`src`, `dst`, `pos`).
+    private static func select(_ storage: Storage, from item: Kept) -> String {
+        switch storage {
+        case .toOne(let table, let column):
+            "SELECT t.\"id\" AS \"src\", t.\(quoted(column)) AS \"dst\", NULL AS \"pos\" FROM \(quoted(table)) AS t WHERE t.\(quoted(column)) IS NOT NULL"
+        case .inverseColumn(let table, let column, let position):
+            "SELECT t.\(quoted(column)) AS \"src\", t.\"id\" AS \"dst\", \(position.map { "t." + quoted($0) } ?? "NULL") AS \"pos\" FROM \(quoted(table)) AS t WHERE t.\(quoted(column)) IS NOT NULL"
+        case .joinTable(let table, let source, let destination):
+            "SELECT t.\(quoted(source)) AS \"src\", t.\(quoted(destination)) AS \"dst\", NULL AS \"pos\" FROM \(quoted(table)) AS t"
+        }
+    }
+
+    /// A query that finds link `alias` in the new storage.
+    private static func link(_ storage: Storage, alias: String) -> String {
+        switch storage {
+        case .toOne(let table, let column):
+            "SELECT 1 FROM \(quoted(table)) AS n WHERE n.\"id\" = \(alias).\"src\" AND n.\(quoted(column)) = \(alias).\"dst\""
+        case .inverseColumn(let table, let column, _):
+            "SELECT 1 FROM \(quoted(table)) AS n WHERE n.\"id\" = \(alias).\"dst\" AND n.\(quoted(column)) = \(alias).\"src\""
+        case .joinTable(let table, let source, let destination):
+            "SELECT 1 FROM \(quoted(table)) AS n WHERE n.\(quoted(source)) = \(alias).\"src\" AND n.\(quoted(destination)) = \(alias).\"dst\""
+        }
+    }
+
+    private static func hasPosition(_ table: String, _ connection: SQLiteConnection) throws -> Bool {
+        let statement = try SQLiteStatement(
+            connection: connection,
+            sql: "SELECT count(*) FROM pragma_table_info(\(SQLSyntax.string(table))) WHERE name = 'position'")
+        return try statement.step() && statement.int64(0) > 0
+    }
+
+    private static func storage(
+        of relationship: RelationshipDescription, from entity: EntityLayout, in layout: SchemaLayout
+    ) -> Storage? {
+        guard relationship.cardinality == .toMany else {
+            guard let column = entity.column(forKey: relationship.name), column.type == nil else { return nil }
+            return .toOne(table: entity.table, column: column.name)
+        }
+        guard let destination = layout.entities[relationship.destination],
+            let storage = try? layout.storage(of: relationship, from: entity)
+        else { return nil }
+        switch storage {
+        case .inverseColumn(let column, let position):
+            return .inverseColumn(table: destination.table, column: column, position: position)
+        case .joinTable(let table, let source, let destination, _):
+            return .joinTable(table: table, source: source, destination: destination)
+        }
+    }
+
+    /// Whether the old storage continues as the new one under the stage's renames.
+    private static func same(_ old: Storage, _ new: Storage, mapping: TableMapping) -> Bool {
+        switch (old, new) {
+        case (.toOne(let oldTable, let oldColumn), .toOne(let table, let column)),
+            (.inverseColumn(let oldTable, let oldColumn, _), .inverseColumn(let table, let column, _)):
+            return mapping.sourceTable[table] == oldTable && mapping.sourceColumn[table]?[column] == oldColumn
+        case (.joinTable(let oldTable, _, _), .joinTable(let table, _, _)):
+            return mapping.sourceTable[table] == oldTable
+        default:
+            return false
+        }
+    }
+}

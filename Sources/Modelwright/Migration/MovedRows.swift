@@ -1,0 +1,85 @@
+import Foundation
+
+/// The rows of entities that change tables in a stage (an entity given another parent, or none),
+/// moved by the migrator with their IDs: every link to them, which holds their IDs, stays valid,
+/// and the stage's code finds them where the new version keeps them.
+///
+/// The rows are read before the stage changes the store, with each kept column's value (converted
+/// as a kept attribute's is), and written into the new table after the add phase, before the
+/// app's code; the remove phase then deletes them from the table they left.
+struct MovedRows {
+    /// One entity whose rows change tables.
+    private struct Move {
+        let entity: EntityLayout
+        /// The temporary table its rows wait in, with the destination's column names.
+        let rows: String
+        /// The query that reads them in the source version's store.
+        let select: String
+        let columns: [String]
+    }
+
+    private let moves: [Move]
+
+    /// The entities of a stage from `source` to `destination` whose rows change tables.
+    init(source: SchemaLayout, destination: SchemaLayout, mapping: TableMapping, dialect: some SQLDialect) {
+        var moves: [Move] = []
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract,
+                let old = source.entities[description.renamedFrom ?? description.name], !old.isAbstract,
+                old.table != mapping.sourceTable[entity.table]
+            else { continue }
+            let attributes = TableMapping.lineage(of: description, in: destination.schema).flatMap(\.attributes)
+            var columns = ["id"]
+            var values = ["t.\"id\""]
+            for column in entity.columns {
+                let renamedFrom = attributes.first { $0.name == column.property }?.renamedFrom
+                guard
+                    let (oldColumn, expression) = TableMapping.source(
+                        of: column, renamedFrom: renamedFrom, in: entity, from: old, dialect: dialect)
+                else { continue }
+                columns.append(column.name)
+                values.append(
+                    expression.replacingOccurrences(of: TableMapping.sourcePlaceholder, with: "t." + quoted(oldColumn)))
+            }
+            for column in entity.positionColumns {
+                let inverse = String(column.dropLast("._position".count))
+                guard let key = entity.columns.first(where: { $0.name == inverse })?.key else { continue }
+                let oldKey = description.relationships.first { $0.name == key }?.renamedFrom ?? key
+                let oldPosition = ToManyStorage.positionColumn(forInverse: old.columnName(oldKey))
+                guard old.positionColumns.contains(oldPosition) else { continue }
+                columns.append(column)
+                values.append("t." + quoted(oldPosition))
+            }
+            let select =
+                "SELECT \(zip(values, columns).map { "\($0) AS \(quoted($1))" }.joined(separator: ", ")) "
+                + "FROM \(quoted(old.table)) AS t"
+                + (old.hasDiscriminator ? " WHERE t.\"_entity\" = \(SQLSyntax.string(old.name))" : "")
+            moves.append(Move(entity: entity, rows: "_mw_moved_\(moves.count)", select: select, columns: columns))
+        }
+        self.moves = moves
+    }
+
+    /// Copies the rows that move into temporary tables; runs before the stage changes the store.
+    func read(_ connection: SQLiteConnection) throws {
+        for move in moves {
+            try connection.execute("CREATE TEMP TABLE \(quoted(move.rows)) AS \(move.select)")
+        }
+    }
+
+    /// Writes the rows into their new tables (which the add phase made ready) and drops the
+    /// temporary tables; returns the tables written.
+    func write(_ connection: SQLiteConnection) throws -> [String] {
+        var written: [String] = []
+        for move in moves {
+            let entity = move.entity
+            let names = move.columns.map(quoted) + (entity.hasDiscriminator ? ["\"_entity\""] : [])
+            let values = move.columns.map(quoted) + (entity.hasDiscriminator ? [SQLSyntax.string(entity.name)] : [])
+            try connection.execute(
+                "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) "
+                    + "SELECT \(values.joined(separator: ", ")) FROM temp.\(quoted(move.rows))")
+            try connection.execute("DROP TABLE temp.\(quoted(move.rows))")
+            written.append(entity.table)
+        }
+        return written
+    }
+}

@@ -1,0 +1,131 @@
+import Modelwright
+
+/// Diffing one entity's relationships and constraints.
+extension MigrationPlanner {
+    mutating func diffRelationships(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
+        var continued: Set<String> = []
+        for relationship in entity.relationships {
+            let oldName = relationship.renamedFrom ?? relationship.name
+            let name = "\(entity.name).\(relationship.name)"
+            guard let oldRelationship = oldEntity.relationships.first(where: { $0.name == oldName }) else {
+                if relationship.cardinality == .toOne && !relationship.isOptional {
+                    add(
+                        .needsCustomStage, "add required relationship \(name)", entity, at: relationship.range.start,
+                        hint: "make it optional, or declare a custom stage that links every existing row",
+                        property: relationship.name, work: .hook)
+                } else {
+                    add(
+                        .lightweight, "add relationship \(name) to \(relationship.destination)", entity,
+                        at: relationship.range.start)
+                }
+                continue
+            }
+            continued.insert(oldName)
+            let at = relationship.range.start
+            if oldName != relationship.name {
+                add(
+                    .lightweight, "rename relationship \(entity.name).\(oldName) to \(relationship.name)", entity,
+                    at: relationship.renameRange?.start ?? at)
+            }
+            let oldDestination = newEntities[relationship.destination]?.renamedFrom ?? relationship.destination
+            if oldDestination != oldRelationship.destination {
+                add(
+                    .needsCustomStage,
+                    "change the destination of \(name) from \(oldRelationship.destination) to \(relationship.destination)",
+                    entity, at: at, property: relationship.name, work: .hook)
+            }
+            if oldRelationship.cardinality == .toOne, relationship.cardinality == .toMany {
+                // A widening: the migrator carries each link into the new storage (`KeptLinks`).
+                add(
+                    .lightweight, "change \(name) from to-one to to-many (every link is kept)", entity, at: at)
+            } else if oldRelationship.cardinality != relationship.cardinality {
+                add(
+                    .needsCustomStage,
+                    "change \(name) from \(oldRelationship.cardinality == .toOne ? "to-one to to-many" : "to-many to to-one")",
+                    entity, at: at, property: relationship.name, work: .hook)
+            } else if oldRelationship.isOrdered != relationship.isOrdered {
+                add(
+                    relationship.isOrdered ? .lightweight : .lossy,
+                    relationship.isOrdered
+                        ? "make \(name) ordered (existing links keep an arbitrary order)"
+                        : "make \(name) unordered (the order is dropped)",
+                    entity, at: at, lost: relationship.isOrdered ? nil : (oldEntity.name, oldRelationship.name))
+            }
+            let oldInverse = oldRelationship.inverse
+            let newInverseOldName = relationship.inverse.flatMap { inverse in
+                newEntities[relationship.destination]?.relationships.first { $0.name == inverse }.map {
+                    $0.renamedFrom ?? $0.name
+                }
+            }
+            if oldInverse != newInverseOldName {
+                add(
+                    .needsCustomStage,
+                    "change the inverse of \(name) from \(oldInverse ?? "none") to \(relationship.inverse ?? "none"): the links may move to other storage",
+                    entity, at: at, property: relationship.name, work: .hook)
+            }
+            if oldRelationship.cardinality == .toOne, oldRelationship.isOptional, !relationship.isOptional {
+                add(
+                    .needsCustomStage, "make \(name) required", entity, at: at,
+                    hint: "declare a custom stage that links every row, or keep it optional",
+                    property: relationship.name, work: .hook)
+            } else if oldRelationship.isOptional != relationship.isOptional {
+                add(.lightweight, "make \(name) \(relationship.isOptional ? "optional" : "required")", entity, at: at)
+            }
+            if oldRelationship.deleteRule != relationship.deleteRule {
+                add(
+                    .lightweight,
+                    "change the delete rule of \(name) from \(oldRelationship.deleteRule.rawValue) to \(relationship.deleteRule.rawValue)",
+                    entity, at: at)
+            }
+        }
+        for relationship in oldEntity.relationships where !continued.contains(relationship.name) {
+            let twin = entity.relationships.first { candidate in
+                candidate.destination == relationship.destination
+                    && !oldEntity.relationships.contains { $0.name == (candidate.renamedFrom ?? candidate.name) }
+            }
+            add(
+                .lossy, "remove relationship \(entity.name).\(relationship.name)", entity, at: entity.range.start,
+                lost: (oldEntity.name, relationship.name),
+                hint: twin.map {
+                    "if '\(relationship.name)' became '\($0.name)', write '@renamed(from: \(relationship.name))' on '\($0.name)'"
+                })
+        }
+    }
+
+    mutating func diffConstraints(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
+        // Constraints name properties; compare them under the newer names.
+        var renames: [String: String] = [:]
+        for attribute in entity.attributes { renames[attribute.renamedFrom ?? attribute.name] = attribute.name }
+        for relationship in entity.relationships {
+            renames[relationship.renamedFrom ?? relationship.name] = relationship.name
+        }
+        let rename = { (names: [String]) in names.map { renames[$0] ?? $0 } }
+        let oldUnique = Set(oldEntity.uniquenessConstraints.map { rename($0).sorted() })
+        let newUnique = Set(entity.uniquenessConstraints.map { $0.sorted() })
+        for constraint in newUnique.subtracting(oldUnique).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "add uniqueness constraint \(entity.name)(\(constraint.joined(separator: ", ")))", entity,
+                at: entity.range.start,
+                caution:
+                    "the migration fails if existing rows of \(entity.name) share values of (\(constraint.joined(separator: ", "))); a custom stage can merge them first"
+            )
+        }
+        for constraint in oldUnique.subtracting(newUnique).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "remove uniqueness constraint \(entity.name)(\(constraint.joined(separator: ", ")))",
+                entity, at: entity.range.start)
+        }
+        let oldIndexes = Set(oldEntity.indexes.map(rename))
+        let newIndexes = Set(entity.indexes)
+        for index in newIndexes.subtracting(oldIndexes).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "add index \(entity.name)(\(index.joined(separator: ", ")))", entity,
+                at: entity.range.start)
+        }
+        for index in oldIndexes.subtracting(newIndexes).sorted(by: { "\($0)" < "\($1)" }) {
+            add(
+                .lightweight, "remove index \(entity.name)(\(index.joined(separator: ", ")))", entity,
+                at: entity.range.start)
+        }
+    }
+}
