@@ -18,6 +18,8 @@ public indirect enum Condition: Sendable, Hashable {
     case comparison(ColumnPath, ComparisonOperator, SQLValue)
     /// `column IN (values)`.
     case inList(ColumnPath, [SQLValue])
+    /// `NOT (column IN (values))`: true when the column is missing, unless the list holds nil.
+    case notInList(ColumnPath, [SQLValue])
     /// `lower <= column <= upper`.
     case between(ColumnPath, SQLValue, SQLValue)
     /// A string test, with case and diacritic folding options.
@@ -137,6 +139,13 @@ extension Condition: ConditionConvertible {
 /// protocol instead of walking the tree itself, so a new node kind is one case above, one
 /// requirement here and one method in each renderer; the compiler lists the renderers.
 ///
+/// An operator whose meaning follows from others (`notInList` is `NOT` of `inList`) is a
+/// *derived* operator: its requirement has a default, in an extension of this protocol, that
+/// reads the condition it stands for, so every reader gets it without a line of its own, and one
+/// that can say it better (a native spelling) implements the requirement. Readers that keep
+/// values in the order they place them (the SQL renderer and `SQLArgumentCollector`) must then
+/// agree, so override such a requirement in both or in neither.
+///
 /// The traversal is post-order, operands left to right: a renderer sees each operand's output
 /// before the node's, in the order the operands appear, which is the order placeholders appear
 /// in its text. A to-many quantifier is entered first (``enter(_:in:)`` gives the scope its
@@ -164,6 +173,8 @@ protocol ConditionVisitor {
     ) throws(Failure) -> Output
     /// `column IN (values)`.
     mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: Scope) throws(Failure) -> Output
+    /// `NOT (column IN (values))`; derived: by default read as that condition.
+    mutating func notInList(_ path: ColumnPath, _ values: [SQLValue], in scope: Scope) throws(Failure) -> Output
     /// `lower <= column <= upper`.
     mutating func between(
         _ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: Scope
@@ -191,8 +202,19 @@ protocol ConditionVisitor {
     ) throws(Failure) -> Output
 }
 
+// MARK: - Derived operators
+
+extension ConditionVisitor {
+    /// Reads `NOT (column IN (values))`, which is what the operator means; SQL's own `NOT IN`
+    /// would be NULL, not true, for a missing value.
+    mutating func notInList(_ path: ColumnPath, _ values: [SQLValue], in scope: Scope) throws(Failure) -> Output {
+        try Condition.not(.inList(path, values)).accept(&self, in: scope)
+    }
+}
+
 /// A reader that treats every leaf alike (the reads of a request, the shape of its SQL): each leaf
-/// requirement of ``ConditionVisitor`` forwards to ``leaf(_:in:)``.
+/// requirement of ``ConditionVisitor`` forwards to ``leaf(_:in:)``. A derived operator reaches it
+/// as the leaves it stands for.
 protocol UniformLeafVisitor: ConditionVisitor {
     /// Any leaf: a constant, a test on a column, a relationship count.
     mutating func leaf(_ leaf: Condition, in scope: Scope) throws(Failure) -> Output
@@ -245,6 +267,8 @@ extension Condition {
             return try visitor.comparison(path, comparison, value, in: scope)
         case .inList(let path, let values):
             return try visitor.inList(path, values, in: scope)
+        case .notInList(let path, let values):
+            return try visitor.notInList(path, values, in: scope)
         case .between(let path, let lower, let upper):
             return try visitor.between(path, lower, upper, in: scope)
         case .string(let path, let operation, let needle, let options):
@@ -278,7 +302,8 @@ extension Condition {
     /// (a constant). Readers that follow paths (the reads of a request) need no more.
     var testedPath: TestedPath? {
         switch self {
-        case .comparison(let path, _, _), .inList(let path, _), .between(let path, _, _), .string(let path, _, _, _):
+        case .comparison(let path, _, _), .inList(let path, _), .notInList(let path, _), .between(let path, _, _),
+            .string(let path, _, _, _):
             .column(path)
         case .count(let path, _, _): .relationship(path)
         case .constant, .not, .and, .or, .quantified: nil
@@ -293,6 +318,7 @@ extension Condition {
         case .constant, .not, .and, .or, .quantified: self
         case .comparison(let path, let comparison, let value): .comparison(path, comparison, transform(value))
         case .inList(let path, let values): .inList(path, values.map(transform))
+        case .notInList(let path, let values): .notInList(path, values.map(transform))
         case .between(let path, let lower, let upper): .between(path, transform(lower), transform(upper))
         case .string(let path, let operation, let needle, let options):
             if case .text(let text) = transform(.text(needle)) {

@@ -17,6 +17,15 @@ extension Field where Value: ColumnValue {
         membership(path, values)
     }
 
+    /// The field's value is none of `values`; an empty list matches every value.
+    ///
+    /// ```swift
+    /// let others = User.request().filter { $0.rating.notIn([4, 5]) }
+    /// ```
+    public func notIn(_ values: some Sequence<Value>) -> Condition {
+        exclusion(path, values)
+    }
+
     private static func condition(_ field: Field, _ comparison: ComparisonOperator, _ value: Value) -> Condition {
         compare(field.path, comparison, value)
     }
@@ -71,6 +80,12 @@ extension Field where Value: OptionalField, Value.Wrapped: ColumnValue {
     /// The field's value is one of `values`; an empty list matches nothing, and a missing value none.
     public func `in`(_ values: some Sequence<Value.Wrapped>) -> Condition {
         membership(path, values)
+    }
+
+    /// The field's value is none of `values`: true when it is missing, as `!=` is; an empty list
+    /// matches every row.
+    public func notIn(_ values: some Sequence<Value.Wrapped>) -> Condition {
+        exclusion(path, values)
     }
 
     /// The field holds no value.
@@ -163,6 +178,13 @@ private func compare(_ path: ColumnPath, _ comparison: ComparisonOperator, _ val
 private func membership<Value: ColumnValue>(_ path: ColumnPath, _ values: some Sequence<Value>) -> Condition {
     let list = values.compactMap { try? $0.sqlValue }
     return list.isEmpty ? .constant(false) : .inList(path, list)
+}
+
+/// A test that a value is none of a list: a value that cannot be stored (NaN) equals nothing
+/// stored, so it drops out of the list, and an empty list excludes nothing.
+private func exclusion<Value: ColumnValue>(_ path: ColumnPath, _ values: some Sequence<Value>) -> Condition {
+    let list = values.compactMap { try? $0.sqlValue }
+    return list.isEmpty ? .constant(true) : .notInList(path, list)
 }
 
 /// `lower <= column <= upper`; a bound that cannot be stored (NaN) matches nothing.

@@ -269,9 +269,11 @@ extension SQLPredicateRenderer: ConditionVisitor {
 
 /// The values a condition binds, in the order ``SQLPredicateRenderer`` places their `?`, without
 /// rendering: what a cached statement of the same shape binds (see `QueryShape`). It sits beside
-/// the renderer because it states the renderer's binding rule: a leaf binds its values, except
-/// the `.null` that `==` and `!=` spell `IS NULL` and the `.null`s of a list.
-struct SQLArgumentCollector: UniformLeafVisitor {
+/// the renderer because it states the renderer's binding rule, operator by operator: a leaf binds
+/// its values, except the `.null` that `==` and `!=` spell `IS NULL` and the `.null`s of a list. A
+/// derived operator binds what the condition it stands for binds, as the renderer renders that
+/// condition (``ConditionVisitor``'s defaults).
+struct SQLArgumentCollector: ConditionVisitor {
     typealias Output = Void
     typealias Scope = Void
     typealias Frame = Void
@@ -280,16 +282,32 @@ struct SQLArgumentCollector: UniformLeafVisitor {
     /// The values collected so far.
     private(set) var arguments: [SQLValue] = []
 
-    mutating func leaf(_ leaf: Condition, in scope: Void) {
-        switch leaf {
-        case .comparison(_, .equal, .null), .comparison(_, .notEqual, .null): break
-        case .comparison(_, _, let value): arguments.append(value)
-        case .inList(_, let values): arguments += values.filter { $0 != .null }
-        case .between(_, let lower, let upper): arguments += [lower, upper]
-        case .string(_, _, let needle, _): arguments.append(.text(needle))
-        case .count(_, _, let number): arguments.append(.integer(Int64(number)))
-        case .constant, .not, .and, .or, .quantified: break
+    mutating func constant(_ value: Bool, in scope: Void) {}
+
+    mutating func comparison(_ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in scope: Void) {
+        switch (comparison, value) {
+        case (.equal, .null), (.notEqual, .null): break
+        default: arguments.append(value)
         }
+    }
+
+    mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: Void) {
+        arguments += values.filter { $0 != .null }
+    }
+
+    mutating func between(_ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: Void) {
+        arguments += [lower, upper]
+    }
+
+    mutating func string(
+        _ path: ColumnPath, _ operation: StringOperation, _ needle: String, _ options: StringComparisonOptions,
+        in scope: Void
+    ) {
+        arguments.append(.text(needle))
+    }
+
+    mutating func count(_ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: Void) {
+        arguments.append(.integer(Int64(number)))
     }
 
     mutating func not(_ operand: Void, in scope: Void) {}

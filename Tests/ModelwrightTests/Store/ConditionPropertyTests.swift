@@ -23,9 +23,9 @@ struct ConditionPropertyTests {
             try await world.load(into: store)
             for treeIndex in 0..<Self.treesPerWorld {
                 let seed = UInt64(worldIndex * 1000 + treeIndex)
-                let condition = ConditionGenerator.tree(structure: seed, values: 1)
+                let condition = ConditionGenerator.tree(structure: seed, values: 1, derived: true)
                 // The same structure with other values: the store reuses the first one's SQL.
-                let sameShape = ConditionGenerator.tree(structure: seed, values: 2)
+                let sameShape = ConditionGenerator.tree(structure: seed, values: 2, derived: true)
                 #expect(QueryShape.shape(condition) == QueryShape.shape(sameShape))
                 for tree in [condition, sameShape] {
                     let expected = world.trips(matching: tree)
@@ -47,7 +47,8 @@ struct ConditionPropertyTests {
             var random = SplitMix64(seed: 2601, index: worldIndex)
             let world = MemoryWorld.random(&random)
             for treeIndex in 0..<Self.treesPerWorld {
-                let condition = ConditionGenerator.tree(structure: UInt64(worldIndex * 1000 + treeIndex), values: 3)
+                let condition = ConditionGenerator.tree(
+                    structure: UInt64(worldIndex * 1000 + treeIndex), values: 3, derived: true)
                 let reads = try layout.reads(of: FetchRequest<Trip>(condition: condition))
                 let before = world.trips(matching: condition)
                 for _ in 0..<8 {
@@ -67,7 +68,7 @@ struct ConditionPropertyTests {
 
     @Test func predicateFormatHasOneArgumentPerPlaceholder() {
         for index in 0..<1000 {
-            let condition = ConditionGenerator.tree(structure: UInt64(index), values: 4)
+            let condition = ConditionGenerator.tree(structure: UInt64(index), values: 4, derived: true)
             let rendered = PredicateFormatRenderer.render(condition)
             var placeholders: [Bool] = []  // true for %K
             var scalars = Array(rendered.format.unicodeScalars)[...]
@@ -95,7 +96,7 @@ struct ConditionPropertyTests {
     @Test func cachedArgumentsAreTheRenderedOnes() throws {
         let layout = try SchemaLayout(Fixture.schema)
         for index in 0..<2000 {
-            let condition = ConditionGenerator.tree(structure: UInt64(index), values: 6)
+            let condition = ConditionGenerator.tree(structure: UInt64(index), values: 6, derived: true)
             var renderer = SQLPredicateRenderer(layout: layout, dialect: SQLiteDialect())
             _ = try renderer.render(QueryShape.shape(condition), entity: layout.entity("Trip"), alias: "t0")
             var shapeArguments: [SQLValue] = []
@@ -111,7 +112,8 @@ struct ConditionPropertyTests {
 
     /// The SQL and arguments of 2,000 seeded trees, as the renderer wrote them before the walkers
     /// shared one traversal: a digest, so a change of spelling (a dialect seam, a new operator)
-    /// that alters any byte shows here.
+    /// that alters any byte shows here. The trees hold no derived operator (`notInList`), so
+    /// adding one leaves them as they were.
     @Test func renderedSQLIsUnchanged() throws {
         var transcript = ""
         for index in 0..<2000 {
@@ -163,10 +165,12 @@ private enum ConditionGenerator {
     static let decimals = ["0.5", "1", "2.25", "10", "-3"]
     static let roles = ["member", "administrator"]
 
-    static func tree(structure: UInt64, values: UInt64) -> Condition {
+    /// A tree; with `derived`, some of its `IN` tests are `notInList` (an extra draw from the
+    /// structure stream, so trees without it are those drawn before the operator existed).
+    static func tree(structure: UInt64, values: UInt64, derived: Bool = false) -> Condition {
         var generator = Generator(
             shape: SplitMix64(seed: 0x5EED, index: Int(structure)),
-            values: SplitMix64(seed: values, index: Int(structure)))
+            values: SplitMix64(seed: values, index: Int(structure)), derived: derived)
         return generator.condition(on: "Trip", depth: 3)
     }
 
@@ -184,7 +188,8 @@ private enum ConditionGenerator {
     static func keyPaths(of condition: Condition) -> Set<String> {
         switch condition {
         case .constant: []
-        case .comparison(let path, _, _), .inList(let path, _), .between(let path, _, _), .string(let path, _, _, _):
+        case .comparison(let path, _, _), .inList(let path, _), .notInList(let path, _), .between(let path, _, _),
+            .string(let path, _, _, _):
             [path.keyPath]
         case .count(let path, _, _): [path.keyPath]
         case .not(let operand): keyPaths(of: operand)
@@ -196,6 +201,7 @@ private enum ConditionGenerator {
     private struct Generator {
         var shape: SplitMix64
         var values: SplitMix64
+        let derived: Bool
 
         mutating func condition(on entity: String, depth: Int) -> Condition {
             let choice = depth == 0 ? shape.next(below: 6) : shape.next(below: 11)
@@ -269,7 +275,8 @@ private enum ConditionGenerator {
 
         private mutating func inList(on entity: String) -> Condition {
             let (path, kind) = column(from: entity)
-            return .inList(path, (0..<shape.next(below: 4)).map { _ in value(kind) })
+            let list = (0..<shape.next(below: 4)).map { _ in value(kind) }
+            return derived && shape.next(below: 2) == 0 ? .notInList(path, list) : .inList(path, list)
         }
 
         private mutating func between(on entity: String) -> Condition {
@@ -486,6 +493,12 @@ private struct MemoryWorld {
             guard let (stored, kind) = self.value(path, entity, row) else { return false }
             guard stored != .null else { return values.contains(.null) }
             return values.contains { $0 != .null && Self.order(stored, $0, kind) == 0 }
+        case .notInList(let path, let values):
+            // None of the values: a missing value is none of them unless the list holds nil, and
+            // through a missing to-one relationship the `IN` it negates is false.
+            guard let (stored, kind) = self.value(path, entity, row) else { return true }
+            guard stored != .null else { return !values.contains(.null) }
+            return !values.contains { $0 != .null && Self.order(stored, $0, kind) == 0 }
         case .between(let path, let lower, let upper):
             guard let (stored, kind) = self.value(path, entity, row), stored != .null, lower != .null, upper != .null
             else { return false }
