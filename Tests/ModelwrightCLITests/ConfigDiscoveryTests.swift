@@ -16,19 +16,30 @@ struct ConfigDiscoveryTests {
     @Test func everyToolCompilesTheOneDiscoveryRule() {
         let source = Self.root.appendingPathComponent(
             "Sources/ModelwrightGenerator/Configuration/ConfigDiscovery.swift")
-        for folder in ["Plugins/ModelwrightPlugin", "Plugins/GenerateModelCode"] {
+        let plugins = ["ModelwrightPlugin", "GenerateModelCode", "ModelwrightCommand", "ModelwrightVersionsCommand"]
+        for folder in plugins.map({ "Plugins/\($0)" }) {
             let link = Self.root.appendingPathComponent(folder).appendingPathComponent("ConfigDiscovery.swift")
             #expect(
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil,
                 "\(folder) links the file")
             #expect(link.resolvingSymlinksInPath().path == source.resolvingSymlinksInPath().path, "\(folder)")
         }
-        for plugin in ["ModelwrightPlugin/ModelwrightPlugin.swift", "GenerateModelCode/GenerateModelCode.swift"] {
+        // The plugins that find a config: the old command plugin, and the file the build plugin and
+        // the new command plugins share (linked into each).
+        for plugin in ["ModelwrightPlugin/ModelwrightPlugin.swift", "GenerateModelCode/TargetModelFolders.swift"] {
             let text = (try? String(contentsOf: Self.root.appendingPathComponent("Plugins/\(plugin)"), encoding: .utf8))
             #expect(
                 text?.contains("ConfigDiscovery.configFile(") == true, "\(plugin) finds the config through the rule")
-            #expect(
-                text?.contains("appendingPathComponent(FileNames.config)") == false, "\(plugin) has a rule of its own")
+        }
+        for plugin in plugins {
+            let folder = Self.root.appendingPathComponent("Plugins/\(plugin)")
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            where name != "ConfigDiscovery.swift" {
+                let text = try? String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+                #expect(
+                    text?.contains("appendingPathComponent(FileNames.config)") == false,
+                    "\(plugin)/\(name) has a rule of its own")
+            }
         }
     }
 

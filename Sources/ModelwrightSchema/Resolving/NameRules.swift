@@ -38,7 +38,7 @@ package enum NameRules {
         "Set", "Dictionary", "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32", "Int64",
         "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double", "Float", "Decimal", "Date", "Data", "UUID", "URL",
         "Foundation", "Modelwright", "Swift", "Self", "Type", "Protocol", "CodingKeys", "RawValue", "AllCases",
-        "OptionalProperty", "Locale", "MigrationRow",
+        "OptionalProperty", "Locale", "MigrationRow", "HistoryTracking",
     ]
 
     /// The problem with a type name (entity, enum, composite), if any.
