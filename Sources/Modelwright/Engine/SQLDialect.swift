@@ -15,7 +15,7 @@
 /// (a request's `WHERE` clause) are composed into larger statements. An engine with numbered
 /// parameters (PostgreSQL's `$1`) numbers the markers when its connection prepares a statement;
 /// only a statement that uses one value twice asks for a numbered one, ``parameter(_:)``.
-protocol SQLDialect: Sendable {
+package protocol SQLDialect: Sendable {
     // MARK: - Names, literals and parameters
 
     /// An identifier, quoted so that any name (`Order`, `index`, one with quotes in it) is safe.
@@ -152,7 +152,7 @@ protocol SQLDialect: Sendable {
 
 /// The queries that read the tables of a store (the runtime's own history tables aside), each
 /// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
-struct SchemaIntrospection: Sendable {
+package struct SchemaIntrospection: Sendable {
     /// Rows of (table, text ``SQLDialect/isClustered(definition:)`` reads).
     var tables: String
     /// Rows of (table, column, declared type, not null as 0 or 1, default as SQL text or NULL,
@@ -166,7 +166,7 @@ struct SchemaIntrospection: Sendable {
 }
 
 /// How a transaction takes its locks.
-enum TransactionKind: Sendable {
+package enum TransactionKind: Sendable {
     /// Reads from a snapshot taken at its first statement; for reads.
     case deferred
     /// Takes the write lock at once, waiting for it: what it reads cannot change before it commits.
