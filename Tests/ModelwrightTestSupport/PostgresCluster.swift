@@ -33,6 +33,19 @@ package final class PostgresCluster: Sendable {
         return "postgresql://postgres:\(secret)@127.0.0.1:\(port)/\(database)"
     }
 
+    /// Runs `sql` with `psql`, a process of its own, on `database` over TCP; returns its output
+    /// (unaligned, tuples only). Throws with psql's message when a statement fails.
+    @discardableResult
+    package func psql(_ sql: String, database: String) throws -> String {
+        try Self.run(
+            binaries + "/psql",
+            [
+                "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", database, "-X", "-q", "-A", "-t",
+                "-v", "ON_ERROR_STOP=1", "-c", sql,
+            ],
+            environment: ["PGPASSWORD=" + password])
+    }
+
     /// The cluster of this process, started on first use; `nil` when PostgreSQL is not installed
     /// or did not start (``unavailableReason`` says which, and is printed once).
     package static var shared: PostgresCluster? { state.cluster }
