@@ -64,6 +64,15 @@ let package = Package(
             name: "MigrationBenchmarks",
             dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
         ),
+        // PostgreSQL (issue 27): Modelwright's PostgresConnection, through the runtime's engine
+        // interface, next to the same workloads in C on raw libpq, on a cluster the run starts.
+        .target(
+            name: "LibPQBench", cSettings: [.unsafeFlags(["-I/usr/include/postgresql"])],
+            linkerSettings: [.linkedLibrary("pq")]),
+        .executableTarget(
+            name: "PostgresBenchmarks",
+            dependencies: ["LibPQBench", .product(name: "ModelwrightPostgres", package: modelwrightIdentity)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Modelwright
 
 /// One connection to a PostgreSQL server: parameterised statements, prepared once and reused,
 /// transactions, cancellation and timeouts, with errors that say what happened and never show
@@ -33,7 +34,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private let queue: DispatchQueue
     private var handle: OpaquePointer?
-    private var statements: [StatementKey: String] = [:]
+    private var statements: [StatementKey: Prepared] = [:]
     private var statementNumber = 0
     private let statementTimeout: Duration?
     private var isBroken = false
@@ -49,8 +50,22 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private struct StatementKey: Hashable {
         let sql: String
-        let types: [UInt32]
+        /// The parameters' types as the caller gives them; `nil` when the server infers them.
+        let types: [UInt32]?
     }
+
+    /// A statement the server prepared: its name and its parameters' types.
+    private struct Prepared {
+        let name: String
+        let parameterTypes: [UInt32]
+    }
+
+    /// Why the open transaction failed, once a statement in it failed: PostgreSQL refuses every
+    /// later statement until `ROLLBACK`, and the engine interface says so with this cause.
+    private var abortCause: PostgresError?
+
+    /// What the last statement run through the engine interface reported changing (`PQcmdTuples`).
+    private var lastChanges = 0
 
     /// Connects with `configuration`; throws ``PostgresError/connectionFailed(_:)`` or
     /// ``PostgresError/invalidConnectionString(_:)``, whose text holds no password.
@@ -263,6 +278,143 @@ public final class PostgresConnection: @unchecked Sendable {
         get async { await onQueue { !self.isBroken && self.handle.map { PQstatus($0) == CONNECTION_OK } == true } }
     }
 
+    // MARK: - The engine interface's primitives
+
+    /// The advisory lock every ``TransactionKind/immediate`` transaction takes first, so writers of
+    /// every process on one database run one after another, as SQLite's write lock makes them:
+    /// what such a transaction reads cannot change before it commits, and it never fails with a
+    /// serialization error that would need a retry. ("MWWRITER" in ASCII.)
+    package static let writerLockKey: Int64 = 0x4D57_5752_4954_4552
+
+    /// Runs `sql` (parameters `$1`, `$2` …) with `values` and waits on the caller's thread: the
+    /// engine interface (``DatabaseConnection``) is synchronous, and its callers run it on threads
+    /// of their own. `cached` keeps the server's prepared statement for the next run of the same
+    /// text; otherwise the unnamed statement is used and replaced by the next uncached one.
+    ///
+    /// A value is sent in the binary form of the parameter's type as the server inferred it (a
+    /// `Date`'s seconds become a `timestamptz`, an integer 0 or 1 a `boolean`), so no text
+    /// conversion can round it. Inside a transaction that failed, throws
+    /// ``PostgresError/transactionAborted(cause:)`` without sending anything.
+    func runSynchronously(_ sql: String, _ values: [SQLValue], cached: Bool) throws -> PostgresRows {
+        try withUnsafeCurrentTask { task in
+            try queue.sync {
+                try self.runOnQueue(sql, values, cached: cached, isCancelled: { task?.isCancelled == true })
+            }
+        }
+    }
+
+    /// Runs a statement that takes no parameters with the simple query protocol, on the caller's
+    /// thread; for `BEGIN`, `COMMIT` and `ROLLBACK`, which need no prepared statement.
+    func controlSynchronously(_ sql: String) throws -> PostgresRows {
+        try queue.sync {
+            guard let handle, !isBroken else { throw PostgresError.closed }
+            let request = CancelRequest()
+            return try check(send(handle, request: request) { PQsendQuery(handle, sql) }, sql: sql, request: request)
+        }
+    }
+
+    /// The state of the connection's transaction, read on its queue.
+    var transactionState: PGTransactionStatusType {
+        queue.sync { handle.map { PQtransactionStatus($0) } ?? PQTRANS_UNKNOWN }
+    }
+
+    /// What the last statement of the engine interface changed.
+    var changesOfLastStatement: Int { queue.sync { lastChanges } }
+
+    /// The failure that aborted the open transaction, if one did; ``forgetAbort()`` clears it.
+    var transactionAbortCause: PostgresError? { queue.sync { abortCause } }
+
+    /// Forgets the failure that aborted the transaction, once it is rolled back.
+    func forgetAbort() {
+        queue.sync { abortCause = nil }
+    }
+
+    /// Closes the connection on the caller's thread.
+    func closeSynchronously() {
+        queue.sync {
+            PQfinish(handle)
+            handle = nil
+            isBroken = true
+        }
+    }
+
+    private func runOnQueue(
+        _ sql: String, _ values: [SQLValue], cached: Bool, isCancelled: () -> Bool
+    ) throws -> PostgresRows {
+        guard let handle, !isBroken else { throw PostgresError.closed }
+        if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR {
+            throw PostgresError.transactionAborted(cause: abortCause)
+        }
+        guard !isCancelled() else { throw PostgresError.cancelled }
+        let request = CancelRequest()
+        var retried = false
+        while true {
+            do {
+                let prepared =
+                    cached
+                    ? try self.prepared(StatementKey(sql: sql, types: nil), handle: handle, request: request)
+                    : try unnamed(sql, handle: handle, request: request)
+                let encoded = try encode(values, as: prepared.parameterTypes)
+                guard request.begin(canceller) else { throw PostgresError.cancelled }
+                defer { request.end(canceller) }
+                let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
+                let formats = encoded.map { Int32($0.isBinary ? 1 : 0) }
+                let started = ContinuousClock.now
+                let result = withParameterPointers(encoded.map(\.bytes)) { pointers in
+                    send(handle, request: request, watch: isCancelled) {
+                        PQsendQueryPrepared(
+                            handle, prepared.name, Int32(encoded.count), pointers, lengths, formats,
+                            Self.engineResultFormat.rawValue)
+                    }
+                }
+                let rows = try check(result, sql: sql, request: request, started: started)
+                lastChanges = rows.affectedRows
+                return rows
+            } catch let error as PostgresError {
+                if case .server(let sqlState, _, _, _) = error, sqlState == "0A000" || sqlState == "26000" {
+                    // A cached plan another session's DDL changed, or a statement DISCARD dropped.
+                    statements.removeAll()
+                    if !retried, PQtransactionStatus(handle) == PQTRANS_IDLE {
+                        retried = true
+                        continue
+                    }
+                }
+                if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
+                throw error
+            }
+        }
+    }
+
+    /// The result format of the engine interface: binary, which reads 100,000 rows faster than
+    /// text (see BENCHMARKS.md, "PostgreSQL"); every reader of ``PostgresStatement`` takes both.
+    static let engineResultFormat = ResultFormat.binary
+
+    /// The unnamed statement prepared for `sql` and described, for a statement run once.
+    private func unnamed(_ sql: String, handle: OpaquePointer, request: CancelRequest) throws -> Prepared {
+        _ = try check(
+            send(handle, request: request) { PQsendPrepare(handle, "", sql, 0, nil) }, sql: sql, request: request)
+        let description = try check(
+            send(handle, request: request) { PQsendDescribePrepared(handle, "") }, sql: sql, request: request)
+        return Prepared(name: "", parameterTypes: description.parameterTypes)
+    }
+
+    /// `values` in the binary forms of the parameter types the server inferred.
+    private func encode(_ values: [SQLValue], as types: [UInt32]) throws -> [(bytes: [UInt8]?, isBinary: Bool)] {
+        guard values.count == types.count else {
+            throw PostgresError.invalidValue(
+                "the statement takes \(types.count) parameter(s) but \(values.count) were bound; bind every $n once")
+        }
+        return try zip(values, types).enumerated().map { index, pair in
+            do {
+                return try PostgresStatement.parameter(pair.0, oid: pair.1).parameter()
+            } catch PostgresError.invalidValue(let reason) {
+                throw PostgresError.invalidValue("parameter $\(index + 1): \(reason)")
+            } catch {
+                throw PostgresError.invalidValue("parameter $\(index + 1): \(error)")
+            }
+        }
+    }
+
     // MARK: - On the queue
 
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
@@ -282,10 +434,10 @@ public final class PostgresConnection: @unchecked Sendable {
     ) throws -> PostgresRows {
         guard let handle, !isBroken else { throw PostgresError.closed }
         let encoded = try parameters.map { try $0.parameter() }
-        let key = StatementKey(sql: sql, types: parameters.map(\.oid))
+        let key = StatementKey(sql: sql, types: parameters.map(\.oid) as [UInt32]?)
         var retried = false
         while true {
-            let name = try prepared(key, handle: handle, request: request)
+            let name = try prepared(key, handle: handle, request: request).name
             guard request.begin(canceller) else { throw PostgresError.cancelled }
             defer { request.end(canceller) }
             let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
@@ -314,8 +466,9 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// The name of `key`'s prepared statement, preparing it on its first use.
-    private func prepared(_ key: StatementKey, handle: OpaquePointer, request: CancelRequest) throws -> String {
+    /// `key`'s prepared statement, preparing it on its first use; a statement whose parameter
+    /// types the server infers is described once, to learn them.
+    private func prepared(_ key: StatementKey, handle: OpaquePointer, request: CancelRequest) throws -> Prepared {
         if let known = statements[key] { return known }
         if statements.count >= Self.statementLimit {
             // SQL built at run time could fill the server's memory one statement at a time.
@@ -326,14 +479,23 @@ public final class PostgresConnection: @unchecked Sendable {
         // Names are never reused: a statement dropped from the cache may still exist on the server.
         statementNumber += 1
         let name = "mw_\(statementNumber)"
-        let result = key.types.withUnsafeBufferPointer { types in
+        let types = key.types ?? []
+        let result = types.withUnsafeBufferPointer { types in
             send(handle, request: request) {
                 PQsendPrepare(handle, name, key.sql, Int32(types.count), types.baseAddress)
             }
         }
         _ = try check(result, sql: key.sql, request: request)
-        statements[key] = name
-        return name
+        var parameterTypes = types
+        if key.types == nil {
+            let description = try check(
+                send(handle, request: request) { PQsendDescribePrepared(handle, name) }, sql: key.sql,
+                request: request)
+            parameterTypes = description.parameterTypes
+        }
+        let prepared = Prepared(name: name, parameterTypes: parameterTypes)
+        statements[key] = prepared
+        return prepared
     }
 
     /// How long past the statement timeout, or past a cancel, the connection waits for a server
@@ -345,7 +507,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// statement timeout (or a cancel) plus ``grace`` of silence; the connection is then lost.
     /// `nil` when the connection broke or was given up.
     private func send(
-        _ handle: OpaquePointer, request: CancelRequest, _ sendCommand: () -> Int32
+        _ handle: OpaquePointer, request: CancelRequest, watch: () -> Bool = { false }, _ sendCommand: () -> Int32
     ) -> OpaquePointer? {
         guard sendCommand() == 1 else { return nil }
         while PQflush(handle) == 1 {
@@ -373,6 +535,9 @@ public final class PostgresConnection: @unchecked Sendable {
                     }
                     continue
                 }
+                // A caller blocked in the engine interface has no cancellation handler: its task
+                // is asked here, between waits, and a cancel sent when it was cancelled.
+                if watch() { request.cancel(using: canceller) }
                 let silence = ContinuousClock.now - lastProgress
                 let cancelledFor = request.cancelledFor
                 let timedOut = statementTimeout.map { silence > $0 + Self.grace } ?? false

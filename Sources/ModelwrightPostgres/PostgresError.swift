@@ -13,6 +13,9 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     case commitOutcomeUnknown
     /// `COMMIT` found the transaction already failed: PostgreSQL rolled it back instead.
     case transactionRolledBack
+    /// A statement of the open transaction failed with `cause`, so PostgreSQL refuses every
+    /// later statement of it: roll the transaction back (nothing of it can commit) and retry.
+    indirect case transactionAborted(cause: PostgresError)
     /// The statement was cancelled at the caller's request (its task was cancelled).
     case cancelled
     /// The statement ran longer than the connection's statement timeout and was stopped.
@@ -39,6 +42,8 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "check the data before retrying"
         case .transactionRolledBack:
             "the transaction was rolled back because a statement in it failed; nothing of it was committed"
+        case .transactionAborted(let cause):
+            "the transaction was aborted by an earlier failure (\(cause)); roll it back, nothing of it can commit"
         case .cancelled:
             "the statement was cancelled"
         case .timedOut:

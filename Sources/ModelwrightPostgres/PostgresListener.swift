@@ -36,14 +36,26 @@ public final class PostgresListener: Sendable {
 
     /// Connects and listens on `channels`; returns once the server listens, so a notification
     /// sent after this returns is delivered.
-    public init(_ configuration: PostgresConfiguration, channels: [String]) async throws {
+    public convenience init(_ configuration: PostgresConfiguration, channels: [String]) async throws {
+        try await self.init(configuration, channels: channels, batches: nil)
+    }
+
+    /// Connects and listens on `channels`; `batches`, when given, is also handed what each wake
+    /// of the connection brought, all at once (or the error that ended it, or nothing when the
+    /// listener stopped), so that the
+    /// notifications of one transaction, which the server sends together, are seen together.
+    init(
+        _ configuration: PostgresConfiguration, channels: [String],
+        batches: (@Sendable (Result<[PostgresNotification], any Error>) -> Void)?
+    ) async throws {
         let (stream, continuation) = AsyncThrowingStream<PostgresNotification, any Error>.makeStream()
         let stop = StopSignal()
         let redaction = Redaction(connectionString: configuration.connectionString)
         // A thread of its own: waiting for the socket blocks, which the cooperative pool must not do.
         try await withCheckedThrowingContinuation { (ready: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
-                Self.receive(configuration, channels, redaction, stop, ready: ready, into: continuation)
+                Self.receive(
+                    configuration, channels, redaction, stop, ready: ready, into: continuation, batches: batches)
             }
             thread.name = "modelwright.postgres.listener"
             thread.start()
@@ -65,7 +77,8 @@ public final class PostgresListener: Sendable {
     private static func receive(
         _ configuration: PostgresConfiguration, _ channels: [String], _ redaction: Redaction, _ stop: StopSignal,
         ready: CheckedContinuation<Void, any Error>,
-        into continuation: AsyncThrowingStream<PostgresNotification, any Error>.Continuation
+        into continuation: AsyncThrowingStream<PostgresNotification, any Error>.Continuation,
+        batches: (@Sendable (Result<[PostgresNotification], any Error>) -> Void)?
     ) {
         let connection: OpaquePointer
         do {
@@ -99,18 +112,23 @@ public final class PostgresListener: Sendable {
             guard descriptor.revents != 0 else { continue }
             guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else {
                 continuation.finish(throwing: PostgresError.connectionLost(during: "LISTEN"))
+                batches?(.failure(PostgresError.connectionLost(during: "LISTEN")))
                 return
             }
+            var batch: [PostgresNotification] = []
             while let notification = PQnotifies(connection) {
                 let value = notification.pointee
-                continuation.yield(
-                    PostgresNotification(
-                        channel: String(cString: value.relname), payload: String(cString: value.extra),
-                        senderProcessID: value.be_pid))
+                let received = PostgresNotification(
+                    channel: String(cString: value.relname), payload: String(cString: value.extra),
+                    senderProcessID: value.be_pid)
+                continuation.yield(received)
+                batch.append(received)
                 PQfreemem(notification)
             }
+            if !batch.isEmpty { batches?(.success(batch)) }
         }
         continuation.finish()
+        batches?(.success([]))
     }
 }
 

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Modelwright
 
 /// The rows a statement returned, read in place from libpq's result: a value is decoded when
 /// it is asked for, not before.
@@ -46,6 +47,127 @@ public final class PostgresRows: @unchecked Sendable {
         let buffer = UnsafeRawBufferPointer(start: bytes, count: length)
         if PQfformat(result, column) == 1 { return try PostgresValue.decodeBinary(oid: oid, buffer) }
         return try PostgresValue.decodeText(oid: oid, PostgresValue.utf8(buffer, oid: oid))
+    }
+
+    /// The parameters' types of a described prepared statement (`PQparamtype`).
+    var parameterTypes: [UInt32] {
+        (0..<PQnparams(result)).map { UInt32(PQparamtype(result, $0)) }
+    }
+
+    // MARK: - Reading in place
+
+    // The engine interface's column readers (``PostgresStatement``) read a cell where libpq keeps
+    // it, without building a ``PostgresValue`` (no Data, no String) for numbers: the fetch path.
+
+    /// Whether the cell is NULL (or outside the result).
+    func isNull(_ row: Int32, _ column: Int32) -> Bool {
+        PQgetisnull(result, row, column) != 0
+    }
+
+    /// The cell's type and bytes, in the result's format.
+    private func cell(_ row: Int32, _ column: Int32) -> (oid: UInt32, binary: Bool, bytes: UnsafeRawBufferPointer)? {
+        guard PQgetisnull(result, row, column) == 0, let pointer = PQgetvalue(result, row, column) else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, column)))
+        return (UInt32(PQftype(result, column)), PQfformat(result, column) == 1, bytes)
+    }
+
+    private static func bigEndian<T: FixedWidthInteger>(_: T.Type, _ bytes: UnsafeRawBufferPointer) -> T? {
+        guard bytes.count == MemoryLayout<T>.size else { return nil }
+        return T(bigEndian: bytes.loadUnaligned(as: T.self))
+    }
+
+    /// The cell as an integer: integers and booleans (as 0 or 1) directly, other types through
+    /// their ``SQLValue``; 0 for NULL, as SQLite reads it.
+    func int64(_ row: Int32, _ column: Int32) -> Int64 {
+        guard let cell = cell(row, column) else { return 0 }
+        if cell.binary {
+            switch cell.oid {
+            case 20: return Self.bigEndian(Int64.self, cell.bytes) ?? 0
+            case 23: return Self.bigEndian(Int32.self, cell.bytes).map(Int64.init) ?? 0
+            case 21: return Self.bigEndian(Int16.self, cell.bytes).map(Int64.init) ?? 0
+            case 16: return cell.bytes.first.map { $0 == 0 ? 0 : 1 } ?? 0
+            default: break
+            }
+        }
+        switch value(row, column) {
+        case .integer(let value): return value
+        case .real(let value): return Int64(exactly: value.rounded(.towardZero)) ?? 0
+        case .text(let text): return Int64(text) ?? 0
+        case .null, .blob: return 0
+        }
+    }
+
+    /// The cell as a floating-point number: `real`, `double precision` directly, a `timestamptz`
+    /// as seconds since 2001-01-01 (as a `Date` is stored), other types through their ``SQLValue``.
+    func double(_ row: Int32, _ column: Int32) -> Double {
+        guard let cell = cell(row, column) else { return 0 }
+        if cell.binary {
+            switch cell.oid {
+            case 701: return Self.bigEndian(UInt64.self, cell.bytes).map(Double.init(bitPattern:)) ?? 0
+            case 700: return Self.bigEndian(UInt32.self, cell.bytes).map { Double(Float(bitPattern: $0)) } ?? 0
+            case 1_184, 1_114:
+                return Self.bigEndian(Int64.self, cell.bytes).map(PostgresDialect.secondsSinceReferenceDate) ?? 0
+            default: break
+            }
+        }
+        switch value(row, column) {
+        case .integer(let value): return Double(value)
+        case .real(let value): return value
+        case .text(let text): return Double(text) ?? 0
+        case .null, .blob: return 0
+        }
+    }
+
+    /// The cell as text: `text` and `jsonb` directly, a `numeric` as its exact decimal text, a
+    /// `uuid` as its canonical text, other types through their ``SQLValue``.
+    func string(_ row: Int32, _ column: Int32) -> String {
+        guard let cell = cell(row, column) else { return "" }
+        switch (cell.oid, cell.binary) {
+        case (25, _), (1_043, _), (19, _), (1_042, _), (114, _), (3_802, false):
+            return String(decoding: cell.bytes, as: UTF8.self)
+        case (3_802, true):
+            return String(decoding: UnsafeRawBufferPointer(rebasing: cell.bytes.dropFirst()), as: UTF8.self)
+        default:
+            break
+        }
+        if cell.oid == 2_950, let uuid = uuid(row, column) { return uuid.uuidString }
+        switch value(row, column) {
+        case .integer(let value): return String(value)
+        case .real(let value): return String(value)
+        case .text(let text): return text
+        case .blob(let data): return String(decoding: data, as: UTF8.self)
+        case .null: return ""
+        }
+    }
+
+    /// The cell as bytes: `bytea` directly, a `uuid` as its 16 bytes, text as its UTF-8.
+    func data(_ row: Int32, _ column: Int32) -> Data {
+        guard let cell = cell(row, column) else { return Data() }
+        if cell.binary, cell.oid == 17 || cell.oid == 2_950 { return Data(cell.bytes) }
+        switch value(row, column) {
+        case .blob(let data): return data
+        case .text(let text): return Data(text.utf8)
+        case .integer, .real, .null: return Data()
+        }
+    }
+
+    /// The cell as a UUID, when it holds one (a `uuid`, or 16 bytes of `bytea`).
+    func uuid(_ row: Int32, _ column: Int32) -> UUID? {
+        guard let cell = cell(row, column) else { return nil }
+        if cell.binary, cell.oid == 2_950 || cell.oid == 17, cell.bytes.count == 16 {
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: cell.bytes) }
+            return UUID(uuid: uuid)
+        }
+        if case .uuid(let uuid) = (try? value(row: Int(row), column: Int(column))) ?? .null { return uuid }
+        return nil
+    }
+
+    /// The cell in the runtime's currency, as ``PostgresTypeMap`` reads it; `.null` for a value
+    /// of a type outside the map.
+    func value(_ row: Int32, _ column: Int32) -> SQLValue {
+        guard let value = try? value(row: Int(row), column: Int(column)) else { return .null }
+        return (try? PostgresTypeMap.sqlValue(value, storedAs: nil)) ?? .null
     }
 
     /// The value at `row` and `column`, or `.null` where it cannot be read.

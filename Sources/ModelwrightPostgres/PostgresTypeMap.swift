@@ -27,8 +27,14 @@ public enum PostgresTypeMap {
     /// PostgreSQL stores it. Throws ``PostgresError/invalidValue(_:)`` for what PostgreSQL cannot
     /// hold exactly, saying what and why.
     public static func postgresValue(_ value: SQLValue, storedAs type: AttributeType?) throws -> PostgresValue {
+        try postgresValue(value, column: PostgresDialect.columnType(of: type))
+    }
+
+    /// `value` as a value of the column type `column`: what a statement binds to a parameter
+    /// whose type the server inferred (``PostgresStatement``) and a record's attribute alike.
+    static func postgresValue(_ value: SQLValue, column: PostgresDialect.ColumnType) throws -> PostgresValue {
         if value == .null { return .null }
-        switch (PostgresDialect.columnType(of: type), value) {
+        switch (column, value) {
         case (.boolean, .integer(let integer)) where integer == 0 || integer == 1:
             return .bool(integer == 1)
         case (.smallint, .integer(let integer)):
@@ -61,6 +67,16 @@ public enum PostgresTypeMap {
                         + "store such values as Data")
             }
             return .text(text)
+        case (.numeric, .integer(let integer)):
+            return .numeric(String(integer))
+        case (.numeric, .real(let double)) where double.isFinite:
+            // A Double's shortest exact spelling, which numeric reads as that very value.
+            return .numeric("\(double)")
+        case (.real, .integer(let integer)):
+            guard let exact = Float(exactly: integer) else { throw outOfRange(integer, "real") }
+            return .float(exact)
+        case (.timestamptz, .integer(let seconds)):
+            return try postgresValue(.real(Double(seconds)), column: .timestamptz)
         case (.timestamptz, .real(let seconds)):
             do {
                 return .timestamp(microsecondsSince2000: try PostgresDialect.microseconds(sinceReferenceDate: seconds))

@@ -33,6 +33,19 @@ package final class PostgresCluster: Sendable {
         return "postgresql://postgres:\(secret)@127.0.0.1:\(port)/\(database)"
     }
 
+    /// Runs `sql` with `psql`, a process of its own, on `database` over TCP; returns its output
+    /// (unaligned, tuples only). Throws with psql's message when a statement fails.
+    @discardableResult
+    package func psql(_ sql: String, database: String) throws -> String {
+        try Self.run(
+            binaries + "/psql",
+            [
+                "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", database, "-X", "-q", "-A", "-t",
+                "-v", "ON_ERROR_STOP=1", "-c", sql,
+            ],
+            environment: ["PGPASSWORD=" + password])
+    }
+
     /// The cluster of this process, started on first use; `nil` when PostgreSQL is not installed
     /// or did not start (``unavailableReason`` says which, and is printed once).
     package static var shared: PostgresCluster? { state.cluster }
@@ -71,7 +84,13 @@ package final class PostgresCluster: Sendable {
     private let binaries: String
     private let runAsPostgres: Bool
 
-    private init() throws {
+    /// A cluster of its own (not ``shared``) that serves TLS with `certificate` and `key` (PEM
+    /// files, copied into the cluster's folder), removed when the process exits like the shared one.
+    package static func withTLS(certificate: String, key: String) throws -> PostgresCluster {
+        try PostgresCluster(tls: (certificate, key))
+    }
+
+    private init(tls: (certificate: String, key: String)? = nil) throws {
         guard let binaries = Self.binaries() else {
             throw Failure(
                 description: "no initdb found (install Debian's postgresql package, or set MODELWRIGHT_PG_BIN)")
@@ -88,6 +107,17 @@ package final class PostgresCluster: Sendable {
         try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         try "\(getpid())".write(toFile: folder + "/owner.pid", atomically: true, encoding: .utf8)
+        var tlsOptions = ""
+        if let tls {
+            // The server refuses a key that others may read.
+            for (source, name) in [(tls.certificate, "server.crt"), (tls.key, "server.key")] {
+                try FileManager.default.copyItem(atPath: source, toPath: folder + "/" + name)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: folder + "/" + name)
+            }
+            tlsOptions =
+                " -c ssl=on -c ssl_cert_file=\(Self.shellQuoted(folder + "/server.crt"))"
+                + " -c ssl_key_file=\(Self.shellQuoted(folder + "/server.key"))"
+        }
         guard
             FileManager.default.createFile(
                 atPath: folder + "/pwfile", contents: Data((password + "\n").utf8),
@@ -117,7 +147,7 @@ package final class PostgresCluster: Sendable {
             let options =
                 "-p \(port) -k \(Self.shellQuoted(folder)) -c unix_socket_permissions=0700 "
                 + "-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-                + "-c full_page_writes=off -c max_connections=100"
+                + "-c full_page_writes=off -c max_connections=100" + tlsOptions
             if (try? run("pg_ctl", ["-D", folder + "/data", "-o", options, "-l", folder + "/log", "-w", "start"]))
                 != nil
             {

@@ -16,7 +16,7 @@ import Foundation
 ///   on a `rowid` or a last-insert row ID, since every row is keyed by its `"id"` UUID;
 /// - commits of other processes are noticed through ``SQLDialect/dataVersion`` on SQLite; a
 ///   PostgreSQL connection gets them from `LISTEN`/`NOTIFY` instead (not part of this contract yet).
-protocol DatabaseConnection: AnyObject {
+package protocol DatabaseConnection: AnyObject {
     /// The prepared statements this connection makes.
     associatedtype Statement: DatabaseStatement
     /// How this connection's engine spells SQL.
@@ -111,7 +111,7 @@ extension DatabaseConnection {
 
 /// A prepared statement: parameters bound by position from 1, rows stepped through, columns read
 /// by position from 0.
-protocol DatabaseStatement: AnyObject {
+package protocol DatabaseStatement: AnyObject {
     /// Resets the statement and clears its bindings so it can run again.
     func reset()
     /// Advances to the next row; `false` when there are no more.

@@ -19,7 +19,7 @@
 /// Requirements that an engine may have no equivalent for are `throws`: such an engine throws
 /// ``SQLDialectError/unsupported(_:)`` naming what it lacks and what to use instead, rather than
 /// handing out another engine's SQL.
-protocol SQLDialect: Sendable {
+package protocol SQLDialect: Sendable {
     // MARK: - Names, literals and parameters
 
     /// An identifier, quoted so that any name (`Order`, `index`, one with quotes in it) is safe.
@@ -164,7 +164,7 @@ protocol SQLDialect: Sendable {
 
 /// The queries that read the tables of a store (the runtime's own history tables aside), each
 /// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
-struct SchemaIntrospection: Sendable {
+package struct SchemaIntrospection: Sendable {
     /// Rows of (table, text ``SQLDialect/isClustered(definition:)`` reads).
     var tables: String
     /// Rows of (table, column, declared type, not null as 0 or 1, default as SQL text or NULL,
@@ -178,7 +178,7 @@ struct SchemaIntrospection: Sendable {
 }
 
 /// What an engine's dialect cannot spell.
-enum SQLDialectError: Error, Equatable, CustomStringConvertible {
+package enum SQLDialectError: Error, Equatable, CustomStringConvertible {
     /// The engine has no equivalent of a statement the runtime issues: what it lacks, and what
     /// stands in for it there.
     case unsupported(String)
@@ -191,7 +191,7 @@ enum SQLDialectError: Error, Equatable, CustomStringConvertible {
 }
 
 /// How a transaction takes its locks.
-enum TransactionKind: Sendable {
+package enum TransactionKind: Sendable {
     /// Reads from a snapshot taken at its first statement; for reads.
     case deferred
     /// Takes the write lock at once, waiting for it: what it reads cannot change before it commits.

@@ -1,0 +1,171 @@
+import Foundation
+import Modelwright
+
+/// A statement of the runtime's engine interface (``DatabaseStatement``) on a
+/// ``PostgresConnection``: values bound by position, run when first stepped, its rows read in
+/// place from libpq's result.
+///
+/// The runtime writes its SQL with `?` markers; they are numbered `$1`, `$2` … here, outside
+/// string literals, quoted names and comments. The server prepares the statement once per
+/// connection (kept by its text) and infers each parameter's type, and a bound value is sent in
+/// that type's binary form (``PostgresTypeMap``).
+package final class PostgresStatement: DatabaseStatement {
+    private let connection: PostgresConnection
+    private let sql: String
+    private let cached: Bool
+    private var bindings: [SQLValue] = []
+    private var rows: PostgresRows?
+    private var row: Int32 = -1
+
+    init(_ sql: String, on connection: PostgresConnection, cached: Bool) {
+        self.connection = connection
+        self.sql = Self.numberingMarkers(sql)
+        self.cached = cached
+    }
+
+    /// `sql` with each `?` marker outside literals, quoted names and comments replaced by `$1`,
+    /// `$2` … in order.
+    package static func numberingMarkers(_ sql: String) -> String {
+        guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
+        var output = [UInt8]()
+        output.reserveCapacity(sql.utf8.count + 8)
+        var number = 0
+        var bytes = Array(sql.utf8)[...]
+        while let byte = bytes.popFirst() {
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                // A literal or a quoted name, up to its closing quote; a doubled quote stays inside.
+                output.append(byte)
+                while let inner = bytes.popFirst() {
+                    output.append(inner)
+                    if inner == byte {
+                        guard bytes.first == byte else { break }
+                        output.append(bytes.removeFirst())
+                    }
+                }
+            case UInt8(ascii: "-") where bytes.first == UInt8(ascii: "-"):
+                output.append(byte)
+                while let inner = bytes.popFirst() {
+                    output.append(inner)
+                    if inner == UInt8(ascii: "\n") { break }
+                }
+            case UInt8(ascii: "/") where bytes.first == UInt8(ascii: "*"):
+                output.append(byte)
+                output.append(bytes.removeFirst())
+                while let inner = bytes.popFirst() {
+                    output.append(inner)
+                    if inner == UInt8(ascii: "*"), bytes.first == UInt8(ascii: "/") {
+                        output.append(bytes.removeFirst())
+                        break
+                    }
+                }
+            case UInt8(ascii: "?"):
+                number += 1
+                output.append(contentsOf: "$\(number)".utf8)
+            default:
+                output.append(byte)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `value` for a parameter the server typed `oid`: exact conversions only (an integer to a
+    /// `boolean` only when it is 0 or 1, to a `smallint` only when it fits).
+    static func parameter(_ value: SQLValue, oid: UInt32) throws -> PostgresValue {
+        if let column = columnType(oid: oid) { return try PostgresTypeMap.postgresValue(value, column: column) }
+        // A type outside the map (`unknown`, an array): the value in its own type, for the server to cast.
+        return switch value {
+        case .null: .null
+        case .integer(let integer): .int64(integer)
+        case .real(let double): .double(double)
+        case .text(let text): .text(text)
+        case .blob(let data): .bytes(data)
+        }
+    }
+
+    /// The column type of a type's object ID, for the types a store uses.
+    static func columnType(oid: UInt32) -> PostgresDialect.ColumnType? {
+        switch oid {
+        case 16: .boolean
+        case 21: .smallint
+        case 23: .integer
+        case 20: .bigint
+        case 701: .doublePrecision
+        case 700: .real
+        case 1_700: .numeric
+        case 25, 1_043: .text
+        case 1_184, 1_114: .timestamptz
+        case 17: .bytea
+        case 2_950: .uuid
+        case 3_802: .jsonb
+        default: nil
+        }
+    }
+
+    private func bindValue(_ value: SQLValue, _ index: Int32) {
+        let position = Int(index) - 1
+        guard position >= 0 else { return }
+        if bindings.count <= position {
+            bindings.append(contentsOf: repeatElement(.null, count: position + 1 - bindings.count))
+        }
+        bindings[position] = value
+    }
+
+    // MARK: - DatabaseStatement
+
+    /// Forgets the rows and the bindings, so the statement can run again.
+    package func reset() {
+        rows = nil
+        row = -1
+        bindings.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs the statement on its first call, then moves to the next of its rows.
+    package func step() throws -> Bool {
+        if rows == nil {
+            rows = try connection.runSynchronously(sql, bindings, cached: cached)
+            row = -1
+        }
+        row += 1
+        return Int(row) < rows?.count ?? 0
+    }
+
+    /// Runs the statement, keeping no rows.
+    package func run() throws {
+        _ = try connection.runSynchronously(sql, bindings, cached: cached)
+        rows = nil
+        row = -1
+    }
+
+    /// Binds NULL.
+    package func bindNull(_ index: Int32) { bindValue(.null, index) }
+    /// Binds an integer.
+    package func bind(_ value: Int64, _ index: Int32) { bindValue(.integer(value), index) }
+    /// Binds a floating-point number.
+    package func bind(_ value: Double, _ index: Int32) { bindValue(.real(value), index) }
+    /// Binds text.
+    package func bind(_ value: String, _ index: Int32) { bindValue(.text(value), index) }
+    /// Binds bytes.
+    package func bind(_ value: Data, _ index: Int32) { bindValue(.blob(value), index) }
+    /// Binds a UUID, as the 16 bytes a `uuid` parameter takes.
+    package func bind(_ value: UUID, _ index: Int32) {
+        bindValue(.blob(withUnsafeBytes(of: value.uuid) { Data($0) }), index)
+    }
+    /// Binds any value the runtime stores.
+    package func bind(_ value: SQLValue, _ index: Int32) { bindValue(value, index) }
+
+    /// Whether the column of the current row is NULL.
+    package func isNull(_ index: Int32) -> Bool { rows?.isNull(row, index) ?? true }
+    /// The column as an integer.
+    package func int64(_ index: Int32) -> Int64 { rows?.int64(row, index) ?? 0 }
+    /// The column as a floating-point number.
+    package func double(_ index: Int32) -> Double { rows?.double(row, index) ?? 0 }
+    /// The column as text.
+    package func string(_ index: Int32) -> String { rows?.string(row, index) ?? "" }
+    /// The column as bytes.
+    package func data(_ index: Int32) -> Data { rows?.data(row, index) ?? Data() }
+    /// The column as a UUID, when it holds one.
+    package func uuid(_ index: Int32) -> UUID? { rows?.uuid(row, index) }
+    /// The column as the runtime's value.
+    package func value(_ index: Int32) -> SQLValue { rows?.value(row, index) ?? .null }
+}
