@@ -16,7 +16,7 @@ import Foundation
 ///   on a `rowid` or a last-insert row ID, since every row is keyed by its `"id"` UUID;
 /// - commits of other processes are noticed through ``SQLDialect/dataVersion`` on SQLite; a
 ///   PostgreSQL connection gets them from `LISTEN`/`NOTIFY` instead (not part of this contract yet).
-package protocol DatabaseConnection: AnyObject {
+protocol DatabaseConnection: AnyObject {
     /// The prepared statements this connection makes.
     associatedtype Statement: DatabaseStatement
     /// How this connection's engine spells SQL.
@@ -157,6 +157,6 @@ package protocol DatabaseStatement: AnyObject {
 
 /// The class of a value in a result row, as the runtime's coders check it: a value of another class
 /// is refused, never converted by the engine.
-enum StorageClass: Sendable {
+package enum StorageClass: Sendable {
     case null, integer, real, text, blob
 }

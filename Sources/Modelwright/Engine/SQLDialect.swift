@@ -19,7 +19,7 @@
 /// Requirements that an engine may have no equivalent for are `throws`: such an engine throws
 /// ``SQLDialectError/unsupported(_:)`` naming what it lacks and what to use instead, rather than
 /// handing out another engine's SQL.
-package protocol SQLDialect: Sendable {
+protocol SQLDialect: Sendable {
     // MARK: - Names, literals and parameters
 
     /// An identifier, quoted so that any name (`Order`, `index`, one with quotes in it) is safe.
@@ -164,7 +164,7 @@ package protocol SQLDialect: Sendable {
 
 /// The queries that read the tables of a store (the runtime's own history tables aside), each
 /// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
-package struct SchemaIntrospection: Sendable {
+struct SchemaIntrospection: Sendable {
     /// Rows of (table, text ``SQLDialect/isClustered(definition:)`` reads).
     var tables: String
     /// Rows of (table, column, declared type, not null as 0 or 1, default as SQL text or NULL,
@@ -178,7 +178,7 @@ package struct SchemaIntrospection: Sendable {
 }
 
 /// What an engine's dialect cannot spell.
-package enum SQLDialectError: Error, Equatable, CustomStringConvertible {
+enum SQLDialectError: Error, Equatable, CustomStringConvertible {
     /// The engine has no equivalent of a statement the runtime issues: what it lacks, and what
     /// stands in for it there.
     case unsupported(String)
