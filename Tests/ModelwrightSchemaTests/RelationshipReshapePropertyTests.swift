@@ -109,14 +109,15 @@ struct RelationshipReshapePropertyTests {
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
             let failure = "seed \(seed): \(s1) → \(s2)"
             let lightweight = FrontEnd.run(modelAt: bare.path).model.flatMap { $0.versions.count == 2 ? $0 : nil }
-            if lightweight != nil {
+            let isLightweight = lightweight != nil
+            if isLightweight {
                 // By construction: a narrowing is never lightweight.
                 #expect(!s1.narrows(to: s2), "\(failure): plan accepted a narrowing as lightweight")
             }
             let loaded = FrontEnd.run(modelAt: folder.path)
             guard let model = lightweight ?? loaded.model, model.versions.count == 2 else { continue }
             accepted += 1
-            if lightweight != nil { acceptedLightweight += 1 }
+            if isLightweight { acceptedLightweight += 1 }
             let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
             let step = model.steps[0]
             // The app's stage: every hook does nothing.
@@ -159,7 +160,7 @@ struct RelationshipReshapePropertyTests {
                 // Loudly: a migration error that names the stage, and never for a step plan
                 // accepted as lightweight (the promise: plan-accepted lightweight steps migrate).
                 #expect(error is MigrationError, "\(failure): \(error)")
-                #expect(lightweight == nil, "\(failure): a lightweight step failed on real data: \(error)")
+                #expect(!isLightweight, "\(failure): a lightweight step failed on real data: \(error)")
                 refusedAtRuntime += 1
                 if ProcessInfo.processInfo.environment["MODELWRIGHT_SHOW_REFUSALS"] == "1" {
                     print("\(failure): \(error)")
@@ -167,7 +168,7 @@ struct RelationshipReshapePropertyTests {
                 continue
             }
             committed += 1
-            if lightweight != nil { committedLightweight += 1 }
+            if isLightweight { committedLightweight += 1 }
             reshapes.insert("\(s1.forward)/\(s1.inverse ?? "-") → \(s2.forward)/\(s2.inverse ?? "-")")
             let after = try tester.links(of: "Person", s2.name)
             // The links the new version can hold: to a row of its destination, and not one of
