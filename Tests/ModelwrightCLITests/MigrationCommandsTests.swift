@@ -111,6 +111,58 @@ struct MigrationCommandsTests {
                 "note: undo the change here and make it in a new version instead: 'modelwright new-version"))
     }
 
+    /// A model folder of two versions of `Person.pets` and its inverse `Animal.owner`.
+    private static func pairs(_ v1: (pets: String, owner: String), _ v2: (pets: String, owner: String)) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)/Pairs")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (version, shape) in [(1, v1), (2, v2)] {
+            let text = """
+                model Pairs version \(version)
+                entity Person {
+                    name: String
+                    pets: \(shape.pets) @inverse(owner)
+                }
+                entity Animal {
+                    name: String
+                    owner: \(shape.owner)
+                }
+
+                """
+            try text.write(
+                to: folder.appendingPathComponent("Pairs.v\(version).model"), atomically: true, encoding: .utf8)
+        }
+        return folder
+    }
+
+    @Test func planKeepsTheLinksOfAWidenedRelationshipAndRefusesANarrowedOneWithWhereAndHow() throws {
+        let widened = try Self.pairs(("Animal?", "Person?"), ("Set<Animal>", "Person?"))
+        defer { try? FileManager.default.removeItem(at: widened.deletingLastPathComponent()) }
+        let (code, console) = Self.run(["plan", widened.path])
+        #expect(code == .success, "\(console.errors)")
+        let lines = console.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("Version 1 → 2 (") && $0.contains("): lightweight") }, "\(lines)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("  lightweight          change Person.pets from to-one to to-many (every link is kept) (")
+            }, "\(lines)")
+
+        // Many people may point at one animal now; after, one at most: not lightweight, and the
+        // error says where (the inverse's line in version 2) and how (a stage that chooses).
+        let narrowed = try Self.pairs(("Animal?", "Set<Person>"), ("Animal?", "Person?"))
+        defer { try? FileManager.default.removeItem(at: narrowed.deletingLastPathComponent()) }
+        let (narrowedCode, refusal) = Self.run(["plan", narrowed.path])
+        #expect(narrowedCode != .success)
+        #expect(
+            refusal.errors.contains(
+                "Pairs.v2.model:8:5: error: version 2 cannot be migrated to from version 1 (Pairs.v1.model): change Animal.owner from to-many to to-one needs a custom stage"
+            ), "\(refusal.errors)")
+        #expect(
+            refusal.errors.contains(
+                "a Animal may hold several links of Animal.owner ↔ Person.pets now and one at most after: declare a custom stage whose code chooses the one link each Animal keeps and sets both sides"
+            ), "\(refusal.errors)")
+        #expect(refusal.errors.contains("'migration from 1 { custom name \"what it does\" }'"), "\(refusal.errors)")
+    }
+
     @Test func usageErrors() {
         #expect(Self.run(["plan"]).0 == .usage)
         #expect(Self.run(["lock", "a", "b"]).0 == .usage)

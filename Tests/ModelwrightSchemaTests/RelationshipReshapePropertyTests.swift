@@ -35,7 +35,14 @@ struct RelationshipReshapePropertyTests {
             }
         }
 
-        func text(version: Int) -> String {
+        /// Whether a side of the pair can hold fewer links in `next` (a side without a declared
+        /// inverse holds any number), decided from the shapes alone, apart from the planner.
+        func narrows(to next: Shape) -> Bool {
+            let back = { (shape: Shape) in shape.inverse ?? "set" }
+            return (forward != "one" && next.forward == "one") || (back(self) != "one" && back(next) == "one")
+        }
+
+        func text(version: Int, stage: Bool = true) -> String {
             let pets =
                 "    \(name): \(Self.type(forward, of: destination))"
                 + (inverse == nil ? "" : " @inverse(owner)") + (renamed ? " @renamed(from: pets)" : "")
@@ -47,7 +54,7 @@ struct RelationshipReshapePropertyTests {
                 "entity Cat: Animal {", "    lives: Int16 = 9", destination == "Cat" ? owner : nil, "}",
                 "entity Dog: Animal {", "    good: Bool = true", "}",
             ].compactMap { $0 }
-            if version == 2 {
+            if version == 2, stage {
                 lines += ["migration from 1 {", "    custom relink \"Relink\""]
                 lines.append("    lossy Person.pets")
                 lines.append("}")
@@ -83,19 +90,34 @@ struct RelationshipReshapePropertyTests {
     @Test func aReshapedRelationshipKeepsItsLinksOrTheMigrationFailsLoudly() throws {
         let count = ProcessInfo.processInfo.environment["MODELWRIGHT_MIGRATION_PAIRS"].flatMap { Int($0) } ?? 20
         var accepted = 0
+        var acceptedLightweight = 0
+        var committedLightweight = 0
         var committed = 0
         var refusedAtRuntime = 0
         var linksChecked = 0
         var reshapes: Set<String> = []
         for seed in 1...UInt64(count) {
             let (s1, s2) = Self.shapes(seed: seed)
+            // First as a lightweight step (no migration block); when plan refuses that, with a
+            // custom stage and the loss accepted.
+            let bare = try temporaryModelFolder(
+                named: "Pairs",
+                files: ["Pairs.v1.model": s1.text(version: 1), "Pairs.v2.model": s2.text(version: 2, stage: false)])
+            defer { try? FileManager.default.removeItem(at: bare.deletingLastPathComponent()) }
             let folder = try temporaryModelFolder(
                 named: "Pairs", files: ["Pairs.v1.model": s1.text(version: 1), "Pairs.v2.model": s2.text(version: 2)])
             defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let loaded = FrontEnd.run(modelAt: folder.path)
-            guard let model = loaded.model, model.versions.count == 2 else { continue }
-            accepted += 1
             let failure = "seed \(seed): \(s1) → \(s2)"
+            let lightweight = FrontEnd.run(modelAt: bare.path).model.flatMap { $0.versions.count == 2 ? $0 : nil }
+            let isLightweight = lightweight != nil
+            if isLightweight {
+                // By construction: a narrowing is never lightweight.
+                #expect(!s1.narrows(to: s2), "\(failure): plan accepted a narrowing as lightweight")
+            }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            guard let model = lightweight ?? loaded.model, model.versions.count == 2 else { continue }
+            accepted += 1
+            if isLightweight { acceptedLightweight += 1 }
             let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
             let step = model.steps[0]
             // The app's stage: every hook does nothing.
@@ -135,8 +157,10 @@ struct RelationshipReshapePropertyTests {
             do {
                 _ = try tester.migrate()
             } catch {
-                // Loudly: a migration error that names the stage.
+                // Loudly: a migration error that names the stage, and never for a step plan
+                // accepted as lightweight (the promise: plan-accepted lightweight steps migrate).
                 #expect(error is MigrationError, "\(failure): \(error)")
+                #expect(!isLightweight, "\(failure): a lightweight step failed on real data: \(error)")
                 refusedAtRuntime += 1
                 if ProcessInfo.processInfo.environment["MODELWRIGHT_SHOW_REFUSALS"] == "1" {
                     print("\(failure): \(error)")
@@ -144,6 +168,7 @@ struct RelationshipReshapePropertyTests {
                 continue
             }
             committed += 1
+            if isLightweight { committedLightweight += 1 }
             reshapes.insert("\(s1.forward)/\(s1.inverse ?? "-") → \(s2.forward)/\(s2.inverse ?? "-")")
             let after = try tester.links(of: "Person", s2.name)
             // The links the new version can hold: to a row of its destination, and not one of
@@ -159,7 +184,7 @@ struct RelationshipReshapePropertyTests {
             }
         }
         print(
-            "relationship reshapes: \(count) pairs, accepted by plan: \(accepted), committed: \(committed), refused at runtime: \(refusedAtRuntime), links checked: \(linksChecked), distinct reshapes committed: \(reshapes.count)"
+            "relationship reshapes: \(count) pairs, accepted by plan: \(accepted) (lightweight: \(acceptedLightweight), of which committed: \(committedLightweight)), committed: \(committed), refused at runtime: \(refusedAtRuntime), links checked: \(linksChecked), distinct reshapes committed: \(reshapes.count)"
         )
         #expect(accepted >= count / 5, "only \(accepted) of \(count) pairs were accepted")
         #expect(linksChecked >= count, "only \(linksChecked) links checked")

@@ -42,7 +42,9 @@ extension MigrationPlanner {
                 add(
                     .needsCustomStage,
                     "change \(name) from \(oldRelationship.cardinality == .toOne ? "to-one to to-many" : "to-many to to-one")",
-                    entity, at: at, property: relationship.name, work: .hook)
+                    entity, at: at,
+                    hint: narrowing(oldEntity, oldRelationship, entity, relationship).map(Self.narrowingAdvice),
+                    property: relationship.name, work: .hook)
             } else if oldRelationship.isOrdered != relationship.isOrdered {
                 add(
                     relationship.isOrdered ? .lightweight : .lossy,
@@ -62,6 +64,17 @@ extension MigrationPlanner {
                     .needsCustomStage,
                     "change the inverse of \(name) from \(oldInverse ?? "none") to \(relationship.inverse ?? "none"): the links may move to other storage",
                     entity, at: at, property: relationship.name, work: .hook)
+            }
+            // By construction: a pair whose either side can hold fewer links than before is never
+            // lightweight, whichever of the changes above (or none) caught it.
+            if let narrowed = narrowing(oldEntity, oldRelationship, entity, relationship),
+                !changes.contains(where: {
+                    $0.entity == entity.name && $0.property == relationship.name && $0.kind != .lightweight
+                })
+            {
+                add(
+                    .needsCustomStage, "narrow \(narrowed.pair) from \(narrowed.before) to \(narrowed.after)", entity,
+                    at: at, hint: Self.narrowingAdvice(narrowed), property: relationship.name, work: .hook)
             }
             if oldRelationship.cardinality == .toOne, oldRelationship.isOptional, !relationship.isOptional {
                 add(
@@ -90,6 +103,61 @@ extension MigrationPlanner {
                     "if '\(relationship.name)' became '\($0.name)', write '@renamed(from: \(relationship.name))' on '\($0.name)'"
                 })
         }
+    }
+
+    /// A relationship pair whose one side can hold fewer links after the step than before.
+    struct Narrowing {
+        /// Both sides under their newer names: `Person.pets ↔ Animal.owner`.
+        let pair: String
+        /// The pair's shape before and after: `many-to-one`, `one-to-one`.
+        let before: String
+        let after: String
+        /// The entity whose rows may hold several links now and one at most after, and the side it holds.
+        let crowded: String
+        let side: String
+    }
+
+    /// Whether `relationship` or its inverse (declared, or the implied one a relationship
+    /// without an inverse has, which holds any number of links) goes from to-many to to-one.
+    /// Synthetic rows never share a link, so the shadow check cannot see this: only the shapes can.
+    func narrowing(
+        _ oldEntity: EntityGraph.Entity, _ oldRelationship: EntityGraph.Relationship, _ entity: EntityGraph.Entity,
+        _ relationship: EntityGraph.Relationship
+    ) -> Narrowing? {
+        func inverse(of relationship: EntityGraph.Relationship, in entities: [String: EntityGraph.Entity])
+            -> EntityGraph.Relationship?
+        {
+            guard let name = relationship.inverse else { return nil }
+            var current = entities[relationship.destination]
+            var seen: Set<String> = []
+            while let candidate = current, seen.insert(candidate.name).inserted {
+                if let found = candidate.relationships.first(where: { $0.name == name }) { return found }
+                current = candidate.parent.flatMap { entities[$0] }
+            }
+            return nil
+        }
+        let oldInverse = inverse(of: oldRelationship, in: oldEntities)
+        let newInverse = inverse(of: relationship, in: newEntities)
+        let oldBack = oldInverse?.cardinality ?? .toMany
+        let newBack = newInverse?.cardinality ?? .toMany
+        let forwardNarrows = oldRelationship.cardinality == .toMany && relationship.cardinality == .toOne
+        let backNarrows = oldBack == .toMany && newBack == .toOne
+        guard forwardNarrows || backNarrows else { return nil }
+        func word(_ cardinality: RelationshipDescription.Cardinality) -> String {
+            cardinality == .toOne ? "one" : "many"
+        }
+        let inverseName = "\(relationship.destination).\(relationship.inverse ?? "(no inverse)")"
+        return Narrowing(
+            pair: "\(entity.name).\(relationship.name) ↔ \(inverseName)",
+            before: "\(word(oldBack))-to-\(word(oldRelationship.cardinality))",
+            after: "\(word(newBack))-to-\(word(relationship.cardinality))",
+            crowded: forwardNarrows ? entity.name : relationship.destination,
+            side: forwardNarrows ? "\(entity.name).\(relationship.name)" : inverseName)
+    }
+
+    /// What to do about a narrowing, in words that work.
+    static func narrowingAdvice(_ narrowed: Narrowing) -> String {
+        "a \(narrowed.crowded) may hold several links of \(narrowed.pair) now and one at most after: declare a custom stage whose code chooses the one link each \(narrowed.crowded) keeps and sets both sides (\(narrowed.side) and its inverse), or keep \(narrowed.side) to-many"
     }
 
     mutating func diffConstraints(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
