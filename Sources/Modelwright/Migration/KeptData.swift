@@ -160,14 +160,14 @@ struct KeptData {
     }
 
     private static func pairs(_ sql: String, _ connection: SQLiteConnection) throws -> [SQLValue: [SQLValue]] {
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try connection.prepare(sql)
         var result: [SQLValue: [SQLValue]] = [:]
         while try statement.step() { result[statement.value(0), default: []].append(statement.value(1)) }
         return result
     }
 
     private static func ids(_ sql: String, _ connection: SQLiteConnection) throws -> [SQLValue] {
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try connection.prepare(sql)
         var result: [SQLValue] = []
         while try statement.step() { result.append(statement.value(0)) }
         return result
