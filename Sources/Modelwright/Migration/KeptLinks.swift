@@ -149,7 +149,8 @@ struct KeptLinks {
     /// for the first relationship that lost one.
     func check(_ connection: SQLiteConnection, stage: String) throws {
         for item in kept {
-            let statement = try connection.prepare("SELECT count(*), min(quote(l.\"src\")), min(quote(l.\"dst\")) FROM temp.\(quoted(item.links)) AS l "
+            let statement = try connection.prepare(
+                "SELECT count(*), min(quote(l.\"src\")), min(quote(l.\"dst\")) FROM temp.\(quoted(item.links)) AS l "
                     + "WHERE \(fitting(item, alias: "l")) AND NOT EXISTS (\(Self.link(item.new, alias: "l")))")
             if try statement.step(), statement.int64(0) > 0 {
                 throw MigrationError.linksLost(

@@ -82,7 +82,9 @@ public final class MigrationContext {
     /// Deletes the row of `entity` with ID `id`. Delete rules are not applied: the step is
     /// working on raw rows.
     public func delete(from entity: String, id: SQLValue) throws {
-        try execute("DELETE FROM \(quoted(try layout.entity(entity).table)) WHERE \"id\" = \(connection.dialect.parameter)", [id])
+        try execute(
+            "DELETE FROM \(quoted(try layout.entity(entity).table)) WHERE \"id\" = \(connection.dialect.parameter)",
+            [id])
     }
 
     /// A new record ID as the store keeps it, for ``insert(into:values:)``.

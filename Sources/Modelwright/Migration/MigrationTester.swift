@@ -177,7 +177,8 @@ public final class MigrationTester {
                 "UPDATE \(quoted(layout.table)) SET \(mine) = NULL WHERE \(mine) = \(marker) AND \"id\" <> \(marker)",
                 [target.id, row.id])
             try context.execute(
-                "UPDATE \(quoted(destination.table)) SET \(back) = \(marker) WHERE \"id\" = \(marker)", [row.id, target.id])
+                "UPDATE \(quoted(destination.table)) SET \(back) = \(marker) WHERE \"id\" = \(marker)",
+                [row.id, target.id])
         }
         for (relationship, targets) in links {
             let table = try start.entity(relationship.destination).table

@@ -357,7 +357,8 @@ private struct StageRun {
             let added = layouts.lazy.flatMap(\.columns).first(where: { $0.name == column }),
             added.type?.scalar?.storageClass == .exactReal, added.defaultLiteral == "-0.0"
         else { return }
-        let update = try connection.prepare("UPDATE \(quoted(table)) SET \(quoted(column)) = \(connection.dialect.parameter)")
+        let update = try connection.prepare(
+            "UPDATE \(quoted(table)) SET \(quoted(column)) = \(connection.dialect.parameter)")
         update.bind(.real(-0.0), 1)
         try update.run()
         operations.append(.updateRows(table: table, reason: "\(column) defaults to -0.0"))
@@ -406,7 +407,8 @@ private struct StageRun {
                 let position = quoted(column)
                 let inverse = quoted(String(column.dropLast("._position".count)))
                 let unplaced = "\(inverse) IS NOT NULL AND \(position) IS NULL"
-                let rows = try connection.prepare("SELECT \"id\", \(inverse), (SELECT COALESCE(MAX(placed.\(position)), -1) + 1 FROM \(table) placed "
+                let rows = try connection.prepare(
+                    "SELECT \"id\", \(inverse), (SELECT COALESCE(MAX(placed.\(position)), -1) + 1 FROM \(table) placed "
                         + "WHERE placed.\(inverse) = row.\(inverse)) FROM \(table) row WHERE \(unplaced) ORDER BY \(inverse), \"id\""
                 )
                 var places: [(id: SQLValue, place: Int64)] = []
@@ -421,7 +423,9 @@ private struct StageRun {
                     next += 1
                 }
                 guard !places.isEmpty else { continue }
-                let update = try connection.prepare("UPDATE \(table) SET \(position) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)")
+                let update = try connection.prepare(
+                    "UPDATE \(table) SET \(position) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)"
+                )
                 for (id, place) in places {
                     update.reset()
                     update.bind(.integer(place), 1)
@@ -504,7 +508,9 @@ private struct StageRun {
             "SELECT * FROM \(quoted(entity.table)) AS t0\(filter) ORDER BY t0.\"id\"")
         guard !rows.isEmpty else { return }
         let values = try rows.enumerated().map { try value($0.offset, $0.element) }
-        let update = try connection.prepare("UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)")
+        let update = try connection.prepare(
+            "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)"
+        )
         let converts = try affinityConverts(column, in: entity.table)
         let keep = converts ? try exactValueInsert(entity.table, column.name) : nil
         for (row, value) in zip(rows, values) {
@@ -546,10 +552,11 @@ private struct StageRun {
         )
         let key = connection.dialect.string(table + "." + column)
         let (id, value) = (connection.dialect.parameter(1), connection.dialect.parameter(2))
-        return try connection.prepare(connection.dialect.insertReplacing(
-                    into: Self.exactValues, columns: nil, key: ["\"key\"", "\"id\""],
-                    "VALUES (\(key), \(id), \(value), (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = \(id)))"
-                )
+        return try connection.prepare(
+            connection.dialect.insertReplacing(
+                into: Self.exactValues, columns: nil, key: ["\"key\"", "\"id\""],
+                "VALUES (\(key), \(id), \(value), (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = \(id)))"
+            )
         )
     }
 
@@ -724,7 +731,8 @@ private struct StageRun {
                     everyTable || touched.contains(entity.table) || touched.contains(target.table)
                 else { continue }
                 let allowed = target.entityNames.map(SQLSyntax.string).joined(separator: ", ")
-                let statement = try connection.prepare("SELECT count(*), min(quote(t0.\"id\")), min(t1.\"_entity\") FROM \(quoted(entity.table)) AS t0 "
+                let statement = try connection.prepare(
+                    "SELECT count(*), min(quote(t0.\"id\")), min(t1.\"_entity\") FROM \(quoted(entity.table)) AS t0 "
                         + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(quoted(column.name)) "
                         + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
                         + "AND t1.\"_entity\" NOT IN (\(allowed))")
@@ -781,10 +789,12 @@ private struct StageRun {
                     everyTable || touched.contains(entity.table) || touched.contains(target.table)
                 else { continue }
                 let column = quoted(entity.columnName(relationship.name))
-                let statement = try connection.prepare("SELECT count(*), min(quote(t0.\"id\")) FROM \(quoted(entity.table)) AS t0 "
+                let statement = try connection.prepare(
+                    "SELECT count(*), min(quote(t0.\"id\")) FROM \(quoted(entity.table)) AS t0 "
                         + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(column) "
                         + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
-                        + "AND \(connection.dialect.differs("t1.\(quoted(target.columnName(inverseName)))", "t0.\"id\""))")
+                        + "AND \(connection.dialect.differs("t1.\(quoted(target.columnName(inverseName)))", "t0.\"id\""))"
+                )
                 guard try statement.step(), statement.int64(0) > 0 else { continue }
                 throw MigrationError.oneToOneMismatch(
                     stage: name, entity: entity.name, relationship: relationship.name, row: statement.string(1),
@@ -856,7 +866,8 @@ private struct StageRun {
                 columns.map { (property: $0.property, sql: StoredValues.unreadable($0)) }
                 + StoredValues.incompleteComposites(of: entity).filter { changed.contains($0.property) }
             let counts = tests.map { "sum(\($0.sql))" }.joined(separator: ", ")
-            let statement = try connection.prepare("SELECT \(counts) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
+            let statement = try connection.prepare(
+                "SELECT \(counts) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
             guard try statement.step() else { continue }
             for (index, test) in tests.enumerated() where statement.int64(Int32(index)) > 0 {
                 throw MigrationError.unreadableValues(

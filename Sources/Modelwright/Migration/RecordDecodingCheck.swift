@@ -47,7 +47,8 @@ enum RecordDecodingCheck {
         else { return }
         // Exactly this entity's rows: a sub-entity's rows are decoded by its own record type.
         let filter = entity.hasDiscriminator ? " WHERE t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : ""
-        let statement = try connection.prepare("SELECT \(entity.selectList) FROM \(quoted(entity.table)) AS t0\(filter)")
+        let statement = try connection.prepare(
+            "SELECT \(entity.selectList) FROM \(quoted(entity.table)) AS t0\(filter)")
         while try statement.step() {
             let uuid = statement.uuid(0)
             var row = RowDecoder(statement: statement, firstIndex: 1)

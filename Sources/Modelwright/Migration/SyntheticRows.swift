@@ -36,7 +36,8 @@ enum SyntheticRows {
                     values.append(.integer(Int64(row)))
                 }
                 let dialect = connection.dialect
-                let statement = try connection.prepare(dialect.insertIgnoringConflicts(
+                let statement = try connection.prepare(
+                    dialect.insertIgnoringConflicts(
                         into: quoted(entity.table), columns: names, "VALUES (\(dialect.parameters(values.count)))"))
                 for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
                 try statement.run()
@@ -88,7 +89,8 @@ enum SyntheticRows {
                 .flatMap { layout.entities[$0.destination] }
             guard let destination, !(column.isOptional && row % 3 == 2) else { return .null }
             let filter = destination.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
-            let statement = try connection.prepare("SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
+            let statement = try connection.prepare(
+                "SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
             if try statement.step() { return statement.value(0) }
             guard !column.isOptional else { return .null }
             return try newRow(of: destination, row: row, in: layout, connection: connection, depth: depth)
@@ -135,7 +137,8 @@ enum SyntheticRows {
             values.append(
                 try stub(for: column, row: row, of: concrete, in: layout, connection: connection, depth: depth + 1))
         }
-        let statement = try connection.prepare("INSERT INTO \(quoted(concrete.table)) (\(names.joined(separator: ", "))) "
+        let statement = try connection.prepare(
+            "INSERT INTO \(quoted(concrete.table)) (\(names.joined(separator: ", "))) "
                 + "VALUES (\(connection.dialect.parameters(values.count)))")
         for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
         try statement.run()
