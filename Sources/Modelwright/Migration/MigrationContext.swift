@@ -25,12 +25,12 @@ public final class MigrationContext {
     /// The version whose entities the context's methods name.
     public let schema: SchemaDescription
     private let layout: SchemaLayout
-    private let connection: SQLiteConnection
+    private let connection: any DatabaseConnection
 
     /// How the SQL a step writes is spelled on the store's engine.
-    var dialect: SQLiteConnection.Dialect { connection.dialect }
+    var dialect: any SQLDialect { connection.dialect }
 
-    init(connection: SQLiteConnection, layout: SchemaLayout) {
+    init(connection: some DatabaseConnection, layout: SchemaLayout) {
         self.connection = connection
         self.layout = layout
         schema = layout.schema
@@ -104,9 +104,10 @@ public final class MigrationContext {
     public func query(_ sql: String, _ arguments: [SQLValue] = []) throws -> [MigrationRow] {
         let statement = try connection.prepare(sql)
         for (index, argument) in arguments.enumerated() { statement.bind(argument, Int32(index + 1)) }
-        let names = statement.columnNames
         var rows: [MigrationRow] = []
+        var names: [String] = []
         while try statement.step() {
+            if rows.isEmpty { names = statement.columnNames }
             var values: [String: SQLValue] = [:]
             for (index, name) in names.enumerated() { values[name] = statement.value(Int32(index)) }
             rows.append(MigrationRow(values: values))

@@ -20,7 +20,7 @@ import Foundation
 /// of the destination version; the metadata row records the new checksum in the same transaction,
 /// so a store is always wholly at one version or the next.
 struct Migrator {
-    let connection: SQLiteConnection
+    let connection: any DatabaseConnection
     let progress: (@Sendable (MigrationProgress) -> Void)?
     /// Whether custom steps' obligations are met by synthetic stubs instead of the app's code:
     /// how tools run a custom stage on rows before any app implements it.
@@ -136,7 +136,7 @@ struct Migrator {
 /// The state of one stage while it runs.
 private struct StageRun {
     let stage: MigrationStage
-    let connection: SQLiteConnection
+    let connection: any DatabaseConnection
     let source: SchemaLayout
     let destination: SchemaLayout
     let mapping: TableMapping
@@ -163,7 +163,7 @@ private struct StageRun {
     let name: String
 
     init(
-        stage: MigrationStage, connection: SQLiteConnection, freshSchemas: FreshSchemaCache?,
+        stage: MigrationStage, connection: some DatabaseConnection, freshSchemas: FreshSchemaCache?,
         onProgress: @escaping (MigrationProgress.Event, String?, Int) -> Void
     ) throws {
         self.stage = stage
@@ -546,7 +546,7 @@ private struct StageRun {
 
     /// A statement that records, for the row with ID `?1`, the exact value `?2` an obligation wrote
     /// into `column` of `table`, with the value the column now holds for it.
-    private func exactValueInsert(_ table: String, _ column: String) throws -> SQLiteStatement {
+    private func exactValueInsert(_ table: String, _ column: String) throws -> any DatabaseStatement {
         try connection.execute(
             "CREATE TEMP TABLE IF NOT EXISTS \"_mw_exact_values\" (\"key\", \"id\", \"value\", \"stored\", PRIMARY KEY (\"key\", \"id\"))"
         )
@@ -684,7 +684,7 @@ private struct StageRun {
         // a trigger, a view, `sqlite_stat1` from `ANALYZE` — and every later opening would refuse
         // the store for it: the stage is held to the comparison an opening makes, and fails now.
         if everyTable {
-            let left = try StoreVerification.differences(on: connection, layout: destination)
+            let left = try connection.schemaDifferences(from: destination)
             guard left.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: left) }
         }
         try checkValues(everyTable: everyTable)

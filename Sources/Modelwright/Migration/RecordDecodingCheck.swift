@@ -19,7 +19,8 @@ enum RecordDecodingCheck {
     /// `nil`); throws ``MigrationError/undecodableRecord(stage:entity:attribute:row:reason:)`` for
     /// the first row that does not decode.
     static func run(
-        _ records: [any Record.Type], layout: SchemaLayout, current: SchemaLayout, on connection: SQLiteConnection,
+        _ records: [any Record.Type], layout: SchemaLayout, current: SchemaLayout,
+        on connection: some DatabaseConnection,
         stage: String, changed: Set<String>? = nil
     ) throws {
         for record in records {
@@ -38,7 +39,7 @@ enum RecordDecodingCheck {
     }
 
     private static func decodeEveryRow<Target: Record>(
-        of type: Target.Type, layout: SchemaLayout, on connection: SQLiteConnection, stage: String
+        of type: Target.Type, layout: SchemaLayout, on connection: some DatabaseConnection, stage: String
     ) throws {
         // The store's value check already reads every other column by the records' own rules
         // (`StoredValues`); only JSON needs the app's types, so entities without it are skipped.
