@@ -143,4 +143,29 @@ struct SQLDialectTests {
             try connection.execute(dialect.dropTable(renamed))
         }
     }
+
+    /// A limited query returns the rows Swift's `dropFirst(offset).prefix(limit)` does, over many
+    /// drawn limits and offsets, an offset with no limit (bound as ``SQLDialect/noLimit``) included.
+    @Test func limitAndOffsetSliceAsSwiftDoes() throws {
+        let dialect = SQLiteDialect()
+        let connection = try SQLiteConnection(path: nil)
+        let values = Array(0..<12)
+        try connection.execute("CREATE TABLE \"t\" (\"v\" INTEGER)")
+        try connection.execute("INSERT INTO \"t\" VALUES " + values.map { "(\($0))" }.joined(separator: ", "))
+        let statement = try connection.prepare(
+            "SELECT \"v\" FROM \"t\" ORDER BY \"v\"" + dialect.limit(dialect.parameter, offset: dialect.parameter))
+        var random = SplitMix64(seed: 26)
+        for _ in 0..<300 {
+            let limit = random.next(below: 3) == 0 ? nil : random.next(below: 15)
+            let offset = random.next(below: 15)
+            statement.reset()
+            statement.bind(limit.map { .integer(Int64($0)) } ?? dialect.noLimit, 1)
+            statement.bind(.integer(Int64(offset)), 2)
+            var rows: [Int] = []
+            while try statement.step() { rows.append(Int(statement.int64(0))) }
+            #expect(
+                rows == Array(values.dropFirst(offset).prefix(limit ?? .max)),
+                "limit \(String(describing: limit)), offset \(offset)")
+        }
+    }
 }
