@@ -181,4 +181,7 @@ package final class PostgresStatement: DatabaseStatement {
     package func uuid(_ index: Int32) -> UUID? { rows?.uuid(row, index) }
     /// The column as the runtime's value.
     package func value(_ index: Int32) -> SQLValue { rows?.value(row, index) ?? .null }
+
+    /// The names of the result's columns, known once the statement has stepped (it runs then).
+    package var columnNames: [String] { rows?.columnNames ?? [] }
 }

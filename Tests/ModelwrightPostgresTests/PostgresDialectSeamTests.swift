@@ -139,4 +139,30 @@ struct PostgresDialectRefusalTests {
             #expect(!statement.contains(sqliteWords), "\(statement)")
         }
     }
+
+    /// A limited query returns on the server the rows Swift's `dropFirst(offset).prefix(limit)`
+    /// does, over many drawn limits and offsets; an offset with no limit binds
+    /// ``SQLDialect/noLimit``, where SQLite's `-1` is refused.
+    @Test func limitAndOffsetSliceAsSwiftDoes() async throws {
+        let connection = try await makeConnection()
+        try await connection.execute("CREATE TABLE \"t\" (\"v\" bigint)")
+        try await connection.execute("INSERT INTO \"t\" SELECT generate_series(0, 11)")
+        let sql =
+            "SELECT \"v\" FROM \"t\" ORDER BY \"v\"" + dialect.limit(dialect.parameter(1), offset: dialect.parameter(2))
+        func postgres(_ value: SQLValue) -> PostgresValue {
+            if case .integer(let integer) = value { return .int64(integer) }
+            return .null
+        }
+        var random = SplitMix64(seed: 26)
+        for _ in 0..<100 {
+            let limit = random.next(below: 3) == 0 ? nil : random.next(below: 15)
+            let offset = random.next(below: 15)
+            let rows = try await connection.query(
+                sql, [postgres(limit.map { .integer(Int64($0)) } ?? dialect.noLimit), .int64(Int64(offset))])
+            let expected = Array(0..<12).dropFirst(offset).prefix(limit ?? .max).map { PostgresValue.int64(Int64($0)) }
+            #expect(
+                (0..<rows.count).map { rows[$0, 0] } == expected, "limit \(String(describing: limit)), offset \(offset)"
+            )
+        }
+    }
 }

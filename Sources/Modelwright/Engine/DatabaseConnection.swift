@@ -76,6 +76,10 @@ protocol DatabaseConnection: AnyObject {
     /// transaction. `verified` is the schema version last verified; returns the version now.
     func verifySchema(_ layout: SchemaLayout, since verified: Int64) throws -> Int64
 
+    /// How the database's schema differs from the one `layout` creates, each difference a sentence;
+    /// empty when they match. A migration stage that ran the app's own SQL is held to it.
+    func schemaDifferences(from layout: SchemaLayout) throws -> [String]
+
     /// The constraint an error of this engine reports as broken, in the engine's words; `nil`
     /// for any other error. The store turns it into a ``StoreError`` that names the entity.
     func constraintFailure(in error: any Error) -> ConstraintFailure?
@@ -153,6 +157,10 @@ package protocol DatabaseStatement: AnyObject {
     func uuid(_ index: Int32) -> UUID?
     /// The column as the runtime's value.
     func value(_ index: Int32) -> SQLValue
+    /// The names of the columns the statement returns, in order, which a migration step's query
+    /// keys its rows by; read after a ``step()`` that returned a row (an engine that runs the
+    /// statement at its first step, as PostgreSQL's does, knows them only then).
+    var columnNames: [String] { get }
 }
 
 /// The class of a value in a result row, as the runtime's coders check it: a value of another class

@@ -95,14 +95,14 @@ struct KeptData {
     }
 
     /// Reads every item in the source version's store.
-    mutating func readBefore(_ connection: SQLiteConnection) throws {
+    mutating func readBefore(_ connection: some DatabaseConnection) throws {
         read = try items.map { try Self.pairs($0.before, connection) }
         rowsBefore = try items.map { try Self.ids($0.rows.before, connection) }
         targetsBefore = try items.map { item in try item.targets.map { try Self.ids($0.before, connection) } }
     }
 
     /// Compares every item with what was read before; throws for the first that changed.
-    func compare(_ connection: SQLiteConnection, stage: String) throws {
+    func compare(_ connection: some DatabaseConnection, stage: String) throws {
         for (index, item) in items.enumerated() {
             let after = try Self.pairs(item.after, connection)
             let rows = Set(rowsBefore[index]).intersection(try Self.ids(item.rows.after, connection))
@@ -159,15 +159,15 @@ struct KeptData {
         }
     }
 
-    private static func pairs(_ sql: String, _ connection: SQLiteConnection) throws -> [SQLValue: [SQLValue]] {
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+    private static func pairs(_ sql: String, _ connection: some DatabaseConnection) throws -> [SQLValue: [SQLValue]] {
+        let statement = try connection.prepare(sql)
         var result: [SQLValue: [SQLValue]] = [:]
         while try statement.step() { result[statement.value(0), default: []].append(statement.value(1)) }
         return result
     }
 
-    private static func ids(_ sql: String, _ connection: SQLiteConnection) throws -> [SQLValue] {
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+    private static func ids(_ sql: String, _ connection: some DatabaseConnection) throws -> [SQLValue] {
+        let statement = try connection.prepare(sql)
         var result: [SQLValue] = []
         while try statement.step() { result.append(statement.value(0)) }
         return result

@@ -89,7 +89,7 @@ struct KeptLinks {
 
     /// Copies the old links of every kept relationship into temporary tables; runs before the stage
     /// changes the store.
-    func read(_ connection: SQLiteConnection) throws {
+    func read(_ connection: some DatabaseConnection) throws {
         for item in kept {
             try connection.execute(
                 "CREATE TEMP TABLE \(quoted(item.links)) AS \(Self.select(item.old, from: item))")
@@ -104,7 +104,7 @@ struct KeptLinks {
     /// Writes the old links of every relationship whose storage moved into its new storage,
     /// where the new shape can hold them and the store does not hold them already; returns the
     /// tables written.
-    func carry(_ connection: SQLiteConnection) throws -> [String] {
+    func carry(_ connection: some DatabaseConnection) throws -> [String] {
         var written: [String] = []
         for item in kept where item.moves {
             let links = "temp.\(quoted(item.links))"
@@ -147,12 +147,10 @@ struct KeptLinks {
     /// Checks that every old link the new shape can hold is still there, then drops the temporary
     /// tables; throws ``MigrationError/linksLost(stage:entity:relationship:rows:row:destination:)``
     /// for the first relationship that lost one.
-    func check(_ connection: SQLiteConnection, stage: String) throws {
+    func check(_ connection: some DatabaseConnection, stage: String) throws {
         for item in kept {
-            let statement = try SQLiteStatement(
-                connection: connection,
-                sql:
-                    "SELECT count(*), min(quote(l.\"src\")), min(quote(l.\"dst\")) FROM temp.\(quoted(item.links)) AS l "
+            let statement = try connection.prepare(
+                "SELECT count(*), min(quote(l.\"src\")), min(quote(l.\"dst\")) FROM temp.\(quoted(item.links)) AS l "
                     + "WHERE \(fitting(item, alias: "l")) AND NOT EXISTS (\(Self.link(item.new, alias: "l")))")
             if try statement.step(), statement.int64(0) > 0 {
                 throw MigrationError.linksLost(
@@ -220,7 +218,7 @@ struct KeptLinks {
         }
     }
 
-    private static func hasPosition(_ table: String, _ connection: SQLiteConnection) throws -> Bool {
+    private static func hasPosition(_ table: String, _ connection: some DatabaseConnection) throws -> Bool {
         let statement = try connection.prepare(connection.dialect.columnNames)
         statement.bind(table, 1)
         while try statement.step() {

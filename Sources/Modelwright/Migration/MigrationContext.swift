@@ -25,9 +25,12 @@ public final class MigrationContext {
     /// The version whose entities the context's methods name.
     public let schema: SchemaDescription
     private let layout: SchemaLayout
-    private let connection: SQLiteConnection
+    private let connection: any DatabaseConnection
 
-    init(connection: SQLiteConnection, layout: SchemaLayout) {
+    /// How the SQL a step writes is spelled on the store's engine.
+    var dialect: any SQLDialect { connection.dialect }
+
+    init(connection: some DatabaseConnection, layout: SchemaLayout) {
         self.connection = connection
         self.layout = layout
         schema = layout.schema
@@ -55,9 +58,9 @@ public final class MigrationContext {
         guard !values.isEmpty else { return }
         let entityLayout = try layout.entity(entity)
         let names = values.keys.sorted()
-        let columns = names.map(entityLayout.columnName).map { "\(quoted($0)) = ?" }
+        let columns = names.map(entityLayout.columnName).map { "\(quoted($0)) = \(connection.dialect.parameter)" }
         try execute(
-            "UPDATE \(quoted(entityLayout.table)) SET \(columns.joined(separator: ", ")) WHERE \"id\" = ?",
+            "UPDATE \(quoted(entityLayout.table)) SET \(columns.joined(separator: ", ")) WHERE \"id\" = \(connection.dialect.parameter)",
             names.map { values[$0] ?? .null } + [id]
         )
     }
@@ -71,7 +74,7 @@ public final class MigrationContext {
         let names = values.keys.sorted()
         let columns = names.map { quoted(entityLayout.columnName($0)) }
         try execute(
-            "INSERT INTO \(quoted(entityLayout.table)) (\(columns.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+            "INSERT INTO \(quoted(entityLayout.table)) (\(columns.joined(separator: ", "))) VALUES (\(connection.dialect.parameters(names.count)))",
             names.map { values[$0] ?? .null }
         )
     }
@@ -79,7 +82,9 @@ public final class MigrationContext {
     /// Deletes the row of `entity` with ID `id`. Delete rules are not applied: the step is
     /// working on raw rows.
     public func delete(from entity: String, id: SQLValue) throws {
-        try execute("DELETE FROM \(quoted(try layout.entity(entity).table)) WHERE \"id\" = ?", [id])
+        try execute(
+            "DELETE FROM \(quoted(try layout.entity(entity).table)) WHERE \"id\" = \(connection.dialect.parameter)",
+            [id])
     }
 
     /// A new record ID as the store keeps it, for ``insert(into:values:)``.
@@ -90,18 +95,19 @@ public final class MigrationContext {
     /// Runs SQL that returns no rows, with `?` parameters: the way out for what the methods above
     /// do not cover.
     public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try connection.prepare(sql)
         for (index, argument) in arguments.enumerated() { statement.bind(argument, Int32(index + 1)) }
         try statement.run()
     }
 
     /// Runs a query with `?` parameters and returns its rows.
     public func query(_ sql: String, _ arguments: [SQLValue] = []) throws -> [MigrationRow] {
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try connection.prepare(sql)
         for (index, argument) in arguments.enumerated() { statement.bind(argument, Int32(index + 1)) }
-        let names = statement.columnNames
         var rows: [MigrationRow] = []
+        var names: [String] = []
         while try statement.step() {
+            if rows.isEmpty { names = statement.columnNames }
             var values: [String: SQLValue] = [:]
             for (index, name) in names.enumerated() { values[name] = statement.value(Int32(index)) }
             rows.append(MigrationRow(values: values))

@@ -94,6 +94,7 @@ public final class MigrationTester {
     @discardableResult
     public func insertRow(_ entity: String, _ values: [String: FixtureValue]) throws -> FixtureRow {
         let context = try startingContext()
+        let marker = context.dialect.parameter
         let version = start.schema.version
         func refuse(_ reason: String) -> MigrationError {
             .invalidFixture(entity: entity, version: version, reason: reason)
@@ -173,10 +174,11 @@ public final class MigrationTester {
             let back = quoted(destination.columnName(inverse))
             let mine = quoted(layout.columnName(name))
             try context.execute(
-                "UPDATE \(quoted(layout.table)) SET \(mine) = NULL WHERE \(mine) = ? AND \"id\" <> ?",
+                "UPDATE \(quoted(layout.table)) SET \(mine) = NULL WHERE \(mine) = \(marker) AND \"id\" <> \(marker)",
                 [target.id, row.id])
             try context.execute(
-                "UPDATE \(quoted(destination.table)) SET \(back) = ? WHERE \"id\" = ?", [row.id, target.id])
+                "UPDATE \(quoted(destination.table)) SET \(back) = \(marker) WHERE \"id\" = \(marker)",
+                [row.id, target.id])
         }
         for (relationship, targets) in links {
             let table = try start.entity(relationship.destination).table
@@ -184,14 +186,14 @@ public final class MigrationTester {
             case .inverseColumn(let column, let position):
                 for (place, target) in targets.enumerated() {
                     try context.execute(
-                        "UPDATE \(quoted(table)) SET \(quoted(column)) = ?\(position.map { ", \(quoted($0)) = \(place)" } ?? "") WHERE \"id\" = ?",
+                        "UPDATE \(quoted(table)) SET \(quoted(column)) = \(marker)\(position.map { ", \(quoted($0)) = \(place)" } ?? "") WHERE \"id\" = \(marker)",
                         [row.id, target.id])
                 }
             case .joinTable(let join, let source, let destination, let position):
                 for (place, target) in targets.enumerated() {
                     let columns = [source, destination] + (position.map { [$0] } ?? [])
                     try context.execute(
-                        "INSERT INTO \(quoted(join)) (\(columns.map(quoted).joined(separator: ", "))) VALUES (?, ?\(position == nil ? "" : ", \(place)"))",
+                        "INSERT INTO \(quoted(join)) (\(columns.map(quoted).joined(separator: ", "))) VALUES (\(context.dialect.parameters(2))\(position == nil ? "" : ", \(place)"))",
                         [row.id, target.id])
                 }
             }
@@ -261,7 +263,7 @@ public final class MigrationTester {
                     + "\(position.map { "t." + quoted($0) + ", " } ?? "")t.\(quoted(to))"
             }
         }
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try connection.prepare(sql)
         var result: [SQLValue: [SQLValue]] = [:]
         while try statement.step() { result[statement.value(0), default: []].append(statement.value(1)) }
         return result

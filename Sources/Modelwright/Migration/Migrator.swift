@@ -20,7 +20,7 @@ import Foundation
 /// of the destination version; the metadata row records the new checksum in the same transaction,
 /// so a store is always wholly at one version or the next.
 struct Migrator {
-    let connection: SQLiteConnection
+    let connection: any DatabaseConnection
     let progress: (@Sendable (MigrationProgress) -> Void)?
     /// Whether custom steps' obligations are met by synthetic stubs instead of the app's code:
     /// how tools run a custom stage on rows before any app implements it.
@@ -136,7 +136,7 @@ struct Migrator {
 /// The state of one stage while it runs.
 private struct StageRun {
     let stage: MigrationStage
-    let connection: SQLiteConnection
+    let connection: any DatabaseConnection
     let source: SchemaLayout
     let destination: SchemaLayout
     let mapping: TableMapping
@@ -163,7 +163,7 @@ private struct StageRun {
     let name: String
 
     init(
-        stage: MigrationStage, connection: SQLiteConnection, freshSchemas: FreshSchemaCache?,
+        stage: MigrationStage, connection: some DatabaseConnection, freshSchemas: FreshSchemaCache?,
         onProgress: @escaping (MigrationProgress.Event, String?, Int) -> Void
     ) throws {
         self.stage = stage
@@ -357,8 +357,8 @@ private struct StageRun {
             let added = layouts.lazy.flatMap(\.columns).first(where: { $0.name == column }),
             added.type?.scalar?.storageClass == .exactReal, added.defaultLiteral == "-0.0"
         else { return }
-        let update = try SQLiteStatement(
-            connection: connection, sql: "UPDATE \(quoted(table)) SET \(quoted(column)) = ?")
+        let update = try connection.prepare(
+            "UPDATE \(quoted(table)) SET \(quoted(column)) = \(connection.dialect.parameter)")
         update.bind(.real(-0.0), 1)
         try update.run()
         operations.append(.updateRows(table: table, reason: "\(column) defaults to -0.0"))
@@ -407,10 +407,8 @@ private struct StageRun {
                 let position = quoted(column)
                 let inverse = quoted(String(column.dropLast("._position".count)))
                 let unplaced = "\(inverse) IS NOT NULL AND \(position) IS NULL"
-                let rows = try SQLiteStatement(
-                    connection: connection,
-                    sql:
-                        "SELECT \"id\", \(inverse), (SELECT COALESCE(MAX(placed.\(position)), -1) + 1 FROM \(table) placed "
+                let rows = try connection.prepare(
+                    "SELECT \"id\", \(inverse), (SELECT COALESCE(MAX(placed.\(position)), -1) + 1 FROM \(table) placed "
                         + "WHERE placed.\(inverse) = row.\(inverse)) FROM \(table) row WHERE \(unplaced) ORDER BY \(inverse), \"id\""
                 )
                 var places: [(id: SQLValue, place: Int64)] = []
@@ -425,8 +423,9 @@ private struct StageRun {
                     next += 1
                 }
                 guard !places.isEmpty else { continue }
-                let update = try SQLiteStatement(
-                    connection: connection, sql: "UPDATE \(table) SET \(position) = ? WHERE \"id\" = ?")
+                let update = try connection.prepare(
+                    "UPDATE \(table) SET \(position) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)"
+                )
                 for (id, place) in places {
                     update.reset()
                     update.bind(.integer(place), 1)
@@ -509,9 +508,9 @@ private struct StageRun {
             "SELECT * FROM \(quoted(entity.table)) AS t0\(filter) ORDER BY t0.\"id\"")
         guard !rows.isEmpty else { return }
         let values = try rows.enumerated().map { try value($0.offset, $0.element) }
-        let update = try SQLiteStatement(
-            connection: connection,
-            sql: "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = ? WHERE \"id\" = ?")
+        let update = try connection.prepare(
+            "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)"
+        )
         let converts = try affinityConverts(column, in: entity.table)
         let keep = converts ? try exactValueInsert(entity.table, column.name) : nil
         for (row, value) in zip(rows, values) {
@@ -547,19 +546,17 @@ private struct StageRun {
 
     /// A statement that records, for the row with ID `?1`, the exact value `?2` an obligation wrote
     /// into `column` of `table`, with the value the column now holds for it.
-    private func exactValueInsert(_ table: String, _ column: String) throws -> SQLiteStatement {
+    private func exactValueInsert(_ table: String, _ column: String) throws -> any DatabaseStatement {
         try connection.execute(
             "CREATE TEMP TABLE IF NOT EXISTS \"_mw_exact_values\" (\"key\", \"id\", \"value\", \"stored\", PRIMARY KEY (\"key\", \"id\"))"
         )
         let key = connection.dialect.string(table + "." + column)
         let (id, value) = (connection.dialect.parameter(1), connection.dialect.parameter(2))
-        return try SQLiteStatement(
-            connection: connection,
-            sql:
-                connection.dialect.insertReplacing(
-                    into: Self.exactValues, columns: nil, key: ["\"key\"", "\"id\""],
-                    "VALUES (\(key), \(id), \(value), (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = \(id)))"
-                )
+        return try connection.prepare(
+            connection.dialect.insertReplacing(
+                into: Self.exactValues, columns: nil, key: ["\"key\"", "\"id\""],
+                "VALUES (\(key), \(id), \(value), (SELECT \(quoted(column)) FROM \(quoted(table)) WHERE \"id\" = \(id)))"
+            )
         )
     }
 
@@ -669,8 +666,7 @@ private struct StageRun {
         let dropped = operations.contains { if case .dropTable = $0 { true } else { false } }
         let checked = everyTable || dropped ? [nil] : touched.sorted().map(Optional.some)
         for table in checked {
-            let statement = try SQLiteStatement(
-                connection: connection, sql: connection.dialect.foreignKeyViolations(in: table))
+            let statement = try connection.prepare(connection.dialect.foreignKeyViolations(in: table))
             var violations: [String: (parent: String, rows: Int)] = [:]
             while try statement.step() {
                 let child = statement.string(0)
@@ -688,7 +684,7 @@ private struct StageRun {
         // a trigger, a view, `sqlite_stat1` from `ANALYZE` — and every later opening would refuse
         // the store for it: the stage is held to the comparison an opening makes, and fails now.
         if everyTable {
-            let left = try StoreVerification.differences(on: connection, layout: destination)
+            let left = try connection.schemaDifferences(from: destination)
             guard left.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: left) }
         }
         try checkValues(everyTable: everyTable)
@@ -735,10 +731,8 @@ private struct StageRun {
                     everyTable || touched.contains(entity.table) || touched.contains(target.table)
                 else { continue }
                 let allowed = target.entityNames.map(SQLSyntax.string).joined(separator: ", ")
-                let statement = try SQLiteStatement(
-                    connection: connection,
-                    sql:
-                        "SELECT count(*), min(quote(t0.\"id\")), min(t1.\"_entity\") FROM \(quoted(entity.table)) AS t0 "
+                let statement = try connection.prepare(
+                    "SELECT count(*), min(quote(t0.\"id\")), min(t1.\"_entity\") FROM \(quoted(entity.table)) AS t0 "
                         + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(quoted(column.name)) "
                         + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
                         + "AND t1.\"_entity\" NOT IN (\(allowed))")
@@ -795,12 +789,12 @@ private struct StageRun {
                     everyTable || touched.contains(entity.table) || touched.contains(target.table)
                 else { continue }
                 let column = quoted(entity.columnName(relationship.name))
-                let statement = try SQLiteStatement(
-                    connection: connection,
-                    sql: "SELECT count(*), min(quote(t0.\"id\")) FROM \(quoted(entity.table)) AS t0 "
+                let statement = try connection.prepare(
+                    "SELECT count(*), min(quote(t0.\"id\")) FROM \(quoted(entity.table)) AS t0 "
                         + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(column) "
                         + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
-                        + "AND t1.\(quoted(target.columnName(inverseName))) IS NOT t0.\"id\"")
+                        + "AND \(connection.dialect.differs("t1.\(quoted(target.columnName(inverseName)))", "t0.\"id\""))"
+                )
                 guard try statement.step(), statement.int64(0) > 0 else { continue }
                 throw MigrationError.oneToOneMismatch(
                     stage: name, entity: entity.name, relationship: relationship.name, row: statement.string(1),
@@ -872,8 +866,8 @@ private struct StageRun {
                 columns.map { (property: $0.property, sql: StoredValues.unreadable($0)) }
                 + StoredValues.incompleteComposites(of: entity).filter { changed.contains($0.property) }
             let counts = tests.map { "sum(\($0.sql))" }.joined(separator: ", ")
-            let statement = try SQLiteStatement(
-                connection: connection, sql: "SELECT \(counts) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
+            let statement = try connection.prepare(
+                "SELECT \(counts) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
             guard try statement.step() else { continue }
             for (index, test) in tests.enumerated() where statement.int64(Int32(index)) > 0 {
                 throw MigrationError.unreadableValues(
@@ -884,7 +878,7 @@ private struct StageRun {
     }
 
     private func scalar(_ sql: String) throws -> Int {
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try connection.prepare(sql)
         guard try statement.step() else { return 0 }
         return Int(statement.int64(0))
     }

@@ -60,7 +60,7 @@ struct MovedRows {
     }
 
     /// Copies the rows that move into temporary tables; runs before the stage changes the store.
-    func read(_ connection: SQLiteConnection) throws {
+    func read(_ connection: some DatabaseConnection) throws {
         for move in moves {
             try connection.execute("CREATE TEMP TABLE \(quoted(move.rows)) AS \(move.select)")
         }
@@ -68,7 +68,7 @@ struct MovedRows {
 
     /// Writes the rows into their new tables (which the add phase made ready) and drops the
     /// temporary tables; returns the tables written.
-    func write(_ connection: SQLiteConnection) throws -> [String] {
+    func write(_ connection: some DatabaseConnection) throws -> [String] {
         var written: [String] = []
         for move in moves {
             let entity = move.entity

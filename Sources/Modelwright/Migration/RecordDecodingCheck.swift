@@ -19,7 +19,8 @@ enum RecordDecodingCheck {
     /// `nil`); throws ``MigrationError/undecodableRecord(stage:entity:attribute:row:reason:)`` for
     /// the first row that does not decode.
     static func run(
-        _ records: [any Record.Type], layout: SchemaLayout, current: SchemaLayout, on connection: SQLiteConnection,
+        _ records: [any Record.Type], layout: SchemaLayout, current: SchemaLayout,
+        on connection: some DatabaseConnection,
         stage: String, changed: Set<String>? = nil
     ) throws {
         for record in records {
@@ -38,7 +39,7 @@ enum RecordDecodingCheck {
     }
 
     private static func decodeEveryRow<Target: Record>(
-        of type: Target.Type, layout: SchemaLayout, on connection: SQLiteConnection, stage: String
+        of type: Target.Type, layout: SchemaLayout, on connection: some DatabaseConnection, stage: String
     ) throws {
         // The store's value check already reads every other column by the records' own rules
         // (`StoredValues`); only JSON needs the app's types, so entities without it are skipped.
@@ -47,8 +48,8 @@ enum RecordDecodingCheck {
         else { return }
         // Exactly this entity's rows: a sub-entity's rows are decoded by its own record type.
         let filter = entity.hasDiscriminator ? " WHERE t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : ""
-        let statement = try SQLiteStatement(
-            connection: connection, sql: "SELECT \(entity.selectList) FROM \(quoted(entity.table)) AS t0\(filter)")
+        let statement = try connection.prepare(
+            "SELECT \(entity.selectList) FROM \(quoted(entity.table)) AS t0\(filter)")
         while try statement.step() {
             let uuid = statement.uuid(0)
             var row = RowDecoder(statement: statement, firstIndex: 1)

@@ -10,7 +10,7 @@ import Foundation
 /// uniqueness constraint refuses are left out. Join tables link every row of their owner to
 /// every row of the destination.
 enum SyntheticRows {
-    static func insert(for layout: SchemaLayout, into connection: SQLiteConnection) throws {
+    static func insert(for layout: SchemaLayout, into connection: some DatabaseConnection) throws {
         let entities = layout.schema.entities.compactMap { layout.entities[$0.name] }.filter { !$0.isAbstract }
         // The first row of each concrete entity is what a required relationship to it points at.
         var firstRow: [String: SQLValue] = [:]
@@ -36,9 +36,8 @@ enum SyntheticRows {
                     values.append(.integer(Int64(row)))
                 }
                 let dialect = connection.dialect
-                let statement = try SQLiteStatement(
-                    connection: connection,
-                    sql: dialect.insertIgnoringConflicts(
+                let statement = try connection.prepare(
+                    dialect.insertIgnoringConflicts(
                         into: quoted(entity.table), columns: names, "VALUES (\(dialect.parameters(values.count)))"))
                 for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
                 try statement.run()
@@ -50,7 +49,7 @@ enum SyntheticRows {
     /// Fills every join table (many-to-many relationships, to-many ones without an inverse),
     /// from the side that owns it: each row of the entity (its sub-entities' rows included)
     /// links every row of the destination, in ID order where the relationship is ordered.
-    private static func link(_ layout: SchemaLayout, _ connection: SQLiteConnection) throws {
+    private static func link(_ layout: SchemaLayout, _ connection: some DatabaseConnection) throws {
         for entity in layout.schema.entities {
             guard let source = layout.entities[entity.name] else { continue }
             for relationship in entity.relationships where relationship.cardinality == .toMany {
@@ -83,16 +82,15 @@ enum SyntheticRows {
     /// new one) gets a new destination row for each row, as the app's stage would create it.
     static func stub(
         for column: ColumnLayout, row: Int, of entity: EntityLayout, in layout: SchemaLayout,
-        connection: SQLiteConnection, depth: Int = 0
+        connection: some DatabaseConnection, depth: Int = 0
     ) throws -> SQLValue {
         guard let type = column.type else {
             let destination = entity.relationships.first { $0.name == column.property }
                 .flatMap { layout.entities[$0.destination] }
             guard let destination, !(column.isOptional && row % 3 == 2) else { return .null }
             let filter = destination.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
-            let statement = try SQLiteStatement(
-                connection: connection,
-                sql: "SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
+            let statement = try connection.prepare(
+                "SELECT t0.\"id\" FROM \(quoted(destination.table)) AS t0\(filter) ORDER BY t0.\"id\" LIMIT 1")
             if try statement.step() { return statement.value(0) }
             guard !column.isOptional else { return .null }
             return try newRow(of: destination, row: row, in: layout, connection: connection, depth: depth)
@@ -117,7 +115,7 @@ enum SyntheticRows {
     /// to-ones pointing at rows that exist, or at new ones, a few levels deep) and returns its ID;
     /// `NULL` when no row can be made.
     private static func newRow(
-        of destination: EntityLayout, row: Int, in layout: SchemaLayout, connection: SQLiteConnection, depth: Int
+        of destination: EntityLayout, row: Int, in layout: SchemaLayout, connection: some DatabaseConnection, depth: Int
     ) throws -> SQLValue {
         let concrete = destination.entityNames.lazy.compactMap { layout.entities[$0] }.first { !$0.isAbstract }
         guard let concrete, depth < 4 else { return .null }
@@ -139,10 +137,8 @@ enum SyntheticRows {
             values.append(
                 try stub(for: column, row: row, of: concrete, in: layout, connection: connection, depth: depth + 1))
         }
-        let statement = try SQLiteStatement(
-            connection: connection,
-            sql:
-                "INSERT INTO \(quoted(concrete.table)) (\(names.joined(separator: ", "))) "
+        let statement = try connection.prepare(
+            "INSERT INTO \(quoted(concrete.table)) (\(names.joined(separator: ", "))) "
                 + "VALUES (\(connection.dialect.parameters(values.count)))")
         for (index, value) in values.enumerated() { statement.bind(value, Int32(index + 1)) }
         try statement.run()

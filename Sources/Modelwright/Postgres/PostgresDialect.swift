@@ -556,6 +556,12 @@ extension PostgresDialect: SQLDialect {
         return "INSERT INTO \(table)\(list) \(source) ON CONFLICT (\(key.joined(separator: ", "))) \(action)"
     }
 
+    func limit(_ limit: String, offset: String) -> String {
+        " LIMIT \(limit) OFFSET \(offset)"
+    }
+
+    var noLimit: SQLValue { .null }
+
     func differs(_ lhs: String, _ rhs: String) -> String {
         "\(lhs) IS DISTINCT FROM \(rhs)"
     }

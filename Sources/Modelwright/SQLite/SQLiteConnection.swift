@@ -273,6 +273,11 @@ extension SQLiteConnection {
         return cookie
     }
 
+    /// See ``StoreVerification/differences(on:layout:)``.
+    func schemaDifferences(from layout: SchemaLayout) throws -> [String] {
+        try StoreVerification.differences(on: self, layout: layout)
+    }
+
     /// Reads SQLite's extended result codes; a uniqueness failure's message lists the columns:
     /// "UNIQUE constraint failed: User.givenName, User.familyName".
     func constraintFailure(in error: any Error) -> ConstraintFailure? {

@@ -99,6 +99,12 @@ struct SQLiteDialect: SQLDialect {
         return "INSERT OR REPLACE INTO \(table)\(list) \(source)"
     }
 
+    func limit(_ limit: String, offset: String) -> String {
+        " LIMIT \(limit) OFFSET \(offset)"
+    }
+
+    var noLimit: SQLValue { .integer(-1) }
+
     func differs(_ lhs: String, _ rhs: String) -> String {
         "\(lhs) IS NOT \(rhs)"
     }

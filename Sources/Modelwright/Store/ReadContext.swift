@@ -142,7 +142,7 @@ public class ReadContext {
             connection.renderedSQL[shape] = sql
         }
         if request.fetchLimit != nil || request.fetchOffset > 0 {
-            arguments.append(.integer(Int64(request.fetchLimit ?? -1)))
+            arguments.append(request.fetchLimit.map { .integer(Int64($0)) } ?? connection.dialect.noLimit)
             arguments.append(.integer(Int64(request.fetchOffset)))
         }
         return (sql, arguments)
@@ -215,7 +215,7 @@ public class ReadContext {
         }
         let arguments = renderer.arguments
         if request.fetchLimit != nil || request.fetchOffset > 0 {
-            sql += " LIMIT \(marker) OFFSET \(marker)"
+            sql += connection.dialect.limit(marker, offset: marker)
         }
         return (sql, arguments)
     }
