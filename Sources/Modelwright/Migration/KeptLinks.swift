@@ -92,7 +92,7 @@ struct KeptLinks {
     func read(_ connection: SQLiteConnection) throws {
         for item in kept {
             try connection.execute(
-                "CREATE TEMP TABLE \(quoted(item.links)) AS \(Self.select(item.old, from: item))")
+                "CREATE TEMP TABLE \(quoted(item.links)) AS \(try Self.select(item.old, connection))")
             // The checks count each row's links per side: without these, quadratic in the links.
             for side in ["src", "dst"] {
                 try connection.execute(
@@ -196,15 +196,18 @@ struct KeptLinks {
         entity.discriminatorSQL(alias: alias) ?? "1"
     }
 
-    /// The old links as (`src`, `dst`, `pos`).
-    private static func select(_ storage: Storage, from item: Kept) -> String {
+    /// The old links as (`src`, `dst`, `pos`); `pos` is the link's place when the old side was
+    /// ordered (a join table's positions belong to its `source` side), so a carry into an ordered
+    /// new storage keeps the order instead of renumbering by ID.
+    private static func select(_ storage: Storage, _ connection: SQLiteConnection) throws -> String {
         switch storage {
         case .toOne(let table, let column):
             "SELECT t.\"id\" AS \"src\", t.\(quoted(column)) AS \"dst\", NULL AS \"pos\" FROM \(quoted(table)) AS t WHERE t.\(quoted(column)) IS NOT NULL"
         case .inverseColumn(let table, let column, let position):
             "SELECT t.\(quoted(column)) AS \"src\", t.\"id\" AS \"dst\", \(position.map { "t." + quoted($0) } ?? "NULL") AS \"pos\" FROM \(quoted(table)) AS t WHERE t.\(quoted(column)) IS NOT NULL"
         case .joinTable(let table, let source, let destination):
-            "SELECT t.\(quoted(source)) AS \"src\", t.\(quoted(destination)) AS \"dst\", NULL AS \"pos\" FROM \(quoted(table)) AS t"
+            "SELECT t.\(quoted(source)) AS \"src\", t.\(quoted(destination)) AS \"dst\", "
+                + "\(try source == "source" && hasPosition(table, connection) ? "t.\"position\"" : "NULL") AS \"pos\" FROM \(quoted(table)) AS t"
         }
     }
 
