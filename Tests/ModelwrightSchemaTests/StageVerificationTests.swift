@@ -323,4 +323,64 @@ struct StageVerificationTests {
             }
         }
     }
+
+    /// Generated stores (two to five people, each with a pet): a stage that widens `pet` to `pets`
+    /// and gives some pets another owner moved those links, not lost them, and commits; one that
+    /// clears a pet's owner lost the link and fails naming the relationship.
+    @Test func aLinkMovedToAnotherRowIsNotLost() throws {
+        let v1 = """
+            model Farm version 1
+            entity Person { name: String; pet: Pet? @inverse(owner) }
+            entity Pet { name: String; owner: Person? @inverse(pet) }
+
+            """
+        let v2 = """
+            model Farm version 2
+            entity Person { name: String; pets: Set<Pet> @inverse(owner) @renamed(from: pet) }
+            entity Pet { name: String; owner: Person? @inverse(pets) }
+
+            """
+        let (old, new) = try Self.versions(v1, v2)
+        var moved = 0
+        for seed in UInt64(1)...12 {
+            let people = 2 + Int(seed % 4)
+            let clears = seed % 3 == 0
+            let tester = try MigrationTester(
+                plan: MigrationPlan(
+                    current: new,
+                    stages: [
+                        .custom(
+                            from: old, to: new,
+                            steps: [
+                                Self.stage { context in
+                                    var random = SplitMix64(seed: seed)
+                                    let owners = try context.rows(of: "Person").map(\.id)
+                                    for (index, pet) in try context.rows(of: "Pet").enumerated() {
+                                        if clears, index == 0 {
+                                            try context.update("Pet", id: pet.id, set: ["owner": .null])
+                                        } else if random.next() % 2 == 0 || index == 1 {
+                                            let other = owners.filter { $0 != pet["owner"] }
+                                            let owner = other[Int(random.next() % UInt64(other.count))]
+                                            try context.update("Pet", id: pet.id, set: ["owner": owner])
+                                        }
+                                    }
+                                }
+                            ])
+                    ]),
+                startingAt: old)
+            for index in 0..<people {
+                let pet = try tester.insertRow("Pet", ["name": .string("pet\(index)")])
+                _ = try tester.insertRow("Person", ["name": .string("p\(index)"), "pet": .to(pet)])
+            }
+            if clears {
+                #expect(throws: MigrationError.self, "seed \(seed): a cleared owner committed") {
+                    _ = try tester.migrate()
+                }
+                continue
+            }
+            #expect(throws: Never.self, "seed \(seed), \(people) people") { _ = try tester.migrate() }
+            moved += 1
+        }
+        #expect(moved == 8)
+    }
 }
