@@ -383,4 +383,50 @@ struct StageVerificationTests {
         }
         #expect(moved == 8)
     }
+
+    /// Generated stores where `Cow` leaves `Animal` and an owner's `pet` (typed `Animal`) points
+    /// at a cow, a plain animal or nothing: a pet left pointing at a cow, which is no animal any
+    /// more, fails naming `Owner.pet`; the others commit.
+    @Test func aToOnePointingAtARowThatLeftItsDestinationFailsTheStage() throws {
+        let v1 = """
+            model Farm version 1
+            entity Animal { legs: Int = 4 }
+            entity Cow: Animal { name: String }
+            entity Owner { name: String; pet: Animal? @noInverse }
+
+            """
+        let v2 = """
+            model Farm version 2
+            entity Animal { legs: Int = 4 }
+            entity Cow { name: String }
+            entity Owner { name: String; pet: Animal? @noInverse }
+            migration from 1 {
+                custom fix "cows leave"
+            }
+
+            """
+        let (old, new) = try Self.versions(v1, v2)
+        var refused = 0
+        for seed in 0..<6 {
+            let tester = try MigrationTester(
+                plan: MigrationPlan(current: new, stages: [.custom(from: old, to: new, steps: [Self.stage { _ in }])]),
+                startingAt: old)
+            let cow = try tester.insertRow("Cow", ["name": .string("daisy")])
+            let animal = try tester.insertRow("Animal", [:])
+            let pets: [FixtureValue] = [.to(cow), .to(animal), .null]
+            for index in 0...(seed % 3) {
+                _ = try tester.insertRow("Owner", ["name": .string("o\(index)"), "pet": pets[(seed + index) % 3]])
+            }
+            let pointsAtCow = (0...(seed % 3)).contains { (seed + $0) % 3 == 0 }
+            do {
+                _ = try tester.migrate()
+                #expect(!pointsAtCow, "seed \(seed): a pet pointing at a cow committed")
+            } catch let error as MigrationError {
+                refused += 1
+                #expect(pointsAtCow, "seed \(seed): \(error)")
+                #expect(error.description.contains("'pet'") && error.description.contains("Owner"), "\(error)")
+            }
+        }
+        #expect(refused > 0)
+    }
 }
