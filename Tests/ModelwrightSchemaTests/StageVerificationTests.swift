@@ -323,4 +323,110 @@ struct StageVerificationTests {
             }
         }
     }
+
+    /// Generated stores (two to five people, each with a pet): a stage that widens `pet` to `pets`
+    /// and gives some pets another owner moved those links, not lost them, and commits; one that
+    /// clears a pet's owner lost the link and fails naming the relationship.
+    @Test func aLinkMovedToAnotherRowIsNotLost() throws {
+        let v1 = """
+            model Farm version 1
+            entity Person { name: String; pet: Pet? @inverse(owner) }
+            entity Pet { name: String; owner: Person? @inverse(pet) }
+
+            """
+        let v2 = """
+            model Farm version 2
+            entity Person { name: String; pets: Set<Pet> @inverse(owner) @renamed(from: pet) }
+            entity Pet { name: String; owner: Person? @inverse(pets) }
+
+            """
+        let (old, new) = try Self.versions(v1, v2)
+        var moved = 0
+        for seed in UInt64(1)...12 {
+            let people = 2 + Int(seed % 4)
+            let clears = seed % 3 == 0
+            let tester = try MigrationTester(
+                plan: MigrationPlan(
+                    current: new,
+                    stages: [
+                        .custom(
+                            from: old, to: new,
+                            steps: [
+                                Self.stage { context in
+                                    var random = SplitMix64(seed: seed)
+                                    let owners = try context.rows(of: "Person").map(\.id)
+                                    for (index, pet) in try context.rows(of: "Pet").enumerated() {
+                                        if clears, index == 0 {
+                                            try context.update("Pet", id: pet.id, set: ["owner": .null])
+                                        } else if random.next() % 2 == 0 || index == 1 {
+                                            let other = owners.filter { $0 != pet["owner"] }
+                                            let owner = other[Int(random.next() % UInt64(other.count))]
+                                            try context.update("Pet", id: pet.id, set: ["owner": owner])
+                                        }
+                                    }
+                                }
+                            ])
+                    ]),
+                startingAt: old)
+            for index in 0..<people {
+                let pet = try tester.insertRow("Pet", ["name": .string("pet\(index)")])
+                _ = try tester.insertRow("Person", ["name": .string("p\(index)"), "pet": .to(pet)])
+            }
+            if clears {
+                #expect(throws: MigrationError.self, "seed \(seed): a cleared owner committed") {
+                    _ = try tester.migrate()
+                }
+                continue
+            }
+            #expect(throws: Never.self, "seed \(seed), \(people) people") { _ = try tester.migrate() }
+            moved += 1
+        }
+        #expect(moved == 8)
+    }
+
+    /// Generated stores where `Cow` leaves `Animal` and an owner's `pet` (typed `Animal`) points
+    /// at a cow, a plain animal or nothing: a pet left pointing at a cow, which is no animal any
+    /// more, fails naming `Owner.pet`; the others commit.
+    @Test func aToOnePointingAtARowThatLeftItsDestinationFailsTheStage() throws {
+        let v1 = """
+            model Farm version 1
+            entity Animal { legs: Int = 4 }
+            entity Cow: Animal { name: String }
+            entity Owner { name: String; pet: Animal? @noInverse }
+
+            """
+        let v2 = """
+            model Farm version 2
+            entity Animal { legs: Int = 4 }
+            entity Cow { name: String }
+            entity Owner { name: String; pet: Animal? @noInverse }
+            migration from 1 {
+                custom fix "cows leave"
+            }
+
+            """
+        let (old, new) = try Self.versions(v1, v2)
+        var refused = 0
+        for seed in 0..<6 {
+            let tester = try MigrationTester(
+                plan: MigrationPlan(current: new, stages: [.custom(from: old, to: new, steps: [Self.stage { _ in }])]),
+                startingAt: old)
+            let cow = try tester.insertRow("Cow", ["name": .string("daisy")])
+            let animal = try tester.insertRow("Animal", [:])
+            let pets: [FixtureValue] = [.to(cow), .to(animal), .null]
+            for index in 0...(seed % 3) {
+                _ = try tester.insertRow("Owner", ["name": .string("o\(index)"), "pet": pets[(seed + index) % 3]])
+            }
+            let pointsAtCow = (0...(seed % 3)).contains { (seed + $0) % 3 == 0 }
+            do {
+                _ = try tester.migrate()
+                #expect(!pointsAtCow, "seed \(seed): a pet pointing at a cow committed")
+            } catch let error as MigrationError {
+                refused += 1
+                #expect(pointsAtCow, "seed \(seed): \(error)")
+                #expect(error.description.contains("'pet'") && error.description.contains("Owner"), "\(error)")
+            }
+        }
+        #expect(refused > 0)
+    }
 }

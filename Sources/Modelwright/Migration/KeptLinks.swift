@@ -10,7 +10,8 @@ import Foundation
 /// the new destination entity (or one below it: narrowing `Set<Animal>` to `Set<Cat>` drops the
 /// links to dogs), and that does not share a to-one side with another link (a to-many narrowed
 /// to a to-one cannot keep a row's several links; the planner asks for `lossy` or a stage there).
-/// The app's code may add links; it may not drop one of those silently.
+/// The app's code may add links, and move one by giving a side that holds one link another
+/// (a pet given to another owner); it may not drop one of those silently.
 struct KeptLinks {
     /// Where a relationship's links are stored, from its own side.
     private enum Storage: Equatable {
@@ -92,7 +93,7 @@ struct KeptLinks {
     func read(_ connection: some DatabaseConnection) throws {
         for item in kept {
             try connection.execute(
-                "CREATE TEMP TABLE \(quoted(item.links)) AS \(Self.select(item.old, from: item))")
+                "CREATE TEMP TABLE \(quoted(item.links)) AS \(try Self.select(item.old, connection))")
             // The checks count each row's links per side: without these, quadratic in the links.
             for side in ["src", "dst"] {
                 try connection.execute(
@@ -151,7 +152,8 @@ struct KeptLinks {
         for item in kept {
             let statement = try connection.prepare(
                 "SELECT count(*), min(quote(l.\"src\")), min(quote(l.\"dst\")) FROM temp.\(quoted(item.links)) AS l "
-                    + "WHERE \(fitting(item, alias: "l")) AND NOT EXISTS (\(Self.link(item.new, alias: "l")))")
+                    + "WHERE \(fitting(item, alias: "l")) AND NOT EXISTS (\(Self.link(item.new, alias: "l")))"
+                    + (moved(item, alias: "l").map { " AND NOT (\($0))" } ?? ""))
             if try statement.step(), statement.int64(0) > 0 {
                 throw MigrationError.linksLost(
                     stage: stage, entity: item.entity, relationship: item.relationship, rows: Int(statement.int64(0)),
@@ -184,6 +186,27 @@ struct KeptLinks {
         return conditions.joined(separator: " AND ")
     }
 
+    /// The condition that link `alias` was moved, not lost: a side that holds one link in the new
+    /// version now holds another, to a row of the new version (a stage that gives a pet another
+    /// owner takes it from the old one); `nil` when no side holds one.
+    private func moved(_ item: Kept, alias: String) -> String? {
+        let (table, source, destination) = Self.columns(item.new)
+        var sides: [String] = []
+        if item.perSource {
+            sides.append(
+                "EXISTS (SELECT 1 FROM \(quoted(table)) AS m WHERE \(source) = \(alias).\"src\" AND \(destination) <> \(alias).\"dst\" "
+                    + "AND \(destination) IN (SELECT d.\"id\" FROM \(quoted(item.destination.table)) AS d WHERE \(rows(of: item.destination, alias: "d"))))"
+            )
+        }
+        if item.perDestination {
+            sides.append(
+                "EXISTS (SELECT 1 FROM \(quoted(table)) AS m WHERE \(destination) = \(alias).\"dst\" AND \(source) <> \(alias).\"src\" "
+                    + "AND \(source) IN (SELECT s.\"id\" FROM \(quoted(item.source.table)) AS s WHERE \(rows(of: item.source, alias: "s"))))"
+            )
+        }
+        return sides.isEmpty ? nil : sides.joined(separator: " OR ")
+    }
+
     /// The condition that both rows of link `alias` exist as rows of the new source and destination.
     private func ends(_ item: Kept, alias: String) -> String {
         "\(alias).\"src\" IN (SELECT s.\"id\" FROM \(quoted(item.source.table)) AS s WHERE \(rows(of: item.source, alias: "s"))) "
@@ -194,15 +217,18 @@ struct KeptLinks {
         entity.discriminatorSQL(alias: alias) ?? "1"
     }
 
-    /// The old links as (`src`, `dst`, `pos`).
-    private static func select(_ storage: Storage, from item: Kept) -> String {
+    /// The old links as (`src`, `dst`, `pos`); `pos` is the link's place when the old side was
+    /// ordered (a join table's positions belong to its `source` side), so a carry into an ordered
+    /// new storage keeps the order instead of renumbering by ID.
+    private static func select(_ storage: Storage, _ connection: some DatabaseConnection) throws -> String {
         switch storage {
         case .toOne(let table, let column):
             "SELECT t.\"id\" AS \"src\", t.\(quoted(column)) AS \"dst\", NULL AS \"pos\" FROM \(quoted(table)) AS t WHERE t.\(quoted(column)) IS NOT NULL"
         case .inverseColumn(let table, let column, let position):
             "SELECT t.\(quoted(column)) AS \"src\", t.\"id\" AS \"dst\", \(position.map { "t." + quoted($0) } ?? "NULL") AS \"pos\" FROM \(quoted(table)) AS t WHERE t.\(quoted(column)) IS NOT NULL"
         case .joinTable(let table, let source, let destination):
-            "SELECT t.\(quoted(source)) AS \"src\", t.\(quoted(destination)) AS \"dst\", NULL AS \"pos\" FROM \(quoted(table)) AS t"
+            "SELECT t.\(quoted(source)) AS \"src\", t.\(quoted(destination)) AS \"dst\", "
+                + "\(try source == "source" && hasPosition(table, connection) ? "t.\"position\"" : "NULL") AS \"pos\" FROM \(quoted(table)) AS t"
         }
     }
 
@@ -215,6 +241,16 @@ struct KeptLinks {
             "SELECT 1 FROM \(quoted(table)) AS n WHERE n.\"id\" = \(alias).\"dst\" AND n.\(quoted(column)) = \(alias).\"src\""
         case .joinTable(let table, let source, let destination):
             "SELECT 1 FROM \(quoted(table)) AS n WHERE n.\(quoted(source)) = \(alias).\"src\" AND n.\(quoted(destination)) = \(alias).\"dst\""
+        }
+    }
+
+    /// The table of a storage and its source and destination ID columns, as `m`'s.
+    private static func columns(_ storage: Storage) -> (table: String, source: String, destination: String) {
+        switch storage {
+        case .toOne(let table, let column): (table, "m.\"id\"", "m.\(quoted(column))")
+        case .inverseColumn(let table, let column, _): (table, "m.\(quoted(column))", "m.\"id\"")
+        case .joinTable(let table, let source, let destination):
+            (table, "m.\(quoted(source))", "m.\(quoted(destination))")
         }
     }
 

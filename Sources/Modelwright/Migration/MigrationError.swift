@@ -20,7 +20,9 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     /// rolled back; the store stays at the version before it.
     case undecodableRecord(stage: String, entity: String, attribute: String, row: String, reason: String)
     /// After the stage, rows of `entity` hold a to-one relationship that points at a row of
-    /// another entity than its destination (or one below it), in a table several entities share.
+    /// another entity than its destination (or one below it), in a table several entities share,
+    /// or at a row missing from its destination (`found` is `missing`: the row of an entity that
+    /// left the destination's hierarchy).
     case wrongRelationshipTarget(
         stage: String, entity: String, relationship: String, row: String, destination: String, found: String,
         rows: Int)

@@ -726,16 +726,20 @@ private struct StageRun {
         for description in destination.schema.entities {
             guard let entity = destination.entities[description.name], !entity.isAbstract else { continue }
             for column in entity.columns {
+                // A row that left the destination's table (an entity that leaves its parent) is
+                // missing from it, so a to-one still pointing at it fails too.
                 guard column.type == nil, let target = column.destination.flatMap({ destination.entities[$0] }),
-                    target.hasDiscriminator,
+                    target.hasDiscriminator || everyTable || touched.contains(target.table),
                     everyTable || touched.contains(entity.table) || touched.contains(target.table)
                 else { continue }
                 let allowed = target.entityNames.map(SQLSyntax.string).joined(separator: ", ")
+                let wrong = target.hasDiscriminator ? " OR t1.\"_entity\" NOT IN (\(allowed))" : ""
+                let found = target.hasDiscriminator ? "coalesce(t1.\"_entity\", 'missing')" : "'missing'"
                 let statement = try connection.prepare(
-                    "SELECT count(*), min(quote(t0.\"id\")), min(t1.\"_entity\") FROM \(quoted(entity.table)) AS t0 "
-                        + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(quoted(column.name)) "
+                    "SELECT count(*), min(quote(t0.\"id\")), min(\(found)) FROM \(quoted(entity.table)) AS t0 "
+                        + "LEFT JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(quoted(column.name)) "
                         + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
-                        + "AND t1.\"_entity\" NOT IN (\(allowed))")
+                        + "AND t0.\(quoted(column.name)) IS NOT NULL AND (t1.\"id\" IS NULL\(wrong))")
                 guard try statement.step(), statement.int64(0) > 0 else { continue }
                 throw MigrationError.wrongRelationshipTarget(
                     stage: name, entity: entity.name, relationship: column.property, row: statement.string(1),
