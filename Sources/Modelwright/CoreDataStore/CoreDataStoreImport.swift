@@ -100,7 +100,9 @@ public enum CoreDataStoreImport {
         // The new store is written beside the destination, so placing it is one link within a
         // folder; the folder's name is unique to this run, and only this run removes it.
         let workPrefix = ".\(destination.lastPathComponent).import-"
-        CoreDataStoreFiles.removeStaleFolders(in: folder.path, prefix: workPrefix)
+        // A killed run's folder is swept whatever output it was writing, since it holds a copy of
+        // the user's data; only folders an import made, holding only what an import writes, go.
+        CoreDataStoreFiles.removeStaleFolders(in: folder.path, prefix: ".", tag: ".import-")
         let work = try CoreDataStoreFiles.makeUniqueFolder(in: folder.path, prefix: workPrefix)
         defer { try? manager.removeItem(at: work) }
         let temporary = work.appendingPathComponent("store")

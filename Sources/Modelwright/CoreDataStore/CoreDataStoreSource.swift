@@ -120,6 +120,11 @@ final class CoreDataStoreSource {
     }
 
     private static func metadata(_ data: Data, path: String) throws -> (hashes: [String: Data], framework: Int?) {
+        do {
+            try CoreDataPropertyListBound.check(data)
+        } catch {
+            throw CoreDataStoreImportError.notACoreDataStore(path: path, reason: "Z_METADATA's Z_PLIST: \(error.reason)")
+        }
         let plist: Any
         do {
             plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
