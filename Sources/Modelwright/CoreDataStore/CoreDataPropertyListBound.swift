@@ -59,7 +59,8 @@ enum CoreDataPropertyListBound {
         private mutating func size(of index: Int, depth: Int) throws(CoreDataValueError) -> Int {
             if let known = sizes[index] {
                 guard known >= 0 else {
-                    throw CoreDataValueError(reason: "its property list contains itself (object \(index)); it is not read")
+                    throw CoreDataValueError(
+                        reason: "its property list contains itself (object \(index)); it is not read")
                 }
                 return known
             }

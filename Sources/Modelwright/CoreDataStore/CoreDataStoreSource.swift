@@ -123,7 +123,8 @@ final class CoreDataStoreSource {
         do {
             try CoreDataPropertyListBound.check(data)
         } catch {
-            throw CoreDataStoreImportError.notACoreDataStore(path: path, reason: "Z_METADATA's Z_PLIST: \(error.reason)")
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "Z_METADATA's Z_PLIST: \(error.reason)")
         }
         let plist: Any
         do {
