@@ -203,6 +203,52 @@ enum CoreDataStoreFiles {
         unlink(temporary.path)
     }
 
+    /// Throws ``CoreDataStoreImportError/destinationInsideStore(path:store:)`` when `destination`
+    /// names one of the files of the store at `store` (its `-wal`, `-shm` or `-journal`, or the
+    /// store itself) or a path inside its `.<Name>_SUPPORT` folder. Folders are compared by device
+    /// and inode, so another spelling of the store's folder (a link, `..`) is caught too; names are
+    /// compared without case, as on a case-insensitive volume.
+    static func checkOutside(store: URL, destination: URL) throws {
+        var storeFolder = stat()
+        guard stat(store.deletingLastPathComponent().path, &storeFolder) == 0 else { return }
+        let base = store.lastPathComponent
+        let siblings = Set(["", "-wal", "-shm", "-journal"].map { (base + $0).lowercased() })
+        let supportName = ".\(store.deletingPathExtension().lastPathComponent)_SUPPORT"
+        let support = supportName.lowercased()
+        var supportFolder = stat()
+        let supportExists =
+            stat(store.deletingLastPathComponent().appendingPathComponent(supportName).path, &supportFolder) == 0
+        let components = resolved(destination.standardizedFileURL.pathComponents)
+        guard components.count > 1 else { return }
+        for index in 1..<components.count {
+            var folder = stat()
+            let parent = NSString.path(withComponents: Array(components[0..<index]))
+            guard stat(parent, &folder) == 0 else { continue }
+            // A link elsewhere to the support folder (or one of its folders' own names) is inside it.
+            if supportExists, folder.st_dev == supportFolder.st_dev, folder.st_ino == supportFolder.st_ino {
+                throw CoreDataStoreImportError.destinationInsideStore(path: destination.path, store: store.path)
+            }
+            guard folder.st_dev == storeFolder.st_dev, folder.st_ino == storeFolder.st_ino else { continue }
+            let name = components[index].lowercased()
+            if name == support || (index == components.count - 1 && siblings.contains(name)) {
+                throw CoreDataStoreImportError.destinationInsideStore(path: destination.path, store: store.path)
+            }
+        }
+    }
+
+    /// `components` with the longest existing leading path resolved (links and `..` followed), the
+    /// rest appended as written.
+    private static func resolved(_ components: [String]) -> [String] {
+        for count in stride(from: components.count, through: 1, by: -1) {
+            let leading = NSString.path(withComponents: Array(components[0..<count]))
+            guard let real = realpath(leading, nil) else { continue }
+            defer { free(real) }
+            let resolvedLeading = URL(fileURLWithPath: String(cString: real)).pathComponents
+            return resolvedLeading + components[count...]
+        }
+        return components
+    }
+
     /// Whether anything, even a dangling link, has the name `path`.
     static func entryExists(_ path: String) -> Bool {
         var status = stat()

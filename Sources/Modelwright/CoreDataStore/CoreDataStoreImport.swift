@@ -67,8 +67,11 @@ public enum CoreDataStoreImport {
         at storeURL: URL, model: CoreDataStoreModel, migrationPlan: MigrationPlan, to destination: URL,
         dryRun: Bool = false
     ) throws -> Summary {
-        if !dryRun, CoreDataStoreFiles.entryExists(destination.path) {
-            throw CoreDataStoreImportError.destinationExists(path: destination.path)
+        if !dryRun {
+            try CoreDataStoreFiles.checkOutside(store: storeURL, destination: destination)
+            if CoreDataStoreFiles.entryExists(destination.path) {
+                throw CoreDataStoreImportError.destinationExists(path: destination.path)
+            }
         }
         let manager = FileManager.default
         // The copy of the user's store goes in a folder of the system's temporary folder that only

@@ -25,6 +25,9 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
     case versionNotInPlan(schemaVersion: Int)
     /// A store already exists at the destination.
     case destinationExists(path: String)
+    /// The destination is one of the Core Data store's own files (`-wal`, `-shm`, `-journal`) or
+    /// inside its `_SUPPORT` folder, where Core Data would take the new store for its own.
+    case destinationInsideStore(path: String, store: String)
     /// The written store did not pass verification; it was removed.
     case verificationFailed(problems: [String])
 
@@ -51,6 +54,8 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
             "the migration plan has no schema for version \(version), which the store matched; pass the app's full plan"
         case .destinationExists(let path):
             "\(path) already exists; the import writes a new store only: move it away or open it"
+        case .destinationInsideStore(let path, let store):
+            "\(path) is one of the files of the Core Data store \(store) or inside its support folder, which Core Data reads, rolls back or deletes as its own; choose an output outside the store's files"
         case .verificationFailed(let problems):
             "the imported store did not verify and was removed: \(problems.joined(separator: "; "))"
         }
