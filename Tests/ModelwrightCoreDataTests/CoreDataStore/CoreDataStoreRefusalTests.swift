@@ -142,6 +142,24 @@ import Testing
         }
     }
 
+    /// A store copied with its `-wal` emptied or cut to at most its 32-byte header (issue 29), while
+    /// its `-shm` says the log held frames: refused like a missing log, not imported without the
+    /// rows the log held. 6 stores, each with a random length of log kept.
+    @Test(arguments: 0..<6)
+    func aStoreWithAnEmptiedWriteAheadLogIsRefused(seed: Int) throws {
+        let test = try Case(seed: 60 + seed, rowsInLog: true, checkpointedTables: seed % 2 == 0)
+        defer { test.remove() }
+        var random = SplitMix64(seed: 2_929_009, index: seed)
+        let log = try #require(FileManager.default.contents(atPath: test.store.path + "-wal"))
+        #expect(FileManager.default.fileExists(atPath: test.store.path + "-shm"))
+        try log.prefix(seed < 2 ? 0 : random.next(below: 33)).write(to: URL(fileURLWithPath: test.store.path + "-wal"))
+        guard case .missingWriteAheadLog(let path)? = test.refusal() else {
+            Issue.record("a store whose -wal was emptied was not refused as missing its log")
+            return
+        }
+        #expect(path == test.store.path)
+    }
+
     /// The store of an app that ran once before (its tables checkpointed into the main file), whose
     /// objects are all in the log: copied without its `-wal`, with or without the `-shm`, it would
     /// read as an empty store. With the log, the same store imports every object.
