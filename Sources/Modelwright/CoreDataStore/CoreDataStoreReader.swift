@@ -150,11 +150,48 @@ struct CoreDataStoreReader {
         }
     }
 
+    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) and to-one key of
+    /// each table holds whole numbers: an integral REAL reads as its integer, as Core Data reads
+    /// it, but 2.5 or text would be read as 2 in one place and match nothing in another.
+    private func checkIntegerColumns(_ tables: Set<String>) throws {
+        var columns: [String: Set<String>] = [:]
+        for (name, entity) in layout.entities where tables.contains(entity.table) {
+            let present = try source.columns(of: entity.table)
+            var checked = present.filter { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0) || $0.hasPrefix("Z_FOK_") }
+            for (relationship, owner) in entity.relationships where owner == name && !relationship.isToMany {
+                if case .foreignKey(let column, _, _)? = layout.storage(of: relationship, owner: owner),
+                    present.contains(column)
+                {
+                    checked.insert(column)
+                }
+            }
+            columns[entity.table, default: []].formUnion(checked)
+        }
+        for (table, names) in columns.sorted(by: { $0.key < $1.key }) {
+            for column in names.sorted() {
+                let value = quoted(column)
+                let statement = try source.connection.statement(
+                    "SELECT quote(Z_PK), quote(\(value)) FROM \(quoted(table)) WHERE \(value) IS NOT NULL "
+                        + "AND NOT (typeof(\(value)) = 'integer' "
+                        + "OR (typeof(\(value)) = 'real' AND \(value) = CAST(\(value) AS INTEGER))) LIMIT 1")
+                defer { statement.reset() }
+                if try statement.step() {
+                    throw CoreDataStoreImportError.layoutMismatch(
+                        path: source.path,
+                        problem:
+                            "row Z_PK \(statement.string(0)) of \(table) has \(column) \(statement.string(1)), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
+                    )
+                }
+            }
+        }
+    }
+
     /// Checks what SQLite would otherwise report as a bare constraint error, or not at all: a
     /// `Z_PK` held by two rows of a table, and a to-one key naming a row of an entity other than
     /// the relationship's destination (or its subentities), checked by that row's `Z_ENT`.
     private func checkKeys() throws {
         let tables = try CoreDataStoreSource.tableNames(on: source.connection)
+        try checkIntegerColumns(tables)
         for root in layout.roots {
             guard let table = layout.entities[root]?.table, tables.contains(table) else { continue }
             let statement = try source.connection.statement(
