@@ -24,8 +24,9 @@ import Foundation
 /// from regular files below the store's `_SUPPORT` folder, reached without following links. The
 /// new store is written in a folder beside the destination (`.<destination>.import-<pid>-*`) that
 /// the run creates and removes; a run killed midway leaves that folder and the temporary copy,
-/// and the next import (of any store to that destination) removes those of processes that no
-/// longer run.
+/// and the next import (of any store to any destination in that folder) removes those of
+/// processes that no longer run, if they hold the importer's marker file and only files it writes.
+/// A destination among the store's own files or inside its `_SUPPORT` folder is refused.
 /// A failed or interrupted import leaves nothing at `destination`; running it again writes the
 /// same record IDs, each a version-7 UUID made from the store's UUID, the root entity and `Z_PK`.
 ///
