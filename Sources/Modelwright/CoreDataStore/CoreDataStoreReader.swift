@@ -150,21 +150,16 @@ struct CoreDataStoreReader {
         }
     }
 
-    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) and to-one key of
-    /// each table holds whole numbers: an integral REAL reads as its integer, as Core Data reads
-    /// it, but 2.5 or text would be read as 2 in one place and match nothing in another.
+    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) of each table
+    /// holds whole numbers: an integral REAL reads as its integer, as Core Data reads it, but a
+    /// `Z_ENT` of 2.5 would be read as 2 for the row and match nothing in the link queries. To-one
+    /// keys are not checked here: every read of them casts to an integer, as Core Data's
+    /// `sqlite3_column_int64` does, so '3x' and 3.5 read as 3 everywhere.
     private func checkIntegerColumns(_ tables: Set<String>) throws {
         var columns: [String: Set<String>] = [:]
-        for (name, entity) in layout.entities where tables.contains(entity.table) {
+        for entity in layout.entities.values where tables.contains(entity.table) {
             let present = try source.columns(of: entity.table)
-            var checked = present.filter { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0) || $0.hasPrefix("Z_FOK_") }
-            for (relationship, owner) in entity.relationships where owner == name && !relationship.isToMany {
-                if case .foreignKey(let column, _, _)? = layout.storage(of: relationship, owner: owner),
-                    present.contains(column)
-                {
-                    checked.insert(column)
-                }
-            }
+            let checked = present.filter { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0) || $0.hasPrefix("Z_FOK_") }
             columns[entity.table, default: []].formUnion(checked)
         }
         for (table, names) in columns.sorted(by: { $0.key < $1.key }) {
