@@ -26,7 +26,9 @@ enum ImportCoreDataStoreCommand {
         import such a store in the app (CoreDataStoreImport), or with --dry-run here.
         The store is copied into the system's temporary folder, and the new store is written in
         '.<output>.import-<pid>-XXXXXX' beside --output; a killed run leaves both, and the next
-        run removes them.
+        run (to any output in that folder) removes them: only folders holding the importer's
+        marker and nothing but its own files. --output may not be one of the store's files
+        (-wal, -shm, -journal) or inside its _SUPPORT folder.
         Exit codes: 0 imported, 1 the store or model cannot be imported, 2 usage error.
         """
 

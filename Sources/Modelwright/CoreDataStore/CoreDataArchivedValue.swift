@@ -24,6 +24,7 @@ indirect enum CoreDataArchivedValue: Encodable {
 
     /// The JSON text of `archive` as a value of the Swift type spelt `typeName`.
     static func json(of archive: Data, typeName: String) throws -> String {
+        try CoreDataPropertyListBound.check(archive)
         guard archive.starts(with: Array("bplist00".utf8)),
             let plist = try? PropertyListSerialization.propertyList(from: archive, options: [], format: nil)
                 as? [String: Any],

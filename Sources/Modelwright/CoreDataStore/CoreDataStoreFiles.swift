@@ -111,8 +111,24 @@ enum CoreDataStoreFiles {
         }
     }
 
+    /// The file ``makeUniqueFolder(in:prefix:)`` writes first in each folder it makes: a folder
+    /// without it was not made by an import, and no sweep touches it.
+    static let ownerMarker = ".modelwright-import-owner"
+
+    /// The only names an import writes in its folders: the marker, the copy of the user's store
+    /// and the new store, each with SQLite's sibling files. A stale folder holding anything else
+    /// is not the importer's alone, so it is left as it is.
+    private static let ownedNames: Set<String> = {
+        var names: Set<String> = [ownerMarker]
+        for base in ["source.sqlite", "store"] {
+            for suffix in ["", "-wal", "-shm", "-journal"] { names.insert(base + suffix) }
+        }
+        return names
+    }()
+
     /// A new folder named `prefix`, this process's id and six random characters inside `parent`,
-    /// created by this call alone (`mkdtemp` fails rather than reuse a name), for its owner only.
+    /// created by this call alone (`mkdtemp` fails rather than reuse a name), for its owner only,
+    /// holding the ``ownerMarker`` that lets a later run recognise it.
     static func makeUniqueFolder(in parent: String, prefix: String) throws -> URL {
         var template = Array((parent + "/" + prefix + "\(getpid())-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
@@ -120,27 +136,60 @@ enum CoreDataStoreFiles {
             throw CoreDataStoreImportError.cannotWrite(
                 path: parent, reason: "cannot create a folder in it (\(String(cString: strerror(errno))))")
         }
-        let path = template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        return URL(fileURLWithPath: String(decoding: path, as: UTF8.self))
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let marker = openFile(path + "/" + ownerMarker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard marker >= 0 else {
+            let reason = String(cString: strerror(errno))
+            rmdir(path)
+            throw CoreDataStoreImportError.cannotWrite(path: path, reason: "cannot create a file in it (\(reason))")
+        }
+        close(marker)
+        return URL(fileURLWithPath: path)
     }
 
     /// Removes the folders ``makeUniqueFolder(in:prefix:)`` made in `parent` for a process that no
-    /// longer runs (a killed import's copy of the user's data); a folder of a running process, a
-    /// link, or any name not of that exact form is left alone.
-    static func removeStaleFolders(in parent: String, prefix: String) {
+    /// longer runs (a killed import's copy of the user's data). A folder's name must start with
+    /// `prefix` and end, after the last `tag` (after `prefix` when `tag` is empty), in
+    /// `<pid>-XXXXXX`; it is removed only if it is this user's folder (not a link), holds the
+    /// ``ownerMarker``, and holds nothing but regular files of the names an import writes. Those
+    /// files are unlinked one by one and the folder removed, so a file the importer did not write
+    /// is never deleted.
+    static func removeStaleFolders(in parent: String, prefix: String, tag: String = "") {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
+        for name in names.sorted() where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            let suffix: Substring
+            if tag.isEmpty {
+                suffix = rest
+            } else {
+                guard let range = rest.range(of: tag, options: .backwards) else { continue }
+                suffix = rest[range.upperBound...]
+            }
+            let parts = suffix.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, parts[1].count == 6, let pid = Int32(parts[0]), pid > 0, pid != getpid()
             else { continue }
             guard kill(pid, 0) != 0, errno == ESRCH else { continue }
-            var status = stat()
-            let path = parent + "/" + name
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid() else {
-                continue
-            }
-            try? FileManager.default.removeItem(atPath: path)
+            removeOwnedFolder(parent + "/" + name)
         }
+    }
+
+    /// Removes `path` if it is a folder of this user that an import made and holds only files an
+    /// import writes; leaves it untouched otherwise.
+    private static func removeOwnedFolder(_ path: String) {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid(),
+            let entries = try? FileManager.default.contentsOfDirectory(atPath: path),
+            entries.contains(ownerMarker)
+        else { return }
+        for entry in entries {
+            var entryStatus = stat()
+            guard ownedNames.contains(entry), lstat(path + "/" + entry, &entryStatus) == 0,
+                entryStatus.st_mode & S_IFMT == S_IFREG
+            else { return }
+        }
+        for entry in entries where entry != ownerMarker { unlink(path + "/" + entry) }
+        unlink(path + "/" + ownerMarker)
+        rmdir(path)
     }
 
     /// Gives the file at `temporary` the name `destination` only if nothing has that name (a hard
@@ -152,6 +201,52 @@ enum CoreDataStoreFiles {
             throw CoreDataStoreImportError.cannotWrite(path: destination.path, reason: String(cString: strerror(code)))
         }
         unlink(temporary.path)
+    }
+
+    /// Throws ``CoreDataStoreImportError/destinationInsideStore(path:store:)`` when `destination`
+    /// names one of the files of the store at `store` (its `-wal`, `-shm` or `-journal`, or the
+    /// store itself) or a path inside its `.<Name>_SUPPORT` folder. Folders are compared by device
+    /// and inode, so another spelling of the store's folder (a link, `..`) is caught too; names are
+    /// compared without case, as on a case-insensitive volume.
+    static func checkOutside(store: URL, destination: URL) throws {
+        var storeFolder = stat()
+        guard stat(store.deletingLastPathComponent().path, &storeFolder) == 0 else { return }
+        let base = store.lastPathComponent
+        let siblings = Set(["", "-wal", "-shm", "-journal"].map { (base + $0).lowercased() })
+        let supportName = ".\(store.deletingPathExtension().lastPathComponent)_SUPPORT"
+        let support = supportName.lowercased()
+        var supportFolder = stat()
+        let supportExists =
+            stat(store.deletingLastPathComponent().appendingPathComponent(supportName).path, &supportFolder) == 0
+        let components = resolved(destination.standardizedFileURL.pathComponents)
+        guard components.count > 1 else { return }
+        for index in 1..<components.count {
+            var folder = stat()
+            let parent = NSString.path(withComponents: Array(components[0..<index]))
+            guard stat(parent, &folder) == 0 else { continue }
+            // A link elsewhere to the support folder (or one of its folders' own names) is inside it.
+            if supportExists, folder.st_dev == supportFolder.st_dev, folder.st_ino == supportFolder.st_ino {
+                throw CoreDataStoreImportError.destinationInsideStore(path: destination.path, store: store.path)
+            }
+            guard folder.st_dev == storeFolder.st_dev, folder.st_ino == storeFolder.st_ino else { continue }
+            let name = components[index].lowercased()
+            if name == support || (index == components.count - 1 && siblings.contains(name)) {
+                throw CoreDataStoreImportError.destinationInsideStore(path: destination.path, store: store.path)
+            }
+        }
+    }
+
+    /// `components` with the longest existing leading path resolved (links and `..` followed), the
+    /// rest appended as written.
+    private static func resolved(_ components: [String]) -> [String] {
+        for count in stride(from: components.count, through: 1, by: -1) {
+            let leading = NSString.path(withComponents: Array(components[0..<count]))
+            guard let real = realpath(leading, nil) else { continue }
+            defer { free(real) }
+            let resolvedLeading = URL(fileURLWithPath: String(cString: real)).pathComponents
+            return resolvedLeading + components[count...]
+        }
+        return components
     }
 
     /// Whether anything, even a dangling link, has the name `path`.

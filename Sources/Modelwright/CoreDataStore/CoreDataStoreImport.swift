@@ -24,8 +24,9 @@ import Foundation
 /// from regular files below the store's `_SUPPORT` folder, reached without following links. The
 /// new store is written in a folder beside the destination (`.<destination>.import-<pid>-*`) that
 /// the run creates and removes; a run killed midway leaves that folder and the temporary copy,
-/// and the next import (of any store to that destination) removes those of processes that no
-/// longer run.
+/// and the next import (of any store to any destination in that folder) removes those of
+/// processes that no longer run, if they hold the importer's marker file and only files it writes.
+/// A destination among the store's own files or inside its `_SUPPORT` folder is refused.
 /// A failed or interrupted import leaves nothing at `destination`; running it again writes the
 /// same record IDs, each a version-7 UUID made from the store's UUID, the root entity and `Z_PK`.
 ///
@@ -67,8 +68,11 @@ public enum CoreDataStoreImport {
         at storeURL: URL, model: CoreDataStoreModel, migrationPlan: MigrationPlan, to destination: URL,
         dryRun: Bool = false
     ) throws -> Summary {
-        if !dryRun, CoreDataStoreFiles.entryExists(destination.path) {
-            throw CoreDataStoreImportError.destinationExists(path: destination.path)
+        if !dryRun {
+            try CoreDataStoreFiles.checkOutside(store: storeURL, destination: destination)
+            if CoreDataStoreFiles.entryExists(destination.path) {
+                throw CoreDataStoreImportError.destinationExists(path: destination.path)
+            }
         }
         let manager = FileManager.default
         // The copy of the user's store goes in a folder of the system's temporary folder that only
@@ -100,7 +104,9 @@ public enum CoreDataStoreImport {
         // The new store is written beside the destination, so placing it is one link within a
         // folder; the folder's name is unique to this run, and only this run removes it.
         let workPrefix = ".\(destination.lastPathComponent).import-"
-        CoreDataStoreFiles.removeStaleFolders(in: folder.path, prefix: workPrefix)
+        // A killed run's folder is swept whatever output it was writing, since it holds a copy of
+        // the user's data; only folders an import made, holding only what an import writes, go.
+        CoreDataStoreFiles.removeStaleFolders(in: folder.path, prefix: ".", tag: ".import-")
         let work = try CoreDataStoreFiles.makeUniqueFolder(in: folder.path, prefix: workPrefix)
         defer { try? manager.removeItem(at: work) }
         let temporary = work.appendingPathComponent("store")

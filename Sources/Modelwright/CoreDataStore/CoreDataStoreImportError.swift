@@ -8,8 +8,9 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
     case unsafeFile(path: String, reason: String)
     /// The import could not create or write a file or folder it needs.
     case cannotWrite(path: String, reason: String)
-    /// The store is in write-ahead-log mode and its `-wal` is not beside it, while the main file
-    /// holds no objects (or not even Core Data's tables), or its `-shm` says the log holds pages.
+    /// The store is in write-ahead-log mode and its `-wal` is not beside it (or holds no frame),
+    /// while the main file holds no objects (or not even Core Data's tables), or its `-shm` says
+    /// the log holds pages.
     /// An empty store closed cleanly looks the same, and is refused too: it has nothing to import.
     case missingWriteAheadLog(path: String)
     /// The store was written by a Core Data whose metadata this importer does not read.
@@ -25,6 +26,9 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
     case versionNotInPlan(schemaVersion: Int)
     /// A store already exists at the destination.
     case destinationExists(path: String)
+    /// The destination is one of the Core Data store's own files (`-wal`, `-shm`, `-journal`) or
+    /// inside its `_SUPPORT` folder, where Core Data would take the new store for its own.
+    case destinationInsideStore(path: String, store: String)
     /// The written store did not pass verification; it was removed.
     case verificationFailed(problems: [String])
 
@@ -38,7 +42,7 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
         case .cannotWrite(let path, let reason):
             "\(path) cannot be written: \(reason); choose an output in a folder you can write"
         case .missingWriteAheadLog(let path):
-            "\(path) is in write-ahead-log mode, but \(path)-wal is missing and without it the store holds no objects: Core Data keeps its latest saves in the -wal; copy the store with its -wal and -shm files (a store that is really empty has nothing to import)"
+            "\(path) is in write-ahead-log mode, but \(path)-wal is missing (or empty) and without it the store holds no objects: Core Data keeps its latest saves in the -wal; copy the store with its -wal and -shm files (a store that is really empty has nothing to import)"
         case .unsupportedFramework(let path, let reason):
             "\(path) was written by a Core Data this importer does not read: \(reason)"
         case .noMatchingVersion(let path, let closest, let differences):
@@ -51,6 +55,8 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
             "the migration plan has no schema for version \(version), which the store matched; pass the app's full plan"
         case .destinationExists(let path):
             "\(path) already exists; the import writes a new store only: move it away or open it"
+        case .destinationInsideStore(let path, let store):
+            "\(path) is one of the files of the Core Data store \(store) or inside its support folder, which Core Data reads, rolls back or deletes as its own; choose an output outside the store's files"
         case .verificationFailed(let problems):
             "the imported store did not verify and was removed: \(problems.joined(separator: "; "))"
         }

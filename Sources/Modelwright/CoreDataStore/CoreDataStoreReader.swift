@@ -150,11 +150,43 @@ struct CoreDataStoreReader {
         }
     }
 
+    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) of each table
+    /// holds whole numbers: an integral REAL reads as its integer, as Core Data reads it, but a
+    /// `Z_ENT` of 2.5 would be read as 2 for the row and match nothing in the link queries. To-one
+    /// keys are not checked here: every read of them casts to an integer, as Core Data's
+    /// `sqlite3_column_int64` does, so '3x' and 3.5 read as 3 everywhere.
+    private func checkIntegerColumns(_ tables: Set<String>) throws {
+        var columns: [String: Set<String>] = [:]
+        for entity in layout.entities.values where tables.contains(entity.table) {
+            let present = try source.columns(of: entity.table)
+            let checked = present.filter { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0) || $0.hasPrefix("Z_FOK_") }
+            columns[entity.table, default: []].formUnion(checked)
+        }
+        for (table, names) in columns.sorted(by: { $0.key < $1.key }) {
+            for column in names.sorted() {
+                let value = quoted(column)
+                let statement = try source.connection.statement(
+                    "SELECT quote(Z_PK), quote(\(value)) FROM \(quoted(table)) WHERE \(value) IS NOT NULL "
+                        + "AND NOT (typeof(\(value)) = 'integer' "
+                        + "OR (typeof(\(value)) = 'real' AND \(value) = CAST(\(value) AS INTEGER))) LIMIT 1")
+                defer { statement.reset() }
+                if try statement.step() {
+                    throw CoreDataStoreImportError.layoutMismatch(
+                        path: source.path,
+                        problem:
+                            "row Z_PK \(statement.string(0)) of \(table) has \(column) \(statement.string(1)), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
+                    )
+                }
+            }
+        }
+    }
+
     /// Checks what SQLite would otherwise report as a bare constraint error, or not at all: a
     /// `Z_PK` held by two rows of a table, and a to-one key naming a row of an entity other than
     /// the relationship's destination (or its subentities), checked by that row's `Z_ENT`.
     private func checkKeys() throws {
         let tables = try CoreDataStoreSource.tableNames(on: source.connection)
+        try checkIntegerColumns(tables)
         for root in layout.roots {
             guard let table = layout.entities[root]?.table, tables.contains(table) else { continue }
             let statement = try source.connection.statement(

@@ -42,7 +42,11 @@ final class CoreDataStoreSource {
             throw CoreDataStoreImportError.notACoreDataStore(path: url.path, reason: "there is no file at this path")
         }
         let hasLog = found.contains("-wal")
-        if !hasLog, try Self.indexRecordsFrames(URL(fileURLWithPath: copy.path + "-shm")) {
+        // A -wal no longer than its 32-byte header holds no frame: emptied, it is as lost as a
+        // missing one when the -shm says the log held frames.
+        let logSize = (try? FileManager.default.attributesOfItem(atPath: copy.path + "-wal")[.size] as? Int) ?? 0
+        let logHoldsFrames = hasLog && logSize > 32
+        if !logHoldsFrames, try Self.indexRecordsFrames(URL(fileURLWithPath: copy.path + "-shm")) {
             throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path)
         }
         let isWriteAheadLogged = Self.headerSaysWriteAheadLog(copy)
@@ -120,6 +124,12 @@ final class CoreDataStoreSource {
     }
 
     private static func metadata(_ data: Data, path: String) throws -> (hashes: [String: Data], framework: Int?) {
+        do {
+            try CoreDataPropertyListBound.check(data)
+        } catch {
+            throw CoreDataStoreImportError.notACoreDataStore(
+                path: path, reason: "Z_METADATA's Z_PLIST: \(error.reason)")
+        }
         let plist: Any
         do {
             plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)

@@ -142,6 +142,69 @@ import Testing
         }
     }
 
+    /// A key or bookkeeping column holding a number that is not whole (issue 29) is refused naming
+    /// the table, the column and the row; the same column holding the integral REAL of its value
+    /// imports as it did. 8 stores, each with a random table, row, column and fraction.
+    @Test(arguments: 0..<8)
+    func aBookkeepingColumnThatIsNotAWholeNumberIsRefused(seed: Int) throws {
+        let test = try Case(seed: 80 + seed, rowsInLog: false)
+        defer { test.remove() }
+        var random = SplitMix64(seed: 2_929_010, index: seed)
+        let connection = try SQLiteConnection(path: test.store.path)
+        let listing = try connection.statement(
+            "SELECT m.name FROM sqlite_master AS m WHERE m.type = 'table' AND m.name LIKE 'Z%' "
+                + "AND m.name NOT IN ('Z_METADATA', 'Z_PRIMARYKEY', 'Z_MODELCACHE') AND m.name NOT LIKE 'Z\\_%' ESCAPE '\\' "
+                + "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) AS p WHERE p.name = 'Z_ENT') ORDER BY m.name")
+        var tables: [String] = []
+        while try listing.step() { tables.append(listing.string(0)) }
+        listing.reset()
+        var rows: [(table: String, key: Int64)] = []
+        for table in tables {
+            let keys = try connection.statement("SELECT Z_PK FROM \(quoted(table)) ORDER BY Z_PK")
+            while try keys.step() { rows.append((table, keys.int64(0))) }
+            keys.reset()
+        }
+        let row = try #require(rows.isEmpty ? nil : rows[random.next(below: rows.count)])
+        let column = random.next(below: 2) == 0 ? "Z_ENT" : "Z_OPT"
+        let fraction = [0.5, 0.25, 0.125][random.next(below: 3)]
+        func set(_ expression: String) throws {
+            try connection.execute(
+                "UPDATE \(quoted(row.table)) SET \(column) = \(expression) WHERE Z_PK = \(row.key)")
+        }
+        try set("CAST(\(column) AS REAL)")
+        let whole = try CoreDataStoreImport.importStore(
+            at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan,
+            to: test.folder.appendingPathComponent("whole.store"), dryRun: true)
+        try set("\(column) + \(fraction)")
+        connection.close()
+        guard case .layoutMismatch(_, let problem)? = test.refusal() else {
+            Issue.record("\(column) holding a fraction in \(row.table) was not refused")
+            return
+        }
+        #expect(
+            problem.contains("row Z_PK \(row.key) of \(row.table) has \(column)") && problem.contains("whole number"),
+            "\(problem)")
+        #expect(whole.totalRows > 0)
+    }
+
+    /// A store copied with its `-wal` emptied or cut to at most its 32-byte header (issue 29), while
+    /// its `-shm` says the log held frames: refused like a missing log, not imported without the
+    /// rows the log held. 6 stores, each with a random length of log kept.
+    @Test(arguments: 0..<6)
+    func aStoreWithAnEmptiedWriteAheadLogIsRefused(seed: Int) throws {
+        let test = try Case(seed: 60 + seed, rowsInLog: true, checkpointedTables: seed % 2 == 0)
+        defer { test.remove() }
+        var random = SplitMix64(seed: 2_929_009, index: seed)
+        let log = try #require(FileManager.default.contents(atPath: test.store.path + "-wal"))
+        #expect(FileManager.default.fileExists(atPath: test.store.path + "-shm"))
+        try log.prefix(seed < 2 ? 0 : random.next(below: 33)).write(to: URL(fileURLWithPath: test.store.path + "-wal"))
+        guard case .missingWriteAheadLog(let path)? = test.refusal() else {
+            Issue.record("a store whose -wal was emptied was not refused as missing its log")
+            return
+        }
+        #expect(path == test.store.path)
+    }
+
     /// The store of an app that ran once before (its tables checkpointed into the main file), whose
     /// objects are all in the log: copied without its `-wal`, with or without the `-shm`, it would
     /// read as an empty store. With the log, the same store imports every object.
