@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// var clock = HybridLogicalClock(node: SyncNodeID(), maximumDriftMilliseconds: HybridLogicalClock.unbounded)
-/// let stamp = clock.tick(wallMilliseconds: HybridLogicalClock.wallMilliseconds())
+/// let stamp = try clock.tick(wallMilliseconds: HybridLogicalClock.wallMilliseconds())
 /// let key = RowKey(entity: "Trip", id: UUID())
 /// var replica = ChangeSet()
 /// replica.merge(RowChange.insert(key, values: ["title": .text("Lisbon")], at: stamp))

@@ -25,7 +25,10 @@ import Foundation
 /// behind must still take everyone's changes.
 ///
 /// When the counter would overflow (four billion events in one millisecond), the clock moves to
-/// the next millisecond instead, so it never repeats a timestamp.
+/// the next millisecond instead, so it never repeats a timestamp. At the very last timestamp
+/// (`UInt64.max` milliseconds, counter `UInt32.max`) there is no later one: ``tick(wallMilliseconds:)``
+/// and ``receive(_:wallMilliseconds:)`` throw ``SyncError/clockExhausted(latest:)`` and leave the
+/// clock where it is, so the clock never goes backwards or repeats.
 public struct HybridLogicalClock: Sendable, Hashable {
     /// The default bound on how far ahead of the receiver's wall clock a timestamp may be: 5 minutes.
     public static let defaultMaximumDriftMilliseconds: UInt64 = 5 * 60 * 1000
@@ -63,33 +66,36 @@ public struct HybridLogicalClock: Sendable, Hashable {
     /// The wall clock in milliseconds since 1970.
     public static func wallMilliseconds(_ date: Date = Date()) -> UInt64 {
         let value = date.timeIntervalSince1970 * 1000
-        return value <= 0 ? 0 : value >= 1.8e19 ? UInt64.max / 2 : UInt64(value)
+        // NaN and anything at or below zero read as zero: a broken reading must not trap.
+        guard value > 0 else { return 0 }
+        return value >= 1.8e19 ? UInt64.max / 2 : UInt64(value)
     }
 
     /// A new timestamp for a local write (or a message this node sends), later than every
-    /// timestamp this clock made or received.
-    public mutating func tick(wallMilliseconds wall: UInt64) -> HybridTimestamp {
+    /// timestamp this clock made or received, or ``SyncError/clockExhausted(latest:)`` (and the
+    /// clock does not move) when no later timestamp exists.
+    public mutating func tick(wallMilliseconds wall: UInt64) throws(SyncError) -> HybridTimestamp {
         if wall > milliseconds {
             milliseconds = wall
             counter = 0
         } else {
-            advanceCounter(from: counter)
+            (milliseconds, counter) = try successor(milliseconds: milliseconds, counter: counter)
         }
         return latest
     }
 
     /// Moves the clock past a timestamp another node made, or throws
     /// ``SyncError/clockAhead(stamp:wallMilliseconds:maximumDriftMilliseconds:)`` without moving it
-    /// when `remote` is more than ``maximumDriftMilliseconds`` ahead of `wall`.
+    /// when `remote` is more than ``maximumDriftMilliseconds`` ahead of `wall`, or
+    /// ``SyncError/clockExhausted(latest:)`` when no timestamp after `remote` and this clock exists.
     public mutating func receive(_ remote: HybridTimestamp, wallMilliseconds wall: UInt64) throws(SyncError) {
         try Self.check(remote, wallMilliseconds: wall, maximumDriftMilliseconds: maximumDriftMilliseconds)
         let newest = max(milliseconds, remote.milliseconds, wall)
         switch (newest == milliseconds, newest == remote.milliseconds) {
-        case (true, true): advanceCounter(from: max(counter, remote.counter))
-        case (true, false): advanceCounter(from: counter)
-        case (false, true):
-            milliseconds = newest
-            advanceCounter(from: remote.counter)
+        case (true, true):
+            (milliseconds, counter) = try successor(milliseconds: newest, counter: max(counter, remote.counter))
+        case (true, false): (milliseconds, counter) = try successor(milliseconds: newest, counter: counter)
+        case (false, true): (milliseconds, counter) = try successor(milliseconds: newest, counter: remote.counter)
         case (false, false):
             milliseconds = newest
             counter = 0
@@ -107,14 +113,11 @@ public struct HybridLogicalClock: Sendable, Hashable {
         }
     }
 
-    /// Sets the counter to one more than `base`, or moves to the next millisecond when it would overflow.
-    private mutating func advanceCounter(from base: UInt32) {
-        if base == .max {
-            // At the very end of time the clock stays put rather than trap.
-            if milliseconds < .max { milliseconds += 1 }
-            counter = 0
-        } else {
-            counter = base + 1
-        }
+    /// The timestamp right after `(milliseconds, counter)`: the next counter, or the next
+    /// millisecond when the counter would overflow; throws at the very last timestamp.
+    private func successor(milliseconds: UInt64, counter: UInt32) throws(SyncError) -> (UInt64, UInt32) {
+        if counter < .max { return (milliseconds, counter + 1) }
+        if milliseconds < .max { return (milliseconds + 1, 0) }
+        throw .clockExhausted(latest: latest)
     }
 }

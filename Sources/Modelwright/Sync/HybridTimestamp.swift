@@ -59,7 +59,7 @@ extension UUID {
 ///
 /// ```swift
 /// var clock = HybridLogicalClock(node: SyncNodeID())
-/// let stamp = clock.tick(wallMilliseconds: HybridLogicalClock.wallMilliseconds())
+/// let stamp = try clock.tick(wallMilliseconds: HybridLogicalClock.wallMilliseconds())
 /// ```
 public struct HybridTimestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// Physical time: milliseconds since 1970-01-01 UTC, as the node's clock read them (or later).

@@ -47,16 +47,23 @@ public enum SyncValue: Sendable, Hashable, Comparable {
         switch (lhs, rhs) {
         case (.bool(let left), .bool(let right)): !left && right
         case (.integer(let left), .integer(let right)): left < right
-        case (.real(let left), .real(let right)): left < right
+        case (.real(let left), .real(let right)): precedes(left, right)
         case (.decimal(let left), .decimal(let right)):
             left.utf8.lexicographicallyPrecedes(right.utf8)
         case (.text(let left), .text(let right)):
             left.utf8.lexicographicallyPrecedes(right.utf8)
         case (.bytes(let left), .bytes(let right)): left.lexicographicallyPrecedes(right)
-        case (.date(let left), .date(let right)): left < right
+        case (.date(let left), .date(let right)):
+            precedes(left.timeIntervalSinceReferenceDate, right.timeIntervalSinceReferenceDate)
         case (.uuid(let left), .uuid(let right)): left.precedes(right)
         default: lhs.rank < rhs.rank
         }
+    }
+
+    /// Numeric order, and for numbers equal by `==` but not in bits (`-0.0` and `0.0`) the bit
+    /// pattern, so the tie-break between two writes keeps the same bytes in any order.
+    private static func precedes(_ left: Double, _ right: Double) -> Bool {
+        left < right || (left == right && left.bitPattern < right.bitPattern)
     }
 }
 
@@ -76,11 +83,21 @@ extension SyncValue: Codable {
                     codingPath: decoder.codingPath, debugDescription: "a value is an object with exactly one key"))
         }
         switch key {
-        case .null: self = .null
+        case .null:
+            guard try container.decodeNil(forKey: key) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "a null value is written {\"null\": null}")
+            }
+            self = .null
         case .bool: self = .bool(try container.decode(Bool.self, forKey: key))
         case .integer: self = .integer(try container.decode(Int64.self, forKey: key))
         case .real:
             if let number = try? container.decode(Double.self, forKey: key) {
+                // A decoder with a non-conforming float strategy can read NaN, which the stores refuse.
+                guard !number.isNaN else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: key, in: container, debugDescription: "a real is never NaN")
+                }
                 self = .real(number)
             } else {
                 switch try container.decode(String.self, forKey: key) {
@@ -100,7 +117,12 @@ extension SyncValue: Codable {
             }
             self = .bytes(data)
         case .date:
-            self = .date(Date(timeIntervalSinceReferenceDate: try container.decode(Double.self, forKey: key)))
+            let seconds = try container.decode(Double.self, forKey: key)
+            guard seconds.isFinite else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "a date is a finite number of seconds since 2001")
+            }
+            self = .date(Date(timeIntervalSinceReferenceDate: seconds))
         case .uuid: self = .uuid(try container.decode(UUID.self, forKey: key))
         }
     }
@@ -115,7 +137,11 @@ extension SyncValue: Codable {
         case .bool(let value): try container.encode(value, forKey: .bool)
         case .integer(let value): try container.encode(value, forKey: .integer)
         case .real(let value):
-            if value.isFinite {
+            if value.isNaN {
+                throw EncodingError.invalidValue(
+                    value,
+                    EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "a real is never NaN"))
+            } else if value.isFinite {
                 try container.encode(value, forKey: .real)
             } else {
                 try container.encode(value < 0 ? "-inf" : "inf", forKey: .real)

@@ -219,7 +219,10 @@ private struct World {
     func wall(of device: Int) -> UInt64 { UInt64(Int64(time) + devices[device].skew) }
 
     mutating func write(on index: Int, random: inout SplitMix64) {
-        let stamp = devices[index].clock.tick(wallMilliseconds: wall(of: index))
+        guard let stamp = try? devices[index].clock.tick(wallMilliseconds: wall(of: index)) else {
+            Issue.record("the clock of device \(index) refused to tick")
+            return
+        }
         let known = devices[index].state.sortedChanges
         func values() -> [String: SyncValue] {
             var values: [String: SyncValue] = [:]

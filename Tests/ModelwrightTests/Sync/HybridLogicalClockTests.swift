@@ -44,7 +44,7 @@ struct HybridLogicalClockTests {
                         #expect(clock.latest == before, "a refused stamp moved the clock")
                     }
                 } else {
-                    let stamp = clock.tick(wallMilliseconds: wall)
+                    let stamp = try clock.tick(wallMilliseconds: wall)
                     if let newest { #expect(newest < stamp, "\(stamp) is not after \(newest)") }
                     #expect(stamp.milliseconds >= wall)
                     newest = stamp
@@ -84,7 +84,7 @@ struct HybridLogicalClockTests {
             let start: UInt64 = 1_700_000_000_000
             let ahead = UInt64(random.next(below: 86_400_000 * 30))
             var fast = HybridLogicalClock(node: SyncNodeID(), maximumDriftMilliseconds: HybridLogicalClock.unbounded)
-            let stamp = fast.tick(wallMilliseconds: start + ahead)
+            let stamp = try fast.tick(wallMilliseconds: start + ahead)
             // The server is asked again every hour until it accepts the push.
             var server = HybridLogicalClock(node: SyncNodeID())
             var serverWall = start
@@ -92,7 +92,7 @@ struct HybridLogicalClockTests {
             #expect(stamp.milliseconds <= serverWall + drift)
             // A correct device that writes the drift after acceptance (plus a millisecond) wins.
             var correct = HybridLogicalClock(node: SyncNodeID(), maximumDriftMilliseconds: HybridLogicalClock.unbounded)
-            #expect(stamp < correct.tick(wallMilliseconds: serverWall + drift + 1))
+            #expect(try stamp < correct.tick(wallMilliseconds: serverWall + drift + 1))
         }
     }
 
@@ -101,10 +101,68 @@ struct HybridLogicalClockTests {
         let node = SyncNodeID()
         var clock = HybridLogicalClock(
             node: node, after: HybridTimestamp(milliseconds: 10, counter: .max - 1, node: node))
-        #expect(clock.tick(wallMilliseconds: 5) == HybridTimestamp(milliseconds: 10, counter: .max, node: node))
-        #expect(clock.tick(wallMilliseconds: 5) == HybridTimestamp(milliseconds: 11, counter: 0, node: node))
+        #expect(try clock.tick(wallMilliseconds: 5) == HybridTimestamp(milliseconds: 10, counter: .max, node: node))
+        #expect(try clock.tick(wallMilliseconds: 5) == HybridTimestamp(milliseconds: 11, counter: 0, node: node))
         let remote = HybridTimestamp(milliseconds: 11, counter: .max, node: SyncNodeID())
         try clock.receive(remote, wallMilliseconds: 5)
         #expect(clock.latest == HybridTimestamp(milliseconds: 12, counter: 0, node: node))
+    }
+
+    /// At the top of time the clock never goes back or repeats: clocks started near the last
+    /// timestamp tick and receive stamps near it; every stamp made is later than everything
+    /// before, and when no later stamp exists the clock throws `clockExhausted` and stays put.
+    @Test func theClockNeverGoesBackAtTheTop() throws {
+        var random = SplitMix64(seed: 2_802)
+        var refusals = 0
+        for _ in 0..<Self.caseCount {
+            let node = SyncNodeID()
+            func nearTop() -> HybridTimestamp {
+                HybridTimestamp(
+                    milliseconds: .max - UInt64(random.next(below: 3)), counter: .max - UInt32(random.next(below: 3)),
+                    node: SyncNodeID())
+            }
+            var clock = HybridLogicalClock(
+                node: node, maximumDriftMilliseconds: HybridLogicalClock.unbounded,
+                after: random.chance(0.5) ? nearTop() : nil)
+            var newest = clock.latest
+            for _ in 0..<12 {
+                let before = clock.latest
+                let wall = random.chance(0.5) ? UInt64.max - UInt64(random.next(below: 3)) : 5
+                do {
+                    if random.chance(0.5) {
+                        let stamp = try clock.tick(wallMilliseconds: wall)
+                        #expect(
+                            stamp.milliseconds > newest.milliseconds
+                                || (stamp.milliseconds == newest.milliseconds && stamp.counter > newest.counter),
+                            "\(stamp) is not after \(newest)")
+                    } else {
+                        let remote = nearTop()
+                        try clock.receive(remote, wallMilliseconds: wall)
+                        #expect(
+                            clock.latest.milliseconds > remote.milliseconds
+                                || (clock.latest.milliseconds == remote.milliseconds
+                                    && clock.latest.counter > remote.counter)
+                        )
+                    }
+                    newest = clock.latest
+                } catch {
+                    refusals += 1
+                    #expect(error == .clockExhausted(latest: before))
+                    #expect(clock.latest == before, "a refused event moved the clock")
+                }
+            }
+        }
+        #expect(refusals > 0)
+    }
+
+    /// Any reading of the wall clock, NaN and infinities included, gives a number and never traps.
+    @Test func everyDateGivesWallMilliseconds() {
+        var random = SplitMix64(seed: 2_803)
+        var seconds: [Double] = [.nan, -.nan, .infinity, -.infinity, .signalingNaN, 0, -0.0, .greatestFiniteMagnitude]
+        for _ in 0..<Self.caseCount { seconds.append(Double(bitPattern: random.next())) }
+        for value in seconds {
+            let wall = HybridLogicalClock.wallMilliseconds(Date(timeIntervalSince1970: value))
+            #expect(value > 0 || wall == 0)
+        }
     }
 }

@@ -126,4 +126,36 @@ struct MergeLawTests {
             try JSONDecoder().decode(PushRequest.self, from: newer)
         }
     }
+
+    /// Two writes with equal stamps whose values are equal by `==` but not in bytes (±0, dates ±0,
+    /// NFC and NFD text) resolve to the same bytes in either order.
+    @Test func equalStampsKeepTheSameBytesInAnyOrder() throws {
+        let pool: [SyncValue] = [
+            .real(0.0), .real(-0.0), .date(Date(timeIntervalSinceReferenceDate: 0)),
+            .date(Date(timeIntervalSinceReferenceDate: -0.0)), .text("\u{E9}"), .text("e\u{301}"),
+            .decimal("\u{E9}"), .decimal("e\u{301}"), .integer(0), .null,
+        ]
+        var random = SplitMix64(seed: 2_804)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for _ in 0..<Self.caseCount {
+            let stamp = HybridTimestamp(milliseconds: UInt64(random.next(below: 3)), counter: 0, node: SyncNodeID())
+            let left = StampedValue(random.pick(pool), at: stamp)
+            let right = StampedValue(random.pick(pool), at: stamp)
+            #expect(try encoder.encode(left.latest(right)) == encoder.encode(right.latest(left)), "\(left) \(right)")
+        }
+    }
+
+    /// Malformed values are refused whatever the decoder's strategies: NaN, a non-finite date, a
+    /// null with a payload.
+    @Test func malformedValuesAreRefused() throws {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        for json in [#"{"real":"nan"}"#, #"{"date":"nan"}"#, #"{"date":"inf"}"#, #"{"null":5}"#, #"{"null":false}"#] {
+            #expect(throws: DecodingError.self, "\(json)") { try decoder.decode(SyncValue.self, from: Data(json.utf8)) }
+        }
+        #expect(try decoder.decode(SyncValue.self, from: Data(#"{"null":null}"#.utf8)) == .null)
+        #expect(throws: EncodingError.self) { try JSONEncoder().encode(SyncValue.real(.nan)) }
+    }
 }
