@@ -68,6 +68,18 @@ struct SyncRulesTests {
     }
 
     /// A model without `@sync` is checked as before: the rules apply to synced entities only.
+    /// A one-to-one cannot converge: each side's link merges on its own row (red team, issue 28).
+    @Test func aSyncedOneToOneIsAnError() {
+        for text in [
+            "entity Person { @sync; name: String; desk: Desk? @inverse(occupant) }\nentity Desk { @sync; label: String; occupant: Person? }",
+            "entity Person { @sync; name: String; badge: Badge? @delete(cascade) }\nentity Badge { @sync; code: String; holder: Person @inverse(badge) }",
+            "entity Person { @sync; name: String; spouse: Person? @inverse(spouse) }",
+        ] {
+            let errors = syncErrors("model M version 1\n" + text)
+            #expect(!errors.isEmpty && errors.allSatisfy { $0.contains("are a one-to-one") }, "\(text): \(errors)")
+        }
+    }
+
     @Test func unsyncedModelsAreUntouched() throws {
         _ = try graph(
             """
@@ -99,7 +111,7 @@ struct SyncRulesTests {
 /// one-way to-ones; with the errors the rules expect.
 private struct SyncModel {
     struct Expected: Hashable {
-        enum Rule: Hashable { case unique, notSynced, ordered, deny, required }
+        enum Rule: Hashable { case unique, notSynced, ordered, deny, required, oneToOne }
         var line: Int
         var rule: Rule
 
@@ -112,7 +124,9 @@ private struct SyncModel {
         init?(diagnostic: String) {
             guard let line = Int(diagnostic.prefix { $0 != ":" }) else { return nil }
             self.line = line
-            if diagnostic.contains("is synced and unique by") {
+            if diagnostic.contains("are a one-to-one") {
+                rule = .oneToOne
+            } else if diagnostic.contains("is synced and unique by") {
                 rule = .unique
             } else if diagnostic.contains("which is not synced") {
                 rule = .notSynced
@@ -151,7 +165,17 @@ private struct SyncModel {
                 guard synced[target] else { return [.notSynced] }
                 return (ordered ? [.ordered] : []) + (rule == "deny" ? [.deny] : [])
             }
-            switch random.next(below: 4) {
+            switch random.next(below: 5) {
+            case 4:
+                // A one-to-one: both sides keep one link, which devices cannot merge.
+                var forwardProblems = problems(from: a, to: b, rule: ruleA, ordered: false)
+                var backwardProblems = problems(from: b, to: a, rule: ruleB, ordered: false)
+                if synced[a], synced[b] {
+                    forwardProblems.append(.oneToOne)
+                    backwardProblems.append(.oneToOne)
+                }
+                members[a].append(("\(forward): E\(b)? @inverse(\(backward)) @delete(\(ruleA))", forwardProblems))
+                members[b].append(("\(backward): E\(a)? @delete(\(ruleB))", backwardProblems))
             case 0, 1:
                 // A to-one and its to-many inverse.
                 let required = random.chance(0.5)

@@ -123,6 +123,17 @@ enum SyncRules {
                 "\(name) has '@delete(deny)', which a synced store cannot enforce: a device offline can link a row while another deletes it; write '@delete(nullify)' or '@delete(cascade)'",
                 at: relationship.range.start)
         }
+        if relationship.cardinality == .toOne, let inverseName = relationship.inverse,
+            let destination = graph.entity(named: relationship.destination),
+            let inverse = inheritedRelationship(named: inverseName, from: destination, in: graph),
+            inverse.cardinality == .toOne
+        {
+            // Each side keeps its link as an attribute of its own row, merged on its own: two
+            // devices that pair one row with two partners leave both partners pointing at it.
+            diagnostics.error(
+                "\(name) and '\(relationship.destination).\(inverse.name)' are a one-to-one, which a synced store cannot keep: two devices offline can each pair a row with another partner, and the merge leaves two rows pointing at one; make one side to-many ('Set<\(entity.name)>' on '\(relationship.destination)') and keep at most one link in the app",
+                at: relationship.range.start)
+        }
         guard relationship.cardinality == .toOne, !relationship.isOptional else { return }
         let inverse = relationship.inverse.flatMap { inverseName in
             graph.entity(named: relationship.destination).flatMap { destination in
