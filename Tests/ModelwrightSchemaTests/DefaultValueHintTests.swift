@@ -76,4 +76,20 @@ struct DefaultValueHintTests {
             "model Test version 1\nenum Role: String { member, admin }\nentity A {\n    r: Role = admin\n}\n")
         #expect(found.count == 1 && found[0].contains("'.admin'"), "\(found)")
     }
+
+    /// A composite, a relationship, a Codable or a to-many takes no default: the note says to
+    /// remove it, and the model without it loads (red team: it offered a leading dot, an error again).
+    @Test func aTypeWithoutDefaultsIsToldToRemoveIt() {
+        let declarations = "composite Addr { s: String }\nentity P { n: Int }\n"
+        for type in ["Addr", "Addr?", "P", "P?", "Codable<[Int]>?", "Codable<String>", "Set<P>", "[P]"] {
+            for word in Self.words(count: 12, seed: 7) {
+                let text = "model Test version 1\n\(declarations)entity A {\n    x: \(type) = \(word)\n}\n"
+                let found = notes(text)
+                #expect(
+                    found.count == 1 && found[0].contains("remove '= \(word)'"), "\(type) = \(word): \(found)")
+                let fixed = "model Test version 1\n\(declarations)entity A {\n    x: \(type)\n}\n"
+                #expect(diagnose(fixed).filter { $0.contains(": error: ") } == [], "\(type) without its default")
+            }
+        }
+    }
 }

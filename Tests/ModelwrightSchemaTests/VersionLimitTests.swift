@@ -34,12 +34,13 @@ struct VersionLimitTests {
         let lines = try Self.load(["Notes.v1.model": Self.file("1"), "Notes.v1000000.model": Self.file("1000000")])
         #expect(
             lines == [
-                "Notes.v1000000.model:1:7: versions 2–999999 of 'Notes' are missing: versions are numbered 1, 2, 3, … without gaps"
+                "Notes.v1000000.model:1:7: versions 2–999999 of 'Notes' are missing: versions are numbered 1, 2, 3, … without gaps; a released version (listed in modelwright-lock.json) must keep its file: restore it from version control"
             ])
         #expect(VersionChecker.missingVersionsMessage([1, 2, 3], model: "M") == nil)
         #expect(
             VersionChecker.missingVersionsMessage([2, 4, 9], model: "M")
-                == "versions 1, 3, 5–8 of 'M' are missing: versions are numbered 1, 2, 3, … without gaps")
+                == "versions 1, 3, 5–8 of 'M' are missing: versions are numbered 1, 2, 3, … without gaps; a released version (listed in modelwright-lock.json) must keep its file: restore it from version control"
+        )
         // Many gaps: listed up to the cap, the rest counted; built from the versions that exist.
         let odd = Set(stride(from: 1, through: 200_001, by: 2))
         let message = try #require(VersionChecker.missingVersionsMessage(odd, model: "M"))

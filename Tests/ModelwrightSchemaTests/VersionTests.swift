@@ -141,7 +141,7 @@ struct VersionTests {
         let (_, gap) = try Self.load(["Notes.v1.model": Self.v1, "Notes.v3.model": v3])
         #expect(
             gap == [
-                "Notes.v3.model:1:7: error: version 2 of 'Notes' is missing: versions are numbered 1, 2, 3, … without gaps"
+                "Notes.v3.model:1:7: error: version 2 of 'Notes' is missing: versions are numbered 1, 2, 3, … without gaps; a released version (listed in modelwright-lock.json) must keep its file: restore it from version control"
             ])
     }
 

@@ -208,8 +208,14 @@ extension Parser {
     /// What to write instead of a bare word as a value: a value of the declared built-in type (the
     /// note's first quoted text is that value), or else an enum case.
     private static func bareWordNote(_ word: String, for type: AST.TypeReference?) -> String {
-        guard let type, case .named(let name) = type.kind, let scalar = ScalarType.bySchemaSpelling[name.text] else {
-            return "an enum case is written with a leading dot: '.\(word)'"
+        guard let type, case .named(let name) = type.kind else {
+            // A Codable, or a to-many (`Set<T>`, `[T]`): neither takes a default value.
+            return "this attribute takes no default value: remove '= \(word)'"
+        }
+        guard let scalar = ScalarType.bySchemaSpelling[name.text] else {
+            // The parser cannot tell an enum from a composite or an entity yet: name both cases.
+            return
+                "an enum case is written with a leading dot: '.\(word)'; if '\(name.text)' is a composite or an entity, it takes no default value: remove '= \(word)'"
         }
         guard let replacement = scalar.literal.replacement(forWord: word) else {
             return "\(scalar.schemaSpelling) attributes take no default value: remove '= \(word)'"

@@ -88,8 +88,10 @@ package enum VersionChecker {
             gap.count == 1 ? "\(gap.lowerBound)" : "\(gap.lowerBound)–\(gap.upperBound)"
         }.joined(separator: ", ")
         if gaps.count > maximumListedGaps { listed += " and \(gaps.count - maximumListedGaps) more gaps" }
+        // A released version's file deleted by mistake is the likely cause: say where releases are
+        // recorded, as the lock check does for the newest one.
         return
-            "version\(count > 1 ? "s" : "") \(listed) of '\(model)' \(count > 1 ? "are" : "is") missing: versions are numbered 1, 2, 3, … without gaps"
+            "version\(count > 1 ? "s" : "") \(listed) of '\(model)' \(count > 1 ? "are" : "is") missing: versions are numbered 1, 2, 3, … without gaps; a released version (listed in \(FileNames.lock)) must keep its file: restore it from version control"
     }
 
     /// The most gaps the missing-versions error lists.
