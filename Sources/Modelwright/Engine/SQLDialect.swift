@@ -171,6 +171,30 @@ protocol SQLDialect: Sendable {
     func isClustered(definition: String) -> Bool
 }
 
+/// Standard SQL, the same in every engine the runtime targets: an engine's dialect spells these
+/// itself only where it differs.
+extension SQLDialect {
+    func renameTable(_ table: String, to name: String) -> String {
+        "ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name))"
+    }
+
+    func renameColumn(_ column: String, of table: String, to name: String) -> String {
+        "ALTER TABLE \(identifier(table)) RENAME COLUMN \(identifier(column)) TO \(identifier(name))"
+    }
+
+    func addColumn(_ definition: String, to table: String) -> String {
+        "ALTER TABLE \(identifier(table)) ADD COLUMN \(definition)"
+    }
+
+    func dropTable(_ table: String) -> String {
+        "DROP TABLE \(identifier(table))"
+    }
+
+    func dropIndex(_ name: String) -> String {
+        "DROP INDEX \(identifier(name))"
+    }
+}
+
 /// The queries that read the tables of a store (the runtime's own history tables aside), each
 /// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
 struct SchemaIntrospection: Sendable {

@@ -521,26 +521,6 @@ extension PostgresDialect: SQLDialect {
         ]
     }
 
-    func renameTable(_ table: String, to name: String) -> String {
-        "ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name))"
-    }
-
-    func renameColumn(_ column: String, of table: String, to name: String) -> String {
-        "ALTER TABLE \(identifier(table)) RENAME COLUMN \(identifier(column)) TO \(identifier(name))"
-    }
-
-    func addColumn(_ definition: String, to table: String) -> String {
-        "ALTER TABLE \(identifier(table)) ADD COLUMN \(definition)"
-    }
-
-    func dropTable(_ table: String) -> String {
-        "DROP TABLE \(identifier(table))"
-    }
-
-    func dropIndex(_ name: String) -> String {
-        "DROP INDEX \(identifier(name))"
-    }
-
     func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
         "INSERT INTO \(table) (\(columns.joined(separator: ", "))) \(source) ON CONFLICT DO NOTHING"
     }

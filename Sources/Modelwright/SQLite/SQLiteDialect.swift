@@ -68,26 +68,6 @@ struct SQLiteDialect: SQLDialect {
         ]
     }
 
-    func renameTable(_ table: String, to name: String) -> String {
-        "ALTER TABLE \(quoted(table)) RENAME TO \(quoted(name))"
-    }
-
-    func renameColumn(_ column: String, of table: String, to name: String) -> String {
-        "ALTER TABLE \(quoted(table)) RENAME COLUMN \(quoted(column)) TO \(quoted(name))"
-    }
-
-    func addColumn(_ definition: String, to table: String) -> String {
-        "ALTER TABLE \(quoted(table)) ADD COLUMN \(definition)"
-    }
-
-    func dropTable(_ table: String) -> String {
-        "DROP TABLE \(quoted(table))"
-    }
-
-    func dropIndex(_ name: String) -> String {
-        "DROP INDEX \(quoted(name))"
-    }
-
     // MARK: - Writes
 
     func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
