@@ -47,9 +47,13 @@ enum FileNames {
     private static let backupExtensions: Set<String> = ["bak", "backup", "old", "orig", "rej", "save", "swp", "tmp"]
 
     /// Classifies the name of a file in a model folder (see ``VersionFileName``).
-    static func versionFileName(_ name: String) -> VersionFileName {
+    /// - Parameter models: the model names the folder's schema files spell; one matching the
+    ///   name's model in another case is the one `expected` uses (`trips.v3.mdl` beside
+    ///   `Trips.v1.model` is to be `Trips.v3.model`).
+    static func versionFileName(_ name: String, models: [String] = []) -> VersionFileName {
         if name.lowercased().hasSuffix("." + versionExtension) { return .schema }
-        guard let (model, number, _) = versionPrefix(of: name) else { return .unrelated }
+        guard let (written, number, _) = versionPrefix(of: name) else { return .unrelated }
+        let model = models.first { $0.lowercased() == written.lowercased() } ?? String(written)
         let lastExtension = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
         let isBackup = name.hasSuffix("~") || backupExtensions.contains(lastExtension)
         return .lookalike(expected: "\(model).v\(number).\(versionExtension)", isBackup: isBackup)

@@ -56,7 +56,8 @@ package struct ModelSources: Sendable {
         // A schema file whose extension is only cased wrong (`Trips.v3.Model`) is read: the
         // version check then names the file it must be, from the header it holds.
         let files = names.filter { FileNames.versionFileName($0) == .schema }
-        let lookalikes = names.compactMap { lookalike($0, in: path) }
+        let models = files.compactMap { $0.split(separator: ".").first.map(String.init) }
+        let lookalikes = names.compactMap { lookalike($0, in: path, models: models) }
         guard !files.isEmpty else {
             // The lock file is still checked: a tool about to fill the folder (an import) stops
             // before writing when the folder would not read afterwards.
@@ -111,8 +112,10 @@ package struct ModelSources: Sendable {
     /// but is not one, so is not read (`Trips.v3.mdl`: an error; `Trips.v3.model.bak`: a warning,
     /// a backup beside its version being common); `nil` for any other name. Located at the
     /// file's start, so an editor opens the file the diagnostic is about.
-    private static func lookalike(_ name: String, in folder: String) -> Diagnostic? {
-        guard case .lookalike(let expected, let isBackup) = FileNames.versionFileName(name) else { return nil }
+    private static func lookalike(_ name: String, in folder: String, models: [String]) -> Diagnostic? {
+        guard case .lookalike(let expected, let isBackup) = FileNames.versionFileName(name, models: models) else {
+            return nil
+        }
         let message =
             isBackup
             ? "'\(name)' looks like a backup of a version file and is not read: only files named '<Model>.v<N>.\(fileExtension)' are versions; delete it, or rename it to '\(expected)' if it is a version"
