@@ -47,9 +47,12 @@ enum FileNames {
     private static let backupExtensions: Set<String> = ["bak", "backup", "old", "orig", "rej", "save", "swp", "tmp"]
 
     /// Classifies the name of a file in a model folder (see ``VersionFileName``).
-    /// - Parameter models: the model names the folder's schema files spell; one matching the
-    ///   name's model in another case is the one `expected` uses (`trips.v3.mdl` beside
-    ///   `Trips.v1.model` is to be `Trips.v3.model`).
+    /// - Parameters:
+    ///   - name: the file's name.
+    ///   - models: the model names the folder's schema files spell; one matching the name's
+    ///     model in another case is the one `expected` uses (`trips.v3.mdl` beside
+    ///     `Trips.v1.model` is to be `Trips.v3.model`).
+    /// - Returns: what the name is as a version file.
     static func versionFileName(_ name: String, models: [String] = []) -> VersionFileName {
         if name.lowercased().hasSuffix("." + versionExtension) { return .schema }
         guard let (written, number, _) = versionPrefix(of: name) else { return .unrelated }

@@ -9,7 +9,8 @@ import Testing
 /// never silence and never a second diagnostic for the gap it leaves.
 struct VersionFileNameTests {
     private static let v1 = "model Notes version 1\nentity Note {\n    title: String\n    body: String\n}\n"
-    private static let v2 = "model Notes version 2\nentity Note {\n    title: String\n    body: String\n    pinned: Bool = false\n}\n"
+    private static let v2 =
+        "model Notes version 2\nentity Note {\n    title: String\n    body: String\n    pinned: Bool = false\n}\n"
 
     private static func version(_ number: Int) -> String {
         "model Notes version \(number)\nentity Note {\n    title: String\n    body: String\n}\n"

@@ -43,7 +43,9 @@ package enum VersionChecker {
                 let named = FileNames.versionNumber(inName: name).map { " (its name says version \($0))" } ?? ""
                 let clash = versions.indices.first { $0 != index && versions[$0].graph.version == graph.version }
                 let fix =
-                    clash.map { "version \(graph.version) is also declared in '\(sinks[$0].file.path)': change the version number in this header" }
+                    clash.map {
+                        "version \(graph.version) is also declared in '\(sinks[$0].file.path)': change the version number in this header"
+                    }
                     ?? "rename the file to '\(expected)', or change the version number in this header"
                 sinks[index].error(
                     "a file holding version \(graph.version) of '\(graph.modelName)' must be named '\(expected)'\(named)",
