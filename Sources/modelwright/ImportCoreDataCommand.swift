@@ -173,7 +173,8 @@ enum ImportCoreDataCommand {
         let replaced = Set(result.files.map { ModelSources.path(of: $0.name, in: output) })
         if FileManager.default.fileExists(atPath: output) {
             let unreadable = ModelSources.read(output).problems.filter {
-                $0.path != output && !replaced.contains($0.path)
+                // A warning (a backup beside a version) does not stop the import.
+                $0.severity == .error && $0.path != output && !replaced.contains($0.path)
             }
             for problem in unreadable { console.printError(problem.description) }
             guard unreadable.isEmpty else { return .invalidInput }

@@ -135,7 +135,7 @@ struct VersionTests {
         #expect(
             lines == [
                 "Notes.v2.model:1:7: error: this file declares model 'Other', but the other versions in its folder are 'Notes'",
-                "Notes.v5.model:1:7: error: a file holding version 3 of 'Notes' must be named 'Notes.v3.model'",
+                "Notes.v5.model:1:7: error: a file holding version 3 of 'Notes' must be named 'Notes.v3.model' (its name says version 5)",
             ]
         )
         let (_, gap) = try Self.load(["Notes.v1.model": Self.v1, "Notes.v3.model": v3])

@@ -53,7 +53,11 @@ package struct ModelSources: Sendable {
         } catch {
             return failure(path, "cannot read the folder: \(error.message)")
         }
-        let files = names.filter { $0.hasSuffix("." + fileExtension) }
+        // A schema file whose extension is only cased wrong (`Trips.v3.Model`) is read: the
+        // version check then names the file it must be, from the header it holds.
+        let files = names.filter { FileNames.versionFileName($0) == .schema }
+        let models = files.compactMap { $0.split(separator: ".").first.map(String.init) }
+        let lookalikes = names.compactMap { lookalike($0, in: path, models: models) }
         guard !files.isEmpty else {
             // The lock file is still checked: a tool about to fill the folder (an import) stops
             // before writing when the folder would not read afterwards.
@@ -63,7 +67,7 @@ package struct ModelSources: Sendable {
             let lockProblem = LockFile.read(in: folder).problem
             return ModelSources(
                 folder: nil, files: [], listedCount: 0, lock: nil,
-                problems: empty.problems + (lockProblem.map { [$0] } ?? []))
+                problems: empty.problems + lookalikes + (lockProblem.map { [$0] } ?? []))
         }
         // Files are read in parallel (a long history has a hundred of them), in file order.
         let outcomes = files.parallelMap { name in
@@ -71,11 +75,14 @@ package struct ModelSources: Sendable {
                 try folder.read(name, limit: SourceFile.maximumSize)
             }
         }
-        var problems = outcomes.compactMap(\.problem)
+        var problems = outcomes.compactMap(\.problem) + lookalikes
         let (lock, lockProblem) = LockFile.read(in: folder)
         if let lockProblem { problems.append(lockProblem) }
+        // A file named like a version but not read (`Trips.v3.mdl`) may be the version the others
+        // lack: it is listed, so that gap is not reported on top of the file's own error.
+        let unreadLookalikes = lookalikes.filter { $0.severity == .error }.count
         return ModelSources(
-            folder: path, files: outcomes.compactMap(\.file), listedCount: files.count, lock: lock,
+            folder: path, files: outcomes.compactMap(\.file), listedCount: files.count + unreadLookalikes, lock: lock,
             problems: problems)
     }
 
@@ -99,6 +106,23 @@ package struct ModelSources: Sendable {
             listedCount: kept.count + written.count + unreadableVersions,
             lock: now?.lock ?? (try? ConfinedFolder.open(path, for: .reading)).flatMap { LockFile.read(in: $0).lock },
             problems: unreadable)
+    }
+
+    /// The diagnostic for a file `name` in the folder `folder` that is named like a version file
+    /// but is not one, so is not read (`Trips.v3.mdl`: an error; `Trips.v3.model.bak`: a warning,
+    /// a backup beside its version being common); `nil` for any other name. Located at the
+    /// file's start, so an editor opens the file the diagnostic is about.
+    private static func lookalike(_ name: String, in folder: String, models: [String]) -> Diagnostic? {
+        guard case .lookalike(let expected, let isBackup) = FileNames.versionFileName(name, models: models) else {
+            return nil
+        }
+        let message =
+            isBackup
+            ? "'\(name)' looks like a backup of a version file and is not read: only files named '<Model>.v<N>.\(fileExtension)' are versions; delete it, or rename it to '\(expected)' if it is a version"
+            : "'\(name)' is named like a version file but is not read: a version file must be named '\(expected)'; rename it, or move it out of the model folder"
+        return Diagnostic(
+            severity: isBackup ? .warning : .error, message: message, path: path(of: name, in: folder),
+            location: SourcePosition(line: 1, column: 1))
     }
 
     private static func readFile(

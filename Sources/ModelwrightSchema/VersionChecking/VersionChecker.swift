@@ -16,7 +16,16 @@ package enum VersionChecker {
     static func check(_ versions: [(graph: EntityGraph, sink: DiagnosticSink)], isComplete: Bool) -> [DiagnosticSink] {
         var sinks = versions.map(\.sink)
         guard let first = versions.first?.graph else { return sinks }
-        var seen: [Int: String] = [:]
+        // A file whose name and header disagree on the version number is one mistake: its own
+        // error explains the gap or the clash it leaves, which is not reported again.
+        let misnamed = Set(
+            versions.indices.filter { index in
+                let graph = versions[index].graph
+                return graph.modelName == first.modelName
+                    && sinks[index].file.path.split(separator: "/").last.map(String.init)
+                        != fileName(model: graph.modelName, version: graph.version)
+            })
+        var seen: [Int: (path: String, index: Int)] = [:]
         for (index, version) in versions.enumerated() {
             let graph = version.graph
             let file = sinks[index].file
@@ -29,19 +38,27 @@ package enum VersionChecker {
                 continue
             }
             let expected = fileName(model: graph.modelName, version: graph.version)
-            if file.path.split(separator: "/").last.map(String.init) != expected {
+            if misnamed.contains(index) {
+                let name = file.path.split(separator: "/").last.map(String.init) ?? file.path
+                let named = FileNames.versionNumber(inName: name).map { " (its name says version \($0))" } ?? ""
+                let clash = versions.indices.first { $0 != index && versions[$0].graph.version == graph.version }
+                let fix =
+                    clash.map {
+                        "version \(graph.version) is also declared in '\(sinks[$0].file.path)': change the version number in this header"
+                    }
+                    ?? "rename the file to '\(expected)', or change the version number in this header"
                 sinks[index].error(
-                    "a file holding version \(graph.version) of '\(graph.modelName)' must be named '\(expected)'",
+                    "a file holding version \(graph.version) of '\(graph.modelName)' must be named '\(expected)'\(named)",
                     at: header,
-                    notes: [("rename the file to '\(expected)', or change the version number", header)]
+                    notes: [(fix, header)]
                 )
             }
-            if let other = seen[graph.version] {
-                sinks[index].error("version \(graph.version) is also declared in '\(other)'", at: header)
+            if let other = seen[graph.version], !misnamed.contains(index), !misnamed.contains(other.index) {
+                sinks[index].error("version \(graph.version) is also declared in '\(other.path)'", at: header)
             }
-            seen[graph.version] = file.path
+            seen[graph.version] = (file.path, index)
         }
-        if isComplete, let last = versions.indices.last,
+        if isComplete, misnamed.isEmpty, let last = versions.indices.last,
             let message = missingVersionsMessage(Set(versions.map(\.graph.version)), model: first.modelName)
         {
             sinks[last].error(message, at: versions[last].graph.headerRange.start)

@@ -1,0 +1,80 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@testable import ModelwrightSchema
+
+/// Issue 31: a version file named wrong (its case, its extension, or a number its header does
+/// not hold) beside `Notes.v1.model` and `Notes.v2.model` is one located diagnostic naming it,
+/// never silence and never a second diagnostic for the gap it leaves.
+struct VersionFileNameTests {
+    private static let v1 = "model Notes version 1\nentity Note {\n    title: String\n    body: String\n}\n"
+    private static let v2 =
+        "model Notes version 2\nentity Note {\n    title: String\n    body: String\n    pinned: Bool = false\n}\n"
+
+    private static func version(_ number: Int) -> String {
+        "model Notes version \(number)\nentity Note {\n    title: String\n    body: String\n}\n"
+    }
+
+    /// One misnaming drawn from `random`: the file name, its text, and the name the diagnostic
+    /// must suggest.
+    private static func misnaming(
+        _ random: inout SplitMix64
+    ) -> (name: String, text: String, expected: String) {
+        func flipCase(_ text: String) -> String {
+            var flipped = String(
+                text.map { character in
+                    Bool.random(using: &random) ? Character(character.uppercased()) : Character(character.lowercased())
+                })
+            if flipped == text { flipped = text.uppercased() }
+            return flipped
+        }
+        let model = Bool.random(using: &random) ? "Notes" : flipCase("Notes")
+        let v = Bool.random(using: &random) ? "v" : "V"
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0:
+            // The case alone is wrong, somewhere.
+            var name = "\(model).\(v)3.\(Bool.random(using: &random) ? "model" : flipCase("model"))"
+            if name == "Notes.v3.model" { name = "Notes.v3.Model" }
+            return (name, version(3), "Notes.v3.model")
+        case 1:
+            // Another extension, or a backup's.
+            let tail = [".mdl", ".modl", ".model.bak", ".model~", ".model.orig", ".swift", "", ".model.json"]
+                .randomElement(using: &random)!
+            return ("\(model).\(v)3\(tail)", version(3), "Notes.v3.model")
+        default:
+            // The header holds another number: a clash with 1 or 2, or a gap before it.
+            let number = [1, 2, 4, 5, 9, 40].randomElement(using: &random)!
+            return ("Notes.v3.model", version(number), "Notes.v\(number).model")
+        }
+    }
+
+    @Test(arguments: 0..<60)
+    func aMisnamedVersionFileIsOneLocatedDiagnosticNamingIt(seed: Int) throws {
+        var random = SplitMix64(seed: 31, index: seed)
+        let (name, text, expected) = Self.misnaming(&random)
+        let folder = try temporaryModelFolder(
+            named: "Notes", files: ["Notes.v1.model": Self.v1, "Notes.v2.model": Self.v2, name: text])
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let diagnostics = FrontEnd.run(modelAt: folder.path).diagnostics
+        #expect(diagnostics.count == 1, "\(name) holding \(text.prefix(21)): \(diagnostics.map(\.description))")
+        let diagnostic = try #require(diagnostics.first)
+        #expect(diagnostic.path.split(separator: "/").last.map(String.init) == name)
+        #expect(diagnostic.location != nil)
+        #expect(diagnostic.message.contains("'\(expected)'"), "\(diagnostic.message)")
+    }
+
+    @Test func onlyNamesStartingModelDotVersionAreLookalikes() {
+        #expect(FileNames.versionFileName("Notes.v3.model") == .schema)
+        #expect(FileNames.versionFileName("README.md") == .unrelated)
+        #expect(FileNames.versionFileName("Notes.version.txt") == .unrelated)
+        #expect(FileNames.versionFileName("Notes.v3beta.txt") == .unrelated)
+        #expect(FileNames.versionFileName("modelwright-lock.json") == .unrelated)
+        #expect(FileNames.versionFileName("Notes.coredata-store.json") == .unrelated)
+        #expect(
+            FileNames.versionFileName("notes.V03.mdl", models: ["Notes"])
+                == .lookalike(expected: "Notes.v3.model", isBackup: false))
+        #expect(
+            FileNames.versionFileName("Notes.v3.model.bak") == .lookalike(expected: "Notes.v3.model", isBackup: true))
+    }
+}
