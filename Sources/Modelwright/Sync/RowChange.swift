@@ -204,51 +204,89 @@ public struct RowChange: Sendable, Hashable {
 // MARK: - Codable
 
 extension RowChange: Codable {
-    private enum CodingKeys: String, CodingKey {
-        case entity, id, inserted, deleted, attributes, links
-    }
-
-    /// One link as messages carry it.
-    private struct EncodedLink: Codable {
-        var relationship: String
-        var target: UUID
-        var added: HybridTimestamp?
-        var removed: HybridTimestamp?
-    }
-
-    /// Decodes a change; a link listed twice is merged, as a repeated change would be.
+    /// Decodes a change written as `[entity, id, inserted, deleted, attributes, links]`, each
+    /// attribute as `[name, value, stamp]` and each link as `[relationship, target, added, removed]`.
+    /// An attribute or a link listed twice is merged by stamp, as a repeated change would be; a
+    /// name outside printable ASCII (schema names are ASCII) is refused with
+    /// ``SyncError/malformedMessage(field:reason:)``, so names never differ by normalization alone.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        key = RowKey(
-            entity: try container.decode(String.self, forKey: .entity),
-            id: try container.decode(UUID.self, forKey: .id))
-        inserted = try container.decodeIfPresent(HybridTimestamp.self, forKey: .inserted)
-        deleted = try container.decodeIfPresent(HybridTimestamp.self, forKey: .deleted)
-        attributes = try container.decodeIfPresent([String: StampedValue].self, forKey: .attributes) ?? [:]
+        var container = try decoder.unkeyedContainer()
+        let entity = try SyncProtocol.checkedName(try container.decode(String.self), at: decoder.codingPath, "entity")
+        key = RowKey(entity: entity, id: try container.decode(UUID.self))
+        inserted = try container.decodeNil() ? nil : try container.decode(HybridTimestamp.self)
+        deleted = try container.decodeNil() ? nil : try container.decode(HybridTimestamp.self)
+        attributes = [:]
+        var attributeList = try container.nestedUnkeyedContainer()
+        while !attributeList.isAtEnd {
+            var entry = try attributeList.nestedUnkeyedContainer()
+            let name = try SyncProtocol.checkedName(
+                try entry.decode(String.self), at: decoder.codingPath, "attribute")
+            let written = StampedValue(try entry.decode(SyncValue.self), at: try entry.decode(HybridTimestamp.self))
+            try Self.expectEnd(of: entry, "an attribute is [name, value, stamp]")
+            attributes[name] = attributes[name]?.latest(written) ?? written
+        }
         links = [:]
-        for link in try container.decodeIfPresent([EncodedLink].self, forKey: .links) ?? [] {
-            let stamps = LinkStamps(added: link.added, removed: link.removed)
-            let linkKey = LinkKey(relationship: link.relationship, target: link.target)
+        var linkList = try container.nestedUnkeyedContainer()
+        while !linkList.isAtEnd {
+            var entry = try linkList.nestedUnkeyedContainer()
+            let relationship = try SyncProtocol.checkedName(
+                try entry.decode(String.self), at: decoder.codingPath, "relationship")
+            let target = try entry.decode(UUID.self)
+            let added = try entry.decodeNil() ? nil : try entry.decode(HybridTimestamp.self)
+            let removed = try entry.decodeNil() ? nil : try entry.decode(HybridTimestamp.self)
+            try Self.expectEnd(of: entry, "a link is [relationship, target, added, removed]")
+            let stamps = LinkStamps(added: added, removed: removed)
+            let linkKey = LinkKey(relationship: relationship, target: target)
             links[linkKey] = links[linkKey]?.merged(with: stamps) ?? stamps
+        }
+        try Self.expectEnd(of: container, "a change is [entity, id, inserted, deleted, attributes, links]")
+    }
+
+    /// Encodes the change as arrays only, attributes sorted by name and links by ``LinkKey``: an
+    /// object's key order is the encoder's choice (Foundation's varies from run to run unless
+    /// `.sortedKeys` is set), an array's is not, so equal changes encode to equal bytes with any
+    /// `JSONEncoder`.
+    /// A name that is not a schema name (see ``SyncProtocol``) is refused with an `EncodingError`,
+    /// as the receiver would refuse it.
+    public func encode(to encoder: any Encoder) throws {
+        let names = [key.entity] + attributes.keys + links.keys.map(\.relationship)
+        if let bad = names.first(where: { !SyncProtocol.isValidName($0) }) {
+            throw EncodingError.invalidValue(
+                bad,
+                EncodingError.Context(
+                    codingPath: encoder.codingPath,
+                    debugDescription:
+                        "\(bad.debugDescription) is not a schema name (printable ASCII, not empty): name entities, attributes and relationships as the schema does"
+                ))
+        }
+        var container = encoder.unkeyedContainer()
+        try container.encode(key.entity)
+        try container.encode(key.id)
+        if let inserted { try container.encode(inserted) } else { try container.encodeNil() }
+        if let deleted { try container.encode(deleted) } else { try container.encodeNil() }
+        var attributeList = container.nestedUnkeyedContainer()
+        for name in attributes.keys.sorted(by: SyncProtocol.namePrecedes) {
+            guard let written = attributes[name] else { continue }
+            var entry = attributeList.nestedUnkeyedContainer()
+            try entry.encode(name)
+            try entry.encode(written.value)
+            try entry.encode(written.stamp)
+        }
+        var linkList = container.nestedUnkeyedContainer()
+        for (link, stamps) in links.sorted(by: { $0.key < $1.key }) {
+            var entry = linkList.nestedUnkeyedContainer()
+            try entry.encode(link.relationship)
+            try entry.encode(link.target)
+            if let added = stamps.added { try entry.encode(added) } else { try entry.encodeNil() }
+            if let removed = stamps.removed { try entry.encode(removed) } else { try entry.encodeNil() }
         }
     }
 
-    /// Encodes the change with its links in a fixed order, so equal changes encode to equal bytes
-    /// (with `JSONEncoder`'s `.sortedKeys`).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(key.entity, forKey: .entity)
-        try container.encode(key.id, forKey: .id)
-        try container.encodeIfPresent(inserted, forKey: .inserted)
-        try container.encodeIfPresent(deleted, forKey: .deleted)
-        if !attributes.isEmpty { try container.encode(attributes, forKey: .attributes) }
-        if !links.isEmpty {
-            let encoded = links.sorted { $0.key < $1.key }.map {
-                EncodedLink(
-                    relationship: $0.key.relationship, target: $0.key.target, added: $0.value.added,
-                    removed: $0.value.removed)
-            }
-            try container.encode(encoded, forKey: .links)
+    /// Throws unless `container` has no element left: an array longer than its shape is refused.
+    private static func expectEnd(of container: any UnkeyedDecodingContainer, _ shape: String) throws {
+        guard container.isAtEnd else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: container.codingPath, debugDescription: shape))
         }
     }
 }

@@ -11,6 +11,9 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     case clockExhausted(latest: HybridTimestamp)
     /// The message was written by a sync protocol version this side does not speak.
     case unsupportedProtocolVersion(found: Int, supported: ClosedRange<Int>)
+    /// A field of the message breaks the protocol (no protocol version, a negative limit, a name
+    /// that is not a schema name): `field` is its path in the message, `reason` says what to send.
+    case malformedMessage(field: String, reason: String)
 
     /// What went wrong and what to do, in the user's terms.
     public var description: String {
@@ -21,6 +24,8 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
             "the clock has reached the last timestamp there is (\(latest.milliseconds) ms, counter \(latest.counter)), so it cannot stamp a later change: a stamp from a wrong clock was accepted; reset the sync state of this device"
         case .unsupportedProtocolVersion(let found, let supported):
             "the message uses sync protocol version \(found), and this side speaks versions \(supported.lowerBound) to \(supported.upperBound): update the app or the server"
+        case .malformedMessage(let field, let reason):
+            "the message's field \(field) is malformed: \(reason)"
         }
     }
 }

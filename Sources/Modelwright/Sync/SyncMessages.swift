@@ -9,12 +9,64 @@ public enum SyncProtocol {
     /// The versions this runtime reads.
     public static let supportedVersions = 1...1
 
-    /// Reads the `protocolVersion` of a message and throws unless it is supported.
-    static func checkVersion<Key: CodingKey>(in container: KeyedDecodingContainer<Key>, key: Key) throws {
-        let found = try container.decode(Int.self, forKey: key)
+    /// Reads the `protocolVersion` of a message and throws unless it is supported: a message
+    /// without one, or with one that is not an integer, is not a sync message of any version.
+    static func checkVersion<Key: CodingKey>(in container: KeyedDecodingContainer<Key>, key: Key) throws -> Int {
+        let found: Int?
+        do {
+            found = try container.decodeIfPresent(Int.self, forKey: key)
+        } catch {
+            throw SyncError.malformedMessage(
+                field: fieldPath(container.codingPath + [key]),
+                reason: "the protocol version is not an integer; write `\"protocolVersion\": \(version)`")
+        }
+        guard let found else {
+            throw SyncError.malformedMessage(
+                field: fieldPath(container.codingPath + [key]),
+                reason: "a sync message starts with its protocol version; write `\"protocolVersion\": \(version)`")
+        }
         guard supportedVersions.contains(found) else {
             throw SyncError.unsupportedProtocolVersion(found: found, supported: supportedVersions)
         }
+        return found
+    }
+
+    /// Whether `name` can name an entity, attribute or relationship in a message: not empty, and
+    /// printable ASCII only, as schema names are. Refusing the rest means two names are equal
+    /// exactly when their bytes are (no NFC and NFD spelling of one name), so merging never
+    /// depends on which spelling arrived first.
+    static func isValidName(_ name: String) -> Bool {
+        !name.utf8.isEmpty && name.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    /// `name`, or ``SyncError/malformedMessage(field:reason:)`` when it is not a valid name.
+    static func checkedName(_ name: String, at path: [any CodingKey], _ kind: String) throws -> String {
+        guard isValidName(name) else {
+            throw SyncError.malformedMessage(
+                field: fieldPath(path),
+                reason:
+                    "the \(kind) name \(name.debugDescription) is not a schema name (printable ASCII, not empty); send the name as the schema spells it"
+            )
+        }
+        return name
+    }
+
+    /// The order names are written in: by their bytes.
+    static func namePrecedes(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+
+    /// A coding path as `changes[2].limit`, for errors.
+    static func fieldPath(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : "." + key.stringValue
+            }
+        }
+        return text.isEmpty ? "(the message)" : text
     }
 }
 
@@ -112,8 +164,7 @@ public struct PushRequest: Sendable, Hashable, Codable {
     /// Decodes a push, refusing an unsupported protocol version first.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
-        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        protocolVersion = try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
         device = try container.decode(SyncNodeID.self, forKey: .device)
         schema = try container.decode(SyncSchemaVersion.self, forKey: .schema)
         after = try container.decodeIfPresent(HistoryToken.self, forKey: .after)
@@ -155,8 +206,7 @@ public struct PushResponse: Sendable, Hashable, Codable {
     /// Decodes a response, refusing an unsupported protocol version first.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
-        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        protocolVersion = try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
         acknowledged = try container.decodeIfPresent(HistoryToken.self, forKey: .acknowledged)
         cursor = try container.decode(SyncCursor.self, forKey: .cursor)
         resolutions = try container.decode([ConstraintResolution].self, forKey: .resolutions)
@@ -190,15 +240,27 @@ public struct PullRequest: Sendable, Hashable, Codable {
         case protocolVersion, device, schema, since, limit
     }
 
-    /// Decodes a pull, refusing an unsupported protocol version first.
+    /// Decodes a pull, refusing an unsupported protocol version first, and a negative cursor or
+    /// limit with ``SyncError/malformedMessage(field:reason:)``.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
-        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        protocolVersion = try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
         device = try container.decode(SyncNodeID.self, forKey: .device)
         schema = try container.decode(SyncSchemaVersion.self, forKey: .schema)
         since = try container.decodeIfPresent(SyncCursor.self, forKey: .since)
         limit = try container.decode(Int.self, forKey: .limit)
+        if let since, since.position < 0 {
+            throw SyncError.malformedMessage(
+                field: SyncProtocol.fieldPath(container.codingPath + [CodingKeys.since]),
+                reason:
+                    "the cursor \(since.position) is negative; send the cursor of the last pull, or none to pull from the start"
+            )
+        }
+        guard limit >= 0 else {
+            throw SyncError.malformedMessage(
+                field: SyncProtocol.fieldPath(container.codingPath + [CodingKeys.limit]),
+                reason: "the row limit \(limit) is negative; send how many rows to receive at most (0 or more)")
+        }
     }
 }
 
@@ -237,8 +299,7 @@ public struct PullResponse: Sendable, Hashable, Codable {
     /// Decodes a response, refusing an unsupported protocol version first.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
-        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        protocolVersion = try SyncProtocol.checkVersion(in: container, key: .protocolVersion)
         changes = try container.decode(ChangeSet.self, forKey: .changes)
         cursor = try container.decode(SyncCursor.self, forKey: .cursor)
         hasMore = try container.decode(Bool.self, forKey: .hasMore)

@@ -97,18 +97,160 @@ struct MergeLawTests {
     }
 
     /// A change set survives JSON, and equal sets encode to equal bytes whatever order they were
-    /// built in (messages are deterministic).
+    /// built in and whatever the encoder's options (a default `JSONEncoder` orders an object's
+    /// keys differently from one encode to the next, so the encoding must not rely on them).
     @Test func changeSetsRoundTripAndEncodeDeterministically() throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+        let formattings: [JSONEncoder.OutputFormatting] = [[], .sortedKeys, .withoutEscapingSlashes]
         for index in 0..<Self.caseCount / 4 {
             var generator = SyncGenerator(seed: 2_831, index: index)
             let changes = (0..<generator.random.size(in: 1...8)).map { _ in generator.change() }
             let set = ChangeSet(changes)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = formattings[index % formattings.count]
             let data = try encoder.encode(set)
             #expect(try JSONDecoder().decode(ChangeSet.self, from: data) == set, "case \(index)")
+            var shuffled = changes
+            for position in shuffled.indices.reversed() {
+                shuffled.swapAt(position, generator.random.next(below: position + 1))
+            }
             #expect(try encoder.encode(ChangeSet(changes.reversed())) == data, "case \(index)")
+            #expect(try JSONEncoder().encode(ChangeSet(shuffled)) == JSONEncoder().encode(set), "case \(index)")
         }
+    }
+
+    /// A row that lists one attribute several times, in any order and with any stamps, decodes to
+    /// the merge of those writes (the latest by stamp), as a row listing one link twice does.
+    @Test func anAttributeListedTwiceIsMergedByStamp() throws {
+        for index in 0..<Self.caseCount / 4 {
+            var generator = SyncGenerator(seed: 4_421, index: index)
+            let key = generator.random.pick(generator.rows)
+            let writes = (0..<generator.random.size(in: 2...6)).map { _ in
+                RowChange.update(
+                    key, values: [generator.random.pick(["title", "rating"]): generator.value()],
+                    at: generator.stamp())
+            }
+            let expected = ChangeSet(writes).rows[key]
+            // One row whose attribute list is every write's entries, repeats included.
+            var entries: [Any] = []
+            for write in writes {
+                let row = try JSONSerialization.jsonObject(with: JSONEncoder().encode(write)) as? [Any]
+                entries += try #require(row?[4] as? [Any])
+            }
+            let row: [Any] = [key.entity, key.id.uuidString, NSNull(), NSNull(), entries, [] as [Any]]
+            let data = try JSONSerialization.data(withJSONObject: row)
+            #expect(try JSONDecoder().decode(RowChange.self, from: data) == expected, "case \(index)")
+        }
+    }
+
+    /// Every message without a protocol version, or with one that is not an integer, is refused
+    /// with ``SyncError/malformedMessage(field:reason:)`` naming the field, not a bare `DecodingError`.
+    @Test func aMessageWithoutAProtocolVersionIsRefusedTyped() throws {
+        let schema = SyncSchemaVersion(model: "Trips", version: 3, checksum: "abc")
+        let device = SyncNodeID()
+        let messages: [(Data, (Data) throws -> Void)] = [
+            (
+                try JSONEncoder().encode(
+                    PushRequest(
+                        device: device, schema: schema, after: nil, through: HistoryToken(7), changes: ChangeSet())),
+                { _ = try JSONDecoder().decode(PushRequest.self, from: $0) }
+            ),
+            (
+                try JSONEncoder().encode(PushResponse(acknowledged: HistoryToken(7), cursor: SyncCursor(3))),
+                { _ = try JSONDecoder().decode(PushResponse.self, from: $0) }
+            ),
+            (
+                try JSONEncoder().encode(PullRequest(device: device, schema: schema, since: nil, limit: 10)),
+                { _ = try JSONDecoder().decode(PullRequest.self, from: $0) }
+            ),
+            (
+                try JSONEncoder().encode(PullResponse(changes: ChangeSet(), cursor: SyncCursor(3), hasMore: false)),
+                { _ = try JSONDecoder().decode(PullResponse.self, from: $0) }
+            ),
+        ]
+        for (data, decode) in messages {
+            try decode(data)
+            for replacement in [nil, "1", true, 1.5] as [Any?] {
+                var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+                object.removeValue(forKey: "protocolVersion")
+                if let replacement { object["protocolVersion"] = replacement }
+                let broken = try JSONSerialization.data(withJSONObject: object)
+                #expect("\(String(decoding: broken, as: UTF8.self))") {
+                    try decode(broken)
+                } throws: { error in
+                    guard case .malformedMessage(let field, _) = error as? SyncError else { return false }
+                    return field == "protocolVersion"
+                }
+            }
+        }
+    }
+
+    /// A pull with a negative limit or cursor is refused with a typed error; any other is read back.
+    @Test func aPullWithANegativeLimitOrCursorIsRefused() throws {
+        let schema = SyncSchemaVersion(model: "Trips", version: 3, checksum: "abc")
+        var random = SplitMix64(seed: 77, index: 0)
+        for index in 0..<Self.caseCount / 4 {
+            let limit = random.pick([Int.min, -1, 0, 1, Int.max, Int(random.next(below: 2_000)) - 1_000])
+            let since = random.pick([nil, Int64.min, -1, 0, Int64.max, Int64(random.next(below: 2_000)) - 1_000])
+            let pull = PullRequest(
+                device: SyncNodeID(), schema: schema, since: since.map(SyncCursor.init), limit: limit)
+            let data = try JSONEncoder().encode(pull)
+            if limit < 0 || (since ?? 0) < 0 {
+                #expect("case \(index)") {
+                    try JSONDecoder().decode(PullRequest.self, from: data)
+                } throws: { error in
+                    guard case .malformedMessage(let field, _) = error as? SyncError else { return false }
+                    return field == ((since ?? 0) < 0 ? "since" : "limit")
+                }
+            } else {
+                #expect(try JSONDecoder().decode(PullRequest.self, from: data) == pull, "case \(index)")
+            }
+        }
+    }
+
+    /// A name outside printable ASCII (an NFC or NFD accent, an emoji, a space, an empty name) in
+    /// an entity, attribute or relationship is refused on decoding with a typed error and on
+    /// encoding, so names equal by canonical equivalence never meet in a merge.
+    @Test func aNameThatIsNotASchemaNameIsRefused() throws {
+        let spoilers = ["\u{E9}", "e\u{301}", "\u{1F600}", " ", "\u{7F}", "\u{0}"]
+        for index in 0..<Self.caseCount / 8 {
+            var generator = SyncGenerator(seed: 9_317, index: index)
+            let key = generator.random.pick(generator.rows)
+            let stamp = generator.stamp()
+            let base = generator.random.pick(["Trip", "title", "tags"])
+            let spoiler = generator.random.pick(spoilers)
+            let position = generator.random.next(below: 3)
+            let bad =
+                generator.random.chance(0.1) ? "" : String(base.prefix(position)) + spoiler + base.dropFirst(position)
+            let part = generator.random.next(below: 3)
+            let row: [Any] = [
+                part == 0 ? bad : key.entity, key.id.uuidString, NSNull(), NSNull(),
+                [[part == 1 ? bad : "title", ["text": "Lisbon"], try stampJSON(stamp)]],
+                [[part == 2 ? bad : "tags", key.id.uuidString, try stampJSON(stamp), NSNull()]],
+            ]
+            let data = try JSONSerialization.data(withJSONObject: row)
+            #expect("case \(index): \(bad.debugDescription)") {
+                try JSONDecoder().decode(RowChange.self, from: data)
+            } throws: { error in
+                guard case .malformedMessage = error as? SyncError else { return false }
+                return true
+            }
+            let change =
+                switch part {
+                case 0: RowChange.insert(RowKey(entity: bad, id: key.id), values: [:], at: stamp)
+                case 1: RowChange.update(key, values: [bad: .null], at: stamp)
+                default: RowChange.link(key, bad, to: key.id, at: stamp)
+                }
+            #expect(throws: EncodingError.self, "case \(index)") { try JSONEncoder().encode(change) }
+        }
+        let good = RowChange.update(
+            RowKey(entity: "Trip", id: UUID()), values: ["home.city": .null],
+            at: HybridTimestamp(milliseconds: 1, counter: 0, node: SyncNodeID()))
+        #expect(try JSONDecoder().decode(RowChange.self, from: JSONEncoder().encode(good)) == good)
+    }
+
+    /// A timestamp as `JSONSerialization` objects.
+    private func stampJSON(_ stamp: HybridTimestamp) throws -> Any {
+        try JSONSerialization.jsonObject(with: JSONEncoder().encode(stamp))
     }
 
     /// A message from another protocol version is refused with a typed error before anything else is read.
