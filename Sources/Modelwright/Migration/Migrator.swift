@@ -81,7 +81,7 @@ struct Migrator {
         let moved = MovedRows(
             source: run.source, destination: run.destination, mapping: run.mapping, dialect: connection.dialect)
         try moved.read(connection)
-        try run.addPhase()
+        try run.addPhase(leavingEmpty: moved.columnsLeftEmpty)
         try run.move(moved)
         try run.carry(links)
         let after = MigrationContext(connection: connection, layout: run.destination)
@@ -194,7 +194,9 @@ private struct StageRun {
 
     // MARK: - Add phase
 
-    mutating func addPhase() throws {
+    /// `leavingEmpty`: columns of new tables that rows moved into them have no value for (see
+    /// ``MovedRows/columnsLeftEmpty``), created nullable until the rebuild.
+    mutating func addPhase(leavingEmpty: [String: Set<String>] = [:]) throws {
         let continued = Set(mapping.sourceTable.values)
         // Removed tables stay readable until the remove phase; one whose name a destination table
         // takes moves aside first.
@@ -215,7 +217,15 @@ private struct StageRun {
             try addColumns(to: table, keeping: Set(columns.keys))
         }
         for table in tableOrder where mapping.sourceTable[table] == nil {
-            try execute(tables[table]?.create ?? "", .createTable(table))
+            guard var definition = tables[table] else { continue }
+            for column in leavingEmpty[table, default: []].sorted() {
+                guard let sql = definition.columns[column], sql.contains(" NOT NULL"), !sql.contains(" DEFAULT ") else {
+                    continue
+                }
+                definition.body = definition.body.replacingOccurrences(
+                    of: sql, with: sql.replacingOccurrences(of: " NOT NULL", with: ""))
+            }
+            try execute(definition.create, .createTable(table))
         }
         // Only `now` columns need to know which columns exist by now.
         try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
