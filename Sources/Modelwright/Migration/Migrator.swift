@@ -593,6 +593,7 @@ private struct StageRun {
             let count = try scalar(
                 "SELECT count(*) FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))")
             if count > 0 {
+                try dropLinks(to: "SELECT \"id\" FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))", in: table, actual)
                 try execute(
                     "DELETE FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))",
                     .updateRows(table: table, reason: "removes rows of entities it no longer holds"))
@@ -612,6 +613,32 @@ private struct StageRun {
         }
         try synchronizeIndexes(actual)
         if !filled.isEmpty { try connection.execute("DROP TABLE IF EXISTS \(Self.exactValues)") }
+    }
+
+    /// Drops the links to the rows `ids` selects of `table`, which leave it (rows of an entity
+    /// that left the hierarchy, now in their own table under the same IDs): a link typed as the
+    /// hierarchy cannot hold them, and the planner has the step declare the loss (`lossy`). A join
+    /// table's links go; an optional to-one is cleared; a required one is left for the checks.
+    private mutating func dropLinks(to ids: String, in table: String, _ actual: StoreSchema) throws {
+        for (other, definition) in actual.tables.sorted(by: { $0.key < $1.key }) {
+            // Only links the new version still keeps in `table`: one whose storage now points at
+            // the entity's own table is carried there (see ``KeptLinks``).
+            let kept = expected.tables[other]?.foreignKeys ?? []
+            for key in definition.foreignKeys.sorted(by: { $0.column < $1.column })
+            where key.table == table && kept.contains(where: { $0.column == key.column && $0.table == table }) {
+                let column = quoted(key.column)
+                if let relationship = tables[other]?.relationship {
+                    try execute(
+                        "DELETE FROM \(quoted(other)) WHERE \(column) IN (\(ids))",
+                        .updateRows(table: other, reason: "drops the links of \(relationship) to rows that left \(table)"))
+                } else if definition.columns[key.column]?.isNotNull == false {
+                    try execute(
+                        "UPDATE \(quoted(other)) SET \(column) = NULL WHERE \(column) IN (\(ids))",
+                        .updateRows(table: other, reason: "clears \(key.column) where it pointed at rows that left \(table)"))
+                }
+                touched.insert(other)
+            }
+        }
     }
 
     private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
@@ -683,8 +710,10 @@ private struct StageRun {
                 violations[child] = (statement.string(2), (violations[child]?.rows ?? 0) + 1)
             }
             if let (child, violation) = violations.min(by: { $0.key < $1.key }) {
+                // A join table is named by the relationship it stores, in the app's words.
                 throw MigrationError.foreignKeyViolation(
-                    stage: name, table: child, parent: violation.parent, rows: violation.rows)
+                    stage: name, table: tables[child]?.relationship.map { "the links of \($0)" } ?? child,
+                    parent: violation.parent, rows: violation.rows)
             }
         }
         try checkToOneTargets(everyTable: everyTable || dropped)
