@@ -616,27 +616,33 @@ private struct StageRun {
     }
 
     /// Drops the links to the rows `ids` selects of `table`, which leave it (rows of an entity
-    /// that left the hierarchy, now in their own table under the same IDs): a link typed as the
-    /// hierarchy cannot hold them, and the planner has the step declare the loss (`lossy`). A join
-    /// table's links go; an optional to-one is cleared; a required one is left for the checks.
+    /// that left the hierarchy, now in their own table under the same IDs) while the new version
+    /// still keeps those links in `table`: a link typed as the hierarchy cannot hold them, and the
+    /// planner has the step declare the loss (`lossy`). A join table's links go; an optional
+    /// to-one is cleared; a required one is left for the checks, which name it.
     private mutating func dropLinks(to ids: String, in table: String, _ actual: StoreSchema) throws {
         for (other, definition) in actual.tables.sorted(by: { $0.key < $1.key }) {
-            // Only links the new version still keeps in `table`: one whose storage now points at
-            // the entity's own table is carried there (see ``KeptLinks``).
+            guard let relationship = tables[other]?.relationship else { continue }
             let kept = expected.tables[other]?.foreignKeys ?? []
             for key in definition.foreignKeys.sorted(by: { $0.column < $1.column })
             where key.table == table && kept.contains(where: { $0.column == key.column && $0.table == table }) {
-                let column = quoted(key.column)
-                if let relationship = tables[other]?.relationship {
-                    try execute(
-                        "DELETE FROM \(quoted(other)) WHERE \(column) IN (\(ids))",
-                        .updateRows(table: other, reason: "drops the links of \(relationship) to rows that left \(table)"))
-                } else if definition.columns[key.column]?.isNotNull == false {
-                    try execute(
-                        "UPDATE \(quoted(other)) SET \(column) = NULL WHERE \(column) IN (\(ids))",
-                        .updateRows(table: other, reason: "clears \(key.column) where it pointed at rows that left \(table)"))
-                }
-                touched.insert(other)
+                try execute(
+                    "DELETE FROM \(quoted(other)) WHERE \(quoted(key.column)) IN (\(ids))",
+                    .updateRows(table: other, reason: "drops the links of \(relationship) to rows that left \(table)"))
+            }
+        }
+        var cleared: Set<String> = []
+        for entity in destination.entities.values.sorted(by: { $0.name < $1.name }) where !entity.isAbstract {
+            for column in entity.columns where column.type == nil && column.isOptional {
+                guard let target = column.destination.flatMap({ destination.entities[$0] }), target.table == table,
+                    actual.tables[entity.table]?.columns[column.name] != nil,
+                    cleared.insert(entity.table + "." + column.name).inserted
+                else { continue }
+                try execute(
+                    "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = NULL WHERE \(quoted(column.name)) IN (\(ids))",
+                    .updateRows(
+                        table: entity.table,
+                        reason: "clears \(entity.name).\(column.property) where it pointed at rows that left \(table)"))
             }
         }
     }
