@@ -79,7 +79,8 @@ struct ParentChangeMigrationTests {
                 }
                 let (s1, s2) = (model.versions[0].schema, model.versions[1].schema)
                 let tester = try MigrationTester(
-                    plan: MigrationPlan(current: s2, stages: [.custom(from: s1, to: s2, steps: stages)]), startingAt: s1)
+                    plan: MigrationPlan(current: s2, stages: [.custom(from: s1, to: s2, steps: stages)]), startingAt: s1
+                )
                 _ = try tester.insertRow("Animal", ["legs": .integer(3)])
                 let barn = try tester.insertRow("Barn", ["label": .string("red")])
                 let count = (migrated + 1) % 4
@@ -94,7 +95,8 @@ struct ParentChangeMigrationTests {
                 for (index, row) in rows.enumerated() {
                     #expect(row["tag"] == .integer(Int64(index)), "\(failure)")
                     let name: SQLValue? =
-                        withoutDefault ? .text("cow \(SQLValue.integer(Int64(index)))") : added.isEmpty ? nil : .text("none")
+                        withoutDefault
+                        ? .text("cow \(SQLValue.integer(Int64(index)))") : added.isEmpty ? nil : .text("none")
                     if let name { #expect(row["name"] == name, "\(failure)") }
                 }
                 let links = try tester.links(of: "Barn", "cows")
@@ -115,7 +117,8 @@ struct ParentChangeMigrationTests {
             for toMany in [false, true] {
                 for destination in ["Animal", "Cow"] {
                     cases += 1
-                    let relationship = toMany ? "herd: Set<\(destination)> @noInverse" : "pet: \(destination)? @noInverse"
+                    let relationship =
+                        toMany ? "herd: Set<\(destination)> @noInverse" : "pet: \(destination)? @noInverse"
                     let name = toMany ? "herd" : "pet"
                     let text = { (version: Int, parent: String?, block: String) in
                         """
@@ -132,7 +135,9 @@ struct ParentChangeMigrationTests {
                     let stage = "    custom leave \"cows leave\"\n"
                     let refused = try temporaryModelFolder(
                         named: "Zoo",
-                        files: ["Zoo.v1.model": v1, "Zoo.v2.model": text(2, change.after, "migration from 1 {\n\(stage)}")]
+                        files: [
+                            "Zoo.v1.model": v1, "Zoo.v2.model": text(2, change.after, "migration from 1 {\n\(stage)}"),
+                        ]
                     )
                     defer { try? FileManager.default.removeItem(at: refused.deletingLastPathComponent()) }
                     let first = FrontEnd.run(modelAt: refused.path)
@@ -152,7 +157,10 @@ struct ParentChangeMigrationTests {
                     let declared = stage + (leaves ? "    lossy Owner.\(name) \"cows leave\"\n" : "")
                     let folder = try temporaryModelFolder(
                         named: "Zoo",
-                        files: ["Zoo.v1.model": v1, "Zoo.v2.model": text(2, change.after, "migration from 1 {\n\(declared)}")]
+                        files: [
+                            "Zoo.v1.model": v1,
+                            "Zoo.v2.model": text(2, change.after, "migration from 1 {\n\(declared)}"),
+                        ]
                     )
                     defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
                     let loaded = FrontEnd.run(modelAt: folder.path)

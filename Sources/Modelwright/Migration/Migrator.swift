@@ -593,7 +593,8 @@ private struct StageRun {
             let count = try scalar(
                 "SELECT count(*) FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))")
             if count > 0 {
-                try dropLinks(to: "SELECT \"id\" FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))", in: table, actual)
+                try dropLinks(
+                    to: "SELECT \"id\" FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))", in: table, actual)
                 try execute(
                     "DELETE FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))",
                     .updateRows(table: table, reason: "removes rows of entities it no longer holds"))
