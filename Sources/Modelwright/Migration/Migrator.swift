@@ -81,7 +81,7 @@ struct Migrator {
         let moved = MovedRows(
             source: run.source, destination: run.destination, mapping: run.mapping, dialect: connection.dialect)
         try moved.read(connection)
-        try run.addPhase()
+        try run.addPhase(leavingEmpty: moved.columnsLeftEmpty)
         try run.move(moved)
         try run.carry(links)
         let after = MigrationContext(connection: connection, layout: run.destination)
@@ -194,7 +194,9 @@ private struct StageRun {
 
     // MARK: - Add phase
 
-    mutating func addPhase() throws {
+    /// `leavingEmpty`: columns of new tables that rows moved into them have no value for (see
+    /// ``MovedRows/columnsLeftEmpty``), created nullable until the rebuild.
+    mutating func addPhase(leavingEmpty: [String: Set<String>] = [:]) throws {
         let continued = Set(mapping.sourceTable.values)
         // Removed tables stay readable until the remove phase; one whose name a destination table
         // takes moves aside first.
@@ -215,7 +217,15 @@ private struct StageRun {
             try addColumns(to: table, keeping: Set(columns.keys))
         }
         for table in tableOrder where mapping.sourceTable[table] == nil {
-            try execute(tables[table]?.create ?? "", .createTable(table))
+            guard var definition = tables[table] else { continue }
+            for column in leavingEmpty[table, default: []].sorted() {
+                guard let sql = definition.columns[column], sql.contains(" NOT NULL"), !sql.contains(" DEFAULT ") else {
+                    continue
+                }
+                definition.body = definition.body.replacingOccurrences(
+                    of: sql, with: sql.replacingOccurrences(of: " NOT NULL", with: ""))
+            }
+            try execute(definition.create, .createTable(table))
         }
         // Only `now` columns need to know which columns exist by now.
         try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
@@ -583,6 +593,8 @@ private struct StageRun {
             let count = try scalar(
                 "SELECT count(*) FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))")
             if count > 0 {
+                try dropLinks(
+                    to: "SELECT \"id\" FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))", in: table, actual)
                 try execute(
                     "DELETE FROM \(quoted(table)) WHERE \"_entity\" NOT IN (\(allowed))",
                     .updateRows(table: table, reason: "removes rows of entities it no longer holds"))
@@ -602,6 +614,38 @@ private struct StageRun {
         }
         try synchronizeIndexes(actual)
         if !filled.isEmpty { try connection.execute("DROP TABLE IF EXISTS \(Self.exactValues)") }
+    }
+
+    /// Drops the links to the rows `ids` selects of `table`, which leave it (rows of an entity
+    /// that left the hierarchy, now in their own table under the same IDs) while the new version
+    /// still keeps those links in `table`: a link typed as the hierarchy cannot hold them, and the
+    /// planner has the step declare the loss (`lossy`). A join table's links go; an optional
+    /// to-one is cleared; a required one is left for the checks, which name it.
+    private mutating func dropLinks(to ids: String, in table: String, _ actual: StoreSchema) throws {
+        for (other, definition) in actual.tables.sorted(by: { $0.key < $1.key }) {
+            guard let relationship = tables[other]?.relationship else { continue }
+            let kept = expected.tables[other]?.foreignKeys ?? []
+            for key in definition.foreignKeys.sorted(by: { $0.column < $1.column })
+            where key.table == table && kept.contains(where: { $0.column == key.column && $0.table == table }) {
+                try execute(
+                    "DELETE FROM \(quoted(other)) WHERE \(quoted(key.column)) IN (\(ids))",
+                    .updateRows(table: other, reason: "drops the links of \(relationship) to rows that left \(table)"))
+            }
+        }
+        var cleared: Set<String> = []
+        for entity in destination.entities.values.sorted(by: { $0.name < $1.name }) where !entity.isAbstract {
+            for column in entity.columns where column.type == nil && column.isOptional {
+                guard let target = column.destination.flatMap({ destination.entities[$0] }), target.table == table,
+                    actual.tables[entity.table]?.columns[column.name] != nil,
+                    cleared.insert(entity.table + "." + column.name).inserted
+                else { continue }
+                try execute(
+                    "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = NULL WHERE \(quoted(column.name)) IN (\(ids))",
+                    .updateRows(
+                        table: entity.table,
+                        reason: "clears \(entity.name).\(column.property) where it pointed at rows that left \(table)"))
+            }
+        }
     }
 
     private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
@@ -673,8 +717,10 @@ private struct StageRun {
                 violations[child] = (statement.string(2), (violations[child]?.rows ?? 0) + 1)
             }
             if let (child, violation) = violations.min(by: { $0.key < $1.key }) {
+                // A join table is named by the relationship it stores, in the app's words.
                 throw MigrationError.foreignKeyViolation(
-                    stage: name, table: child, parent: violation.parent, rows: violation.rows)
+                    stage: name, table: tables[child]?.relationship.map { "the links of \($0)" } ?? child,
+                    parent: violation.parent, rows: violation.rows)
             }
         }
         try checkToOneTargets(everyTable: everyTable || dropped)

@@ -20,6 +20,18 @@ struct MovedRows {
 
     private let moves: [Move]
 
+    /// The columns each new table gets no value for from the rows that move into it, by table:
+    /// a required attribute the stage adds without a default. The add phase creates the table
+    /// with them nullable, a custom stage's obligation fills them, and the rebuild of the remove
+    /// phase makes them required again, refusing rows still without a value.
+    var columnsLeftEmpty: [String: Set<String>] {
+        moves.reduce(into: [:]) { result, move in
+            let written = Set(move.columns)
+            let empty = move.entity.columns.map(\.name).filter { !written.contains($0) }
+            result[move.entity.table, default: []].formUnion(empty)
+        }
+    }
+
     /// The entities of a stage from `source` to `destination` whose rows change tables.
     init(source: SchemaLayout, destination: SchemaLayout, mapping: TableMapping, dialect: some SQLDialect) {
         var moves: [Move] = []

@@ -34,6 +34,15 @@ extension MigrationPlanner {
                     "change the destination of \(name) from \(oldRelationship.destination) to \(relationship.destination)",
                     entity, at: at, property: relationship.name, work: .hook)
             }
+            if let leaving = leavingDestination(oldRelationship, relationship) {
+                add(
+                    .lossy,
+                    "drop the links of \(name) to rows of \(leaving), which are not \(relationship.destination) after",
+                    entity, at: at, lost: (oldEntity.name, oldRelationship.name),
+                    hint:
+                        "to keep them, keep \(leaving) below \(relationship.destination), or give \(name) a destination that covers \(leaving)"
+                )
+            }
             if oldRelationship.cardinality == .toOne, relationship.cardinality == .toMany {
                 // A widening: the migrator carries each link into the new storage (`KeptLinks`).
                 add(
@@ -103,6 +112,24 @@ extension MigrationPlanner {
                     "if '\(relationship.name)' became '\($0.name)', write '@renamed(from: \(relationship.name))' on '\($0.name)'"
                 })
         }
+    }
+
+    /// The concrete entities (by their newer names, joined by ", ") whose rows `oldRelationship`
+    /// can link in the older version and `relationship` cannot in the newer one, because the
+    /// entity no longer descends from the destination (a parent removed or changed); `nil` when
+    /// none leaves. Their links have nowhere to go.
+    func leavingDestination(
+        _ oldRelationship: EntityGraph.Relationship, _ relationship: EntityGraph.Relationship
+    ) -> String? {
+        func covers(_ graph: EntityGraph, _ destination: String, _ entity: EntityGraph.Entity) -> Bool {
+            entity.name == destination || graph.ancestors(of: entity).contains { $0.name == destination }
+        }
+        let leaving = new.entities.filter { entity in
+            guard let before = oldEntities[entity.renamedFrom ?? entity.name], !before.isAbstract else { return false }
+            return covers(old, oldRelationship.destination, before)
+                && !covers(new, relationship.destination, entity)
+        }
+        return leaving.isEmpty ? nil : leaving.map(\.name).sorted().joined(separator: ", ")
     }
 
     /// A relationship pair whose one side can hold fewer links after the step than before.
