@@ -171,7 +171,7 @@ protocol SQLDialect: Sendable {
     func isClustered(definition: String) -> Bool
 }
 
-/// Standard SQL, the same in every engine the runtime targets: an engine's dialect spells these
+/// Standard SQL (DDL and savepoints), the same in every engine the runtime targets: an engine's dialect spells these
 /// itself only where it differs.
 extension SQLDialect {
     func renameTable(_ table: String, to name: String) -> String {
@@ -192,6 +192,18 @@ extension SQLDialect {
 
     func dropIndex(_ name: String) -> String {
         "DROP INDEX \(identifier(name))"
+    }
+
+    func savepoint(_ name: String) -> String {
+        "SAVEPOINT \(identifier(name))"
+    }
+
+    func releaseSavepoint(_ name: String) -> String {
+        "RELEASE SAVEPOINT \(identifier(name))"
+    }
+
+    func rollbackToSavepoint(_ name: String) -> String {
+        "ROLLBACK TO SAVEPOINT \(identifier(name))"
     }
 }
 

@@ -571,18 +571,6 @@ extension PostgresDialect: SQLDialect {
         }
     }
 
-    func savepoint(_ name: String) -> String {
-        "SAVEPOINT \(identifier(name))"
-    }
-
-    func releaseSavepoint(_ name: String) -> String {
-        "RELEASE SAVEPOINT \(identifier(name))"
-    }
-
-    func rollbackToSavepoint(_ name: String) -> String {
-        "ROLLBACK TO SAVEPOINT \(identifier(name))"
-    }
-
     /// Foreign keys are always enforced (the runtime declares them `DEFERRABLE INITIALLY DEFERRED`),
     /// so a connection starts with nothing to set.
     var writerSettings: [String] { [] }

@@ -111,18 +111,6 @@ struct SQLiteDialect: SQLDialect {
         }
     }
 
-    func savepoint(_ name: String) -> String {
-        "SAVEPOINT \(quoted(name))"
-    }
-
-    func releaseSavepoint(_ name: String) -> String {
-        "RELEASE \(quoted(name))"
-    }
-
-    func rollbackToSavepoint(_ name: String) -> String {
-        "ROLLBACK TO \(quoted(name))"
-    }
-
     // MARK: - Connections, constraints and changes
 
     var writerSettings: [String] { ["PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"] }
