@@ -13,6 +13,10 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
     /// the log holds pages.
     /// An empty store closed cleanly looks the same, and is refused too: it has nothing to import.
     case missingWriteAheadLog(path: String)
+    /// The store's metadata contradicts itself: a summary of the entity version hashes
+    /// (`NSStoreModelVersionHashesDigest`, `NSStoreModelVersionChecksumKey`) disagrees with the
+    /// hashes, so the store is damaged.
+    case corruptMetadata(path: String, reason: String)
     /// The store was written by a Core Data whose metadata this importer does not read.
     case unsupportedFramework(path: String, reason: String)
     /// No version of the model has the store's entity version hashes: each difference names an
@@ -43,6 +47,8 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
             "\(path) cannot be written: \(reason); choose an output in a folder you can write"
         case .missingWriteAheadLog(let path):
             "\(path) is in write-ahead-log mode, but \(path)-wal is missing (or empty) and without it the store holds no objects: Core Data keeps its latest saves in the -wal; copy the store with its -wal and -shm files (a store that is really empty has nothing to import)"
+        case .corruptMetadata(let path, let reason):
+            "\(path) is damaged: \(reason); Core Data writes them together, so the version that wrote the store cannot be told. Import from a backup of the store"
         case .unsupportedFramework(let path, let reason):
             "\(path) was written by a Core Data this importer does not read: \(reason)"
         case .noMatchingVersion(let path, let closest, let differences):

@@ -166,7 +166,29 @@ final class CoreDataStoreSource {
             }
             hashes[name] = hash
         }
+        try checkSummaries(of: hashes, in: metadata, path: path)
         return (hashes, framework)
+    }
+
+    /// Newer frameworks store two summaries of the hashes beside them (`coredata-store-format.md`,
+    /// §9): the digest (framework 1044 on) and the checksum (1333 on). Each one present must agree
+    /// with the hashes, or the metadata was damaged and the hashes cannot be trusted to pick the
+    /// version that wrote the store.
+    private static func checkSummaries(of hashes: [String: Data], in metadata: [String: Any], path: String) throws {
+        let summaries: [(key: String, recipe: ([String: Data]) -> String)] = [
+            ("NSStoreModelVersionHashesDigest", CoreDataVersionHashes.digest(of:)),
+            ("NSStoreModelVersionChecksumKey", CoreDataVersionHashes.checksum(of:)),
+        ]
+        for (key, recipe) in summaries {
+            guard let stored = metadata[key] else { continue }
+            guard let text = stored as? String else {
+                throw CoreDataStoreImportError.corruptMetadata(path: path, reason: "its \(key) is not a string")
+            }
+            guard text == recipe(hashes) else {
+                throw CoreDataStoreImportError.corruptMetadata(
+                    path: path, reason: "its \(key) disagrees with its own NSStoreModelVersionHashes")
+            }
+        }
     }
 
     /// Whether any table of objects (`Z…` but the bookkeeping tables) holds a row.
