@@ -150,11 +150,13 @@ struct CoreDataStoreReader {
         }
     }
 
-    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) of each table
-    /// holds whole numbers: an integral REAL reads as its integer, as Core Data reads it, but a
-    /// `Z_ENT` of 2.5 would be read as 2 for the row and match nothing in the link queries. To-one
-    /// keys are not checked here: every read of them casts to an integer, as Core Data's
-    /// `sqlite3_column_int64` does, so '3x' and 3.5 read as 3 everywhere.
+    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) of each table,
+    /// and every column of each join table (its two member keys and their `Z_FOK_` orders), holds
+    /// whole numbers: an integral REAL reads as its integer, as Core Data reads it, but a `Z_ENT`
+    /// of 2.5 would be read as 2 for the row and match nothing in the link queries, and a join
+    /// row's 2.5 or '2x' would link the object whose key is 2. To-one keys are not checked here:
+    /// every read of them casts to an integer, as Core Data's `sqlite3_column_int64` does, so
+    /// '3x' and 3.5 read as 3 everywhere.
     private func checkIntegerColumns(_ tables: Set<String>) throws {
         var columns: [String: Set<String>] = [:]
         for entity in layout.entities.values where tables.contains(entity.table) {
@@ -162,11 +164,26 @@ struct CoreDataStoreReader {
             let checked = present.filter { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0) || $0.hasPrefix("Z_FOK_") }
             columns[entity.table, default: []].formUnion(checked)
         }
+        var joinTables: Set<String> = []
+        for (name, entity) in layout.entities {
+            for relationship in entity.entity.relationships where relationship.isToMany && !relationship.isTransient {
+                guard case .joinTable(let candidates, _, _, _)? = layout.storage(of: relationship, owner: name),
+                    let table = candidates.first(where: tables.contains)
+                else { continue }
+                joinTables.insert(table)
+                columns[table, default: []].formUnion(try source.columns(of: table))
+            }
+        }
         for (table, names) in columns.sorted(by: { $0.key < $1.key }) {
+            // A join row has no Z_PK: it is named by its whole content, every column quoted.
+            let row =
+                joinTables.contains(table)
+                ? names.sorted().map { "'\($0) ' || quote(\(quoted($0)))" }.joined(separator: " || ', ' || ")
+                : "'Z_PK ' || quote(Z_PK)"
             for column in names.sorted() {
                 let value = quoted(column)
                 let statement = try source.connection.statement(
-                    "SELECT quote(Z_PK), quote(\(value)) FROM \(quoted(table)) WHERE \(value) IS NOT NULL "
+                    "SELECT \(row), quote(\(value)) FROM \(quoted(table)) WHERE \(value) IS NOT NULL "
                         + "AND NOT (typeof(\(value)) = 'integer' "
                         + "OR (typeof(\(value)) = 'real' AND \(value) = CAST(\(value) AS INTEGER))) LIMIT 1")
                 defer { statement.reset() }
@@ -174,7 +191,7 @@ struct CoreDataStoreReader {
                     throw CoreDataStoreImportError.layoutMismatch(
                         path: source.path,
                         problem:
-                            "row Z_PK \(statement.string(0)) of \(table) has \(column) \(statement.string(1)), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
+                            "row \(joinTables.contains(table) ? "(\(statement.string(0)))" : statement.string(0)) of \(table) has \(column) \(statement.string(1)), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
                     )
                 }
             }

@@ -187,6 +187,71 @@ import Testing
         #expect(whole.totalRows > 0)
     }
 
+    /// A join table's member key or order holding what is not a whole number (a REAL with a
+    /// fraction, TEXT, a BLOB) is refused with the table, column and row named, like the key
+    /// columns of entity tables; the same store with the value as an integral REAL imports.
+    /// 8 stores with a many-to-many relationship, each damaged in a random row, column and way.
+    @Test(arguments: 0..<8)
+    func aJoinTableKeyThatIsNotAWholeNumberIsRefused(seed: Int) throws {
+        var random = SplitMix64(seed: 2_929_040, index: seed)
+        var found: (test: Case, table: String)?
+        for attempt in 0..<20 where found == nil {
+            let test = try Case(seed: 400 + seed * 20 + attempt, rowsInLog: false)
+            let connection = try SQLiteConnection(path: test.store.path)
+            // Join tables are the `Z_…` tables that are not Core Data's bookkeeping.
+            let listing = try connection.statement(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' "
+                    + "AND name NOT IN ('Z_METADATA', 'Z_PRIMARYKEY', 'Z_MODELCACHE') ORDER BY name")
+            var joinTables: [String] = []
+            while try listing.step() { joinTables.append(listing.string(0)) }
+            listing.reset()
+            var nonEmpty: [String] = []
+            for table in joinTables {
+                let count = try connection.statement("SELECT COUNT(*) FROM \(quoted(table))")
+                if try count.step(), count.int64(0) > 0 { nonEmpty.append(table) }
+                count.reset()
+            }
+            connection.close()
+            if nonEmpty.isEmpty { test.remove() } else { found = (test, random.pick(nonEmpty)) }
+        }
+        let (test, table) = try #require(found, "no drawn store had a join row")
+        defer { test.remove() }
+        let connection = try SQLiteConnection(path: test.store.path)
+        var columns: [String] = []
+        let info = try connection.statement("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid")
+        while try info.step() { columns.append(info.string(0)) }
+        info.reset()
+        let rowIDs = try connection.statement("SELECT rowid FROM \(quoted(table)) ORDER BY rowid")
+        var rows: [Int64] = []
+        while try rowIDs.step() { rows.append(rowIDs.int64(0)) }
+        rowIDs.reset()
+        let row = random.pick(rows)
+        let column = random.pick(columns)
+        func set(_ expression: String) throws {
+            try connection.execute("UPDATE \(quoted(table)) SET \(column) = \(expression) WHERE rowid = \(row)")
+        }
+        try set("CAST(\(column) AS REAL)")
+        let whole = try CoreDataStoreImport.importStore(
+            at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan,
+            to: test.folder.appendingPathComponent("whole.store"), dryRun: true)
+        #expect(whole.totalRows > 0)
+        let damage = random.pick([
+            // TEXT a number would not do: the column's INTEGER affinity stores '7' as 7.
+            "\(column) + 0.5", "'0x' || CAST(\(column) AS INTEGER)", "CAST(\(column) AS INTEGER) || 'x'",
+            "X'0102'",
+        ])
+        try set(damage)
+        connection.close()
+        guard case .layoutMismatch(_, let problem)? = test.refusal() else {
+            Issue.record("\(table).\(column) set to \(damage) was not refused")
+            return
+        }
+        #expect(
+            problem.contains("of \(table) has \(column) ") && problem.contains("whole number")
+                && problem.contains("row (\(columns.sorted()[0]) "),
+            "\(problem)")
+    }
+
     /// A store copied with its `-wal` emptied or cut to at most its 32-byte header (issue 29), while
     /// its `-shm` says the log held frames: refused like a missing log, not imported without the
     /// rows the log held. 6 stores, each with a random length of log kept.
