@@ -37,12 +37,22 @@ struct CoreDataStoreReader {
         try checkKeys()
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
+        // The store is a temporary file that is placed only when complete and verified, after the
+        // caller syncs it once: a crash at any moment leaves a file nothing opens. So it needs no
+        // journal (or log, whose every page would be written twice) and no sync of its own; a
+        // failed write throws and the file is deleted, never rolled back and reused.
+        try connection.execute("PRAGMA journal_mode=OFF")
+        try connection.execute("PRAGMA synchronous=OFF")
         // The whole import is one transaction: a cache that holds the tables and indexes being
         // built keeps SQLite from spilling pages and reading them back (about 64 MB at most).
         try connection.execute("PRAGMA cache_size = -65536")
         var rows: [String: Int] = [:]
         var links = 0
         try connection.inTransaction(.immediate) {
+            // The store's own indexes are built once the rows are in, by one sort each, rather
+            // than updated row by row (the primary and unique keys stay: they check the rows).
+            let indexes = try Self.secondaryIndexes(on: connection)
+            for index in indexes { try connection.execute("DROP INDEX \(quoted(index.name))") }
             var inserts: [Int: SQLiteStatement] = [:]
             try readObjects { entity, id, values in
                 guard let schemaName = entity.entity.entity.schemaName else { return }
@@ -63,6 +73,7 @@ struct CoreDataStoreReader {
                 links += pairs.count
                 try write(pairs, of: relationship, on: connection)
             }
+            for index in indexes { try connection.execute(index.sql) }
             var expected = schemaLayout.entities.mapValues { _ in 0 }
             for (name, count) in rows {
                 if let schemaName = layout.entities[name]?.entity.schemaName { expected[schemaName] = count }
@@ -70,6 +81,17 @@ struct CoreDataStoreReader {
             try Self.verify(on: connection, layout: schemaLayout, expectedRows: expected)
         }
         return (rows, links)
+    }
+
+    /// The indexes of the store at `connection` that SQLite did not make for a key or a
+    /// constraint, with the SQL that made them.
+    private static func secondaryIndexes(on connection: SQLiteConnection) throws -> [(name: String, sql: String)] {
+        let statement = try connection.statement(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+        defer { statement.reset() }
+        var indexes: [(name: String, sql: String)] = []
+        while try statement.step() { indexes.append((statement.string(0), statement.string(1))) }
+        return indexes
     }
 
     /// The insert of a row of `entity`, as ``MigrationContext/insert(into:values:)`` writes one, its
