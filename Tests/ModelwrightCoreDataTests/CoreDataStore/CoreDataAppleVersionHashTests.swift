@@ -36,4 +36,36 @@ struct CoreDataAppleVersionHashTests {
         #expect(Set(bundle.versions.map(\.name)) == Set(apple.keys))
         #expect(compared == 14)
     }
+
+    /// Real stores Core Data wrote, each beside the model that wrote it: the store's hashes are
+    /// exactly our hashes of one version of the model, entity for entity.
+    @Test(arguments: [
+        ("CoreDataPlus-SampleModel_V1.sqlite", "SampleModel.xcdatamodeld", "SampleModel"),
+        ("CoreDataPlus-SampleModel_V2.sqlite", "SampleModel.xcdatamodeld", "SampleModel2"),
+        ("CoreDataPlus-SampleModel3_V1.sqlite", "SampleModel3.xcdatamodeld", "SampleModel3"),
+    ])
+    func aRealStoresHashesAreOursForTheVersionThatWroteIt(store: String, model: String, version name: String) throws {
+        let url = CoreDataTestSupport.fixtures.appendingPathComponent(store)
+        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        defer { connection.close() }
+        var plistData = Data()
+        do {
+            let statement = try connection.statement("SELECT Z_PLIST FROM Z_METADATA")
+            defer { statement.reset() }
+            #expect(try statement.step())
+            plistData = statement.data(0)
+        }
+        let metadata = try PropertyListSerialization.propertyList(from: plistData, format: nil) as? [String: Any]
+        let apple = try #require(metadata?["NSStoreModelVersionHashes"] as? [String: Data])
+        let bundle = try CoreDataBundle.open(path: CoreDataTestSupport.fixtures.appendingPathComponent(model).path)
+        let index = try #require(bundle.versions.firstIndex { $0.name == name })
+        let facts = CoreDataStoreFacts.version(
+            of: try CoreDataReader.read(bundle.versions[index]), named: name, number: index + 1,
+            shape: ImportedShape())
+        let ours = CoreDataVersionHashes.hashes(of: facts)
+        #expect(Set(ours.keys) == Set(apple.keys), "\(store)")
+        for (entity, hash) in apple.sorted(by: { $0.key < $1.key }) {
+            #expect(ours[entity] == hash, "\(store): \(entity)")
+        }
+    }
 }
