@@ -2,6 +2,8 @@ import Foundation
 import ModelwrightTestSupport
 import Testing
 
+@testable import Modelwright
+
 /// Nothing a schema, a bundle or a file name says reaches a terminal raw: controls, escape
 /// sequences, bidi overrides, zero-width and every other format character are shown escaped by
 /// every command, on standard output and standard error alike. Runs the built executable and
@@ -124,6 +126,7 @@ import Testing
                 }
             }
             runs += try coreDataBundles(executable, &random)
+            runs += try coreDataStores(executable, &random)
         }
         // Usage errors echo arguments.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("terminal-\(UUID())")
@@ -171,6 +174,74 @@ import Testing
                 executable, ["import-coredata", bundle.path, "--output", output], scratch: scratch)
             try Self.expectSafe(run, "Core Data variant \(variant)")
             runs += 1
+        }
+        return runs
+    }
+
+    /// `import-coredata-store` on stores whose file name, store type, entity hashes' names or
+    /// `Z_PRIMARYKEY` names are hostile, each of which an error quotes; returns the number of runs.
+    private func coreDataStores(_ executable: String, _ random: inout SplitMix64) throws -> Int {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("terminal-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // The model folder `import-coredata` writes, with the facts the store import reads.
+        let bundle = scratch.appendingPathComponent("M.xcdatamodeld")
+        let version = bundle.appendingPathComponent("M.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        try Data(
+            AdversarialInputs.coreDataModel(
+                "<entity name=\"E\"><attribute name=\"a\" attributeType=\"String\"/></entity>"
+            )
+            .utf8
+        ).write(to: version.appendingPathComponent("contents"))
+        let model = scratch.appendingPathComponent("Model")
+        let imported = try ChildProcess.run(
+            executable, ["import-coredata", bundle.path, "--output", model.path], scratch: scratch)
+        #expect(imported.status == 0, "\(imported.summary)")
+        let factsData = try Data(contentsOf: model.appendingPathComponent("M.coredata-store.json"))
+        let facts = try JSONDecoder().decode(CoreDataStoreModel.self, from: factsData)
+        let hashes = CoreDataVersionHashes.hashes(of: try #require(facts.versions.first))
+        var runs = 0
+        for variant in 0..<4 {
+            let h = Self.injected(&random).replacingOccurrences(of: "\u{0}", with: "")
+            let store = scratch.appendingPathComponent("S\(Self.injected(&random, fileName: true)).sqlite")
+            if variant == 0 {
+                try Data("not a store \(h)".utf8).write(to: store)
+            } else {
+                var storeHashes = hashes
+                if variant == 2 { storeHashes["E\(h)"] = Data(repeating: 1, count: 32) }
+                let metadata: [String: Any] = [
+                    "NSStoreType": variant == 1 ? "X\(h)" : "SQLite", "NSStoreModelVersionHashesVersion": 3,
+                    "NSStoreModelVersionHashes": storeHashes,
+                    "NSStoreModelVersionHashesDigest": CoreDataVersionHashes.digest(of: storeHashes),
+                ]
+                let plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+                let connection = try SQLiteConnection(path: store.path)
+                try connection.execute([
+                    "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+                    "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+                    "CREATE TABLE ZE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZA VARCHAR)",
+                ])
+                let insert = try connection.statement("INSERT INTO Z_PRIMARYKEY VALUES (1, ?, 0, 0)")
+                insert.bind(.text(variant == 3 ? "E\(h)" : "E"), 1)
+                try insert.run()
+                insert.reset()
+                let row = try connection.statement("INSERT INTO Z_METADATA VALUES (1, ?, ?)")
+                row.bind(.text("U\(h)"), 1)
+                row.bind(.blob(plist), 2)
+                try row.run()
+                row.reset()
+                connection.close()
+            }
+            for output in ["--dry-run", scratch.appendingPathComponent("out\(variant).store").path] {
+                let arguments =
+                    ["import-coredata-store", store.path, "--model", model.path]
+                    + (output == "--dry-run" ? [output] : ["--output", output])
+                let run = try ChildProcess.run(executable, arguments, scratch: scratch)
+                try Self.expectSafe(run, "Core Data store variant \(variant)")
+                // Every variant is refused: the hostile part is in what the error quotes.
+                #expect(run.status == 1, "Core Data store variant \(variant): \(run.summary)")
+                runs += 1
+            }
         }
         return runs
     }

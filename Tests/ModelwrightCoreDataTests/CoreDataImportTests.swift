@@ -163,6 +163,31 @@ struct CoreDataImportTests {
         #expect(imported.result.diagnostics.first?.severity == .note)
     }
 
+    /// A Core Data composite attribute (iOS 17) is left out with a warning at its line and column
+    /// that says why, not that the schema language has no such type (it has composites).
+    @Test func aCompositeAttributeIsReportedWithItsReason() throws {
+        let bundle = try CoreDataTestSupport.makeBundle(
+            versions: [
+                "M": CoreDataTestSupport.contents(
+                    """
+                    <entity name="Person">
+                        <attribute name="name" optional="YES" attributeType="String"/>
+                        <attribute name="home" optional="YES" attributeType="Composite" composite="Address"/>
+                    </entity>
+                    <compositeAttribute name="Address">
+                        <attribute name="city" optional="YES" attributeType="String"/>
+                    </compositeAttribute>
+                    """)
+            ])
+        defer { try? FileManager.default.removeItem(at: bundle.deletingLastPathComponent()) }
+        let imported = try CoreDataTestSupport.importModel(bundle.path)
+        defer { try? FileManager.default.removeItem(at: imported.folder) }
+        let warning = try #require(imported.warnings.first { $0.contains("'Person.home'") })
+        #expect(warning.contains("composite attribute 'Person.home' is not imported"), "\(warning)")
+        #expect(warning.contains("not confirmed") && !warning.contains("no such type"), "\(warning)")
+        #expect(warning.hasPrefix("M.xcdatamodel/contents:") && warning.contains(":5:5: "), "\(warning)")
+    }
+
     @Test func aRenamingIdentifierEqualToTheNameOrCarriedForwardIsNoRename() throws {
         // Version 3 keeps `elementID="Customer"` on Client, as Xcode does when it copies a version.
         let (imported, bundle) = try Self.importShop(extraVersions: ["Shop 3": Self.version2])

@@ -192,6 +192,19 @@ enum CoreDataStoreFiles {
         rmdir(path)
     }
 
+    /// Flushes the file or folder at `path` to the disk (`fsync`): a file's contents, or a
+    /// folder's entries.
+    static func synchronize(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CoreDataStoreImportError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else {
+            throw CoreDataStoreImportError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+
     /// Gives the file at `temporary` the name `destination` only if nothing has that name (a hard
     /// link, which fails on any existing entry, even a dangling link), then drops the old name.
     static func placeWithoutReplacing(_ temporary: URL, at destination: URL) throws {

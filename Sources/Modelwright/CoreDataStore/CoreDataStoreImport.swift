@@ -121,8 +121,11 @@ public enum CoreDataStoreImport {
                 expectedRows: try expectedRows(
                     written.rows, layout: layout, from: schema, plan: migrationPlan))
         }
+        // The store was written without syncs: it reaches the disk here, before it is visible.
+        try CoreDataStoreFiles.synchronize(temporary.path)
         // The one step that makes the new store visible, refused if anything took the name since.
         try CoreDataStoreFiles.placeWithoutReplacing(temporary, at: destination)
+        try? CoreDataStoreFiles.synchronize(folder.path)
         return Summary(
             coreDataVersion: version.name, schemaVersion: version.schemaVersion, storeUUID: source.storeUUID,
             rows: written.rows, links: written.links)

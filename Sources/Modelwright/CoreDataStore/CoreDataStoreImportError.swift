@@ -8,11 +8,21 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
     case unsafeFile(path: String, reason: String)
     /// The import could not create or write a file or folder it needs.
     case cannotWrite(path: String, reason: String)
-    /// The store is in write-ahead-log mode and its `-wal` is not beside it (or holds no frame),
-    /// while the main file holds no objects (or not even Core Data's tables), or its `-shm` says
-    /// the log holds pages.
-    /// An empty store closed cleanly looks the same, and is refused too: it has nothing to import.
+    /// The store is in write-ahead-log mode and its log is provably lost: its `-wal` is not
+    /// beside it (or holds no frame) while its `-shm` says the log holds pages, or the main file
+    /// has not even Core Data's tables (which a clean close would have checkpointed into it).
     case missingWriteAheadLog(path: String)
+    /// The store is in write-ahead-log mode, has no `-wal` and holds no object. Either it is empty
+    /// and its last connection closed cleanly (SQLite then deletes the log), or its objects were
+    /// in a `-wal` that was not copied with it. No byte tells the two apart: `Z_PRIMARYKEY`'s
+    /// `Z_MAX` is written by the same transactions as the objects, so it was in the lost log too.
+    /// An app that reads its own store where Core Data left it (not a copy) knows it is the first
+    /// case, and may take this error as "nothing to import".
+    case emptyWithoutWriteAheadLog(path: String)
+    /// The store's metadata contradicts itself: a summary of the entity version hashes
+    /// (`NSStoreModelVersionHashesDigest`, `NSStoreModelVersionChecksumKey`) disagrees with the
+    /// hashes, so the store is damaged.
+    case corruptMetadata(path: String, reason: String)
     /// The store was written by a Core Data whose metadata this importer does not read.
     case unsupportedFramework(path: String, reason: String)
     /// No version of the model has the store's entity version hashes: each difference names an
@@ -42,7 +52,11 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
         case .cannotWrite(let path, let reason):
             "\(path) cannot be written: \(reason); choose an output in a folder you can write"
         case .missingWriteAheadLog(let path):
-            "\(path) is in write-ahead-log mode, but \(path)-wal is missing (or empty) and without it the store holds no objects: Core Data keeps its latest saves in the -wal; copy the store with its -wal and -shm files (a store that is really empty has nothing to import)"
+            "\(path) is in write-ahead-log mode, but \(path)-wal is missing (or empty) and without it the store holds no objects: Core Data keeps its latest saves in the -wal; copy the store with its -wal and -shm files"
+        case .corruptMetadata(let path, let reason):
+            "\(path) is damaged: \(reason); Core Data writes them together, so the version that wrote the store cannot be told. Import from a backup of the store"
+        case .emptyWithoutWriteAheadLog(let path):
+            "\(path) holds no object and has no -wal: either it is empty and was closed cleanly, or its objects were in a -wal that was not copied with it, and nothing in the file tells which. If it is a copy, copy it again with its -wal and -shm files; if it is the store where Core Data left it, it is empty and there is nothing to import"
         case .unsupportedFramework(let path, let reason):
             "\(path) was written by a Core Data this importer does not read: \(reason)"
         case .noMatchingVersion(let path, let closest, let differences):

@@ -37,12 +37,22 @@ struct CoreDataStoreReader {
         try checkKeys()
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
+        // The store is a temporary file that is placed only when complete and verified, after the
+        // caller syncs it once: a crash at any moment leaves a file nothing opens. So it needs no
+        // journal (or log, whose every page would be written twice) and no sync of its own; a
+        // failed write throws and the file is deleted, never rolled back and reused.
+        try connection.execute("PRAGMA journal_mode=OFF")
+        try connection.execute("PRAGMA synchronous=OFF")
         // The whole import is one transaction: a cache that holds the tables and indexes being
         // built keeps SQLite from spilling pages and reading them back (about 64 MB at most).
         try connection.execute("PRAGMA cache_size = -65536")
         var rows: [String: Int] = [:]
         var links = 0
         try connection.inTransaction(.immediate) {
+            // The store's own indexes are built once the rows are in, by one sort each, rather
+            // than updated row by row (the primary and unique keys stay: they check the rows).
+            let indexes = try Self.secondaryIndexes(on: connection)
+            for index in indexes { try connection.execute("DROP INDEX \(quoted(index.name))") }
             var inserts: [Int: SQLiteStatement] = [:]
             try readObjects { entity, id, values in
                 guard let schemaName = entity.entity.entity.schemaName else { return }
@@ -63,6 +73,7 @@ struct CoreDataStoreReader {
                 links += pairs.count
                 try write(pairs, of: relationship, on: connection)
             }
+            for index in indexes { try connection.execute(index.sql) }
             var expected = schemaLayout.entities.mapValues { _ in 0 }
             for (name, count) in rows {
                 if let schemaName = layout.entities[name]?.entity.schemaName { expected[schemaName] = count }
@@ -70,6 +81,17 @@ struct CoreDataStoreReader {
             try Self.verify(on: connection, layout: schemaLayout, expectedRows: expected)
         }
         return (rows, links)
+    }
+
+    /// The indexes of the store at `connection` that SQLite did not make for a key or a
+    /// constraint, with the SQL that made them.
+    private static func secondaryIndexes(on connection: SQLiteConnection) throws -> [(name: String, sql: String)] {
+        let statement = try connection.statement(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+        defer { statement.reset() }
+        var indexes: [(name: String, sql: String)] = []
+        while try statement.step() { indexes.append((statement.string(0), statement.string(1))) }
+        return indexes
     }
 
     /// The insert of a row of `entity`, as ``MigrationContext/insert(into:values:)`` writes one, its
@@ -150,11 +172,13 @@ struct CoreDataStoreReader {
         }
     }
 
-    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) of each table
-    /// holds whole numbers: an integral REAL reads as its integer, as Core Data reads it, but a
-    /// `Z_ENT` of 2.5 would be read as 2 for the row and match nothing in the link queries. To-one
-    /// keys are not checked here: every read of them casts to an integer, as Core Data's
-    /// `sqlite3_column_int64` does, so '3x' and 3.5 read as 3 everywhere.
+    /// Checks that every bookkeeping column (`Z_PK`, `Z_ENT`, `Z_OPT`, `Z_FOK_…`) of each table,
+    /// and every column of each join table (its two member keys and their `Z_FOK_` orders), holds
+    /// whole numbers: an integral REAL reads as its integer, as Core Data reads it, but a `Z_ENT`
+    /// of 2.5 would be read as 2 for the row and match nothing in the link queries, and a join
+    /// row's 2.5 or '2x' would link the object whose key is 2. To-one keys are not checked here:
+    /// every read of them casts to an integer, as Core Data's `sqlite3_column_int64` does, so
+    /// '3x' and 3.5 read as 3 everywhere.
     private func checkIntegerColumns(_ tables: Set<String>) throws {
         var columns: [String: Set<String>] = [:]
         for entity in layout.entities.values where tables.contains(entity.table) {
@@ -162,11 +186,26 @@ struct CoreDataStoreReader {
             let checked = present.filter { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0) || $0.hasPrefix("Z_FOK_") }
             columns[entity.table, default: []].formUnion(checked)
         }
+        var joinTables: Set<String> = []
+        for (name, entity) in layout.entities {
+            for relationship in entity.entity.relationships where relationship.isToMany && !relationship.isTransient {
+                guard case .joinTable(let candidates, _, _, _)? = layout.storage(of: relationship, owner: name),
+                    let table = candidates.first(where: tables.contains)
+                else { continue }
+                joinTables.insert(table)
+                columns[table, default: []].formUnion(try source.columns(of: table))
+            }
+        }
         for (table, names) in columns.sorted(by: { $0.key < $1.key }) {
+            // A join row has no Z_PK: it is named by its whole content, every column quoted.
+            let row =
+                joinTables.contains(table)
+                ? names.sorted().map { "'\($0) ' || quote(\(quoted($0)))" }.joined(separator: " || ', ' || ")
+                : "'Z_PK ' || quote(Z_PK)"
             for column in names.sorted() {
                 let value = quoted(column)
                 let statement = try source.connection.statement(
-                    "SELECT quote(Z_PK), quote(\(value)) FROM \(quoted(table)) WHERE \(value) IS NOT NULL "
+                    "SELECT \(row), quote(\(value)) FROM \(quoted(table)) WHERE \(value) IS NOT NULL "
                         + "AND NOT (typeof(\(value)) = 'integer' "
                         + "OR (typeof(\(value)) = 'real' AND \(value) = CAST(\(value) AS INTEGER))) LIMIT 1")
                 defer { statement.reset() }
@@ -174,7 +213,7 @@ struct CoreDataStoreReader {
                     throw CoreDataStoreImportError.layoutMismatch(
                         path: source.path,
                         problem:
-                            "row Z_PK \(statement.string(0)) of \(table) has \(column) \(statement.string(1)), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
+                            "row \(joinTables.contains(table) ? "(\(statement.string(0)))" : statement.string(0)) of \(table) has \(column) \(statement.string(1)), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
                     )
                 }
             }

@@ -73,10 +73,14 @@ final class CoreDataStoreSource {
             frameworkVersion = metadata.framework
             // A store copied without its -wal after Core Data checkpointed its tables, but not its
             // rows, reads as an empty store. No byte of the main file tells that apart from a store
-            // that is empty and was closed cleanly (the log then is deleted), so both are refused:
-            // an empty store has nothing to import, and a lost log must not pass for one.
+            // that is empty and was closed cleanly (the log then is deleted): not the header (both
+            // say WAL, 2 and 2), not the page count (the tables' pages are there in both), not
+            // Z_PRIMARYKEY's Z_MAX (all 0 in both: the saves that raised it were in the lost log
+            // too). So both are refused, with their own error, which says so: only the caller can
+            // know whether these are the files Core Data left or a copy. A store in rollback-journal
+            // mode (header 1 and 1) has no log to lose, and an empty one imports as empty.
             if !hasLog, isWriteAheadLogged, try !Self.holdsObjects(tables, on: connection) {
-                throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path)
+                throw CoreDataStoreImportError.emptyWithoutWriteAheadLog(path: url.path)
             }
         } catch let error as CoreDataStoreImportError {
             throw error
@@ -166,7 +170,29 @@ final class CoreDataStoreSource {
             }
             hashes[name] = hash
         }
+        try checkSummaries(of: hashes, in: metadata, path: path)
         return (hashes, framework)
+    }
+
+    /// Newer frameworks store two summaries of the hashes beside them (`coredata-store-format.md`,
+    /// §9): the digest (framework 1044 on) and the checksum (1333 on). Each one present must agree
+    /// with the hashes, or the metadata was damaged and the hashes cannot be trusted to pick the
+    /// version that wrote the store.
+    private static func checkSummaries(of hashes: [String: Data], in metadata: [String: Any], path: String) throws {
+        let summaries: [(key: String, recipe: ([String: Data]) -> String)] = [
+            ("NSStoreModelVersionHashesDigest", CoreDataVersionHashes.digest(of:)),
+            ("NSStoreModelVersionChecksumKey", CoreDataVersionHashes.checksum(of:)),
+        ]
+        for (key, recipe) in summaries {
+            guard let stored = metadata[key] else { continue }
+            guard let text = stored as? String else {
+                throw CoreDataStoreImportError.corruptMetadata(path: path, reason: "its \(key) is not a string")
+            }
+            guard text == recipe(hashes) else {
+                throw CoreDataStoreImportError.corruptMetadata(
+                    path: path, reason: "its \(key) disagrees with its own NSStoreModelVersionHashes")
+            }
+        }
     }
 
     /// Whether any table of objects (`Z…` but the bookkeeping tables) holds a row.

@@ -26,6 +26,14 @@ enum CoreDataVersionHashes {
         return Data(SHA256.digest(of: bytes)).base64EncodedString()
     }
 
+    /// `NSStoreModelVersionHashesDigest`: base64 of the SHA-512 of every entity's name (UTF-8)
+    /// followed by its hash, in entity-name order. Checked against a store written by Core Data.
+    static func digest(of hashes: [String: Data]) -> String {
+        var bytes: [UInt8] = []
+        for name in hashes.keys.sorted(by: coreDataOrder) { bytes += Array(name.utf8) + (hashes[name] ?? Data()) }
+        return Data(SHA512.digest(of: bytes)).base64EncodedString()
+    }
+
     /// Core Data sorts names as `NSString.compare` does with no options: by UTF-16 code unit.
     static func coreDataOrder(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf16.lexicographicallyPrecedes(rhs.utf16)

@@ -40,6 +40,20 @@ import Testing
             storeModel: storeModel)
     }
 
+    /// The indexes of the store at `url` that its DDL made, with that DDL.
+    static func indexes(of url: URL) throws -> [String: String] {
+        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        defer { connection.close() }
+        var indexes: [String: String] = [:]
+        do {
+            let statement = try connection.statement(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+            defer { statement.reset() }
+            while try statement.step() { indexes[statement.string(0)] = statement.string(1) }
+        }
+        return indexes
+    }
+
     /// The bytes of the store's files, to show the import left them as they were.
     static func snapshot(_ store: URL) -> [String: Data] {
         var files: [String: Data] = [:]
@@ -80,6 +94,13 @@ import Testing
         #expect(summary.schemaVersion == writtenBy)
         #expect(summary.totalRows == writer.objects.count)
         #expect(Self.snapshot(store) == before, "the Core Data store changed")
+        // Written without a journal and with its indexes dropped for the rows, the store comes out
+        // as a store the app makes: in write-ahead-log mode, with every index a new one has.
+        let header = try #require(FileManager.default.contents(atPath: destination.path)?.prefix(20))
+        #expect(header.count == 20 && header[18] == 2 && header[19] == 2, "not in write-ahead-log mode")
+        let fresh = folder.appendingPathComponent("Fresh.store")
+        try Store(url: fresh, migrationPlan: prepared.plan).close()
+        #expect(try Self.indexes(of: destination) == Self.indexes(of: fresh))
         try StoreReadBack(destination: destination, schema: prepared.versions[1], model: version, writer: writer)
             .expectEverythingCameAcross()
         // A second run writes the same IDs (they come from the store, not the clock).

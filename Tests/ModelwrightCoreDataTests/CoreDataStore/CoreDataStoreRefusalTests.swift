@@ -187,6 +187,71 @@ import Testing
         #expect(whole.totalRows > 0)
     }
 
+    /// A join table's member key or order holding what is not a whole number (a REAL with a
+    /// fraction, TEXT, a BLOB) is refused with the table, column and row named, like the key
+    /// columns of entity tables; the same store with the value as an integral REAL imports.
+    /// 8 stores with a many-to-many relationship, each damaged in a random row, column and way.
+    @Test(arguments: 0..<8)
+    func aJoinTableKeyThatIsNotAWholeNumberIsRefused(seed: Int) throws {
+        var random = SplitMix64(seed: 2_929_040, index: seed)
+        var found: (test: Case, table: String)?
+        for attempt in 0..<20 where found == nil {
+            let test = try Case(seed: 400 + seed * 20 + attempt, rowsInLog: false)
+            let connection = try SQLiteConnection(path: test.store.path)
+            // Join tables are the `Z_…` tables that are not Core Data's bookkeeping.
+            let listing = try connection.statement(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' "
+                    + "AND name NOT IN ('Z_METADATA', 'Z_PRIMARYKEY', 'Z_MODELCACHE') ORDER BY name")
+            var joinTables: [String] = []
+            while try listing.step() { joinTables.append(listing.string(0)) }
+            listing.reset()
+            var nonEmpty: [String] = []
+            for table in joinTables {
+                let count = try connection.statement("SELECT COUNT(*) FROM \(quoted(table))")
+                if try count.step(), count.int64(0) > 0 { nonEmpty.append(table) }
+                count.reset()
+            }
+            connection.close()
+            if nonEmpty.isEmpty { test.remove() } else { found = (test, random.pick(nonEmpty)) }
+        }
+        let (test, table) = try #require(found, "no drawn store had a join row")
+        defer { test.remove() }
+        let connection = try SQLiteConnection(path: test.store.path)
+        var columns: [String] = []
+        let info = try connection.statement("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid")
+        while try info.step() { columns.append(info.string(0)) }
+        info.reset()
+        let rowIDs = try connection.statement("SELECT rowid FROM \(quoted(table)) ORDER BY rowid")
+        var rows: [Int64] = []
+        while try rowIDs.step() { rows.append(rowIDs.int64(0)) }
+        rowIDs.reset()
+        let row = random.pick(rows)
+        let column = random.pick(columns)
+        func set(_ expression: String) throws {
+            try connection.execute("UPDATE \(quoted(table)) SET \(column) = \(expression) WHERE rowid = \(row)")
+        }
+        try set("CAST(\(column) AS REAL)")
+        let whole = try CoreDataStoreImport.importStore(
+            at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan,
+            to: test.folder.appendingPathComponent("whole.store"), dryRun: true)
+        #expect(whole.totalRows > 0)
+        let damage = random.pick([
+            // TEXT a number would not do: the column's INTEGER affinity stores '7' as 7.
+            "\(column) + 0.5", "'0x' || CAST(\(column) AS INTEGER)", "CAST(\(column) AS INTEGER) || 'x'",
+            "X'0102'",
+        ])
+        try set(damage)
+        connection.close()
+        guard case .layoutMismatch(_, let problem)? = test.refusal() else {
+            Issue.record("\(table).\(column) set to \(damage) was not refused")
+            return
+        }
+        #expect(
+            problem.contains("of \(table) has \(column) ") && problem.contains("whole number")
+                && problem.contains("row (\(columns.sorted()[0]) "),
+            "\(problem)")
+    }
+
     /// A store copied with its `-wal` emptied or cut to at most its 32-byte header (issue 29), while
     /// its `-shm` says the log held frames: refused like a missing log, not imported without the
     /// rows the log held. 6 stores, each with a random length of log kept.
@@ -228,15 +293,82 @@ import Testing
         if seed % 2 == 0 {
             try FileManager.default.removeItem(atPath: test.store.path + "-shm")
         }
-        guard case .missingWriteAheadLog(let path)? = test.refusal() else {
-            Issue.record("a store whose objects are all in a missing -wal was not refused")
-            return
+        // With its -shm, the index says the log held frames: provably lost. Without it, the main
+        // file is that of an empty store closed cleanly: Z_MAX is 0 everywhere, as the saves that
+        // raised it are in the lost log too.
+        let error = test.refusal()
+        if seed % 2 == 0 {
+            guard case .emptyWithoutWriteAheadLog(let path)? = error else {
+                Issue.record(
+                    "a store whose objects are all in a missing -wal was not refused: \(String(describing: error))")
+                return
+            }
+            #expect(path == test.store.path)
+            let connection = try SQLiteConnection(path: test.store.path, readOnly: true)
+            let maximum = try connection.statement("SELECT MAX(Z_MAX) FROM Z_PRIMARYKEY")
+            #expect(try maximum.step() && maximum.int64(0) == 0)
+            maximum.reset()
+            connection.close()
+        } else {
+            guard case .missingWriteAheadLog(let path)? = error else {
+                Issue.record(
+                    "a store whose -shm says its missing -wal held frames was not refused: \(String(describing: error))"
+                )
+                return
+            }
+            #expect(path == test.store.path)
         }
-        #expect(path == test.store.path)
         let summary = try CoreDataStoreImport.importStore(
             at: kept.appendingPathComponent("Shop.sqlite"), model: test.prepared.storeModel,
             migrationPlan: test.prepared.plan, to: kept.appendingPathComponent("Shop.store"))
         #expect(summary.totalRows == test.writer.objects.count)
+    }
+
+    /// A store emptied of objects (and of keys: Z_MAX 0, nothing ever saved) and closed cleanly,
+    /// so that SQLite itself checkpointed and deleted its log. In rollback-journal mode there is no
+    /// log to lose, and it imports as empty; in write-ahead-log mode it is refused with the error
+    /// that says a lost log looks the same (as the checkpointed-tables test shows it does).
+    /// 4 stores, each in both modes.
+    @Test(arguments: 0..<4)
+    func anEmptyStoreClosedCleanlyImportsOnlyWhenNoLogCanBeLost(seed: Int) throws {
+        for writeAheadLog in [false, true] {
+            let test = try Case(seed: 90 + seed, rowsInLog: false)
+            defer { test.remove() }
+            // In a function of its own, so that no statement outlives the close: the close is then
+            // the last connection's, which checkpoints the log into the file and deletes it.
+            func empty() throws {
+                let connection = try SQLiteConnection(path: test.store.path)
+                defer { connection.close() }
+                var tables: [String] = []
+                do {
+                    let listing = try connection.statement(
+                        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' "
+                            + "AND name NOT IN ('Z_METADATA', 'Z_PRIMARYKEY', 'Z_MODELCACHE') ORDER BY name")
+                    while try listing.step() { tables.append(listing.string(0)) }
+                    listing.reset()
+                }
+                for table in tables { try connection.execute("DELETE FROM \(quoted(table))") }
+                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 0")
+                if !writeAheadLog { try connection.execute("PRAGMA journal_mode=DELETE") }
+            }
+            try empty()
+            let header = try #require(FileManager.default.contents(atPath: test.store.path))
+            #expect(header[18] == (writeAheadLog ? 2 : 1) && header[19] == header[18])
+            #expect(!FileManager.default.fileExists(atPath: test.store.path + "-wal"), "the close kept the log")
+            if writeAheadLog {
+                guard case .emptyWithoutWriteAheadLog(let path)? = test.refusal() else {
+                    Issue.record("an empty write-ahead-log store without its log was not refused as such")
+                    continue
+                }
+                #expect(path == test.store.path)
+            } else {
+                let summary = try CoreDataStoreImport.importStore(
+                    at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan,
+                    to: test.destination)
+                #expect(summary.totalRows == 0)
+                #expect(FileManager.default.fileExists(atPath: test.destination.path))
+            }
+        }
     }
 
     /// After a rename by renaming identifier, Core Data keeps the old name in `Z_PRIMARYKEY`: the

@@ -358,10 +358,14 @@ extension CoreDataStoreWriter {
         let metadata: [String: Any] = [
             "NSStoreType": "SQLite", "NSPersistenceFrameworkVersion": 1344, "NSStoreModelVersionHashes": hashes,
             "NSStoreModelVersionHashesVersion": 3, "NSStoreModelVersionIdentifiers": [""], "_NSAutoVacuumLevel": "2",
-            "NSStoreModelVersionHashesDigest": "not checked", "MyAppsOwnKey": ["kept": true],
+            "NSStoreModelVersionHashesDigest": CoreDataVersionHashes.digest(of: hashes),
+            "NSStoreModelVersionChecksumKey": CoreDataVersionHashes.checksum(of: hashes),
+            "MyAppsOwnKey": ["kept": true],
         ]
+        // A change to `NSNull` removes the key, as an older framework would not have written it.
         let plist = try PropertyListSerialization.data(
-            fromPropertyList: metadata.merging(metadataChanges) { _, new in new }, format: .binary, options: 0)
+            fromPropertyList: metadata.merging(metadataChanges) { _, new in new }.filter { !($0.value is NSNull) },
+            format: .binary, options: 0)
         statements.append(("INSERT INTO Z_METADATA VALUES (1, ?, ?)", [.text(storeUUID), .blob(plist)]))
         statements += try tableStatements(&random)
         if checkpointedTables {
