@@ -4,8 +4,9 @@ import Testing
 
 @testable import ModelwrightSchema
 
-/// Editing a frozen version's structure is an error located at the first entity the edit
-/// changed, naming it, whatever the edit: drawn over many random models and random edits.
+/// Editing a frozen version's structure is an error located at the first declaration the edit
+/// changed (an attribute's line, or the entity's for a removal), naming it, whatever the edit:
+/// drawn over many random models and random edits.
 struct FrozenVersionEditTests {
     private static let types = [
         "String", "Int16", "Int32", "Int64", "Double", "Bool", "Date", "UUID", "Data", "Decimal",
@@ -35,15 +36,22 @@ struct FrozenVersionEditTests {
         }
     }
 
-    /// Changes one attribute line so that the entity's structure differs.
-    private static func edit(_ entity: inout Entity, using generator: inout SplitMix64) {
+    /// Changes one attribute line so that the entity's structure differs: what the error must say
+    /// of the entity, and the line it must point at (`nil`: the entity's own line).
+    private static func edit(_ entity: inout Entity, using generator: inout SplitMix64) -> (
+        what: String, line: String?
+    ) {
         let index = Int.random(in: 0..<entity.attributes.count, using: &generator)
         let line = entity.attributes[index]
+        let name = String(line.split(separator: ":")[0])
         switch Int.random(in: 0..<4, using: &generator) {
         case 0:
-            entity.attributes.append("added\(entity.attributes.count): String?")
+            let added = "added\(entity.attributes.count): String?"
+            entity.attributes.append(added)
+            return ("attribute 'added\(entity.attributes.count - 1)' was added here", added)
         case 1 where entity.attributes.count > 1:
             entity.attributes.remove(at: index)
+            return ("attribute '\(name)' was removed", nil)
         case 2:
             let parts = line.split(separator: ":")
             let type = parts[1].trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "?", with: "")
@@ -52,9 +60,10 @@ struct FrozenVersionEditTests {
         default:
             entity.attributes[index] = line.hasSuffix("?") ? String(line.dropLast()) : line + "?"
         }
+        return ("attribute '\(name)' differs from the released one", entity.attributes[index])
     }
 
-    @Test func theErrorNamesTheFirstChangedEntityAtItsLine() throws {
+    @Test func theErrorNamesTheFirstChangedDeclarationAtItsLine() throws {
         var generator = SplitMix64(seed: 31)
         var cases = 0
         for _ in 0..<80 {
@@ -62,6 +71,7 @@ struct FrozenVersionEditTests {
             var edited = original
             // What the error must name: the first entity, in the edited file's order, that changed.
             var expected: (message: String, line: Int)
+            var memberLine: String?
             switch Int.random(in: 0..<8, using: &generator) {
             case 0:
                 let position = Int.random(in: 0...edited.count, using: &generator)
@@ -73,13 +83,22 @@ struct FrozenVersionEditTests {
             default:
                 let count = Int.random(in: 1...edited.count, using: &generator)
                 let chosen = Array(edited.indices.shuffled(using: &generator).prefix(count))
-                for index in chosen { Self.edit(&edited[index], using: &generator) }
-                expected = ("entity '\(edited[chosen.min() ?? 0].name)' changed", 0)
+                var edits: [Int: (what: String, line: String?)] = [:]
+                for index in chosen { edits[index] = Self.edit(&edited[index], using: &generator) }
+                let first = chosen.min() ?? 0
+                let change = edits[first] ?? ("", nil)
+                expected = ("entity '\(edited[first].name)' changed: \(change.what)", 0)
+                memberLine = change.line
             }
             let text = Self.text(edited)
-            if expected.line == 0 {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            if let memberLine {
+                // The first edited line of the entity the error names.
                 let name = expected.message.split(separator: "'")[1]
-                let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+                let start = lines.firstIndex { $0 == "entity \(name) {" } ?? 0
+                expected.line = (lines[start...].firstIndex { $0 == "    " + memberLine } ?? -1) + 1
+            } else if expected.line == 0 {
+                let name = expected.message.split(separator: "'")[1]
                 expected.line = (lines.firstIndex { $0 == "entity \(name) {" } ?? -1) + 1
             }
 
@@ -100,6 +119,24 @@ struct FrozenVersionEditTests {
                 "expected \(expected), got \(error.description)\n\(text)")
         }
         #expect(cases == 80)
+    }
+
+    @Test func aLockFileWithoutDeclarationDigestsStillNamesTheEntity() throws {
+        let original = "model Shop version 1\n\nentity Product {\n    title: String\n}\n"
+        let lockFolder = try temporaryModelFolder(named: "Shop", files: ["Shop.v1.model": original])
+        defer { try? FileManager.default.removeItem(at: lockFolder.deletingLastPathComponent()) }
+        var lock = LockFile.freezing(try #require(FrontEnd.run(modelAt: lockFolder.path).model), through: 1)
+        lock.frozen[0].members = nil
+        let edited = original.replacingOccurrences(of: "title: String", with: "title: String?")
+        let folder = try temporaryModelFolder(
+            named: "Shop",
+            files: ["Shop.v1.model": edited, LockFile.fileName: String(decoding: try lock.encoded(), as: UTF8.self)])
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let errors = FrontEnd.run(modelAt: folder.path).diagnostics.filter { $0.severity == .error }
+        #expect(
+            errors.count == 1 && errors[0].location?.line == 3
+                && errors[0].message.contains("entity 'Product' changed: its structure differs"),
+            "\(errors.map(\.description))")
     }
 
     @Test func aLockFileWithoutEntityDigestsStillRefusesTheEditAtTheHeader() throws {

@@ -75,6 +75,47 @@ extension VersionChecker {
         return missing
     }
 
+    /// The first declaration of `entity`, in the file's order, that differs from the one the lock
+    /// file recorded (an attribute or relationship changed or added here, then a uniqueness
+    /// constraint or index added, then one removed); `nil` when the lock file records no
+    /// declaration digests, or when only the entity's own line (parent, abstract) changed.
+    private static func firstChangedMember(
+        of entity: EntityGraph.Entity, in version: LoweredVersion, since frozen: LockFile.FrozenVersion
+    ) -> (what: String, position: Int)? {
+        guard let recorded = frozen.members?[entity.name],
+            let current = LockFile.memberDigests(of: version.schema)[entity.name]
+        else { return nil }
+        var properties: [(kind: String, name: String, position: Int)] =
+            entity.attributes.map { ("attribute", $0.name, $0.range.start) }
+            + entity.relationships.map { ("relationship", $0.name, $0.range.start) }
+        properties.sort { $0.position < $1.position }
+        for property in properties {
+            let key = LockFile.memberKey(property.kind, [property.name])
+            guard recorded[key] != current[key] else { continue }
+            let how = recorded[key] == nil ? "was added here" : "differs from the released one"
+            return ("\(property.kind) '\(property.name)' \(how)", property.position)
+        }
+        let constraints =
+            entity.uniquenessConstraints.map {
+                (LockFile.memberKey("unique", $0.sorted()), "uniqueness constraint", $0)
+            }
+            + entity.indexes.map { (LockFile.memberKey("index", $0), "index", $0) }
+        for (key, kind, names) in constraints where recorded[key] == nil {
+            return ("the \(kind) (\(names.joined(separator: ", "))) was added", entity.range.start)
+        }
+        if let removed = recorded.keys.filter({ current[$0] == nil }).sorted().first {
+            let parts = removed.split(separator: " ", maxSplits: 1).map(String.init)
+            let kind = parts.first ?? removed
+            let names = parts.count > 1 ? parts[1] : ""
+            let what =
+                kind == "attribute" || kind == "relationship"
+                ? "\(kind) '\(names)' was removed"
+                : "the \(kind == "unique" ? "uniqueness constraint" : kind) (\(names.replacingOccurrences(of: ",", with: ", "))) was removed"
+            return (what, entity.range.start)
+        }
+        return nil
+    }
+
     /// The first entity, in the file's order, whose structure differs from the one the lock file
     /// recorded (an entity whose parent changed too is passed over for the parent), then the
     /// first entity removed; `nil` when the lock file records no entity digests.
@@ -88,11 +129,13 @@ extension VersionChecker {
         let ordered = entities.filter { changed.contains($0.name) }
         let first = ordered.first { entity in entity.parent.map { !changed.contains($0) } ?? true } ?? ordered.first
         if let first {
-            let what =
-                recorded[first.name] == nil
-                ? "entity '\(first.name)' was added to it here"
-                : "entity '\(first.name)' changed: its structure differs"
-            return (what, first.range.start)
+            guard recorded[first.name] != nil else {
+                return ("entity '\(first.name)' was added to it here", first.range.start)
+            }
+            if let change = firstChangedMember(of: first, in: version, since: frozen) {
+                return ("entity '\(first.name)' changed: \(change.what)", change.position)
+            }
+            return ("entity '\(first.name)' changed: its structure differs", first.range.start)
         }
         if let removed = recorded.keys.filter({ current[$0] == nil }).sorted().first {
             return ("entity '\(removed)' was removed from it", version.graph.headerRange.start)
