@@ -167,4 +167,101 @@ struct FrozenVersionEditTests {
             message.contains("frozen in \(LockFile.fileName)") && message.contains("'Shop.v2.model' is missing")
                 && message.contains("restore the file") && message.contains("remove its entry"), "\(message)")
     }
+
+    /// Enum cases, raw values and custom stages are outside the checksum but frozen by the lock:
+    /// drawn over random enums and one random edit each (a case removed, added or renamed, a raw
+    /// value changed, a stage renamed, added or removed), the edit is one error at the enum or the
+    /// stage, naming it; a doc comment edit is none, and neither is an edit under a lock file
+    /// written before enums and stages were recorded.
+    @Test func enumCasesRawValuesAndStagesOfAFrozenVersionAreFrozen() throws {
+        var random = SplitMix64(seed: 5)
+        var cases = 0
+        for round in 0..<60 {
+            let isString = Bool.random(using: &random)
+            var enumCases = (0..<Int.random(in: 2...5, using: &random)).map { index -> (String, String?) in
+                let explicit = Int.random(in: 0..<3, using: &random) == 0
+                return ("c\(index)", explicit ? (isString ? "\"r\(index)\"" : "\(index * 10 + 7)") : nil)
+            }
+            var stages = (0..<Int.random(in: 0...2, using: &random)).map { "stage\($0)" }
+            func files(_ cases: [(String, String?)], _ stages: [String], doc: String = "") -> [String: String] {
+                let body = cases.map { $0.0 + ($0.1.map { " = \($0)" } ?? "") }.joined(separator: ", ")
+                let declarations =
+                    "\(doc)enum Kind: \(isString ? "String" : "Int") { \(body) }\n\nentity Item {\n    kind: Kind?\n}\n"
+                let migration =
+                    stages.isEmpty
+                    ? "" : "\nmigration from 1 {\n" + stages.map { "    custom \($0) \"Fill\"\n" }.joined() + "}\n"
+                return [
+                    "Shop.v1.model": "model Shop version 1\n\n" + declarations,
+                    "Shop.v2.model": "model Shop version 2\n\n" + declarations + migration,
+                ]
+            }
+            let original = files(enumCases, stages)
+            let lockFolder = try temporaryModelFolder(named: "Shop", files: original)
+            defer { try? FileManager.default.removeItem(at: lockFolder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: lockFolder.path)
+            let model = try #require(loaded.model, "\(loaded.diagnostics.map(\.description))")
+            let lock = LockFile.freezing(model, through: 2)
+            var expected: String
+            switch Int.random(in: 0..<7, using: &random) {
+            case 0:
+                let removed = enumCases.remove(at: Int.random(in: 0..<enumCases.count, using: &random))
+                expected = "case 'Kind.\(removed.0)' was removed"
+            case 1:
+                enumCases.append(("added", nil))
+                expected = "case 'Kind.added' was added"
+            case 2:
+                let index = Int.random(in: 0..<enumCases.count, using: &random)
+                // A rename is the old case removed, which is what stores on devices may hold.
+                expected = "case 'Kind.\(enumCases[index].0)' was removed"
+                enumCases[index].0 += "x"
+            case 3:
+                let index = Int.random(in: 0..<enumCases.count, using: &random)
+                enumCases[index].1 = isString ? "\"changed\"" : "9999"
+                expected = "the raw value of 'Kind.\(enumCases[index].0)' changed"
+            case 4 where !stages.isEmpty:
+                stages[0] += "Renamed"
+                expected = "its custom stages changed"
+            case 5:
+                stages.append("extra")
+                expected = stages.count == 1 ? "custom stage 'extra' was added" : "its custom stages changed"
+            default:
+                expected = ""
+            }
+            let doc = Bool.random(using: &random) ? "/// Edited doc comment.\n" : ""
+            let edited = files(enumCases, stages, doc: doc)
+            cases += 1
+            for recordsEnums in [true, false] {
+                var written = lock
+                if !recordsEnums {
+                    for index in written.frozen.indices {
+                        written.frozen[index].enums = nil
+                        written.frozen[index].stages = nil
+                    }
+                }
+                var withLock = edited
+                withLock[LockFile.fileName] = String(decoding: try written.encoded(), as: UTF8.self)
+                let folder = try temporaryModelFolder(named: "Shop", files: withLock)
+                defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+                let errors = FrontEnd.run(modelAt: folder.path).diagnostics.filter { $0.severity == .error }
+                guard recordsEnums, !expected.isEmpty else {
+                    #expect(
+                        errors.isEmpty, "round \(round), records enums: \(recordsEnums): \(errors.map(\.description))")
+                    continue
+                }
+                // Stage edits are in version 2 only; enum edits are in both files, each its own error.
+                let isStage = expected.contains("stage")
+                #expect(errors.count == (isStage ? 1 : 2), "round \(round): \(errors.map(\.description))")
+                for error in errors {
+                    #expect(error.message.contains(expected), "round \(round): expected \(expected): \(error)")
+                    let lines = (edited["Shop.v2.model"] ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+                    let firstNew = lines.firstIndex { line in
+                        line.hasPrefix("    custom ") && !original["Shop.v2.model", default: ""].contains(line)
+                    }
+                    let line = isStage ? (firstNew ?? -1) + 1 : (doc.isEmpty ? 3 : 4)
+                    #expect(error.location?.line == line, "round \(round): \(error)")
+                }
+            }
+        }
+        #expect(cases == 60)
+    }
 }

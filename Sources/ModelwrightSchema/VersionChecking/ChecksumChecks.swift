@@ -51,8 +51,22 @@ extension VersionChecker {
                 continue
             }
             let checksum = versions[index].checksum.hexDigits
-            guard checksum != frozen.checksum else { continue }
             let header = versions[index].graph.headerRange.start
+            guard checksum != frozen.checksum else {
+                // The checksum covers no enum case and no stage: what the lock records of them.
+                if let change = changedEnumOrStage(in: versions[index], since: frozen) {
+                    sinks[index].error(
+                        "version \(frozen.version) is frozen (released), but \(change.what)",
+                        at: change.position,
+                        notes: [
+                            (
+                                "undo the change here and make it in a new version instead: 'modelwright new-version \(folder)' starts version \((versions.last?.number ?? 0) + 1) as a copy of the current one",
+                                change.position
+                            )
+                        ])
+                }
+                continue
+            }
             let change = firstChange(in: versions[index], since: frozen)
             sinks[index].error(
                 "version \(frozen.version) is frozen (released)\(change.map { ", but \($0.what)" } ?? ""): \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open",
@@ -73,6 +87,62 @@ extension VersionChecker {
                     path: lockPath, location: nil))
         }
         return missing
+    }
+
+    /// The first enum, in the file's order, whose cases or raw values differ from the ones the lock
+    /// file recorded, then a change to the custom stages of the step into the version; `nil` when
+    /// the lock file records neither (written before they were frozen) or nothing changed.
+    private static func changedEnumOrStage(in version: LoweredVersion, since frozen: LockFile.FrozenVersion) -> (
+        what: String, position: Int
+    )? {
+        let graph = version.graph
+        if let recorded = frozen.enums {
+            for enumeration in graph.enumerations.sorted(by: { $0.range.start < $1.range.start }) {
+                let name = enumeration.schemaDescription.name
+                guard let before = recorded[name] else {
+                    return ("enum '\(name)' was added to it here", enumeration.range.start)
+                }
+                let cases = enumeration.schemaDescription.cases
+                // A removal first: in an Int enum it also shifts the raw values after it.
+                if let removed = before.keys.filter({ key in !cases.contains { $0.name == key } }).sorted().first {
+                    return (
+                        "case '\(name).\(removed)' was removed: stores on devices may hold its raw value \(before[removed] ?? "")",
+                        enumeration.range.start
+                    )
+                }
+                for enumCase in cases {
+                    switch before[enumCase.name] {
+                    case nil:
+                        return ("case '\(name).\(enumCase.name)' was added here", enumeration.range.start)
+                    case let raw? where raw != enumCase.rawValue:
+                        return (
+                            "the raw value of '\(name).\(enumCase.name)' changed from \(raw) to \(enumCase.rawValue): stores on devices hold \(raw)",
+                            enumeration.range.start
+                        )
+                    default: continue
+                    }
+                }
+            }
+            let current = Set(graph.enumerations.map(\.schemaDescription.name))
+            if let removed = recorded.keys.filter({ !current.contains($0) }).sorted().first {
+                return ("enum '\(removed)' was removed from it", graph.headerRange.start)
+            }
+        }
+        if let recorded = frozen.stages {
+            let stages = graph.migration?.customStages ?? []
+            if stages.map(\.name) != recorded {
+                let position = stages.first { !recorded.contains($0.name) }?.range.start ?? graph.migration?.range.start
+                let what =
+                    recorded.isEmpty
+                    ? "custom stage '\(stages.first?.name ?? "")' was added"
+                    : "its custom stages changed from \(recorded.map { "'\($0)'" }.joined(separator: ", ")) to \(stages.isEmpty ? "none" : stages.map { "'\($0.name)'" }.joined(separator: ", "))"
+                return (
+                    what + ": devices that migrated to it ran the released stages, and the others must run the same",
+                    position ?? graph.headerRange.start
+                )
+            }
+        }
+        return nil
     }
 
     /// The first declaration of `entity`, in the file's order, that differs from the one the lock

@@ -38,6 +38,27 @@ package struct LockFile: Codable, Sendable, Equatable {
         /// changed. Absent from lock files written before it existed, which still work: the error
         /// then names the entity.
         package var members: [String: [String: String]]? = nil
+        /// Each enum's cases when it was frozen, by enum name: each case's raw value by case name.
+        /// Stores on devices hold the raw values and released code names the cases, so neither may
+        /// change. Absent from lock files written before it existed: their enums are not checked.
+        package var enums: [String: [String: String]]? = nil
+        /// The custom stages of the step into this version when it was frozen, in order: devices
+        /// have run them. Absent from lock files written before it existed: not checked.
+        package var stages: [String]? = nil
+    }
+
+    /// The cases of each enum of `graph`, as ``FrozenVersion/enums`` records them.
+    package static func enumCases(of graph: EntityGraph) -> [String: [String: String]] {
+        Dictionary(
+            graph.enumerations.map { enumeration in
+                let description = enumeration.schemaDescription
+                return (
+                    description.name,
+                    Dictionary(
+                        description.cases.map { ($0.name, $0.rawValue) }, uniquingKeysWith: { first, _ in first })
+                )
+            },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// How many hexadecimal digits of each declaration's digest the lock file keeps: a lock file
@@ -113,7 +134,8 @@ package struct LockFile: Codable, Sendable, Equatable {
             frozen: model.versions.filter { $0.number <= last }.map {
                 FrozenVersion(
                     version: $0.number, checksum: $0.checksum.hexDigits, entities: entityDigests(of: $0.schema),
-                    members: memberDigests(of: $0.schema))
+                    members: memberDigests(of: $0.schema), enums: enumCases(of: $0.graph),
+                    stages: $0.graph.migration?.customStages.map(\.name) ?? [])
             }
         )
     }
