@@ -264,4 +264,65 @@ struct FrozenVersionEditTests {
         }
         #expect(cases == 60)
     }
+
+    /// `@sync` decides what devices exchange, so the lock freezes it though the checksum leaves it
+    /// out: drawn over random models of synced and unsynced entities and one random edit (`@sync`
+    /// added, removed, or its unique rule swapped), the edit is one error at the entity naming
+    /// both markings; under a lock file written before markings were recorded it is none.
+    @Test func theSyncMarkingOfAFrozenVersionIsFrozen() throws {
+        var random = SplitMix64(seed: 6)
+        for round in 0..<40 {
+            // nil: not synced; "": @sync; "merge" / "reject": @sync(unique: …) with a unique code.
+            var markings: [String?] = (0..<Int.random(in: 1...4, using: &random)).map { _ in
+                [nil, "", "merge", "reject"].randomElement(using: &random) ?? nil
+            }
+            func text(_ markings: [String?]) -> String {
+                "model Shop version 1\n"
+                    + markings.enumerated().map { index, marking in
+                        let sync = marking.map { $0.isEmpty ? "    @sync\n" : "    @sync(unique: \($0))\n" } ?? ""
+                        let code = marking.map { $0.isEmpty ? "" : "    code: String @unique\n" } ?? ""
+                        return "\nentity E\(index) {\n\(sync)    title: String\n\(code)}\n"
+                    }.joined()
+            }
+            let original = text(markings)
+            let lockFolder = try temporaryModelFolder(named: "Shop", files: ["Shop.v1.model": original])
+            defer { try? FileManager.default.removeItem(at: lockFolder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: lockFolder.path)
+            let model = try #require(loaded.model, "\(loaded.diagnostics.map(\.description))\n\(original)")
+            let lock = LockFile.freezing(model, through: 1)
+            let index = Int.random(in: 0..<markings.count, using: &random)
+            switch markings[index] {
+            case nil: markings[index] = ""
+            case "": markings[index] = nil
+            case "merge": markings[index] = "reject"
+            default: markings[index] = "merge"
+            }
+            // A swapped rule keeps the structure; adding or removing `@sync` alone does too.
+            let edited = text(markings)
+            for recordsSync in [true, false] {
+                var written = lock
+                if !recordsSync { written.frozen[0].sync = nil }
+                let folder = try temporaryModelFolder(
+                    named: "Shop",
+                    files: [
+                        "Shop.v1.model": edited,
+                        LockFile.fileName: String(decoding: try written.encoded(), as: UTF8.self),
+                    ])
+                defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+                let errors = FrontEnd.run(modelAt: folder.path).diagnostics.filter { $0.severity == .error }
+                guard recordsSync else {
+                    #expect(errors.isEmpty, "round \(round): \(errors.map(\.description))")
+                    continue
+                }
+                #expect(errors.count == 1, "round \(round): \(errors.map(\.description))\n\(edited)")
+                let lines = edited.split(separator: "\n", omittingEmptySubsequences: false)
+                let entityLine = (lines.firstIndex { $0 == "entity E\(index) {" } ?? -1) + 1
+                let line = markings[index] == nil ? entityLine : entityLine + 1
+                #expect(
+                    errors.first?.message.contains("entity 'E\(index)' was ") == true
+                        && errors.first?.location?.line == line,
+                    "round \(round): expected E\(index) at \(line): \(errors.map(\.description))")
+            }
+        }
+    }
 }

@@ -90,7 +90,8 @@ extension VersionChecker {
     }
 
     /// The first enum, in the file's order, whose cases or raw values differ from the ones the lock
-    /// file recorded, then a change to the custom stages of the step into the version; `nil` when
+    /// file recorded, then the first entity whose `@sync` marking differs, then a change to the
+    /// custom stages of the step into the version; `nil` when
     /// the lock file records neither (written before they were frozen) or nothing changed.
     private static func changedEnumOrStage(in version: LoweredVersion, since frozen: LockFile.FrozenVersion) -> (
         what: String, position: Int
@@ -126,6 +127,17 @@ extension VersionChecker {
             let current = Set(graph.enumerations.map(\.schemaDescription.name))
             if let removed = recorded.keys.filter({ !current.contains($0) }).sorted().first {
                 return ("enum '\(removed)' was removed from it", graph.headerRange.start)
+            }
+        }
+        if let recorded = frozen.sync {
+            let current = LockFile.syncMarkings(of: graph)
+            for entity in graph.entities where current[entity.name] != recorded[entity.name] {
+                let before = recorded[entity.name].map { "'@\($0)'" } ?? "not synced"
+                let after = current[entity.name].map { "'@\($0)'" } ?? "not synced"
+                return (
+                    "entity '\(entity.name)' was \(before) and is now \(after): devices of the released version exchange its rows by the released rule",
+                    entity.sync?.range.start ?? entity.range.start
+                )
             }
         }
         if let recorded = frozen.stages {

@@ -45,6 +45,20 @@ package struct LockFile: Codable, Sendable, Equatable {
         /// The custom stages of the step into this version when it was frozen, in order: devices
         /// have run them. Absent from lock files written before it existed: not checked.
         package var stages: [String]? = nil
+        /// The `@sync` marking of each synced entity when it was frozen (`sync`, or
+        /// `sync(unique: merge)`), by entity name: it decides what devices exchange, not what a
+        /// store holds, so the checksum leaves it out and the lock keeps it. Absent from lock files
+        /// written before it existed: not checked.
+        package var sync: [String: String]? = nil
+    }
+
+    /// The `@sync` marking of each synced entity of `graph`, as ``FrozenVersion/sync`` records it.
+    package static func syncMarkings(of graph: EntityGraph) -> [String: String] {
+        Dictionary(
+            graph.entities.compactMap { entity in
+                entity.sync.map { (entity.name, $0.unique.map { "sync(unique: \($0.rawValue))" } ?? "sync") }
+            },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// The cases of each enum of `graph`, as ``FrozenVersion/enums`` records them.
@@ -135,7 +149,7 @@ package struct LockFile: Codable, Sendable, Equatable {
                 FrozenVersion(
                     version: $0.number, checksum: $0.checksum.hexDigits, entities: entityDigests(of: $0.schema),
                     members: memberDigests(of: $0.schema), enums: enumCases(of: $0.graph),
-                    stages: $0.graph.migration?.customStages.map(\.name) ?? [])
+                    stages: $0.graph.migration?.customStages.map(\.name) ?? [], sync: syncMarkings(of: $0.graph))
             }
         )
     }
