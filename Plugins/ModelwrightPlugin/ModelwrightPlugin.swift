@@ -10,14 +10,25 @@ import PackagePlugin
 /// A `.model` file it cannot use (a name other than `<Model>.v<N>.model`, or versions of two
 /// models in one folder) is not a folder skipped in silence: the folder's command still runs, and
 /// `generate` reports the file once, at its line and column, with the name it should have. (An
-/// error the plugin raised itself came without a location, and SwiftPM printed it twice.)
+/// error the plugin raised itself came without a location, and SwiftPM printed it twice.) A
+/// `.model` file in a subfolder of a model folder is an input of that folder's command, which
+/// reports it the same way.
 @main
 struct ModelwrightPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let target = target as? SourceModuleTarget else { return [] }
         let tool = try context.tool(named: "ModelwrightCLI")
         let modelFiles = target.sourceFiles.map(\.url).filter { $0.pathExtension == FileNames.versionExtension }
-        let folders = Dictionary(grouping: modelFiles) { $0.deletingLastPathComponent().standardizedFileURL }
+        let byFolder = Dictionary(grouping: modelFiles) { $0.deletingLastPathComponent().standardizedFileURL }
+        // A folder inside another model folder is not a model of its own: its files go to the
+        // outermost model folder above it, whose `generate` reports each once, at the file. (A
+        // command of its own wrote the same outputs again, and SwiftPM reported each of the four
+        // duplicates without a location.)
+        func outermost(_ folder: URL) -> URL {
+            byFolder.keys.filter { $0 != folder && folder.path.hasPrefix($0.path + "/") }
+                .min { $0.path.count < $1.path.count } ?? folder
+        }
+        let folders = Dictionary(grouping: modelFiles) { outermost($0.deletingLastPathComponent().standardizedFileURL) }
         return folders.keys.sorted { $0.path < $1.path }.map { folder -> Command in
             let files = (folders[folder] ?? []).sorted { $0.path < $1.path }
             let modelName = VersionFileName.outputName(of: files, in: folder)

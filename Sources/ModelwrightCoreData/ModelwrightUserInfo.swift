@@ -2,17 +2,26 @@ import ModelwrightSchema
 
 /// What a Core Data model cannot hold of a schema, kept in `userInfo` under keys of Modelwright's
 /// own, so that exporting a model and importing the bundle again gives the schema back: the doc
-/// comments of entities and attributes, an entity's default sort and a `now` default. Export
-/// writes the entries and import reads them back instead of keeping them as `@userInfo`; Core
-/// Data itself ignores them.
+/// comments of entities and attributes, an entity's default sort, a `now` default, which enum an
+/// attribute holds and its default case, and, in the model's own `userInfo`, the enum
+/// declarations and the migration block (custom stages by name, `lossy` lines). Export writes the
+/// entries and import reads them back instead of keeping them as `@userInfo`; Core Data itself
+/// ignores them.
 package enum ModelwrightUserInfo {
     /// The doc comment, its lines joined by line feeds.
     static let doc = "modelwright.doc"
     /// An entity's default sort: Core Data property names, each followed by ` descending` where
     /// larger values come first, separated by `, `.
     static let sort = "modelwright.sort"
-    /// An attribute's default that Core Data cannot hold; `now` is the only one.
+    /// An attribute's default that Core Data cannot hold: `now`, or an enum case as `.name` (Core
+    /// Data holds its raw value).
     static let defaultValue = "modelwright.default"
+    /// The enum an attribute holds, by name; Core Data holds its raw values.
+    static let enumType = "modelwright.enum"
+    /// In the model's `userInfo`: the version's enum declarations, as schema text.
+    static let enums = "modelwright.enums"
+    /// In the model's `userInfo`: the version's migration block, as schema text.
+    static let migration = "modelwright.migration"
 
     /// One key of a default sort: a Core Data property name and its direction.
     struct SortKey: Equatable {
@@ -27,10 +36,21 @@ package enum ModelwrightUserInfo {
         var doc: [String] = []
         var sort: [SortKey] = []
         var isNowDefault = false
+        /// The enum the attribute holds, by name.
+        var enumName: String?
+        /// The attribute's default case, by name, without the dot.
+        var enumDefault: String?
+        /// The model's enum declarations, as schema text.
+        var enums: String?
+        /// The model's migration block, as schema text.
+        var migration: String?
     }
 
     /// The entries export adds for a doc comment, a default sort and a `now` default.
-    static func entries(doc: [String], sort: [SortKey] = [], isNowDefault: Bool = false) -> [UserInfoEntry] {
+    static func entries(
+        doc: [String], sort: [SortKey] = [], isNowDefault: Bool = false, enumName: String? = nil,
+        enumDefault: String? = nil
+    ) -> [UserInfoEntry] {
         var entries: [UserInfoEntry] = []
         if !doc.isEmpty { entries.append(UserInfoEntry(key: Self.doc, value: doc.joined(separator: "\n"))) }
         if !sort.isEmpty {
@@ -38,6 +58,17 @@ package enum ModelwrightUserInfo {
             entries.append(UserInfoEntry(key: Self.sort, value: value))
         }
         if isNowDefault { entries.append(UserInfoEntry(key: defaultValue, value: "now")) }
+        if let enumName { entries.append(UserInfoEntry(key: enumType, value: enumName)) }
+        if let enumDefault { entries.append(UserInfoEntry(key: defaultValue, value: "." + enumDefault)) }
+        return entries
+    }
+
+    /// The entries export adds to the model's own `userInfo`: the enum declarations and the
+    /// migration block, each as the schema text it was written in.
+    static func modelEntries(enums: String, migration: String?) -> [UserInfoEntry] {
+        var entries: [UserInfoEntry] = []
+        if !enums.isEmpty { entries.append(UserInfoEntry(key: Self.enums, value: enums)) }
+        if let migration { entries.append(UserInfoEntry(key: Self.migration, value: migration)) }
         return entries
     }
 
@@ -56,6 +87,14 @@ package enum ModelwrightUserInfo {
                 }
             case defaultValue where entry.value == "now":
                 read.isNowDefault = true
+            case defaultValue where entry.value.hasPrefix("."):
+                read.enumDefault = String(entry.value.dropFirst())
+            case enumType:
+                read.enumName = entry.value
+            case enums:
+                read.enums = entry.value
+            case migration:
+                read.migration = entry.value
             default:
                 read.kept.append(entry)
             }

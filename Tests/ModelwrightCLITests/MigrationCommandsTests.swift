@@ -104,7 +104,8 @@ struct MigrationCommandsTests {
         #expect(code == .invalidInput)
         #expect(
             console.errors.contains(
-                "Trips.v3.model:66:1: error: version 3 is frozen (released), but entity 'Organization' changed"),
+                "Trips.v3.model:73:5: error: version 3 is frozen (released), but entity 'Organization' changed: attribute 'motto' was added here"
+            ),
             "\(console.errors)")
         #expect(
             console.errors.contains(

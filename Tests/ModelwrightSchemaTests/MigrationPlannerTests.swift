@@ -191,10 +191,11 @@ struct MigrationPlannerTests {
         let (result, lines) = try Self.load(v2, extra: ["Shop.v1.model": edited, LockFile.fileName: lock])
         #expect(result.model == nil)
         #expect(lines.count == 1)
-        // At the entity the edit changed, not only at the header with two checksums.
+        // At the declaration the edit changed, not only at the header with two checksums.
         #expect(
             lines.first?.hasPrefix(
-                "Shop.v1.model:2:1: error: version 1 is frozen (released), but entity 'Product' changed") == true,
+                "Shop.v1.model:6:5: error: version 1 is frozen (released), but entity 'Product' changed: attribute 'color' was added here"
+            ) == true,
             "\(lines)")
         #expect(result.diagnostics.first?.notes.first?.message.contains("modelwright new-version") == true)
     }

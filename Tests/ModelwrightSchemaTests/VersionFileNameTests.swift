@@ -77,4 +77,41 @@ struct VersionFileNameTests {
         #expect(
             FileNames.versionFileName("Notes.v3.model.bak") == .lookalike(expected: "Notes.v3.model", isBackup: true))
     }
+
+    /// A version file in a subfolder of the model folder (the build plugin gives it to the model
+    /// folder's command) is one error located at that file, naming where version files must be;
+    /// drawn over random subfolder paths, depths and names, with hidden folders passed over.
+    @Test func aVersionFileInASubfolderIsOneLocatedErrorNamingTheModelFolder() throws {
+        var random = SplitMix64(seed: 4)
+        for round in 0..<20 {
+            let folder = try temporaryModelFolder(named: "Notes", files: ["Notes.v1.model": Self.v1])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            var nested: Set<String> = []
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let depth = Int.random(in: 1...4, using: &random)
+                let path = (0..<depth).map { _ in
+                    ["old", "v1", "Archive", "x y"].randomElement(using: &random) ?? "old"
+                }
+                let name =
+                    ["Notes.v1.model", "Notes.v2.model", "Other.v1.model", "notes.V3.Model"].randomElement(
+                        using: &random) ?? "Notes.v1.model"
+                let sub = folder.appendingPathComponent(path.joined(separator: "/"))
+                try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+                try Data(Self.v1.utf8).write(to: sub.appendingPathComponent(name))
+                nested.insert(sub.appendingPathComponent(name).path)
+            }
+            let hidden = folder.appendingPathComponent(".git")
+            try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: true)
+            try Data(Self.v1.utf8).write(to: hidden.appendingPathComponent("Notes.v1.model"))
+            let diagnostics = FrontEnd.run(modelAt: folder.path).diagnostics
+            let errors = diagnostics.filter { $0.severity == .error }
+            #expect(Set(errors.map(\.path)) == nested && errors.count == nested.count, "round \(round): \(errors)")
+            for error in errors {
+                #expect(error.location == SourcePosition(line: 1, column: 1), "\(error)")
+                #expect(
+                    error.message.contains("version files must be directly in the model folder '\(folder.path)'"),
+                    "\(error)")
+            }
+        }
+    }
 }

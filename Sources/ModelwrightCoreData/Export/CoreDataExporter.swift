@@ -158,6 +158,9 @@ private struct VersionExport {
     private let file: SourceFile?
     private var entityDetails: [String: CoreDataAnnotations.Details] = [:]
     private var propertyDetails: [String: [String: CoreDataAnnotations.Details]] = [:]
+    /// The enum declarations and the migration block as written, for the model's `userInfo`.
+    private var enumsText: [String] = []
+    private var migrationText: String?
 
     init(version: LoweredVersion) {
         self.version = version
@@ -166,7 +169,16 @@ private struct VersionExport {
         file = data.map { SourceFile(path: version.path, bytes: $0) }
         guard let file else { return }
         var sink = DiagnosticSink(file: file)
-        for case .entity(let entity) in Parser.parse(file, diagnostics: &sink).declarations {
+        for declaration in Parser.parse(file, diagnostics: &sink).declarations {
+            switch declaration {
+            case .enumeration(let enumeration):
+                let doc = enumeration.doc.map { "/// " + $0 + "\n" }.joined()
+                enumsText.append(doc + Self.text(of: enumeration.range, in: file))
+            case .migration(let migration):
+                migrationText = Self.text(of: migration.range, in: file)
+            default: break
+            }
+            guard case .entity(let entity) = declaration else { continue }
             entityDetails[entity.name.text] = CoreDataAnnotations.details(in: entity.annotations)
             var properties: [String: CoreDataAnnotations.Details] = [:]
             for property in entity.properties {
@@ -177,6 +189,12 @@ private struct VersionExport {
     }
 
     private var graph: EntityGraph { version.graph }
+
+    /// The source text of a declaration, as written.
+    private static func text(of range: SourceRange, in file: SourceFile) -> String {
+        let bounds = max(0, range.start)..<min(file.bytes.count, max(range.start, range.end))
+        return String(decoding: file.bytes[bounds], as: UTF8.self)
+    }
 
     private func coreDataName(ofEntity name: String) -> String {
         entityDetails[name]?["name"].flatMap { $0 } ?? name
@@ -205,10 +223,12 @@ private struct VersionExport {
         if let migration = graph.migration {
             for stage in migration.customStages {
                 warn(
-                    "custom stage '\(stage.name)' is not exported: Core Data runs custom steps from a mapping model, which Modelwright does not write",
+                    "custom stage '\(stage.name)' is kept only in the model's userInfo, for import: Core Data runs custom steps from a mapping model, which Modelwright does not write",
                     at: stage.range)
             }
         }
+        model.userInfo = ModelwrightUserInfo.modelEntries(
+            enums: enumsText.joined(separator: "\n\n"), migration: migrationText)
         return model
     }
 
@@ -330,7 +350,7 @@ private struct VersionExport {
         case .enumeration(let enumeration):
             (type, scalar) = enumeration.rawType == .string ? ("String", nil) : ("Integer 64", true)
             warn(
-                "enum attribute '\(qualified)' is exported as its raw values (\(type)): Core Data has no enums",
+                "enum attribute '\(qualified)' is exported as its raw values (\(type)), its enum kept in userInfo for import: Core Data has no enums",
                 at: attribute.range)
         case .composite:
             warn(
@@ -356,7 +376,14 @@ private struct VersionExport {
         result.versionHashModifier = details["versionHashModifier"].flatMap { $0 }
         let isNow: Bool
         if case .now? = attribute.defaultValue { isNow = true } else { isNow = false }
-        result.userInfo = details.userInfo + ModelwrightUserInfo.entries(doc: attribute.doc, isNowDefault: isNow)
+        var enumName: String?
+        if case .enumeration(let enumeration) = attribute.type.kind { enumName = enumeration.name }
+        var enumDefault: String?
+        if case .enumCase(let name)? = attribute.defaultValue { enumDefault = name }
+        result.userInfo =
+            details.userInfo
+            + ModelwrightUserInfo.entries(
+                doc: attribute.doc, isNowDefault: isNow, enumName: enumName, enumDefault: enumDefault)
         switch attribute.defaultValue {
         case nil: break
         case .bool(let value)?: result.defaultValueString = value ? "YES" : "NO"

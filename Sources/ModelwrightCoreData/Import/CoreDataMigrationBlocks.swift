@@ -36,6 +36,8 @@ enum CoreDataMigrationBlocks {
         }
         for (index, file) in files.enumerated() {
             guard index > 0, let previous = versions[index - 1], let version = versions[index] else { continue }
+            // A block an export kept in the model's userInfo is the one the schema was written with.
+            guard version.graph.migration == nil else { continue }
             let needed = unaccounted[index]
             guard !needed.isEmpty else { continue }
             let from = files[index - 1].versionName

@@ -74,7 +74,9 @@ extension CoreDataVersionTranslator {
             guard let type = types[attribute.name], let schemaName = names[attribute.name] else { continue }
             let attributeInfo = ModelwrightUserInfo.read(attribute.userInfo)
             var line = "    \(schemaName): \(type)\(attribute.isOptional ? "?" : "")"
-            if attributeInfo.isNowDefault, case .instant? = ScalarType.bySchemaSpelling[type]?.literal {
+            if let kept = enums[type] {
+                if let name = attributeInfo.enumDefault, kept.cases.contains(name) { line += " = .\(name)" }
+            } else if attributeInfo.isNowDefault, case .instant? = ScalarType.bySchemaSpelling[type]?.literal {
                 line += " = now"
             } else if let literal = defaultLiteral(of: attribute, type: type, in: name) {
                 line += " = \(literal)"

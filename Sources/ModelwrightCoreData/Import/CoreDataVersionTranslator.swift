@@ -43,6 +43,12 @@ struct CoreDataVersionTranslator {
     /// imported as archived `Data` (`nil` for those imported as `Codable<T>`).
     var transformables: [String: [String: String?]] = [:]
 
+    /// The enums an export kept in the model's `userInfo`, by name: raw type (`String` or `Int`)
+    /// and case names.
+    var enums: [String: (rawType: String, cases: Set<String>)] = [:]
+    /// What Modelwright's entries in the model's `userInfo` held.
+    private var modelInfo = ModelwrightUserInfo.Read()
+
     /// Indexes the relationships rendered so far asked for (a to-one relationship Core Data indexes),
     /// written with the entity's other indexes.
     var pendingIndexes: [[String]] = []
@@ -105,9 +111,15 @@ struct CoreDataVersionTranslator {
     // MARK: - The file
 
     mutating func render(modelName: String, number: Int, header: String) -> String {
+        modelInfo = ModelwrightUserInfo.read(model.userInfo)
         reportModelLevel()
+        let enumsText = keptEnums(number: number)
         collectEntities()
         var lines = ["/// \(SchemaText.commentText(header))", "model \(modelName) version \(number)"]
+        if let enumsText {
+            lines.append("")
+            lines.append(enumsText)
+        }
         for entity in model.entities
         where entityNames[entity.name] != nil {
             lines.append("")
@@ -121,7 +133,61 @@ struct CoreDataVersionTranslator {
             lines.append(line)
         }
         dropUnresolvedRequests(requests, from: &lines)
+        if let migration = keptMigration(number: number) {
+            lines.append("")
+            lines.append(migration)
+        }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The declarations of a schema text an export kept in the model's `userInfo`, when it parses
+    /// without errors as a part of version `number`; `nil` with a warning otherwise.
+    private mutating func keptDeclarations(_ text: String, key: String, number: Int) -> [AST.Declaration]? {
+        let file = SourceFile(path: key, text: "model M version \(number)\n" + text)
+        var sink = DiagnosticSink(file: file)
+        let root = Parser.parse(file, diagnostics: &sink)
+        guard !sink.hasErrors else {
+            warn("the model's userInfo entry '\(key)' is not imported: it is not valid schema text", at: model.location)
+            return nil
+        }
+        return root.declarations
+    }
+
+    /// The enum declarations an export kept, recorded in ``enums``; `nil` when there are none.
+    private mutating func keptEnums(number: Int) -> String? {
+        guard let text = modelInfo.enums,
+            let declarations = keptDeclarations(text, key: ModelwrightUserInfo.enums, number: number)
+        else { return nil }
+        var found: [String: (rawType: String, cases: Set<String>)] = [:]
+        for declaration in declarations {
+            guard case .enumeration(let enumeration) = declaration else {
+                warn(
+                    "the model's userInfo entry '\(ModelwrightUserInfo.enums)' is not imported: it holds more than enum declarations",
+                    at: model.location)
+                return nil
+            }
+            found[enumeration.name.text] = (
+                enumeration.rawType?.text ?? "", Set(enumeration.cases.map(\.name.text))
+            )
+        }
+        enums = found
+        return found.isEmpty ? nil : text
+    }
+
+    /// The migration block an export kept, when it is one block from the previous version.
+    private mutating func keptMigration(number: Int) -> String? {
+        guard let text = modelInfo.migration,
+            let declarations = keptDeclarations(text, key: ModelwrightUserInfo.migration, number: number)
+        else { return nil }
+        guard declarations.count == 1, case .migration(let migration) = declarations[0],
+            migration.fromVersion == number - 1
+        else {
+            warn(
+                "the model's userInfo entry '\(ModelwrightUserInfo.migration)' is not imported: it is not one migration block from version \(number - 1)",
+                at: model.location)
+            return nil
+        }
+        return text
     }
 
     /// Warns of what the model has above its entities that is not imported.
@@ -136,9 +202,9 @@ struct CoreDataVersionTranslator {
                 "configuration '\(configuration.name)' is not imported: a Modelwright store holds every entity of its schema",
                 at: configuration.location)
         }
-        if !model.userInfo.isEmpty {
+        if !modelInfo.kept.isEmpty {
             warn(
-                "the model's userInfo (\(model.userInfo.map(\.key).joined(separator: ", "))) is not imported: only entities and properties keep userInfo",
+                "the model's userInfo (\(modelInfo.kept.map(\.key).joined(separator: ", "))) is not imported: only entities and properties keep userInfo",
                 at: model.location)
         }
         for element in model.unknownElements {
@@ -196,7 +262,15 @@ struct CoreDataVersionTranslator {
             var names: [String: String] = [:]
             var types: [String: String] = [:]
             for attribute in entity.attributes {
-                guard let type = schemaType(of: attribute, in: name) else { continue }
+                guard var type = schemaType(of: attribute, in: name) else { continue }
+                // An enum an export kept, when the raw values Core Data holds are of its raw type.
+                if let enumName = ModelwrightUserInfo.read(attribute.userInfo).enumName,
+                    let kept = enums[enumName],
+                    (kept.rawType, type) == ("String", ScalarType.string.schemaSpelling)
+                        || (kept.rawType, type) == ("Int", ScalarType.int64.schemaSpelling)
+                {
+                    type = enumName
+                }
                 var schemaName = CoreDataNames.memberName(attribute.name)
                 while used.contains(schemaName) { schemaName += "_" }
                 used.insert(schemaName)

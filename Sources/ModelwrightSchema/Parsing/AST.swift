@@ -117,6 +117,10 @@ package enum AST {
             case null
             /// `now`: the moment of insertion, for `Date` attributes.
             case now
+            /// A bare word written as the default of an attribute whose type is not built in, such
+            /// as `role: Role = admin`: always an error, reported once the type is known, so that
+            /// the note says what to write for an enum, a composite, a Codable or a relationship.
+            case bareWord(String)
         }
 
         /// What was written.

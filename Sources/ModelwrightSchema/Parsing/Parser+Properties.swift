@@ -187,6 +187,8 @@ extension Parser {
         case .identifier where token.text == "false": kind = .bool(false)
         case .identifier where token.text == "nil": kind = .null
         case .identifier where token.text == "now": kind = .now
+        case .identifier where Self.isResolvedLater(type):
+            kind = .bareWord(token.text)
         case .identifier:
             diagnostics.error(
                 "expected a value, found \(token.spelling)",
@@ -205,17 +207,19 @@ extension Parser {
         return AST.Literal(kind: kind, range: SourceRange(start: token.range.start, end: end))
     }
 
+    /// Whether a bare word as the value of `type` is reported once the type is resolved: a named
+    /// type that is not built in may be an enum, a composite or an entity, and each needs its own note.
+    private static func isResolvedLater(_ type: AST.TypeReference?) -> Bool {
+        guard let type, case .named(let name) = type.kind else { return false }
+        return ScalarType.bySchemaSpelling[name.text] == nil
+    }
+
     /// What to write instead of a bare word as a value: a value of the declared built-in type (the
-    /// note's first quoted text is that value), or else an enum case.
+    /// note's first quoted text is that value), or else remove it.
     private static func bareWordNote(_ word: String, for type: AST.TypeReference?) -> String {
-        guard let type, case .named(let name) = type.kind else {
+        guard let type, case .named(let name) = type.kind, let scalar = ScalarType.bySchemaSpelling[name.text] else {
             // A Codable, or a to-many (`Set<T>`, `[T]`): neither takes a default value.
             return "this attribute takes no default value: remove '= \(word)'"
-        }
-        guard let scalar = ScalarType.bySchemaSpelling[name.text] else {
-            // The parser cannot tell an enum from a composite or an entity yet: name both cases.
-            return
-                "an enum case is written with a leading dot: '.\(word)'; if '\(name.text)' is a composite or an entity, it takes no default value: remove '= \(word)'"
         }
         guard let replacement = scalar.literal.replacement(forWord: word) else {
             return "\(scalar.schemaSpelling) attributes take no default value: remove '= \(word)'"

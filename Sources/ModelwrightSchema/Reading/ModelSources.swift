@@ -57,7 +57,9 @@ package struct ModelSources: Sendable {
         // version check then names the file it must be, from the header it holds.
         let files = names.filter { FileNames.versionFileName($0) == .schema }
         let models = files.compactMap { $0.split(separator: ".").first.map(String.init) }
-        let lookalikes = names.compactMap { lookalike($0, in: path, models: models) }
+        let lookalikes =
+            names.compactMap { lookalike($0, in: path, models: models) }
+            + nestedVersionFiles(in: folder, at: path, root: path)
         guard !files.isEmpty else {
             // The lock file is still checked: a tool about to fill the folder (an import) stops
             // before writing when the folder would not read afterwards.
@@ -123,6 +125,36 @@ package struct ModelSources: Sendable {
         return Diagnostic(
             severity: isBackup ? .warning : .error, message: message, path: path(of: name, in: folder),
             location: SourcePosition(line: 1, column: 1))
+    }
+
+    /// How deep below a model folder ``nestedVersionFiles(in:at:)`` looks.
+    private static let nestedDepth = 4
+
+    /// An error for each schema file in a subfolder of the model folder (up to ``nestedDepth``
+    /// folders down; hidden folders and links are passed over): such a file is not read, and the
+    /// build plugin gives it to the command of the model folder above it, so `generate` reports it
+    /// here once, at the file, instead of SwiftPM reporting the outputs a second command would
+    /// duplicate, without a location.
+    private static func nestedVersionFiles(
+        in folder: ConfinedFolder, at path: String, root: String, depth: Int = 1
+    ) -> [Diagnostic] {
+        guard depth <= nestedDepth, let names = try? folder.names() else { return [] }
+        return names.filter { !$0.hasPrefix(".") && folder.kind(of: $0) == .folder }.flatMap { name -> [Diagnostic] in
+            let subpath = Self.path(of: name, in: path)
+            guard let subfolder = try? ConfinedFolder.open(subpath, for: .reading) else { return [] }
+            var found =
+                (try? subfolder.names())?.filter {
+                    FileNames.versionFileName($0) == .schema && subfolder.kind(of: $0) == .file
+                }.map { file in
+                    Diagnostic(
+                        severity: .error,
+                        message:
+                            "'\(file)' is in a subfolder of the model folder and is not read: version files must be directly in the model folder '\(root)'; move it there, or out of the target (an older copy belongs in version control, not beside the versions)",
+                        path: Self.path(of: file, in: subpath), location: SourcePosition(line: 1, column: 1))
+                } ?? []
+            found += nestedVersionFiles(in: subfolder, at: subpath, root: root, depth: depth + 1)
+            return found
+        }
     }
 
     private static func readFile(

@@ -21,6 +21,22 @@ enum DefaultValueChecker {
             return check(literal, for: scalar, role: role)
         }
         switch (type, literal.kind) {
+        case (.enumeration(let enumeration), .bareWord(let word)):
+            guard isCase(enumeration.name, word) ?? enumeration.cases.contains(where: { $0.name == word }) else {
+                return check(
+                    AST.Literal(kind: .enumCase(word), range: literal.range), for: type, isOptional: isOptional,
+                    role: role, isCase: isCase)
+            }
+            return .failure(
+                .init(
+                    "expected a value, found `\(word)`", hint: "an enum case is written with a leading dot: '.\(word)'")
+            )
+        case (.composite, .bareWord(let word)), (.codable, .bareWord(let word)):
+            let kind = if case .composite = type { "a composite" } else { "a Codable type" }
+            return .failure(
+                .init(
+                    "expected a value, found `\(word)`",
+                    hint: "'\(typeName(type))' is \(kind), which takes no default value: remove '= \(word)'"))
         case (.enumeration(let enumeration), .enumCase(let name)):
             guard isCase(enumeration.name, name) ?? enumeration.cases.contains(where: { $0.name == name }) else {
                 // Searched and listed only if the error is reported: an enum of thousands of
@@ -191,6 +207,7 @@ enum DefaultValueChecker {
         case .enumCase(let name): ".\(name)"
         case .null: "nil"
         case .now: "now"
+        case .bareWord(let word): word
         }
     }
 

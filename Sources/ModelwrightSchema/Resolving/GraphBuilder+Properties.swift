@@ -189,7 +189,13 @@ extension GraphBuilder {
         to entity: inout EntityGraph.Entity
     ) {
         if let literal = property.defaultValue {
-            diagnostics.error("a relationship cannot have a default value", at: literal.range.start)
+            if case .bareWord(let word) = literal.kind {
+                diagnostics.error(
+                    "expected a value, found `\(word)`", at: literal.range.start,
+                    notes: [("a relationship takes no default value: remove '= \(word)'", literal.range.start)])
+            } else {
+                diagnostics.error("a relationship cannot have a default value", at: literal.range.start)
+            }
         }
         for name in ["unique", "indexed"] {
             if let annotation = annotations[name] {

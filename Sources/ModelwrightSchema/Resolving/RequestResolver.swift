@@ -486,6 +486,7 @@ struct RequestResolver {
         case .integer(let text), .float(let text): text
         case .bool(let flag): flag ? "TRUE" : "FALSE"
         case .enumCase(let name): "." + name
+        case .bareWord(let word): word
         case .null: "NIL"
         case .now: "now"
         }

@@ -51,8 +51,22 @@ extension VersionChecker {
                 continue
             }
             let checksum = versions[index].checksum.hexDigits
-            guard checksum != frozen.checksum else { continue }
             let header = versions[index].graph.headerRange.start
+            guard checksum != frozen.checksum else {
+                // The checksum covers no enum case and no stage: what the lock records of them.
+                if let change = changedEnumOrStage(in: versions[index], since: frozen) {
+                    sinks[index].error(
+                        "version \(frozen.version) is frozen (released), but \(change.what)",
+                        at: change.position,
+                        notes: [
+                            (
+                                "undo the change here and make it in a new version instead: 'modelwright new-version \(folder)' starts version \((versions.last?.number ?? 0) + 1) as a copy of the current one",
+                                change.position
+                            )
+                        ])
+                }
+                continue
+            }
             let change = firstChange(in: versions[index], since: frozen)
             sinks[index].error(
                 "version \(frozen.version) is frozen (released)\(change.map { ", but \($0.what)" } ?? ""): \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open",
@@ -75,6 +89,115 @@ extension VersionChecker {
         return missing
     }
 
+    /// The first enum, in the file's order, whose cases or raw values differ from the ones the lock
+    /// file recorded, then the first entity whose `@sync` marking differs, then a change to the
+    /// custom stages of the step into the version; `nil` when
+    /// the lock file records neither (written before they were frozen) or nothing changed.
+    private static func changedEnumOrStage(in version: LoweredVersion, since frozen: LockFile.FrozenVersion) -> (
+        what: String, position: Int
+    )? {
+        let graph = version.graph
+        if let recorded = frozen.enums {
+            for enumeration in graph.enumerations.sorted(by: { $0.range.start < $1.range.start }) {
+                let name = enumeration.schemaDescription.name
+                guard let before = recorded[name] else {
+                    return ("enum '\(name)' was added to it here", enumeration.range.start)
+                }
+                let cases = enumeration.schemaDescription.cases
+                // A removal first: in an Int enum it also shifts the raw values after it.
+                if let removed = before.keys.filter({ key in !cases.contains { $0.name == key } }).sorted().first {
+                    return (
+                        "case '\(name).\(removed)' was removed: stores on devices may hold its raw value \(before[removed] ?? "")",
+                        enumeration.range.start
+                    )
+                }
+                for enumCase in cases {
+                    switch before[enumCase.name] {
+                    case nil:
+                        return ("case '\(name).\(enumCase.name)' was added here", enumeration.range.start)
+                    case let raw? where raw != enumCase.rawValue:
+                        return (
+                            "the raw value of '\(name).\(enumCase.name)' changed from \(raw) to \(enumCase.rawValue): stores on devices hold \(raw)",
+                            enumeration.range.start
+                        )
+                    default: continue
+                    }
+                }
+            }
+            let current = Set(graph.enumerations.map(\.schemaDescription.name))
+            if let removed = recorded.keys.filter({ !current.contains($0) }).sorted().first {
+                return ("enum '\(removed)' was removed from it", graph.headerRange.start)
+            }
+        }
+        if let recorded = frozen.sync {
+            let current = LockFile.syncMarkings(of: graph)
+            for entity in graph.entities where current[entity.name] != recorded[entity.name] {
+                let before = recorded[entity.name].map { "'@\($0)'" } ?? "not synced"
+                let after = current[entity.name].map { "'@\($0)'" } ?? "not synced"
+                return (
+                    "entity '\(entity.name)' was \(before) and is now \(after): devices of the released version exchange its rows by the released rule",
+                    entity.sync?.range.start ?? entity.range.start
+                )
+            }
+        }
+        if let recorded = frozen.stages {
+            let stages = graph.migration?.customStages ?? []
+            if stages.map(\.name) != recorded {
+                let position = stages.first { !recorded.contains($0.name) }?.range.start ?? graph.migration?.range.start
+                let what =
+                    recorded.isEmpty
+                    ? "custom stage '\(stages.first?.name ?? "")' was added"
+                    : "its custom stages changed from \(recorded.map { "'\($0)'" }.joined(separator: ", ")) to \(stages.isEmpty ? "none" : stages.map { "'\($0.name)'" }.joined(separator: ", "))"
+                return (
+                    what + ": devices that migrated to it ran the released stages, and the others must run the same",
+                    position ?? graph.headerRange.start
+                )
+            }
+        }
+        return nil
+    }
+
+    /// The first declaration of `entity`, in the file's order, that differs from the one the lock
+    /// file recorded (an attribute or relationship changed or added here, then a uniqueness
+    /// constraint or index added, then one removed); `nil` when the lock file records no
+    /// declaration digests, or when only the entity's own line (parent, abstract) changed.
+    private static func firstChangedMember(
+        of entity: EntityGraph.Entity, in version: LoweredVersion, since frozen: LockFile.FrozenVersion
+    ) -> (what: String, position: Int)? {
+        guard let recorded = frozen.members?[entity.name],
+            let current = LockFile.memberDigests(of: version.schema)[entity.name]
+        else { return nil }
+        var properties: [(kind: String, name: String, position: Int)] =
+            entity.attributes.map { ("attribute", $0.name, $0.range.start) }
+            + entity.relationships.map { ("relationship", $0.name, $0.range.start) }
+        properties.sort { $0.position < $1.position }
+        for property in properties {
+            let key = LockFile.memberKey(property.kind, [property.name])
+            guard recorded[key] != current[key] else { continue }
+            let how = recorded[key] == nil ? "was added here" : "differs from the released one"
+            return ("\(property.kind) '\(property.name)' \(how)", property.position)
+        }
+        let constraints =
+            entity.uniquenessConstraints.map {
+                (LockFile.memberKey("unique", $0.sorted()), "uniqueness constraint", $0)
+            }
+            + entity.indexes.map { (LockFile.memberKey("index", $0), "index", $0) }
+        for (key, kind, names) in constraints where recorded[key] == nil {
+            return ("the \(kind) (\(names.joined(separator: ", "))) was added", entity.range.start)
+        }
+        if let removed = recorded.keys.filter({ current[$0] == nil }).sorted().first {
+            let parts = removed.split(separator: " ", maxSplits: 1).map(String.init)
+            let kind = parts.first ?? removed
+            let names = parts.count > 1 ? parts[1] : ""
+            let what =
+                kind == "attribute" || kind == "relationship"
+                ? "\(kind) '\(names)' was removed"
+                : "the \(kind == "unique" ? "uniqueness constraint" : kind) (\(names.replacingOccurrences(of: ",", with: ", "))) was removed"
+            return (what, entity.range.start)
+        }
+        return nil
+    }
+
     /// The first entity, in the file's order, whose structure differs from the one the lock file
     /// recorded (an entity whose parent changed too is passed over for the parent), then the
     /// first entity removed; `nil` when the lock file records no entity digests.
@@ -88,11 +211,13 @@ extension VersionChecker {
         let ordered = entities.filter { changed.contains($0.name) }
         let first = ordered.first { entity in entity.parent.map { !changed.contains($0) } ?? true } ?? ordered.first
         if let first {
-            let what =
-                recorded[first.name] == nil
-                ? "entity '\(first.name)' was added to it here"
-                : "entity '\(first.name)' changed: its structure differs"
-            return (what, first.range.start)
+            guard recorded[first.name] != nil else {
+                return ("entity '\(first.name)' was added to it here", first.range.start)
+            }
+            if let change = firstChangedMember(of: first, in: version, since: frozen) {
+                return ("entity '\(first.name)' changed: \(change.what)", change.position)
+            }
+            return ("entity '\(first.name)' changed: its structure differs", first.range.start)
         }
         if let removed = recorded.keys.filter({ current[$0] == nil }).sorted().first {
             return ("entity '\(removed)' was removed from it", version.graph.headerRange.start)

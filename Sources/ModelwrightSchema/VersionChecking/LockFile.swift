@@ -31,6 +31,94 @@ package struct LockFile: Codable, Sendable, Equatable {
         /// schema holding that entity alone (``LockFile/entityDigests(of:)``): what lets an edit
         /// be traced to the entity it changed. Absent from lock files written before it existed.
         package var entities: [String: String]? = nil
+        /// Each entity's declarations when it was frozen, by entity name: for each attribute,
+        /// relationship, uniqueness constraint and index (keyed by ``memberKey(_:_:)``), the first
+        /// digits of the checksum of a schema holding the entity with that declaration alone
+        /// (``LockFile/memberDigests(of:)``): what lets an edit be traced to the declaration it
+        /// changed. Absent from lock files written before it existed, which still work: the error
+        /// then names the entity.
+        package var members: [String: [String: String]]? = nil
+        /// Each enum's cases when it was frozen, by enum name: each case's raw value by case name.
+        /// Stores on devices hold the raw values and released code names the cases, so neither may
+        /// change. Absent from lock files written before it existed: their enums are not checked.
+        package var enums: [String: [String: String]]? = nil
+        /// The custom stages of the step into this version when it was frozen, in order: devices
+        /// have run them. Absent from lock files written before it existed: not checked.
+        package var stages: [String]? = nil
+        /// The `@sync` marking of each synced entity when it was frozen (`sync`, or
+        /// `sync(unique: merge)`), by entity name: it decides what devices exchange, not what a
+        /// store holds, so the checksum leaves it out and the lock keeps it. Absent from lock files
+        /// written before it existed: not checked.
+        package var sync: [String: String]? = nil
+    }
+
+    /// The `@sync` marking of each synced entity of `graph`, as ``FrozenVersion/sync`` records it.
+    package static func syncMarkings(of graph: EntityGraph) -> [String: String] {
+        Dictionary(
+            graph.entities.compactMap { entity in
+                entity.sync.map { (entity.name, $0.unique.map { "sync(unique: \($0.rawValue))" } ?? "sync") }
+            },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The cases of each enum of `graph`, as ``FrozenVersion/enums`` records them.
+    package static func enumCases(of graph: EntityGraph) -> [String: [String: String]] {
+        Dictionary(
+            graph.enumerations.map { enumeration in
+                let description = enumeration.schemaDescription
+                return (
+                    description.name,
+                    Dictionary(
+                        description.cases.map { ($0.name, $0.rawValue) }, uniquingKeysWith: { first, _ in first })
+                )
+            },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    /// How many hexadecimal digits of each declaration's digest the lock file keeps: a lock file
+    /// holds one per declaration of every released version, so fewer than an entity's.
+    private static let memberDigestLength = 8
+
+    /// The key of one declaration of an entity in ``FrozenVersion/members``: its kind and name
+    /// (`attribute title`, `relationship owner`), or for a constraint its names (`unique a,b`,
+    /// sorted; `index a,b`, in written order).
+    package static func memberKey(_ kind: String, _ names: [String]) -> String {
+        kind + " " + names.joined(separator: ",")
+    }
+
+    /// The digest of each declaration of each entity (``FrozenVersion/members``): the runtime's
+    /// checksum of a schema holding the entity with only that declaration, so it covers exactly
+    /// what the version checksum covers of it.
+    package static func memberDigests(of schema: SchemaDescription) -> [String: [String: String]] {
+        var result: [String: [String: String]] = [:]
+        for entity in schema.entities {
+            var bare = entity
+            bare.attributes = []
+            bare.relationships = []
+            bare.uniquenessConstraints = []
+            bare.indexes = []
+            func digest(_ change: (inout EntityDescription) -> Void) -> String {
+                var alone = bare
+                change(&alone)
+                let schema = SchemaDescription(modelName: schema.modelName, version: schema.version, entities: [alone])
+                return String(SchemaChecksum(of: schema).hexDigits.prefix(memberDigestLength))
+            }
+            var members: [String: String] = [:]
+            for attribute in entity.attributes {
+                members[memberKey("attribute", [attribute.name])] = digest { $0.attributes = [attribute] }
+            }
+            for relationship in entity.relationships {
+                members[memberKey("relationship", [relationship.name])] = digest { $0.relationships = [relationship] }
+            }
+            for constraint in entity.uniquenessConstraints {
+                members[memberKey("unique", constraint.sorted())] = digest { $0.uniquenessConstraints = [constraint] }
+            }
+            for index in entity.indexes {
+                members[memberKey("index", index)] = digest { $0.indexes = [index] }
+            }
+            result[entity.name] = members
+        }
+        return result
     }
 
     /// How many hexadecimal digits of each entity's digest the lock file keeps: enough to tell an
@@ -59,7 +147,9 @@ package struct LockFile: Codable, Sendable, Equatable {
             model: model.name,
             frozen: model.versions.filter { $0.number <= last }.map {
                 FrozenVersion(
-                    version: $0.number, checksum: $0.checksum.hexDigits, entities: entityDigests(of: $0.schema))
+                    version: $0.number, checksum: $0.checksum.hexDigits, entities: entityDigests(of: $0.schema),
+                    members: memberDigests(of: $0.schema), enums: enumCases(of: $0.graph),
+                    stages: $0.graph.migration?.customStages.map(\.name) ?? [], sync: syncMarkings(of: $0.graph))
             }
         )
     }
