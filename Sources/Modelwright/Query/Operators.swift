@@ -55,6 +55,10 @@ public enum StringOperation: Int, Sendable, Hashable, CaseIterable {
     case like = 3
     /// The value equals the needle (used for `==` with folding options).
     case equals = 4
+    /// The whole value matches the needle, a regular expression in ICU's syntax (NSPredicate's
+    /// `MATCHES`): `[c]` ignores case while matching and `[d]` folds diacritics from both the value
+    /// and the expression first. An expression that does not compile matches nothing.
+    case matches = 5
 
     /// The operator's keyword in `NSPredicate` format text, before its `[cd]` options.
     var predicateKeyword: String {
@@ -64,6 +68,7 @@ public enum StringOperation: Int, Sendable, Hashable, CaseIterable {
         case .contains: "CONTAINS"
         case .like: "LIKE"
         case .equals: "=="
+        case .matches: "MATCHES"
         }
     }
 
@@ -79,6 +84,18 @@ public enum StringOperation: Int, Sendable, Hashable, CaseIterable {
             return needle.isEmpty || folded(value).contains(needle)
         case .equals: return folded(value) == folded(needle)
         case .like: return StringFolding.like(Array(folded(value)), Array(folded(needle)))
+        case .matches:
+            // Case is the expression's option, not folded text: folding `\D` would make it `\d`.
+            let diacritics = options.intersection(.diacriticInsensitive)
+            let value = StringFolding.fold(value, diacritics)
+            let pattern = StringFolding.fold(needle, diacritics)
+            // Compiled alone first, so an unbalanced `)` cannot close the anchoring group.
+            guard (try? NSRegularExpression(pattern: pattern)) != nil,
+                let whole = try? NSRegularExpression(
+                    pattern: "\\A(?:" + pattern + ")\\z",
+                    options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
+            else { return false }
+            return whole.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil
         }
     }
 }
