@@ -365,7 +365,7 @@ private struct StageRun {
         let layouts = destination.entities.values.filter { $0.table == table }
         guard
             let added = layouts.lazy.flatMap(\.columns).first(where: { $0.name == column }),
-            added.type?.scalar?.storageClass == .exactReal, added.defaultLiteral == "-0.0"
+            added.type?.scalar?.keepsNegativeZero == true, added.defaultLiteral == "-0.0"
         else { return }
         let update = try connection.prepare(
             "UPDATE \(quoted(table)) SET \(quoted(column)) = \(connection.dialect.parameter)")
