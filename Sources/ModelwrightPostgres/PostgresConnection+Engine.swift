@@ -48,14 +48,14 @@ extension PostgresConnection {
         }
     }
 
-    /// Commits the open transaction. Throws ``PostgresError/transactionAborted(cause:)`` when a
-    /// statement of it failed (PostgreSQL rolled it back), and
+    /// Commits the open transaction. Throws ``StoreError/transactionAbortedByEngine(cause:)`` when
+    /// a statement of it failed (PostgreSQL rolled it back), and
     /// ``PostgresError/commitOutcomeUnknown`` when the connection was lost during `COMMIT`: the
     /// server may have committed before the link broke.
     package func commit() throws {
         if let cause = transactionAbortCause {
             rollback()
-            throw PostgresError.transactionAborted(cause: cause)
+            throw StoreError.transactionAbortedByEngine(cause: cause.engineFailure)
         }
         let rows: PostgresRows
         do {

@@ -294,7 +294,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// A value is sent in the binary form of the parameter's type as the server inferred it (a
     /// `Date`'s seconds become a `timestamptz`, an integer 0 or 1 a `boolean`), so no text
     /// conversion can round it. Inside a transaction that failed, throws
-    /// ``PostgresError/transactionAborted(cause:)`` without sending anything.
+    /// ``StoreError/transactionAbortedByEngine(cause:)`` without sending anything.
     func runSynchronously(_ sql: String, _ values: [SQLValue], cached: Bool) throws -> PostgresRows {
         try withUnsafeCurrentTask { task in
             try queue.sync {
@@ -343,7 +343,7 @@ public final class PostgresConnection: @unchecked Sendable {
     ) throws -> PostgresRows {
         guard let handle, !isBroken else { throw PostgresError.closed }
         if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR {
-            throw PostgresError.transactionAborted(cause: abortCause)
+            throw StoreError.transactionAbortedByEngine(cause: abortCause.engineFailure)
         }
         guard !isCancelled() else { throw PostgresError.cancelled }
         let request = CancelRequest()

@@ -1,3 +1,5 @@
+import Modelwright
+
 /// What went wrong talking to PostgreSQL. No case's text ever holds the connection's password:
 /// every message libpq or the server gives is passed through the connection's redaction first.
 public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -15,6 +17,8 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     case transactionRolledBack
     /// A statement of the open transaction failed with `cause`, so PostgreSQL refuses every
     /// later statement of it: roll the transaction back (nothing of it can commit) and retry.
+    /// The engine interface throws ``StoreError/transactionAbortedByEngine(cause:)`` instead, so a
+    /// store's user matches an abort without naming either engine's error type.
     indirect case transactionAborted(cause: PostgresError)
     /// The statement was cancelled at the caller's request (its task was cancelled).
     case cancelled
@@ -55,6 +59,19 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
             reason
         case .closed:
             "the connection is closed"
+        }
+    }
+}
+
+extension PostgresError {
+    /// The error in terms of no particular engine: `PostgreSQL`, the SQLSTATE where the server
+    /// gave one, and the message; an abort gives its cause's.
+    public var engineFailure: EngineFailure {
+        switch self {
+        case .server(let sqlState, let message, _, _):
+            EngineFailure(engine: "PostgreSQL", code: sqlState, message: message)
+        case .transactionAborted(let cause): cause.engineFailure
+        default: EngineFailure(engine: "PostgreSQL", code: "", message: description)
         }
     }
 }

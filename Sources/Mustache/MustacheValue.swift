@@ -51,8 +51,23 @@ package enum MustacheValue: Sendable, Equatable {
 }
 
 /// The named values of an object, which tags look up by key.
+///
+/// The entries are kept as given, in one array, and a lookup scans them: an object of a render
+/// context holds a few dozen keys, most of them small strings that compare in a few instructions,
+/// while a dictionary hashed every key when the object was built and the key again at every
+/// lookup (a fifth of a release run's instructions at 1,000 entities; see `BENCHMARKS.md`).
 package struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
-    private let fields: [String: MustacheValue]
+    private struct Entry: Sendable {
+        let key: String
+        let value: MustacheValue
+    }
+
+    /// In the order given; a key's first entry is the one a lookup finds.
+    private let entries: [Entry]
+
+    private init(entries: [Entry]) {
+        self.entries = entries
+    }
 
     /// Creates an object from a literal; when a key repeats, the first value wins.
     package init(dictionaryLiteral elements: (String, MustacheValue)...) {
@@ -61,22 +76,33 @@ package struct MustacheObject: Sendable, Equatable, ExpressibleByDictionaryLiter
 
     /// Creates an object holding a dictionary's entries.
     package init(_ fields: [String: MustacheValue]) {
-        self.fields = fields
+        entries = fields.map { Entry(key: $0.key, value: $0.value) }
     }
 
     /// Creates an object from entries; when a key repeats, the first value wins.
     package init(_ entries: [(String, MustacheValue)]) {
-        fields = Dictionary(entries) { first, _ in first }
+        self.entries = entries.map { Entry(key: $0.0, value: $0.1) }
     }
 
     /// The value for `key`, or `nil` when the object has no such key.
     package subscript(key: String) -> MustacheValue? {
-        fields[key]
+        for entry in entries where entry.key == key { return entry.value }
+        return nil
     }
 
     /// This object's entries, and `other`'s for the keys this one does not have.
     package func adding(_ other: MustacheObject) -> MustacheObject {
-        MustacheObject(fields.merging(other.fields) { mine, _ in mine })
+        MustacheObject(entries: entries + other.entries)
+    }
+
+    /// Equal when they give the same value for every key (the first entry of a repeated key).
+    package static func == (lhs: MustacheObject, rhs: MustacheObject) -> Bool {
+        lhs.fields == rhs.fields
+    }
+
+    /// The entries as a dictionary, the first of a repeated key kept.
+    private var fields: [String: MustacheValue] {
+        Dictionary(entries.map { ($0.key, $0.value) }) { first, _ in first }
     }
 }
 

@@ -229,12 +229,16 @@ struct PostgresEngineTests {
         #expect {
             try engine { try connection.execute("INSERT INTO t VALUES (2)") }
         } throws: { error in
-            guard case PostgresError.transactionAborted(let cause) = error,
-                case .server(let state, _, _, _) = cause
-            else { return false }
-            return state == "23505"
+            // An abort is the engine-neutral StoreError, matched without naming PostgresError.
+            guard case StoreError.transactionAbortedByEngine(let cause) = error else { return false }
+            return cause.engine == "PostgreSQL" && cause.code == "23505"
+                && (error as? StoreError)?.abortCause == cause
         }
-        #expect(throws: PostgresError.self) { try connection.commit() }
+        #expect {
+            try connection.commit()
+        } throws: { error in
+            (error as? StoreError)?.abortCause?.code == "23505"
+        }
         #expect(!connection.isInTransaction)
         connection.rollback()
         let count = try connection.prepare("SELECT count(*) FROM t")

@@ -28,6 +28,10 @@ protocol SQLDialect: Sendable {
     /// A string literal.
     func string(_ text: String) -> String
 
+    /// The value of `expression` written as the SQL literal that would give it (`'it''s'`, `X'00FF'`,
+    /// `NULL`), as text: what a check's message shows to name the row it found.
+    func literal(of expression: String) -> String
+
     /// The marker of one parameter, bound by its position among the statement's markers.
     var parameter: String { get }
 

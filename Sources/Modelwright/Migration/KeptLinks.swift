@@ -151,7 +151,8 @@ struct KeptLinks {
     func check(_ connection: some DatabaseConnection, stage: String) throws {
         for item in kept {
             let statement = try connection.prepare(
-                "SELECT count(*), min(quote(l.\"src\")), min(quote(l.\"dst\")) FROM temp.\(quoted(item.links)) AS l "
+                "SELECT count(*), min(\(connection.dialect.literal(of: "l.\"src\""))), "
+                    + "min(\(connection.dialect.literal(of: "l.\"dst\""))) FROM temp.\(quoted(item.links)) AS l "
                     + "WHERE \(fitting(item, alias: "l")) AND NOT EXISTS (\(Self.link(item.new, alias: "l")))"
                     + (moved(item, alias: "l").map { " AND NOT (\($0))" } ?? ""))
             if try statement.step(), statement.int64(0) > 0 {

@@ -365,7 +365,7 @@ private struct StageRun {
         let layouts = destination.entities.values.filter { $0.table == table }
         guard
             let added = layouts.lazy.flatMap(\.columns).first(where: { $0.name == column }),
-            added.type?.scalar?.storageClass == .exactReal, added.defaultLiteral == "-0.0"
+            added.type?.scalar?.keepsNegativeZero == true, added.defaultLiteral == "-0.0"
         else { return }
         let update = try connection.prepare(
             "UPDATE \(quoted(table)) SET \(quoted(column)) = \(connection.dialect.parameter)")
@@ -782,7 +782,8 @@ private struct StageRun {
                 let wrong = target.hasDiscriminator ? " OR t1.\"_entity\" NOT IN (\(allowed))" : ""
                 let found = target.hasDiscriminator ? "coalesce(t1.\"_entity\", 'missing')" : "'missing'"
                 let statement = try connection.prepare(
-                    "SELECT count(*), min(quote(t0.\"id\")), min(\(found)) FROM \(quoted(entity.table)) AS t0 "
+                    "SELECT count(*), min(\(connection.dialect.literal(of: "t0.\"id\""))), min(\(found)) "
+                        + "FROM \(quoted(entity.table)) AS t0 "
                         + "LEFT JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(quoted(column.name)) "
                         + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
                         + "AND t0.\(quoted(column.name)) IS NOT NULL AND (t1.\"id\" IS NULL\(wrong))")
@@ -840,7 +841,8 @@ private struct StageRun {
                 else { continue }
                 let column = quoted(entity.columnName(relationship.name))
                 let statement = try connection.prepare(
-                    "SELECT count(*), min(quote(t0.\"id\")) FROM \(quoted(entity.table)) AS t0 "
+                    "SELECT count(*), min(\(connection.dialect.literal(of: "t0.\"id\""))) "
+                        + "FROM \(quoted(entity.table)) AS t0 "
                         + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(column) "
                         + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
                         + "AND \(connection.dialect.differs("t1.\(quoted(target.columnName(inverseName)))", "t0.\"id\""))"

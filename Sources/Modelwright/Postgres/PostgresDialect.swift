@@ -470,6 +470,11 @@ extension PostgresDialect: SQLDialect {
         SQLSyntax.string(text)
     }
 
+    /// `quote_nullable`, which writes a value of any type as a literal (a `bytea` as `'\x00ff'`).
+    func literal(of expression: String) -> String {
+        "quote_nullable(\(expression))"
+    }
+
     /// `?`, as the runtime writes every marker; the connection numbers them `$1`, `$2` … when it
     /// prepares a statement (see ``SQLDialect``), since fragments with their own markers compose.
     var parameter: String { "?" }

@@ -60,22 +60,6 @@ public indirect enum Condition: Sendable, Hashable {
     }
 }
 
-/// How a column compares with a value.
-public enum ComparisonOperator: String, Sendable, Hashable {
-    /// Equal (`==`).
-    case equal = "=="
-    /// Not equal (`!=`).
-    case notEqual = "!="
-    /// Less than.
-    case less = "<"
-    /// Less than or equal.
-    case lessOrEqual = "<="
-    /// Greater than.
-    case greater = ">"
-    /// Greater than or equal.
-    case greaterOrEqual = ">="
-}
-
 /// How many destinations of a to-many relationship must satisfy a condition.
 public enum Quantifier: String, Sendable, Hashable {
     /// At least one (`ANY`).

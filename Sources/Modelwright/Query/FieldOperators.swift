@@ -154,6 +154,18 @@ extension Field where Value: StringField {
         .string(path, .like, pattern, Self.options(caseInsensitive, diacriticInsensitive))
     }
 
+    /// The whole value matches the regular expression `pattern`, in ICU's syntax as `NSPredicate`'s
+    /// `MATCHES` reads it; a pattern that does not compile matches nothing.
+    ///
+    /// ```swift
+    /// let coded = Trip.request().filter { $0.title.matches("[A-Z]{3}-[0-9]+") }
+    /// ```
+    public func matches(_ pattern: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> Condition
+    {
+        .string(path, .matches, pattern, Self.options(caseInsensitive, diacriticInsensitive))
+    }
+
     /// The value equals `text` after folding case and/or diacritics.
     public func equals(_ text: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> Condition {
         .string(path, .equals, text, Self.options(caseInsensitive, diacriticInsensitive))

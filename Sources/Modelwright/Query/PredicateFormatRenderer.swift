@@ -116,12 +116,12 @@ private struct FormatWriter: ConditionVisitor {
     ) -> String {
         guard value == .null else {
             let column = key(Self.keyPath(of: path), depth: depth)
-            return "\(column) \(comparison.rawValue) \(placeholder(.value(value)))"
+            return "\(column) \(comparison.predicateSymbol) \(placeholder(.value(value)))"
         }
         switch comparison {
         case .equal, .notEqual:
             let column = key(Self.keyPath(of: path), depth: depth)
-            return "\(column) \(comparison.rawValue) nil"
+            return "\(column) \(comparison.predicateSymbol) nil"
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             return "FALSEPREDICATE"
         }
@@ -142,14 +142,14 @@ private struct FormatWriter: ConditionVisitor {
         in depth: Int
     ) -> String {
         let column = key(Self.keyPath(of: path), depth: depth)
-        return "\(column) \(Self.keyword(operation))\(Self.suffix(options)) \(placeholder(.value(.text(needle))))"
+        return "\(column) \(operation.predicateKeyword)\(Self.suffix(options)) \(placeholder(.value(.text(needle))))"
     }
 
     mutating func count(
         _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in depth: Int
     ) -> String {
         let column = key(path.keyPath, depth: depth)
-        return "\(column).@count \(comparison.rawValue) \(placeholder(.value(.integer(Int64(number)))))"
+        return "\(column).@count \(comparison.predicateSymbol) \(placeholder(.value(.integer(Int64(number)))))"
     }
 
     mutating func not(_ operand: String, in depth: Int) -> String {
@@ -209,16 +209,6 @@ private struct FormatWriter: ConditionVisitor {
     private static func variable(depth: Int) -> String {
         let letters = ["x", "y", "z"]
         return depth <= letters.count ? "$\(letters[depth - 1])" : "$x\(depth)"
-    }
-
-    private static func keyword(_ operation: StringOperation) -> String {
-        switch operation {
-        case .hasPrefix: "BEGINSWITH"
-        case .hasSuffix: "ENDSWITH"
-        case .contains: "CONTAINS"
-        case .like: "LIKE"
-        case .equals: "=="
-        }
     }
 
     private static func suffix(_ options: StringComparisonOptions) -> String {

@@ -378,7 +378,7 @@ enum ConditionSQL {
     static func compare(
         _ lhs: String, _ comparison: ComparisonOperator, _ rhs: String, in dialect: any SQLDialect
     ) -> String {
-        comparison == .notEqual ? dialect.differs(lhs, rhs) : "\(lhs) \(sqlOperator(comparison)) \(rhs)"
+        comparison == .notEqual ? dialect.differs(lhs, rhs) : "\(lhs) \(comparison.sqlSymbol) \(rhs)"
     }
 
     /// `lhs IN (placeholders)`.
@@ -433,7 +433,7 @@ enum ConditionSQL {
 
     /// The number of destinations (`from`) compared with `rhs`.
     static func count(_ from: String, _ comparison: ComparisonOperator, _ rhs: String) -> String {
-        "(SELECT COUNT(*) \(from)) \(sqlOperator(comparison)) \(rhs)"
+        "(SELECT COUNT(*) \(from)) \(comparison.sqlSymbol) \(rhs)"
     }
 
     /// A value on the destination of a to-one hop, for sorting: a scalar subquery.
@@ -446,16 +446,5 @@ enum ConditionSQL {
     /// `ORDER BY` terms: each value, ascending or descending.
     static func orderBy(_ terms: [(value: String, ascending: Bool)]) -> String {
         terms.map { "\($0.value) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
-    }
-
-    private static func sqlOperator(_ comparison: ComparisonOperator) -> String {
-        switch comparison {
-        case .equal: "="
-        case .notEqual: "<>"
-        case .less: "<"
-        case .lessOrEqual: "<="
-        case .greater: ">"
-        case .greaterOrEqual: ">="
-        }
     }
 }

@@ -58,9 +58,10 @@ enum DecodingFunction {
             let storedClass: String
             switch scalar.storageClass {
             case .integer: storedClass = "typeof(\(column)) = 'integer'"
-            case .real, .exactReal: storedClass = "typeof(\(column)) IN ('real', 'integer')"
+            case .real: storedClass = "typeof(\(column)) IN ('real', 'integer')"
             case .text: storedClass = "typeof(\(column)) = 'text'"
             case .blob: storedClass = "typeof(\(column)) = 'blob'"
+            case .null: storedClass = "typeof(\(column)) = 'null'"
             }
             switch scalar.valueCheck {
             case .parsed: return nil

@@ -13,6 +13,10 @@ struct SQLiteDialect: SQLDialect {
         SQLSyntax.string(text)
     }
 
+    func literal(of expression: String) -> String {
+        "quote(\(expression))"
+    }
+
     var parameter: String { "?" }
 
     func parameters(_ count: Int) -> String {

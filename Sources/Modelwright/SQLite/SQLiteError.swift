@@ -14,6 +14,11 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The statement that failed, when there was one.
     public let sql: String?
 
+    /// The error in terms of no particular engine: `SQLite`, the extended result code, the message.
+    public var engineFailure: EngineFailure {
+        EngineFailure(engine: "SQLite", code: String(extendedCode), message: message)
+    }
+
     /// The extended result code and the message, with the statement when there is one.
     public var description: String {
         "SQLite error \(extendedCode): \(message)" + (sql.map { " (in \($0))" } ?? "")

@@ -17,7 +17,8 @@ package struct ScalarType: Sendable, Hashable, CustomStringConvertible {
     package let swiftType: String
     /// The type with its article, for messages (`an Int16`, `Data`).
     package let phrase: String
-    /// What the store keeps a value as, for the value check.
+    /// What the store keeps a value as, for the value check: the same ``StorageClass`` the row
+    /// decoder checks a result column against (never `.null`).
     package let storageClass: StorageClass
     /// What a column of the type stores; each engine's ``SQLDialect`` declares it with its own
     /// column type.
@@ -57,6 +58,10 @@ package struct ScalarType: Sendable, Hashable, CustomStringConvertible {
     /// The name.
     package var description: String { name }
 
+    /// Whether a value is an IEEE number kept bit for bit, `-0.0` included (`Double`, `Float`),
+    /// rather than a real number where `-0.0` and `0` may be one value (a `Date`'s seconds).
+    package var keepsNegativeZero: Bool { columnStorage == .double || columnStorage == .float }
+
     /// Every built-in type, in the order the schema language documents them.
     package static let all: [ScalarType] = [
         .bool, .int16, .int32, .int64, .int, .double, .float, .decimal, .string, .date, .data, .uuid, .url, .day,
@@ -72,21 +77,6 @@ package struct ScalarType: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension ScalarType {
-    /// What the store keeps a value as, as far as the value check (``DecodingFunction``) tells
-    /// stored values apart; column types come from ``ColumnStorage``.
-    package enum StorageClass: Sendable, Equatable {
-        /// A 64-bit integer.
-        case integer
-        /// A real number where `-0.0` and `0` may be one value (a time).
-        case real
-        /// An IEEE double kept bit for bit, `-0.0` included.
-        case exactReal
-        /// Text.
-        case text
-        /// Bytes.
-        case blob
-    }
-
     /// What decoding asks of a stored value, in terms a storage engine can test in its own language.
     package enum ValueCheck: Sendable, Equatable {
         /// Any value of the storage class (an integer within ``ScalarType/integerRange``; a real
@@ -296,7 +286,7 @@ extension ScalarType {
 
     /// `Double`: an IEEE double kept bit for bit.
     package static let double = ScalarType(
-        name: "double", schemaSpelling: "Double", swiftType: "Double", phrase: "a Double", storageClass: .exactReal,
+        name: "double", schemaSpelling: "Double", swiftType: "Double", phrase: "a Double", storageClass: .real,
         columnStorage: .double,
         integerRange: nil, number: .floatingPoint(bits: 64, exactIntegerBits: 32), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: false), isOrdered: true,
@@ -318,7 +308,7 @@ extension ScalarType {
 
     /// `Float`: stored as the double it converts to exactly.
     package static let float = ScalarType(
-        name: "float", schemaSpelling: "Float", swiftType: "Float", phrase: "a Float", storageClass: .exactReal,
+        name: "float", schemaSpelling: "Float", swiftType: "Float", phrase: "a Float", storageClass: .real,
         columnStorage: .float,
         integerRange: nil, number: .floatingPoint(bits: 32, exactIntegerBits: 16), takesNumbersAsText: false,
         literal: .floatingPoint(isFloat: true), isOrdered: true,

@@ -38,7 +38,16 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// SQLite rolled back the whole transaction after `cause` (a full disk, an I/O error, a
     /// trigger's `RAISE(ROLLBACK)`): nothing the transaction wrote was saved, and every later
     /// operation in the same `performAndSave` closure, or migration stage, throws this error.
+    ///
+    /// The cause stays an ``SQLiteError``: a pattern that reads its `code` or `extendedCode`
+    /// keeps compiling. Code that should not name an engine reads ``abortCause`` instead, which
+    /// this case and ``transactionAbortedByEngine(cause:)`` both give.
     case transactionAborted(cause: SQLiteError)
+    /// The engine (PostgreSQL) rolled back the whole transaction after `cause` (any failed
+    /// statement aborts a PostgreSQL transaction): nothing it wrote was saved, and every later
+    /// statement of it throws this error until it is rolled back. SQLite's aborts are
+    /// ``transactionAborted(cause:)``; ``abortCause`` reads either.
+    case transactionAbortedByEngine(cause: EngineFailure)
     /// The file at `path` holds tables, columns, indexes, triggers or views that the schema its
     /// metadata names does not create, or lacks some that it does: another program changed it.
     /// Each difference is one sentence. The file was left untouched.
@@ -51,6 +60,16 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (`-journal`) beside it holds an interrupted write that does not prove to be the store's
     /// own. Neither file was changed.
     case damagedStore(path: String, problems: [String])
+
+    /// Why the engine rolled back the transaction, in terms of no particular engine, when this
+    /// error is ``transactionAborted(cause:)`` or ``transactionAbortedByEngine(cause:)``.
+    public var abortCause: EngineFailure? {
+        switch self {
+        case .transactionAborted(let cause): cause.engineFailure
+        case .transactionAbortedByEngine(let cause): cause
+        default: nil
+        }
+    }
 
     /// A sentence that names the entity, attribute or relationship involved.
     public var description: String {
@@ -94,6 +113,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .transactionAborted(let cause):
             "SQLite rolled back the whole transaction after an error (\(cause)); nothing it wrote was saved, "
                 + "and the operations after the error did not run. Free space or fix the cause, then write again"
+        case .transactionAbortedByEngine(let cause):
+            "\(cause.engine) rolled back the whole transaction after an error (\(cause)); nothing it wrote was "
+                + "saved, and the operations after the error did not run. Fix the cause, then write again"
         case .unexpectedSchema(let path, let differences):
             "\(path) is not a store as this app's schema creates it, so another program changed it; it was left "
                 + "untouched. Restore a copy the app wrote, or delete it to start again. Differences: "

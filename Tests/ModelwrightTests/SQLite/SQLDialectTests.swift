@@ -24,6 +24,8 @@ struct SQLDialectTests {
         // SQLite's NULL-safe `<>` (`a IS NOT b`); `IS NOT NULL` is standard SQL.
         ("IS NOT", #"IS NOT (?!NULL\b)"#),
         ("mw_string", #"\bmw_string\("#),
+        // SQLite's function that writes a value as a literal; ``SQLDialect/literal(of:)`` spells it.
+        ("quote()", #"\bquote\("#),
         ("CAST AS REAL", #"AS REAL\)"#),
         ("? list", #"repeating: "\?""#),
         ("? marker", handWrittenMarker),

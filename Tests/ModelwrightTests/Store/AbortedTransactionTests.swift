@@ -53,9 +53,12 @@ struct AbortedTransactionTests {
         }
     }
 
+    /// An abort, whose engine-neutral cause names SQLite and its extended code (what a user reads
+    /// without importing SQLite's types).
     private static func isAborted(_ error: Error?) -> Bool {
-        if case StoreError.transactionAborted? = error as? StoreError { return true }
-        return false
+        guard let error = error as? StoreError, case .transactionAborted(let cause) = error else { return false }
+        let neutral = EngineFailure(engine: "SQLite", code: String(cause.extendedCode), message: cause.message)
+        return error.abortCause == neutral
     }
 
     /// A user whose free-text fields take room, so a few hundred fill pages.

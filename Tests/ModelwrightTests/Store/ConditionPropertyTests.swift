@@ -505,7 +505,7 @@ private struct MemoryWorld {
             return Self.order(lower, stored, kind) <= 0 && Self.order(stored, upper, kind) <= 0
         case .string(let path, let operation, let needle, let options):
             guard let (stored, _) = self.value(path, entity, row), case .text(let text) = stored else { return false }
-            return StringMatching.matches(text, operation, needle, options: options)
+            return operation.matches(text, needle, options: options)
         case .count(let path, let comparison, let number):
             guard let (_, found) = destinations(path, entity, row) else { return false }
             let order = found.count < number ? -1 : found.count == number ? 0 : 1
