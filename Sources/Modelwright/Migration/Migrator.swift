@@ -87,7 +87,8 @@ struct Migrator {
         try run.addPhase(leavingEmpty: moved.columnsLeftEmpty)
         try run.move(moved)
         try run.carry(links)
-        let after = MigrationContext(connection: connection, layout: run.destination)
+        let after = MigrationContext(
+            connection: connection, layout: run.destination, removed: (run.source, run.removedEntityTables()))
         for step in stage.customSteps {
             for obligation in step.obligations {
                 try run.meet(obligation, context: after, stub: stubsObligations)
@@ -193,6 +194,25 @@ private struct StageRun {
             operations.append(operation)
             if !operation.isConstantTime { touched.insert(operation.table) }
         }
+    }
+
+    /// The table each source entity the stage removes is read from after the add phase, by its
+    /// source name: its own table (moved aside when a destination table took its name), or the
+    /// destination table that continues the one it shared.
+    func removedEntityTables() -> [String: String] {
+        let continuing = Dictionary(
+            mapping.sourceTable.map { ($0.value, $0.key) }, uniquingKeysWith: { first, second in min(first, second) })
+        let kept = Set(destination.schema.entities.map { $0.renamedFrom ?? $0.name })
+        var result: [String: String] = [:]
+        for entity in source.schema.entities where !kept.contains(entity.name) {
+            guard let table = source.entities[entity.name]?.table else { continue }
+            if let current = continuing[table] {
+                result[entity.name] = current
+            } else {
+                result[entity.name] = removedTables.contains("_mw_removed_" + table) ? "_mw_removed_" + table : table
+            }
+        }
+        return result
     }
 
     // MARK: - Add phase
