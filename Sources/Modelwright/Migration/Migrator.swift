@@ -100,6 +100,9 @@ struct Migrator {
         try run.removePhase()
         try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
         try run.check(everyTable: !stage.customSteps.isEmpty)
+        // The app's code may have written any Codable column: each holds JSON of the shape its
+        // version declares, as far as the archive records it, or this stage fails, not a later one.
+        if !stage.customSteps.isEmpty && !stubsObligations { try run.checkJSONShapes() }
         try links.check(connection, stage: run.name)
         if let current, !records.isEmpty {
             try RecordDecodingCheck.run(
@@ -1021,6 +1024,32 @@ private struct StageRun {
                 throw MigrationError.unreadableValues(
                     stage: name, entity: entity.name, attribute: test.property,
                     rows: Int(statement.int64(Int32(index))))
+            }
+        }
+    }
+
+    /// Checks every `Codable` column of the destination whose archived type spelling has a known
+    /// shape (``JSONShape``) against it, row by row; throws
+    /// ``MigrationError/wrongJSONShape(stage:entity:attribute:row:declared:reason:)`` for the first
+    /// row that does not fit.
+    func checkJSONShapes() throws {
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract else { continue }
+            for column in entity.columns {
+                guard case .codable(let typeName)? = column.type, let shape = JSONShape(spelling: typeName) else {
+                    continue
+                }
+                let statement = try connection.prepare(
+                    "SELECT quote(\"id\"), \(quoted(column.name)) FROM \(quoted(entity.table)) "
+                        + "WHERE \(rows(of: entity)) AND \(quoted(column.name)) IS NOT NULL ORDER BY \"id\"")
+                while try statement.step() {
+                    guard case .text(let json) = statement.value(1) else { continue }
+                    if let problem = shape.problem(inJSON: json) {
+                        throw MigrationError.wrongJSONShape(
+                            stage: name, entity: entity.name, attribute: column.property, row: statement.string(0),
+                            declared: "Codable<\(typeName)> of version \(stage.destination.version)", reason: problem)
+                    }
+                }
             }
         }
     }
