@@ -208,7 +208,9 @@ struct ParentChangeMigrationTests {
                             _ = try undeclared.migrate()
                             Issue.record("\(failure): a hand-built plan dropped links without 'lossy'")
                         } catch let error as MigrationError {
-                            guard case .undeclaredLinkLoss(_, let entity, let relationship, let rows, let row, let target) = error
+                            guard
+                                case .undeclaredLinkLoss(
+                                    _, let entity, let relationship, let rows, let row, let target) = error
                             else {
                                 Issue.record("\(failure): \(error)")
                                 continue

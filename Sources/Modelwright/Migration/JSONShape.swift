@@ -118,8 +118,10 @@ indirect enum JSONShape: Equatable, Sendable {
                     default: return nil
                     }
                 } else {
-                    shape = Self.named[name.replacingOccurrences(of: "Foundation.", with: "")
-                        .replacingOccurrences(of: "Swift.", with: "")]
+                    shape =
+                        Self.named[
+                            name.replacingOccurrences(of: "Foundation.", with: "")
+                                .replacingOccurrences(of: "Swift.", with: "")]
                 }
             }
             while let current = shape, take("?") { shape = .optional(current) }
@@ -145,8 +147,9 @@ indirect enum JSONShape: Equatable, Sendable {
 
         private mutating func identifier() -> String {
             let start = position
-            while position < text.count, text[position].isLetter || text[position].isNumber || text[position] == "_"
-                || text[position] == "."
+            while position < text.count,
+                text[position].isLetter || text[position].isNumber || text[position] == "_"
+                    || text[position] == "."
             {
                 position += 1
             }

@@ -52,7 +52,9 @@ public final class MigrationContext {
     /// returns, in the same transaction.
     public func rows(of entity: String) throws -> [MigrationRow] {
         var (entityLayout, table, layout) = (layout.entities[entity], layout.entities[entity]?.table, layout)
-        if entityLayout == nil, let removed, let old = removed.layout.entities[entity], let current = removed.tables[entity] {
+        if entityLayout == nil, let removed, let old = removed.layout.entities[entity],
+            let current = removed.tables[entity]
+        {
             (entityLayout, table, layout) = (old, current, removed.layout)
         }
         guard let entityLayout, let table else { throw StoreError.unknownEntity(entity) }

@@ -696,7 +696,9 @@ private struct StageRun {
         let parts = owner.split(separator: ".", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return }
         let inverse = relationshipDescription(parts[0], parts[1])?.relationship
-        let sides = [(parts[0], parts[1])] + (inverse.flatMap { rel in rel.inverse.map { (rel.destination, $0) } }.map { [$0] } ?? [])
+        let sides =
+            [(parts[0], parts[1])]
+            + (inverse.flatMap { rel in rel.inverse.map { (rel.destination, $0) } }.map { [$0] } ?? [])
         if sides.contains(where: { declaresLoss($0.0, $0.1) }) { return }
         let named = intoSource ? sides.last ?? sides[0] : sides[0]
         try throwIfAny(links: links, entity: named.0, relationship: named.1, row: row, destination: destination)
@@ -716,7 +718,8 @@ private struct StageRun {
     private func throwIfAny(links: String, entity: String, relationship: String, row: String, destination: String)
         throws
     {
-        let statement = try connection.prepare("SELECT count(*), min(quote(\(row))), min(quote(\(destination))) \(links)")
+        let statement = try connection.prepare(
+            "SELECT count(*), min(quote(\(row))), min(quote(\(destination))) \(links)")
         guard try statement.step(), statement.int64(0) > 0 else { return }
         let old = sourceNames(entity, relationship)
         throw MigrationError.undeclaredLinkLoss(

@@ -60,7 +60,8 @@ struct RemovedEntityReadTests {
                 }
                 _ = try tester.migrate()
                 let counts = Dictionary(
-                    try tester.rows(of: "User").map { ($0["name"], $0["legacyCount"]) }, uniquingKeysWith: { a, _ in a })
+                    try tester.rows(of: "User").map { ($0["name"], $0["legacyCount"]) }, uniquingKeysWith: { a, _ in a }
+                )
                 let a = (0..<count).filter { $0 % 3 == 0 }.count
                 #expect(counts[.text("a")] == .integer(Int64(a)), "\(shape), \(count): \(counts)")
                 #expect(counts[.text("b")] == .integer(Int64(count - a)), "\(shape), \(count): \(counts)")

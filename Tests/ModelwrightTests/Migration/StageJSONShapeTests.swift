@@ -47,7 +47,9 @@ struct StageJSONShapeTests {
                                         AttributeDescription(
                                             name: version == 1 ? "raw" : "value",
                                             type: version == 1 ? .string : .codable(typeName: type), isOptional: true),
-                                    ] + (version == 3 ? [AttributeDescription(name: "n", type: .int64, isOptional: true)] : []))
+                                    ]
+                                        + (version == 3
+                                            ? [AttributeDescription(name: "n", type: .int64, isOptional: true)] : []))
                             ])
                     }
                     let write = MigrationStage.CustomStep(name: "write", label: "writes the value") { context in
@@ -68,7 +70,8 @@ struct StageJSONShapeTests {
                     _ = try tester.insert("Box", ["label": .text("b")])
                     let failure = "\(type), \(json), written by stage \(writer)"
                     // A value that is not JSON at all fails the store's own check of the column.
-                    let wellFormed = (try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed)) != nil
+                    let wellFormed =
+                        (try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed)) != nil
                     if fits || (shape == nil && wellFormed) {
                         _ = try tester.migrate()
                         #expect(try tester.rows(of: "Box").first?["value"] == .text(json), "\(failure)")
@@ -84,7 +87,9 @@ struct StageJSONShapeTests {
                             #expect(entity == "Box" && attribute == "value", "\(failure): \(error)")
                             #expect(declared.contains(type), "\(failure): \(error)")
                         case .unreadableValues(let stage, _, _, _):
-                            #expect(!wellFormed && stage == "from version \(writer) to \(writer + 1)", "\(failure): \(error)")
+                            #expect(
+                                !wellFormed && stage == "from version \(writer) to \(writer + 1)",
+                                "\(failure): \(error)")
                         default:
                             Issue.record("\(failure): \(error)")
                         }
