@@ -1043,18 +1043,27 @@ private struct StageRun {
                     continue
                 }
                 let statement = try connection.prepare(
-                    "SELECT quote(\"id\"), \(quoted(column.name)) FROM \(quoted(entity.table)) "
+                    "SELECT \"id\", \(quoted(column.name)) FROM \(quoted(entity.table)) "
                         + "WHERE \(rows(of: entity)) AND \(quoted(column.name)) IS NOT NULL ORDER BY \"id\"")
                 while try statement.step() {
                     guard case .text(let json) = statement.value(1) else { continue }
                     if let problem = shape.problem(inJSON: json) {
                         throw MigrationError.wrongJSONShape(
-                            stage: name, entity: entity.name, attribute: column.property, row: statement.string(0),
+                            stage: name, entity: entity.name, attribute: column.property,
+                            row: Self.rowName(statement.value(0)),
                             declared: "Codable<\(typeName)> of version \(stage.destination.version)", reason: problem)
                     }
                 }
             }
         }
+    }
+
+    /// A row's ID as errors name it: a UUID when it is one, as ``RecordDecodingCheck`` names rows.
+    private static func rowName(_ id: SQLValue) -> String {
+        if case .blob(let data) = id, data.count == 16 {
+            return UUID(uuid: data.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }).uuidString
+        }
+        return "\(id)"
     }
 
     private func scalar(_ sql: String) throws -> Int {
