@@ -271,7 +271,11 @@ struct MigrationPropertyTests {
             let tester = try MigrationTester(
                 plan: MigrationPlan(
                     current: v2,
-                    stages: [stages.isEmpty ? .lightweight(from: v1, to: v2) : .custom(from: v1, to: v2, steps: stages)]
+                    stages: [
+                        stages.isEmpty
+                            ? .lightweight(from: v1, to: v2, lossy: step.losses)
+                            : .custom(from: v1, to: v2, steps: stages, lossy: step.losses)
+                    ]
                 ),
                 startingAt: v1)
             var stored: [SQLValue: [String: SQLValue]] = [:]

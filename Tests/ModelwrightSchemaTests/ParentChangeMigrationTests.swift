@@ -175,8 +175,11 @@ struct ParentChangeMigrationTests {
                             didMigrate: { _ in })
                     }
                     let (s1, s2) = (model.versions[0].schema, model.versions[1].schema)
+                    // The plan carries the step's `lossy` lines, as the generated one does.
+                    #expect(step.losses == (leaves ? [MigrationStage.Loss("Owner", name)] : []), "\(failure)")
                     let tester = try MigrationTester(
-                        plan: MigrationPlan(current: s2, stages: [.custom(from: s1, to: s2, steps: stages)]),
+                        plan: MigrationPlan(
+                            current: s2, stages: [.custom(from: s1, to: s2, steps: stages, lossy: step.losses)]),
                         startingAt: s1)
                     let animal = try tester.insertRow("Animal", ["legs": .integer(3)])
                     let cow = try tester.insertRow("Cow", ["tag": .integer(1)])
@@ -187,6 +190,37 @@ struct ParentChangeMigrationTests {
                             try tester.insertRow(
                                 "Owner",
                                 ["label": .string("o"), name: toMany ? .toMany(targets) : .to(target)]))
+                    }
+                    // Built by hand without the declaration, the same stage refuses to drop the
+                    // links, naming the relationship, how many and the first; nothing commits.
+                    let undeclared = try MigrationTester(
+                        plan: MigrationPlan(current: s2, stages: [.custom(from: s1, to: s2, steps: stages)]),
+                        startingAt: s1)
+                    let animal2 = try undeclared.insertRow("Animal", ["legs": .integer(3)])
+                    let cow2 = try undeclared.insertRow("Cow", ["tag": .integer(1)])
+                    let targets2 = destination == "Animal" ? [animal2, cow2] : [cow2]
+                    for target in targets2 {
+                        _ = try undeclared.insertRow(
+                            "Owner", ["label": .string("o"), name: toMany ? .toMany(targets2) : .to(target)])
+                    }
+                    if leaves {
+                        do {
+                            _ = try undeclared.migrate()
+                            Issue.record("\(failure): a hand-built plan dropped links without 'lossy'")
+                        } catch let error as MigrationError {
+                            guard
+                                case .undeclaredLinkLoss(
+                                    _, let entity, let relationship, let rows, let row, let target) = error
+                            else {
+                                Issue.record("\(failure): \(error)")
+                                continue
+                            }
+                            #expect(entity == "Owner" && relationship == name, "\(failure): \(error)")
+                            #expect(rows == (toMany ? 2 : 1), "\(failure): \(error)")
+                            #expect(!row.isEmpty && !target.isEmpty, "\(failure): \(error)")
+                        }
+                    } else {
+                        _ = try undeclared.migrate()
                     }
                     _ = try tester.migrate()
                     let links = try tester.links(of: "Owner", name)

@@ -156,7 +156,11 @@ struct RelationshipReshapePropertyTests {
             let tester = try MigrationTester(
                 plan: MigrationPlan(
                     current: v2,
-                    stages: [stages.isEmpty ? .lightweight(from: v1, to: v2) : .custom(from: v1, to: v2, steps: stages)]
+                    stages: [
+                        stages.isEmpty
+                            ? .lightweight(from: v1, to: v2, lossy: step.losses)
+                            : .custom(from: v1, to: v2, steps: stages, lossy: step.losses)
+                    ]
                 ),
                 startingAt: v1)
             // Animals of every entity, then people linked to them as version 1 allows.

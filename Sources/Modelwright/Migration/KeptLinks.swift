@@ -50,14 +50,21 @@ struct KeptLinks {
         let isOrdered: Bool
         /// Whether the old and new storage differ, so the migrator writes the links again.
         let moves: Bool
+        /// Whether the step declares the relationship lossy, so its links are carried, not checked.
+        let mayLose: Bool
     }
 
     private let kept: [Kept]
 
     /// The relationships of a stage from `source` to `destination` whose links are read: every
     /// kept one when `all` (a stage with the app's code, which may write anywhere), otherwise
-    /// those whose links move.
-    init(source: SchemaLayout, destination: SchemaLayout, mapping: TableMapping, all: Bool) {
+    /// those whose links move. A relationship `lossy` says may lose links (by the source
+    /// version's entity and relationship names, ``MigrationStage/losses``) is left unchecked
+    /// unless its links move, and then only carried.
+    init(
+        source: SchemaLayout, destination: SchemaLayout, mapping: TableMapping, all: Bool,
+        lossy: (String, String) -> Bool = { _, _ in false }
+    ) {
         var kept: [Kept] = []
         for description in destination.schema.entities {
             guard let entity = destination.entities[description.name],
@@ -71,14 +78,15 @@ struct KeptLinks {
                     let newStorage = Self.storage(of: relationship, from: entity, in: destination)
                 else { continue }
                 let moves = !Self.same(oldStorage, newStorage, mapping: mapping)
-                guard all || moves else { continue }
+                let declared = lossy(oldEntity.name, oldName)
+                guard (all && !declared) || moves else { continue }
                 let inverse = relationship.inverse.flatMap { name in target.relationships.first { $0.name == name } }
                 kept.append(
                     Kept(
                         entity: entity.name, relationship: relationship.name, links: "_mw_links_\(kept.count)",
                         old: oldStorage, new: newStorage, source: entity, destination: target,
                         perSource: relationship.cardinality == .toOne, perDestination: inverse?.cardinality == .toOne,
-                        isOrdered: relationship.isOrdered, moves: moves))
+                        isOrdered: relationship.isOrdered, moves: moves, mayLose: declared))
             }
         }
         // An ordered side writes a shared join table first, so its places are the ones kept.
@@ -149,7 +157,7 @@ struct KeptLinks {
     /// tables; throws ``MigrationError/linksLost(stage:entity:relationship:rows:row:destination:)``
     /// for the first relationship that lost one.
     func check(_ connection: some DatabaseConnection, stage: String) throws {
-        for item in kept {
+        for item in kept where !item.mayLose {
             let statement = try connection.prepare(
                 "SELECT count(*), min(\(connection.dialect.literal(of: "l.\"src\""))), "
                     + "min(\(connection.dialect.literal(of: "l.\"dst\""))) FROM temp.\(quoted(item.links)) AS l "

@@ -26,23 +26,40 @@ public final class MigrationContext {
     public let schema: SchemaDescription
     private let layout: SchemaLayout
     private let connection: any DatabaseConnection
+    /// In `didMigrate`: the source version's layout, and the table each entity the stage removes
+    /// is read from by now (its table, moved aside or renamed with the table that continues it).
+    private let removed: (layout: SchemaLayout, tables: [String: String])?
 
     /// How the SQL a step writes is spelled on the store's engine.
     var dialect: any SQLDialect { connection.dialect }
 
-    init(connection: some DatabaseConnection, layout: SchemaLayout) {
+    init(
+        connection: some DatabaseConnection, layout: SchemaLayout,
+        removed: (layout: SchemaLayout, tables: [String: String])? = nil
+    ) {
         self.connection = connection
         self.layout = layout
+        self.removed = removed
         schema = layout.schema
     }
 
     /// Every row of `entity` (with its sub-entities' rows), each column by name. A property that
     /// sibling entities declare with different types has a column per meaning (`title@Reader`);
     /// each row also holds its own entity's value under the property's name.
+    ///
+    /// In `didMigrate`, an entity the stage removes is still readable by its name in the source
+    /// version, with the columns its table has then; its table is dropped after the stage's code
+    /// returns, in the same transaction.
     public func rows(of entity: String) throws -> [MigrationRow] {
-        let entityLayout = try layout.entity(entity)
+        var (entityLayout, table, layout) = (layout.entities[entity], layout.entities[entity]?.table, layout)
+        if entityLayout == nil, let removed, let old = removed.layout.entities[entity],
+            let current = removed.tables[entity]
+        {
+            (entityLayout, table, layout) = (old, current, removed.layout)
+        }
+        guard let entityLayout, let table else { throw StoreError.unknownEntity(entity) }
         let filter = entityLayout.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
-        let rows = try query("SELECT * FROM \(quoted(entityLayout.table)) AS t0\(filter)")
+        let rows = try query("SELECT * FROM \(quoted(table)) AS t0\(filter)")
         return rows.map { row in
             var row = row
             guard case .text(let name) = row["_entity"], let own = layout.entities[name] else { return row }

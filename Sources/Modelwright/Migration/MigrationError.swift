@@ -38,6 +38,17 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     /// version can hold them (both rows exist and fit): the stage's code dropped them, or did not
     /// carry them into the relationship's new shape. `row` and `destination` name the first.
     case linksLost(stage: String, entity: String, relationship: String, rows: Int, row: String, destination: String)
+    /// The stage would drop `rows` links of `entity`.`relationship` (by the source version's names)
+    /// to rows that leave its destination's hierarchy, and the stage does not declare the loss
+    /// (``MigrationStage/losses``): a plan built by hand, or edited, that `plan` never checked.
+    /// `row` and `destination` name the first link. The stage was rolled back.
+    case undeclaredLinkLoss(
+        stage: String, entity: String, relationship: String, rows: Int, row: String, destination: String)
+    /// After a custom stage, the row `row` of `entity` holds JSON in `attribute` that is not of
+    /// the shape the stage's destination version declares (`declared`, from its archived schema:
+    /// a type spelled with standard types only). Found right after the stage that wrote it, which
+    /// was rolled back.
+    case wrongJSONShape(stage: String, entity: String, attribute: String, row: String, declared: String, reason: String)
     /// A row ``MigrationTester`` was asked to write does not fit the version it writes at.
     case invalidFixture(entity: String, version: Int, reason: String)
     /// After the stage, rows hold another value of an attribute the step keeps, or another list
@@ -72,6 +83,10 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "migration \(stage) left \(rows) row\(rows == 1 ? "" : "s") of \(entity) whose '\(relationship)' points at a \(target) whose '\(inverse)' does not point back (the \(entity) row \(row), for one); the stage was rolled back. A one-to-one keeps both sides: set \(target).\(inverse) too in the stage's code"
         case .linksLost(let stage, let entity, let relationship, let rows, let row, let destination):
             "migration \(stage) lost \(rows) link\(rows == 1 ? "" : "s") of \(entity).\(relationship) that the new version can hold (the \(entity) row \(row) to \(destination), for one); the stage was rolled back. Keep the links in the stage's code, or declare 'lossy \(entity).\(relationship)' and remove the relationship if they should go"
+        case .undeclaredLinkLoss(let stage, let entity, let relationship, let rows, let row, let destination):
+            "migration \(stage) would drop \(rows) link\(rows == 1 ? "" : "s") of \(entity).\(relationship) to rows that leave its destination's hierarchy (the row \(row) to \(destination), for one), and the stage does not declare that loss; the stage was rolled back. Declare 'lossy \(entity).\(relationship) \"why\"' in the step (MigrationStage.losses), or keep the rows below the relationship's destination"
+        case .wrongJSONShape(let stage, let entity, let attribute, let row, let declared, let reason):
+            "migration \(stage) left the \(entity) row \(row) whose '\(attribute)' is not JSON of \(declared): \(reason); the stage was rolled back. Write a value of the declared type in the stage's code (its obligation for \(entity).\(attribute), or didMigrate)"
         case .invalidFixture(let entity, let version, let reason):
             "cannot write a \(entity) row at version \(version): \(reason)"
         case .keptDataChanged(let stage, let entity, let property, let rows):

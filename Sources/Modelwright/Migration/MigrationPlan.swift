@@ -233,36 +233,73 @@ public struct MigrationStage: Sendable {
         }
     }
 
+    /// Data the step declares it may drop (`lossy Entity.property "why"` in the schema), by the
+    /// source version's names. The generated plan carries the same list `plan` checked the step
+    /// with, so the runtime honours exactly what the schema declares: links of a declared
+    /// relationship may go (to rows that leave its destination's hierarchy, or in the app's
+    /// code); links of any other relationship may not, and the stage throws instead.
+    public struct Loss: Sendable, Hashable {
+        /// The entity, by its name in the source version.
+        public let entity: String
+        /// The attribute or relationship, by its name in the source version; `nil` for the whole entity.
+        public let property: String?
+
+        /// Declares that `property` of `entity` (or the whole entity) may lose data in the stage.
+        public init(_ entity: String, _ property: String? = nil) {
+            self.entity = entity
+            self.property = property
+        }
+    }
+
     /// The version the stage starts from.
     public let source: SchemaVersion
     /// The version it ends at.
     public let destination: SchemaVersion
     /// The app's code, in order; empty for a lightweight stage.
     public let customSteps: [CustomStep]
+    /// What the step declares it may lose (see ``Loss``).
+    public let losses: [Loss]
 
     /// Whether the stage is inferred from the schemas alone.
     public var isLightweight: Bool { customSteps.isEmpty }
 
     /// A stage inferred from the two schemas (Core Data's `NSLightweightMigrationStage`).
-    public static func lightweight(from source: SchemaDescription, to destination: SchemaDescription) -> Self {
-        lightweight(from: SchemaVersion(source), to: SchemaVersion(destination))
+    public static func lightweight(
+        from source: SchemaDescription, to destination: SchemaDescription, lossy losses: [Loss] = []
+    ) -> Self {
+        lightweight(from: SchemaVersion(source), to: SchemaVersion(destination), lossy: losses)
     }
 
     /// A stage inferred from the two versions, whose schemas are decoded only when it runs.
-    public static func lightweight(from source: SchemaVersion, to destination: SchemaVersion) -> Self {
-        MigrationStage(source: source, destination: destination, customSteps: [])
+    public static func lightweight(
+        from source: SchemaVersion, to destination: SchemaVersion, lossy losses: [Loss] = []
+    ) -> Self {
+        MigrationStage(source: source, destination: destination, customSteps: [], losses: losses)
     }
 
     /// A stage that runs the app's code (Core Data's `NSCustomMigrationStage`).
     public static func custom(
-        from source: SchemaDescription, to destination: SchemaDescription, steps: [CustomStep]
+        from source: SchemaDescription, to destination: SchemaDescription, steps: [CustomStep],
+        lossy losses: [Loss] = []
     ) -> Self {
-        custom(from: SchemaVersion(source), to: SchemaVersion(destination), steps: steps)
+        custom(from: SchemaVersion(source), to: SchemaVersion(destination), steps: steps, lossy: losses)
     }
 
     /// A stage that runs the app's code, between two versions whose schemas are decoded only when it runs.
-    public static func custom(from source: SchemaVersion, to destination: SchemaVersion, steps: [CustomStep]) -> Self {
-        MigrationStage(source: source, destination: destination, customSteps: steps)
+    public static func custom(
+        from source: SchemaVersion, to destination: SchemaVersion, steps: [CustomStep], lossy losses: [Loss] = []
+    ) -> Self {
+        MigrationStage(source: source, destination: destination, customSteps: steps, losses: losses)
+    }
+
+    /// Whether the step declares that `property` of `entity` (both by the source version's names)
+    /// may lose data: a loss names it, an ancestor declaring it, or the whole entity.
+    func declaresLoss(of entity: String, _ property: String, in schema: SchemaDescription) -> Bool {
+        guard let description = schema.entity(named: entity) else {
+            return losses.contains { $0.entity == entity && ($0.property == nil || $0.property == property) }
+        }
+        let names = Set(TableMapping.lineage(of: description, in: schema).map(\.name))
+        return losses.contains { names.contains($0.entity) && ($0.property == nil || $0.property == property) }
     }
 
     /// What the stage does to a store's tables, found by running it, with each custom step's
@@ -296,7 +333,7 @@ public struct MigrationStage: Sendable {
         let stubs = customSteps.map {
             CustomStep(name: $0.name, label: $0.label, obligations: $0.obligations, didMigrate: { _ in })
         }
-        let shadow = MigrationStage(source: self.source, destination: destination, customSteps: stubs)
+        let shadow = MigrationStage(source: self.source, destination: destination, customSteps: stubs, losses: losses)
         var migrator = Migrator(connection: connection, progress: nil)
         migrator.stubsObligations = true
         let operations = try migrator.run(shadow, number: 1, of: 1, freshSchemas: freshSchemas)

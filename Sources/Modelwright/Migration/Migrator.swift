@@ -75,7 +75,10 @@ struct Migrator {
         // The links of every relationship the stage keeps (of those whose storage moves, for a
         // stage without the app's code), read before anything changes.
         let links = KeptLinks(
-            source: run.source, destination: run.destination, mapping: run.mapping, all: !stage.customSteps.isEmpty)
+            source: run.source, destination: run.destination, mapping: run.mapping, all: !stage.customSteps.isEmpty
+        ) { entity, relationship in
+            stage.declaresLoss(of: entity, relationship, in: run.source.schema)
+        }
         try links.read(connection)
         // The rows of entities that change tables move with their IDs, before the app's code.
         let moved = MovedRows(
@@ -84,7 +87,8 @@ struct Migrator {
         try run.addPhase(leavingEmpty: moved.columnsLeftEmpty)
         try run.move(moved)
         try run.carry(links)
-        let after = MigrationContext(connection: connection, layout: run.destination)
+        let after = MigrationContext(
+            connection: connection, layout: run.destination, removed: (run.source, run.removedEntityTables()))
         for step in stage.customSteps {
             for obligation in step.obligations {
                 try run.meet(obligation, context: after, stub: stubsObligations)
@@ -96,6 +100,9 @@ struct Migrator {
         try run.removePhase()
         try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
         try run.check(everyTable: !stage.customSteps.isEmpty)
+        // The app's code may have written any Codable column: each holds JSON of the shape its
+        // version declares, as far as the archive records it, or this stage fails, not a later one.
+        if !stage.customSteps.isEmpty && !stubsObligations { try run.checkJSONShapes() }
         try links.check(connection, stage: run.name)
         if let current, !records.isEmpty {
             try RecordDecodingCheck.run(
@@ -190,6 +197,25 @@ private struct StageRun {
             operations.append(operation)
             if !operation.isConstantTime { touched.insert(operation.table) }
         }
+    }
+
+    /// The table each source entity the stage removes is read from after the add phase, by its
+    /// source name: its own table (moved aside when a destination table took its name), or the
+    /// destination table that continues the one it shared.
+    func removedEntityTables() -> [String: String] {
+        let continuing = Dictionary(
+            mapping.sourceTable.map { ($0.value, $0.key) }, uniquingKeysWith: { first, second in min(first, second) })
+        let kept = Set(destination.schema.entities.map { $0.renamedFrom ?? $0.name })
+        var result: [String: String] = [:]
+        for entity in source.schema.entities where !kept.contains(entity.name) {
+            guard let table = source.entities[entity.name]?.table else { continue }
+            if let current = continuing[table] {
+                result[entity.name] = current
+            } else {
+                result[entity.name] = removedTables.contains("_mw_removed_" + table) ? "_mw_removed_" + table : table
+            }
+        }
+        return result
     }
 
     // MARK: - Add phase
@@ -618,8 +644,11 @@ private struct StageRun {
 
     /// Drops the links to the rows `ids` selects of `table`, which leave it (rows of an entity
     /// that left the hierarchy, now in their own table under the same IDs) while the new version
-    /// still keeps those links in `table`: a link typed as the hierarchy cannot hold them, and the
-    /// planner has the step declare the loss (`lossy`). A join table's links go; an optional
+    /// still keeps those links in `table`: a link typed as the hierarchy cannot hold them. Only a
+    /// relationship the step declares lossy (``MigrationStage/losses``, what `plan` enforced) may
+    /// lose them; for any other, the stage throws
+    /// ``MigrationError/undeclaredLinkLoss(stage:entity:relationship:rows:row:destination:)`` — a
+    /// hand-built plan does not drop links silently. A join table's links go; an optional
     /// to-one is cleared; a required one is left for the checks, which name it.
     private mutating func dropLinks(to ids: String, in table: String, _ actual: StoreSchema) throws {
         for (other, definition) in actual.tables.sorted(by: { $0.key < $1.key }) {
@@ -627,6 +656,11 @@ private struct StageRun {
             let kept = expected.tables[other]?.foreignKeys ?? []
             for key in definition.foreignKeys.sorted(by: { $0.column < $1.column })
             where key.table == table && kept.contains(where: { $0.column == key.column && $0.table == table }) {
+                let far = key.column == "source" ? "destination" : "source"
+                try requireDeclaredLoss(
+                    ofJoinTable: relationship, intoSource: key.column == "source",
+                    links: "FROM \(quoted(other)) WHERE \(quoted(key.column)) IN (\(ids))",
+                    row: quoted(far), destination: quoted(key.column))
                 try execute(
                     "DELETE FROM \(quoted(other)) WHERE \(quoted(key.column)) IN (\(ids))",
                     .updateRows(table: other, reason: "drops the links of \(relationship) to rows that left \(table)"))
@@ -639,6 +673,10 @@ private struct StageRun {
                     actual.tables[entity.table]?.columns[column.name] != nil,
                     cleared.insert(entity.table + "." + column.name).inserted
                 else { continue }
+                try requireDeclaredLoss(
+                    of: entity.name, column.property,
+                    links: "FROM \(quoted(entity.table)) WHERE \(quoted(column.name)) IN (\(ids))",
+                    row: "\"id\"", destination: quoted(column.name))
                 try execute(
                     "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = NULL WHERE \(quoted(column.name)) IN (\(ids))",
                     .updateRows(
@@ -646,6 +684,72 @@ private struct StageRun {
                         reason: "clears \(entity.name).\(column.property) where it pointed at rows that left \(table)"))
             }
         }
+    }
+
+    /// Throws unless the step declares that the join table of `owner` (`Entity.relationship`, by
+    /// the destination's names) may lose links: a loss on either side of the pair counts, since
+    /// one table stores both. `intoSource` says the rows leaving are the owner's, so the side that
+    /// loses links into them is the inverse.
+    private func requireDeclaredLoss(
+        ofJoinTable owner: String, intoSource: Bool, links: String, row: String, destination: String
+    ) throws {
+        let parts = owner.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return }
+        let inverse = relationshipDescription(parts[0], parts[1])?.relationship
+        let sides =
+            [(parts[0], parts[1])]
+            + (inverse.flatMap { rel in rel.inverse.map { (rel.destination, $0) } }.map { [$0] } ?? [])
+        if sides.contains(where: { declaresLoss($0.0, $0.1) }) { return }
+        let named = intoSource ? sides.last ?? sides[0] : sides[0]
+        try throwIfAny(links: links, entity: named.0, relationship: named.1, row: row, destination: destination)
+    }
+
+    /// Throws unless the step declares that `relationship` of `entity` (destination names) may lose links.
+    private func requireDeclaredLoss(
+        of entity: String, _ relationship: String, links: String, row: String, destination: String
+    ) throws {
+        guard !declaresLoss(entity, relationship) else { return }
+        try throwIfAny(links: links, entity: entity, relationship: relationship, row: row, destination: destination)
+    }
+
+    /// Throws ``MigrationError/undeclaredLinkLoss(stage:entity:relationship:rows:row:destination:)``
+    /// when `links` (a `FROM … WHERE …` clause) selects any link, naming the relationship by the
+    /// source version's names, as a `lossy` line would.
+    private func throwIfAny(links: String, entity: String, relationship: String, row: String, destination: String)
+        throws
+    {
+        let statement = try connection.prepare(
+            "SELECT count(*), min(quote(\(row))), min(quote(\(destination))) \(links)")
+        guard try statement.step(), statement.int64(0) > 0 else { return }
+        let old = sourceNames(entity, relationship)
+        throw MigrationError.undeclaredLinkLoss(
+            stage: name, entity: old.entity, relationship: old.relationship, rows: Int(statement.int64(0)),
+            row: statement.string(1), destination: statement.string(2))
+    }
+
+    /// The destination's description of `relationship` of `entity` (declared by it or an ancestor).
+    private func relationshipDescription(_ entity: String, _ relationship: String)
+        -> (owner: EntityDescription, relationship: RelationshipDescription)?
+    {
+        guard let description = destination.schema.entity(named: entity) else { return nil }
+        for level in TableMapping.lineage(of: description, in: destination.schema).reversed() {
+            if let found = level.relationships.first(where: { $0.name == relationship }) { return (level, found) }
+        }
+        return nil
+    }
+
+    /// The source version's names of `relationship` of `entity`, given by the destination's names.
+    private func sourceNames(_ entity: String, _ relationship: String) -> (entity: String, relationship: String) {
+        guard let found = relationshipDescription(entity, relationship) else { return (entity, relationship) }
+        return (found.owner.renamedFrom ?? found.owner.name, found.relationship.renamedFrom ?? relationship)
+    }
+
+    /// Whether the stage declares `relationship` of `entity` (destination names) lossy.
+    private func declaresLoss(_ entity: String, _ relationship: String) -> Bool {
+        let old = sourceNames(entity, relationship)
+        let concrete = destination.schema.entity(named: entity).map { $0.renamedFrom ?? $0.name } ?? entity
+        return stage.declaresLoss(of: old.entity, old.relationship, in: source.schema)
+            || stage.declaresLoss(of: concrete, old.relationship, in: source.schema)
     }
 
     private mutating func rebuild(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
@@ -927,6 +1031,41 @@ private struct StageRun {
                     rows: Int(statement.int64(Int32(index))))
             }
         }
+    }
+
+    /// Checks every `Codable` column of the destination whose archived type spelling has a known
+    /// shape (``JSONShape``) against it, row by row; throws
+    /// ``MigrationError/wrongJSONShape(stage:entity:attribute:row:declared:reason:)`` for the first
+    /// row that does not fit.
+    func checkJSONShapes() throws {
+        for description in destination.schema.entities {
+            guard let entity = destination.entities[description.name], !entity.isAbstract else { continue }
+            for column in entity.columns {
+                guard case .codable(let typeName)? = column.type, let shape = JSONShape(spelling: typeName) else {
+                    continue
+                }
+                let statement = try connection.prepare(
+                    "SELECT \"id\", \(quoted(column.name)) FROM \(quoted(entity.table)) "
+                        + "WHERE \(rows(of: entity)) AND \(quoted(column.name)) IS NOT NULL ORDER BY \"id\"")
+                while try statement.step() {
+                    guard case .text(let json) = statement.value(1) else { continue }
+                    if let problem = shape.problem(inJSON: json) {
+                        throw MigrationError.wrongJSONShape(
+                            stage: name, entity: entity.name, attribute: column.property,
+                            row: Self.rowName(statement.value(0)),
+                            declared: "Codable<\(typeName)> of version \(stage.destination.version)", reason: problem)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A row's ID as errors name it: a UUID when it is one, as ``RecordDecodingCheck`` names rows.
+    private static func rowName(_ id: SQLValue) -> String {
+        if case .blob(let data) = id, data.count == 16 {
+            return UUID(uuid: data.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }).uuidString
+        }
+        return "\(id)"
     }
 
     private func scalar(_ sql: String) throws -> Int {

@@ -46,6 +46,17 @@ enum MigrationsContext {
                 // A lossy step runs as a lightweight stage: the runtime clears what it gives up.
                 "isLightweight": .bool(step.customStages.isEmpty),
                 "customStages": .list(stages),
+                // The step's `lossy` lines, which the runtime honours as `plan` did.
+                "hasLosses": .bool(!step.losses.isEmpty),
+                "losses": .list(
+                    step.losses.map { loss -> MustacheValue in
+                        [
+                            "entityLiteral": .string(SwiftSpelling.string(loss.entity)),
+                            "propertyLiteral": .string(loss.property.map { ", " + SwiftSpelling.string($0) } ?? ""),
+                            // swift-format wants a trailing comma only when the list holds more than one element.
+                            "separator": .string(step.losses.count > 1 ? "," : ""),
+                        ]
+                    }),
             ]
         }
         // The record of every concrete entity decodes every row before the last stage commits.

@@ -176,10 +176,12 @@ extension MigrationPlanner {
                     },
                     didMigrate: { _ in })
             }
+            // The losses the step declares, as the generated plan carries them to the runtime.
+            let losses = accepted.map { MigrationStage.Loss($0.entity, $0.property) }
             let stage = { (source: SchemaDescription, destination: SchemaDescription) in
                 steps.isEmpty
-                    ? MigrationStage.lightweight(from: source, to: destination)
-                    : MigrationStage.custom(from: source, to: destination, steps: steps)
+                    ? MigrationStage.lightweight(from: source, to: destination, lossy: losses)
+                    : MigrationStage.custom(from: source, to: destination, steps: steps, lossy: losses)
             }
             do {
                 // The tables the step touches are enough to learn its cost; the whole schema is the
@@ -212,7 +214,7 @@ extension MigrationPlanner {
         }
         return PlannedStep(
             from: previous, to: next, changes: resolved, customStages: stages, obligations: obligations,
-            operations: operations)
+            losses: accepted.map { MigrationStage.Loss($0.entity, $0.property) }, operations: operations)
     }
 
     /// The stage that takes on `change`: the first whose `covers` list names its property (or

@@ -14,6 +14,9 @@ package struct PlannedStep: Sendable {
     /// What the custom stages owe: one entry per entity or property whose changes only the app's
     /// code can make, in the order of the changes. The generated stage protocol requires each.
     package let obligations: [StageObligation]
+    /// The losses the newer version's `lossy` lines declare for this step, by the older version's
+    /// names: `plan` checks the step with them, and the generated plan gives the runtime the same.
+    package let losses: [MigrationStage.Loss]
     /// What the runtime does to the tables, found by running the step on an empty in-memory
     /// store at generation time; empty when that could not be done.
     package let operations: [MigrationOperation]
