@@ -123,8 +123,31 @@ let reduceBalance = try await median {
 }
 report("sum(balance), exact Decimal", modelwright: sumBalance, reduce: reduceBalance, hand: nil)
 
+// MARK: - Prefetching
+
+let prefetchURL = directory.appendingPathComponent("prefetch.sqlite")
+let pets = try Store(url: prefetchURL, schema: querySchema)
+let petOwners = (0..<5_000).map { Owner(index: $0) }
+_ = try await pets.performAndSave { context in
+    try context.batchInsert(petOwners)
+    try context.batchInsert((0..<25_000).lazy.map { Pet(index: $0, owner: petOwners[$0 % petOwners.count].id) })
+}
+print("\nPrefetching: 1,000 of 5,000 owners with their 5 pets each (median of 7 runs)")
+let someOwners = Owner.request().sorted { [$0.name.ascending] }.limit(1000)
+let prefetched = try await median {
+    _ = try await pets.performQuery { try $0.fetch(someOwners.including { $0.pets }) }
+}
+let oneByOne = try await median {
+    _ = try await pets.performQuery { context in
+        try context.fetch(someOwners).map { owner in (owner, try context.fetch(owner.request { $0.pets })) }
+    }
+}
+print(String(format: "including { $0.pets }: %8.2f ms (2 queries)   N+1: %8.2f ms (1,001 queries)   %.1f× faster",
+    prefetched, oneByOne, oneByOne / prefetched))
+
 // MARK: - Streaming
 
+guard streamed > 0 else { exit(0) }
 print("\nStreaming \(streamed) owners")
 let bigURL = directory.appendingPathComponent("stream.sqlite")
 let big = try Store(url: bigURL, schema: querySchema)
