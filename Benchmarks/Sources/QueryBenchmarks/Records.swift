@@ -96,12 +96,16 @@ let querySchema = SchemaDescription(
                 AttributeDescription(name: "score", type: .int16),
                 AttributeDescription(name: "balance", type: .decimal, isOptional: true),
             ],
-            relationships: [RelationshipDescription(name: "pets", destination: "Pet", inverse: "owner", cardinality: .toMany)]
+            relationships: [
+                RelationshipDescription(name: "pets", destination: "Pet", inverse: "owner", cardinality: .toMany)
+            ]
         ),
         EntityDescription(
             name: "Pet",
             attributes: [AttributeDescription(name: "name", type: .string)],
-            relationships: [RelationshipDescription(name: "owner", destination: "Owner", inverse: "pets", cardinality: .toOne)]
+            relationships: [
+                RelationshipDescription(name: "owner", destination: "Owner", inverse: "pets", cardinality: .toOne)
+            ]
         ),
     ]
 )

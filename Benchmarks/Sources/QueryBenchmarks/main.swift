@@ -142,8 +142,10 @@ let oneByOne = try await median {
         try context.fetch(someOwners).map { owner in (owner, try context.fetch(owner.request { $0.pets })) }
     }
 }
-print(String(format: "including { $0.pets }: %8.2f ms (2 queries)   N+1: %8.2f ms (1,001 queries)   %.1f× faster",
-    prefetched, oneByOne, oneByOne / prefetched))
+print(
+    String(
+        format: "including { $0.pets }: %8.2f ms (2 queries)   N+1: %8.2f ms (1,001 queries)   %.1f× faster",
+        prefetched, oneByOne, oneByOne / prefetched))
 
 // MARK: - Streaming
 
@@ -169,5 +171,7 @@ func megabytes(_ baseline: Int?, _ peak: Int?) -> String {
     guard let baseline, let peak else { return "n/a" }
     return String(format: "%.1f MB", Double(max(0, peak - baseline)) / 1_048_576)
 }
-print("records(pageSize: 1000): \(count) rows in \(streamTime), peak RSS growth \(megabytes(streamBaseline, streamPeak))")
-print("fetch (one array):       \(fetched) rows in \(fetchTime), peak RSS growth \(megabytes(fetchBaseline, fetchPeak))")
+print(
+    "records(pageSize: 1000): \(count) rows in \(streamTime), peak RSS growth \(megabytes(streamBaseline, streamPeak))")
+print(
+    "fetch (one array):       \(fetched) rows in \(fetchTime), peak RSS growth \(megabytes(fetchBaseline, fetchPeak))")
