@@ -153,31 +153,36 @@ private struct Inclusion<Destination: Record>: PrefetchInclusion {
         else { throw StoreError.unsupportedQuery("'\(name)' does not reach \(Destination.entityName)") }
         let (parentIDs, arguments) = ids
         let select = "t0.\"id\"" + destination.columns.map { ", t0." + quoted($0.name) }.joined()
-        let discriminator = destination.discriminatorSQL(alias: "t0").map { " AND " + $0 } ?? ""
+        let discriminator = destination.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
+        // The parents drive each query (`FROM (parents) p JOIN …`), so SQLite looks their records
+        // up through the relationship's index instead of scanning the destination table for an `IN`.
+        let parents = "FROM (\(parentIDs)) p"
         let rows: String
         let childIDs: String
         if relationship.cardinality == .toOne {
             let column = quoted(parent.columnName(name))
+            let from = "\(parents) JOIN \(quoted(parent.table)) o ON o.\"id\" = p.\"id\""
             rows =
-                "SELECT p.\"id\", \(select) FROM \(quoted(parent.table)) p JOIN \(quoted(destination.table)) t0 "
-                + "ON t0.\"id\" = p.\(column) WHERE p.\"id\" IN (\(parentIDs))\(discriminator)"
-            childIDs = "SELECT p.\(column) FROM \(quoted(parent.table)) p WHERE p.\"id\" IN (\(parentIDs))"
+                "SELECT o.\"id\", \(select) \(from) JOIN \(quoted(destination.table)) t0 "
+                + "ON t0.\"id\" = o.\(column)\(discriminator)"
+            childIDs = "SELECT DISTINCT o.\(column) AS \"id\" \(from) WHERE o.\(column) IS NOT NULL"
         } else {
             switch try layout.storage(of: relationship, from: parent) {
             case .inverseColumn(let inverse, let position):
                 let owner = "t0.\(quoted(inverse))"
-                let from = "FROM \(quoted(destination.table)) t0 WHERE \(owner) IN (\(parentIDs))\(discriminator)"
+                let from = "\(parents) JOIN \(quoted(destination.table)) t0 ON \(owner) = p.\"id\"\(discriminator)"
                 rows =
-                    "SELECT \(owner), \(select) \(from) ORDER BY \(owner), \(position.map { "t0." + quoted($0) } ?? "t0.\"id\"")"
-                childIDs = "SELECT t0.\"id\" \(from)"
+                    "SELECT \(owner), \(select) \(from) "
+                    + "ORDER BY \(owner), \(position.map { "t0." + quoted($0) } ?? "t0.\"id\"")"
+                childIDs = "SELECT DISTINCT t0.\"id\" AS \"id\" \(from)"
             case .joinTable(let table, let source, let target, let position):
                 let from =
-                    "FROM \(quoted(table)) j JOIN \(quoted(destination.table)) t0 ON t0.\"id\" = j.\(quoted(target)) "
-                    + "WHERE j.\(quoted(source)) IN (\(parentIDs))\(discriminator)"
+                    "\(parents) JOIN \(quoted(table)) j ON j.\(quoted(source)) = p.\"id\" "
+                    + "JOIN \(quoted(destination.table)) t0 ON t0.\"id\" = j.\(quoted(target))\(discriminator)"
                 rows =
                     "SELECT j.\(quoted(source)), \(select) \(from) "
                     + "ORDER BY j.\(quoted(source)), \(position.map { "j." + quoted($0) } ?? "t0.\"id\"")"
-                childIDs = "SELECT t0.\"id\" \(from)"
+                childIDs = "SELECT DISTINCT t0.\"id\" AS \"id\" \(from)"
             }
         }
         var loaded: [(parent: UUID, record: Destination)] = []
