@@ -89,6 +89,8 @@ let package = Package(
             name: "TripsTests",
             dependencies: [
                 "Trips", "ModelwrightGenerator", "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightTestSupport",
+                // The prefetch tests count the statements SQLite runs with its trace hook.
+                "CSQLite",
             ],
             exclude: ["Golden"]
         ),

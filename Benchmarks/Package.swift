@@ -64,6 +64,13 @@ let package = Package(
             name: "MigrationBenchmarks",
             dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
         ),
+        // Issue 31's queries: aggregates next to fetch-and-reduce and hand SQL, streaming's peak memory.
+        .executableTarget(
+            name: "QueryBenchmarks",
+            dependencies: [
+                "CSQLiteBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
+            ]
+        ),
         // PostgreSQL (issue 27): Modelwright's PostgresConnection, through the runtime's engine
         // interface, next to the same workloads in C on raw libpq, on a cluster the run starts.
         .target(

@@ -107,6 +107,14 @@ protocol SQLDialect: Sendable {
         _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
     ) throws -> String
 
+    /// An aggregate of `expression` over the rows of a group; a sum of no rows is 0, and every
+    /// other aggregate of no rows is NULL (see ``AggregateFunction``).
+    func aggregate(_ function: AggregateFunction, of expression: String) -> String
+
+    /// `SELECT columns FROM (source) GROUP BY keys ORDER BY keys`: the rows of `source` in groups
+    /// of equal `keys` (all rows in one group when there are none), in the order of the keys.
+    func grouped(_ columns: [String], from source: String, by keys: [String]) -> String
+
     // MARK: - Transactions
 
     /// The statement that begins a transaction of this kind.
@@ -175,9 +183,26 @@ protocol SQLDialect: Sendable {
     func isClustered(definition: String) -> Bool
 }
 
-/// Standard SQL (DDL and savepoints), the same in every engine the runtime targets: an engine's dialect spells these
-/// itself only where it differs.
+/// Standard SQL (DDL, savepoints and aggregates), the same in every engine the runtime targets: an engine's dialect
+/// spells these itself only where it differs.
 extension SQLDialect {
+    func aggregate(_ function: AggregateFunction, of expression: String) -> String {
+        switch function {
+        case .count: "COUNT(\(expression))"
+        case .sum: "COALESCE(SUM(\(expression)), 0)"
+        case .min: "MIN(\(expression))"
+        case .max: "MAX(\(expression))"
+        case .average: "AVG(\(expression))"
+        }
+    }
+
+    func grouped(_ columns: [String], from source: String, by keys: [String]) -> String {
+        let select = "SELECT \(columns.joined(separator: ", ")) FROM (\(source)) g"
+        guard !keys.isEmpty else { return select }
+        let list = keys.joined(separator: ", ")
+        return select + " GROUP BY \(list) ORDER BY \(list)"
+    }
+
     func renameTable(_ table: String, to name: String) -> String {
         "ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name))"
     }

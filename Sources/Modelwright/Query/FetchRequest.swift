@@ -21,6 +21,7 @@ import Foundation
 /// - ``sorted(_:)``
 /// - ``limit(_:)``
 /// - ``offset(_:)``
+/// - ``after(_:)``
 public struct FetchRequest<Target: Record>: Sendable, Hashable {
     /// The condition rows must satisfy; `nil` for every row.
     public var condition: Condition?
@@ -33,6 +34,8 @@ public struct FetchRequest<Target: Record>: Sendable, Hashable {
     /// For a request made by ``Record/request(_:)``: the relationship and record whose
     /// destinations it fetches, in the relationship's order when it is ordered.
     public var scope: RelationshipScope?
+    /// For a keyset-paged request (``after(_:)``): where its page starts; `nil` for an unpaged request.
+    public var pageStart: PageStart<Target>?
 
     /// A request for every record of the type.
     public init(condition: Condition? = nil, sortKeys: [SortKey] = [], fetchLimit: Int? = nil, fetchOffset: Int = 0) {

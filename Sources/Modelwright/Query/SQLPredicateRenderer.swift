@@ -52,14 +52,18 @@ struct SQLPredicateRenderer {
     /// The value at `path` for the row `alias` of `entity`, as a sort key orders by it and a
     /// results controller groups sections by it. Through a to-one hop it is a scalar subquery on
     /// the destination, NULL (first when ascending, as SQLite sorts NULL) when the relationship is empty.
-    func value(at path: ColumnPath, entity: EntityLayout, alias: String, depth: Int = 0) throws -> String {
+    /// With `numeric` false, a decimal is its stored text (what an aggregate reads to stay exact).
+    func value(
+        at path: ColumnPath, entity: EntityLayout, alias: String, depth: Int = 0, numeric: Bool = true
+    ) throws -> String {
         guard let hop = path.hops.first else {
             guard path.column != "id" else { return ConditionSQL.column("id", of: alias) }
             // Results controllers break ties by SQLite's row number: unique like the ID, and the last
             // column of every index, so an index on the sort keys still orders the rows without a sort.
             guard path != ColumnPath.rowNumber else { return try ConditionSQL.rowNumber(of: alias, in: dialect) }
             let column = try self.column(path.column, of: entity)
-            return ConditionSQL.numeric(ConditionSQL.column(column.name, of: alias), column.isDecimal, in: dialect)
+            return ConditionSQL.numeric(
+                ConditionSQL.column(column.name, of: alias), numeric && column.isDecimal, in: dialect)
         }
         let (relationship, destination) = try layout.destination(of: hop, from: entity)
         guard relationship.cardinality == .toOne else {
@@ -67,7 +71,7 @@ struct SQLPredicateRenderer {
         }
         let rest = ColumnPath(hops: Array(path.hops.dropFirst()), column: path.column)
         let inner = "s\(depth + 1)"
-        let value = try value(at: rest, entity: destination, alias: inner, depth: depth + 1)
+        let value = try value(at: rest, entity: destination, alias: inner, depth: depth + 1, numeric: numeric)
         return ConditionSQL.valueThroughHop(
             value, table: destination.table, alias: inner, outer: alias, column: entity.columnName(hop))
     }

@@ -114,6 +114,7 @@ public class ReadContext {
         entity: EntityLayout,
         defaultSort: Bool = true
     ) throws -> (String, [SQLValue]) {
+        let request = try resolvingPageStart(request)
         let shape = SelectShape(
             columns: columns,
             entity: entity.name,

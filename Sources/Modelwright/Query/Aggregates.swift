@@ -1,0 +1,457 @@
+import Foundation
+
+/// A value a request can summarise, optional or not: ``Base`` is the type without its optional,
+/// which the aggregate's result is typed after (`min` of an `Int16?` field is an `Int16?`).
+public protocol AggregateOperand: ColumnValue {
+    /// The value's type without its optional.
+    associatedtype Base: ColumnValue & Hashable
+}
+
+/// A value that adds up: the integers, `Double`, `Float` and `Decimal`.
+///
+/// ``Sum`` is wide enough that a sum never wraps: every integer sums as an `Int64` (a sum beyond
+/// it throws ``AggregateError/overflow(entity:field:)``), `Float` and `Double` as `Double`, and
+/// `Decimal` as an exact `Decimal`. ``Mean`` is `Double`, or `Decimal` for a decimal.
+public protocol SummableValue: AggregateOperand, Hashable where Base == Self {
+    /// The type of a sum of these values.
+    associatedtype Sum: ColumnValue & Hashable
+    /// The type of an average of these values.
+    associatedtype Mean: ColumnValue & Hashable
+}
+
+extension Optional: AggregateOperand where Wrapped: ColumnValue & Hashable {
+    /// The wrapped type.
+    public typealias Base = Wrapped
+}
+
+extension Int16: SummableValue {
+    /// A sum of `Int16` values, widened.
+    public typealias Sum = Int64
+    /// An average, as a `Double`.
+    public typealias Mean = Double
+    /// `Int16` itself.
+    public typealias Base = Int16
+}
+extension Int32: SummableValue {
+    /// A sum of `Int32` values, widened.
+    public typealias Sum = Int64
+    /// An average, as a `Double`.
+    public typealias Mean = Double
+    /// `Int32` itself.
+    public typealias Base = Int32
+}
+extension Int64: SummableValue {
+    /// A sum of `Int64` values; one beyond `Int64` throws.
+    public typealias Sum = Int64
+    /// An average, as a `Double`.
+    public typealias Mean = Double
+    /// `Int64` itself.
+    public typealias Base = Int64
+}
+extension Int: SummableValue {
+    /// A sum of `Int` values; one beyond `Int64` throws.
+    public typealias Sum = Int64
+    /// An average, as a `Double`.
+    public typealias Mean = Double
+    /// `Int` itself.
+    public typealias Base = Int
+}
+extension Double: SummableValue {
+    /// A sum of `Double` values.
+    public typealias Sum = Double
+    /// An average, as a `Double`.
+    public typealias Mean = Double
+    /// `Double` itself.
+    public typealias Base = Double
+}
+extension Float: SummableValue {
+    /// A sum of `Float` values, as a `Double`.
+    public typealias Sum = Double
+    /// An average, as a `Double`.
+    public typealias Mean = Double
+    /// `Float` itself.
+    public typealias Base = Float
+}
+extension Decimal: SummableValue {
+    /// An exact sum.
+    public typealias Sum = Decimal
+    /// An average to `Decimal`'s 38 significant digits.
+    public typealias Mean = Decimal
+    /// `Decimal` itself.
+    public typealias Base = Decimal
+}
+extension Bool: AggregateOperand {
+    /// `Bool` itself.
+    public typealias Base = Bool
+}
+extension String: AggregateOperand {
+    /// `String` itself.
+    public typealias Base = String
+}
+extension Date: AggregateOperand {
+    /// `Date` itself.
+    public typealias Base = Date
+}
+extension UUID: AggregateOperand {
+    /// `UUID` itself.
+    public typealias Base = UUID
+}
+extension URL: AggregateOperand {
+    /// `URL` itself.
+    public typealias Base = URL
+}
+
+/// What an aggregate computes over the rows of a group.
+enum AggregateFunction: Sendable, Hashable {
+    /// The number of rows.
+    case count
+    /// The sum of the field's present values; 0 for none.
+    case sum
+    /// The smallest present value; NULL for none.
+    case min
+    /// The largest present value; NULL for none.
+    case max
+    /// The mean of the present values; NULL for none.
+    case average
+}
+
+/// Why an aggregate could not be computed.
+public enum AggregateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The sum of an integer field does not fit in an `Int64`.
+    case overflow(entity: String, field: String)
+
+    /// What went wrong, and what to do instead.
+    public var description: String {
+        switch self {
+        case .overflow(let entity, let field):
+            "the sum of \(entity).\(field) does not fit in an Int64: "
+                + "sum fewer rows (filter or limit the request), or sum the field as a Double"
+        }
+    }
+}
+
+/// One number (or value) computed over the records a request matches: a count, sum, minimum,
+/// maximum or average, run by ``ReadContext/fetch(_:)-(AggregateRequest<Target,Value>)`` and observed
+/// with ``Store/observe(_:)-(AggregateRequest<Target,Value>)``.
+///
+/// ```swift
+/// let request = Trip.request().filter { $0.travellers >= 2 }
+/// let (trips, seconds, latest) = try await store.performQuery { context in
+///     (
+///         try context.fetch(request.countAll()),
+///         try context.fetch(request.sum { $0.totalSeconds }),
+///         try context.fetch(request.max { $0.startsOn })
+///     )
+/// }
+/// ```
+///
+/// The result follows the field's type: a sum of integers is an `Int64` (never wrapping), a
+/// minimum or maximum is the field's type, `nil` when no record has a value, and an average is a
+/// `Double` (a `Decimal` for a decimal field). A request's limit and offset apply first.
+///
+/// SQLite has no decimal arithmetic, so a decimal field's sum, average, minimum and maximum are
+/// computed exactly by the store from the stored decimal text, one row at a time.
+public struct AggregateRequest<Target: Record, Value: ColumnValue & Hashable>: Sendable, Hashable {
+    /// The records summarised.
+    public let request: FetchRequest<Target>
+    let function: AggregateFunction
+    /// The field summarised; `nil` for a count of records.
+    let path: ColumnPath?
+    /// Whether the field is a decimal, summarised exactly from its text.
+    let isDecimal: Bool
+
+    /// The aggregate computed for each group of records with equal `keys`, in the order of the
+    /// keys (missing values first).
+    ///
+    /// ```swift
+    /// let perOwner = try await store.performQuery { context in
+    ///     try context.fetch(Trip.request().sum { $0.travellers }.grouped { ($0.owner.username, $0.priority) })
+    /// }
+    /// for group in perOwner { print(group.keys.0, group.keys.1, group.value) }
+    /// ```
+    public func grouped<each Key: ColumnValue>(
+        by keys: (Target.Fields) -> (repeat Field<each Key>)
+    ) -> GroupedAggregateRequest<Target, repeat each Key, Value> {
+        var paths: [ColumnPath] = []
+        for field in repeat each keys(Target.Fields(path: .root)) { paths.append(field.path) }
+        return GroupedAggregateRequest(aggregate: self, keys: paths)
+    }
+}
+
+/// An aggregate computed per group of records with equal key fields (see
+/// ``AggregateRequest/grouped(by:)``).
+public struct GroupedAggregateRequest<Target: Record, each Key: ColumnValue, Value: ColumnValue & Hashable>: Sendable {
+    /// The aggregate computed in each group.
+    public let aggregate: AggregateRequest<Target, Value>
+    /// The fields whose values make a group.
+    public let keys: [ColumnPath]
+}
+
+/// The result of a grouped aggregate for one group.
+public struct AggregateGroup<each Key, Value> {
+    /// The group's key values, in the order of the fields grouped by.
+    public let keys: (repeat each Key)
+    /// The aggregate over the group's records.
+    public let value: Value
+}
+
+extension AggregateGroup: Sendable where repeat each Key: Sendable, Value: Sendable {}
+
+extension AggregateGroup where repeat each Key: ColumnValue, Value: ColumnValue {
+    /// The groups of an aggregate's rows: each row's key values, then its aggregate. A missing key
+    /// for a key type that is not optional is refused, naming the field and the fix.
+    static func decode<Target: Record>(
+        _ rows: [[SQLValue]], _ grouped: GroupedAggregateRequest<Target, repeat each Key, Value>
+    ) throws -> [AggregateGroup<repeat each Key, Value>] {
+        try rows.map { row in
+            var index = 0
+            func next<Decoded: ColumnValue>(_ type: Decoded.Type) throws -> Decoded {
+                defer { index += 1 }
+                do {
+                    return try Decoded(sqlValue: row[index])
+                } catch let error as ColumnValueError {
+                    let field = grouped.keys[index].keyPath
+                    let fix = row[index] == .null ? "; group by `$0.\(field).orNil` to have them as a group of nil" : ""
+                    throw StoreError.invalidValue(
+                        entity: Target.entityName,
+                        message: "some records have no value for the group key '\(field)' (\(error.message))\(fix)")
+                }
+            }
+            let keys = (repeat try next((each Key).self))
+            return AggregateGroup(keys: (repeat each keys), value: try Value(sqlValue: row[index]))
+        }
+    }
+}
+
+extension Field {
+    /// This field as optional: a group key reached through a to-one relationship that may be
+    /// empty, `grouped { $0.owner.organization.name.orNil }`, where the records without one make a
+    /// group of `nil`.
+    public var orNil: Field<Value?> { Field<Value?>(path: path) }
+}
+
+extension FetchRequest {
+    /// The number of records the request matches, as an aggregate that can be grouped and observed.
+    public func countAll() -> AggregateRequest<Target, Int> {
+        AggregateRequest(request: self, function: .count, path: nil, isDecimal: false)
+    }
+
+    /// The number of records whose `field` has a value.
+    public func count<Operand: AggregateOperand>(
+        _ field: (Target.Fields) -> Field<Operand>
+    ) -> AggregateRequest<Target, Int> {
+        aggregate(.count, field)
+    }
+
+    /// The sum of `field` over the records (0 for none; a missing value counts as nothing).
+    public func sum<Operand: AggregateOperand>(
+        _ field: (Target.Fields) -> Field<Operand>
+    ) -> AggregateRequest<Target, Operand.Base.Sum> where Operand.Base: SummableValue {
+        aggregate(.sum, field)
+    }
+
+    /// The mean of `field`'s present values; `nil` when no record has one.
+    public func average<Operand: AggregateOperand>(
+        _ field: (Target.Fields) -> Field<Operand>
+    ) -> AggregateRequest<Target, Operand.Base.Mean?> where Operand.Base: SummableValue {
+        aggregate(.average, field)
+    }
+
+    /// The smallest value of `field`; `nil` when no record has one. Text compares by its bytes
+    /// (UTF-8), as the store sorts it.
+    public func min<Operand: AggregateOperand>(
+        _ field: (Target.Fields) -> Field<Operand>
+    ) -> AggregateRequest<Target, Operand.Base?> {
+        aggregate(.min, field)
+    }
+
+    /// The largest value of `field`; `nil` when no record has one.
+    public func max<Operand: AggregateOperand>(
+        _ field: (Target.Fields) -> Field<Operand>
+    ) -> AggregateRequest<Target, Operand.Base?> {
+        aggregate(.max, field)
+    }
+
+    private func aggregate<Operand: AggregateOperand, Result>(
+        _ function: AggregateFunction, _ field: (Target.Fields) -> Field<Operand>
+    ) -> AggregateRequest<Target, Result> {
+        AggregateRequest(
+            request: self, function: function, path: field(Target.Fields(path: .root)).path,
+            isDecimal: Operand.Base.self == Decimal.self)
+    }
+}
+
+extension ReadContext {
+    /// The aggregate's value over the records its request matches.
+    public func fetch<Target: Record, Value>(_ aggregate: AggregateRequest<Target, Value>) throws -> Value {
+        let rows = try aggregateRows(aggregate, keys: [])
+        return try Value(sqlValue: rows.first?.last ?? .null)
+    }
+
+    /// The aggregate's value for each group of records with equal keys, in the order of the keys.
+    public func fetch<Target: Record, each Key: ColumnValue, Value>(
+        _ grouped: GroupedAggregateRequest<Target, repeat each Key, Value>
+    ) throws -> [AggregateGroup<repeat each Key, Value>] {
+        try AggregateGroup.decode(try aggregateRows(grouped.aggregate, keys: grouped.keys), grouped)
+    }
+
+    /// The rows of an aggregate: each group's key values, then the aggregate, as stored values.
+    /// Decimals are summarised here, exactly, from the rows of the group in key order.
+    func aggregateRows<Target: Record, Value>(
+        _ aggregate: AggregateRequest<Target, Value>, keys: [ColumnPath]
+    ) throws -> [[SQLValue]] {
+        let entity = try layout.entity(Target.entityName)
+        let renderer = SQLPredicateRenderer(layout: layout, dialect: connection.dialect)
+        var columns = try keys.enumerated().map { index, key in
+            try renderer.value(at: key, entity: entity, alias: "t0", numeric: false) + " AS k\(index)"
+        }
+        let operand = try aggregate.path.map { try renderer.value(at: $0, entity: entity, alias: "t0", numeric: false) }
+        columns.append((operand ?? "1") + " AS v")
+        var request = aggregate.request
+        let isLimited = request.fetchLimit != nil || request.fetchOffset > 0
+        // Which rows a limit keeps depends on the order; without one, the order is irrelevant.
+        if !isLimited { request.sortKeys = [] }
+        let (inner, arguments) = try select(
+            columns.joined(separator: ", "), request, entity: entity, defaultSort: isLimited)
+        let keyNames = keys.indices.map { "k\($0)" }
+        let exactly = aggregate.isDecimal && aggregate.function != .count
+        let dialect = connection.dialect
+        var sql: String
+        if exactly {
+            sql = dialect.grouped(keyNames + ["v"], from: inner, by: [])
+            if !keyNames.isEmpty { sql += " ORDER BY " + keyNames.joined(separator: ", ") }
+        } else {
+            sql = dialect.grouped(
+                keyNames + [dialect.aggregate(aggregate.function, of: "v")], from: inner, by: keyNames)
+        }
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        for (index, argument) in arguments.enumerated() {
+            statement.bind(argument, Int32(index + 1))
+        }
+        let width = Int32(keys.count + 1)
+        var rows: [[SQLValue]] = []
+        var reducer = DecimalReducer(function: aggregate.function)
+        var groupKeys: [SQLValue]?
+        while try stepAggregate(statement, aggregate, entity: entity) {
+            let row = (0..<width).map { statement.value($0) }
+            guard exactly else {
+                rows.append(row)
+                continue
+            }
+            let rowKeys = Array(row.dropLast())
+            if let current = groupKeys, current != rowKeys {
+                rows.append(current + [try reducer.result()])
+                reducer = DecimalReducer(function: aggregate.function)
+            }
+            groupKeys = rowKeys
+            if let last = row.last, last != .null {
+                do {
+                    reducer.add(try Decimal(sqlValue: last))
+                } catch let error as ColumnValueError {
+                    throw StoreError.invalidValue(entity: entity.name, message: error.message)
+                }
+            }
+        }
+        if exactly, keys.isEmpty || groupKeys != nil {
+            rows.append((groupKeys ?? []) + [try reducer.result()])
+        }
+        return rows
+    }
+
+    /// Steps an aggregate's statement, naming the field whose integer sum overflowed.
+    private func stepAggregate<Target: Record, Value>(
+        _ statement: any DatabaseStatement, _ aggregate: AggregateRequest<Target, Value>, entity: EntityLayout
+    ) throws -> Bool {
+        do {
+            return try statement.step()
+        } catch let error as SQLiteError where error.message.contains("integer overflow") {
+            throw AggregateError.overflow(entity: entity.name, field: aggregate.path?.keyPath ?? "")
+        }
+    }
+}
+
+/// Sums, averages and extremes of decimals, exactly: SQLite has no decimal arithmetic (it would
+/// add them as doubles), so the store adds the stored decimal text itself.
+private struct DecimalReducer {
+    let function: AggregateFunction
+    private var total = Decimal.zero
+    private var count = 0
+    private var extreme: Decimal?
+
+    init(function: AggregateFunction) {
+        self.function = function
+    }
+
+    mutating func add(_ value: Decimal) {
+        count += 1
+        total += value
+        switch function {
+        case .min: extreme = extreme.map { Swift.min($0, value) } ?? value
+        case .max: extreme = extreme.map { Swift.max($0, value) } ?? value
+        default: break
+        }
+    }
+
+    /// The result as the store would have returned it: decimal text, or NULL for none.
+    func result() throws -> SQLValue {
+        switch function {
+        case .count: .integer(Int64(count))
+        case .sum: try total.sqlValue
+        case .average: count == 0 ? .null : try (total / Decimal(count)).sqlValue
+        case .min, .max: try extreme?.sqlValue ?? .null
+        }
+    }
+}
+
+extension Store {
+    /// The aggregate's value now, then again after every commit that changes it: a commit that
+    /// writes no column the aggregate reads (its field, its request's filter and sort) wakes
+    /// nothing, and a value equal to the last one delivered is not delivered again.
+    ///
+    /// ```swift
+    /// for try await total in store.observe(Trip.request().sum { $0.travellers }) {
+    ///     print("travellers:", total)
+    /// }
+    /// ```
+    public func observe<Target: Record, Value>(
+        _ aggregate: AggregateRequest<Target, Value>
+    ) -> AsyncThrowingStream<Value, Error> {
+        observeAggregate(aggregate, keys: []) { rows in try Value(sqlValue: rows.first?.last ?? .null) }
+    }
+
+    /// The aggregate's value for each group now, then again after every commit that changes them.
+    public func observe<Target: Record, each Key: ColumnValue, Value>(
+        _ grouped: GroupedAggregateRequest<Target, repeat each Key, Value>
+    ) -> AsyncThrowingStream<[AggregateGroup<repeat each Key, Value>], Error> {
+        observeAggregate(grouped.aggregate, keys: grouped.keys) { rows in try AggregateGroup.decode(rows, grouped) }
+    }
+
+    /// Re-runs an aggregate after each relevant commit and yields its decoded rows when they differ
+    /// from the last ones yielded.
+    private func observeAggregate<Target: Record, Value, Element>(
+        _ aggregate: AggregateRequest<Target, Value>,
+        keys: [ColumnPath],
+        decode: @escaping @Sendable ([[SQLValue]]) throws -> Element
+    ) -> AsyncThrowingStream<Element, Error> {
+        AsyncThrowingStream { continuation in
+            let last = Locked<[[SQLValue]]?>(nil)
+            let token = observe(aggregate.request, extraKeys: keys + (aggregate.path.map { [$0] } ?? [])) {
+                (context: ReadContext) in
+                let rows = try context.aggregateRows(aggregate, keys: keys)
+                let isNew = last.withLock { last in
+                    defer { last = rows }
+                    return last != rows
+                }
+                if isNew { continuation.yield(try decode(rows)) }
+            } failure: { error in
+                continuation.finish(throwing: error)
+            } closed: {
+                continuation.finish()
+            }
+            continuation.onTermination = { [observers] _ in
+                if let token { observers.remove(token) }
+            }
+        }
+    }
+}

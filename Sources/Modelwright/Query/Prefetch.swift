@@ -1,0 +1,218 @@
+import Foundation
+
+/// A request for records together with the records their relationships reach: Core Data's
+/// `relationshipKeyPathsForPrefetching`, typed. Each included relationship costs one query for all
+/// the records, however many there are, at every level of nesting.
+///
+/// ```swift
+/// let users = try await store.performQuery { context in
+///     try context.fetch(
+///         User.request()
+///             .including { $0.organization }
+///             .including({ $0.trips }, with: { $0.including { $0.stops } }))
+/// }
+/// for user in users {
+///     let trips = try user.destinations { $0.trips }
+///     print(user.record.username, try user.destination { $0.organization }?.record.name ?? "-", trips.count)
+/// }
+/// ```
+///
+/// A to-many relationship's records come in its order when it is ordered, and by ID otherwise.
+public struct PrefetchRequest<Target: Record>: Sendable {
+    /// The records fetched.
+    public let request: FetchRequest<Target>
+    let inclusions: [any PrefetchInclusion]
+
+    /// The request also fetching the records of a to-many relationship, and with `nested` what
+    /// those records' own relationships reach.
+    public func including<Destination: RecordFields>(
+        _ relationship: (Target.Fields) -> ToMany<Destination>,
+        with nested: (PrefetchRequest<Destination.Target>) -> PrefetchRequest<Destination.Target> = { $0 }
+    ) -> PrefetchRequest {
+        let path = relationship(Target.Fields(path: .root)).path
+        return adding(path.hops, path.relationship, nested)
+    }
+
+    /// The request also fetching the record of a to-one relationship, and with `nested` what that
+    /// record's own relationships reach.
+    public func including<Destination: RecordFields>(
+        _ relationship: (Target.Fields) -> ToOne<Destination>,
+        with nested: (PrefetchRequest<Destination.Target>) -> PrefetchRequest<Destination.Target> = { $0 }
+    ) -> PrefetchRequest {
+        let path = relationship(Target.Fields(path: .root)).path
+        return adding(path.hops, path.column, nested)
+    }
+
+    private func adding<Destination: Record>(
+        _ hops: [String], _ name: String,
+        _ nested: (PrefetchRequest<Destination>) -> PrefetchRequest<Destination>
+    ) -> PrefetchRequest {
+        // A relationship reached through a to-one hop is not the record's own; it is refused when run.
+        let inner = nested(PrefetchRequest<Destination>(request: FetchRequest(), inclusions: []))
+        let inclusion = Inclusion<Destination>(
+            name: (hops + [name]).joined(separator: "."), nested: inner.inclusions)
+        return PrefetchRequest(request: request, inclusions: inclusions + [inclusion])
+    }
+}
+
+extension FetchRequest {
+    /// The request's records with the records of a to-many relationship (see ``PrefetchRequest``).
+    public func including<Destination: RecordFields>(
+        _ relationship: (Target.Fields) -> ToMany<Destination>,
+        with nested: (PrefetchRequest<Destination.Target>) -> PrefetchRequest<Destination.Target> = { $0 }
+    ) -> PrefetchRequest<Target> {
+        PrefetchRequest(request: self, inclusions: []).including(relationship, with: nested)
+    }
+
+    /// The request's records with the record of a to-one relationship (see ``PrefetchRequest``).
+    public func including<Destination: RecordFields>(
+        _ relationship: (Target.Fields) -> ToOne<Destination>,
+        with nested: (PrefetchRequest<Destination.Target>) -> PrefetchRequest<Destination.Target> = { $0 }
+    ) -> PrefetchRequest<Target> {
+        PrefetchRequest(request: self, inclusions: []).including(relationship, with: nested)
+    }
+}
+
+/// A record with the records its included relationships reach.
+public struct Prefetched<Target: Record>: Sendable {
+    /// The record.
+    public let record: Target
+    /// The related records of each included relationship, by name: `[Prefetched<Destination>]`.
+    let related: [String: any Sendable]
+
+    /// The records of an included to-many relationship, in its order when it is ordered.
+    public func destinations<Destination: RecordFields>(
+        _ relationship: (Target.Fields) -> ToMany<Destination>
+    ) throws -> [Prefetched<Destination.Target>] {
+        try records(relationship(Target.Fields(path: .root)).path.relationship)
+    }
+
+    /// The record of an included to-one relationship, `nil` when it is empty.
+    public func destination<Destination: RecordFields>(
+        _ relationship: (Target.Fields) -> ToOne<Destination>
+    ) throws -> Prefetched<Destination.Target>? {
+        let records: [Prefetched<Destination.Target>] = try records(
+            relationship(Target.Fields(path: .root)).path.column)
+        return records.first
+    }
+
+    private func records<Destination: Record>(_ name: String) throws -> [Prefetched<Destination>] {
+        guard let records = related[name] as? [Prefetched<Destination>] else {
+            throw StoreError.unsupportedQuery(
+                "'\(name)' of \(Target.entityName) was not prefetched: add `.including { $0.\(name) }` to the request")
+        }
+        return records
+    }
+}
+
+extension ReadContext {
+    /// The request's records, each with the records of the relationships the request includes:
+    /// one query for the records, then one per included relationship at each level.
+    public func fetch<Target: Record>(_ request: PrefetchRequest<Target>) throws -> [Prefetched<Target>] {
+        let entity = try layout.entity(Target.entityName)
+        let records = try fetch(request.request)
+        guard !request.inclusions.isEmpty, !records.isEmpty else {
+            return records.map { Prefetched(record: $0, related: [:]) }
+        }
+        let ids = try select("t0.\"id\"", request.request, entity: entity)
+        let loaded = try request.inclusions.map { try $0.load(in: self, parent: entity, ids: ids) }
+        return records.map { record in
+            var related: [String: any Sendable] = [:]
+            for (inclusion, byParent) in zip(request.inclusions, loaded) {
+                related[inclusion.name] = byParent[record.id.uuid] ?? inclusion.none
+            }
+            return Prefetched(record: record, related: related)
+        }
+    }
+}
+
+/// One included relationship, whatever its destination type: it loads its records for every
+/// parent the `ids` subquery selects, in one query, and those of its nested inclusions.
+protocol PrefetchInclusion: Sendable {
+    /// The relationship's name on the parent.
+    var name: String { get }
+    /// Loads the relationship's records, grouped by parent ID: each value is a
+    /// `[Prefetched<Destination>]`, boxed once here (casting the whole dictionary out of a box for
+    /// every parent cost more than the queries saved).
+    func load(in context: ReadContext, parent: EntityLayout, ids: (String, [SQLValue])) throws -> [UUID: any Sendable]
+    /// The records of a parent with none: an empty `[Prefetched<Destination>]`.
+    var none: any Sendable { get }
+}
+
+/// An included relationship whose destination is `Destination`.
+private struct Inclusion<Destination: Record>: PrefetchInclusion {
+    let name: String
+    let nested: [any PrefetchInclusion]
+
+    var none: any Sendable { [Prefetched<Destination>]() }
+
+    func load(in context: ReadContext, parent: EntityLayout, ids: (String, [SQLValue])) throws -> [UUID: any Sendable] {
+        let layout = context.layout
+        let (relationship, destination) = try layout.destination(of: name, from: parent)
+        guard destination.name == Destination.entityName || destination.entityNames.contains(Destination.entityName)
+        else { throw StoreError.unsupportedQuery("'\(name)' does not reach \(Destination.entityName)") }
+        let (parentIDs, arguments) = ids
+        let select = "t0.\"id\"" + destination.columns.map { ", t0." + quoted($0.name) }.joined()
+        let discriminator = destination.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
+        // The parents drive each query (`FROM (parents) p JOIN …`), so SQLite looks their records
+        // up through the relationship's index instead of scanning the destination table for an `IN`.
+        let parents = "FROM (\(parentIDs)) p"
+        let rows: String
+        let childIDs: String
+        if relationship.cardinality == .toOne {
+            let column = quoted(parent.columnName(name))
+            let from = "\(parents) JOIN \(quoted(parent.table)) o ON o.\"id\" = p.\"id\""
+            rows =
+                "SELECT o.\"id\", \(select) \(from) JOIN \(quoted(destination.table)) t0 "
+                + "ON t0.\"id\" = o.\(column)\(discriminator)"
+            childIDs = "SELECT DISTINCT o.\(column) AS \"id\" \(from) WHERE o.\(column) IS NOT NULL"
+        } else {
+            switch try layout.storage(of: relationship, from: parent) {
+            case .inverseColumn(let inverse, let position):
+                let owner = "t0.\(quoted(inverse))"
+                let from = "\(parents) JOIN \(quoted(destination.table)) t0 ON \(owner) = p.\"id\"\(discriminator)"
+                rows =
+                    "SELECT \(owner), \(select) \(from) "
+                    + "ORDER BY \(owner), \(position.map { "t0." + quoted($0) } ?? "t0.\"id\"")"
+                childIDs = "SELECT DISTINCT t0.\"id\" AS \"id\" \(from)"
+            case .joinTable(let table, let source, let target, let position):
+                let from =
+                    "\(parents) JOIN \(quoted(table)) j ON j.\(quoted(source)) = p.\"id\" "
+                    + "JOIN \(quoted(destination.table)) t0 ON t0.\"id\" = j.\(quoted(target))\(discriminator)"
+                rows =
+                    "SELECT j.\(quoted(source)), \(select) \(from) "
+                    + "ORDER BY j.\(quoted(source)), \(position.map { "j." + quoted($0) } ?? "t0.\"id\"")"
+                childIDs = "SELECT DISTINCT t0.\"id\" AS \"id\" \(from)"
+            }
+        }
+        var loaded: [(parent: UUID, record: Destination)] = []
+        let statement = try context.connection.statement(rows)
+        do {
+            defer { statement.reset() }
+            for (index, argument) in arguments.enumerated() {
+                statement.bind(argument, Int32(index + 1))
+            }
+            while try statement.step() {
+                guard let owner = statement.uuid(0), let id = statement.uuid(1) else {
+                    throw StoreError.invalidValue(entity: destination.name, message: "a row has no valid ID")
+                }
+                var row = RowDecoder(statement: statement, firstIndex: 2)
+                do {
+                    loaded.append((owner, try Destination(id: RecordID(id), row: &row)))
+                } catch let error as ColumnValueError {
+                    throw StoreError.invalidValue(entity: destination.name, message: error.message)
+                }
+            }
+        }
+        let nestedLoaded = try nested.map { try $0.load(in: context, parent: destination, ids: (childIDs, arguments)) }
+        var byParent: [UUID: [Prefetched<Destination>]] = [:]
+        for (owner, record) in loaded {
+            var related: [String: any Sendable] = [:]
+            for (inclusion, values) in zip(nested, nestedLoaded) {
+                related[inclusion.name] = values[record.id.uuid] ?? inclusion.none
+            }
+            byParent[owner, default: []].append(Prefetched(record: record, related: related))
+        }
+        return byParent.mapValues { $0 }
+    }
+}
