@@ -112,6 +112,31 @@ final class ModelwrightContender: Contender {
         }
     }
 
+    func fetchNewest(ages: [Int]) async throws -> Digest {
+        try await store.performQuery { context in
+            var digest = Digest()
+            for age in ages {
+                let request = Person.request().filter { $0.age == age }.sorted { [$0.createdAt.descending] }
+                for person in try context.fetch(request.limit(Workload.sortedLimit)) {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
+    func lookUp(ids: [UUID]) async throws -> Digest {
+        try await store.performQuery { context in
+            var digest = Digest()
+            for id in ids {
+                if let person = try context.existing(Person.ID(id)) {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
     func count(minimumAge: Int, times: Int) async throws -> Int {
         try await store.performQuery { context in
             var total = 0
