@@ -9,7 +9,10 @@ import Foundation
 //     swift build -c release --product FetchProbe
 //     valgrind --tool=callgrind --toggle-collect='*fetchAll*' .build/release/FetchProbe 100000
 //     valgrind --tool=callgrind --toggle-collect='*lookUp*' .build/release/FetchProbe 100000 lookUp
-//     valgrind --tool=callgrind --toggle-collect='*fetchNewest*' .build/release/FetchProbe 100000 fetchNewest
+//     valgrind --tool=callgrind --toggle-collect='*fetchNewest*KcfU_' .build/release/FetchProbe 100000 fetchNewest
+//
+// (fetchNewest counts its closure alone: the filter and sort closures nested in it would toggle
+// collection off again.)
 //
 // The second argument picks the workload (fetchAll when absent): fetchAll, lookUp (1,000 lookups
 // by ID) or fetchNewest (1,000 fetches by age, sorted newest first, limit 5), each in one read.
