@@ -60,12 +60,13 @@ struct Person: Record {
     }
 
     init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        firstName = try row.decode()
-        lastName = try row.decode()
-        age = try row.decode()
-        createdAt = try row.decode()
-        nickname = try row.decode()
+        let firstName: String = try row.decode()
+        let lastName: String = try row.decode()
+        let age: Int = try row.decode()
+        let createdAt: Date = try row.decode()
+        let nickname: String? = try row.decode()
+        self.init(
+            id: id, firstName: firstName, lastName: lastName, age: age, createdAt: createdAt, nickname: nickname)
     }
 
     struct Fields: RecordFields {

@@ -87,7 +87,8 @@ struct SchemaLayout: Sendable {
                 positionColumns: positionColumns,
                 isAbstract: entity.isAbstract,
                 selectList: "t0.\"id\"" + columns.map { ", t0." + quoted($0.name) }.joined(),
-                uniqueKeys: Set(["id"] + lineage.flatMap(\.uniquenessConstraints).filter { $0.count == 1 }.map { $0[0] })
+                uniqueKeys: Set(
+                    ["id"] + lineage.flatMap(\.uniquenessConstraints).filter { $0.count == 1 }.map { $0[0] })
             )
         }
     }
@@ -270,7 +271,6 @@ struct EntityLayout: Sendable {
     func key(ofColumn name: String) -> String {
         columns.first { $0.name == name }?.key ?? name
     }
-
 
     /// The condition restricting a table to this entity's rows, or `nil` when every row qualifies.
     func discriminatorSQL(alias: String) -> String? {

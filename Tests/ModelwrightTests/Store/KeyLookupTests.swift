@@ -1,8 +1,7 @@
 import Foundation
+@_spi(Generated) import Modelwright
 import ModelwrightTestSupport
 import Testing
-
-@_spi(Generated) import Modelwright
 
 /// `fetchOne` by a unique key (`id`, or `username` with its one-key uniqueness constraint) takes a
 /// fast path with its own SQL; it must answer as the general path does, for keys that match, keys
