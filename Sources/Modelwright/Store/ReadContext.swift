@@ -34,29 +34,17 @@ public class ReadContext {
     /// The dialect's parameter marker, for the SQL the contexts write by hand.
     var marker: String { connection.dialect.parameter }
 
-    // Inlinable so that appending is specialised for `Target` in the caller's module: unspecialised,
-    // every append looked up `Array<Target>`'s metadata (FIGURE_FETCH).
     /// Every record the request matches, in its order.
-    @inlinable
     public func fetch<Target: Record>(_ request: FetchRequest<Target>) throws -> [Target] {
         var records: [Target] = []
-        try decodeRecords(request) { records.append($0) }
+        // Decoding straight into the array saves a copy of every record.
+        try decodeRows(request) { id, row in records.append(try Target(id: id, row: &row)) }
         return records
     }
 
     /// Calls `body` with each record the request matches, one row at a time, so a million rows
     /// never need to be in memory together.
     public func forEach<Target: Record>(_ request: FetchRequest<Target>, _ body: (Target) throws -> Void) throws {
-        try decodeRecords(request) { try body($0) }
-    }
-
-    /// Steps through the request's rows, handing each decoded record to `body`, which owns it (an
-    /// append moves it into the array, no copy).
-    @usableFromInline
-    func decodeRecords<Target: Record>(
-        _ request: FetchRequest<Target>,
-        _ body: (consuming Target) throws -> Void
-    ) throws {
         try decodeRows(request) { id, row in try body(try Target(id: id, row: &row)) }
     }
 
