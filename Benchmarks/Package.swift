@@ -45,7 +45,7 @@ let package = Package(
         // from a commit in another process (this executable, run as a child) to an observation.
         .executableTarget(
             name: "FetchProbe",
-            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+            dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
         ),
         .executableTarget(
             name: "HistoryBenchmarks",

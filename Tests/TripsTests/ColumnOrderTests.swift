@@ -153,9 +153,11 @@ private struct GeneratedRecords {
                 if trimmed.hasPrefix("try row.encodeComposite(") {
                     record.compositeTypes[property] = propertyTypes[property]
                 }
-            } else if section == .decode, trimmed != "self.id = id", let equals = trimmed.range(of: " = try row.decode")
+            } else if section == .decode, trimmed.hasPrefix("let "), let colon = trimmed.firstIndex(of: ":"),
+                trimmed.contains(" = try row.decode")
             {
-                record.decoded.append(Self.bare(String(trimmed[..<equals.lowerBound])))
+                // `let name: Type = try row.decode…()`: each column decoded into a local, in order.
+                record.decoded.append(Self.bare(String(trimmed.dropFirst(4)[..<colon])))
             }
         }
     }

@@ -20,6 +20,11 @@ protocol Contender: AnyObject, Sendable {
     func fetchAll() async throws -> (digest: Digest, records: Any)
     /// Fetches the people of each age in turn, in one read transaction.
     func fetch(ages: [Int]) async throws -> Digest
+    /// Fetches, for each age in turn, the `Workload.sortedLimit` most recently created people of
+    /// that age, newest first (filtered, sorted, limited), in one read transaction.
+    func fetchNewest(ages: [Int]) async throws -> Digest
+    /// Looks up each person by ID, one query per ID, in one read transaction.
+    func lookUp(ids: [UUID]) async throws -> Digest
     /// Counts the people at least `minimumAge` old, `times` times, in one read transaction.
     func count(minimumAge: Int, times: Int) async throws -> Int
     /// Closes the database; the file may be deleted afterwards.

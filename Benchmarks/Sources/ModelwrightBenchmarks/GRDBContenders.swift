@@ -124,6 +124,31 @@ final class GRDBCodable: Contender {
         }
     }
 
+    func fetchNewest(ages: [Int]) async throws -> Digest {
+        try await pool.read { db in
+            var digest = Digest()
+            for age in ages {
+                let request = CodablePerson.filter(Column("age") == age).order(Column("createdAt").desc)
+                for person in try request.limit(Workload.sortedLimit).fetchAll(db) {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
+    func lookUp(ids: [UUID]) async throws -> Digest {
+        try await pool.read { db in
+            var digest = Digest()
+            for id in ids {
+                if let person = try CodablePerson.fetchOne(db, key: id) {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
     func count(minimumAge: Int, times: Int) async throws -> Int {
         try await pool.read { db in
             var total = 0
@@ -179,6 +204,33 @@ final class GRDBOptimized: Contender {
             for age in ages {
                 let people = try OptimizedPerson.fetchAll(statement, arguments: [age])
                 for person in people {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
+    func fetchNewest(ages: [Int]) async throws -> Digest {
+        try await pool.read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT * FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?")
+            var digest = Digest()
+            for age in ages {
+                for person in try OptimizedPerson.fetchAll(statement, arguments: [age, Workload.sortedLimit]) {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
+    func lookUp(ids: [UUID]) async throws -> Digest {
+        try await pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT * FROM \"Person\" WHERE \"id\" = ?")
+            var digest = Digest()
+            for id in ids {
+                if let person = try OptimizedPerson.fetchOne(statement, arguments: [id]) {
                     digest.add(person)
                 }
             }

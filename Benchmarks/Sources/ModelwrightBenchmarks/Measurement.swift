@@ -5,6 +5,8 @@ enum Workload: String, CaseIterable {
     case insert
     case fetchAll
     case indexedFetch
+    case sortedFetch
+    case lookupByID
     case count
 
     func title(rows: Int, fetches: Int, counts: Int) -> String {
@@ -12,12 +14,17 @@ enum Workload: String, CaseIterable {
         case .insert: "insert \(rows.grouped) rows, 1 transaction"
         case .fetchAll: "fetch all \(rows.grouped) into structs"
         case .indexedFetch: "\(fetches.grouped) fetches by indexed age"
+        case .sortedFetch: "\(fetches.grouped) by age, newest \(Workload.sortedLimit)"
+        case .lookupByID: "\(fetches.grouped) lookups by ID"
         case .count: "\(counts.grouped) counts (age >= \(Workload.minimumAge))"
         }
     }
 
     /// The lower bound of the counted ages: half of the people.
     static let minimumAge = PersonSeed.ageCount / 2
+
+    /// How many people of an age the filtered, sorted and limited fetch keeps.
+    static let sortedLimit = 5
 }
 
 /// Every timing taken, by workload and contender.

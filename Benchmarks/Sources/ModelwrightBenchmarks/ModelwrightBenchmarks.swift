@@ -5,7 +5,7 @@ import Foundation
 /// with each time's ratio to raw C and whether Modelwright meets its targets.
 ///
 ///     swift run -c release ModelwrightBenchmarks [--rows N] [--repetitions R] [--fetches F]
-///         [--counts C] [--memory-rows M] [--skip-memory] [--workloads insert,fetchAll,indexedFetch,count]
+///         [--counts C] [--memory-rows M] [--skip-memory] [--workloads insert,fetchAll,indexedFetch,sortedFetch,lookupByID,count]
 ///         [--only raw,modelwright,grdb-codable,grdb-optimized]
 ///
 /// The defaults are the published configuration; the options are for profiling one contender
@@ -109,6 +109,14 @@ enum ModelwrightBenchmarks {
             let (duration, digest) = try await measure { try await database.fetch(ages: expected.ages) }
             try check(digest, expected.byAge, workload, contender)
             return duration
+        case .sortedFetch:
+            let (duration, digest) = try await measure { try await database.fetchNewest(ages: expected.ages) }
+            try check(digest, expected.newestByAge, workload, contender)
+            return duration
+        case .lookupByID:
+            let (duration, digest) = try await measure { try await database.lookUp(ids: expected.ids) }
+            try check(digest, expected.lookedUp, workload, contender)
+            return duration
         case .count:
             let (duration, total) = try await measure {
                 try await database.count(minimumAge: Workload.minimumAge, times: expected.counts)
@@ -147,6 +155,9 @@ private struct Expected {
     let rows: Int
     let all: Digest
     let byAge: Digest
+    let newestByAge: Digest
+    let ids: [UUID]
+    let lookedUp: Digest
     let counted: Int
 
     init(seeds: [PersonSeed], ages: [Int], counts: Int) {
@@ -156,16 +167,32 @@ private struct Expected {
         rows = seeds.count
         var all = Digest()
         var byAge: [Int: Digest] = [:]
+        var peopleByAge: [Int: [PersonSeed]] = [:]
         for seed in seeds {
             all.add(seed)
             byAge[seed.age, default: Digest()].add(seed)
+            peopleByAge[seed.age, default: []].append(seed)
         }
         self.all = all
         var picked = Digest()
+        var newest = Digest()
         for age in ages {
             picked.add(byAge[age] ?? Digest())
+            let people = (peopleByAge[age] ?? []).sorted { $0.createdAt > $1.createdAt }
+            for person in people.prefix(Workload.sortedLimit) {
+                newest.add(person)
+            }
         }
         self.byAge = picked
+        newestByAge = newest
+        // The same spread of rows as the ages: every lookup finds a different person.
+        let looked = seeds.isEmpty ? [] : (0..<ages.count).map { seeds[($0 * 7919) % seeds.count] }
+        ids = looked.map(\.id)
+        var lookedUp = Digest()
+        for person in looked {
+            lookedUp.add(person)
+        }
+        self.lookedUp = lookedUp
         counted = counts * seeds.filter { $0.age >= Workload.minimumAge }.count
     }
 }

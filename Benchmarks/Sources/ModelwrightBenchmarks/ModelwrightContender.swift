@@ -29,13 +29,23 @@ struct Person: Record, PersonFields {
         try row.encode(nickname)
     }
 
-    init(id: ID, row: inout RowDecoder) throws {
+    init(id: ID, firstName: String, lastName: String, age: Int, createdAt: Date, nickname: String?) {
         self.id = id
-        firstName = try row.decode()
-        lastName = try row.decode()
-        age = try row.decode()
-        createdAt = try row.decode()
-        nickname = try row.decode()
+        self.firstName = firstName
+        self.lastName = lastName
+        self.age = age
+        self.createdAt = createdAt
+        self.nickname = nickname
+    }
+
+    init(id: ID, row: inout RowDecoder) throws {
+        let firstName: String = try row.decode()
+        let lastName: String = try row.decode()
+        let age: Int = try row.decode()
+        let createdAt: Date = try row.decode()
+        let nickname: String? = try row.decode()
+        self.init(
+            id: id, firstName: firstName, lastName: lastName, age: age, createdAt: createdAt, nickname: nickname)
     }
 
     struct Fields: RecordFields {
@@ -105,6 +115,31 @@ final class ModelwrightContender: Contender {
             for age in ages {
                 let people = try context.fetch(Person.request().filter { $0.age == age })
                 for person in people {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
+    func fetchNewest(ages: [Int]) async throws -> Digest {
+        try await store.performQuery { context in
+            var digest = Digest()
+            for age in ages {
+                let request = Person.request().filter { $0.age == age }.sorted { [$0.createdAt.descending] }
+                for person in try context.fetch(request.limit(Workload.sortedLimit)) {
+                    digest.add(person)
+                }
+            }
+            return digest
+        }
+    }
+
+    func lookUp(ids: [UUID]) async throws -> Digest {
+        try await store.performQuery { context in
+            var digest = Digest()
+            for id in ids {
+                if let person = try context.existing(Person.ID(id)) {
                     digest.add(person)
                 }
             }

@@ -94,6 +94,47 @@ final class RawSQLite: Contender {
         return digest
     }
 
+    func fetchNewest(ages: [Int]) throws -> Digest {
+        try execute("BEGIN DEFERRED")
+        let statement = try prepare(
+            "SELECT \(Self.columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?")
+        var digest = Digest()
+        for age in ages {
+            sqlite3_bind_int64(statement, 1, Int64(age))
+            sqlite3_bind_int64(statement, 2, Int64(Workload.sortedLimit))
+            var people: [PersonSeed] = []
+            while sqlite3_step(statement) == SQLITE_ROW {
+                people.append(person(statement))
+            }
+            sqlite3_reset(statement)
+            for person in people {
+                digest.add(person)
+            }
+        }
+        sqlite3_finalize(statement)
+        try execute("COMMIT")
+        return digest
+    }
+
+    func lookUp(ids: [UUID]) throws -> Digest {
+        try execute("BEGIN DEFERRED")
+        let statement = try prepare("SELECT \(Self.columns) FROM \"Person\" WHERE \"id\" = ?")
+        var digest = Digest()
+        for id in ids {
+            var uuid = id.uuid
+            withUnsafeBytes(of: &uuid) { bytes in
+                _ = sqlite3_bind_blob(statement, 1, bytes.baseAddress, 16, transient)
+            }
+            if sqlite3_step(statement) == SQLITE_ROW {
+                digest.add(person(statement))
+            }
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        try execute("COMMIT")
+        return digest
+    }
+
     func count(minimumAge: Int, times: Int) throws -> Int {
         try execute("BEGIN DEFERRED")
         let statement = try prepare("SELECT COUNT(*) FROM \"Person\" WHERE \"age\" >= ?")

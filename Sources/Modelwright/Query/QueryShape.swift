@@ -52,4 +52,22 @@ struct SelectShape: Hashable {
     let scope: [String]?
     let isLimited: Bool
     let defaultSort: Bool
+
+    /// Hashes all but the select list, which the entity and the kind of select already tell
+    /// apart: hashing its text took as long as the rest of the shape. Equality still compares
+    /// it, at no cost when both sides share one string (the entity's `selectList`).
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(entity)
+        hasher.combine(condition)
+        hasher.combine(sortKeys)
+        hasher.combine(scope)
+        hasher.combine(isLimited)
+        hasher.combine(defaultSort)
+    }
+}
+
+/// What the SQL of a lookup by one unique key depends on: the entity and the key.
+struct KeyLookupShape: Hashable {
+    let entity: String
+    let key: String
 }

@@ -55,6 +55,17 @@ public class ReadContext {
     ) throws {
         let entity = try layout.entity(Target.entityName)
         let (sql, arguments) = try select(entity.selectList, request, entity: entity)
+        try decodeRows(sql, arguments, entity: entity, firstOnly: false, body)
+    }
+
+    /// Steps through the rows of `sql` (a select of `entity.selectList`), or only its first row.
+    private func decodeRows<Target: Record>(
+        _ sql: String,
+        _ arguments: [SQLValue],
+        entity: EntityLayout,
+        firstOnly: Bool,
+        _ body: (RecordID<Target>, inout RowDecoder) throws -> Void
+    ) throws {
         let statement = try connection.statement(sql)
         defer { statement.reset() }
         for (index, argument) in arguments.enumerated() {
@@ -70,12 +81,47 @@ public class ReadContext {
             } catch let error as ColumnValueError {
                 throw StoreError.invalidValue(entity: entity.name, message: error.message)
             }
+            if firstOnly { return }
         }
     }
 
     /// The first record the request matches.
+    ///
+    /// A request that matches one unique key (`id` or a single-key uniqueness constraint) with a
+    /// value reads its one row through SQL rendered once per entity and key, with no shape to
+    /// build and hash and no limit to bind.
     public func fetchOne<Target: Record>(_ request: FetchRequest<Target>) throws -> Target? {
-        try fetch(request.limit(1)).first
+        let entity = try layout.entity(Target.entityName)
+        guard let (sql, arguments) = try keyLookup(request, entity: entity) else {
+            return try fetch(request.limit(1)).first
+        }
+        var record: Target?
+        try decodeRows(sql, arguments, entity: entity, firstOnly: true) { id, row in
+            record = try Target(id: id, row: &row)
+        }
+        return record
+    }
+
+    /// The SQL and arguments of a request that picks at most one row by a unique key, or `nil`
+    /// for any other request. Its order cannot matter, so it has none.
+    private func keyLookup<Target: Record>(
+        _ request: FetchRequest<Target>,
+        entity: EntityLayout
+    ) throws -> (String, [SQLValue])? {
+        guard case .comparison(let path, .equal, let value)? = request.condition, path.hops.isEmpty,
+            value != .null, entity.uniqueKeys.contains(path.column), request.scope == nil, request.fetchOffset == 0
+        else { return nil }
+        let shape = KeyLookupShape(entity: entity.name, key: path.column)
+        if let sql = connection.renderedSQL[shape] {
+            var arguments: [SQLValue] = []
+            QueryShape.collectArguments(of: .comparison(path, .equal, value), into: &arguments)
+            return (sql, arguments)
+        }
+        let lookup = FetchRequest<Target>(condition: .comparison(path, .equal, value))
+        let (sql, arguments) = try render(entity.selectList, lookup, entity: entity, defaultSort: false)
+        if connection.renderedSQL.count > 512 { connection.renderedSQL.removeAll() }
+        connection.renderedSQL[shape] = sql
+        return (sql, arguments)
     }
 
     /// The record with this ID, if it exists.
