@@ -67,6 +67,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// What the last statement run through the engine interface reported changing (`PQcmdTuples`).
     private var lastChanges = 0
 
+    /// SQL the runtime rendered for a request's shape (see `DatabaseConnection.renderedSQL`); touched
+    /// only on the store's queue for this connection, like every engine-interface call.
+    package var renderedSQL: [AnyHashable: String] = [:]
+
     /// Connects with `configuration`; throws ``PostgresError/connectionFailed(_:)`` or
     /// ``PostgresError/invalidConnectionString(_:)``, whose text holds no password.
     public init(_ configuration: PostgresConfiguration) async throws {

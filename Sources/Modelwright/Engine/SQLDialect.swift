@@ -19,7 +19,7 @@
 /// Requirements that an engine may have no equivalent for are `throws`: such an engine throws
 /// ``SQLDialectError/unsupported(_:)`` naming what it lacks and what to use instead, rather than
 /// handing out another engine's SQL.
-protocol SQLDialect: Sendable {
+package protocol SQLDialect: Sendable {
     // MARK: - Names, literals and parameters
 
     /// An identifier, quoted so that any name (`Order`, `index`, one with quotes in it) is safe.
@@ -174,61 +174,61 @@ protocol SQLDialect: Sendable {
 /// Standard SQL (DDL and savepoints), the same in every engine the runtime targets: an engine's dialect spells these
 /// itself only where it differs.
 extension SQLDialect {
-    func renameTable(_ table: String, to name: String) -> String {
+    package func renameTable(_ table: String, to name: String) -> String {
         "ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name))"
     }
 
-    func renameColumn(_ column: String, of table: String, to name: String) -> String {
+    package func renameColumn(_ column: String, of table: String, to name: String) -> String {
         "ALTER TABLE \(identifier(table)) RENAME COLUMN \(identifier(column)) TO \(identifier(name))"
     }
 
-    func addColumn(_ definition: String, to table: String) -> String {
+    package func addColumn(_ definition: String, to table: String) -> String {
         "ALTER TABLE \(identifier(table)) ADD COLUMN \(definition)"
     }
 
-    func dropTable(_ table: String) -> String {
+    package func dropTable(_ table: String) -> String {
         "DROP TABLE \(identifier(table))"
     }
 
-    func dropIndex(_ name: String) -> String {
+    package func dropIndex(_ name: String) -> String {
         "DROP INDEX \(identifier(name))"
     }
 
-    func savepoint(_ name: String) -> String {
+    package func savepoint(_ name: String) -> String {
         "SAVEPOINT \(identifier(name))"
     }
 
-    func releaseSavepoint(_ name: String) -> String {
+    package func releaseSavepoint(_ name: String) -> String {
         "RELEASE SAVEPOINT \(identifier(name))"
     }
 
-    func rollbackToSavepoint(_ name: String) -> String {
+    package func rollbackToSavepoint(_ name: String) -> String {
         "ROLLBACK TO SAVEPOINT \(identifier(name))"
     }
 }
 
 /// The queries that read the tables of a store (the runtime's own history tables aside), each
 /// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
-struct SchemaIntrospection: Sendable {
+package struct SchemaIntrospection: Sendable {
     /// Rows of (table, text ``SQLDialect/isClustered(definition:)`` reads).
-    var tables: String
+    package var tables: String
     /// Rows of (table, column, declared type, not null as 0 or 1, default as SQL text or NULL,
     /// place in the primary key from 1, or 0).
-    var columns: String
+    package var columns: String
     /// Rows of (table, index, unique as 0 or 1, place of the column in the index from 0, column),
     /// for indexes created with `CREATE INDEX`.
-    var indexes: String
+    package var indexes: String
     /// Rows of (table, column, referenced table, `ON DELETE` action).
-    var foreignKeys: String
+    package var foreignKeys: String
 }
 
 /// What an engine's dialect cannot spell.
-enum SQLDialectError: Error, Equatable, CustomStringConvertible {
+package enum SQLDialectError: Error, Equatable, CustomStringConvertible {
     /// The engine has no equivalent of a statement the runtime issues: what it lacks, and what
     /// stands in for it there.
     case unsupported(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .unsupported(let message): message
         }
