@@ -166,7 +166,7 @@ if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(wh
             ]),
         // One of several processes that create a schema and count on one database at once.
         .executableTarget(
-            name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright"],
+            name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright", "Trips"],
             path: "Tests/PostgresRaceProbe"),
     ]
 }

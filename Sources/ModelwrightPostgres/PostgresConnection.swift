@@ -89,6 +89,20 @@ public final class PostgresConnection: @unchecked Sendable {
         self.canceller = Canceller(PQgetCancel(handle.pointer))
     }
 
+    /// Connects with `configuration` on the calling thread, blocking it until the server answers:
+    /// for the runtime's synchronous store connections (`Store(postgres:…)`), never for a task of
+    /// Swift's cooperative pool.
+    package init(connectingNow configuration: PostgresConfiguration) throws {
+        let redaction = Redaction(connectionString: configuration.connectionString)
+        let handle = try Self.connect(configuration, redaction: redaction)
+        self.queue = DispatchQueue(label: "modelwright.postgres.connection")
+        self.handle = handle.pointer
+        self.redaction = redaction
+        self.statementTimeout = configuration.statementTimeout
+        self.serverProcessID = PQbackendPID(handle.pointer)
+        self.canceller = Canceller(PQgetCancel(handle.pointer))
+    }
+
     deinit {
         PQfinish(handle)
     }

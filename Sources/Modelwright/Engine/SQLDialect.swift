@@ -45,6 +45,15 @@ package protocol SQLDialect: Sendable {
     /// `expression` converted to a storage class, as a migration copies a column whose type changed.
     func cast(_ expression: String, to storage: ColumnStorage) -> String
 
+    /// Whether a `REFERENCES` clause needs its table to exist already (PostgreSQL), so a schema's
+    /// tables are created referenced ones first; SQLite resolves references when it uses them.
+    var referencesNeedTheirTable: Bool { get }
+
+    /// A column's `DEFAULT`, from the literal the layout writes for it (`1` for true, seconds since
+    /// 2001 for a date, `X'…'` for a UUID): SQLite's own spelling, which an engine with typed
+    /// columns converts to its type. The standard default keeps the literal as it is.
+    func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String
+
     // MARK: - Tables and migration steps
 
     /// What follows a table's name in `CREATE TABLE`: its definitions, and the options for a table
@@ -174,6 +183,12 @@ package protocol SQLDialect: Sendable {
 /// Standard SQL (DDL and savepoints), the same in every engine the runtime targets: an engine's dialect spells these
 /// itself only where it differs.
 extension SQLDialect {
+    package var referencesNeedTheirTable: Bool { false }
+
+    package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {
+        literal
+    }
+
     package func renameTable(_ table: String, to name: String) -> String {
         "ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name))"
     }

@@ -506,6 +506,29 @@ extension PostgresDialect: SQLDialect {
 
     /// PostgreSQL stores every table as a heap; a primary key is an index beside it, so
     /// `clustered` changes nothing (`CLUSTER` orders a table once, not as it is written).
+    /// `true`: PostgreSQL checks that a referenced table exists when it creates the reference.
+    package var referencesNeedTheirTable: Bool { true }
+
+    /// The layout's literal in this engine's type: `true`/`false` for a boolean, `to_timestamp` of
+    /// the seconds for a date (microseconds, as every stored date), a UUID's or bytes' hex as
+    /// `uuid` or `bytea`, and a cast for any other value (text to `numeric` or `jsonb` is exact).
+    package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {
+        let hex: String? =
+            literal.hasPrefix("X'") && literal.hasSuffix("'") ? String(literal.dropFirst(2).dropLast()) : nil
+        switch storage {
+        case .boolean:
+            return literal == "0" ? "false" : "true"
+        case .timestamp:
+            return "to_timestamp(\(literal) + 978307200)"
+        case .uuid where hex != nil:
+            return "CAST('\(hex ?? "")' AS uuid)"
+        case .bytes where hex != nil:
+            return "decode('\(hex ?? "")', 'hex')"
+        default:
+            return cast(literal, to: storage)
+        }
+    }
+
     package func tableBody(_ definitions: [String], clustered: Bool) -> String {
         "(\(definitions.joined(separator: ", ")))"
     }
