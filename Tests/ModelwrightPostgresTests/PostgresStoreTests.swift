@@ -96,7 +96,7 @@ struct PostgresStoreTests {
     }
 
     /// A commit in one store wakes `observe` in another store on the same database.
-    @Test func aCommitInAnotherStoreWakesObservers() async throws {
+    @Test(.timeLimit(.minutes(1))) func aCommitInAnotherStoreWakesObservers() async throws {
         let configuration = try await makeDatabase()
         let watcher = try Store(postgres: configuration, schema: Trips.schema)
         let writer = try Store(postgres: configuration, schema: Trips.schema)
@@ -112,11 +112,15 @@ struct PostgresStoreTests {
     }
 
     /// A commit in another process wakes `observe` and a results controller.
-    @Test func aCommitInAnotherProcessWakesObserversAndResultsControllers() async throws {
+    @Test(.timeLimit(.minutes(1))) func aCommitInAnotherProcessWakesObserversAndResultsControllers() async throws {
         let configuration = try await makeDatabase()
         let store = try Store(postgres: configuration, schema: Trips.schema)
         var updates = store.observe(User.request()).makeAsyncIterator()
         #expect(try await updates.next()?.count == 0)
+        let controller = FetchedResultsController(
+            store: store, request: User.request().sorted { [$0.rating.ascending] }, batchSize: 2)
+        var results = controller.makeAsyncIterator()
+        #expect(try await results.next()?.snapshot.count == 0)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: builtExecutable(named: "PostgresRaceProbe"))
         process.arguments = ["store", configuration.connectionString, "3"]
@@ -128,6 +132,13 @@ struct PostgresStoreTests {
         while seen < 3 {
             seen = try await updates.next()?.count ?? 3
         }
+        var snapshot: ResultsSnapshot<User>?
+        while (snapshot?.count ?? 0) < 3 {
+            snapshot = try #require(try await results.next()).snapshot
+        }
+        // All three rate 9: ties come in "id" order on PostgreSQL (insertion order on SQLite).
+        let shown = try #require(snapshot).ids.map { $0.uuid.uuidString.lowercased() }
+        #expect(shown == shown.sorted())
         process.waitUntilExit()
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(printed)")

@@ -651,13 +651,9 @@ extension PostgresDialect: SQLDialect {
     }
 
     /// PostgreSQL has no stable row number (`ctid` moves with every update): a results controller
-    /// breaks ties by `"id"` there.
-    package var rowNumberColumn: String {
-        get throws {
-            throw SQLDialectError.unsupported(
-                "PostgreSQL has no stable row number; results controllers break ties by \"id\" on this engine")
-        }
-    }
+    /// breaks ties by `"id"` on this engine, so records that sort equal come in ID order, not in
+    /// the order they were inserted as on SQLite (pinned in `PostgresStoreTests`).
+    package var rowNumberColumn: String { identifier("id") }
 
     package var tableNames: String {
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
