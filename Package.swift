@@ -89,6 +89,8 @@ let package = Package(
             name: "TripsTests",
             dependencies: [
                 "Trips", "ModelwrightGenerator", "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightTestSupport",
+                // The behavioural suites run on both engines (see `TestEngine`).
+                "ModelwrightPostgres",
             ],
             exclude: ["Golden"]
         ),
