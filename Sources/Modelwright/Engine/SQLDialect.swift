@@ -37,6 +37,11 @@ package protocol SQLDialect: Sendable {
     /// The parameter numbered `number` (from 1), which a statement may use more than once.
     func parameter(_ number: Int) -> String
 
+    /// A parameter marker whose value has `storage`'s type where nothing else in the statement says
+    /// so (a `SELECT` list of bound values): an engine that infers parameter types (PostgreSQL would
+    /// read it as text) declares it; the standard marker otherwise.
+    func parameter(typed storage: ColumnStorage) -> String
+
     // MARK: - Column types
 
     /// The type a column of this storage class is declared with in `CREATE TABLE`; empty for none.
@@ -183,6 +188,10 @@ package protocol SQLDialect: Sendable {
 /// Standard SQL (DDL and savepoints), the same in every engine the runtime targets: an engine's dialect spells these
 /// itself only where it differs.
 extension SQLDialect {
+    package func parameter(typed storage: ColumnStorage) -> String {
+        parameter
+    }
+
     package var referencesNeedTheirTable: Bool { false }
 
     package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {

@@ -506,6 +506,11 @@ extension PostgresDialect: SQLDialect {
 
     /// PostgreSQL stores every table as a heap; a primary key is an index beside it, so
     /// `clustered` changes nothing (`CLUSTER` orders a table once, not as it is written).
+    /// `CAST(? AS type)`: PostgreSQL reads an untyped parameter in a `SELECT` list as text.
+    package func parameter(typed storage: ColumnStorage) -> String {
+        cast(parameter, to: storage)
+    }
+
     /// `true`: PostgreSQL checks that a referenced table exists when it creates the reference.
     package var referencesNeedTheirTable: Bool { true }
 
