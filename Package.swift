@@ -91,6 +91,8 @@ let package = Package(
                 "Trips", "ModelwrightGenerator", "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightTestSupport",
                 // The prefetch tests count the statements SQLite runs with its trace hook.
                 "CSQLite",
+                // The behavioural suites run on both engines (see `TestEngine`).
+                "ModelwrightPostgres",
             ],
             exclude: ["Golden"]
         ),
@@ -168,7 +170,7 @@ if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(wh
             ]),
         // One of several processes that create a schema and count on one database at once.
         .executableTarget(
-            name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright"],
+            name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright", "Trips"],
             path: "Tests/PostgresRaceProbe"),
     ]
 }

@@ -6,12 +6,10 @@ import Modelwright
 // contexts, migrator and history make (see `DatabaseConnection` in the runtime). They block the
 // calling thread while the server answers, as SQLite's calls block on the disk, and the async API
 // above stays for server code that calls PostgreSQL directly.
-//
-// What is missing to declare `extension PostgresConnection: DatabaseConnection` is the dialect
-// (`associatedtype Dialect: SQLDialect`): `PostgresDialect` becomes an `SQLDialect` in the
-// storage-engine seam's work of the same round; with it, the conformance is the one line
-// `var dialect: PostgresDialect { PostgresDialect() }` beside these members.
-extension PostgresConnection {
+extension PostgresConnection: DatabaseConnection {
+    /// PostgreSQL's spelling of the runtime's statements.
+    package var dialect: PostgresDialect { PostgresDialect() }
+
     /// Runs one statement that takes no parameters, reading past any rows it returns.
     package func execute(_ sql: String) throws {
         _ = try runSynchronously(sql, [], cached: false)
@@ -86,5 +84,63 @@ extension PostgresConnection {
     /// Ends the connection; later calls throw ``PostgresError/closed``.
     package func close() {
         closeSynchronously()
+    }
+
+    // MARK: - What the store asks of every engine
+
+    /// Throws ``PostgresError/transactionAborted(cause:)`` once a statement of the open
+    /// transaction failed: PostgreSQL refuses everything after it until `ROLLBACK`, so a write
+    /// whose closure caught that error reports no commit.
+    package func checkTransaction() throws {
+        if let cause = transactionAbortCause { throw PostgresError.transactionAborted(cause: cause) }
+    }
+
+    /// Does nothing: a server database has no file that could be moved while it is open.
+    package func checkInPlace() throws {}
+
+    /// Returns `verified` unchanged: PostgreSQL keeps no schema counter a connection could read
+    /// cheaply in every transaction (an event trigger on DDL would stand in for one), so a store on
+    /// PostgreSQL verifies its schema when it opens and checks the recorded checksum in every
+    /// transaction, as on SQLite, but does not notice a table another program altered meanwhile.
+    package func verifySchema(_ layout: SchemaLayout, since verified: Int64) throws -> Int64 {
+        verified
+    }
+
+    /// The tables and columns that differ from what `layout` creates, read from
+    /// `information_schema` (types and indexes are not compared on this engine yet).
+    package func schemaDifferences(from layout: SchemaLayout) throws -> [String] {
+        try tableAndColumnDifferences(from: layout)
+    }
+
+    /// Reads the SQLSTATE of a server error: `23505` (unique; the detail names the columns,
+    /// `Key ("givenName", "familyName")=(…) already exists.`), `23502` (not null), `23503`
+    /// (foreign key), also when the failure aborted the transaction it came in.
+    package func constraintFailure(in error: any Error) -> ConstraintFailure? {
+        guard var failure = error as? PostgresError else { return nil }
+        while case .transactionAborted(let cause) = failure { failure = cause }
+        guard case .server(let sqlState, let message, let detail, _) = failure else { return nil }
+        switch sqlState {
+        case "23505":
+            return .unique(columns: Self.keyColumns(inDetail: detail ?? ""))
+        case "23502":
+            return .notNull(message: message)
+        case "23503":
+            return .foreignKey
+        default:
+            return nil
+        }
+    }
+
+    /// The column names in a unique violation's detail, `Key (a, "b c")=(…) already exists.`
+    package static func keyColumns(inDetail detail: String) -> [String] {
+        guard detail.hasPrefix("Key ("), let end = detail.range(of: ")=(") else { return [] }
+        let list = detail[detail.index(detail.startIndex, offsetBy: 5)..<end.lowerBound]
+        return list.split(separator: ",").map { name in
+            var name = name.trimmingCharacters(in: .whitespaces)
+            if name.hasPrefix("\""), name.hasSuffix("\""), name.count >= 2 {
+                name = String(name.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+            }
+            return name
+        }
     }
 }

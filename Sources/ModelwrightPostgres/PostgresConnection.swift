@@ -67,6 +67,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// What the last statement run through the engine interface reported changing (`PQcmdTuples`).
     private var lastChanges = 0
 
+    /// SQL the runtime rendered for a request's shape (see `DatabaseConnection.renderedSQL`); touched
+    /// only on the store's queue for this connection, like every engine-interface call.
+    package var renderedSQL: [AnyHashable: String] = [:]
+
     /// Connects with `configuration`; throws ``PostgresError/connectionFailed(_:)`` or
     /// ``PostgresError/invalidConnectionString(_:)``, whose text holds no password.
     public init(_ configuration: PostgresConfiguration) async throws {
@@ -78,6 +82,20 @@ public final class PostgresConnection: @unchecked Sendable {
             }
         }
         self.queue = queue
+        self.handle = handle.pointer
+        self.redaction = redaction
+        self.statementTimeout = configuration.statementTimeout
+        self.serverProcessID = PQbackendPID(handle.pointer)
+        self.canceller = Canceller(PQgetCancel(handle.pointer))
+    }
+
+    /// Connects with `configuration` on the calling thread, blocking it until the server answers:
+    /// for the runtime's synchronous store connections (`Store(postgres:…)`), never for a task of
+    /// Swift's cooperative pool.
+    package init(connectingNow configuration: PostgresConfiguration) throws {
+        let redaction = Redaction(connectionString: configuration.connectionString)
+        let handle = try Self.connect(configuration, redaction: redaction)
+        self.queue = DispatchQueue(label: "modelwright.postgres.connection")
         self.handle = handle.pointer
         self.redaction = redaction
         self.statementTimeout = configuration.statementTimeout

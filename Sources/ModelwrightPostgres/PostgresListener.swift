@@ -53,16 +53,46 @@ public final class PostgresListener: Sendable {
         let redaction = Redaction(connectionString: configuration.connectionString)
         // A thread of its own: waiting for the socket blocks, which the cooperative pool must not do.
         try await withCheckedThrowingContinuation { (ready: CheckedContinuation<Void, any Error>) in
-            let thread = Thread {
-                Self.receive(
-                    configuration, channels, redaction, stop, ready: ready, into: continuation, batches: batches)
+            Self.start(configuration, channels, redaction, stop, into: continuation, batches: batches) {
+                ready.resume(with: $0)
             }
-            thread.name = "modelwright.postgres.listener"
-            thread.start()
         }
         continuation.onTermination = { _ in stop.set() }
         notifications = stream
         stopFlag = stop
+    }
+
+    /// Connects and listens on `channels`, blocking the calling thread until the server listens;
+    /// for the runtime's synchronous store opening, never for a task of the cooperative pool.
+    init(
+        listeningNow configuration: PostgresConfiguration, channels: [String],
+        batches: @escaping @Sendable (Result<[PostgresNotification], any Error>) -> Void
+    ) throws {
+        let (stream, continuation) = AsyncThrowingStream<PostgresNotification, any Error>.makeStream()
+        let stop = StopSignal()
+        let redaction = Redaction(connectionString: configuration.connectionString)
+        let outcome = Outcome()
+        Self.start(configuration, channels, redaction, stop, into: continuation, batches: batches) { result in
+            outcome.set(result)
+        }
+        try outcome.wait()
+        continuation.onTermination = { _ in stop.set() }
+        notifications = stream
+        stopFlag = stop
+    }
+
+    /// Starts the listening thread, which calls `ready` once the server listens or connecting failed.
+    private static func start(
+        _ configuration: PostgresConfiguration, _ channels: [String], _ redaction: Redaction, _ stop: StopSignal,
+        into continuation: AsyncThrowingStream<PostgresNotification, any Error>.Continuation,
+        batches: (@Sendable (Result<[PostgresNotification], any Error>) -> Void)?,
+        ready: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        let thread = Thread {
+            receive(configuration, channels, redaction, stop, ready: ready, into: continuation, batches: batches)
+        }
+        thread.name = "modelwright.postgres.listener"
+        thread.start()
     }
 
     deinit {
@@ -76,7 +106,7 @@ public final class PostgresListener: Sendable {
 
     private static func receive(
         _ configuration: PostgresConfiguration, _ channels: [String], _ redaction: Redaction, _ stop: StopSignal,
-        ready: CheckedContinuation<Void, any Error>,
+        ready: @Sendable (Result<Void, any Error>) -> Void,
         into continuation: AsyncThrowingStream<PostgresNotification, any Error>.Continuation,
         batches: (@Sendable (Result<[PostgresNotification], any Error>) -> Void)?
     ) {
@@ -84,13 +114,13 @@ public final class PostgresListener: Sendable {
         do {
             connection = try PostgresConnection.connect(configuration, redaction: redaction).pointer
         } catch {
-            ready.resume(throwing: error)
+            ready(.failure(error))
             return
         }
         defer { PQfinish(connection) }
         // PostgreSQL would cut a longer name to 63 bytes and listen on another channel.
         if let long = channels.first(where: { $0.utf8.count > 63 }) {
-            ready.resume(throwing: PostgresError.invalidValue("the channel name \"\(long)\" is longer than 63 bytes"))
+            ready(.failure(PostgresError.invalidValue("the channel name \"\(long)\" is longer than 63 bytes")))
             return
         }
         for channel in channels {
@@ -99,11 +129,11 @@ public final class PostgresListener: Sendable {
             defer { PQclear(result) }
             guard PQresultStatus(result) == PGRES_COMMAND_OK else {
                 let reason = String(cString: PQerrorMessage(connection))
-                ready.resume(throwing: PostgresError.connectionFailed(redaction.apply(reason)))
+                ready(.failure(PostgresError.connectionFailed(redaction.apply(reason))))
                 return
             }
         }
-        ready.resume()
+        ready(.success(()))
         let socket = PQsocket(connection)
         while !stop.isSet {
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
@@ -129,6 +159,23 @@ public final class PostgresListener: Sendable {
         }
         continuation.finish()
         batches?(.success([]))
+    }
+}
+
+/// The listening thread's answer to a synchronous start, which the starting thread waits for.
+private final class Outcome: @unchecked Sendable {
+    // @unchecked: `result` is written once before `done` is signalled and read after it is waited for.
+    private var result: Result<Void, any Error> = .success(())
+    private let done = DispatchSemaphore(value: 0)
+
+    func set(_ result: Result<Void, any Error>) {
+        self.result = result
+        done.signal()
+    }
+
+    func wait() throws {
+        done.wait()
+        try result.get()
     }
 }
 

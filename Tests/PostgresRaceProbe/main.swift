@@ -1,11 +1,16 @@
 import Foundation
 import Modelwright
 import ModelwrightPostgres
+import Trips
 
 // One of several processes that start on one PostgreSQL database at the same moment, for the
 // tests that creation runs once under an advisory lock and that no increment is lost:
 // `PostgresRaceProbe <connection string> <increments>` prints `created` or `found`, then adds
 // one to the counter `increments` times, each under the lock. Exits 1 with the error otherwise.
+//
+// `PostgresRaceProbe store <connection string> <count>` opens a `Store` of the Trips model instead
+// and inserts `count` users, one transaction each, for the tests that another process's commits
+// wake a store's observers.
 
 let schema = SchemaDescription(
     modelName: "Race", version: 1,
@@ -13,6 +18,18 @@ let schema = SchemaDescription(
 
 func run() async throws {
     let arguments = CommandLine.arguments
+    if arguments.count == 4, arguments[1] == "store", let count = Int(arguments[3]) {
+        let store = try Store(postgres: PostgresConfiguration(arguments[2]), schema: Trips.schema)
+        for value in 0..<count {
+            try await store.performAndSave { context in
+                try context.insert(
+                    User(username: "probe\(getpid())-\(value)", givenName: "Pro", familyName: "Be", rating: 9))
+            }
+        }
+        try store.close()
+        print("inserted \(count)")
+        return
+    }
     guard arguments.count == 3, let increments = Int(arguments[2]) else {
         throw PostgresError.invalidValue("usage: PostgresRaceProbe <connection string> <increments>")
     }

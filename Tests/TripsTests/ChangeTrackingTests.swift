@@ -6,7 +6,7 @@ import Trips
 @testable import Modelwright
 
 /// A commit wakes an observer only when it changed a column the observed request reads; a write
-/// of the values already stored wakes no one.
+/// of the values already stored wakes no one (the first two tests on every engine, ``TestEngine``).
 struct ChangeTrackingTests {
     /// Counts the commits that wake an observer of `request`; the count is final when
     /// `performAndSave` returns, because the store tells observers before it returns.
@@ -32,9 +32,10 @@ struct ChangeTrackingTests {
 
     /// Random updates of random users, many of which write what is stored or change columns
     /// the request does not read; each commit is checked against the columns it really changed.
-    @Test(arguments: 0..<4) func onlyCommitsThatChangeReadColumnsWakeAnObserver(seed: UInt64) async throws {
+    @Test(arguments: TestEngine.available, 0..<4)
+    func onlyCommitsThatChangeReadColumnsWakeAnObserver(engine: TestEngine, seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let store = try Store.inMemory(schema: Trips.schema)
+        let store = try await engine.makeStore(schema: Trips.schema)
         var users = (0..<6).map { makeTripsUser("user\($0)", familyName: "Family\($0 % 2)", rating: 1) }
         let trips = users.map { makeTrip("Trip of \($0.username)", owner: $0.id, day: 1) }
         try await store.performAndSave { [users] context in
@@ -65,8 +66,9 @@ struct ChangeTrackingTests {
         }
     }
 
-    @Test func batchUpdatesAndTripWritesWakeOnlyWhenTheyChangeSomething() async throws {
-        let store = try Store.inMemory(schema: Trips.schema)
+    @Test(arguments: TestEngine.available)
+    func batchUpdatesAndTripWritesWakeOnlyWhenTheyChangeSomething(engine: TestEngine) async throws {
+        let store = try await engine.makeStore(schema: Trips.schema)
         let ada = makeTripsUser("ada", familyName: "Lovelace", rating: 3)
         let trip = makeTrip("Lisbon", owner: ada.id, day: 1)
         try await store.performAndSave { context in

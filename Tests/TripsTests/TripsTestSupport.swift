@@ -2,9 +2,12 @@ import Foundation
 import Modelwright
 import Trips
 
-/// A user with a unique handle and the given names.
+/// A user with a unique handle and the given names, joined at a whole second, which every engine
+/// stores exactly (PostgreSQL keeps microseconds).
 func makeTripsUser(_ username: String, familyName: String, rating: Int16 = 0) -> User {
-    User(username: username, givenName: username.capitalized, familyName: familyName, rating: rating)
+    User(
+        username: username, givenName: username.capitalized, familyName: familyName, rating: rating,
+        joinedAt: Date(timeIntervalSinceReferenceDate: 790_000_000))
 }
 
 /// A trip of `owner` starting on day `day` of 2024.

@@ -5,14 +5,18 @@ import Testing
 import Trips
 
 /// Upsert matches a record by its ID or by any uniqueness constraint of its entity, and the stored
-/// record keeps its ID.
+/// record keeps its ID, on every engine (``TestEngine``).
 struct UpsertTests {
+    /// A join date of whole seconds, which both engines store exactly (PostgreSQL keeps microseconds).
+    static let joined = Date(timeIntervalSinceReferenceDate: 790_000_000)
+
     /// Random feed refreshes: each brings trips keyed by their server `identifier`, with IDs made
     /// fresh by the parser, as a feed does. The store must hold one trip per identifier, under the
     /// ID of its first refresh, with the values of its last.
-    @Test(arguments: 0..<4) func feedRefreshesKeyedByAUniqueAttributeKeepStoredIDs(seed: UInt64) async throws {
+    @Test(arguments: TestEngine.available, 0..<4)
+    func feedRefreshesKeyedByAUniqueAttributeKeepStoredIDs(engine: TestEngine, seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let store = try Store.inMemory(schema: Trips.schema)
+        let store = try await engine.makeStore(schema: Trips.schema)
         let owner = makeTripsUser("ada", familyName: "Lovelace")
         try await store.performAndSave { try $0.insert(owner) }
         let identifiers = (0..<15).map { _ in UUID() }
@@ -43,12 +47,16 @@ struct UpsertTests {
         }
     }
 
-    @Test func aSingleUpsertMatchesByACompoundConstraintOrByID() async throws {
-        let store = try Store.inMemory(schema: Trips.schema)
-        let ada = User(username: "ada", givenName: "Ada", familyName: "Lovelace", namePrefix: "Countess")
+    @Test(arguments: TestEngine.available) func aSingleUpsertMatchesByACompoundConstraintOrByID(engine: TestEngine)
+        async throws
+    {
+        let store = try await engine.makeStore(schema: Trips.schema)
+        let ada = User(
+            username: "ada", givenName: "Ada", familyName: "Lovelace", namePrefix: "Countess", joinedAt: Self.joined)
         try await store.performAndSave { try $0.insert(ada) }
         // Another username, the same (givenName, familyName, namePrefix): the stored Ada is updated.
-        let renamed = User(username: "ada.l", givenName: "Ada", familyName: "Lovelace", namePrefix: "Countess")
+        let renamed = User(
+            username: "ada.l", givenName: "Ada", familyName: "Lovelace", namePrefix: "Countess", joinedAt: Self.joined)
         let id = try await store.performAndSave { try $0.upsert(renamed) }
         #expect(id == ada.id)
         // By ID (and the same row by the compound constraint): still one record.
@@ -58,20 +66,28 @@ struct UpsertTests {
         #expect(users == [ada.with(rating: 5)])
     }
 
-    @Test func aMissingValueInAConstraintMatchesNothing() async throws {
-        let store = try Store.inMemory(schema: Trips.schema)
-        let first = User(username: "grace", givenName: "Grace", familyName: "Hopper")
-        let second = User(username: "grace.h", givenName: "Grace", familyName: "Hopper")
+    @Test(arguments: TestEngine.available) func aMissingValueInAConstraintMatchesNothing(engine: TestEngine)
+        async throws
+    {
+        let store = try await engine.makeStore(schema: Trips.schema)
+        let first = User(username: "grace", givenName: "Grace", familyName: "Hopper", joinedAt: Self.joined)
+        let second = User(username: "grace.h", givenName: "Grace", familyName: "Hopper", joinedAt: Self.joined)
         _ = try await store.performAndSave { try $0.batchUpsert([first, second]) }
         #expect(try await store.performQuery { try $0.count(User.request()) } == 2)
     }
 
-    @Test func aRecordMatchingDifferentStoredRecordsIsRefused() async throws {
-        let store = try Store.inMemory(schema: Trips.schema)
-        let ada = User(username: "ada", givenName: "Ada", familyName: "Lovelace")
-        let grace = User(username: "grace", givenName: "Grace", familyName: "Hopper", namePrefix: "Rear Admiral")
+    @Test(arguments: TestEngine.available) func aRecordMatchingDifferentStoredRecordsIsRefused(engine: TestEngine)
+        async throws
+    {
+        let store = try await engine.makeStore(schema: Trips.schema)
+        let ada = User(username: "ada", givenName: "Ada", familyName: "Lovelace", joinedAt: Self.joined)
+        let grace = User(
+            username: "grace", givenName: "Grace", familyName: "Hopper", namePrefix: "Rear Admiral",
+            joinedAt: Self.joined)
         _ = try await store.performAndSave { try $0.batchInsert([ada, grace]) }
-        let both = User(username: "ada", givenName: "Grace", familyName: "Hopper", namePrefix: "Rear Admiral")
+        let both = User(
+            username: "ada", givenName: "Grace", familyName: "Hopper", namePrefix: "Rear Admiral", joinedAt: Self.joined
+        )
         await #expect(
             throws: StoreError.ambiguousUpsert(
                 entity: "User", matches: [["username"], ["givenName", "familyName", "namePrefix"]])

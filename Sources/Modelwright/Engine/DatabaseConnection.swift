@@ -16,7 +16,10 @@ import Foundation
 ///   on a `rowid` or a last-insert row ID, since every row is keyed by its `"id"` UUID;
 /// - commits of other processes are noticed through ``SQLDialect/dataVersion`` on SQLite; a
 ///   PostgreSQL connection gets them from `LISTEN`/`NOTIFY` instead (not part of this contract yet).
-protocol DatabaseConnection: AnyObject {
+///
+/// It is `package` so that `ModelwrightPostgres` can conform its connection; nothing outside this
+/// package sees it.
+package protocol DatabaseConnection: AnyObject {
     /// The prepared statements this connection makes.
     associatedtype Statement: DatabaseStatement
     /// How this connection's engine spells SQL.
@@ -88,7 +91,7 @@ protocol DatabaseConnection: AnyObject {
 /// A constraint a statement broke, as an engine reports it: the store names the entity and its
 /// attributes from it (SQLite's extended result codes, PostgreSQL's SQLSTATE `23505`, `23502`,
 /// `23503`).
-enum ConstraintFailure: Sendable, Equatable {
+package enum ConstraintFailure: Sendable, Equatable {
     /// A uniqueness or primary-key constraint, with the columns the engine named (each may be
     /// qualified by its table, `User.email`).
     case unique(columns: [String])
@@ -100,7 +103,7 @@ enum ConstraintFailure: Sendable, Equatable {
 
 extension DatabaseConnection {
     /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
-    func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
+    package func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
         try begin(kind)
         do {
             let result = try body()
@@ -167,4 +170,45 @@ package protocol DatabaseStatement: AnyObject {
 /// is refused, never converted by the engine.
 package enum StorageClass: Sendable {
     case null, integer, real, text, blob
+}
+
+extension DatabaseConnection {
+    /// The tables and columns `layout` creates that the database lacks, and those it has that
+    /// `layout` does not create, each a sentence; read through the dialect's catalog queries
+    /// (``SQLDialect/tableNames``, ``SQLDialect/columnNames``), so any engine can answer
+    /// ``schemaDifferences(from:)`` with it. The runtime's own tables (metadata, history) are not
+    /// compared. An engine whose catalog reads types and indexes too compares those on its own.
+    package func tableAndColumnDifferences(from layout: SchemaLayout) throws -> [String] {
+        let names = try statement(dialect.tableNames)
+        defer { names.reset() }
+        var found: Set<String> = []
+        while try names.step() { found.insert(names.string(0)) }
+        let own = [SchemaSQL.metadataTable]
+        found.subtract(own)
+        found = found.filter { !$0.hasPrefix(HistorySQL.tablePrefix) }
+        var result: [String] = []
+        let tables = SchemaSQL.tables(for: layout, in: dialect)
+        for table in tables.sorted(by: { $0.name < $1.name }) {
+            guard found.remove(table.name) != nil else {
+                result.append("the table \"\(table.name)\" is missing")
+                continue
+            }
+            let list = try statement(dialect.columnNames)
+            defer { list.reset() }
+            list.bind(table.name, 1)
+            var columns: Set<String> = []
+            while try list.step() { columns.insert(list.string(0)) }
+            let wanted = Set(table.columns.keys)
+            for column in wanted.subtracting(columns).sorted() {
+                result.append("the column \"\(column)\" of \"\(table.name)\" is missing")
+            }
+            for column in columns.subtracting(wanted).sorted() {
+                result.append("the table \"\(table.name)\" has an unexpected column \"\(column)\"")
+            }
+        }
+        for table in found.sorted() {
+            result.append("the database has an unexpected table \"\(table)\"")
+        }
+        return result
+    }
 }

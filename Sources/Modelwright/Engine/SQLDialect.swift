@@ -19,7 +19,7 @@
 /// Requirements that an engine may have no equivalent for are `throws`: such an engine throws
 /// ``SQLDialectError/unsupported(_:)`` naming what it lacks and what to use instead, rather than
 /// handing out another engine's SQL.
-protocol SQLDialect: Sendable {
+package protocol SQLDialect: Sendable {
     // MARK: - Names, literals and parameters
 
     /// An identifier, quoted so that any name (`Order`, `index`, one with quotes in it) is safe.
@@ -41,6 +41,11 @@ protocol SQLDialect: Sendable {
     /// The parameter numbered `number` (from 1), which a statement may use more than once.
     func parameter(_ number: Int) -> String
 
+    /// A parameter marker whose value has `storage`'s type where nothing else in the statement says
+    /// so (a `SELECT` list of bound values): an engine that infers parameter types (PostgreSQL would
+    /// read it as text) declares it; the standard marker otherwise.
+    func parameter(typed storage: ColumnStorage) -> String
+
     // MARK: - Column types
 
     /// The type a column of this storage class is declared with in `CREATE TABLE`; empty for none.
@@ -48,6 +53,15 @@ protocol SQLDialect: Sendable {
 
     /// `expression` converted to a storage class, as a migration copies a column whose type changed.
     func cast(_ expression: String, to storage: ColumnStorage) -> String
+
+    /// Whether a `REFERENCES` clause needs its table to exist already (PostgreSQL), so a schema's
+    /// tables are created referenced ones first; SQLite resolves references when it uses them.
+    var referencesNeedTheirTable: Bool { get }
+
+    /// A column's `DEFAULT`, from the literal the layout writes for it (`1` for true, seconds since
+    /// 2001 for a date, `X'…'` for a UUID): SQLite's own spelling, which an engine with typed
+    /// columns converts to its type. The standard default keeps the literal as it is.
+    func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String
 
     // MARK: - Tables and migration steps
 
@@ -186,7 +200,7 @@ protocol SQLDialect: Sendable {
 /// Standard SQL (DDL, savepoints and aggregates), the same in every engine the runtime targets: an engine's dialect
 /// spells these itself only where it differs.
 extension SQLDialect {
-    func aggregate(_ function: AggregateFunction, of expression: String) -> String {
+    package func aggregate(_ function: AggregateFunction, of expression: String) -> String {
         switch function {
         case .count: "COUNT(\(expression))"
         case .sum: "COALESCE(SUM(\(expression)), 0)"
@@ -196,68 +210,78 @@ extension SQLDialect {
         }
     }
 
-    func grouped(_ columns: [String], from source: String, by keys: [String]) -> String {
+    package func grouped(_ columns: [String], from source: String, by keys: [String]) -> String {
         let select = "SELECT \(columns.joined(separator: ", ")) FROM (\(source)) g"
         guard !keys.isEmpty else { return select }
         let list = keys.joined(separator: ", ")
         return select + " GROUP BY \(list) ORDER BY \(list)"
     }
 
-    func renameTable(_ table: String, to name: String) -> String {
+    package func parameter(typed storage: ColumnStorage) -> String {
+        parameter
+    }
+
+    package var referencesNeedTheirTable: Bool { false }
+
+    package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {
+        literal
+    }
+
+    package func renameTable(_ table: String, to name: String) -> String {
         "ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name))"
     }
 
-    func renameColumn(_ column: String, of table: String, to name: String) -> String {
+    package func renameColumn(_ column: String, of table: String, to name: String) -> String {
         "ALTER TABLE \(identifier(table)) RENAME COLUMN \(identifier(column)) TO \(identifier(name))"
     }
 
-    func addColumn(_ definition: String, to table: String) -> String {
+    package func addColumn(_ definition: String, to table: String) -> String {
         "ALTER TABLE \(identifier(table)) ADD COLUMN \(definition)"
     }
 
-    func dropTable(_ table: String) -> String {
+    package func dropTable(_ table: String) -> String {
         "DROP TABLE \(identifier(table))"
     }
 
-    func dropIndex(_ name: String) -> String {
+    package func dropIndex(_ name: String) -> String {
         "DROP INDEX \(identifier(name))"
     }
 
-    func savepoint(_ name: String) -> String {
+    package func savepoint(_ name: String) -> String {
         "SAVEPOINT \(identifier(name))"
     }
 
-    func releaseSavepoint(_ name: String) -> String {
+    package func releaseSavepoint(_ name: String) -> String {
         "RELEASE SAVEPOINT \(identifier(name))"
     }
 
-    func rollbackToSavepoint(_ name: String) -> String {
+    package func rollbackToSavepoint(_ name: String) -> String {
         "ROLLBACK TO SAVEPOINT \(identifier(name))"
     }
 }
 
 /// The queries that read the tables of a store (the runtime's own history tables aside), each
 /// returning rows of a fixed shape, so the reader does not depend on the engine's catalog.
-struct SchemaIntrospection: Sendable {
+package struct SchemaIntrospection: Sendable {
     /// Rows of (table, text ``SQLDialect/isClustered(definition:)`` reads).
-    var tables: String
+    package var tables: String
     /// Rows of (table, column, declared type, not null as 0 or 1, default as SQL text or NULL,
     /// place in the primary key from 1, or 0).
-    var columns: String
+    package var columns: String
     /// Rows of (table, index, unique as 0 or 1, place of the column in the index from 0, column),
     /// for indexes created with `CREATE INDEX`.
-    var indexes: String
+    package var indexes: String
     /// Rows of (table, column, referenced table, `ON DELETE` action).
-    var foreignKeys: String
+    package var foreignKeys: String
 }
 
 /// What an engine's dialect cannot spell.
-enum SQLDialectError: Error, Equatable, CustomStringConvertible {
+package enum SQLDialectError: Error, Equatable, CustomStringConvertible {
     /// The engine has no equivalent of a statement the runtime issues: what it lacks, and what
     /// stands in for it there.
     case unsupported(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .unsupported(let message): message
         }

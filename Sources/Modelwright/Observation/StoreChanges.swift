@@ -2,8 +2,9 @@ import Foundation
 
 /// What one committed transaction changed, table by table: whether rows came or went, which
 /// columns of existing rows took new values, and which rows those were. An update that wrote the
-/// values a row already had is not a change.
-struct StoreChanges: Sendable {
+/// values a row already had is not a change. `package` so an engine that hears of other processes'
+/// commits (PostgreSQL's change feed) can describe them to the store.
+package struct StoreChanges: Sendable {
     /// Tables that gained or lost rows: every reader of such a table may see a new result.
     private(set) var tablesWithNewOrDeletedRows: Set<String> = []
     /// Columns whose values changed in rows that stayed, by table.
@@ -11,21 +12,24 @@ struct StoreChanges: Sendable {
     /// Rows that stayed and whose records' values changed, by table (a results controller's "updated").
     private(set) var updatedRows: [String: Set<UUID>] = [:]
 
+    /// No change yet.
+    package init() {}
+
     /// Whether the transaction changed nothing.
-    var isEmpty: Bool { tablesWithNewOrDeletedRows.isEmpty && changedColumns.isEmpty }
+    package var isEmpty: Bool { tablesWithNewOrDeletedRows.isEmpty && changedColumns.isEmpty }
 
     /// Records that rows were inserted into, or deleted from, `table`.
-    mutating func rowsInsertedOrDeleted(in table: String) {
+    package mutating func rowsInsertedOrDeleted(in table: String) {
         tablesWithNewOrDeletedRows.insert(table)
     }
 
     /// Records new values in `columns` of existing rows of `table`.
-    mutating func columnsChanged(_ columns: some Sequence<String>, in table: String) {
+    package mutating func columnsChanged(_ columns: some Sequence<String>, in table: String) {
         changedColumns[table, default: []].formUnion(columns)
     }
 
     /// Records new values in `columns` of the rows `ids` of `table`, columns that records hold.
-    mutating func rowsUpdated(_ ids: some Sequence<UUID>, columns: some Sequence<String>, in table: String) {
+    package mutating func rowsUpdated(_ ids: some Sequence<UUID>, columns: some Sequence<String>, in table: String) {
         var rows = updatedRows[table, default: []]
         rows.formUnion(ids)
         guard !rows.isEmpty else { return }

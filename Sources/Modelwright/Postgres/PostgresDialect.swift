@@ -460,35 +460,35 @@ extension PostgresDialect {
 // MARK: - SQLDialect
 
 extension PostgresDialect: SQLDialect {
-    func identifier(_ name: String) -> String {
+    package func identifier(_ name: String) -> String {
         SQLSyntax.identifier(name)
     }
 
     /// A standard string literal (`standard_conforming_strings` is on by default since 9.1, so a
     /// backslash is an ordinary character, as in SQLite).
-    func string(_ text: String) -> String {
+    package func string(_ text: String) -> String {
         SQLSyntax.string(text)
     }
 
     /// `quote_nullable`, which writes a value of any type as a literal (a `bytea` as `'\x00ff'`).
-    func literal(of expression: String) -> String {
+    package func literal(of expression: String) -> String {
         "quote_nullable(\(expression))"
     }
 
     /// `?`, as the runtime writes every marker; the connection numbers them `$1`, `$2` … when it
     /// prepares a statement (see ``SQLDialect``), since fragments with their own markers compose.
-    var parameter: String { "?" }
+    package var parameter: String { "?" }
 
-    func parameters(_ count: Int) -> String {
+    package func parameters(_ count: Int) -> String {
         Array(repeating: parameter, count: count).joined(separator: ", ")
     }
 
     /// `$n`, which a statement may use more than once.
-    func parameter(_ number: Int) -> String {
+    package func parameter(_ number: Int) -> String {
         "$\(number)"
     }
 
-    func columnType(_ storage: ColumnStorage) -> String {
+    package func columnType(_ storage: ColumnStorage) -> String {
         switch storage {
         case .boolean: ColumnType.boolean.rawValue
         case .integer16: ColumnType.smallint.rawValue
@@ -505,17 +505,45 @@ extension PostgresDialect: SQLDialect {
         }
     }
 
-    func cast(_ expression: String, to storage: ColumnStorage) -> String {
+    package func cast(_ expression: String, to storage: ColumnStorage) -> String {
         "CAST(\(expression) AS \(columnType(storage)))"
     }
 
     /// PostgreSQL stores every table as a heap; a primary key is an index beside it, so
     /// `clustered` changes nothing (`CLUSTER` orders a table once, not as it is written).
-    func tableBody(_ definitions: [String], clustered: Bool) -> String {
+    /// `CAST(? AS type)`: PostgreSQL reads an untyped parameter in a `SELECT` list as text.
+    package func parameter(typed storage: ColumnStorage) -> String {
+        cast(parameter, to: storage)
+    }
+
+    /// `true`: PostgreSQL checks that a referenced table exists when it creates the reference.
+    package var referencesNeedTheirTable: Bool { true }
+
+    /// The layout's literal in this engine's type: `true`/`false` for a boolean, `to_timestamp` of
+    /// the seconds for a date (microseconds, as every stored date), a UUID's or bytes' hex as
+    /// `uuid` or `bytea`, and a cast for any other value (text to `numeric` or `jsonb` is exact).
+    package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {
+        let hex: String? =
+            literal.hasPrefix("X'") && literal.hasSuffix("'") ? String(literal.dropFirst(2).dropLast()) : nil
+        switch storage {
+        case .boolean:
+            return literal == "0" ? "false" : "true"
+        case .timestamp:
+            return "to_timestamp(\(literal) + 978307200)"
+        case .uuid where hex != nil:
+            return "CAST('\(hex ?? "")' AS uuid)"
+        case .bytes where hex != nil:
+            return "decode('\(hex ?? "")', 'hex')"
+        default:
+            return cast(literal, to: storage)
+        }
+    }
+
+    package func tableBody(_ definitions: [String], clustered: Bool) -> String {
         "(\(definitions.joined(separator: ", ")))"
     }
 
-    func createHistoryTables(transactions: String, changes: String) -> [String] {
+    package func createHistoryTables(transactions: String, changes: String) -> [String] {
         [
             // An identity column never hands out a number twice, even after the last rows are purged.
             "CREATE TABLE IF NOT EXISTS \(identifier(transactions)) (\"token\" bigint GENERATED ALWAYS AS IDENTITY "
@@ -526,7 +554,7 @@ extension PostgresDialect: SQLDialect {
         ]
     }
 
-    func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
+    package func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
         "INSERT INTO \(table) (\(columns.joined(separator: ", "))) \(source) ON CONFLICT DO NOTHING"
     }
 
@@ -534,31 +562,31 @@ extension PostgresDialect: SQLDialect {
     /// so `columns` must be given: with `nil` (every column, in order) the statement has no
     /// assignments and only skips the conflicting row; the runtime passes columns wherever it
     /// replaces on this engine.
-    func insertReplacing(into table: String, columns: [String]?, key: [String], _ source: String) -> String {
+    package func insertReplacing(into table: String, columns: [String]?, key: [String], _ source: String) -> String {
         let list = columns.map { " (\($0.joined(separator: ", ")))" } ?? ""
         let assignments = (columns ?? []).filter { !key.contains($0) }.map { "\($0) = EXCLUDED.\($0)" }
         let action = assignments.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + assignments.joined(separator: ", ")
         return "INSERT INTO \(table)\(list) \(source) ON CONFLICT (\(key.joined(separator: ", "))) \(action)"
     }
 
-    func limit(_ limit: String, offset: String) -> String {
+    package func limit(_ limit: String, offset: String) -> String {
         " LIMIT \(limit) OFFSET \(offset)"
     }
 
-    var noLimit: SQLValue { .null }
+    package var noLimit: SQLValue { .null }
 
-    func differs(_ lhs: String, _ rhs: String) -> String {
+    package func differs(_ lhs: String, _ rhs: String) -> String {
         "\(lhs) IS DISTINCT FROM \(rhs)"
     }
 
-    func returning(_ columns: [String]) -> String {
+    package func returning(_ columns: [String]) -> String {
         " RETURNING " + columns.joined(separator: ", ")
     }
 
     /// PostgreSQL has no `mw_string` (SQLite's function compares through Foundation): a string
     /// operator needs a server-side equivalent (ICU collations cover the options only in part),
     /// so it is refused rather than compared differently from SQLite and `NSPredicate`.
-    func stringTest(
+    package func stringTest(
         _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
     ) throws -> String {
         throw SQLDialectError.unsupported(
@@ -569,7 +597,7 @@ extension PostgresDialect: SQLDialect {
     /// A deferred transaction is PostgreSQL's default; an immediate one takes the serialisable
     /// level, since PostgreSQL takes no database-wide write lock at `BEGIN` and a writer that must
     /// not see its reads change is told so at commit instead.
-    func begin(_ kind: TransactionKind) -> String {
+    package func begin(_ kind: TransactionKind) -> String {
         switch kind {
         case .deferred: "BEGIN"
         case .immediate: "BEGIN ISOLATION LEVEL SERIALIZABLE"
@@ -578,25 +606,25 @@ extension PostgresDialect: SQLDialect {
 
     /// Foreign keys are always enforced (the runtime declares them `DEFERRABLE INITIALLY DEFERRED`),
     /// so a connection starts with nothing to set.
-    var writerSettings: [String] { [] }
+    package var writerSettings: [String] { [] }
 
     /// `nil`: PostgreSQL's DDL is transactional and its foreign keys are checked at commit, so a
     /// migration's rebuilds need no switch around them.
-    var foreignKeysOff: String? { nil }
+    package var foreignKeysOff: String? { nil }
 
     /// See ``foreignKeysOff``.
-    var foreignKeysOn: String? { nil }
+    package var foreignKeysOn: String? { nil }
 
     /// PostgreSQL has no query for rows breaking a foreign key: it never stores one (a deferred
     /// check fails the commit with SQLSTATE 23503, whose detail names the constraint).
-    func foreignKeyViolations(in table: String?) throws -> String {
+    package func foreignKeyViolations(in table: String?) throws -> String {
         throw SQLDialectError.unsupported(
             "PostgreSQL stores no row that breaks a foreign key; read the constraint from the commit's error (SQLSTATE 23503)"
         )
     }
 
     /// See ``foreignKeyViolations(in:)``.
-    var foreignKeyColumns: String {
+    package var foreignKeyColumns: String {
         get throws {
             throw SQLDialectError.unsupported(
                 "PostgreSQL numbers no foreign keys; read the constraint from the commit's error (SQLSTATE 23503)")
@@ -605,7 +633,7 @@ extension PostgresDialect: SQLDialect {
 
     /// PostgreSQL has no counter of other connections' commits: a connection hears of them through
     /// `LISTEN`/`NOTIFY` (a trigger on the store's tables notifies), not by polling.
-    var dataVersion: String {
+    package var dataVersion: String {
         get throws {
             throw SQLDialectError.unsupported(
                 "PostgreSQL has no data_version; other connections' commits arrive through LISTEN/NOTIFY")
@@ -613,19 +641,19 @@ extension PostgresDialect: SQLDialect {
     }
 
     /// PostgreSQL keeps no schema cookie; an event trigger on DDL would stand in for it.
-    var schemaVersion: String {
+    package var schemaVersion: String {
         get throws {
             throw SQLDialectError.unsupported(
                 "PostgreSQL has no schema version counter; an event trigger on DDL stands in for it")
         }
     }
 
-    var pageCount: String {
+    package var pageCount: String {
         "SELECT pg_database_size(current_database()) / current_setting('block_size')::bigint"
     }
 
     /// PostgreSQL's log is the server's, not the connection's: there is nothing to empty at close.
-    var checkpoint: String {
+    package var checkpoint: String {
         get throws {
             throw SQLDialectError.unsupported(
                 "PostgreSQL's write-ahead log belongs to the server; a client does not checkpoint it")
@@ -633,27 +661,23 @@ extension PostgresDialect: SQLDialect {
     }
 
     /// PostgreSQL has no stable row number (`ctid` moves with every update): a results controller
-    /// breaks ties by `"id"` there.
-    var rowNumberColumn: String {
-        get throws {
-            throw SQLDialectError.unsupported(
-                "PostgreSQL has no stable row number; results controllers break ties by \"id\" on this engine")
-        }
-    }
+    /// breaks ties by `"id"` on this engine, so records that sort equal come in ID order, not in
+    /// the order they were inserted as on SQLite (pinned in `PostgresStoreTests`).
+    package var rowNumberColumn: String { identifier("id") }
 
-    var tableNames: String {
+    package var tableNames: String {
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
     }
 
-    var tableExists: String {
+    package var tableExists: String {
         "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = \(parameter)"
     }
 
-    var tableCount: String {
+    package var tableCount: String {
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = \(parameter)"
     }
 
-    var columnNames: String {
+    package var columnNames: String {
         "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
             + "AND table_name = \(parameter) ORDER BY ordinal_position"
     }
@@ -661,7 +685,7 @@ extension PostgresDialect: SQLDialect {
     /// The four queries over `information_schema` and `pg_catalog`, each in the row shape
     /// ``SchemaIntrospection`` fixes; the tables query's second column is empty, since no table
     /// is clustered here.
-    var schemaIntrospection: SchemaIntrospection {
+    package var schemaIntrospection: SchemaIntrospection {
         let own = "substr(c.relname, 1, 12) <> '_mw_history_'"
         return SchemaIntrospection(
             tables:
@@ -693,7 +717,7 @@ extension PostgresDialect: SQLDialect {
     }
 
     /// No table is clustered on PostgreSQL (see ``tableBody(_:clustered:)``).
-    func isClustered(definition: String) -> Bool {
+    package func isClustered(definition: String) -> Bool {
         false
     }
 }

@@ -102,7 +102,7 @@ extension URL: AggregateOperand {
 }
 
 /// What an aggregate computes over the rows of a group.
-enum AggregateFunction: Sendable, Hashable {
+package enum AggregateFunction: Sendable, Hashable {
     /// The number of rows.
     case count
     /// The sum of the field's present values; 0 for none.

@@ -13,7 +13,7 @@ struct SQLiteDialect: SQLDialect {
         SQLSyntax.string(text)
     }
 
-    func literal(of expression: String) -> String {
+    package func literal(of expression: String) -> String {
         "quote(\(expression))"
     }
 

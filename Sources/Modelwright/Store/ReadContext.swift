@@ -135,7 +135,7 @@ public class ReadContext {
         var unsorted = request
         unsorted.sortKeys = []
         let (inner, arguments) = try select("1", unsorted, entity: entity, defaultSort: false)
-        let statement = try connection.statement("SELECT COUNT(*) FROM (\(inner))")
+        let statement = try connection.statement("SELECT COUNT(*) FROM (\(inner)) AS counted")
         defer { statement.reset() }
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))

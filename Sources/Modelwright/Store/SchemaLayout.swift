@@ -13,7 +13,7 @@
 /// **To-many relationships** have no column of their own (see ``ToManyStorage``): one whose
 /// inverse is to-one is read through that inverse's column (plus a position column when it is
 /// ordered); a many-to-many or one-way to-many relationship lives in a join table.
-struct SchemaLayout: Sendable {
+package struct SchemaLayout: Sendable {
     let schema: SchemaDescription
     private(set) var entities: [String: EntityLayout] = [:]
 

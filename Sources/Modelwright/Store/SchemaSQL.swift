@@ -46,8 +46,29 @@ enum SchemaSQL {
 
     /// Every statement that creates the schema in an empty database, in order.
     static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) -> [String] {
-        let tables = tables(for: layout, in: dialect)
+        var tables = tables(for: layout, in: dialect)
+        if dialect.referencesNeedTheirTable { tables = referencedFirst(tables) }
         return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
+    }
+
+    /// `tables` ordered so each comes after the tables its columns reference (itself aside), keeping
+    /// the given order otherwise; tables that reference each other in a cycle keep their order.
+    private static func referencedFirst(_ tables: [Table]) -> [Table] {
+        let references = tables.map { table in
+            Set(
+                tables.indices.filter { other in
+                    tables[other].name != table.name && table.body.contains("REFERENCES \(quoted(tables[other].name))(")
+                })
+        }
+        var placed: [Int] = []
+        var isPlaced = Array(repeating: false, count: tables.count)
+        while placed.count < tables.count {
+            let ready = tables.indices.first { !isPlaced[$0] && references[$0].allSatisfy { isPlaced[$0] } }
+            let next = ready ?? tables.indices.first { !isPlaced[$0] } ?? 0
+            isPlaced[next] = true
+            placed.append(next)
+        }
+        return placed.map { tables[$0] }
     }
 
     /// The tables a store of this layout has (the metadata table aside), in creation order.
@@ -79,7 +100,9 @@ enum SchemaSQL {
                     let type = dialect.columnType(column.storage)
                     var definition = quoted(column.name) + (type.isEmpty ? "" : " " + type)
                     if isRootColumn && !column.isOptional { definition += " NOT NULL" }
-                    if let literal = column.defaultLiteral { definition += " DEFAULT " + literal }
+                    if let literal = column.defaultLiteral {
+                        definition += " DEFAULT " + dialect.defaultExpression(literal, for: column.storage)
+                    }
                     if let target = column.references {
                         definition += " REFERENCES \(quoted(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
                         foreignKeys.append(column.name)

@@ -8,6 +8,8 @@ struct RemoteState: @unchecked Sendable {
     var token: HistoryToken?
     /// Touched only under the store's lock; the timer's handler runs on the writer's queue.
     var timer: DispatchSourceTimer?
+    /// The engine's delivery of other connections' commits, for an engine that notifies.
+    var subscription: CommitSubscription?
 }
 
 extension Store {
@@ -70,6 +72,7 @@ extension Store {
     /// Starts the timer that checks for other connections' commits when the store has observers,
     /// and stops it when it has none; called whenever the first observer comes or the last goes.
     func watchRemoteChanges() {
+        guard case .dataVersion = engine.commitSignal else { return }
         let observing = observers.count > 0
         remote.withLock { state in
             if observing, state.timer == nil {
@@ -122,6 +125,21 @@ extension Store {
             state.token = token
         }
         try? observers.commit(changes) {}
+    }
+
+    /// Starts hearing of other connections' commits from an engine that notifies (see
+    /// ``CommitSignal/notifications(start:)``); each is passed to the observers on the writer's
+    /// queue, where the store's own commits reach them too.
+    func listenForRemoteChanges() throws {
+        guard case .notifications(let start) = engine.commitSignal else { return }
+        let subscription = try start(writerConnection) { [weak self] changes in
+            guard let self, !changes.isEmpty else { return }
+            self.writerQueue.async {
+                guard (try? self.checkOpen()) != nil else { return }
+                try? self.observers.commit(changes) {}
+            }
+        }
+        remote.withLock { $0.subscription = subscription }
     }
 
     /// Adds what one recorded change did to the tables observers read.

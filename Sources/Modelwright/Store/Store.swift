@@ -84,8 +84,8 @@ public final class Store: Sendable {
     /// What the store last knew of other connections' commits, and the timer that checks for
     /// more while there are observers (file stores only).
     let remote = Locked<RemoteState>(RemoteState())
-    /// Whether the store is a file, so ``close()`` has a write-ahead log to checkpoint.
-    private let isFile: Bool
+    /// Where the database is and how its connections open (see `StoreEngine`).
+    let engine: any StoreEngine
     private let isClosed = Locked(false)
     /// The schema cookie (`PRAGMA schema_version`) of the last schema this store verified: when a
     /// transaction finds another, some process changed the schema, and it is verified again.
@@ -101,7 +101,7 @@ public final class Store: Sendable {
     ///
     /// With `history` enabled, every write records its ``HistoryTransaction`` (see ``HistoryTracking``).
     public convenience init(url: URL, schema: SchemaDescription, history: HistoryTracking = .disabled) throws {
-        try self.init(path: url.path, schema: schema, history: history)
+        try self.init(engine: SQLiteEngine(path: url.path), schema: schema, history: history)
     }
 
     /// Opens the store at `url`, creating it at the plan's current version if the file does not
@@ -123,44 +123,46 @@ public final class Store: Sendable {
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
         try self.init(
-            path: url.path, schema: migrationPlan.current, history: history, plan: migrationPlan, progress: progress)
+            engine: SQLiteEngine(path: url.path), schema: migrationPlan.current, history: history, plan: migrationPlan,
+            progress: progress)
     }
 
     /// A new, empty store in memory, private to this instance: for tests and previews.
     public static func inMemory(schema: SchemaDescription, history: HistoryTracking = .disabled) throws -> Store {
-        try Store(path: nil, schema: schema, history: history)
+        try Store(engine: SQLiteEngine(path: nil), schema: schema, history: history)
     }
 
-    private init(
-        path: String?, schema: SchemaDescription, history: HistoryTracking, plan: MigrationPlan? = nil,
+    /// Opens a store on `engine`'s database, as the public initializers describe: creating the
+    /// schema in an empty database, checking the one found, or migrating it with `plan`. Every
+    /// engine (SQLite here, PostgreSQL in `ModelwrightPostgres`) opens through this one path.
+    package init<Engine: StoreEngine>(
+        engine: Engine, schema: SchemaDescription, history: HistoryTracking, plan: MigrationPlan? = nil,
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
         self.schema = schema
         self.history = history
-        isFile = path != nil
+        self.engine = engine
         layout = try SchemaLayout(schema)
-        let connection = try SQLiteConnection(path: path)
+        let connection = try engine.openWriter()
         let cookie = try Self.prepare(
-            connection, layout: layout, path: path, history: history, plan: plan, progress: progress)
+            connection, engine: engine, layout: layout, history: history, plan: plan, progress: progress)
         verifiedSchemaCookie = Locked(cookie)
         try connection.execute(connection.dialect.writerSettings)
         writer = ConnectionQueue(connection, label: "Modelwright.Store.writer")
-        if let path {
-            readers = try (0..<Self.readerCount).map { index in
-                let reader = try SQLiteConnection(path: path, readOnly: true)
-                return ConnectionQueue(reader, label: "Modelwright.Store.reader\(index)")
-            }
-        } else {
-            readers = []
+        readers = try engine.openReaders().enumerated().map { index, reader in
+            ConnectionQueue(reader, label: "Modelwright.Store.reader\(index)")
         }
-        if path != nil {
+        if case .dataVersion = engine.commitSignal {
             let version = try Self.dataVersion(of: connection)
             let token = try Self.hasHistoryTables(connection) ? try HistorySQL.lastToken(on: connection) : nil
             remote.withLock { $0 = RemoteState(dataVersion: version, token: token) }
+        }
+        if case .dataVersion = engine.commitSignal {
             observers.activity.withLock { activity in
                 activity = { [weak self] _ in self?.watchRemoteChanges() }
             }
         }
+        try listenForRemoteChanges()
     }
 
     /// Creates the schema in an empty database, or checks that the database holds this schema,
@@ -176,34 +178,24 @@ public final class Store: Sendable {
     /// schema cookie with the one last verified (or written by this opening) and verifies again
     /// when another process changed the schema in between. Returns the schema cookie the last
     /// opening transaction left, for ``checkSchema(on:)``.
-    private static func prepare(
-        _ connection: SQLiteConnection, layout: SchemaLayout, path: String?, history: HistoryTracking,
+    private static func prepare<Engine: StoreEngine>(
+        _ connection: Engine.Connection, engine: Engine, layout: SchemaLayout, history: HistoryTracking,
         plan: MigrationPlan?, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws -> Int64 {
-        // First, before this connection's first statement: it judges the log and its index as found.
-        var verifiedCookie: Int64 = 0
-        if let path {
-            verifiedCookie = try StoreVerification.verify(connection, path: path, layout: layout, plan: plan)
-        }
-        // A new file is created in write-ahead-log mode, so no process has to convert it while
-        // others have it open; a file with content is switched only once it proved to be a store.
-        if path != nil, try Self.pageCount(of: connection) == 0 {
-            try connection.useWriteAheadLog()
-        }
+        var verifiedCookie = try engine.prepareForOpening(connection, layout: layout, plan: plan)
         // A stage's table rebuilds need foreign keys off, and SQLite ignores the pragma inside a transaction.
         if let off = connection.dialect.foreignKeysOff { try connection.execute(off) }
         var stageCount: Int?
         while true {
             let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
-                if let path, try StoreVerification.schemaCookie(on: connection) != verifiedCookie {
-                    try StoreVerification.verifySchema(connection, path: path, layout: layout, plan: plan)
-                }
-                defer { verifiedCookie = (try? StoreVerification.schemaCookie(on: connection)) ?? verifiedCookie }
+                try engine.verifyAgain(connection, layout: layout, plan: plan, since: verifiedCookie)
+                defer { verifiedCookie = (try? engine.schemaVersion(of: connection)) ?? verifiedCookie }
                 let found = try StoreMetadata.read(on: connection)
                 if let plan, let stages = try pendingStages(of: found, plan: plan) {
                     if let next = stages.first {
                         let count = stageCount ?? stages.count
                         stageCount = count
+                        // The one call site of the migrator, whatever the engine.
                         let result = try Migrator(connection: connection, progress: progress).runInOpenTransaction(
                             next, number: count - stages.count + 1, of: count, records: plan.records, current: layout)
                         return .migrated(result)
@@ -212,16 +204,14 @@ public final class Store: Sendable {
                     // version: it records this version's number now.
                     try StoreMetadata.record(layout.schema, on: connection)
                 }
-                try open(found, layout: layout, path: path ?? ":memory:", history: history, on: connection)
+                try open(found, layout: layout, engine: engine, history: history, on: connection)
                 return .opened
             }
             switch step {
             case .migrated(let stage):
                 Migrator(connection: connection, progress: progress).reportCommitted(stage)
             case .opened:
-                if path != nil {
-                    try connection.useWriteAheadLog()
-                }
+                try engine.didOpen(connection)
                 return verifiedCookie
             }
         }
@@ -255,23 +245,24 @@ public final class Store: Sendable {
 
     /// In the opening transaction: creates the schema in an empty file, or checks that the store
     /// holds this schema; then prepares history tables when history is on.
-    private static func open(
-        _ found: StoreMetadata, layout: SchemaLayout, path: String, history: HistoryTracking,
-        on connection: SQLiteConnection
+    private static func open<Engine: StoreEngine>(
+        _ found: StoreMetadata, layout: SchemaLayout, engine: Engine, history: HistoryTracking,
+        on connection: Engine.Connection
     ) throws {
         switch found {
         case .empty:
             try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
             try StoreMetadata.record(layout.schema, on: connection)
-            try StoreVerification.stampIdentity(on: connection)
+            try engine.didCreateSchema(on: connection)
         case .foreign:
-            throw StoreError.notAStore(path: path)
+            throw StoreError.notAStore(path: engine.location)
         case .store:
             guard found.checksum == layout.schema.checksum.hexDigits else {
                 throw StoreError.schemaMismatch(
                     storeChecksum: found.checksum ?? "none", storeVersion: found.version,
                     expectedChecksum: layout.schema.checksum.hexDigits, expectedVersion: layout.schema.version)
             }
+            try engine.verifyOpened(connection, layout: layout)
         }
         if case .enabled = history {
             try HistorySQL.prepare(on: connection)
@@ -297,15 +288,10 @@ public final class Store: Sendable {
                 storeChecksum: checksum ?? "none", storeVersion: try StoreMetadata.read(on: connection).version,
                 expectedChecksum: schema.checksum.hexDigits, expectedVersion: schema.version)
         }
-        guard isFile else { return }
+        guard engine.isShared else { return }
         let verified = verifiedSchemaCookie.withLock { $0 }
         let cookie = try connection.verifySchema(layout, since: verified)
         if cookie != verified { verifiedSchemaCookie.withLock { $0 = cookie } }
-    }
-
-    private static func pageCount(of connection: SQLiteConnection) throws -> Int64 {
-        let statement = try connection.prepare(connection.dialect.pageCount)
-        return try statement.step() ? statement.int64(0) : 0
     }
 
     // MARK: - Reading
@@ -431,7 +417,12 @@ public final class Store: Sendable {
             }
             // Nothing else can commit while this transaction holds the write lock: when no other
             // connection committed since the last check, every earlier transaction has been seen.
-            let unseenBefore = isFile && recorded != nil ? try Self.dataVersion(of: connection) : nil
+            let unseenBefore: Int64?
+            if case .dataVersion = engine.commitSignal, recorded != nil {
+                unseenBefore = try Self.dataVersion(of: connection)
+            } else {
+                unseenBefore = nil
+            }
             try observers.commit(context.changes) { try commit(connection) }
             if let recorded {
                 remote.withLock { state in
@@ -487,16 +478,22 @@ public final class Store: Sendable {
         remote.withLock { state in
             state.timer?.cancel()
             state.timer = nil
+            state.subscription?.cancel()
+            state.subscription = nil
         }
         for reader in readers {
             reader.queue.sync { reader.connection.close() }
         }
         try writer.queue.sync {
             defer { writer.connection.close() }
-            if isFile {
-                try writer.connection.execute(try writer.connection.dialect.checkpoint)
-            }
+            try closeWriter(on: engine)
         }
+    }
+
+    /// Runs the engine's closing statements on the writer (SQLite's checkpoint); on the writer's queue.
+    private func closeWriter<Engine: StoreEngine>(on engine: Engine) throws {
+        guard let connection = writer.connection as? Engine.Connection else { return }
+        try connection.execute(try engine.closingStatements(for: connection))
     }
 
     /// Throws ``StoreError/storeClosed`` once ``close()`` has begun.

@@ -50,7 +50,9 @@ extension WriteContext {
         of record: Target, entity: EntityLayout
     ) throws -> [(key: [String], id: UUID)] {
         let keys = [["id"]] + uniquenessConstraints(coveredBy: entity)
-        let values = entity.columns.map { "? AS \(quoted($0.name))" }.joined(separator: ", ")
+        let dialect = connection.dialect
+        let values = entity.columns.map { "\(dialect.parameter(typed: $0.storage)) AS \(quoted($0.name))" }
+            .joined(separator: ", ")
         let selects = keys.indices.map { index in
             let tests = keys[index].map { key in
                 let column = quoted(entity.columnName(key))
@@ -59,7 +61,7 @@ extension WriteContext {
             return "SELECT \(index), t.\"id\" FROM \(quoted(entity.table)) t, \"new\" WHERE \(tests)"
         }
         let sql =
-            "WITH \"new\" AS (SELECT \(marker) AS \"id\"\(values.isEmpty ? "" : ", " + values)) "
+            "WITH \"new\" AS (SELECT \(dialect.parameter(typed: .uuid)) AS \"id\"\(values.isEmpty ? "" : ", " + values)) "
             + selects.joined(separator: " UNION ALL ")
         let statement = try connection.statement(sql)
         defer { statement.reset() }
