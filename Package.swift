@@ -129,7 +129,8 @@ let package = Package(
         .testTarget(name: "MustacheTests", dependencies: ["Mustache"]),
         .testTarget(
             name: "ModelwrightCLITests",
-            dependencies: [.target(name: "ModelwrightCLI"), "ModelwrightTestSupport", "ResourceProbe"]),
+            dependencies: [.target(name: "ModelwrightCLI"), "ModelwrightTestSupport", "ResourceProbe"],
+            exclude: ["Golden"]),
         // Runs a command and reports its own peak memory and CPU time, for the bounded-input test.
         .executableTarget(name: "ResourceProbe", path: "Tests/ResourceProbe"),
         // The fuzz campaign of issue 13: a runner that makes mutated models and Core Data files and

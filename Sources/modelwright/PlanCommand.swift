@@ -8,7 +8,7 @@ enum PlanCommand {
         OVERVIEW: Show the migration plan between every pair of adjacent versions: each change,
         how it migrates, and what it costs in the store.
 
-        USAGE: modelwright plan <model folder> [--json]
+        USAGE: modelwright plan <model folder> [--json] [--engine sqlite|postgres]
 
         Each change is one of:
           lightweight            inferred; nothing is lost
@@ -20,6 +20,9 @@ enum PlanCommand {
 
         OPTIONS:
           --json       Print the plan as JSON, for tools.
+          --engine postgres
+                       Also print each step's PostgreSQL statements, in the order they run in
+                       the step's one transaction (row updates the migrator makes are comments).
           -h, --help   Show this help.
 
         Exit codes: 0 planned, 1 problems in the input (every step that cannot be migrated
@@ -32,7 +35,16 @@ enum PlanCommand {
             return .success
         }
         let json = arguments.contains("--json")
-        let paths = arguments.filter { $0 != "--json" }
+        var paths = arguments.filter { $0 != "--json" }
+        var postgres = false
+        if let index = paths.firstIndex(of: "--engine") {
+            guard index + 1 < paths.count, ["sqlite", "postgres"].contains(paths[index + 1]) else {
+                console.printError("error: --engine takes 'sqlite' or 'postgres'\n\n\(usage)")
+                return .usage
+            }
+            postgres = paths[index + 1] == "postgres"
+            paths.removeSubrange(index...(index + 1))
+        }
         guard paths.count == 1, let folder = paths.first, !folder.hasPrefix("-") else {
             console.printError("error: expected one model folder\n\n\(usage)")
             return .usage
@@ -42,18 +54,50 @@ enum PlanCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let plan = PlanJSON(model: model.name, steps: model.steps.map(PlanJSON.Step.init))
+            var plan = PlanJSON(model: model.name, steps: model.steps.map(PlanJSON.Step.init))
+            if postgres {
+                for index in plan.steps.indices {
+                    guard let statements = postgresStatements(model.steps[index], console: &console) else {
+                        return .invalidInput
+                    }
+                    plan.steps[index].postgres = statements
+                }
+            }
             let json = String(decoding: (try? encoder.encode(plan)) ?? Data(), as: UTF8.self)
             console.print(DiagnosticText.escapedJSON(json))
         } else {
-            console.print(text(model))
+            var statements: [[String]]?
+            if postgres {
+                var rendered: [[String]] = []
+                for step in model.steps {
+                    guard let step = postgresStatements(step, console: &console) else { return .invalidInput }
+                    rendered.append(step)
+                }
+                statements = rendered
+            }
+            console.print(text(model, postgres: statements))
         }
         return .success
     }
 
-    static func text(_ model: PlannedModel) -> String {
+    /// A step's PostgreSQL statements, or `nil` after printing why PostgreSQL cannot hold it (a
+    /// name longer than it keeps, a default it cannot spell).
+    private static func postgresStatements(_ step: PlannedStep, console: inout some Console) -> [String]? {
+        let rowWork = step.operations.compactMap { operation -> String? in
+            if case .updateRows = operation { operation.description } else { nil }
+        }
+        do {
+            return try PostgresDialect.migrationStatements(from: step.from.schema, to: step.to.schema, rowWork: rowWork)
+        } catch {
+            console.printError(
+                "\(step.to.path): error: version \(step.to.number) cannot be stored on PostgreSQL: \(error)")
+            return nil
+        }
+    }
+
+    static func text(_ model: PlannedModel, postgres: [[String]]? = nil) -> String {
         var lines = ["\(model.name): \(model.versions.count) versions, \(model.steps.count) steps"]
-        for step in model.steps {
+        for (number, step) in model.steps.enumerated() {
             var kind = step.classification
             if !step.cautions.isEmpty {
                 kind += " with \(step.cautions.count) caution\(step.cautions.count == 1 ? "" : "s")"
@@ -80,6 +124,10 @@ enum PlanCommand {
             if !step.operations.isEmpty {
                 lines.append("  SQLite: " + step.operations.map(\.description).joined(separator: "; "))
             }
+            if let postgres, number < postgres.count {
+                lines.append("  PostgreSQL (one transaction):")
+                lines += postgres[number].map { "    " + $0 + ($0.hasPrefix("--") ? "" : ";") }
+            }
         }
         return lines.joined(separator: "\n")
     }
@@ -98,6 +146,8 @@ private struct PlanJSON: Encodable {
         var operations: [Operation]
         var rewrittenTables: [String]
         var cautions: [String]
+        /// The step's PostgreSQL statements, with `--engine postgres`.
+        var postgres: [String]?
 
         init(_ step: PlannedStep) {
             from = step.from.number

@@ -252,6 +252,40 @@ extension PostgresDialect {
     /// than PostgreSQL keeps (63 bytes); index names, which are the runtime's own, are shortened
     /// with a digest instead.
     package static func createStatements(for schema: SchemaDescription) throws -> [String] {
+        let tables = try tableDefinitions(for: schema)
+        let creates = tables.map { table in
+            "CREATE TABLE \(table.quotedName) (\((table.columns.map(\.definition) + table.constraints).joined(separator: ", ")))"
+        }
+        let foreignKeys = tables.flatMap { $0.foreignKeys.map(\.statement) }
+        let indexes = tables.flatMap { $0.indexes.map(\.statement) }
+        return [createMetadata] + creates + foreignKeys + indexes
+    }
+
+    /// The statement that creates the metadata table (version and checksum).
+    package static let createMetadata =
+        "CREATE TABLE \(SQLSyntax.identifier(SchemaSQL.metadataTable)) (\"key\" text PRIMARY KEY NOT NULL, \"value\" text NOT NULL)"
+
+    /// One table of a schema as PostgreSQL spells it: each column's definition by name, the
+    /// table constraints, and the foreign keys and indexes added after every table exists. The
+    /// one owner of these spellings: ``createStatements(for:)`` and the migration renderer
+    /// (``migrationStatements(from:to:operations:)``) both read them.
+    package struct TableDefinition: Sendable {
+        /// The table's name, unquoted.
+        package let name: String
+        /// The table's name, quoted.
+        package let quotedName: String
+        /// Each column, in `CREATE TABLE` order: its name and its definition.
+        package var columns: [(name: String, definition: String)] = []
+        /// Table constraints after the columns (a join table's primary key).
+        package var constraints: [String] = []
+        /// Each foreign key: the column it constrains and the `ALTER TABLE … ADD FOREIGN KEY`.
+        package var foreignKeys: [(column: String, statement: String)] = []
+        /// Each index: its name and its `CREATE INDEX`.
+        package var indexes: [(name: String, statement: String)] = []
+    }
+
+    /// Every table of `schema` (not the metadata table), in ``SchemaSQL``'s order.
+    package static func tableDefinitions(for schema: SchemaDescription) throws -> [TableDefinition] {
         let layout = try SchemaLayout(schema)
         // Only the tables' names, column names and indexes are read here; the definitions are
         // spelled below, with the defaults and deferred foreign keys this engine needs.
@@ -271,66 +305,77 @@ extension PostgresDialect {
                 positions[entityLayout.table, default: []].append(column)
             }
         }
-        var creates = [
-            "CREATE TABLE \(try name(SchemaSQL.metadataTable)) (\"key\" text PRIMARY KEY NOT NULL, \"value\" text NOT NULL)"
-        ]
-        var foreignKeys: [String] = []
-        var indexes: [String] = []
+        _ = try name(SchemaSQL.metadataTable)
+        var result: [TableDefinition] = []
         var indexNames: Set<String> = []
         for table in tables {
             let tableName = try name(table.name)
-            var definitions: [String] = []
+            var definition = TableDefinition(name: table.name, quotedName: tableName)
             if let relationship = table.relationship, let entity = relationship.split(separator: ".").first {
                 let source = layout.entities[String(entity)]
                 let destination = schema.entities.first { $0.name == String(entity) }?.relationships
                     .first { "\(entity).\($0.name)" == relationship }
                     .flatMap { layout.entities[$0.destination] }
-                definitions.append("\"source\" uuid NOT NULL")
-                definitions.append("\"destination\" uuid NOT NULL")
-                if table.columns["position"] != nil { definitions.append("\"position\" bigint NOT NULL DEFAULT 0") }
-                definitions.append("PRIMARY KEY (\"source\", \"destination\")")
+                definition.columns.append(("source", "\"source\" uuid NOT NULL"))
+                definition.columns.append(("destination", "\"destination\" uuid NOT NULL"))
+                if table.columns["position"] != nil {
+                    definition.columns.append(("position", "\"position\" bigint NOT NULL DEFAULT 0"))
+                }
+                definition.constraints.append("PRIMARY KEY (\"source\", \"destination\")")
                 for (column, target) in [("source", source), ("destination", destination)] {
                     guard let target else { continue }
-                    foreignKeys.append(
-                        "ALTER TABLE \(tableName) ADD FOREIGN KEY (\"\(column)\") REFERENCES "
-                            + "\(try name(target.table))(\"id\") ON DELETE CASCADE")
+                    definition.foreignKeys.append(
+                        (
+                            column,
+                            "ALTER TABLE \(tableName) ADD FOREIGN KEY (\"\(column)\") REFERENCES "
+                                + "\(try name(target.table))(\"id\") ON DELETE CASCADE"
+                        ))
                 }
             } else {
                 let rootColumns = Set((layout.entities[table.name]?.columns ?? []).map(\.name))
-                definitions.append("\"id\" uuid PRIMARY KEY NOT NULL")
-                if table.columns["_entity"] != nil { definitions.append("\"_entity\" text NOT NULL") }
+                definition.columns.append(("id", "\"id\" uuid PRIMARY KEY NOT NULL"))
+                if table.columns["_entity"] != nil {
+                    definition.columns.append(("_entity", "\"_entity\" text NOT NULL"))
+                }
                 for column in columns[table.name] ?? [] {
-                    var definition = "\(try name(column.name, of: table.name)) \(columnType(of: column.type).rawValue)"
+                    let columnName = try name(column.name, of: table.name)
+                    var text = "\(columnName) \(columnType(of: column.type).rawValue)"
                     // Only the root's own columns hold a value in every row of the table.
-                    if rootColumns.contains(column.name) && !column.isOptional { definition += " NOT NULL" }
+                    if rootColumns.contains(column.name) && !column.isOptional { text += " NOT NULL" }
                     if let attribute = attributes[ColumnKey(entity: column.declaringEntity, key: column.key)],
                         let value = attribute.defaultValue
                     {
                         if let literal = try literal(value, for: attribute.type, attribute: attribute.name) {
-                            definition += " DEFAULT " + literal
+                            text += " DEFAULT " + literal
                         }
                     }
                     if let target = column.references {
-                        foreignKeys.append(
-                            "ALTER TABLE \(tableName) ADD FOREIGN KEY (\(try name(column.name, of: table.name))) "
-                                + "REFERENCES \(try name(target))(\"id\") DEFERRABLE INITIALLY DEFERRED")
+                        definition.foreignKeys.append(
+                            (
+                                column.name,
+                                "ALTER TABLE \(tableName) ADD FOREIGN KEY (\(columnName)) "
+                                    + "REFERENCES \(try name(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
+                            ))
                     }
-                    definitions.append(definition)
+                    definition.columns.append((column.name, text))
                 }
                 for column in positions[table.name] ?? [] {
-                    definitions.append("\(try name(column, of: table.name)) bigint")
+                    definition.columns.append((column, "\(try name(column, of: table.name)) bigint"))
                 }
             }
-            creates.append("CREATE TABLE \(tableName) (\(definitions.joined(separator: ", ")))")
             for index in table.indexes {
                 let indexName = shortened(index.name, avoiding: &indexNames)
                 let list = try index.columns.map { try name($0, of: table.name) }.joined(separator: ", ")
-                indexes.append(
-                    "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(SQLSyntax.identifier(indexName)) "
-                        + "ON \(tableName) (\(list))")
+                definition.indexes.append(
+                    (
+                        indexName,
+                        "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(SQLSyntax.identifier(indexName)) "
+                            + "ON \(tableName) (\(list))"
+                    ))
             }
+            result.append(definition)
         }
-        return creates + foreignKeys + indexes
+        return result
     }
 
     /// The attribute (or composite field, with its own type and default) behind each column.

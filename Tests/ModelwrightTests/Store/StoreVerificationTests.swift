@@ -510,7 +510,7 @@ struct StoreVerificationTests {
 /// and string enums, optional or required, with defaults, uniqueness constraints and indexes,
 /// and to-one, to-many and ordered relationships (names unique per model, so siblings never share
 /// a column).
-private enum StoreSchemas {
+enum StoreSchemas {
     private static let types: [AttributeType] = [
         .bool, .int16, .int32, .int64, .int, .double, .float, .decimal, .string, .date, .data, .uuid, .url,
         .enumeration(
