@@ -147,7 +147,7 @@ package final class PostgresCluster: Sendable {
             let options =
                 "-p \(port) -k \(Self.shellQuoted(folder)) -c unix_socket_permissions=0700 "
                 + "-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-                + "-c full_page_writes=off -c max_connections=100" + tlsOptions
+                + "-c full_page_writes=off -c max_connections=500" + tlsOptions
             if (try? run("pg_ctl", ["-D", folder + "/data", "-o", options, "-l", folder + "/log", "-w", "start"]))
                 != nil
             {

@@ -719,7 +719,8 @@ private struct StageRun {
         throws
     {
         let statement = try connection.prepare(
-            "SELECT count(*), min(quote(\(row))), min(quote(\(destination))) \(links)")
+            "SELECT count(*), min(\(connection.dialect.literal(of: row))), "
+                + "min(\(connection.dialect.literal(of: destination))) \(links)")
         guard try statement.step(), statement.int64(0) > 0 else { return }
         let old = sourceNames(entity, relationship)
         throw MigrationError.undeclaredLinkLoss(
