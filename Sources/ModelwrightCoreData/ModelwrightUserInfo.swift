@@ -2,7 +2,7 @@ import ModelwrightSchema
 
 /// What a Core Data model cannot hold of a schema, kept in `userInfo` under keys of Modelwright's
 /// own, so that exporting a model and importing the bundle again gives the schema back: the doc
-/// comments of entities and attributes, an entity's default sort, a `now` default, which enum an
+/// comments of entities and attributes, an entity's default sort and `@sync`, a `now` default, which enum an
 /// attribute holds and its default case, and, in the model's own `userInfo`, the enum
 /// declarations and the migration block (custom stages by name, `lossy` lines). Export writes the
 /// entries and import reads them back instead of keeping them as `@userInfo`; Core Data itself
@@ -18,6 +18,12 @@ package enum ModelwrightUserInfo {
     static let defaultValue = "modelwright.default"
     /// The enum an attribute holds, by name; Core Data holds its raw values.
     static let enumType = "modelwright.enum"
+    /// An entity's `@sync`: its arguments as written between the parentheses (`unique: merge`), or
+    /// empty for a plain `@sync`.
+    static let sync = "modelwright.sync"
+    /// The arguments export writes for `@sync(unique: …)`, one for each resolution.
+    private static let syncArguments = Set(
+        EntityGraph.SyncMarking.UniqueResolution.allCases.map { "unique: \($0.rawValue)" })
     /// In the model's `userInfo`: the version's enum declarations, as schema text.
     static let enums = "modelwright.enums"
     /// In the model's `userInfo`: the version's migration block, as schema text.
@@ -35,6 +41,8 @@ package enum ModelwrightUserInfo {
         var kept: [UserInfoEntry] = []
         var doc: [String] = []
         var sort: [SortKey] = []
+        /// The arguments of the entity's `@sync`, empty for a plain one; `nil` when it has none.
+        var sync: String?
         var isNowDefault = false
         /// The enum the attribute holds, by name.
         var enumName: String?
@@ -46,10 +54,11 @@ package enum ModelwrightUserInfo {
         var migration: String?
     }
 
-    /// The entries export adds for a doc comment, a default sort and a `now` default.
+    /// The entries export adds for a doc comment, a default sort, `@sync` (its arguments) and a
+    /// `now` default.
     static func entries(
-        doc: [String], sort: [SortKey] = [], isNowDefault: Bool = false, enumName: String? = nil,
-        enumDefault: String? = nil
+        doc: [String], sort: [SortKey] = [], sync: String? = nil, isNowDefault: Bool = false,
+        enumName: String? = nil, enumDefault: String? = nil
     ) -> [UserInfoEntry] {
         var entries: [UserInfoEntry] = []
         if !doc.isEmpty { entries.append(UserInfoEntry(key: Self.doc, value: doc.joined(separator: "\n"))) }
@@ -57,6 +66,7 @@ package enum ModelwrightUserInfo {
             let value = sort.map { $0.name + ($0.ascending ? "" : " descending") }.joined(separator: ", ")
             entries.append(UserInfoEntry(key: Self.sort, value: value))
         }
+        if let sync { entries.append(UserInfoEntry(key: Self.sync, value: sync)) }
         if isNowDefault { entries.append(UserInfoEntry(key: defaultValue, value: "now")) }
         if let enumName { entries.append(UserInfoEntry(key: enumType, value: enumName)) }
         if let enumDefault { entries.append(UserInfoEntry(key: defaultValue, value: "." + enumDefault)) }
@@ -85,6 +95,9 @@ package enum ModelwrightUserInfo {
                     guard let name = words.first, words.count <= 2 else { return nil }
                     return SortKey(name: String(name), ascending: words.count == 1 || words[1] != "descending")
                 }
+            case sync where entry.value.isEmpty || syncArguments.contains(entry.value):
+                // Only what export writes: other text stays a `@userInfo` entry, never schema text.
+                read.sync = entry.value
             case defaultValue where entry.value == "now":
                 read.isNowDefault = true
             case defaultValue where entry.value.hasPrefix("."):

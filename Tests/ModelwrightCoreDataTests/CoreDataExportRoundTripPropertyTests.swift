@@ -7,7 +7,7 @@ import Testing
 @testable import ModelwrightSchema
 
 /// A Modelwright model exported to Core Data and imported again has every version's checksum,
-/// doc comments and default sort back: what Core Data cannot hold travels in `userInfo`.
+/// doc comments, default sort and `@sync` back: what Core Data cannot hold travels in `userInfo`.
 /// Drawn over random models of built-in types, and over random histories with enums and custom
 /// stages (composites, `Int` and `Day` have no Core Data form yet and are left out).
 struct CoreDataExportRoundTripPropertyTests {
@@ -39,12 +39,19 @@ struct CoreDataExportRoundTripPropertyTests {
                 let sort = keys.map { $0 + (Bool.random(using: &random) ? " descending" : "") }
                 text += "    @sort(\(sort.joined(separator: ", ")))\n"
             }
+            // `@sync` in each form: none, plain, and with a resolution for a unique key.
+            switch Int.random(in: 0..<4, using: &random) {
+            case 1: text += "    @sync\n"
+            case 2: text += "    key: String @unique\n    @sync(unique: merge)\n"
+            case 3: text += "    key: String @unique\n    @sync(unique: reject)\n"
+            default: break
+            }
             text += "}\n"
         }
         return text
     }
 
-    @Test func exportThenImportKeepsChecksumsDocCommentsAndSorts() throws {
+    @Test func exportThenImportKeepsChecksumsDocCommentsSortsAndSync() throws {
         var random = SplitMix64(seed: 8)
         let count = 40
         for number in 0..<count {
@@ -71,6 +78,10 @@ struct CoreDataExportRoundTripPropertyTests {
                     other?.defaultSort.map { "\($0.attribute) \($0.ascending)" }
                         == entity.defaultSort.map { "\($0.attribute) \($0.ascending)" },
                     "model \(number), \(entity.name) sort")
+                #expect(
+                    other?.sync.map { "\($0.unique?.rawValue ?? "plain")" }
+                        == entity.sync.map { "\($0.unique?.rawValue ?? "plain")" },
+                    "model \(number), \(entity.name) @sync")
                 for attribute in entity.attributes {
                     let otherAttribute = other?.attributes.first { $0.name == attribute.name }
                     #expect(

@@ -114,4 +114,41 @@ struct VersionFileNameTests {
             }
         }
     }
+
+    /// A symbolic link that would hide versions (to a folder holding them, anywhere in the model
+    /// folder; named like a version file in a subfolder, broken or not) is one located error at
+    /// the link saying links are not followed, never silence; drawn over random places and kinds.
+    @Test func aSymbolicLinkHidingVersionsIsOneLocatedErrorAtTheLink() throws {
+        var random = SplitMix64(seed: 31)
+        for round in 0..<20 {
+            let folder = try temporaryModelFolder(named: "Notes", files: ["Notes.v1.model": Self.v1])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let outside = folder.deletingLastPathComponent().appendingPathComponent("outside")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            try Data(Self.v2.utf8).write(to: outside.appendingPathComponent("Notes.v2.model"))
+            var links: Set<String> = []
+            for index in 0..<Int.random(in: 1...3, using: &random) {
+                let depth = Int.random(in: 0...3, using: &random)
+                let path = (0..<depth).map { _ in ["old", "Archive", "x y"].randomElement(using: &random) ?? "old" }
+                let sub = folder.appendingPathComponent(path.joined(separator: "/"))
+                try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+                let kind = Int.random(in: 0..<3, using: &random)
+                // A link named like a version file directly in the model folder is refused elsewhere.
+                let isFolderLink = kind == 0 || depth == 0
+                let name = isFolderLink ? "linked\(index)" : "Notes.v\(index + 2).model"
+                let file = kind == 1 ? outside.path + "/Notes.v2.model" : "/nonexistent/x"
+                let target = isFolderLink ? outside.path : file
+                let link = sub.appendingPathComponent(name)
+                try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target)
+                links.insert(link.path)
+            }
+            let errors = FrontEnd.run(modelAt: folder.path).diagnostics.filter { $0.severity == .error }
+            #expect(Set(errors.map(\.path)) == links && errors.count == links.count, "round \(round): \(errors)")
+            for error in errors {
+                #expect(error.location == SourcePosition(line: 1, column: 1), "\(error)")
+                #expect(
+                    error.message.contains("symbolic link") && error.message.contains("follows no link"), "\(error)")
+            }
+        }
+    }
 }

@@ -267,7 +267,8 @@ private struct VersionExport {
                     .init(
                         name: coreDataName(ofProperty: $0.attribute, in: owner(of: $0.attribute, from: entity)),
                         ascending: $0.ascending)
-                })
+                },
+                sync: entity.sync.map { marking in marking.unique.map { "unique: \($0.rawValue)" } ?? "" })
         // Core Data matches versions by renaming identifier: continue the previous version's.
         let previousName = entity.renamedFrom ?? entity.name
         let identifier = previous?.entities[previousName] ?? name

@@ -53,6 +53,10 @@ extension CoreDataVersionTranslator {
             return schemaName + (key.ascending ? "" : " descending")
         }
         if !sort.isEmpty { lines.append("    @sort(\(sort.joined(separator: ", ")))") }
+        // `@sync` as export recorded it; the schema's own checks judge a hand-edited entry.
+        if let sync = info.sync {
+            lines.append("    @sync" + (sync.isEmpty ? "" : "(\(sync))"))
+        }
         for entry in info.kept {
             lines.append("    " + userInfo(entry, at: entity.location))
         }

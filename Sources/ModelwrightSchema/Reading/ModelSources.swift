@@ -152,8 +152,37 @@ package struct ModelSources: Sendable {
                             "'\(file)' is in a subfolder of the model folder and is not read: version files must be directly in the model folder '\(root)'; move it there, or out of the target (an older copy belongs in version control, not beside the versions)",
                         path: Self.path(of: file, in: subpath), location: SourcePosition(line: 1, column: 1))
                 } ?? []
+            found += linkedEntries(in: subfolder, at: subpath, root: root, isModelFolder: false)
             found += nestedVersionFiles(in: subfolder, at: subpath, root: root, depth: depth + 1)
             return found
+        } + (depth == 1 ? linkedEntries(in: folder, at: path, root: root, isModelFolder: true) : [])
+    }
+
+    /// An error for each symbolic link that would hide versions: a link to a folder, anywhere in
+    /// the model folder, and a link named like a version file in a subfolder (a broken one too).
+    /// No link is followed, so what such a link holds is never read; the error says so, at the
+    /// link, instead of the folder being passed over in silence. (A link named like a version
+    /// file directly in the model folder is refused where the files are read.)
+    private static func linkedEntries(
+        in folder: ConfinedFolder, at path: String, root: String, isModelFolder: Bool
+    ) -> [Diagnostic] {
+        guard let names = try? folder.names() else { return [] }
+        return names.filter { !$0.hasPrefix(".") && folder.kind(of: $0) == .symbolicLink }.compactMap { name in
+            let linkPath = Self.path(of: name, in: path)
+            var isDirectory: ObjCBool = false
+            let target = FileManager.default.fileExists(atPath: linkPath, isDirectory: &isDirectory)
+            let message: String
+            if target && isDirectory.boolValue {
+                message =
+                    "'\(name)' is a symbolic link to a folder, and Modelwright follows no link in a model folder: nothing in it is read; move its version files into the model folder '\(root)', or the link out of it"
+            } else if !isModelFolder && FileNames.versionFileName(name) == .schema {
+                message =
+                    "'\(name)' is a symbolic link\(target ? "" : " to nothing (a broken link)") in a subfolder of the model folder, and Modelwright follows no link there: it is not read; put the version file itself directly in the model folder '\(root)'"
+            } else {
+                return nil
+            }
+            return Diagnostic(
+                severity: .error, message: message, path: linkPath, location: SourcePosition(line: 1, column: 1))
         }
     }
 
