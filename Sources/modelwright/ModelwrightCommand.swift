@@ -32,6 +32,10 @@ enum ModelwrightCommand {
     static let version = "0.1.0"
 
     static func main() {
+        // A write past the file-size limit (`ulimit -f`) would kill the process by SIGXFSZ, with
+        // no message and its temporary files left; ignored, the write fails with EFBIG instead,
+        // and the command reports it and cleans up like any other failed write.
+        signal(SIGXFSZ, SIG_IGN)
         var console = StandardConsole()
         let code = run(Array(CommandLine.arguments.dropFirst()), console: &console)
         exit(code.rawValue)

@@ -32,7 +32,8 @@ enum CoreDataStoreFiles {
         return descriptor
     }
 
-    /// Copies the bytes read from `source` into a new file at `path`, which must not exist.
+    /// Copies the bytes read from `source` into a new file at `path`, which must not exist, in a
+    /// folder of the temporary folder: a failed write names that folder.
     static func copy(_ source: Int32, from sourcePath: String, toPath path: String) throws {
         let target = openFile(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard target >= 0 else {
@@ -51,12 +52,24 @@ enum CoreDataStoreFiles {
             while written < count {
                 let step = buffer.withUnsafeBytes { writeFile(target, $0.baseAddress! + written, count - written) }
                 if step < 0 {
-                    if errno == EINTR { continue }
-                    throw CoreDataStoreImportError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+                    let code = errno
+                    if code == EINTR { continue }
+                    throw CoreDataStoreImportError.cannotWriteTemporaryCopy(
+                        folder: URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path,
+                        reason: writeFailure(code))
                 }
                 written += step
             }
         }
+    }
+
+    /// Why a write failed, in words that name the cause: a full disk or quota, or the process's
+    /// file-size limit (`ulimit -f`, which fails the write with EFBIG once SIGXFSZ is ignored).
+    static func writeFailure(_ code: Int32) -> String {
+        let text = String(cString: strerror(code))
+        if code == ENOSPC || code == EDQUOT { return "it is full (\(text))" }
+        if code == EFBIG { return "the file reached this process's file-size limit, 'ulimit -f' (\(text))" }
+        return text
     }
 
     /// The bytes of `name` in `components` (folders below `folder`), or `nil` when it is missing.

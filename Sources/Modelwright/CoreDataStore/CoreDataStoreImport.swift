@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// Brings an app's Core Data store into a new Modelwright store, at first launch: finds the model
@@ -110,16 +111,27 @@ public enum CoreDataStoreImport {
         let work = try CoreDataStoreFiles.makeUniqueFolder(in: folder.path, prefix: workPrefix)
         defer { try? manager.removeItem(at: work) }
         let temporary = work.appendingPathComponent("store")
-        try Store(url: temporary, schema: schema).close()
-        let written = try reader.write(to: temporary.path)
-        try Store(url: temporary, migrationPlan: migrationPlan).close()
-        // The write verified the store at its version before committing; only a migration can
-        // change what it holds since.
-        if schema.version != migrationPlan.current.version {
-            try CoreDataStoreReader.verify(
-                at: temporary.path, schema: migrationPlan.current,
-                expectedRows: try expectedRows(
-                    written.rows, layout: layout, from: schema, plan: migrationPlan))
+        let written: (rows: [String: Int], links: Int)
+        do {
+            try Store(url: temporary, schema: schema).close()
+            written = try reader.write(to: temporary.path)
+            try Store(url: temporary, migrationPlan: migrationPlan).close()
+            // The write verified the store at its version before committing; only a migration can
+            // change what it holds since.
+            if schema.version != migrationPlan.current.version {
+                try CoreDataStoreReader.verify(
+                    at: temporary.path, schema: migrationPlan.current,
+                    expectedRows: try expectedRows(
+                        written.rows, layout: layout, from: schema, plan: migrationPlan))
+            }
+        } catch let error as SQLiteError where error.code == SQLITE_FULL || error.code == SQLITE_IOERR {
+            // SQLite names neither the file nor the cause of a failed write: a full disk reads
+            // SQLITE_FULL, a write past the file-size limit (EFBIG) a bare I/O error.
+            throw CoreDataStoreImportError.cannotWrite(
+                path: destination.path,
+                reason:
+                    "the new store could not be written in \(folder.path) (\(error.message)): its disk is full, or the store reached this process's file-size limit ('ulimit -f')"
+            )
         }
         // The store was written without syncs: it reaches the disk here, before it is visible.
         try CoreDataStoreFiles.synchronize(temporary.path)

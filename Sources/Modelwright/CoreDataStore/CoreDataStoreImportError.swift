@@ -8,11 +8,15 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
     case unsafeFile(path: String, reason: String)
     /// The import could not create or write a file or folder it needs.
     case cannotWrite(path: String, reason: String)
+    /// The copy of the store could not be written in the system's temporary folder `folder`
+    /// (full, or past the process's file-size limit): the import copies the store there first.
+    case cannotWriteTemporaryCopy(folder: String, reason: String)
     /// The store is in write-ahead-log mode and its log is provably lost: its `-wal` is not
     /// beside it (or holds no frame) while its `-shm` says the log holds pages, or the main file
     /// has not even Core Data's tables (which a clean close would have checkpointed into it).
     case missingWriteAheadLog(path: String)
-    /// The store is in write-ahead-log mode, has no `-wal` and holds no object. Either it is empty
+    /// The store is in write-ahead-log mode, has no `-wal` (or one SQLite reads no frame of) and
+    /// holds no object. Either it is empty
     /// and its last connection closed cleanly (SQLite then deletes the log), or its objects were
     /// in a `-wal` that was not copied with it. No byte tells the two apart: `Z_PRIMARYKEY`'s
     /// `Z_MAX` is written by the same transactions as the objects, so it was in the lost log too.
@@ -51,12 +55,14 @@ public enum CoreDataStoreImportError: Error, Sendable, Equatable, CustomStringCo
             "\(path) cannot be read safely: \(reason)"
         case .cannotWrite(let path, let reason):
             "\(path) cannot be written: \(reason); choose an output in a folder you can write"
+        case .cannotWriteTemporaryCopy(let folder, let reason):
+            "the temporary folder \(folder), where the import first copies the store, cannot take the copy: \(reason); free space there (or raise the limit), or set TMPDIR to a folder with room for the store and its -wal"
         case .missingWriteAheadLog(let path):
             "\(path) is in write-ahead-log mode, but \(path)-wal is missing (or empty) and without it the store holds no objects: Core Data keeps its latest saves in the -wal; copy the store with its -wal and -shm files"
         case .corruptMetadata(let path, let reason):
             "\(path) is damaged: \(reason); Core Data writes them together, so the version that wrote the store cannot be told. Import from a backup of the store"
         case .emptyWithoutWriteAheadLog(let path):
-            "\(path) holds no object and has no -wal: either it is empty and was closed cleanly, or its objects were in a -wal that was not copied with it, and nothing in the file tells which. If it is a copy, copy it again with its -wal and -shm files; if it is the store where Core Data left it, it is empty and there is nothing to import"
+            "\(path) holds no object and has no -wal (or one that holds no frame): either it is empty and was closed cleanly, or its objects were in a -wal that was not copied with it, and nothing in the file tells which. If it is a copy, copy it again with its -wal and -shm files; if it is the store where Core Data left it, it is empty and there is nothing to import"
         case .unsupportedFramework(let path, let reason):
             "\(path) was written by a Core Data this importer does not read: \(reason)"
         case .noMatchingVersion(let path, let closest, let differences):

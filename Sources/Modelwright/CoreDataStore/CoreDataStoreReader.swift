@@ -198,22 +198,31 @@ struct CoreDataStoreReader {
         }
         for (table, names) in columns.sorted(by: { $0.key < $1.key }) {
             // A join row has no Z_PK: it is named by its whole content, every column quoted.
+            let isJoin = joinTables.contains(table)
             let row =
-                joinTables.contains(table)
+                isJoin
                 ? names.sorted().map { "'\($0) ' || quote(\(quoted($0)))" }.joined(separator: " || ', ' || ")
                 : "'Z_PK ' || quote(Z_PK)"
             for column in names.sorted() {
                 let value = quoted(column)
+                // Core Data writes every column of a join row (both keys, and each order of an
+                // ordered side): a NULL there is damage, and read as a link it would be dropped
+                // (a key) or put first (an order) without a word. Elsewhere NULL is normal (a
+                // to-one side's Z_FOK_ of an object with no destination).
+                let empty = isJoin ? "\(value) IS NULL OR " : "\(value) IS NOT NULL AND "
                 let statement = try source.connection.statement(
-                    "SELECT \(row), quote(\(value)) FROM \(quoted(table)) WHERE \(value) IS NOT NULL "
-                        + "AND NOT (typeof(\(value)) = 'integer' "
+                    "SELECT \(row), quote(\(value)) FROM \(quoted(table)) WHERE \(empty)"
+                        + "NOT (typeof(\(value)) = 'integer' "
                         + "OR (typeof(\(value)) = 'real' AND \(value) = CAST(\(value) AS INTEGER))) LIMIT 1")
                 defer { statement.reset() }
                 if try statement.step() {
+                    let shown = isJoin ? "(\(statement.string(0)))" : statement.string(0)
+                    let found = statement.string(1)
                     throw CoreDataStoreImportError.layoutMismatch(
                         path: source.path,
-                        problem:
-                            "row \(joinTables.contains(table) ? "(\(statement.string(0)))" : statement.string(0)) of \(table) has \(column) \(statement.string(1)), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
+                        problem: found == "NULL"
+                            ? "row \(shown) of the join table \(table) has \(column) NULL; Core Data writes both keys and every order of a join row, so the store is damaged"
+                            : "row \(shown) of \(table) has \(column) \(found), not a whole number; Core Data keeps whole numbers in its key and bookkeeping columns, so the store is damaged"
                     )
                 }
             }

@@ -41,12 +41,11 @@ final class CoreDataStoreSource {
         guard found.contains("") else {
             throw CoreDataStoreImportError.notACoreDataStore(path: url.path, reason: "there is no file at this path")
         }
-        let hasLog = found.contains("-wal")
-        // A -wal no longer than its 32-byte header holds no frame: emptied, it is as lost as a
-        // missing one when the -shm says the log held frames.
-        let logSize = (try? FileManager.default.attributesOfItem(atPath: copy.path + "-wal")[.size] as? Int) ?? 0
-        let logHoldsFrames = hasLog && logSize > 32
-        if !logHoldsFrames, try Self.indexRecordsFrames(URL(fileURLWithPath: copy.path + "-shm")) {
+        // A -wal counts only when SQLite would read a frame of it: an emptied one, one cut to its
+        // 32-byte header or one of other bytes (no valid header, or a first frame whose salts or
+        // checksum disagree) is read as no log at all, so it is as lost as a missing one.
+        let hasLog = found.contains("-wal") && Self.logHoldsAFrame(URL(fileURLWithPath: copy.path + "-wal"))
+        if !hasLog, try Self.indexRecordsFrames(URL(fileURLWithPath: copy.path + "-shm")) {
             throw CoreDataStoreImportError.missingWriteAheadLog(path: url.path)
         }
         let isWriteAheadLogged = Self.headerSaysWriteAheadLog(copy)
@@ -212,6 +211,50 @@ final class CoreDataStoreSource {
         defer { try? handle.close() }
         guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
         return header[18] == 2 && header[19] == 2
+    }
+
+    /// Whether the write-ahead log at `url` holds a frame SQLite would read: a header with the
+    /// log's magic number, format 3007000, a page size SQLite writes and a matching checksum, then
+    /// a first frame with the header's salts and a checksum that continues the header's over the
+    /// frame's first 8 bytes and its page (SQLite's recipe: 32-bit words in the byte order the
+    /// magic number's low bit names, summed in pairs).
+    private static func logHoldsAFrame(_ url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 32), header.count == 32 else { return false }
+        let bytes = [UInt8](header)
+        func bigEndian(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+            bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        let magic = bigEndian(bytes, 0)
+        let pageSize = Int(bigEndian(bytes, 8))
+        guard magic & 0xFFFF_FFFE == 0x377F_0682, bigEndian(bytes, 4) == 3_007_000,
+            pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0
+        else { return false }
+        let wordsBigEndian = magic & 1 == 1
+        func checksum(_ data: [UInt8], _ start: (UInt32, UInt32)) -> (UInt32, UInt32) {
+            var (first, second) = start
+            var index = 0
+            while index + 8 <= data.count {
+                let words = [index, index + 4].map { at -> UInt32 in
+                    let word = bigEndian(data, at)
+                    return wordsBigEndian ? word : word.byteSwapped
+                }
+                first = first &+ words[0] &+ second
+                second = second &+ words[1] &+ first
+                index += 8
+            }
+            return (first, second)
+        }
+        let headerSum = checksum(Array(bytes[0..<24]), (0, 0))
+        guard headerSum == (bigEndian(bytes, 24), bigEndian(bytes, 28)) else { return false }
+        guard let frame = try? handle.read(upToCount: 24 + pageSize), frame.count == 24 + pageSize else {
+            return false
+        }
+        let frameBytes = [UInt8](frame)
+        guard bigEndian(frameBytes, 0) != 0, frameBytes[8..<16].elementsEqual(bytes[16..<24]) else { return false }
+        let frameSum = checksum(Array(frameBytes[24...]), checksum(Array(frameBytes[0..<8]), headerSum))
+        return frameSum == (bigEndian(frameBytes, 16), bigEndian(frameBytes, 20))
     }
 
     /// Whether a write-ahead-log index (`-shm`) says the log holds frames: `mxFrame`, at byte 16 of

@@ -125,4 +125,63 @@ import Testing
         }
         #expect(outcomes["killed, no store", default: 0] > 0, "\(outcomes)")
     }
+
+    /// The command run under a file-size limit (`ulimit -f`, issue 29): SIGXFSZ would kill it with
+    /// no message and its temporary copy left behind. It must instead fail with an error naming
+    /// the limit, exit 1, and leave nothing in the temporary folder or beside the output. 6 runs,
+    /// each with a limit drawn below the largest file the import writes (the copy of the store's
+    /// files, or the new store), so either write can be the one that fails.
+    @Test(arguments: 0..<6)
+    func aRunPastTheFileSizeLimitFailsWithAMessageAndLeavesNothing(seed: Int) throws {
+        var random = SplitMix64(seed: 2_929_295, index: seed)
+        let fixture = CoreDataStoreFixture(random: &random)
+        let prepared = try CoreDataStoreImportTests.prepare(fixture)
+        defer { try? FileManager.default.removeItem(at: prepared.folder) }
+        let folder = CoreDataTestSupport.temporaryFolder("fsize")
+        let temporary = folder.appendingPathComponent("tmp")
+        let outputFolder = folder.appendingPathComponent("out")
+        for made in [temporary, outputFolder] {
+            try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let writer = CoreDataStoreWriter(fixture: fixture, random: &random)
+        let store = try writer.write(
+            to: folder, name: "Shop", hashes: CoreDataVersionHashes.hashes(of: prepared.storeModel.versions[0]),
+            rowsInLog: true, random: &random)
+        let whole = folder.appendingPathComponent("whole.store")
+        let unlimited = try #require(
+            try Self.runCLI([
+                "import-coredata-store", store.path, "--model", prepared.folder.path, "--output", whole.path,
+            ]))
+        #expect(unlimited.status == 0, "\(unlimited.output)")
+        func size(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+        }
+        let largest = max(size(whole.path), size(store.path), size(store.path + "-wal"))
+        // bash's `ulimit -f` counts 1024-byte blocks.
+        let blocks = 1 + random.next(below: max(1, largest / 1024 - 1))
+        let output = outputFolder.appendingPathComponent("Shop.store")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [
+            "-c", "ulimit -f \(blocks); exec \"$0\" \"$@\"", builtExecutable(named: "ModelwrightCLI"),
+            "import-coredata-store", store.path, "--model", prepared.folder.path, "--output", output.path,
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary.path
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(
+            process.terminationReason == .exit,
+            "killed by signal \(process.terminationStatus) under a limit of \(blocks) KB (largest file \(largest))")
+        #expect(process.terminationStatus == 1, "\(text)")
+        #expect(text.contains("error:") && text.contains("ulimit -f"), "\(text)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty, "the copy was left")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outputFolder.path).isEmpty, "files were left")
+    }
 }

@@ -252,6 +252,143 @@ import Testing
             "\(problem)")
     }
 
+    /// A join table's member key or `Z_FOK_` order holding NULL (issue 29): read as a link, a NULL
+    /// key dropped the link and a NULL order put it first, both without a word. Core Data writes
+    /// every column of a join row, so each is refused, naming the table, the column and the row.
+    /// 8 stores with a many-to-many relationship; in each, every column of a random join row is
+    /// emptied in turn (member keys, and orders where the relationship is ordered).
+    @Test(arguments: 0..<8)
+    func aJoinTableColumnHoldingNullIsRefused(seed: Int) throws {
+        var random = SplitMix64(seed: 2_929_290, index: seed)
+        var found: (test: Case, table: String)?
+        for attempt in 0..<20 where found == nil {
+            let test = try Case(seed: 800 + seed * 20 + attempt, rowsInLog: false)
+            let connection = try SQLiteConnection(path: test.store.path)
+            let listing = try connection.statement(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' "
+                    + "AND name NOT IN ('Z_METADATA', 'Z_PRIMARYKEY', 'Z_MODELCACHE') ORDER BY name")
+            var joinTables: [String] = []
+            while try listing.step() { joinTables.append(listing.string(0)) }
+            listing.reset()
+            var nonEmpty: [String] = []
+            for table in joinTables {
+                let count = try connection.statement("SELECT COUNT(*) FROM \(quoted(table))")
+                if try count.step(), count.int64(0) > 0 { nonEmpty.append(table) }
+                count.reset()
+            }
+            connection.close()
+            if nonEmpty.isEmpty { test.remove() } else { found = (test, random.pick(nonEmpty)) }
+        }
+        let (test, table) = try #require(found, "no drawn store had a join row")
+        defer { test.remove() }
+        let connection = try SQLiteConnection(path: test.store.path)
+        var columns: [String] = []
+        let info = try connection.statement("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid")
+        while try info.step() { columns.append(info.string(0)) }
+        info.reset()
+        let rowIDs = try connection.statement("SELECT rowid FROM \(quoted(table)) ORDER BY rowid")
+        var rows: [Int64] = []
+        while try rowIDs.step() { rows.append(rowIDs.int64(0)) }
+        rowIDs.reset()
+        connection.close()
+        let row = random.pick(rows)
+        for column in columns {
+            let writer = try SQLiteConnection(path: test.store.path)
+            let saved = try writer.statement("SELECT \(quoted(column)) FROM \(quoted(table)) WHERE rowid = \(row)")
+            #expect(try saved.step())
+            let original = saved.int64(0)
+            saved.reset()
+            try writer.execute("UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE rowid = \(row)")
+            writer.close()
+            guard case .layoutMismatch(_, let problem)? = test.refusal() else {
+                Issue.record("\(table).\(column) set to NULL was not refused")
+                continue
+            }
+            #expect(
+                problem.contains("of the join table \(table) has \(column) NULL")
+                    && problem.contains("row (\(columns.sorted()[0]) "),
+                "\(problem)")
+            let restorer = try SQLiteConnection(path: test.store.path)
+            try restorer.execute("UPDATE \(quoted(table)) SET \(quoted(column)) = \(original) WHERE rowid = \(row)")
+            restorer.close()
+        }
+        let whole = try CoreDataStoreImport.importStore(
+            at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan,
+            to: test.folder.appendingPathComponent("whole.store"), dryRun: true)
+        #expect(whole.links > 0)
+    }
+
+    /// A store whose objects are all in its log, copied with a `-wal` that holds no frame SQLite
+    /// reads (emptied, cut to its header, or cut inside its first frame) and without a `-shm`
+    /// that says otherwise (none, or one of zeros): it reads as empty, exactly as with no `-wal`,
+    /// so it is refused as ``CoreDataStoreImportError/emptyWithoutWriteAheadLog(path:)`` (issue
+    /// 29), not imported as an empty store. 8 stores, each with a random cut and `-shm`.
+    @Test(arguments: 0..<8)
+    func aStoreWithALogOfNoFrameAndNoIndexIsRefusedAsEmpty(seed: Int) throws {
+        let test = try Case(seed: 120 + seed, rowsInLog: true, checkpointedTables: true)
+        defer { test.remove() }
+        var random = SplitMix64(seed: 2_929_291, index: seed)
+        let logPath = test.store.path + "-wal"
+        let log = try #require(FileManager.default.contents(atPath: logPath))
+        let pageSize = log.count >= 12 ? Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11]) : 0
+        #expect(log.count >= 32 + 24 + pageSize, "the log holds no frame")
+        let kept: Int
+        switch seed % 3 {
+        case 0: kept = 0
+        case 1: kept = random.size(in: 1...32)
+        default: kept = 33 + random.next(below: 24 + pageSize - 1)
+        }
+        try log.prefix(kept).write(to: URL(fileURLWithPath: logPath))
+        let indexPath = test.store.path + "-shm"
+        if random.next(below: 2) == 0 {
+            try? FileManager.default.removeItem(atPath: indexPath)
+        } else {
+            let size = (try? Data(contentsOf: URL(fileURLWithPath: indexPath)).count) ?? 32_768
+            try Data(count: size).write(to: URL(fileURLWithPath: indexPath))
+        }
+        let error = test.refusal()
+        guard case .emptyWithoutWriteAheadLog(let path)? = error else {
+            Issue.record("a store with \(kept) bytes of its log was not refused as empty: \(String(describing: error))")
+            return
+        }
+        #expect(path == test.store.path)
+    }
+
+    /// A store whose `-shm` says the log held frames, copied with a `-wal` SQLite reads no frame
+    /// of (issue 29): random bytes, or the log with one byte of its header or first frame changed
+    /// (magic, salt, checksum or page). Refused as a missing log, not imported as empty. The same
+    /// store with its log intact imports every object, so the check accepts a real log.
+    /// 8 stores, each damaged in a random way.
+    @Test(arguments: 0..<8)
+    func aStoreWithAGarbageLogIsRefusedAsMissingItsLog(seed: Int) throws {
+        let test = try Case(seed: 140 + seed, rowsInLog: true, checkpointedTables: seed % 2 == 0)
+        defer { test.remove() }
+        var random = SplitMix64(seed: 2_929_292, index: seed)
+        let logPath = test.store.path + "-wal"
+        var log = try #require(FileManager.default.contents(atPath: logPath))
+        let intact = try CoreDataStoreImport.importStore(
+            at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan,
+            to: test.destination, dryRun: true)
+        #expect(intact.totalRows == test.writer.objects.count)
+        let pageSize = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
+        let damage: String
+        if seed % 4 == 0 {
+            log = Data((0..<log.count).map { _ in UInt8(random.next(below: 256)) })
+            damage = "random bytes"
+        } else {
+            let offset = random.next(below: 32 + 24 + pageSize)
+            log[offset] ^= UInt8(1 + random.next(below: 255))
+            damage = "byte \(offset) changed"
+        }
+        try log.write(to: URL(fileURLWithPath: logPath))
+        let error = test.refusal()
+        guard case .missingWriteAheadLog(let path)? = error else {
+            Issue.record("a store with a log of \(damage) was not refused as missing it: \(String(describing: error))")
+            return
+        }
+        #expect(path == test.store.path)
+    }
+
     /// A store copied with its `-wal` emptied or cut to at most its 32-byte header (issue 29), while
     /// its `-shm` says the log held frames: refused like a missing log, not imported without the
     /// rows the log held. 6 stores, each with a random length of log kept.
