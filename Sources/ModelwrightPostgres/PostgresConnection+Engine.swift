@@ -114,7 +114,9 @@ extension PostgresConnection: DatabaseConnection {
 
     /// Reads the SQLSTATE of a server error: `23505` (unique; the detail names the columns,
     /// `Key ("givenName", "familyName")=(…) already exists.`), `23502` (not null), `23503`
-    /// (foreign key), also when the failure aborted the transaction it came in.
+    /// (foreign key), also when the failure aborted the transaction it came in. A foreign key that
+    /// failed `COMMIT` is named by the constraint in the message, which the catalog maps to the
+    /// table and column of the reference (``ConstraintFailure/danglingReference(table:column:)``).
     package func constraintFailure(in error: any Error) -> ConstraintFailure? {
         guard var failure = error as? PostgresError else { return nil }
         while case .transactionAborted(let cause) = failure { failure = cause }
@@ -125,10 +127,37 @@ extension PostgresConnection: DatabaseConnection {
         case "23502":
             return .notNull(message: message)
         case "23503":
-            return .foreignKey
+            return Self.constraintName(inMessage: message).flatMap { foreignKey(named: $0, message: message) }
+                ?? .foreignKey
         default:
             return nil
         }
+    }
+
+    /// The constraint a foreign-key error names: `… violates foreign key constraint "name"…`.
+    package static func constraintName(inMessage message: String) -> String? {
+        guard let start = message.range(of: "foreign key constraint \"") else { return nil }
+        let rest = message[start.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
+    }
+
+    /// The table and column of the foreign key `name` in the connection's schema, read from
+    /// `pg_catalog`, on the table `message` names where tables share the name; `nil` inside a
+    /// transaction (an aborted one refuses queries) or when the catalog has no such key.
+    private func foreignKey(named name: String, message: String) -> ConstraintFailure? {
+        let sql = """
+            SELECT t.relname::text, a.attname::text FROM pg_constraint c \
+            JOIN pg_class t ON t.oid = c.conrelid \
+            JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] \
+            WHERE c.contype = 'f' AND c.conname = $1 AND t.relnamespace = current_schema()::regnamespace \
+            ORDER BY strpos($2, '"' || t.relname || '"') = 0, t.relname LIMIT 1
+            """
+        guard !isInTransaction, let rows = try? runSynchronously(sql, [.text(name), .text(message)], cached: false),
+            rows.count == 1,
+            case .text(let table) = rows[0, 0], case .text(let column) = rows[0, 1]
+        else { return nil }
+        return .danglingReference(table: table, column: column)
     }
 
     /// The column names in a unique violation's detail, `Key (a, "b c")=(…) already exists.`

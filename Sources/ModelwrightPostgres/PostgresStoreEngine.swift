@@ -20,20 +20,17 @@ struct PostgresStoreEngine: StoreEngine {
 
     var isShared: Bool { true }
 
+    /// Other processes' commits, heard on the change feed's channel. When the listening
+    /// connection drops (the server restarted, an administrator ended it), the feed connects and
+    /// listens again, then tells every observer to read again, since commits may have gone unheard
+    /// meanwhile (``ChangeFeedSubscription``).
     var commitSignal: CommitSignal {
         let configuration = configuration
         return .notifications { writer, deliver in
-            let own = (writer as? PostgresConnection)?.serverProcessID
-            let listener = try PostgresListener(
-                listeningNow: configuration, channels: [PostgresChangeFeed.channel],
-                batches: { batch in
-                    guard case .success(let notifications) = batch else { return }
-                    for committed in PostgresChangeFeed.changes(in: notifications)
-                    where committed.senderProcessID != own {
-                        deliver(committed.storeChanges)
-                    }
-                })
-            return CommitSubscription { listener.stop() }
+            let subscription = ChangeFeedSubscription(
+                configuration: configuration, own: (writer as? PostgresConnection)?.serverProcessID, deliver: deliver)
+            try subscription.listen()
+            return CommitSubscription { subscription.stop() }
         }
     }
 
@@ -88,5 +85,69 @@ extension PostgresCommittedChanges {
             changes.rowsUpdated(updatedRows[table] ?? [], columns: columns, in: table)
         }
         return changes
+    }
+}
+
+/// A store's listener on the change feed, started again whenever its connection drops, until
+/// the store stops it. Without it, observation across processes would end silently with the
+/// connection.
+private final class ChangeFeedSubscription: @unchecked Sendable {
+    // @unchecked: `listener` and `isStopped` are behind `lock`; the rest is immutable.
+    private let lock = NSLock()
+    private var listener: PostgresListener?
+    private var isStopped = false
+    private let configuration: PostgresConfiguration
+    private let own: Int32?
+    private let deliver: CommitSignal.Delivery
+
+    /// The longest wait between two attempts to connect again.
+    private static let longestRetryDelay: Double = 2
+
+    init(configuration: PostgresConfiguration, own: Int32?, deliver: @escaping CommitSignal.Delivery) {
+        self.configuration = configuration
+        self.own = own
+        self.deliver = deliver
+    }
+
+    /// Connects and listens, blocking until the server listens.
+    func listen() throws {
+        let listener = try PostgresListener(
+            listeningNow: configuration, channels: [PostgresChangeFeed.channel],
+            batches: { [weak self] batch in self?.receive(batch) })
+        let stopped = lock.withLock {
+            if !isStopped { self.listener = listener }
+            return isStopped
+        }
+        if stopped { listener.stop() }
+    }
+
+    /// Stops listening for good.
+    func stop() {
+        let listener = lock.withLock {
+            isStopped = true
+            return self.listener
+        }
+        listener?.stop()
+    }
+
+    /// On the listener's thread: passes on others' commits, or, when the connection dropped,
+    /// connects again on this thread (which the dropped listener leaves after this call).
+    private func receive(_ batch: Result<[PostgresNotification], any Error>) {
+        switch batch {
+        case .success(let notifications):
+            for committed in PostgresChangeFeed.changes(in: notifications) where committed.senderProcessID != own {
+                deliver(committed.storeChanges)
+            }
+        case .failure:
+            var delay = 0.05
+            while !lock.withLock({ isStopped }) {
+                if (try? listen()) != nil {
+                    deliver(.unknown)
+                    return
+                }
+                Thread.sleep(forTimeInterval: delay)
+                delay = min(delay * 2, Self.longestRetryDelay)
+            }
+        }
     }
 }

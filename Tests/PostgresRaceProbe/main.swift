@@ -11,6 +11,10 @@ import Trips
 // `PostgresRaceProbe store <connection string> <count>` opens a `Store` of the Trips model instead
 // and inserts `count` users, one transaction each, for the tests that another process's commits
 // wake a store's observers.
+//
+// `PostgresRaceProbe open <connection string> <start>` waits until `start` (seconds since 1970),
+// so that several processes open at the same moment, then opens a `Store` of the Trips model
+// (creating its schema on an empty database), inserts one user and prints `opened`.
 
 let schema = SchemaDescription(
     modelName: "Race", version: 1,
@@ -28,6 +32,17 @@ func run() async throws {
         }
         try store.close()
         print("inserted \(count)")
+        return
+    }
+    if arguments.count == 4, arguments[1] == "open", let start = Double(arguments[3]) {
+        let wait = start - Date().timeIntervalSince1970
+        if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+        let store = try Store(postgres: PostgresConfiguration(arguments[2]), schema: Trips.schema)
+        try await store.performAndSave { context in
+            try context.insert(User(username: "opener\(getpid())", givenName: "Op", familyName: "En", rating: 1))
+        }
+        try store.close()
+        print("opened")
         return
     }
     guard arguments.count == 3, let increments = Int(arguments[2]) else {

@@ -97,8 +97,12 @@ package enum ConstraintFailure: Sendable, Equatable {
     case unique(columns: [String])
     /// A NOT NULL constraint, with the engine's message.
     case notNull(message: String)
-    /// A foreign key.
+    /// A foreign key, where the engine leaves finding the row to the dialect's
+    /// ``SQLDialect/foreignKeyViolations(in:)`` (SQLite).
     case foreignKey
+    /// A foreign key the engine's error names: the table of the row whose reference dangles and
+    /// the reference's column (PostgreSQL, whose failed `COMMIT` leaves no rows to query).
+    case danglingReference(table: String, column: String)
 }
 
 extension DatabaseConnection {

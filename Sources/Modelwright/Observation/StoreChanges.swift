@@ -12,11 +12,25 @@ package struct StoreChanges: Sendable {
     /// Rows that stayed and whose records' values changed, by table (a results controller's "updated").
     private(set) var updatedRows: [String: Set<UUID>] = [:]
 
+    /// Whether anything may have changed, unknown what: every request reads again.
+    private(set) var mayHaveChangedAnything = false
+
     /// No change yet.
     package init() {}
 
+    /// Changes that are not known, only possible: a notifying engine's channel was down for a while
+    /// (PostgreSQL's `LISTEN` connection dropped and came back), so commits may have gone unheard
+    /// and every observer must read again.
+    package static var unknown: StoreChanges {
+        var changes = StoreChanges()
+        changes.mayHaveChangedAnything = true
+        return changes
+    }
+
     /// Whether the transaction changed nothing.
-    package var isEmpty: Bool { tablesWithNewOrDeletedRows.isEmpty && changedColumns.isEmpty }
+    package var isEmpty: Bool {
+        !mayHaveChangedAnything && tablesWithNewOrDeletedRows.isEmpty && changedColumns.isEmpty
+    }
 
     /// Records that rows were inserted into, or deleted from, `table`.
     package mutating func rowsInsertedOrDeleted(in table: String) {
@@ -39,6 +53,7 @@ package struct StoreChanges: Sendable {
 
     /// Whether a request that reads `reads` could see a different result after these changes.
     func affects(_ reads: ReadSet) -> Bool {
+        if mayHaveChangedAnything { return true }
         for (table, columns) in reads.columns {
             if tablesWithNewOrDeletedRows.contains(table) { return true }
             if let changed = changedColumns[table], !changed.isDisjoint(with: columns) { return true }

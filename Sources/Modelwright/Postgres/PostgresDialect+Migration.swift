@@ -71,10 +71,9 @@ extension PostgresDialect {
                         || !afterKeys.contains(
                             Self.renamed(key.statement, table: old, to: table, column: (key.column, column ?? "")))
                 else { continue }
-                // PostgreSQL names an unnamed foreign key `<table>_<column>_fkey`.
+                // The name it was created with: renaming a table or column keeps a constraint's name.
                 statements.append(
-                    "ALTER TABLE \(table.quotedName) DROP CONSTRAINT IF EXISTS "
-                        + SQLSyntax.identifier(Self.constraintName("\(table.name)_\(column ?? key.column)_fkey")))
+                    "ALTER TABLE \(table.quotedName) DROP CONSTRAINT IF EXISTS " + SQLSyntax.identifier(key.name))
             }
         }
         for table in after where mapping.sourceTable[table.name] == nil {
@@ -160,16 +159,6 @@ extension PostgresDialect {
                 "VALUES ('\(StoreMetadata.versionKey)', \(dialect.string(String(destination.version)))), "
                     + "('\(StoreMetadata.checksumKey)', \(dialect.string(destination.checksum.hexDigits)))"))
         return statements
-    }
-
-    /// The first bytes of `name` that PostgreSQL keeps, on a character boundary.
-    private static func constraintName(_ name: String) -> String {
-        var result = ""
-        for character in name.unicodeScalars {
-            guard result.utf8.count + String(character).utf8.count <= maximumNameLength else { break }
-            result.unicodeScalars.append(character)
-        }
-        return result
     }
 
     /// Whether a column definition is required with no default: added nullable, filled, then tightened.

@@ -278,8 +278,9 @@ extension PostgresDialect {
         package var columns: [(name: String, definition: String)] = []
         /// Table constraints after the columns (a join table's primary key).
         package var constraints: [String] = []
-        /// Each foreign key: the column it constrains and the `ALTER TABLE … ADD FOREIGN KEY`.
-        package var foreignKeys: [(column: String, statement: String)] = []
+        /// Each foreign key: the column it constrains, the constraint's name
+        /// (``foreignKeyName(table:column:)``) and the `ALTER TABLE … ADD CONSTRAINT … FOREIGN KEY`.
+        package var foreignKeys: [(column: String, name: String, statement: String)] = []
         /// Each index: its name and its `CREATE INDEX`.
         package var indexes: [(name: String, statement: String)] = []
     }
@@ -324,11 +325,12 @@ extension PostgresDialect {
                 definition.constraints.append("PRIMARY KEY (\"source\", \"destination\")")
                 for (column, target) in [("source", source), ("destination", destination)] {
                     guard let target else { continue }
+                    let key = foreignKeyName(table: table.name, column: column)
                     definition.foreignKeys.append(
                         (
-                            column,
-                            "ALTER TABLE \(tableName) ADD FOREIGN KEY (\"\(column)\") REFERENCES "
-                                + "\(try name(target.table))(\"id\") ON DELETE CASCADE"
+                            column, key,
+                            "ALTER TABLE \(tableName) ADD CONSTRAINT \(SQLSyntax.identifier(key)) "
+                                + "FOREIGN KEY (\"\(column)\") REFERENCES \(try name(target.table))(\"id\") ON DELETE CASCADE"
                         ))
                 }
             } else {
@@ -350,11 +352,13 @@ extension PostgresDialect {
                         }
                     }
                     if let target = column.references {
+                        let key = foreignKeyName(table: table.name, column: column.name)
                         definition.foreignKeys.append(
                             (
-                                column.name,
-                                "ALTER TABLE \(tableName) ADD FOREIGN KEY (\(columnName)) "
-                                    + "REFERENCES \(try name(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
+                                column.name, key,
+                                "ALTER TABLE \(tableName) ADD CONSTRAINT \(SQLSyntax.identifier(key)) "
+                                    + "FOREIGN KEY (\(columnName)) REFERENCES \(try name(target))(\"id\") "
+                                    + "DEFERRABLE INITIALLY DEFERRED"
                             ))
                     }
                     definition.columns.append((column.name, text))
@@ -418,6 +422,28 @@ extension PostgresDialect {
 
     /// An index name PostgreSQL keeps whole: a longer one becomes its first bytes and a digest of
     /// the whole, so two long names that share a beginning stay apart.
+    /// The name of the foreign key on `column` of `table`: PostgreSQL's own `<table>_<column>_fkey`
+    /// when it fits in 63 bytes, which PostgreSQL would otherwise cut where it likes; else the
+    /// first bytes of it (on a character boundary) and a digest of the table and column, so two
+    /// long names never meet. It depends on the table and column alone, so the migration renderer
+    /// finds the name a key was created with from the version that created it.
+    package static func foreignKeyName(table: String, column: String) -> String {
+        let full = "\(table)_\(column)_fkey"
+        guard full.utf8.count > maximumNameLength else { return full }
+        let digest = String(SHA256.hexDigest(of: Array("\(table)\u{0}\(column)".utf8)).prefix(12))
+        return leadingBytes(of: full, count: maximumNameLength - 18) + "_" + digest + "_fkey"
+    }
+
+    /// The longest start of `text` of at most `count` UTF-8 bytes that ends on a character boundary.
+    private static func leadingBytes(of text: String, count: Int) -> String {
+        var result = ""
+        for character in text.unicodeScalars {
+            guard result.utf8.count + String(character).utf8.count <= count else { break }
+            result.unicodeScalars.append(character)
+        }
+        return result
+    }
+
     private static func shortened(_ text: String, avoiding taken: inout Set<String>) -> String {
         var result = text
         if text.utf8.count > maximumNameLength {

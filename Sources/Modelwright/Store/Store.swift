@@ -436,23 +436,39 @@ public final class Store: Sendable {
         }
     }
 
-    /// Commits, turning a deferred foreign-key failure into an error that names the relationship.
+    /// Commits, turning a deferred foreign-key failure into an error that names the relationship:
+    /// from the engine's error where it names the row (PostgreSQL), or else from the dialect's
+    /// query for rows breaking a foreign key (SQLite, whose failed commit leaves the rows in place).
     private func commit(_ connection: any DatabaseConnection) throws {
         do {
             try connection.commit()
-        } catch let error where connection.constraintFailure(in: error) == .foreignKey {
-            let check = try connection.statement(try connection.dialect.foreignKeyViolations(in: nil))
-            defer { check.reset() }
-            guard try check.step() else { throw error }
-            let table = check.string(0)
-            let foreignKey = check.int64(3)
-            let list = try connection.statement(try connection.dialect.foreignKeyColumns)
-            defer { list.reset() }
-            list.bind(table, 1)
-            list.bind(foreignKey, 2)
-            let column = try list.step() ? list.string(0) : "?"
-            throw StoreError.danglingReference(entity: table, relationship: column)
+        } catch let error {
+            switch connection.constraintFailure(in: error) {
+            case .danglingReference(let table, let column):
+                throw StoreError.danglingReference(entity: table, relationship: column)
+            case .foreignKey:
+                throw try danglingReference(on: connection) ?? error
+            case .unique, .notNull, nil:
+                throw error
+            }
         }
+    }
+
+    /// The first row breaking a foreign key, as the error naming its table and column; `nil` when
+    /// the dialect has no query for it or finds no such row.
+    private func danglingReference(on connection: any DatabaseConnection) throws -> StoreError? {
+        guard let sql = try? connection.dialect.foreignKeyViolations(in: nil) else { return nil }
+        let check = try connection.statement(sql)
+        defer { check.reset() }
+        guard try check.step() else { return nil }
+        let table = check.string(0)
+        let foreignKey = check.int64(3)
+        let list = try connection.statement(try connection.dialect.foreignKeyColumns)
+        defer { list.reset() }
+        list.bind(table, 1)
+        list.bind(foreignKey, 2)
+        let column = try list.step() ? list.string(0) : "?"
+        return StoreError.danglingReference(entity: table, relationship: column)
     }
 
     // MARK: - Closing

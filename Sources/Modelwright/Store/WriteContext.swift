@@ -113,7 +113,7 @@ public final class WriteContext: ReadContext {
             return StoreError.uniquenessViolation(entity: entity.name, attributes: keys)
         case .notNull(let message):
             return StoreError.invalidValue(entity: entity.name, message: message)
-        case .foreignKey, nil:
+        case .foreignKey, .danglingReference, nil:
             return error
         }
     }
