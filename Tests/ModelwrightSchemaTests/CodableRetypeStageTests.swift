@@ -17,7 +17,8 @@ struct CodableRetypeStageTests {
     @Test func aCodableRetypeWithACustomStageIsAccepted() throws {
         for (old, new) in Self.spellings {
             for optional in ["", "?"] {
-                let v1 = "model Shelf version 1\nentity Book {\n    title: String\n    tags: Codable<\(old)>\(optional)\n}\n"
+                let v1 =
+                    "model Shelf version 1\nentity Book {\n    title: String\n    tags: Codable<\(old)>\(optional)\n}\n"
                 let v2 =
                     "model Shelf version 2\nentity Book {\n    title: String\n    tags: Codable<\(new)>\(optional)\n}\n"
                     + "migration from 1 {\n    custom convertTags \"Convert\"\n}\n"
