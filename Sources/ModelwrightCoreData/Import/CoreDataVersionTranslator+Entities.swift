@@ -183,7 +183,8 @@ extension CoreDataVersionTranslator {
         let qualified = "\(entity).\(relationship.name)"
         var line = "    \(schemaName): "
         if relationship.isToMany {
-            line += relationship.isOrdered ? "[\(destination)]" : "Set<\(destination)>"
+            let ordered = keepsOrder(relationship, schemaName: schemaName, entity: entity)
+            line += ordered ? "[\(destination)]" : "Set<\(destination)>"
             if !relationship.isOptional {
                 warn(
                     "to-many relationship '\(qualified)' is required in Core Data, which refuses to save without at least one destination; Modelwright's to-many relationships may be empty, so this is not enforced",
@@ -257,6 +258,27 @@ extension CoreDataVersionTranslator {
 
     /// The relationship that pairs with `relationship` both ways, the only pairing the schema accepts:
     /// each names the other, and each one's destination is the other's entity.
+    /// Whether the to-many `relationship` of `entity` is imported ordered. Core Data keeps both
+    /// orders of a many-to-many ordered on both sides; the store keeps one (see
+    /// ``InverseResolver/orderedSideKept(_:inverse:)``), so the other side is imported as a `Set`
+    /// with a warning that names the side that keeps its order.
+    private mutating func keepsOrder(
+        _ relationship: CoreDataModel.Relationship, schemaName: String, entity: String
+    ) -> Bool {
+        guard relationship.isOrdered else { return false }
+        guard let inverse = pairedInverse(of: relationship, in: entity),
+            inverse.relationship.isToMany, inverse.relationship.isOrdered,
+            let inverseName = propertyNames[inverse.owner]?[inverse.relationship.name]
+        else { return true }
+        let mine = (entity: entityNames[entity] ?? entity, name: schemaName)
+        let theirs = (entity: entityNames[inverse.owner] ?? inverse.owner, name: inverseName)
+        if InverseResolver.orderedSideKept(mine, inverse: theirs) == mine { return true }
+        warn(
+            "'\(entity).\(relationship.name)' and its inverse '\(inverse.owner).\(inverse.relationship.name)' are both ordered; Modelwright keeps the order of one side of a many-to-many, so '\(entity).\(relationship.name)' is imported unordered ('Set<…>') and '\(inverse.owner).\(inverse.relationship.name)' keeps its order; read '\(mine.entity).\(mine.name)' through a sorted request where its order matters",
+            at: relationship.location)
+        return false
+    }
+
     private func pairedInverse(
         of relationship: CoreDataModel.Relationship, in entity: String
     ) -> (owner: String, relationship: CoreDataModel.Relationship)? {

@@ -141,7 +141,12 @@ extension MigrationPlanner {
         }
         // A store of either version counts as both, so the runtime never runs this step: a
         // change only a stage or a loss can make would never be made.
+        // The checksum leaves out the Swift type inside `Codable<…>` (adding it would change the
+        // checksum of every released version with a Codable attribute, so existing stores and
+        // locks would no longer match). Stores record their version number, so two versions that
+        // differ only in a Codable spelling are told apart by it, and their step does run.
         if previous.schema.checksum == next.schema.checksum,
+            codableSpellings(of: previous.schema) == codableSpellings(of: next.schema),
             let change = changes.first(where: { $0.kind != .lightweight || $0.rewritesStoredValues })
         {
             let need =
@@ -262,4 +267,23 @@ extension MigrationPlanner {
             stage: stage, entity: existing.entity, property: existing.property, work: merged,
             changes: existing.changes + [change.summary])
     }
+}
+
+/// The Swift type inside each `Codable<…>` of `schema`, by `Entity.attribute` (and
+/// `Entity.attribute.field` inside composites): what the checksum leaves out but a step's custom
+/// stage may convert, so two versions that differ only here do not have the same structure.
+private func codableSpellings(of schema: SchemaDescription) -> [String: String] {
+    var spellings: [String: String] = [:]
+    func add(_ attribute: AttributeDescription, at path: String) {
+        switch attribute.type {
+        case .codable(let typeName): spellings[path] = typeName
+        case .composite(let composite):
+            for field in composite.fields { add(field, at: "\(path).\(field.name)") }
+        default: break
+        }
+    }
+    for entity in schema.entities {
+        for attribute in entity.attributes { add(attribute, at: "\(entity.name).\(attribute.name)") }
+    }
+    return spellings
 }

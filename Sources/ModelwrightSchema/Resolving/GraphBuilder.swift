@@ -163,6 +163,7 @@ package struct GraphBuilder {
             withoutInverse: withoutInverse,
             diagnostics: &diagnostics
         )
+        InverseResolver.checkOrderedPairs(graph, diagnostics: &diagnostics)
         GeneratedNamespace.check(&graph, diagnostics: &diagnostics)
         SyncRules.check(graph, diagnostics: &diagnostics)
         graph.migration = resolveMigration(file.declarations)

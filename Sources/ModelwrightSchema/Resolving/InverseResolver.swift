@@ -3,7 +3,7 @@
 /// attributes, point elsewhere, disagree, are claimed twice or are ambiguous. A relationship with
 /// no inverse is legal (Core Data allows it): unmarked it gets a warning; marked `@noInverse` it
 /// is one-way on purpose, takes part in no inference and gets none.
-enum InverseResolver {
+package enum InverseResolver {
     private struct Key: Hashable {
         let entity: String
         let relationship: String
@@ -235,6 +235,55 @@ enum InverseResolver {
             }
             if failed.contains(inverse) { continue }
             entities[position.entity].relationships[position.relationship].inverse = inverse.relationship
+        }
+    }
+}
+
+extension InverseResolver {
+    /// Whether `relationship` (declared on `entity`) is the side of a both-sides-ordered
+    /// many-to-many pair whose order the store does not keep: the store keeps one position per
+    /// link, that of the side whose `Entity_relationship` name sorts first (see the runtime's
+    /// `SchemaLayout`), so the other side's order would be lost silently. `nil` when the pair
+    /// is not ordered on both sides; otherwise the side whose order is kept.
+    package static func orderedSideKept(
+        _ relationship: (entity: String, name: String),
+        inverse: (entity: String, name: String)
+    ) -> (entity: String, name: String) {
+        "\(relationship.entity)_\(relationship.name)" <= "\(inverse.entity)_\(inverse.name)"
+            ? relationship : inverse
+    }
+
+    /// Reports each many-to-many pair ordered on both sides, at the side whose order the store
+    /// would not keep, with the fix: declare that side a `Set`.
+    static func checkOrderedPairs(_ graph: EntityGraph, diagnostics: inout DiagnosticSink) {
+        for entity in graph.entities {
+            for relationship in entity.relationships
+            where relationship.cardinality == .toMany && relationship.isOrdered {
+                guard let inverseName = relationship.inverse,
+                    let destination = graph.entity(named: relationship.destination)
+                else { continue }
+                let lineage = [destination] + graph.ancestors(of: destination)
+                guard
+                    let owner = lineage.first(where: { candidate in
+                        candidate.relationships.contains { $0.name == inverseName }
+                    }),
+                    let inverse = owner.relationships.first(where: { $0.name == inverseName }),
+                    inverse.cardinality == .toMany, inverse.isOrdered
+                else { continue }
+                let mine = (entity: entity.name, name: relationship.name)
+                let kept = orderedSideKept(mine, inverse: (entity: owner.name, name: inverse.name))
+                if kept == mine { continue }
+                diagnostics.error(
+                    "'\(entity.name).\(relationship.name)' and '\(owner.name).\(inverse.name)' are both ordered; the store keeps the order of one side of a many-to-many, so the order of '\(entity.name).\(relationship.name)' would be lost",
+                    at: relationship.range.start,
+                    notes: [
+                        (
+                            "order one side: declare '\(relationship.name): Set<\(relationship.destination)>'; '\(owner.name).\(inverse.name)' keeps its order, and '\(entity.name).\(relationship.name)' is read sorted by a request ('.sorted { … }') where an order matters",
+                            relationship.range.start
+                        )
+                    ]
+                )
+            }
         }
     }
 }
