@@ -208,6 +208,104 @@ struct AggregatePropertyTests {
         #expect(none.0 == nil && none.1 == 0, "min of no rows is nil, a sum of none is 0")
     }
 
+    /// Integer sums whose running total leaves `Int64` though the total fits ([Int64.max, 1, -1])
+    /// are exact; only a total beyond `Int64` throws, whatever the order of the rows.
+    @Test func anIntegerSumOverflowsOnlyWhenItsTotalDoes() async throws {
+        for index in 0..<Self.cases {
+            var random = SplitMix64(seed: 71, index: index)
+            let store = try Store.inMemory(schema: Trips.schema)
+            let owner = makeTripsUser("ada", familyName: "Lovelace")
+            let values: [Int64] = (0..<(1 + random.next(below: 8))).map { _ in
+                random.pick([.max, .min, .max - 1, .min + 1, 1, -1, 0, Int64(bitPattern: random.next()) >> 1])
+            }
+            try await store.performAndSave { context in
+                try context.insert(owner)
+                for (day, value) in values.enumerated() {
+                    try context.insert(makeTrip("T\(day)", owner: owner.id, day: day).with(totalSeconds: value))
+                }
+            }
+            // The exact total, in 128 bits, as the low and high halves of a two's complement number.
+            var wide = (high: Int64(0), low: UInt64(0))
+            for value in values {
+                let (low, carry) = wide.low.addingReportingOverflow(UInt64(bitPattern: value))
+                wide = (wide.high &+ (value < 0 ? -1 : 0) &+ (carry ? 1 : 0), low)
+            }
+            let total = Int64(bitPattern: wide.low)
+            let fits = wide.high == (total < 0 ? -1 : 0)
+            do {
+                let sum = try await store.performQuery { try $0.fetch(Trip.request().sum { $0.totalSeconds }) }
+                #expect(fits && sum == total, "case \(index): \(values)")
+            } catch let error as AggregateError {
+                #expect(!fits && error == .overflow(entity: "Trip", field: "totalSeconds"), "case \(index): \(values)")
+            }
+        }
+    }
+
+    /// Infinite values sum and average as in Swift: +inf and -inf together give NaN, not 0 or nil.
+    @Test func infiniteValuesSumAndAverageAsInSwift() async throws {
+        for index in 0..<Self.cases {
+            var random = SplitMix64(seed: 72, index: index)
+            let store = try Store.inMemory(schema: Trips.schema)
+            let owner = makeTripsUser("ada", familyName: "Lovelace")
+            let values: [Double] = (0..<random.next(below: 6)).map { _ in
+                random.pick([.infinity, -.infinity, 0.5, -2, 8])
+            }
+            try await store.performAndSave { context in
+                try context.insert(owner)
+                for (day, value) in values.enumerated() {
+                    try context.insert(makeTrip("T\(day)", owner: owner.id, day: day).with(distanceKm: value))
+                }
+            }
+            let (sum, average) = try await store.performQuery {
+                (
+                    try $0.fetch(Trip.request().sum { $0.distanceKm }),
+                    try $0.fetch(Trip.request().average { $0.distanceKm })
+                )
+            }
+            let total = values.reduce(0, +)
+            let mean = values.isEmpty ? nil : total / Double(values.count)
+            #expect(sum == total || (sum.isNaN && total.isNaN), "case \(index): \(values) sum \(sum)")
+            #expect(
+                average == mean || (average?.isNaN == true && mean?.isNaN == true),
+                "case \(index): \(values) average \(String(describing: average))")
+        }
+    }
+
+    /// Groups keyed by a decimal come in the order of its value (missing first), as a request
+    /// sorted by it orders its records, not in the order of the stored text (-1, 10, 100, 9).
+    @Test func decimalGroupKeysComeInNumericOrder() async throws {
+        for index in 0..<Self.cases {
+            var random = SplitMix64(seed: 73, index: index)
+            let store = try Store.inMemory(schema: Trips.schema)
+            let owner = makeTripsUser("ada", familyName: "Lovelace")
+            let budgets: [Decimal?] = (0..<random.next(below: 12)).map { _ in
+                random.chance(0.2)
+                    ? nil : Decimal(random.next(below: 2_001) - 1_000) / Decimal(random.pick([1, 10, 100]))
+            }
+            try await store.performAndSave { context in
+                try context.insert(owner)
+                for (day, budget) in budgets.enumerated() {
+                    try context.insert(makeTrip("T\(day)", owner: owner.id, day: day).with(budget: budget))
+                }
+            }
+            let (counts, sums) = try await store.performQuery {
+                (
+                    try $0.fetch(Trip.request().countAll().grouped { $0.budget }),
+                    try $0.fetch(Trip.request().sum { $0.budget }.grouped { $0.budget })
+                )
+            }
+            var expected: [Decimal?] = []
+            for budget in budgets where !expected.contains(budget) { expected.append(budget) }
+            expected.sort { lhs, rhs in
+                guard let rhs else { return false }
+                guard let lhs else { return true }
+                return lhs < rhs
+            }
+            #expect(counts.map(\.keys) == expected, "case \(index): counts of \(budgets)")
+            #expect(sums.map(\.keys) == expected, "case \(index): sums of \(budgets)")
+        }
+    }
+
     @Test func anObservedAggregateFollowsCommitsThatChangeIt() async throws {
         let store = try Store.inMemory(schema: Trips.schema)
         let owner = makeTripsUser("ada", familyName: "Lovelace")

@@ -223,6 +223,25 @@ struct PagingPropertyTests {
         }
     }
 
+    @Test func aRecordSequenceStartsAfterTheRequestsOwnAnchor() async throws {
+        for index in 0..<Self.cases {
+            var random = SplitMix64(seed: 45, index: index)
+            let world = World(&random)
+            let store = try await world.store()
+            let sort = random.pick(Self.userSorts)
+            let sorted = world.sorted(by: sort, among: world.users)
+            guard !sorted.isEmpty else { continue }
+            let anchorIndex = random.next(below: sorted.count)
+            let request = User.request().sorted(sort.keys).after(sorted[anchorIndex])
+            let expected = Array(sorted.dropFirst(anchorIndex + 1))
+            var streamed: [User] = []
+            for try await user in store.records(request, pageSize: 1 + random.next(below: 8)) { streamed.append(user) }
+            #expect(
+                streamed.map(\.username) == expected.map(\.username),
+                "case \(index), \(sort.name), after record \(anchorIndex)")
+        }
+    }
+
     @Test func anOrderedRelationshipIsPagedOnlyWhenSorted() async throws {
         let store = try Store.inMemory(schema: Trips.schema)
         let owner = makeTripsUser("ada", familyName: "Lovelace")

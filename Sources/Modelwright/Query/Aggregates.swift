@@ -300,10 +300,35 @@ extension ReadContext {
     func aggregateRows<Target: Record, Value>(
         _ aggregate: AggregateRequest<Target, Value>, keys: [ColumnPath]
     ) throws -> [[SQLValue]] {
+        do {
+            return try aggregateRows(aggregate, keys: keys, summingHere: false)
+        } catch AggregateError.overflow where aggregate.function == .sum && !aggregate.isDecimal {
+            // SQLite's SUM fails as soon as a running total leaves Int64, even when the total
+            // fits again ([Int64.max, 1, -1]): sum the rows here, wide, and check only the total.
+            return try aggregateRows(aggregate, keys: keys, summingHere: true)
+        }
+    }
+
+    /// The rows of an aggregate, summarised by the store's SQL or, for decimals and when
+    /// `summingHere`, from the rows of each group in key order by a ``ValueReducer``.
+    private func aggregateRows<Target: Record, Value>(
+        _ aggregate: AggregateRequest<Target, Value>, keys: [ColumnPath], summingHere: Bool
+    ) throws -> [[SQLValue]] {
         let entity = try layout.entity(Target.entityName)
         let renderer = SQLPredicateRenderer(layout: layout, dialect: connection.dialect)
-        var columns = try keys.enumerated().map { index, key in
-            try renderer.value(at: key, entity: entity, alias: "t0", numeric: false) + " AS k\(index)"
+        var columns: [String] = []
+        // The names the groups are ordered by: each key, after its numeric value when the key
+        // is a decimal (stored as text, so "10" would sort before "9"), as a sort by it orders.
+        var orderNames: [String] = []
+        for (index, key) in keys.enumerated() {
+            let text = try renderer.value(at: key, entity: entity, alias: "t0", numeric: false)
+            let number = try renderer.value(at: key, entity: entity, alias: "t0", numeric: true)
+            columns.append(text + " AS k\(index)")
+            if number != text {
+                columns.append(number + " AS o\(index)")
+                orderNames.append("o\(index)")
+            }
+            orderNames.append("k\(index)")
         }
         let operand = try aggregate.path.map { try renderer.value(at: $0, entity: entity, alias: "t0", numeric: false) }
         columns.append((operand ?? "1") + " AS v")
@@ -314,15 +339,23 @@ extension ReadContext {
         let (inner, arguments) = try select(
             columns.joined(separator: ", "), request, entity: entity, defaultSort: isLimited)
         let keyNames = keys.indices.map { "k\($0)" }
-        let exactly = aggregate.isDecimal && aggregate.function != .count
+        let exactly = (aggregate.isDecimal && aggregate.function != .count) || summingHere
         let dialect = connection.dialect
         var sql: String
         if exactly {
             sql = dialect.grouped(keyNames + ["v"], from: inner, by: [])
-            if !keyNames.isEmpty { sql += " ORDER BY " + keyNames.joined(separator: ", ") }
+            if !orderNames.isEmpty { sql += " ORDER BY " + orderNames.joined(separator: ", ") }
         } else {
+            // SQLite turns a NaN result (inf + -inf) into NULL: the count of present values and,
+            // for a sum, the sum before COALESCE tell a NaN from no values.
+            var extra: [String] = []
+            switch aggregate.function {
+            case .sum: extra = ["COUNT(v)", "SUM(v)"]
+            case .average: extra = ["COUNT(v)", "AVG(v)"]
+            case .count, .min, .max: break
+            }
             sql = dialect.grouped(
-                keyNames + [dialect.aggregate(aggregate.function, of: "v")], from: inner, by: keyNames)
+                keyNames + [dialect.aggregate(aggregate.function, of: "v")] + extra, from: inner, by: orderNames)
         }
         let statement = try connection.statement(sql)
         defer { statement.reset() }
@@ -331,30 +364,37 @@ extension ReadContext {
         }
         let width = Int32(keys.count + 1)
         var rows: [[SQLValue]] = []
-        var reducer = DecimalReducer(function: aggregate.function)
+        let reducerFor = { ValueReducer(function: aggregate.function, integers: summingHere) }
+        var reducer = reducerFor()
         var groupKeys: [SQLValue]?
         while try stepAggregate(statement, aggregate, entity: entity) {
-            let row = (0..<width).map { statement.value($0) }
+            var row = (0..<width).map { statement.value($0) }
             guard exactly else {
+                if aggregate.function == .sum || aggregate.function == .average,
+                    case .integer(let present) = statement.value(width), present > 0,
+                    statement.value(width + 1) == .null
+                {
+                    row[row.count - 1] = .real(.nan)
+                }
                 rows.append(row)
                 continue
             }
             let rowKeys = Array(row.dropLast())
             if let current = groupKeys, current != rowKeys {
-                rows.append(current + [try reducer.result()])
-                reducer = DecimalReducer(function: aggregate.function)
+                rows.append(current + [try reducer.result(entity: entity, aggregate.path)])
+                reducer = reducerFor()
             }
             groupKeys = rowKeys
             if let last = row.last, last != .null {
                 do {
-                    reducer.add(try Decimal(sqlValue: last))
+                    try reducer.add(last)
                 } catch let error as ColumnValueError {
                     throw StoreError.invalidValue(entity: entity.name, message: error.message)
                 }
             }
         }
         if exactly, keys.isEmpty || groupKeys != nil {
-            rows.append((groupKeys ?? []) + [try reducer.result()])
+            rows.append((groupKeys ?? []) + [try reducer.result(entity: entity, aggregate.path)])
         }
         return rows
     }
@@ -372,18 +412,34 @@ extension ReadContext {
 }
 
 /// Sums, averages and extremes of decimals, exactly: SQLite has no decimal arithmetic (it would
-/// add them as doubles), so the store adds the stored decimal text itself.
-private struct DecimalReducer {
+/// add them as doubles), so the store adds the stored decimal text itself. With `integers`, a
+/// sum of integers in 128 bits, so that only a total beyond `Int64` overflows.
+private struct ValueReducer {
     let function: AggregateFunction
+    let integers: Bool
     private var total = Decimal.zero
     private var count = 0
     private var extreme: Decimal?
+    private var high: Int64 = 0
+    private var low: UInt64 = 0
 
-    init(function: AggregateFunction) {
+    init(function: AggregateFunction, integers: Bool) {
         self.function = function
+        self.integers = integers
     }
 
-    mutating func add(_ value: Decimal) {
+    mutating func add(_ value: SQLValue) throws {
+        guard integers else { return add(try Decimal(sqlValue: value)) }
+        guard case .integer(let integer) = value else {
+            throw ColumnValueError(message: "expected an integer to sum, found \(value)")
+        }
+        count += 1
+        let (sum, carry) = low.addingReportingOverflow(UInt64(bitPattern: integer))
+        low = sum
+        high &+= (integer < 0 ? -1 : 0) &+ (carry ? 1 : 0)
+    }
+
+    private mutating func add(_ value: Decimal) {
         count += 1
         total += value
         switch function {
@@ -393,9 +449,17 @@ private struct DecimalReducer {
         }
     }
 
-    /// The result as the store would have returned it: decimal text, or NULL for none.
-    func result() throws -> SQLValue {
-        switch function {
+    /// The result as the store would have returned it: decimal text (an integer for a wide
+    /// integer sum, which throws when the total does not fit), or NULL for none.
+    func result(entity: EntityLayout, _ path: ColumnPath?) throws -> SQLValue {
+        if integers {
+            let total = Int64(bitPattern: low)
+            guard high == (total < 0 ? -1 : 0) else {
+                throw AggregateError.overflow(entity: entity.name, field: path?.keyPath ?? "")
+            }
+            return .integer(total)
+        }
+        return switch function {
         case .count: .integer(Int64(count))
         case .sum: try total.sqlValue
         case .average: count == 0 ? .null : try (total / Decimal(count)).sqlValue

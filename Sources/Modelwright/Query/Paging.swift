@@ -74,7 +74,14 @@ public struct RecordSequence<Target: Record>: AsyncSequence, Sendable {
             if position == page.count {
                 let limit = sequence.request.fetchLimit.map { $0 - delivered }
                 guard !isExhausted, limit.map({ $0 > 0 }) ?? true else { return nil }
-                var request = sequence.request.after(page.last)
+                // The first page starts where the request itself does (it may already be
+                // `after(_:)` a record); later pages start after the last record delivered.
+                var request = sequence.request
+                if let last = page.last {
+                    request = request.after(last)
+                } else if request.pageStart == nil {
+                    request = request.after(nil)
+                }
                 request.fetchOffset = page.isEmpty && delivered == 0 ? sequence.request.fetchOffset : 0
                 request.fetchLimit = Swift.min(sequence.pageSize, limit ?? .max)
                 let size = request.fetchLimit ?? 0

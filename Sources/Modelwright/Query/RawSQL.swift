@@ -12,11 +12,15 @@ import Foundation
 ///
 /// Interpolations:
 /// - `\(value)`: any ``ColumnValue`` (strings, numbers, dates, IDs, optionals as NULL), bound;
-/// - `\(list: values)`: `(?, ?, …)` for `IN`, each value bound; an empty list is `(NULL)`, which
-///   nothing is `IN`;
+/// - `\(list: values)`: `(?, ?, …)` for `IN`, each value bound; an empty list is an empty
+///   subquery, so nothing is `IN` it and everything is `NOT IN` it, as with a typed `notIn`;
 /// - `\(identifier: name)`: a table or column name, quoted by the engine so any name is only a name.
 ///
-/// There is no interpolation that splices text: only the literal parts of the string are SQL.
+/// There is no interpolation that splices text: only the literal parts of the string are SQL. A
+/// parameter marker written in the literal text (`?`, `?1`, `:name`, `@name`, `$name`) is refused,
+/// as are statements that change the connection rather than the data (`PRAGMA`, `ATTACH`,
+/// `DETACH`, `VACUUM`, `BEGIN`, `COMMIT`, `SAVEPOINT` and the like), which would outlive the
+/// transaction they run in.
 public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
     /// The statement's pieces, in order.
     let pieces: [Piece]
@@ -64,7 +68,7 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
         public mutating func appendInterpolation<Value: ColumnValue>(list values: some Sequence<Value>) {
             let bound = values.map { self.bound($0) }
             guard !bound.isEmpty else {
-                pieces.append(.sql("(NULL)"))
+                pieces.append(.sql("(SELECT NULL WHERE 1 = 0)"))
                 return
             }
             pieces.append(.sql("("))
@@ -114,6 +118,14 @@ public enum SQLQueryError: Error, Sendable, Equatable, CustomStringConvertible {
     case writeInReadTransaction(sql: String)
     /// The statement's result lacks a column that the record type needs.
     case missingColumn(entity: String, column: String, found: [String])
+    /// The statement's result has more than one column with a name the record type needs.
+    case ambiguousColumn(entity: String, column: String)
+    /// The statement's result has another number of columns than the values asked for.
+    case columnCount(expected: Int, found: Int, sql: String)
+    /// The literal text of the statement holds a parameter marker of its own.
+    case parameterMarker(sql: String)
+    /// The statement changes the connection (a `PRAGMA`, `ATTACH`, a transaction statement…).
+    case connectionStatement(keyword: String, sql: String)
 
     /// What went wrong, and what to do instead.
     public var description: String {
@@ -123,6 +135,18 @@ public enum SQLQueryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingColumn(let entity, let column, let found):
             "the statement's result has no column '\(column)', which \(entity) needs "
                 + "(it has \(found.map { "'\($0)'" }.joined(separator: ", "))): select it, or select * from its table"
+        case .ambiguousColumn(let entity, let column):
+            "the statement's result has more than one column '\(column)', which \(entity) needs: "
+                + "select it once, or rename the others with AS"
+        case .columnCount(let expected, let found, let sql):
+            "the statement returns \(found) column\(found == 1 ? "" : "s") but \(expected) "
+                + "\(expected == 1 ? "was" : "were") asked for: select as many columns as types (\(sql))"
+        case .parameterMarker(let sql):
+            "the statement's text holds a parameter marker (?, ?1, :name, @name or $name): "
+                + "interpolate the value instead, as \\(value) (\(sql))"
+        case .connectionStatement(let keyword, let sql):
+            "\(keyword) changes the connection, not the data, and would outlive the transaction: "
+                + "configure the store when opening it instead (\(sql))"
         }
     }
 }
@@ -133,12 +157,17 @@ extension ReadContext {
     public func fetch<Target: Record>(_ query: SQLQuery, as type: Target.Type = Target.self) throws -> [Target] {
         let entity = try layout.entity(Target.entityName)
         let (sql, arguments) = try query.rendered(in: connection.dialect)
-        let found = try checkedStatement(sql).columnNames
+        let found = try checkedStatement(sql, parameters: arguments.count).columnNames
         let needed = ["id"] + entity.columns.map(\.name)
         if let missing = needed.first(where: { !found.contains($0) }) {
             throw SQLQueryError.missingColumn(entity: entity.name, column: missing, found: found)
         }
-        let statement = try run("SELECT \(needed.map(quoted).joined(separator: ", ")) FROM (\(sql)) q", arguments)
+        if let duplicate = needed.first(where: { name in found.filter { $0 == name }.count > 1 }) {
+            throw SQLQueryError.ambiguousColumn(entity: entity.name, column: duplicate)
+        }
+        // Wrapped without what follows the statement's last token (a `-- comment` or `;`).
+        let body = SQLOutline(sql).body
+        let statement = try run("SELECT \(needed.map(quoted).joined(separator: ", ")) FROM (\(body)) q", arguments)
         defer { statement.reset() }
         var records: [Target] = []
         while try statement.step() {
@@ -166,6 +195,10 @@ extension ReadContext {
         let (sql, arguments) = try query.rendered(in: connection.dialect)
         let statement = try run(sql, arguments)
         defer { statement.reset() }
+        var expected = 0
+        for _ in repeat each types { expected += 1 }
+        let found = statement.columnNames.count
+        guard found == expected else { throw SQLQueryError.columnCount(expected: expected, found: found, sql: sql) }
         var rows: [(repeat each Value)] = []
         while try statement.step() {
             var index: Int32 = 0
@@ -182,18 +215,33 @@ extension ReadContext {
         return rows
     }
 
-    /// Prepares `sql`, refusing a statement that writes unless this is a write transaction.
-    private func checkedStatement(_ sql: String) throws -> any DatabaseStatement {
-        let statement = try connection.prepare(sql)
-        if !(self is WriteContext), let sqlite = statement as? SQLiteStatement, !sqlite.isReadOnly {
-            throw SQLQueryError.writeInReadTransaction(sql: sql)
+    /// Prepares `sql`, refusing a statement that changes the connection, one with parameter markers
+    /// other than the `parameters` interpolated values', and one that writes unless this is a
+    /// write transaction.
+    private func checkedStatement(_ sql: String, parameters: Int) throws -> any DatabaseStatement {
+        let outline = SQLOutline(sql)
+        if Self.connectionKeywords.contains(outline.firstWord) {
+            throw SQLQueryError.connectionStatement(keyword: outline.firstWord, sql: sql)
+        }
+        // Without a trailing comment or semicolon, which SQLite would read as a second statement.
+        let statement = try connection.prepare(outline.body)
+        if let sqlite = statement as? SQLiteStatement {
+            guard sqlite.hasOnlyAnonymousParameters(count: parameters) else {
+                throw SQLQueryError.parameterMarker(sql: sql)
+            }
+            if !(self is WriteContext), !sqlite.isReadOnly { throw SQLQueryError.writeInReadTransaction(sql: sql) }
         }
         return statement
     }
 
+    /// The first keywords of statements that change the connection's state rather than its data.
+    private static let connectionKeywords: Set<String> = [
+        "PRAGMA", "ATTACH", "DETACH", "VACUUM", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+    ]
+
     /// A checked statement for `sql` with `arguments` bound, ready to step.
     func run(_ sql: String, _ arguments: [SQLValue]) throws -> any DatabaseStatement {
-        let statement = try checkedStatement(sql)
+        let statement = try checkedStatement(sql, parameters: arguments.count)
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))
         }
@@ -218,8 +266,70 @@ extension WriteContext {
         let (sql, arguments) = try query.rendered(in: connection.dialect)
         let statement = try run(sql, arguments)
         defer { statement.reset() }
+        let sqlite = connection as? SQLiteConnection
+        let before = sqlite?.totalChanges
         while try statement.step() {}
         for entity in layout.entities.values { changes.rowsInsertedOrDeleted(in: entity.table) }
+        // SQLite's count of changes is the last INSERT, UPDATE or DELETE's, stale after any other
+        // statement: one that leaves the running total as it was changed nothing.
+        if let sqlite, sqlite.totalChanges == before { return 0 }
         return connection.changes
+    }
+}
+
+/// What the store needs of a hand-written statement's text without parsing it: its first keyword,
+/// and the text up to its last token, without a trailing comment or semicolon (so that it can be
+/// wrapped in a subquery). Quoted strings and names and comments are skipped as SQLite reads them.
+private struct SQLOutline {
+    /// The first word, in upper case; empty when the statement starts otherwise.
+    private(set) var firstWord = ""
+    /// The text up to the end of its last token other than a semicolon.
+    let body: String
+
+    init(_ sql: String) {
+        let bytes = Array(sql.utf8)
+        var index = 0
+        var end = 0
+        var seenToken = false
+        func isWordByte(_ byte: UInt8) -> Bool {
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x5F
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            let following = index + 1 < bytes.count ? bytes[index + 1] : 0
+            switch byte {
+            case 0x2D where following == 0x2D:  // -- a comment to the end of the line
+                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
+            case 0x2F where following == 0x2A:  // /* a comment */
+                index += 2
+                while index < bytes.count,
+                    !(bytes[index] == 0x2A && index + 1 < bytes.count && bytes[index + 1] == 0x2F)
+                {
+                    index += 1
+                }
+                index = Swift.min(index + 2, bytes.count)
+            case 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x3B:  // space, or a semicolon
+                index += 1
+            case 0x27, 0x22, 0x60, 0x5B:  // 'text', "name", `name`, [name]; a doubled quote reopens
+                let close: UInt8 = byte == 0x5B ? 0x5D : byte
+                index += 1
+                while index < bytes.count, bytes[index] != close { index += 1 }
+                index = Swift.min(index + 1, bytes.count)
+                seenToken = true
+                end = index
+            default:
+                if !seenToken, isWordByte(byte) {
+                    let start = index
+                    while index < bytes.count, isWordByte(bytes[index]) { index += 1 }
+                    firstWord = String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
+                } else {
+                    index += 1
+                }
+                seenToken = true
+                end = index
+            }
+        }
+        body = String(decoding: bytes[..<end], as: UTF8.self)
     }
 }
