@@ -105,7 +105,7 @@ struct JSONShapePropertyTests {
 
     /// A drawn type: its spelling, values of it as `JSONEncoder` writes them, and whether
     /// `JSONDecoder` reads some JSON as it.
-    private protocol Drawn {
+    private protocol Drawn: Sendable {
         var spelling: String { get }
         func encodedSample(_ random: inout SplitMix64) throws -> String
         func decodes(_ json: String) -> Bool
@@ -148,7 +148,7 @@ struct JSONShapePropertyTests {
         }
     }
 
-    private protocol DrawnKey {
+    private protocol DrawnKey: Sendable {
         func keying(_ value: any Drawn) -> any Drawn
         func set() -> any Drawn
         var drawn: any Drawn { get }
