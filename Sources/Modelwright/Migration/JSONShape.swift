@@ -29,10 +29,25 @@ indirect enum JSONShape: Equatable, Sendable {
 
     /// The standard scalar types, by their Swift names.
     enum Scalar: String, CaseIterable, Sendable {
-        case string = "String", uuid = "UUID", url = "URL", data = "Data", date = "Date", bool = "Bool"
-        case int = "Int", int8 = "Int8", int16 = "Int16", int32 = "Int32", int64 = "Int64"
-        case uint = "UInt", uint8 = "UInt8", uint16 = "UInt16", uint32 = "UInt32", uint64 = "UInt64"
-        case double = "Double", float = "Float", decimal = "Decimal"
+        case string = "String"
+        case uuid = "UUID"
+        case url = "URL"
+        case data = "Data"
+        case date = "Date"
+        case bool = "Bool"
+        case int = "Int"
+        case int8 = "Int8"
+        case int16 = "Int16"
+        case int32 = "Int32"
+        case int64 = "Int64"
+        case uint = "UInt"
+        case uint8 = "UInt8"
+        case uint16 = "UInt16"
+        case uint32 = "UInt32"
+        case uint64 = "UInt64"
+        case double = "Double"
+        case float = "Float"
+        case decimal = "Decimal"
 
         /// The Swift type.
         var type: any (Decodable & Hashable).Type {

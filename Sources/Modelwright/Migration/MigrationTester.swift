@@ -141,7 +141,8 @@ public final class MigrationTester {
                         let problem = JSONShape(spelling: typeName)?.problem(inJSON: json)
                     {
                         throw refuse(
-                            "'\(name)' is Codable<\(typeName)> in version \(version), and \(json) is not one: \(problem)")
+                            "'\(name)' is Codable<\(typeName)> in version \(version), and \(json) is not one: \(problem)"
+                        )
                     }
                     stored[column.name] = sqlValue
                 } else {

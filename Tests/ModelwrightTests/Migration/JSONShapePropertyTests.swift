@@ -154,7 +154,9 @@ struct JSONShapePropertyTests {
         var drawn: any Drawn { get }
     }
 
-    private static func scalar<T: Codable & Hashable>(_ name: String, _ make: @escaping @Sendable (inout SplitMix64) -> T)
+    private static func scalar<T: Codable & Hashable>(
+        _ name: String, _ make: @escaping @Sendable (inout SplitMix64) -> T
+    )
         -> any DrawnKey
     { Key(typed: Typed(spelling: name, make: make)) }
 
@@ -171,11 +173,22 @@ struct JSONShapePropertyTests {
     }
 
     private static let scalars: [any DrawnKey] = [
-        scalar("String") { ["", "a", "ü", "1", "-2", "x y", "6C714D6F-5A52-4E0E-8D8B-1C0D0E0F1011"].randomElement(using: &$0)! },
-        scalar("UUID") { random in UUID(uuid: (0..<16).reduce(into: uuid_t(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) { bytes, index in withUnsafeMutableBytes(of: &bytes) { $0[index] = UInt8.random(in: 0...255, using: &random) } }) },
+        scalar("String") {
+            ["", "a", "ü", "1", "-2", "x y", "6C714D6F-5A52-4E0E-8D8B-1C0D0E0F1011"].randomElement(using: &$0)!
+        },
+        scalar("UUID") { random in
+            UUID(
+                uuid: (0..<16).reduce(into: uuid_t(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) { bytes, index in
+                    withUnsafeMutableBytes(of: &bytes) { $0[index] = UInt8.random(in: 0...255, using: &random) }
+                })
+        },
         scalar("URL") { URL(string: "https://example.com/\(Int.random(in: 0...99, using: &$0))")! },
-        scalar("Data") { random in Data((0..<Int.random(in: 0...5, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }) },
-        scalar("Date") { Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -1_000_000...1_000_000, using: &$0))) },
+        scalar("Data") { random in
+            Data((0..<Int.random(in: 0...5, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        },
+        scalar("Date") {
+            Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -1_000_000...1_000_000, using: &$0)))
+        },
         scalar("Bool") { Bool.random(using: &$0) },
         scalar("Int") { Int.random(in: .min ... .max, using: &$0) },
         scalar("Int8") { Int8.random(in: .min ... .max, using: &$0) },
