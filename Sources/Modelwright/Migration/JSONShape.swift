@@ -7,78 +7,132 @@ import Foundation
 /// that can be checked without the app's Swift type of that version: only that its value is
 /// well-formed JSON (``StoredValues``).
 ///
+/// A value fits when `JSONDecoder` reads it as the declared type: the check rebuilds that type
+/// from the spelling and decodes with it, so it accepts exactly what `JSONDecoder` accepts (a
+/// dictionary keyed by `UUID` as the flat array `[key, value, …]` `JSONEncoder` writes, an `Int`
+/// key only as an integer string in range, a `URL` only as a string `URL` parses, `Data` only as
+/// base64, an integer only within its type's range).
+///
 /// After each custom stage, the migrator checks every such column of the stage's destination
 /// against its shape, so a stage that writes `["a"]` where its version declares `[String: Int]`
-/// fails there, not stages later when a version whose types the app has reads it.
+/// fails there, not stages later when a version whose types the app has reads it; a
+/// ``MigrationTester`` fixture gets the same check.
 indirect enum JSONShape: Equatable, Sendable {
-    case string
-    case integer
-    case number
-    case bool
+    /// A standard type that `JSONEncoder` writes as one JSON scalar.
+    case scalar(Scalar)
+    /// An array, or a set (which `JSONEncoder` writes as an array).
     case array(JSONShape)
-    /// An object with string keys (a dictionary keyed by `String` or `Int`).
-    case object(JSONShape)
+    /// A dictionary: an object when the key is `String` or `Int`, otherwise a flat array of
+    /// keys and values in turn.
+    case dictionary(key: Scalar, value: JSONShape)
     case optional(JSONShape)
 
+    /// The standard scalar types, by their Swift names.
+    enum Scalar: String, CaseIterable, Sendable {
+        case string = "String"
+        case uuid = "UUID"
+        case url = "URL"
+        case data = "Data"
+        case date = "Date"
+        case bool = "Bool"
+        case int = "Int"
+        case int8 = "Int8"
+        case int16 = "Int16"
+        case int32 = "Int32"
+        case int64 = "Int64"
+        case uint = "UInt"
+        case uint8 = "UInt8"
+        case uint16 = "UInt16"
+        case uint32 = "UInt32"
+        case uint64 = "UInt64"
+        case double = "Double"
+        case float = "Float"
+        case decimal = "Decimal"
+
+        /// The Swift type.
+        var type: any (Decodable & Hashable).Type {
+            switch self {
+            case .string: String.self
+            case .uuid: UUID.self
+            case .url: URL.self
+            case .data: Data.self
+            case .date: Date.self
+            case .bool: Bool.self
+            case .int: Int.self
+            case .int8: Int8.self
+            case .int16: Int16.self
+            case .int32: Int32.self
+            case .int64: Int64.self
+            case .uint: UInt.self
+            case .uint8: UInt8.self
+            case .uint16: UInt16.self
+            case .uint32: UInt32.self
+            case .uint64: UInt64.self
+            case .double: Double.self
+            case .float: Float.self
+            case .decimal: Decimal.self
+            }
+        }
+    }
+
     /// The shape of the type `spelling` names; `nil` when it names a type whose shape the
-    /// archive does not record (an app-defined type, or a key type that encodes otherwise).
+    /// archive does not record (an app-defined type, or a dictionary key that is not a standard scalar).
     init?(spelling: String) {
         var parser = Parser(text: Array(spelling.filter { !$0.isWhitespace }))
         guard let shape = parser.type(), parser.position == parser.text.count else { return nil }
         self = shape
     }
 
-    /// Why `text` is not JSON of this shape (the path to the first wrong value), `nil` when it is.
+    /// Why `text` is not JSON that `JSONDecoder` reads as this shape's type (the path to the
+    /// first wrong value and what is wrong there), `nil` when it is.
     func problem(inJSON text: String) -> String? {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-            return "not well-formed JSON"
+        do {
+            try type.decodeJSON(Data(text.utf8))
+            return nil
+        } catch let DecodingError.dataCorrupted(context) where context.codingPath.isEmpty {
+            return "not well-formed JSON, or not \(description): \(context.debugDescription)"
+        } catch let error as DecodingError {
+            return Self.explain(error)
+        } catch {
+            return "\(error)"
         }
-        return problem(in: value, at: "$")
     }
 
-    private func problem(in value: JSONValue, at path: String) -> String? {
-        switch (self, value) {
-        case (.optional, .null): return nil
-        case (.optional(let wrapped), _): return wrapped.problem(in: value, at: path)
-        case (.string, .string), (.integer, .integer), (.number, .integer), (.number, .number), (.bool, .bool):
-            return nil
-        case (.array(let element), .array(let values)):
-            for (index, item) in values.enumerated() {
-                if let problem = element.problem(in: item, at: "\(path)[\(index)]") { return problem }
-            }
-            return nil
-        case (.object(let element), .object(let values)):
-            for key in values.keys.sorted() {
-                if let item = values[key], let problem = element.problem(in: item, at: "\(path).\(key)") {
-                    return problem
-                }
-            }
-            return nil
-        default:
-            return "\(path) is \(value.kind), where \(description) is declared"
+    /// The Swift type this shape stands for (a set as an array: `Set`'s decoding reads the
+    /// same JSON as `Array`'s).
+    private var type: any Decodable.Type {
+        switch self {
+        case .scalar(let scalar): scalar.type
+        case .array(let element): element.type.arrayType
+        case .optional(let wrapped): wrapped.type.optionalType
+        case .dictionary(let key, let value): value.type.dictionaryType(keyedBy: key.type)
         }
+    }
+
+    /// A decoding error in words: the path (`$[2].name`) and what `JSONDecoder` found there.
+    private static func explain(_ error: DecodingError) -> String {
+        let (context, what): (DecodingError.Context, String) =
+            switch error {
+            case .typeMismatch(let type, let context): (context, "is not \(type)")
+            case .valueNotFound(let type, let context): (context, "is null where \(type) is declared")
+            case .keyNotFound(let key, let context): (context, "lacks key \(key.stringValue)")
+            case .dataCorrupted(let context): (context, "is wrong")
+            @unknown default: (DecodingError.Context(codingPath: [], debugDescription: "\(error)"), "is wrong")
+            }
+        let path = context.codingPath.reduce("$") { path, key in
+            if let index = key.intValue, key.stringValue.hasPrefix("Index ") { return "\(path)[\(index)]" }
+            return "\(path).\(key.stringValue)"
+        }
+        return "\(path) \(what): \(context.debugDescription)"
     }
 
     /// The shape in words, for errors.
     var description: String {
         switch self {
-        case .string: "a string"
-        case .integer: "an integer"
-        case .number: "a number"
-        case .bool: "a Boolean"
-        case .array(let element): "an array of \(element.plural)"
-        case .object(let element): "an object of \(element.plural)"
+        case .scalar(let scalar): "a \(scalar.rawValue)"
+        case .array(let element): "an array of (\(element.description))"
+        case .dictionary(let key, let value): "a dictionary from \(key.rawValue) to (\(value.description))"
         case .optional(let wrapped): "\(wrapped.description) or null"
-        }
-    }
-
-    private var plural: String {
-        switch self {
-        case .string: "strings"
-        case .integer: "integers"
-        case .number: "numbers"
-        case .bool: "Booleans"
-        case .array, .object, .optional: "(\(description))"
         }
     }
 
@@ -93,14 +147,14 @@ indirect enum JSONShape: Equatable, Sendable {
             if take("[") {
                 guard let first = type() else { return nil }
                 if take(":") {
-                    guard key(first), let value = type(), take("]") else { return nil }
-                    shape = .object(value)
+                    guard case .scalar(let key) = first, let value = type(), take("]") else { return nil }
+                    shape = .dictionary(key: key, value: value)
                 } else {
                     guard take("]") else { return nil }
                     shape = .array(first)
                 }
             } else {
-                let name = identifier()
+                let name = Self.unqualified(identifier())
                 if take("<") {
                     guard let first = type() else { return nil }
                     var arguments = [first]
@@ -110,34 +164,27 @@ indirect enum JSONShape: Equatable, Sendable {
                     }
                     guard take(">") else { return nil }
                     switch (name, arguments.count) {
-                    case ("Array", 1), ("Set", 1), ("Swift.Array", 1), ("Swift.Set", 1): shape = .array(first)
-                    case ("Optional", 1), ("Swift.Optional", 1): shape = .optional(first)
-                    case ("Dictionary", 2), ("Swift.Dictionary", 2):
-                        guard key(first) else { return nil }
-                        shape = .object(arguments[1])
+                    case ("Array", 1), ("Set", 1): shape = .array(first)
+                    case ("Optional", 1): shape = .optional(first)
+                    case ("Dictionary", 2):
+                        guard case .scalar(let key) = first else { return nil }
+                        shape = .dictionary(key: key, value: arguments[1])
                     default: return nil
                     }
                 } else {
-                    shape =
-                        Self.named[
-                            name.replacingOccurrences(of: "Foundation.", with: "")
-                                .replacingOccurrences(of: "Swift.", with: "")]
+                    shape = Scalar(rawValue: name).map { .scalar($0) }
                 }
             }
             while let current = shape, take("?") { shape = .optional(current) }
             return shape
         }
 
-        /// Whether a dictionary key's shape encodes as an object key (`String`, or an integer).
-        private func key(_ shape: JSONShape) -> Bool { shape == .string || shape == .integer }
-
-        private static let named: [String: JSONShape] = [
-            "String": .string, "UUID": .string, "URL": .string, "Data": .string,
-            "Int": .integer, "Int8": .integer, "Int16": .integer, "Int32": .integer, "Int64": .integer,
-            "UInt": .integer, "UInt8": .integer, "UInt16": .integer, "UInt32": .integer, "UInt64": .integer,
-            // `JSONEncoder`'s default writes a `Date` as seconds since 2001, a number.
-            "Double": .number, "Float": .number, "Decimal": .number, "Date": .number, "Bool": .bool,
-        ]
+        private static func unqualified(_ name: String) -> String {
+            for module in ["Foundation.", "Swift."] where name.hasPrefix(module) {
+                return String(name.dropFirst(module.count))
+            }
+            return name
+        }
 
         private mutating func take(_ character: Character) -> Bool {
             guard position < text.count, text[position] == character else { return false }
@@ -158,40 +205,18 @@ indirect enum JSONShape: Equatable, Sendable {
     }
 }
 
-/// Any JSON value, read strictly: a Boolean is not a number, nor a number a Boolean.
-private enum JSONValue: Decodable {
-    case null, bool, integer, number, string
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    var kind: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a Boolean"
-        case .integer: "an integer"
-        case .number: "a number with a fraction"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
+/// The generic types a ``JSONShape`` builds from its parts' types, and the decoding with them.
+extension Decodable {
+    fileprivate static func decodeJSON(_ data: Data) throws { _ = try JSONDecoder().decode(Self.self, from: data) }
+    fileprivate static var arrayType: any Decodable.Type { [Self].self }
+    fileprivate static var optionalType: any Decodable.Type { Self?.self }
+    fileprivate static func dictionaryType(keyedBy key: any (Decodable & Hashable).Type) -> any Decodable.Type {
+        key.dictionaryType(of: Self.self)
     }
+}
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if (try? container.decode(Bool.self)) != nil {
-            self = .bool
-        } else if (try? container.decode(Int64.self)) != nil || (try? container.decode(UInt64.self)) != nil {
-            self = .integer
-        } else if (try? container.decode(Double.self)) != nil {
-            self = .number
-        } else if (try? container.decode(String.self)) != nil {
-            self = .string
-        } else if let values = try? container.decode([JSONValue].self) {
-            self = .array(values)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
+extension Decodable where Self: Hashable {
+    fileprivate static func dictionaryType<Value: Decodable>(of _: Value.Type) -> any Decodable.Type {
+        [Self: Value].self
     }
 }

@@ -59,7 +59,8 @@ struct KeptLinks {
     /// The relationships of a stage from `source` to `destination` whose links are read: every
     /// kept one when `all` (a stage with the app's code, which may write anywhere), otherwise
     /// those whose links move. A relationship `lossy` says may lose links (by the source
-    /// version's entity and relationship names, ``MigrationStage/losses``) is left unchecked
+    /// version's entity and relationship names, ``MigrationStage/losses``; either side of a pair
+    /// with an inverse) is left unchecked
     /// unless its links move, and then only carried.
     init(
         source: SchemaLayout, destination: SchemaLayout, mapping: TableMapping, all: Bool,
@@ -78,7 +79,9 @@ struct KeptLinks {
                     let newStorage = Self.storage(of: relationship, from: entity, in: destination)
                 else { continue }
                 let moves = !Self.same(oldStorage, newStorage, mapping: mapping)
-                let declared = lossy(oldEntity.name, oldName)
+                // Either side of a pair declares its loss: a link is one fact, held by both.
+                let declared =
+                    lossy(oldEntity.name, oldName) || old.inverse.map { lossy(old.destination, $0) } == true
                 guard (all && !declared) || moves else { continue }
                 let inverse = relationship.inverse.flatMap { name in target.relationships.first { $0.name == name } }
                 kept.append(

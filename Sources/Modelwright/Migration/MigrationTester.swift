@@ -89,7 +89,8 @@ public final class MigrationTester {
     ///
     /// - Throws: ``MigrationError/invalidFixture(entity:version:reason:)`` for a name the version
     ///   does not have, a value that is not of the attribute's type (an integer out of an
-    ///   `Int16`'s range, an enum case the version lacks), a row of another entity for a
+    ///   `Int16`'s range, an enum case the version lacks, JSON that `JSONDecoder` does not read as
+    ///   a `Codable` attribute's standard type), a row of another entity for a
     ///   relationship, or a required value left out.
     @discardableResult
     public func insertRow(_ entity: String, _ values: [String: FixtureValue]) throws -> FixtureRow {
@@ -133,6 +134,15 @@ public final class MigrationTester {
                     guard let sqlValue = value.stored(as: type) else {
                         throw refuse(
                             "'\(name)' is \(Self.typeName(type)) in version \(version), and \(value.kind) is not one")
+                    }
+                    // A `Codable` value of a standard type must be JSON `JSONDecoder` reads as
+                    // that type, as a custom stage's must (``JSONShape``).
+                    if case .codable(let typeName) = type, case .text(let json) = sqlValue,
+                        let problem = JSONShape(spelling: typeName)?.problem(inJSON: json)
+                    {
+                        throw refuse(
+                            "'\(name)' is Codable<\(typeName)> in version \(version), and \(json) is not one: \(problem)"
+                        )
                     }
                     stored[column.name] = sqlValue
                 } else {

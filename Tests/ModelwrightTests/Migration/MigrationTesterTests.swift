@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @_spi(Generated) @testable import Modelwright
@@ -101,6 +102,51 @@ struct MigrationTesterTests {
             return "\(error)".contains("rolled back")
         }
         #expect(try tester.rows(of: "Pet").first?["owner"] != .null)
+    }
+
+    /// A one-to-many whose links the stage's code drops: declaring either side lossy suffices
+    /// (issue 25, B3), as for a many-to-many; declaring neither rolls back. Drawn: how many
+    /// pets, which lose their owner, and which sides are declared.
+    @Test func eitherSideOfAOneToManyDeclaresItsLoss() throws {
+        var owners2 = Self.owners1
+        owners2.version = 2
+        for index in 0..<12 {
+            var random = SplitMix64(seed: 253, index: index)
+            let count = Int.random(in: 1...4, using: &random)
+            let dropped = Int.random(in: 1...count, using: &random)
+            let sides = [("Person", "pets"), ("Pet", "owner")].filter { _ in Bool.random(using: &random) }
+            let stage = MigrationStage.custom(
+                from: Self.owners1, to: owners2,
+                steps: [
+                    .init(
+                        name: "unlink", label: "Some pets lose their owner", obligations: [],
+                        didMigrate: { context in
+                            let pets = try context.rows(of: "Pet").prefix(dropped)
+                            for pet in pets { try context.update("Pet", id: pet.id, set: ["owner": .null]) }
+                        })
+                ], lossy: sides.map { MigrationStage.Loss($0.0, $0.1) })
+            let tester = try MigrationTester(
+                plan: MigrationPlan(current: owners2, stages: [stage]), startingAt: Self.owners1)
+            let pets = try (0..<count).map { try tester.insertRow("Pet", ["name": .string("pet \($0)")]) }
+            try tester.insertRow("Person", ["name": "Ada", "pets": .toMany(pets)])
+            let failure = "\(count) pets, \(dropped) dropped, declared \(sides)"
+            if sides.isEmpty {
+                do {
+                    _ = try tester.migrate()
+                    Issue.record("\(failure): migrated")
+                } catch let error as MigrationError {
+                    guard case .linksLost = error else {
+                        Issue.record("\(failure): \(error)")
+                        continue
+                    }
+                    #expect("\(error)".contains("either side"), "\(failure): \(error)")
+                }
+            } else {
+                _ = try tester.migrate()
+                let linked = try tester.rows(of: "Pet").filter { $0["owner"] != .null }.count
+                #expect(linked == count - dropped, "\(failure)")
+            }
+        }
     }
 
     /// A one-to-one written from one side is set on both, as a store write sets it; a second row

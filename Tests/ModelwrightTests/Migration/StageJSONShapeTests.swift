@@ -17,13 +17,15 @@ struct StageJSONShapeTests {
         ("[Date: String]", ["[]"], ["oops"]),
     ]
 
-    /// The shapes read from type spellings: app-defined types and keys that encode otherwise have none.
+    /// The shapes read from type spellings: app-defined types (as values or keys) have none; a
+    /// dictionary keyed by another standard scalar has one (a flat array of keys and values).
     @Test func spellingsWithAppTypesHaveNoShape() {
         #expect(JSONShape(spelling: "Address") == nil)
         #expect(JSONShape(spelling: "[Address]") == nil)
-        #expect(JSONShape(spelling: "[Date: String]") == nil)
-        #expect(JSONShape(spelling: "[String: Int]?") == .optional(.object(.integer)))
-        #expect(JSONShape(spelling: "Array<Set<UUID>>") == .array(.array(.string)))
+        #expect(JSONShape(spelling: "[Address: Int]") == nil)
+        #expect(JSONShape(spelling: "[Date: String]") == .dictionary(key: .date, value: .scalar(.string)))
+        #expect(JSONShape(spelling: "[String: Int]?") == .optional(.dictionary(key: .string, value: .scalar(.int))))
+        #expect(JSONShape(spelling: "Array<Set<UUID>>") == .array(.array(.scalar(.uuid))))
     }
 
     /// Every case × every value × the stage's position (1→2 of 1→2→3, or 2→3): a wrong shape
