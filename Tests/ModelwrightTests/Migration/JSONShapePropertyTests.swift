@@ -111,10 +111,10 @@ struct JSONShapePropertyTests {
         func decodes(_ json: String) -> Bool
         func array(spelledAs spelling: String) -> any Drawn
         func optional() -> any Drawn
-        func keyed<Key: Codable & Hashable>(by key: Typed<Key>) -> any Drawn
+        func keyed<Key: Codable & Hashable & Sendable>(by key: Typed<Key>) -> any Drawn
     }
 
-    private struct Typed<Value: Codable>: Drawn {
+    private struct Typed<Value: Codable & Sendable>: Drawn {
         let spelling: String
         let make: @Sendable (inout SplitMix64) -> Value
 
@@ -138,7 +138,7 @@ struct JSONShapePropertyTests {
             }
         }
 
-        func keyed<Key: Codable & Hashable>(by key: Typed<Key>) -> any Drawn {
+        func keyed<Key: Codable & Hashable & Sendable>(by key: Typed<Key>) -> any Drawn {
             let make = make
             return Typed<[Key: Value]>(spelling: "[\(key.spelling): \(spelling)]") { random in
                 var dictionary: [Key: Value] = [:]
@@ -154,13 +154,13 @@ struct JSONShapePropertyTests {
         var drawn: any Drawn { get }
     }
 
-    private static func scalar<T: Codable & Hashable>(
+    private static func scalar<T: Codable & Hashable & Sendable>(
         _ name: String, _ make: @escaping @Sendable (inout SplitMix64) -> T
     )
         -> any DrawnKey
     { Key(typed: Typed(spelling: name, make: make)) }
 
-    private struct Key<T: Codable & Hashable>: DrawnKey {
+    private struct Key<T: Codable & Hashable & Sendable>: DrawnKey {
         let typed: Typed<T>
         func keying(_ value: any Drawn) -> any Drawn { value.keyed(by: typed) }
         func set() -> any Drawn {
