@@ -41,7 +41,7 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
 /// The string tests a predicate can make.
 ///
 /// In SQL every test is one call, `mw_string(operation, options, value, needle)`, whose first
-/// argument is the raw value and which runs ``matches(_:_:options:)``: the store and an in-memory
+/// argument is the raw value and which runs `matches(_:_:options:)`: the store and an in-memory
 /// evaluation cannot disagree.
 public enum StringOperation: Int, Sendable, Hashable, CaseIterable {
     /// The value starts with the needle.

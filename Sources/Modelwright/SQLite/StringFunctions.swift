@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// Registers `mw_string(operation, options, value, needle)`, the SQL function behind every string
-/// predicate: it runs the operation's own evaluation (``StringOperation/matches(_:_:options:)``),
+/// predicate: it runs the operation's own evaluation (`StringOperation.matches(_:_:options:)`),
 /// so a new string operator needs nothing here. SQLite's own `LIKE` folds ASCII only and its `%` and `_` are wildcards; this
 /// function compares grapheme clusters with Swift's Unicode rules, so `É` matches `e` under
 /// `[cd]` and a `%` in the needle is just a percent sign.

@@ -14,7 +14,7 @@ import Foundation
 /// ## Topics
 ///
 /// ### Fetching
-/// - ``fetch(_:)``
+/// - ``fetch(_:)->[Target]``
 /// - ``fetchOne(_:)``
 /// - ``existing(_:)``
 /// - ``forEach(_:_:)``

@@ -54,7 +54,7 @@ import Foundation
 /// - ``HistoryChange``
 ///
 /// ### Observing
-/// - ``observe(_:)``
+/// - ``observe(_:)->AsyncThrowingStream<[Target],Error>``
 /// - ``remoteChangeInterval``
 ///
 /// ### Closing
