@@ -74,7 +74,7 @@ struct PostgresConstraintFailureTests {
             try connection.commit()
             Issue.record("a dangling reference committed")
         } catch {
-            #expect(connection.constraintFailure(in: error) == .foreignKey, "\(error)")
+            #expect(connection.constraintFailure(in: error) == .danglingReference(table: "c", column: "p"), "\(error)")
         }
         connection.rollback()
         do {

@@ -172,7 +172,11 @@ package struct ModelSources: Sendable {
             var isDirectory: ObjCBool = false
             let target = FileManager.default.fileExists(atPath: linkPath, isDirectory: &isDirectory)
             let message: String
+            var severity = Diagnostic.Severity.error
             if target && isDirectory.boolValue {
+                // A warning: a link to a folder may hold anything (a build folder, notes); it is not
+                // followed, so nothing in it is read, and the user hears why its files are ignored.
+                severity = .warning
                 message =
                     "'\(name)' is a symbolic link to a folder, and Modelwright follows no link in a model folder: nothing in it is read; move its version files into the model folder '\(root)', or the link out of it"
             } else if !isModelFolder && FileNames.versionFileName(name) == .schema {
@@ -182,7 +186,7 @@ package struct ModelSources: Sendable {
                 return nil
             }
             return Diagnostic(
-                severity: .error, message: message, path: linkPath, location: SourcePosition(line: 1, column: 1))
+                severity: severity, message: message, path: linkPath, location: SourcePosition(line: 1, column: 1))
         }
     }
 

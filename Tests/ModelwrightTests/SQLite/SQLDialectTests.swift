@@ -41,7 +41,12 @@ struct SQLDialectTests {
 
     /// Files owned elsewhere this wave that still spell SQLite SQL, each with why; the test fails
     /// when an entry is no longer needed, so the list only shrinks.
-    private static let notYetRouted: Set<String> = []
+    // The SQL escape hatch refuses statements by their first keyword (PRAGMA among them) and checks
+    // that SQLite's own `?` markers match the interpolations; both are checks of SQLite text a user
+    // wrote, not SQL the runtime renders. They move behind the dialect with the PostgreSQL escape hatch.
+    private static let notYetRouted: Set<String> = [
+        "Sources/Modelwright/Query/RawSQL.swift: ? marker", "Sources/Modelwright/Query/RawSQL.swift: PRAGMA",
+    ]
 
     /// Every non-comment line of the Swift files under `folder` (and of templates), by file.
     private static func codeLines(under folder: String, extensions: Set<String>) throws -> [(String, [String])] {
