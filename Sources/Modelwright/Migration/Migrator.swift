@@ -90,7 +90,8 @@ struct Migrator {
         try run.move(moved)
         try run.carry(links)
         let after = MigrationContext(
-            connection: connection, layout: run.destination, removed: (run.source, run.removedEntityTables()))
+            connection: connection, layout: run.destination,
+            removed: (run.source, run.removedEntityTables(), run.displacedEntities()))
         for step in stage.customSteps {
             for obligation in step.obligations {
                 try run.meet(obligation, context: after, stub: stubsObligations)
@@ -216,6 +217,23 @@ private struct StageRun {
             } else {
                 result[entity.name] = removedTables.contains("_mw_removed_" + table) ? "_mw_removed_" + table : table
             }
+        }
+        return result
+    }
+
+    /// The source entities the stage removes whose rows stay in a table that continues while an
+    /// entity renamed to their name joins it (`Memo` renamed `Note` beside a removed `Note`): the
+    /// add phase gives their rows the `_entity` value ``MigrationContext/displacedValue(of:)``, so
+    /// they are told apart from the renamed entity's until the remove phase deletes them.
+    func displacedEntities() -> Set<String> {
+        let kept = Set(destination.schema.entities.map { $0.renamedFrom ?? $0.name })
+        var result: Set<String> = []
+        for entity in source.schema.entities where !kept.contains(entity.name) {
+            guard let table = source.entities[entity.name]?.table,
+                let current = mapping.sourceTable.first(where: { $0.value == table })?.key,
+                mapping.entityRenames[current]?.contains(where: { $0.new == entity.name }) == true
+            else { continue }
+            result.insert(entity.name)
         }
         return result
     }
@@ -412,8 +430,14 @@ private struct StageRun {
                     .updateRows(table: table, reason: "every existing row is a \(entity)"))
             }
             if let renames = mapping.entityRenames[table], !renames.isEmpty {
-                let cases = renames.map { "WHEN \(SQLSyntax.string($0.old)) THEN \(SQLSyntax.string($0.new))" }.joined(
-                    separator: " ")
+                // Rows of a removed entity whose name a renamed one takes keep apart, under another
+                // value, in the same statement: the renames may swap names.
+                let displaced = displacedEntities().filter { name in renames.contains { $0.new == name } }.sorted()
+                let cases =
+                    (renames.map { "WHEN \(SQLSyntax.string($0.old)) THEN \(SQLSyntax.string($0.new))" }
+                    + displaced.map {
+                        "WHEN \(SQLSyntax.string($0)) THEN \(SQLSyntax.string(MigrationContext.displacedValue(of: $0)))"
+                    }).joined(separator: " ")
                 try execute(
                     "UPDATE \(quoted(table)) SET \"_entity\" = CASE \"_entity\" \(cases) ELSE \"_entity\" END",
                     .updateRows(table: table, reason: "renamed entities"))
