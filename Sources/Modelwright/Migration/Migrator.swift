@@ -1,9 +1,12 @@
 import Foundation
 
-// Over 500 lines for now: one stage's run (`StageRun`) goes through its phases (add, custom steps,
-// remove, checks) over shared mutable state, and the stages engineer is changing those phases this
-// wave; split by phase (`StageRun+Add`, `+Remove`, `+Checks`) once that work is merged. Its SQL
-// text comes from the connection's dialect (`SQLDialect`).
+// Over 1,000 lines for now: one stage's run (`StageRun`) goes through its phases (add, custom
+// steps, remove, checks) over shared private state. Splitting it (`StageRun+Add`, `+Remove`,
+// `Migrator+Verification` for the checks from `check(everyTable:)` on) means opening that state
+// to the module, and the PostgreSQL work is editing this file's transaction and dialect path in
+// the same wave: the split waits for that merge, with no behaviour change, so neither branch
+// rewrites the other's lines. The link checks already live in `KeptLinks`, moved rows in
+// `MovedRows`. Its SQL text comes from the connection's dialect (`SQLDialect`).
 
 /// Runs migration stages on a store's writer connection, each in its own transaction.
 ///
