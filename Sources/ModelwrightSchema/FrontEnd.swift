@@ -26,6 +26,17 @@ package enum FrontEnd {
     /// `sources`, such as a tool that has just written and resolved them holds.
     package static func run(_ resolved: [ResolvedFile], of sources: ModelSources) -> FrontEndResult {
         var diagnostics = ModelDiagnostics()
+        // A released version cannot change: a rule newer than it is a warning there (the lock
+        // check still refuses any edit of the file).
+        let frozen = Set(sources.lock?.frozen.map(\.version) ?? [])
+        let resolved = resolved.map { file in
+            guard let version = file.graph?.version, frozen.contains(version) else { return file }
+            var file = file
+            file.sink.relaxForReleasedVersion(
+                "version \(version) is released (frozen in \(LockFile.fileName)), so this is a warning: "
+                    + "its stores keep what they have; fix it in the next version")
+            return file
+        }
         guard let checked = CheckedVersions.check(resolved, of: sources, diagnostics: &diagnostics) else {
             return FrontEndResult(diagnostics: diagnostics)
         }

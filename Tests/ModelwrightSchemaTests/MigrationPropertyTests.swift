@@ -16,7 +16,9 @@ import Testing
 /// every obligation the plan lists as an app would (a value of the new type for each row), and
 /// checks that each row holds the value the app gave.
 ///
-/// `MODELWRIGHT_MIGRATION_PAIRS=<n>` runs `n` pairs instead of the CI's 150.
+/// `MODELWRIGHT_MIGRATION_PAIRS=<n>` runs `n` pairs instead of the CI's 150 (`MODELWRIGHT_LARGE=1`:
+/// the 10,000 of issue 25's done-when); `MODELWRIGHT_MIGRATION_FIRST_SEED=<s>` starts at seed `s`
+/// instead of 1, so a long run can go in chunks on a busy machine.
 struct MigrationPropertyTests {
     private struct Pair {
         let v1: String
@@ -200,14 +202,18 @@ struct MigrationPropertyTests {
     }
 
     @Test func aStepThePlanAcceptsKeepsEveryRowReadable() throws {
-        let count = ProcessInfo.processInfo.environment["MODELWRIGHT_MIGRATION_PAIRS"].flatMap { Int($0) } ?? 150
+        let environment = ProcessInfo.processInfo.environment
+        let count =
+            environment["MODELWRIGHT_MIGRATION_PAIRS"].flatMap { Int($0) }
+            ?? (environment["MODELWRIGHT_LARGE"] == "1" ? 10_000 : 150)
+        let first = environment["MODELWRIGHT_MIGRATION_FIRST_SEED"].flatMap { UInt64($0) } ?? 1
         var accepted = 0
         var withStages = 0
         var obligations = 0
         var movesUp = 0
         var splits = 0
         var codableRetypes = 0
-        for seed in 1...UInt64(count) {
+        for seed in first..<(first + UInt64(count)) {
             let pair = Self.pair(seed: seed)
             let folder = try temporaryModelFolder(
                 named: "Pairs", files: ["Pairs.v1.model": pair.v1, "Pairs.v2.model": pair.v2])
@@ -325,7 +331,7 @@ struct MigrationPropertyTests {
             }
         }
         print(
-            "migration pairs: \(count), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met, \(movesUp) attributes moved up, \(codableRetypes) Codable values retyped, \(splits) entities split), refused: \(count - accepted)"
+            "migration pairs: \(count) (seeds \(first)...\(first + UInt64(count) - 1)), accepted by plan and migrated: \(accepted) (\(withStages) with custom stages, \(obligations) obligations met, \(movesUp) attributes moved up, \(codableRetypes) Codable values retyped, \(splits) entities split), refused: \(count - accepted)"
         )
         #expect(withStages >= count / 10, "only \(withStages) of \(count) accepted pairs had custom stages")
         // Enough pairs get through for the check to mean something.

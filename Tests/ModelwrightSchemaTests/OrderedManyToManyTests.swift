@@ -1,3 +1,4 @@
+import Foundation
 import ModelwrightTestSupport
 import Testing
 
@@ -117,5 +118,67 @@ struct OrderedManyToManyTests {
         // The draw reaches both-ordered pairs, and every one of them was checked.
         #expect(refused > 100)
         #expect(fixed == refused)
+    }
+
+    /// The rule came after versions were released: in a version frozen in the lock file (which its
+    /// users cannot change) the pair is a warning at the same place, with a note saying why, and
+    /// the model plans; in the next, unreleased version the same pair stays an error.
+    @Test func bothSidesOrderedInAReleasedVersionIsAWarning() throws {
+        var released = 0
+        for seed in UInt64(1)...400 {
+            let drawn = Self.draw(seed: seed)
+            guard drawn.forwardOrdered && drawn.backwardOrdered else { continue }
+            released += 1
+            guard released <= 12 else { break }
+            let (v1, forwardLine, backwardLine) = drawn.text()
+            // The lock records version 1 as it is, as `modelwright lock` would have when it shipped.
+            var resolved = ResolvedFile.compile(SourceFile(path: "M.v1.model", text: v1))
+            resolved.sink.relaxForReleasedVersion("released")
+            let lowered = try #require(FrontEnd.lower(resolved), "seed \(seed) \(drawn)")
+            let lock = LockFile(
+                model: "M",
+                frozen: [
+                    LockFile.FrozenVersion(
+                        version: 1, checksum: lowered.checksum.hexDigits,
+                        entities: LockFile.entityDigests(of: lowered.schema),
+                        members: LockFile.memberDigests(of: lowered.schema),
+                        enums: LockFile.enumCases(of: lowered.graph),
+                        stages: [], sync: LockFile.syncMarkings(of: lowered.graph))
+                ])
+            let lockText = String(decoding: try lock.encoded(), as: UTF8.self)
+            let v2 = v1.replacingOccurrences(of: "model M version 1", with: "model M version 2")
+            for (files, unreleased) in [
+                (["M.v1.model": v1, LockFile.fileName: lockText], false),
+                (["M.v1.model": v1, "M.v2.model": v2, LockFile.fileName: lockText], true),
+                (["M.v1.model": v1], nil),
+            ] as [([String: String], Bool?)] {
+                let failure = "seed \(seed) \(drawn), files \(files.keys.sorted())"
+                let folder = try temporaryModelFolder(named: "M", files: files)
+                defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+                let result = FrontEnd.run(modelAt: folder.path)
+                let ordered = result.diagnostics.filter { $0.message.contains("are both ordered") }
+                let inV1 = ordered.filter { $0.path.hasSuffix("M.v1.model") }
+                let inV2 = ordered.filter { $0.path.hasSuffix("M.v2.model") }
+                #expect(inV1.count == 1, "\(failure): \(result.diagnostics.map(\.description))")
+                let line = inV1.first?.location?.line
+                #expect(line == forwardLine || line == backwardLine, "\(failure): \(inV1.map(\.description))")
+                guard let unreleased else {
+                    // No lock file: version 1 is not released, and the rule holds.
+                    #expect(inV1.first?.severity == .error, "\(failure)")
+                    continue
+                }
+                #expect(inV1.first?.severity == .warning, "\(failure): \(inV1.map(\.description))")
+                #expect(
+                    inV1.first?.notes.contains { $0.message.contains("version 1 is released") } == true, "\(failure)")
+                if unreleased {
+                    #expect(inV2.count == 1 && inV2.first?.severity == .error, "\(failure): \(inV2.map(\.description))")
+                    #expect(result.model == nil, "\(failure)")
+                } else {
+                    #expect(!result.hasErrors, "\(failure): \(result.diagnostics.map(\.description))")
+                    #expect(result.model != nil, "\(failure)")
+                }
+            }
+        }
+        #expect(released > 12)
     }
 }

@@ -54,7 +54,22 @@ struct KeptLinks {
         let mayLose: Bool
     }
 
+    /// One side of a kept relationship whose destination rows of some entities leave its
+    /// destination's hierarchy in the stage (their entity is removed, or given a parent outside
+    /// it): the links to those rows have nowhere to go, wherever the foreign key holding them sits
+    /// (on the departing row itself, on the other row, or in a join table).
+    private struct Departure {
+        /// The source version's entity and relationship names, as a `lossy` line names them.
+        let entity: String
+        let relationship: String
+        let old: Storage
+        /// The old destination's table, and the source version's entities whose rows leave it.
+        let table: String
+        let leaving: [String]
+    }
+
     private let kept: [Kept]
+    private let departures: [Departure]
 
     /// The relationships of a stage from `source` to `destination` whose links are read: every
     /// kept one when `all` (a stage with the app's code, which may write anywhere), otherwise
@@ -62,11 +77,21 @@ struct KeptLinks {
     /// version's entity and relationship names, ``MigrationStage/losses``; either side of a pair
     /// with an inverse) is left unchecked
     /// unless its links move, and then only carried.
+    ///
+    /// Every side of a kept relationship is also checked for links to rows that leave its
+    /// destination's hierarchy (``read(_:stage:)`` refuses them unless declared): `entityLost`
+    /// says the step declares a whole entity lost (`lossy Cat`, by the source version's name, or
+    /// an ancestor's), which accounts for the links of its rows.
     init(
         source: SchemaLayout, destination: SchemaLayout, mapping: TableMapping, all: Bool,
-        lossy: (String, String) -> Bool = { _, _ in false }
+        lossy: (String, String) -> Bool = { _, _ in false }, entityLost: (String) -> Bool = { _ in false }
     ) {
         var kept: [Kept] = []
+        var departures: [Departure] = []
+        // The destination's entity continuing each source entity, by the source's name.
+        let continuing = Dictionary(
+            destination.schema.entities.map { ($0.renamedFrom ?? $0.name, $0.name) },
+            uniquingKeysWith: { first, _ in first })
         for description in destination.schema.entities {
             guard let entity = destination.entities[description.name],
                 let oldEntity = source.entities[description.renamedFrom ?? description.name]
@@ -82,6 +107,24 @@ struct KeptLinks {
                 // Either side of a pair declares its loss: a link is one fact, held by both.
                 let declared =
                     lossy(oldEntity.name, oldName) || old.inverse.map { lossy(old.destination, $0) } == true
+                // The rows below the old destination whose entity is gone or no longer below it
+                // (by the old destination's own continuation: narrowing the relationship to a
+                // sub-entity is the relationship's change, not a row's departure).
+                if !declared, let oldTarget = source.entities[old.destination],
+                    let newTarget = continuing[old.destination].flatMap({ destination.entities[$0] })
+                {
+                    let below = Set(newTarget.entityNames)
+                    let leaving = oldTarget.entityNames.filter { name in
+                        guard source.entities[name]?.isAbstract == false, !entityLost(name) else { return false }
+                        return continuing[name].map { !below.contains($0) } ?? true
+                    }
+                    if !leaving.isEmpty, oldTarget.hasDiscriminator {
+                        departures.append(
+                            Departure(
+                                entity: oldEntity.name, relationship: oldName, old: oldStorage,
+                                table: oldTarget.table, leaving: leaving))
+                    }
+                }
                 guard (all && !declared) || moves else { continue }
                 let inverse = relationship.inverse.flatMap { name in target.relationships.first { $0.name == name } }
                 kept.append(
@@ -94,14 +137,32 @@ struct KeptLinks {
         }
         // An ordered side writes a shared join table first, so its places are the ones kept.
         self.kept = kept.sorted { $0.isOrdered && !$1.isOrdered }
+        self.departures = departures
     }
 
     /// Whether any relationship's links are read.
     var isEmpty: Bool { kept.isEmpty }
 
-    /// Copies the old links of every kept relationship into temporary tables; runs before the stage
-    /// changes the store.
-    func read(_ connection: some DatabaseConnection) throws {
+    /// Refuses the stage when a kept relationship holds links to rows that leave its destination's
+    /// hierarchy and the step does not declare that loss, then copies the old links of every kept
+    /// relationship into temporary tables; runs before the stage changes the store.
+    ///
+    /// The links are read from the relationship's old storage, whichever side holds the foreign
+    /// key: a hand-built plan cannot lose them by deleting or moving the row that holds them.
+    func read(_ connection: some DatabaseConnection, stage: String) throws {
+        for departure in departures {
+            let leaving = departure.leaving.map(SQLSyntax.string).joined(separator: ", ")
+            let statement = try connection.prepare(
+                "SELECT count(*), min(\(connection.dialect.literal(of: "l.\"src\""))), "
+                    + "min(\(connection.dialect.literal(of: "l.\"dst\""))) FROM (\(try Self.select(departure.old, connection))) AS l "
+                    + "WHERE l.\"dst\" IN (SELECT d.\"id\" FROM \(quoted(departure.table)) AS d WHERE d.\"_entity\" IN (\(leaving)))"
+            )
+            if try statement.step(), statement.int64(0) > 0 {
+                throw MigrationError.undeclaredLinkLoss(
+                    stage: stage, entity: departure.entity, relationship: departure.relationship,
+                    rows: Int(statement.int64(0)), row: statement.string(1), destination: statement.string(2))
+            }
+        }
         for item in kept {
             try connection.execute(
                 "CREATE TEMP TABLE \(quoted(item.links)) AS \(try Self.select(item.old, connection))")

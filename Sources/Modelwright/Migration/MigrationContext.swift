@@ -26,16 +26,18 @@ public final class MigrationContext {
     public let schema: SchemaDescription
     private let layout: SchemaLayout
     private let connection: any DatabaseConnection
-    /// In `didMigrate`: the source version's layout, and the table each entity the stage removes
-    /// is read from by now (its table, moved aside or renamed with the table that continues it).
-    private let removed: (layout: SchemaLayout, tables: [String: String])?
+    /// In `didMigrate`: the source version's layout, the table each entity the stage removes is
+    /// read from by now (its table, moved aside or renamed with the table that continues it), and
+    /// those whose rows carry ``displacedValue(of:)`` as their `_entity` (a renamed entity took
+    /// their name in their table).
+    private let removed: (layout: SchemaLayout, tables: [String: String], displaced: Set<String>)?
 
     /// How the SQL a step writes is spelled on the store's engine.
     var dialect: any SQLDialect { connection.dialect }
 
     init(
         connection: some DatabaseConnection, layout: SchemaLayout,
-        removed: (layout: SchemaLayout, tables: [String: String])? = nil
+        removed: (layout: SchemaLayout, tables: [String: String], displaced: Set<String>)? = nil
     ) {
         self.connection = connection
         self.layout = layout
@@ -48,26 +50,85 @@ public final class MigrationContext {
     /// each row also holds its own entity's value under the property's name.
     ///
     /// In `didMigrate`, an entity the stage removes is still readable by its name in the source
-    /// version, with the columns its table has then; its table is dropped after the stage's code
+    /// version, with the columns its table has then, unless the destination has an entity of that
+    /// name (read it with ``rows(ofRemoved:)``); its table is dropped after the stage's code
     /// returns, in the same transaction.
     public func rows(of entity: String) throws -> [MigrationRow] {
         var (entityLayout, table, layout) = (layout.entities[entity], layout.entities[entity]?.table, layout)
+        var displaced: Set<String> = []
         if entityLayout == nil, let removed, let old = removed.layout.entities[entity],
             let current = removed.tables[entity]
         {
-            (entityLayout, table, layout) = (old, current, removed.layout)
+            (entityLayout, table, layout, displaced) = (old, current, removed.layout, removed.displaced)
         }
         guard let entityLayout, let table else { throw StoreError.unknownEntity(entity) }
-        let filter = entityLayout.discriminatorSQL(alias: "t0").map { " WHERE " + $0 } ?? ""
+        return try rows(of: entityLayout, in: table, layout: layout, displaced: displaced)
+    }
+
+    /// The rows of `entityLayout` of `layout` (and its sub-entities'), read from `table`; the rows
+    /// of the `displaced` entities by their ``displacedValue(of:)``, given back under their names.
+    private func rows(
+        of entityLayout: EntityLayout, in table: String, layout: SchemaLayout, displaced: Set<String> = []
+    ) throws -> [MigrationRow] {
+        var filter = ""
+        if entityLayout.hasDiscriminator {
+            let values = entityLayout.entityNames.map { displaced.contains($0) ? Self.displacedValue(of: $0) : $0 }
+            filter = " WHERE t0.\"_entity\" IN (\(values.map(SQLSyntax.string).joined(separator: ", ")))"
+        }
         let rows = try query("SELECT * FROM \(quoted(table)) AS t0\(filter)")
         return rows.map { row in
             var row = row
+            if case .text(let value) = row["_entity"],
+                let name = displaced.first(where: { Self.displacedValue(of: $0) == value })
+            {
+                row.values["_entity"] = .text(name)
+            }
             guard case .text(let name) = row["_entity"], let own = layout.entities[name] else { return row }
             for column in own.columns where column.name != column.key {
                 row.values[column.key] = row.values[column.name]
             }
             return row
         }
+    }
+
+    /// Every row of `entity`, an entity of the source version that the stage removes (by its name
+    /// in the source version), as ``rows(of:)`` reads rows, however the step renames tables: read
+    /// it in `didMigrate` when a renamed entity takes over the removed one's name, where
+    /// ``rows(of:)`` reads the destination's entity of that name.
+    ///
+    /// ```swift
+    /// // Version 2 removes Note, and Memo is renamed Note: keep the old notes' texts.
+    /// func keepTextsDidMigrate(_ context: MigrationContext) throws {
+    ///     let texts = try context.rows(ofRemoved: "Note").compactMap { row -> String? in
+    ///         guard case .text(let text) = row["text"] else { return nil }
+    ///         return text
+    ///     }
+    ///     for note in try context.rows(of: "Note") {
+    ///         try context.update("Note", id: note.id, set: ["oldTexts": .text(texts.joined(separator: "\n"))])
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// In `willMigrate`, the tables still have the source version's shape, and this reads the
+    /// source version's entity as ``rows(of:)`` does.
+    ///
+    /// - Throws: ``StoreError/unknownEntity(_:)`` when the source version has no such entity, or
+    ///   (in `didMigrate`) the stage keeps it.
+    public func rows(ofRemoved entity: String) throws -> [MigrationRow] {
+        guard let removed else {
+            guard layout.entities[entity] != nil else { throw StoreError.unknownEntity(entity) }
+            return try rows(of: entity)
+        }
+        guard let old = removed.layout.entities[entity], let table = removed.tables[entity] else {
+            throw StoreError.unknownEntity(entity)
+        }
+        return try rows(of: old, in: table, layout: removed.layout, displaced: removed.displaced)
+    }
+
+    /// The `_entity` value the rows of a removed entity carry during the stage when a renamed
+    /// entity takes its name in the table they share.
+    static func displacedValue(of entity: String) -> String {
+        "_mw_removed_" + entity
     }
 
     /// Sets columns of the row of `entity` with ID `id`, named as the entity's properties name them.

@@ -293,8 +293,9 @@ public struct MigrationStage: Sendable {
     }
 
     /// Whether the step declares that `property` of `entity` (both by the source version's names)
-    /// may lose data: a loss names it, an ancestor declaring it, or the whole entity.
-    func declaresLoss(of entity: String, _ property: String, in schema: SchemaDescription) -> Bool {
+    /// may lose data: a loss names it, an ancestor declaring it, or the whole entity; with
+    /// `property` `nil`, whether it declares the whole entity (or an ancestor) lost.
+    func declaresLoss(of entity: String, _ property: String?, in schema: SchemaDescription) -> Bool {
         guard let description = schema.entity(named: entity) else {
             return losses.contains { $0.entity == entity && ($0.property == nil || $0.property == property) }
         }

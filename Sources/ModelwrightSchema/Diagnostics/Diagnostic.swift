@@ -42,6 +42,10 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     public let location: SourcePosition?
     /// Hints and related places.
     public private(set) var notes: [Note]
+    /// Whether the error comes from a rule newer than some released versions, which a frozen
+    /// version (one its users' stores were created with, and that can no longer change) gets as
+    /// a warning instead (``DiagnosticSink/relaxForReleasedVersion(_:)``).
+    package var isRelaxedWhenReleased = false
 
     /// Creates a diagnostic; the message is made safe to print by ``DiagnosticText``, so text
     /// echoed from the input can never move the cursor, reorder the line or flood the terminal.

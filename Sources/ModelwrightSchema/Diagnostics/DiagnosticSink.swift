@@ -47,6 +47,31 @@ package struct DiagnosticSink: Sendable {
         report(.error, message, at: offset, notes: notes, suggestion: suggestion)
     }
 
+    /// Reports an error that a released (frozen) version gets as a warning, since it can no longer
+    /// change (``relaxForReleasedVersion(_:)``): a rule added after versions were released.
+    package mutating func errorUnlessReleased(
+        _ message: @autoclosure () -> String, at offset: Int, notes: @autoclosure () -> [(String, Int)] = []
+    ) {
+        let count = found.count
+        report(.error, message, at: offset, notes: notes)
+        if found.count > count, found[count].severity == .error { found[count].isRelaxedWhenReleased = true }
+    }
+
+    /// Turns the errors reported with ``errorUnlessReleased(_:at:notes:)`` into warnings, each with
+    /// `note` at its place: the file is a released version, which users cannot change.
+    package mutating func relaxForReleasedVersion(_ note: String) {
+        for index in found.indices where found[index].isRelaxedWhenReleased && found[index].severity == .error {
+            let old = found[index]
+            var relaxed = Diagnostic(
+                severity: .warning, message: old.message, path: old.path, location: old.location, notes: old.notes)
+            if let location = old.location {
+                relaxed = relaxed.adding(Diagnostic.Note(message: note, path: old.path, location: location))
+            }
+            found[index] = relaxed
+            errorCount -= 1
+        }
+    }
+
     /// Reports a warning; `message`, `notes` and `suggesting` are evaluated only if it is admitted.
     package mutating func warning(
         _ message: @autoclosure () -> String, at offset: Int, notes: @autoclosure () -> [(String, Int)] = [],

@@ -273,7 +273,8 @@ extension InverseResolver {
                 let mine = (entity: entity.name, name: relationship.name)
                 let kept = orderedSideKept(mine, inverse: (entity: owner.name, name: inverse.name))
                 if kept == mine { continue }
-                diagnostics.error(
+                // A rule newer than released versions: a frozen one gets a warning (see `FrontEnd`).
+                diagnostics.errorUnlessReleased(
                     "'\(entity.name).\(relationship.name)' and '\(owner.name).\(inverse.name)' are both ordered; the store keeps the order of one side of a many-to-many, so the order of '\(entity.name).\(relationship.name)' would be lost",
                     at: relationship.range.start,
                     notes: [
