@@ -72,6 +72,35 @@ struct SQLiteDialect: SQLDialect {
         ]
     }
 
+    /// An FTS5 table beside `table`: the ID unindexed, then the columns, with the `unicode61`
+    /// tokenizer folding every diacritic. Triggers keep it current; an index on the FTS5 table's
+    /// content (its `c0` column holds the ID) lets them find a row's entry without a scan, since
+    /// FTS5 cannot look up an unindexed column.
+    func createSearchIndex(_ index: String, of table: String, columns: [String]) -> [String] {
+        let names = (["id"] + columns).map(quoted).joined(separator: ", ")
+        let definitions = (["\"id\" UNINDEXED"] + columns.map(quoted)).joined(separator: ", ")
+        let news = (["id"] + columns).map { "new.\(quoted($0))" }.joined(separator: ", ")
+        let entry = "(SELECT \"id\" FROM \(quoted(index + "_content")) WHERE \"c0\" = old.\"id\")"
+        let remove = "DELETE FROM \(quoted(index)) WHERE rowid = \(entry);"
+        let insert = "INSERT INTO \(quoted(index)) (\(names)) VALUES (\(news));"
+        let changed = (["id"] + columns).map { "old.\(quoted($0)) IS NOT new.\(quoted($0))" }
+            .joined(separator: " OR ")
+        return [
+            "CREATE VIRTUAL TABLE \(quoted(index)) USING fts5(\(definitions), tokenize = 'unicode61 remove_diacritics 2')",
+            "CREATE INDEX \(quoted(index + "_ids")) ON \(quoted(index + "_content")) (\"c0\")",
+            "INSERT INTO \(quoted(index)) (\(names)) SELECT \(names) FROM \(quoted(table))",
+            "CREATE TRIGGER \(quoted(index + "_insert")) AFTER INSERT ON \(quoted(table)) BEGIN \(insert) END",
+            "CREATE TRIGGER \(quoted(index + "_update")) AFTER UPDATE ON \(quoted(table)) WHEN \(changed) "
+                + "BEGIN \(remove) \(insert) END",
+            "CREATE TRIGGER \(quoted(index + "_delete")) AFTER DELETE ON \(quoted(table)) BEGIN \(remove) END",
+        ]
+    }
+
+    func dropSearchIndex(_ index: String, of table: String) -> [String] {
+        ["_insert", "_update", "_delete"].map { "DROP TRIGGER IF EXISTS \(quoted(index + $0))" }
+            + ["DROP TABLE IF EXISTS \(quoted(index))"]
+    }
+
     // MARK: - Writes
 
     func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
@@ -104,6 +133,20 @@ struct SQLiteDialect: SQLDialect {
         _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
     ) -> String {
         "mw_string(\(operation.rawValue), \(options.rawValue), \(value), \(needle))"
+    }
+
+    func searchTest(row: String, index: String, column: String, query: String) -> String {
+        "\(row) IN (SELECT \"id\" FROM \(quoted(index)) WHERE \(quoted(index)).\(quoted(column)) MATCH \(query))"
+    }
+
+    func rankedSearch(
+        index: String, column: String, position: Int, query: String, candidates: String,
+        marks: (open: String, close: String, ellipsis: String, words: String)
+    ) -> String {
+        let table = quoted(index)
+        return "SELECT \(table).\"id\", bm25(\(table)), snippet(\(table), \(position + 1), \(marks.open), "
+            + "\(marks.close), \(marks.ellipsis), \(marks.words)) FROM \(table) WHERE \(table).\(quoted(column)) "
+            + "MATCH \(query) AND \(table).\"id\" IN (\(candidates)) ORDER BY bm25(\(table)), \(table).\"id\""
     }
 
     // MARK: - Transactions

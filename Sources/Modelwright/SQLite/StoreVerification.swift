@@ -142,7 +142,7 @@ enum StoreVerification {
         _ actual: [Entry], on connection: SQLiteConnection, layout: SchemaLayout, historyIsKnown: Bool?
     ) throws -> [String] {
         var actual = actual
-        var statements = SchemaSQL.createStatements(for: layout, in: connection.dialect)
+        var statements = try SchemaSQL.createStatements(for: layout, in: connection.dialect)
         // History tables are the store's whether or not this opening records history: when any is
         // there, all must be, exactly as the runtime creates them (what they bring beside them,
         // `sqlite_sequence`, included).
