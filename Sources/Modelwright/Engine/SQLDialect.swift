@@ -70,10 +70,14 @@ package protocol SQLDialect: Sendable {
     func tableBody(_ definitions: [String], clustered: Bool) -> String
 
     /// The statements that create the full-text index `index` of `columns` of `table` (whose rows
-    /// are keyed by `"id"`), fill it from the table's rows, and keep it current whatever writes the
-    /// table: the index is the engine's, so every write path, batch and migration step included,
-    /// updates it without code of its own.
+    /// are keyed by `"id"`), fill it from the table's rows, and note every row any statement writes
+    /// afterwards (a batch, a migration step, the app's SQL included), for
+    /// ``synchronizeSearchIndex(_:of:columns:)``.
     func createSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String]
+
+    /// The statements that bring the full-text index `index` up to date with the rows of `table`
+    /// written since it last was: what a write transaction runs before it commits.
+    func synchronizeSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String]
 
     /// The statements that remove the full-text index `index` of `table` and what keeps it current.
     func dropSearchIndex(_ index: String, of table: String) throws -> [String]

@@ -684,6 +684,10 @@ extension PostgresDialect: SQLDialect {
         throw Self.searchUnsupported
     }
 
+    package func synchronizeSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String] {
+        throw Self.searchUnsupported
+    }
+
     package func dropSearchIndex(_ index: String, of table: String) throws -> [String] {
         throw Self.searchUnsupported
     }

@@ -252,7 +252,8 @@ extension SQLPredicateRenderer: ConditionVisitor {
         let parameter = parameter(.text(query.ftsText), isDecimal: false)
         return hops.wrap(
             try dialect.searchTest(
-                row: ConditionSQL.column("id", of: hops.scope.alias), index: SchemaSQL.searchIndexName(of: entity.table),
+                row: ConditionSQL.column("id", of: hops.scope.alias),
+                index: SchemaSQL.searchIndexName(of: entity.table),
                 column: column.name, query: parameter))
     }
 

@@ -176,7 +176,8 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
             for word in ["AND", "OR", "NOT"] where peekKeyword(word) {
                 throw error(
                     "'\(word)' needs a word, phrase or group before it",
-                    fix: word == "NOT" ? "write 'a NOT b' (NOT takes away from what comes before it)" : "add a word before it")
+                    fix: word == "NOT"
+                        ? "write 'a NOT b' (NOT takes away from what comes before it)" : "add a word before it")
             }
             let start = position
             switch characters[position] {

@@ -92,7 +92,8 @@ extension ReadContext {
             let position = index.columns.firstIndex(of: column.name)
         else {
             throw StoreError.unsupportedQuery(
-                "'\(path.keyPath)' of \(entity.name) has no full-text index: mark it @searchable in the schema to search it")
+                "'\(path.keyPath)' of \(entity.name) has no full-text index: mark it @searchable in the schema to search it"
+            )
         }
         var candidates = request
         candidates.sortKeys = []

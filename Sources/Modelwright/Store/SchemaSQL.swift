@@ -66,9 +66,22 @@ enum SchemaSQL {
             try dialect.createSearchIndex(name, of: table, columns: columns)
         }
 
+        /// The statements that bring it up to date with the rows written since it last was.
+        func synchronize(in dialect: some SQLDialect) throws -> [String] {
+            try dialect.synchronizeSearchIndex(name, of: table, columns: columns)
+        }
+
         /// The statements that remove it.
         func drop(in dialect: some SQLDialect) throws -> [String] {
             try dialect.dropSearchIndex(name, of: table)
+        }
+    }
+
+    /// Brings every full-text index of `layout` up to date with the rows written since: before a
+    /// write transaction commits, when a store opens, and at the end of a migration stage.
+    static func synchronizeSearchIndexes(for layout: SchemaLayout, on connection: any DatabaseConnection) throws {
+        for index in searchIndexes(for: layout) {
+            try connection.execute(try index.synchronize(in: connection.dialect))
         }
     }
 
@@ -88,7 +101,8 @@ enum SchemaSQL {
                 indexes[existing].columns += columns.filter { !indexes[existing].columns.contains($0) }
             } else {
                 indexes.append(
-                    SearchIndex(name: searchIndexName(of: entityLayout.table), table: entityLayout.table, columns: columns))
+                    SearchIndex(
+                        name: searchIndexName(of: entityLayout.table), table: entityLayout.table, columns: columns))
             }
         }
         return indexes
