@@ -25,11 +25,11 @@ public struct SearchResult<Target: Record>: Sendable {
 public struct SearchSnippet: Sendable, Hashable {
     /// The passage, with `…` where text before or after it was left out.
     public let text: String
-    /// The matched words, as ranges of ``text``, in order.
+    /// The matched words, as ranges of `text`, in order.
     public let highlights: [Range<String.Index>]
 
-    /// The passage as an `AttributedString`-free value: each part of ``text`` with whether a
-    /// search matched it, in order.
+    /// The passage in parts, in order, each with whether the search matched it: what a view
+    /// styles (bold, a background) part by part.
     public var parts: [(text: Substring, isMatch: Bool)] {
         var parts: [(Substring, Bool)] = []
         var position = text.startIndex
