@@ -69,6 +69,19 @@ package protocol SQLDialect: Sendable {
     /// stored in the order of its primary key (`clustered`, for join and history tables).
     func tableBody(_ definitions: [String], clustered: Bool) -> String
 
+    /// The statements that create the full-text index `index` of `columns` of `table` (whose rows
+    /// are keyed by `"id"`), fill it from the table's rows, and note every row any statement writes
+    /// afterwards (a batch, a migration step, the app's SQL included), for
+    /// ``synchronizeSearchIndex(_:of:columns:)``.
+    func createSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String]
+
+    /// The statements that bring the full-text index `index` up to date with the rows of `table`
+    /// written since it last was: what a write transaction runs before it commits.
+    func synchronizeSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String]
+
+    /// The statements that remove the full-text index `index` of `table` and what keeps it current.
+    func dropSearchIndex(_ index: String, of table: String) throws -> [String]
+
     /// The statements that create the persistent-history tables when they are missing: one row per
     /// transaction, keyed by a token that only grows, and the changes of each transaction.
     func createHistoryTables(transactions: String, changes: String) -> [String]
@@ -119,6 +132,20 @@ package protocol SQLDialect: Sendable {
     /// Foundation does: a string operator of a request (`contains`, `beginsWith`, `like`, …).
     func stringTest(
         _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
+    ) throws -> String
+
+    /// A test that the row whose ID is `row` (a column) matches `query` (a parameter holding a
+    /// ``SearchQuery``'s ``SearchQuery/ftsText``) in `column` of the full-text index `index`.
+    func searchTest(row: String, index: String, column: String, query: String) throws -> String
+
+    /// The matches of `query` (a parameter) in `column` (the `position`-th of the index's columns,
+    /// from 0) of the full-text index `index`, among the rows whose IDs `candidates` selects: rows of
+    /// (ID, relevance where lower is better, snippet of `column`), best first, then by ID. The four
+    /// parameters `marks` come first: the text that opens and closes a highlight, the ellipsis, and
+    /// the most words in a snippet; `query` comes next, the arguments of `candidates` after it.
+    func rankedSearch(
+        index: String, column: String, position: Int, query: String, candidates: String,
+        marks: (open: String, close: String, ellipsis: String, words: String)
     ) throws -> String
 
     /// An aggregate of `expression` over the rows of a group; a sum of no rows is 0, and every

@@ -89,6 +89,7 @@ struct Migrator {
         let moved = MovedRows(
             source: run.source, destination: run.destination, mapping: run.mapping, dialect: connection.dialect)
         try moved.read(connection)
+        try run.dropChangedSearchIndexes()
         try run.addPhase(leavingEmpty: moved.columnsLeftEmpty)
         try run.move(moved)
         try run.carry(links)
@@ -105,6 +106,7 @@ struct Migrator {
         try run.placeUnplacedRows()
         try run.removePhase()
         try run.clearUnreadableValues(except: stage.customSteps.flatMap(\.obligations))
+        try run.createSearchIndexes()
         try run.check(everyTable: !stage.customSteps.isEmpty)
         // The app's code may have written any Codable column: each holds JSON of the shape its
         // version declares, as far as the archive records it, or this stage fails, not a later one.
@@ -202,6 +204,51 @@ private struct StageRun {
         if let operation {
             operations.append(operation)
             if !operation.isConstantTime { touched.insert(operation.table) }
+        }
+    }
+
+    // MARK: - Full-text indexes
+
+    /// Removes, before the stage changes a table, each full-text index of the source that the
+    /// destination does not keep as it is (other attributes, a renamed table or column, none):
+    /// its triggers would write columns the stage renames or drops.
+    mutating func dropChangedSearchIndexes() throws {
+        let kept = Set(SchemaSQL.searchIndexes(for: destination))
+        for index in SchemaSQL.searchIndexes(for: source) where !kept.contains(index) {
+            let statements = try index.drop(in: connection.dialect)
+            for (number, sql) in statements.enumerated() {
+                try execute(
+                    sql, number == statements.count - 1 ? .dropIndex(table: index.table, name: index.name) : nil)
+            }
+        }
+    }
+
+    /// Creates, once every table has its final shape and rows, each full-text index of the
+    /// destination that the source did not have as it is, filled from the rows; and rebuilds a
+    /// kept one whose table the stage recreated, since its triggers went with the old table.
+    mutating func createSearchIndexes() throws {
+        let had = Set(SchemaSQL.searchIndexes(for: source))
+        let recreated = Set(
+            operations.compactMap { operation -> String? in
+                switch operation {
+                case .createTable(let table), .rebuildTable(let table), .renameTable(_, let table): table
+                default: nil
+                }
+            })
+        for index in SchemaSQL.searchIndexes(for: destination)
+        where had.contains(index) && !recreated.contains(index.table) {
+            // Kept as it is: only the rows the stage wrote need indexing.
+            try connection.execute(try index.synchronize(in: connection.dialect))
+        }
+        for index in SchemaSQL.searchIndexes(for: destination)
+        where !had.contains(index) || recreated.contains(index.table) {
+            let statements =
+                (had.contains(index) ? try index.drop(in: connection.dialect) : [])
+                + (try index.create(in: connection.dialect))
+            for (number, sql) in statements.enumerated() {
+                try execute(
+                    sql, number == statements.count - 1 ? .createIndex(table: index.table, name: index.name) : nil)
+            }
         }
     }
 

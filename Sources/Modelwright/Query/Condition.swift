@@ -24,6 +24,8 @@ public indirect enum Condition: Sendable, Hashable {
     case between(ColumnPath, SQLValue, SQLValue)
     /// A string test, with case and diacritic folding options.
     case string(ColumnPath, StringOperation, String, StringComparisonOptions)
+    /// A full-text search of a `@searchable` attribute (see ``SearchQuery``).
+    case search(ColumnPath, SearchQuery)
     /// The operand's opposite.
     case not(Condition)
     /// All operands hold.
@@ -168,6 +170,8 @@ protocol ConditionVisitor {
         _ path: ColumnPath, _ operation: StringOperation, _ needle: String, _ options: StringComparisonOptions,
         in scope: Scope
     ) throws(Failure) -> Output
+    /// A full-text search of a `@searchable` attribute.
+    mutating func search(_ path: ColumnPath, _ query: SearchQuery, in scope: Scope) throws(Failure) -> Output
     /// A relationship's count compared with a number.
     mutating func count(
         _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: Scope
@@ -232,6 +236,10 @@ extension UniformLeafVisitor {
         try leaf(.string(path, operation, needle, options), in: scope)
     }
 
+    mutating func search(_ path: ColumnPath, _ query: SearchQuery, in scope: Scope) throws(Failure) -> Output {
+        try leaf(.search(path, query), in: scope)
+    }
+
     mutating func count(
         _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: Scope
     ) throws(Failure) -> Output {
@@ -257,6 +265,8 @@ extension Condition {
             return try visitor.between(path, lower, upper, in: scope)
         case .string(let path, let operation, let needle, let options):
             return try visitor.string(path, operation, needle, options, in: scope)
+        case .search(let path, let query):
+            return try visitor.search(path, query, in: scope)
         case .count(let path, let comparison, let number):
             return try visitor.count(path, comparison, number, in: scope)
         case .not(let operand):
@@ -287,7 +297,7 @@ extension Condition {
     var testedPath: TestedPath? {
         switch self {
         case .comparison(let path, _, _), .inList(let path, _), .notInList(let path, _), .between(let path, _, _),
-            .string(let path, _, _, _):
+            .string(let path, _, _, _), .search(let path, _):
             .column(path)
         case .count(let path, _, _): .relationship(path)
         case .constant, .not, .and, .or, .quantified: nil
@@ -300,6 +310,8 @@ extension Condition {
     func replacingValues(_ transform: (SQLValue) -> SQLValue) -> Condition {
         switch self {
         case .constant, .not, .and, .or, .quantified: self
+        // A search's query is bound as one text parameter: it becomes the query that matches nothing.
+        case .search(let path, _): .search(path, SearchQuery(words: ""))
         case .comparison(let path, let comparison, let value): .comparison(path, comparison, transform(value))
         case .inList(let path, let values): .inList(path, values.map(transform))
         case .notInList(let path, let values): .notInList(path, values.map(transform))

@@ -171,6 +171,20 @@ extension Field where Value: StringField {
         .string(path, .equals, text, Self.options(caseInsensitive, diacriticInsensitive))
     }
 
+    /// The field's full-text index finds `query`: its words, prefixes and phrases, combined as the
+    /// query says. The field must be `@searchable` in the schema; a missing value matches nothing.
+    ///
+    /// ```swift
+    /// let query = try SearchQuery("swift conc*")
+    /// let trips = try context.fetch(Trip.request().filter { $0.title.matches(query) })
+    /// ```
+    ///
+    /// To order matches by relevance and show where they matched, use
+    /// ``ReadContext/search(_:for:in:snippetWords:)``.
+    public func matches(_ query: SearchQuery) -> Condition {
+        .search(path, query)
+    }
+
     private static func options(_ caseInsensitive: Bool, _ diacriticInsensitive: Bool) -> StringComparisonOptions {
         var options: StringComparisonOptions = []
         if caseInsensitive { options.insert(.caseInsensitive) }

@@ -145,6 +145,13 @@ private struct FormatWriter: ConditionVisitor {
         return "\(column) \(operation.predicateKeyword)\(Self.suffix(options)) \(placeholder(.value(.text(needle))))"
     }
 
+    /// `NSPredicate` has no full-text search (Core Data's is Spotlight's, outside the predicate):
+    /// a search renders as `FALSEPREDICATE`, so a Core Data fetch finds nothing rather than rows
+    /// the store would not return.
+    mutating func search(_ path: ColumnPath, _ query: SearchQuery, in depth: Int) -> String {
+        "FALSEPREDICATE"
+    }
+
     mutating func count(
         _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in depth: Int
     ) -> String {

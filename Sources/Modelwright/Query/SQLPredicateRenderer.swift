@@ -237,6 +237,26 @@ extension SQLPredicateRenderer: ConditionVisitor {
         }
     }
 
+    mutating func search(_ path: ColumnPath, _ query: SearchQuery, in scope: SQLScope) throws -> String {
+        let hops = try follow(path.hops, from: scope)
+        let entity = hops.scope.entity
+        let column = try column(path.column, of: entity)
+        guard
+            SchemaSQL.searchIndexes(for: layout).contains(where: {
+                $0.table == entity.table && $0.columns.contains(column.name)
+            })
+        else {
+            throw StoreError.unsupportedQuery(
+                "'\(path.keyPath)' has no full-text index: mark it @searchable in the schema to search it")
+        }
+        let parameter = parameter(.text(query.ftsText), isDecimal: false)
+        return hops.wrap(
+            try dialect.searchTest(
+                row: ConditionSQL.column("id", of: hops.scope.alias),
+                index: SchemaSQL.searchIndexName(of: entity.table),
+                column: column.name, query: parameter))
+    }
+
     mutating func count(
         _ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: SQLScope
     ) throws -> String {
@@ -308,6 +328,10 @@ struct SQLArgumentCollector: ConditionVisitor {
         in scope: Void
     ) {
         arguments.append(.text(needle))
+    }
+
+    mutating func search(_ path: ColumnPath, _ query: SearchQuery, in scope: Void) {
+        arguments.append(.text(query.ftsText))
     }
 
     mutating func count(_ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: Void) {

@@ -72,6 +72,54 @@ struct SQLiteDialect: SQLDialect {
         ]
     }
 
+    /// An FTS5 table beside `table`: the ID unindexed, then the columns, with the `unicode61`
+    /// tokenizer folding every diacritic; an index on the FTS5 table's content (its `c0` column
+    /// holds the ID) finds a row's entry without a scan, since FTS5 cannot look up an unindexed
+    /// column.
+    ///
+    /// Triggers cannot write the FTS5 table: every connection turns `SQLITE_DBCONFIG_TRUSTED_SCHEMA`
+    /// off, and SQLite then refuses a virtual table in a trigger (see <doc:Security>). So the
+    /// triggers only note the IDs of the rows a statement wrote in a plain table beside it, whatever
+    /// the statement (a batch, an upsert, a migration step, the app's own SQL), and the writer
+    /// brings the index up to date from those rows before it commits
+    /// (``synchronizeSearchIndex(_:of:columns:)``).
+    func createSearchIndex(_ index: String, of table: String, columns: [String]) -> [String] {
+        let names = (["id"] + columns).map(quoted).joined(separator: ", ")
+        let definitions = (["\"id\" UNINDEXED"] + columns.map(quoted)).joined(separator: ", ")
+        let pending = quoted(index + "_pending")
+        let note = { (row: String) in "INSERT OR IGNORE INTO \(pending) (\"id\") VALUES (\(row).\"id\");" }
+        let changed = (["id"] + columns).map { "old.\(quoted($0)) IS NOT new.\(quoted($0))" }
+            .joined(separator: " OR ")
+        return [
+            "CREATE VIRTUAL TABLE \(quoted(index)) USING fts5(\(definitions), tokenize = 'unicode61 remove_diacritics 2')",
+            "CREATE INDEX \(quoted(index + "_ids")) ON \(quoted(index + "_content")) (\"c0\")",
+            "CREATE TABLE \(pending) (\"id\" \(columnType(.uuid)) PRIMARY KEY NOT NULL) WITHOUT ROWID",
+            "INSERT INTO \(quoted(index)) (\(names)) SELECT \(names) FROM \(quoted(table))",
+            "CREATE TRIGGER \(quoted(index + "_insert")) AFTER INSERT ON \(quoted(table)) BEGIN \(note("new")) END",
+            "CREATE TRIGGER \(quoted(index + "_update")) AFTER UPDATE ON \(quoted(table)) WHEN \(changed) "
+                + "BEGIN \(note("old")) \(note("new")) END",
+            "CREATE TRIGGER \(quoted(index + "_delete")) AFTER DELETE ON \(quoted(table)) BEGIN \(note("old")) END",
+        ]
+    }
+
+    func synchronizeSearchIndex(_ index: String, of table: String, columns: [String]) -> [String] {
+        let pending = quoted(index + "_pending")
+        let names = (["id"] + columns).map(quoted)
+        return [
+            "DELETE FROM \(quoted(index)) WHERE rowid IN (SELECT c.\"id\" FROM \(quoted(index + "_content")) AS c "
+                + "JOIN \(pending) AS p ON c.\"c0\" = p.\"id\")",
+            "INSERT INTO \(quoted(index)) (\(names.joined(separator: ", "))) SELECT "
+                + names.map { "t.\($0)" }.joined(separator: ", ")
+                + " FROM \(quoted(table)) AS t JOIN \(pending) AS p ON t.\"id\" = p.\"id\"",
+            "DELETE FROM \(pending)",
+        ]
+    }
+
+    func dropSearchIndex(_ index: String, of table: String) -> [String] {
+        ["_insert", "_update", "_delete"].map { "DROP TRIGGER IF EXISTS \(quoted(index + $0))" }
+            + ["DROP TABLE IF EXISTS \(quoted(index))", "DROP TABLE IF EXISTS \(quoted(index + "_pending"))"]
+    }
+
     // MARK: - Writes
 
     func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
@@ -104,6 +152,20 @@ struct SQLiteDialect: SQLDialect {
         _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
     ) -> String {
         "mw_string(\(operation.rawValue), \(options.rawValue), \(value), \(needle))"
+    }
+
+    func searchTest(row: String, index: String, column: String, query: String) -> String {
+        "\(row) IN (SELECT \"id\" FROM \(quoted(index)) WHERE \(quoted(index)).\(quoted(column)) MATCH \(query))"
+    }
+
+    func rankedSearch(
+        index: String, column: String, position: Int, query: String, candidates: String,
+        marks: (open: String, close: String, ellipsis: String, words: String)
+    ) -> String {
+        let table = quoted(index)
+        return "SELECT \(table).\"id\", bm25(\(table)), snippet(\(table), \(position + 1), \(marks.open), "
+            + "\(marks.close), \(marks.ellipsis), \(marks.words)) FROM \(table) WHERE \(table).\(quoted(column)) "
+            + "MATCH \(query) AND \(table).\"id\" IN (\(candidates)) ORDER BY bm25(\(table)), \(table).\"id\""
     }
 
     // MARK: - Transactions
@@ -157,16 +219,18 @@ struct SQLiteDialect: SQLDialect {
     var schemaIntrospection: SchemaIntrospection { Self.introspection }
 
     /// Four queries over SQLite's table-valued `pragma_…` functions rather than four `PRAGMA`s per
-    /// table: planning a long history reads schemas thousands of times. The tables query returns
+    /// table: planning a long history reads schemas thousands of times. Full-text indexes (the
+    /// prefix of ``SchemaSQL/searchIndexName(of:)``) are left out: a stage builds them after its
+    /// tables, and the comparison an opening makes covers them entry by entry. The tables query returns
     /// each table's `CREATE TABLE` text, which ``isClustered(definition:)`` reads.
     private static let introspection = SchemaIntrospection(
         tables:
-            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'",
+            "SELECT m.name, m.sql FROM sqlite_master AS m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND substr(m.name, 1, 20) <> '_modelwright_search_'",
         columns:
-            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'",
+            "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND substr(m.name, 1, 20) <> '_modelwright_search_'",
         indexes:
-            "SELECT m.name, l.name, l.\"unique\", i.seqno, i.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND l.origin = 'c'",
+            "SELECT m.name, l.name, l.\"unique\", i.seqno, i.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND substr(m.name, 1, 20) <> '_modelwright_search_' AND l.origin = 'c'",
         foreignKeys:
-            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_'"
+            "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND substr(m.name, 1, 20) <> '_modelwright_search_'"
     )
 }

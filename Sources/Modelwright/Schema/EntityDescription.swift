@@ -37,6 +37,9 @@ public struct EntityDescription: Sendable, Equatable, Codable {
     public var uniquenessConstraints: [[String]]
     /// Property-name lists that are indexed together, one list per index, in column order.
     public var indexes: [[String]]
+    /// The `String` attributes a full-text index covers (`@searchable`), which requests search
+    /// with ``Field/matches(_:)``: in declaration order, empty for none.
+    public var searchableAttributes: [String]
     /// The order a request sorts by when it names none.
     public var defaultSort: [SortDescription]
     /// The entity's name in the previous version, when it was renamed.
@@ -54,6 +57,7 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         relationships: [RelationshipDescription] = [],
         uniquenessConstraints: [[String]] = [],
         indexes: [[String]] = [],
+        searchableAttributes: [String] = [],
         defaultSort: [SortDescription] = [],
         renamedFrom: String? = nil,
         versionHashModifier: String? = nil
@@ -65,6 +69,7 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
         self.indexes = indexes
+        self.searchableAttributes = searchableAttributes
         self.defaultSort = defaultSort
         self.renamedFrom = renamedFrom
         self.versionHashModifier = versionHashModifier

@@ -133,6 +133,9 @@ extension SchemaArchive {
             for names in entity.indexes {
                 lines.append((["index"] + names.map(token)).joined(separator: " "))
             }
+            if !entity.searchableAttributes.isEmpty {
+                lines.append((["search"] + entity.searchableAttributes.map(token)).joined(separator: " "))
+            }
             for key in entity.defaultSort {
                 lines.append("sort \(token(key.attribute)) \(key.ascending ? "ascending" : "descending")")
             }

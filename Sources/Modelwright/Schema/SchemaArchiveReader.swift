@@ -66,6 +66,7 @@ struct SchemaArchiveReader {
             case "relationship": entity.relationships.append(try readRelationship())
             case "unique": entity.uniquenessConstraints.append(try next(Shapes.unique).names())
             case "index": entity.indexes.append(try next(Shapes.index).names())
+            case "search": entity.searchableAttributes += try next(Shapes.search).names()
             case "sort":
                 let sort = try next(Shapes.sort)
                 let order = try sort.choice(1, ["ascending": true, "descending": false])
@@ -175,6 +176,7 @@ struct SchemaArchiveReader {
         static let enumCase = Line.Shape("case", fixed: 2)
         static let unique = Line.Shape("unique", names: true)
         static let index = Line.Shape("index", names: true)
+        static let search = Line.Shape("search", names: true)
         static let sort = Line.Shape("sort", fixed: 2)
     }
 

@@ -8,6 +8,7 @@
 ///   default values (the store's DDL declares them, so a migration can fill new columns);
 /// - relationship names, destinations, inverses, cardinality, ordering, optionality and delete rules;
 /// - uniqueness constraints and indexes;
+/// - the attributes of a full-text index (`@searchable`), where an entity has one;
 /// - version hash modifiers (Core Data's `versionHashModifier`), where set.
 ///
 /// The model's name and version number, doc comments, default sort orders,
@@ -93,6 +94,12 @@ private struct CanonicalText {
         for index in Set(entity.indexes.map { $0.joined(separator: ",") }).sorted() {
             field("index")
             field(index)
+        }
+        // A full-text index is a set of attributes. Written only when present, so every schema
+        // without one keeps the checksum it had before full-text search existed.
+        if !entity.searchableAttributes.isEmpty {
+            field("search")
+            field(Set(entity.searchableAttributes).sorted().joined(separator: ","))
         }
         field("end")
     }

@@ -22,6 +22,9 @@ import Foundation
 /// ### Counting
 /// - ``count(_:)``
 /// - ``exists(_:)``
+///
+/// ### Searching
+/// - ``search(_:for:in:snippetWords:)``
 public class ReadContext {
     let connection: any DatabaseConnection
     let layout: SchemaLayout

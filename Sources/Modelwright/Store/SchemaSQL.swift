@@ -45,10 +45,67 @@ enum SchemaSQL {
     }
 
     /// Every statement that creates the schema in an empty database, in order.
-    static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) -> [String] {
+    static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) throws -> [String] {
         var tables = tables(for: layout, in: dialect)
         if dialect.referencesNeedTheirTable { tables = referencedFirst(tables) }
         return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
+            + (try searchIndexes(for: layout).flatMap { try $0.create(in: dialect) })
+    }
+
+    /// The full-text index of one table: the `@searchable` attributes of every entity stored in it.
+    struct SearchIndex: Sendable, Hashable {
+        /// The index's name: the table's, after a prefix no entity's table can clash with.
+        var name: String
+        /// The table it indexes.
+        var table: String
+        /// The columns it indexes, in the order the table's entities declare them.
+        var columns: [String]
+
+        /// The statements that create, fill and maintain it.
+        func create(in dialect: some SQLDialect) throws -> [String] {
+            try dialect.createSearchIndex(name, of: table, columns: columns)
+        }
+
+        /// The statements that bring it up to date with the rows written since it last was.
+        func synchronize(in dialect: some SQLDialect) throws -> [String] {
+            try dialect.synchronizeSearchIndex(name, of: table, columns: columns)
+        }
+
+        /// The statements that remove it.
+        func drop(in dialect: some SQLDialect) throws -> [String] {
+            try dialect.dropSearchIndex(name, of: table)
+        }
+    }
+
+    /// Brings every full-text index of `layout` up to date with the rows written since: before a
+    /// write transaction commits, when a store opens, and at the end of a migration stage.
+    static func synchronizeSearchIndexes(for layout: SchemaLayout, on connection: any DatabaseConnection) throws {
+        for index in searchIndexes(for: layout) {
+            try connection.execute(try index.synchronize(in: connection.dialect))
+        }
+    }
+
+    /// The name of the full-text index of `table`.
+    static func searchIndexName(of table: String) -> String {
+        "_modelwright_search_" + table
+    }
+
+    /// The full-text indexes of a store of this layout, one per table with a searchable attribute,
+    /// in the order of the schema's entities.
+    static func searchIndexes(for layout: SchemaLayout) -> [SearchIndex] {
+        var indexes: [SearchIndex] = []
+        for entity in layout.schema.entities where !entity.searchableAttributes.isEmpty {
+            guard let entityLayout = layout.entities[entity.name] else { continue }
+            let columns = entity.searchableAttributes.map(entityLayout.columnName)
+            if let existing = indexes.firstIndex(where: { $0.table == entityLayout.table }) {
+                indexes[existing].columns += columns.filter { !indexes[existing].columns.contains($0) }
+            } else {
+                indexes.append(
+                    SearchIndex(
+                        name: searchIndexName(of: entityLayout.table), table: entityLayout.table, columns: columns))
+            }
+        }
+        return indexes
     }
 
     /// `tables` ordered so each comes after the tables its columns reference (itself aside), keeping

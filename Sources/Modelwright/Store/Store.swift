@@ -406,6 +406,7 @@ public final class Store: Sendable {
             // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no
             // history, no observers, and this throws.
             try connection.checkTransaction()
+            try SchemaSQL.synchronizeSearchIndexes(for: layout, on: connection)
             var recorded: HistoryToken?
             if let storeAuthor {
                 let changes = context.history.merged { [layout] entity in

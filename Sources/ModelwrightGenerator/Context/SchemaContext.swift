@@ -144,6 +144,8 @@ enum SchemaContext {
             "uniquenessConstraints": nameLists(entity.uniquenessConstraints),
             "hasIndexes": .bool(!entity.indexes.isEmpty),
             "indexes": nameLists(entity.indexes),
+            "hasSearchableAttributes": .bool(!entity.searchableAttributes.isEmpty),
+            "searchableAttributes": nameLists([entity.searchableAttributes]),
             "hasDefaultSort": .bool(!entity.defaultSort.isEmpty),
             "defaultSort": .list(
                 entity.defaultSort.map {

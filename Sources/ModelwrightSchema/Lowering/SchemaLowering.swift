@@ -17,6 +17,7 @@ package enum SchemaLowering {
                     relationships: entity.relationships.map(\.schemaDescription),
                     uniquenessConstraints: entity.uniquenessConstraints,
                     indexes: entity.indexes,
+                    searchableAttributes: entity.searchableAttributes,
                     defaultSort: entity.defaultSort,
                     renamedFrom: entity.renamedFrom,
                     versionHashModifier: entity.versionHashModifier

@@ -222,5 +222,30 @@ extension MigrationPlanner {
                 .lightweight, "remove index \(entity.name)(\(index.joined(separator: ", ")))", entity,
                 at: entity.range.start)
         }
+        diffSearchIndex(oldEntity, entity, renamed: rename)
+    }
+
+    /// A full-text index is rebuilt from the rows whenever its attributes change, or its table or
+    /// one of its columns is renamed (the store names the index and its triggers after them).
+    private mutating func diffSearchIndex(
+        _ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity, renamed rename: ([String]) -> [String]
+    ) {
+        let old = rename(oldEntity.searchableAttributes)
+        let new = entity.searchableAttributes
+        let names = new.joined(separator: ", ")
+        if new.isEmpty {
+            guard !old.isEmpty else { return }
+            add(
+                .lightweight, "remove full-text index \(entity.name)(\(old.joined(separator: ", ")))", entity,
+                at: entity.range.start)
+        } else if old.isEmpty {
+            add(
+                .lightweight, "add full-text index \(entity.name)(\(names))", entity, at: entity.range.start,
+                caution: "indexes the text of every row of \(entity.name)")
+        } else if Set(old) != Set(new) || old != oldEntity.searchableAttributes || oldEntity.name != entity.name {
+            add(
+                .lightweight, "rebuild full-text index \(entity.name)(\(names))", entity, at: entity.range.start,
+                caution: "indexes the text of every row of \(entity.name) again")
+        }
     }
 }

@@ -114,6 +114,8 @@ extension EntityGraph {
         package var uniquenessConstraints: [[String]]
         /// Compound indexes, attribute-level `@indexed` included.
         package var indexes: [[String]]
+        /// The attributes marked `@searchable`, in declaration order: the columns of its full-text index.
+        package var searchableAttributes: [String] = []
         /// The default sort order.
         package var defaultSort: [SortDescription]
         /// Its name in the previous version.

@@ -140,6 +140,17 @@ extension GraphBuilder {
                 entity.indexes.append([property.name.text])
             }
         }
+        if let annotation = annotations["searchable"] {
+            if type == .string {
+                entity.searchableAttributes.append(property.name.text)
+            } else {
+                diagnostics.error(
+                    "'@searchable' applies to String attributes, and '\(property.name.text)' is \(type.schemaSpelling): "
+                        + "a full-text index reads text",
+                    at: annotation.range.start,
+                    notes: [("remove '@searchable', or make the attribute a String", annotation.range.start)])
+            }
+        }
         var resolved = attribute(property, type: type)
         resolved.renamedFrom = renamedFrom(annotations["renamed"])
         resolved.renameRange = annotations["renamed"]?.range
@@ -196,6 +207,12 @@ extension GraphBuilder {
             } else {
                 diagnostics.error("a relationship cannot have a default value", at: literal.range.start)
             }
+        }
+        if let annotation = annotations["searchable"] {
+            diagnostics.error(
+                "'@searchable' applies to String attributes, and '\(property.name.text)' is a relationship: "
+                    + "remove '@searchable', and search the destination's own String attribute",
+                at: annotation.range.start)
         }
         for name in ["unique", "indexed"] {
             if let annotation = annotations[name] {
@@ -292,10 +309,12 @@ extension GraphBuilder {
                 )
                 continue
             }
-            if name == "unique" || name == "indexed" || name == "noInverse", annotation.arguments != nil {
+            if name == "unique" || name == "indexed" || name == "noInverse" || name == "searchable",
+                annotation.arguments != nil
+            {
                 diagnostics.error(
-                    name == "noInverse"
-                        ? "'@noInverse' takes no arguments"
+                    name == "noInverse" || name == "searchable"
+                        ? "'@\(name)' takes no arguments: remove the parentheses"
                         : "property annotation '@\(name)' takes no arguments; for a compound constraint write '@\(name == "unique" ? "unique" : "index")(a, b)' on its own line in the entity",
                     at: annotation.range.start
                 )

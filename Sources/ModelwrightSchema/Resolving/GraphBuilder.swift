@@ -14,7 +14,7 @@ package struct GraphBuilder {
     package static let scalarTypes: [String: AttributeType] = ScalarType.bySchemaSpelling.mapValues(
         AttributeType.init)
 
-    static let propertyAnnotations = ["unique", "indexed", "renamed", "inverse", "noInverse", "delete"]
+    static let propertyAnnotations = ["unique", "indexed", "searchable", "renamed", "inverse", "noInverse", "delete"]
     static let entityAnnotations = ["sort", "unique", "index", "renamed", "sync"]
 
     enum TypeDeclaration {

@@ -182,6 +182,14 @@ extension VersionChecker {
                 (LockFile.memberKey("unique", $0.sorted()), "uniqueness constraint", $0)
             }
             + entity.indexes.map { (LockFile.memberKey("index", $0), "index", $0) }
+            + (entity.searchableAttributes.isEmpty
+                ? []
+                : [
+                    (
+                        LockFile.memberKey("search", entity.searchableAttributes.sorted()), "full-text index",
+                        entity.searchableAttributes.sorted()
+                    )
+                ])
         for (key, kind, names) in constraints where recorded[key] == nil {
             return ("the \(kind) (\(names.joined(separator: ", "))) was added", entity.range.start)
         }
@@ -192,7 +200,7 @@ extension VersionChecker {
             let what =
                 kind == "attribute" || kind == "relationship"
                 ? "\(kind) '\(names)' was removed"
-                : "the \(kind == "unique" ? "uniqueness constraint" : kind) (\(names.replacingOccurrences(of: ",", with: ", "))) was removed"
+                : "the \(["unique": "uniqueness constraint", "search": "full-text index"][kind] ?? kind) (\(names.replacingOccurrences(of: ",", with: ", "))) was removed"
             return (what, entity.range.start)
         }
         return nil

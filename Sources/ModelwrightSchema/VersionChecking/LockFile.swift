@@ -97,6 +97,7 @@ package struct LockFile: Codable, Sendable, Equatable {
             bare.relationships = []
             bare.uniquenessConstraints = []
             bare.indexes = []
+            bare.searchableAttributes = []
             func digest(_ change: (inout EntityDescription) -> Void) -> String {
                 var alone = bare
                 change(&alone)
@@ -115,6 +116,11 @@ package struct LockFile: Codable, Sendable, Equatable {
             }
             for index in entity.indexes {
                 members[memberKey("index", index)] = digest { $0.indexes = [index] }
+            }
+            // Only for an entity with a full-text index, so older lock files keep their entries.
+            if !entity.searchableAttributes.isEmpty {
+                let names = entity.searchableAttributes.sorted()
+                members[memberKey("search", names)] = digest { $0.searchableAttributes = names }
             }
             result[entity.name] = members
         }

@@ -189,7 +189,7 @@ private enum ConditionGenerator {
         switch condition {
         case .constant: []
         case .comparison(let path, _, _), .inList(let path, _), .notInList(let path, _), .between(let path, _, _),
-            .string(let path, _, _, _):
+            .string(let path, _, _, _), .search(let path, _):
             [path.keyPath]
         case .count(let path, _, _): [path.keyPath]
         case .not(let operand): keyPaths(of: operand)
@@ -472,6 +472,10 @@ private struct MemoryWorld {
             return operands.allSatisfy { evaluate($0, entity, row) }
         case .or(let operands):
             return operands.contains { evaluate($0, entity, row) }
+        case .search(let path, let query):
+            // Not drawn (the fixture has no full-text index; `FullTextSearchTests` covers it).
+            guard case (.text(let text), _)? = self.value(path, entity, row) else { return false }
+            return query.matches(text)
         case .comparison(let path, let comparison, let value):
             guard let (stored, kind) = self.value(path, entity, row) else { return false }
             switch (comparison, value) {

@@ -1,0 +1,319 @@
+import Foundation
+
+/// What a full-text search looks for in a `@searchable` attribute: words, word prefixes, phrases,
+/// combined with `AND`, `OR`, `NOT` and parentheses.
+///
+/// ```swift
+/// let query = try SearchQuery("swift conc* NOT \"objective c\"")
+/// let books = try context.fetch(Book.request().filter { $0.title.matches(query) })
+/// ```
+///
+/// The grammar, from the loosest binding to the tightest:
+///
+/// - `a OR b`: either side;
+/// - `a AND b`, or `a b`: both sides;
+/// - `a NOT b`: `a` without `b` (`NOT` is binary, as in SQLite's FTS5; a query cannot start with it);
+/// - a word (`swift`), a word prefix (`conc*`), a phrase in double quotes (`"structured concurrency"`,
+///   its words next to each other in that order), or a group in parentheses.
+///
+/// The keywords are `AND`, `OR` and `NOT` in capitals; `and` is a word. Words are compared as the
+/// store's tokenizer (SQLite FTS5's `unicode61`) compares them: split at every character that is
+/// not a letter or a digit, without case and without diacritics. A word of several such parts
+/// (`foo-bar`, `c++`) is the phrase of its parts. There is no stemming: `run` does not find `runs`
+/// (use `run*`).
+///
+/// Text that does not follow the grammar throws ``SearchQueryError``, which says where and what to
+/// write instead. For text typed into a search field, ``init(words:)`` never throws: it searches for
+/// every word of the text, each as a prefix of a word or a whole word.
+///
+/// The query reaches the store as one bound parameter, rebuilt from its parsed form with every word
+/// quoted: no text of the user's is read as SQL or as FTS5 syntax.
+public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
+    /// The parsed query.
+    private let root: Node
+
+    /// Parses `text` in the grammar above.
+    ///
+    /// - Throws: ``SearchQueryError`` naming the position (a character offset from 0) and the fix.
+    public init(_ text: String) throws(SearchQueryError) {
+        var parser = Parser(text)
+        root = try parser.parseQuery()
+    }
+
+    /// A query that finds every word of `text` (all of them, in any order), the last one also as the
+    /// start of a longer word, so results follow what someone is typing. Punctuation and the
+    /// keywords `AND`, `OR` and `NOT` are read as plain text; text with no letter or digit matches
+    /// nothing.
+    public init(words text: String) {
+        let words = SearchTokenizer.tokens(of: text)
+        guard let last = words.last else {
+            root = .nothing
+            return
+        }
+        var terms = words.dropLast().map { Node.term([$0], prefix: false) }
+        terms.append(.term([last], prefix: true))
+        root = terms.count == 1 ? terms[0] : .and(terms)
+    }
+
+    /// The query in SQLite FTS5's syntax, every word quoted: what the store binds.
+    package var ftsText: String { root.ftsText }
+
+    /// The query in its canonical spelling (every group in parentheses).
+    public var description: String { root.ftsText }
+
+    /// Whether `text` matches the query, compared as the store's tokenizer compares words: the
+    /// evaluation a request's search makes, without a store.
+    public func matches(_ text: String) -> Bool {
+        root.matches(SearchTokenizer.tokens(of: text))
+    }
+
+    /// A parsed query: each word already split as the tokenizer splits it, lowercased and folded.
+    fileprivate indirect enum Node: Sendable, Hashable {
+        /// A word, phrase or prefix: tokens that must follow one another; `prefix` lets the last one
+        /// start a longer word.
+        case term([String], prefix: Bool)
+        case and([Node])
+        case or([Node])
+        /// The first without the second.
+        case without(Node, Node)
+        /// Matches nothing (an empty ``SearchQuery/init(words:)``).
+        case nothing
+
+        var ftsText: String {
+            switch self {
+            case .term(let tokens, let prefix):
+                // Tokens are letters and digits only, so no quote can occur inside one.
+                return "\"" + tokens.joined(separator: " ") + "\"" + (prefix ? "*" : "")
+            case .and(let nodes): return "(" + nodes.map(\.ftsText).joined(separator: " AND ") + ")"
+            case .or(let nodes): return "(" + nodes.map(\.ftsText).joined(separator: " OR ") + ")"
+            case .without(let kept, let removed): return "(" + kept.ftsText + " NOT " + removed.ftsText + ")"
+            // A phrase of one character no tokenizer keeps: FTS5 reads it as a phrase with no
+            // tokens, which matches no row.
+            case .nothing: return "\"\u{1}\""
+            }
+        }
+
+        func matches(_ words: [String]) -> Bool {
+            switch self {
+            case .term(let tokens, let prefix):
+                guard !tokens.isEmpty, words.count >= tokens.count else { return false }
+                for start in 0...(words.count - tokens.count) {
+                    let found = tokens.indices.allSatisfy { offset in
+                        let word = words[start + offset]
+                        return prefix && offset == tokens.count - 1
+                            ? word.hasPrefix(tokens[offset]) : word == tokens[offset]
+                    }
+                    if found { return true }
+                }
+                return false
+            case .and(let nodes): return nodes.allSatisfy { $0.matches(words) }
+            case .or(let nodes): return nodes.contains { $0.matches(words) }
+            case .without(let kept, let removed): return kept.matches(words) && !removed.matches(words)
+            case .nothing: return false
+            }
+        }
+    }
+
+    /// A recursive-descent parser over the query's characters, with a bound on nesting so hostile
+    /// text cannot exhaust the stack.
+    private struct Parser {
+        private let characters: [Character]
+        private var position = 0
+        private var depth = 0
+        private static let maximumDepth = 100
+
+        init(_ text: String) {
+            characters = Array(text)
+        }
+
+        mutating func parseQuery() throws(SearchQueryError) -> Node {
+            skipSpaces()
+            guard position < characters.count else {
+                throw SearchQueryError(offset: 0, message: "the search text is empty", fix: "write at least one word")
+            }
+            let node = try parseOr()
+            skipSpaces()
+            if position < characters.count {
+                if characters[position] == ")" {
+                    throw error("this ')' closes no '('", fix: "remove it, or add the '(' it closes")
+                }
+                throw error("unexpected '\(characters[position])'", fix: "put a word, phrase or group here")
+            }
+            return node
+        }
+
+        private mutating func parseOr() throws(SearchQueryError) -> Node {
+            var nodes = [try parseAnd()]
+            while keyword("OR") { nodes.append(try parseAnd()) }
+            return nodes.count == 1 ? nodes[0] : .or(nodes)
+        }
+
+        private mutating func parseAnd() throws(SearchQueryError) -> Node {
+            var nodes = [try parseNot()]
+            while true {
+                if keyword("AND") {
+                    nodes.append(try parseNot())
+                } else if startsOperand() {
+                    nodes.append(try parseNot())
+                } else {
+                    break
+                }
+            }
+            return nodes.count == 1 ? nodes[0] : .and(nodes)
+        }
+
+        private mutating func parseNot() throws(SearchQueryError) -> Node {
+            var node = try parsePrimary()
+            while keyword("NOT") { node = .without(node, try parsePrimary()) }
+            return node
+        }
+
+        private mutating func parsePrimary() throws(SearchQueryError) -> Node {
+            skipSpaces()
+            guard position < characters.count else {
+                throw error("the search text ends where a word, phrase or group is expected", fix: "add a word")
+            }
+            for word in ["AND", "OR", "NOT"] where peekKeyword(word) {
+                throw error(
+                    "'\(word)' needs a word, phrase or group before it",
+                    fix: word == "NOT"
+                        ? "write 'a NOT b' (NOT takes away from what comes before it)" : "add a word before it")
+            }
+            let start = position
+            switch characters[position] {
+            case "(":
+                depth += 1
+                guard depth <= Self.maximumDepth else {
+                    throw error("groups nest deeper than \(Self.maximumDepth)", fix: "remove some parentheses")
+                }
+                position += 1
+                let inner = try parseOr()
+                skipSpaces()
+                guard position < characters.count, characters[position] == ")" else {
+                    throw SearchQueryError(
+                        offset: start, message: "this '(' is never closed", fix: "add a ')' after the group")
+                }
+                position += 1
+                depth -= 1
+                return inner
+            case ")":
+                throw error("this ')' comes where a word, phrase or group is expected", fix: "remove it")
+            case "\"":
+                position += 1
+                var text = ""
+                while position < characters.count, characters[position] != "\"" {
+                    text.append(characters[position])
+                    position += 1
+                }
+                guard position < characters.count else {
+                    throw SearchQueryError(
+                        offset: start, message: "this phrase's '\"' is never closed", fix: "add a '\"' after it")
+                }
+                position += 1
+                let tokens = SearchTokenizer.tokens(of: text)
+                guard !tokens.isEmpty else {
+                    throw SearchQueryError(
+                        offset: start, message: "this phrase has no letter or digit to search for",
+                        fix: "write a word inside the quotes, or remove them")
+                }
+                return .term(tokens, prefix: readStar())
+            case "*":
+                throw error("'*' must follow a word, as in 'conc*'", fix: "write it right after a word")
+            default:
+                var text = ""
+                while position < characters.count, !Self.endsWord(characters[position]) {
+                    text.append(characters[position])
+                    position += 1
+                }
+                let tokens = SearchTokenizer.tokens(of: text)
+                guard !tokens.isEmpty else {
+                    throw SearchQueryError(
+                        offset: start, message: "'\(text)' has no letter or digit to search for",
+                        fix: "remove it, or put it inside a word")
+                }
+                return .term(tokens, prefix: readStar())
+            }
+        }
+
+        private mutating func readStar() -> Bool {
+            guard position < characters.count, characters[position] == "*" else { return false }
+            position += 1
+            return true
+        }
+
+        private static func endsWord(_ character: Character) -> Bool {
+            character.isWhitespace || character == "(" || character == ")" || character == "\"" || character == "*"
+        }
+
+        private mutating func startsOperand() -> Bool {
+            skipSpaces()
+            guard position < characters.count, characters[position] != ")" else { return false }
+            return !peekKeyword("OR") && !peekKeyword("NOT") && !peekKeyword("AND")
+        }
+
+        /// Whether the keyword stands next, as a whole word.
+        private mutating func peekKeyword(_ word: String) -> Bool {
+            skipSpaces()
+            let letters = Array(word)
+            guard position + letters.count <= characters.count,
+                Array(characters[position..<position + letters.count]) == letters
+            else { return false }
+            let after = position + letters.count
+            return after == characters.count || Self.endsWord(characters[after]) && characters[after] != "*"
+        }
+
+        private mutating func keyword(_ word: String) -> Bool {
+            guard peekKeyword(word) else { return false }
+            position += word.count
+            return true
+        }
+
+        private mutating func skipSpaces() {
+            while position < characters.count, characters[position].isWhitespace { position += 1 }
+        }
+
+        private func error(_ message: String, fix: String) -> SearchQueryError {
+            SearchQueryError(offset: position, message: message, fix: fix)
+        }
+    }
+}
+
+/// Search text that does not follow ``SearchQuery``'s grammar: where, what, and what to write instead.
+public struct SearchQueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The position of the problem, in characters from the start of the text (0 for the first).
+    public let offset: Int
+    /// What is wrong.
+    public let message: String
+    /// What to write instead.
+    public let fix: String
+
+    /// The error as one sentence: `search text, character 4: this '(' is never closed (add a ')' …)`.
+    public var description: String {
+        "search text, character \(offset + 1): \(message) (\(fix))"
+    }
+}
+
+/// Splits text into the words a search compares, as SQLite FTS5's `unicode61` tokenizer does for
+/// most text: runs of letters and digits, lowercased, diacritics removed.
+package enum SearchTokenizer {
+    /// The words of `text`, in order.
+    package static func tokens(of text: String) -> [String] {
+        var tokens: [String] = []
+        var current = ""
+        for scalar in text.unicodeScalars {
+            let properties = scalar.properties
+            if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .privateUse {
+                current.unicodeScalars.append(scalar)
+            } else if !current.isEmpty {
+                tokens.append(fold(current))
+                current = ""
+            }
+        }
+        if !current.isEmpty { tokens.append(fold(current)) }
+        return tokens
+    }
+
+    private static func fold(_ word: String) -> String {
+        word.folding(options: [.diacriticInsensitive], locale: nil).lowercased()
+    }
+}

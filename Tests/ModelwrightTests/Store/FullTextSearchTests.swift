@@ -1,0 +1,438 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@_spi(Generated) @testable import Modelwright
+
+/// Full-text search (`@searchable`, `Field.matches`, `ReadContext.search`): random documents
+/// written, rewritten and deleted through every write path, searched with random queries drawn from
+/// the grammar (words, prefixes, phrases, `AND`, `OR`, `NOT`, groups). Each query is a tree the test
+/// evaluates itself over the documents it holds, independently of the runtime's parser and of
+/// FTS5; the store must select exactly those rows, alone and combined with other conditions.
+struct FullTextSearchTests {
+    private static let worlds = 12
+    private static let roundsPerWorld = 6
+    private static let queriesPerRound = 25
+    /// Words that share prefixes (`sw`, `con`, `task`), so prefixes select several of them.
+    private static let vocabulary = [
+        "swift", "sweet", "swim", "concurrency", "concert", "actor", "actors", "task", "tasks", "data", "date",
+        "ünïcode",
+    ]
+
+    @Test func searchSelectsWhatAnInMemoryEvaluationSelects() async throws {
+        var compared = 0
+        var selecting = 0
+        for world in 0..<Self.worlds {
+            var random = SplitMix64(seed: 0xF75, index: world)
+            let store = try Store.inMemory(schema: Doc.schema)
+            var documents: [Doc.ID: Doc] = [:]
+            for _ in 0..<Self.roundsPerWorld {
+                try await Self.write(&random, &documents, store)
+                for _ in 0..<Self.queriesPerRound {
+                    let tree = Self.query(&random, depth: 3)
+                    let query = try SearchQuery(tree.text)
+                    let expected = Set(documents.values.filter { tree.matches(Self.words($0.title)) }.map(\.id))
+                    let fetched = try await store.performQuery { context in
+                        Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+                    }
+                    #expect(fetched == expected, "query \(tree.text) (\(query.ftsText))")
+                    #expect(
+                        Set(documents.values.filter { query.matches($0.title) }.map(\.id)) == expected,
+                        "SearchQuery.matches agrees: \(tree.text)")
+                    // Combined with other conditions, and negated (a NOT of a search is every other row).
+                    let negated = try await store.performQuery { context in
+                        Set(try context.fetch(Doc.request().filter { !$0.title.matches(query) }).map(\.id))
+                    }
+                    #expect(negated == Set(documents.keys).subtracting(expected), "NOT \(tree.text)")
+                    let ranked = try await store.performQuery { context in
+                        try context.search(Doc.request().filter { $0.rank >= 2 }, for: query, in: { $0.title })
+                    }
+                    #expect(
+                        Set(ranked.map(\.record.id)) == expected.filter { (documents[$0]?.rank ?? 0) >= 2 },
+                        "ranked \(tree.text)")
+                    #expect(zip(ranked, ranked.dropFirst()).allSatisfy { $0.score >= $1.score }, "best first")
+                    for result in ranked {
+                        #expect(result.record == documents[result.record.id])
+                        for range in result.snippet.highlights {
+                            #expect(!Self.words(String(result.snippet.text[range])).isEmpty, "a highlight is a word")
+                        }
+                    }
+                    compared += 1
+                    selecting += expected.isEmpty ? 0 : 1
+                }
+            }
+        }
+        #expect(compared == Self.worlds * Self.roundsPerWorld * Self.queriesPerRound)
+        #expect(selecting > compared / 4, "enough queries select rows: \(selecting) of \(compared)")
+    }
+
+    /// Hostile text: quotes, parentheses, stars, keywords, NUL, SQL, and very long or deeply nested
+    /// text. Each either throws `SearchQueryError` (never anything else, never a crash) or parses to
+    /// a query the store answers as its own evaluation does.
+    @Test func hostileTextIsAnErrorOrACorrectResult() async throws {
+        let store = try Store.inMemory(schema: Doc.schema)
+        let titles = ["swift concurrency", "it's a \"quote\"", "x); DROP TABLE Doc; --", "nul\u{0}byte", "(", "AND"]
+        let docs = titles.enumerated().map { Doc(title: $0.element, body: nil, rank: Int64($0.offset)) }
+        try await store.performAndSave { context in
+            for doc in docs { try context.insert(doc) }
+        }
+        let alphabet = [
+            "\"", "(", ")", "*", " ", "AND", "OR", "NOT", "\u{0}", "'", ";", "--", "swift", "conc", "x", "é", "😀", ":",
+            "^", "-", "+", "NEAR", "{", "}",
+        ]
+        var random = SplitMix64(seed: 0xBAD)
+        var parsed = 0
+        var refused = 0
+        var texts = (0..<400).map { _ in
+            (0..<Int(random.next() % 9)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+        }
+        texts += [
+            String(repeating: "(", count: 5000) + "swift" + String(repeating: ")", count: 5000),
+            String(repeating: "swift ", count: 20000), String(repeating: "\"", count: 10001), "", "   ", "\u{0}",
+            "title : swift", "swift NOT", "NOT swift", "a OR", "\"unclosed", "swift*conc", "* swift",
+        ]
+        for text in texts {
+            let query: SearchQuery
+            do {
+                query = try SearchQuery(text)
+            } catch {
+                #expect(error.offset >= 0 && error.offset <= text.count, "the offset is inside the text")
+                #expect(!error.fix.isEmpty)
+                refused += 1
+                continue
+            }
+            let fetched = try await store.performQuery { context in
+                Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+            }
+            #expect(fetched == Set(docs.filter { query.matches($0.title) }.map(\.id)), "text \(text.debugDescription)")
+            parsed += 1
+        }
+        let rows = try await store.performQuery { try $0.count(Doc.request()) }
+        #expect(rows == docs.count, "no text changed the store")
+        #expect(parsed > 50 && refused > 50, "both outcomes drawn: \(parsed) parsed, \(refused) refused")
+        // Typed search text never fails.
+        for text in texts {
+            let query = SearchQuery(words: text)
+            let fetched = try await store.performQuery { context in
+                Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+            }
+            #expect(fetched == Set(docs.filter { query.matches($0.title) }.map(\.id)), "words \(text.debugDescription)")
+        }
+    }
+
+    /// A store written before its attribute was `@searchable` migrates to a version that marks it
+    /// (the stage fills the index from the rows), keeps it current afterwards, and a later version
+    /// that renames the attribute rebuilds it under the new name: each time, every query selects
+    /// what the in-memory evaluation selects.
+    @Test func migrationsAddAndRebuildTheIndex() async throws {
+        var plain = Doc.schema
+        plain.entities[0].searchableAttributes = []
+        var renamed = Doc.schema
+        renamed.version = 3
+        renamed.entities[0].attributes[0] = AttributeDescription(name: "heading", type: .string, renamedFrom: "title")
+        renamed.entities[0].searchableAttributes = ["heading", "body"]
+        var searchable = Doc.schema
+        searchable.version = 2
+        let toSearchable = MigrationStage.lightweight(from: plain, to: searchable)
+        for world in 0..<4 {
+            var random = SplitMix64(seed: 0x316, index: world)
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            var documents: [Doc.ID: Doc] = [:]
+            do {
+                let store = try Store(url: url, schema: plain)
+                try await Self.write(&random, &documents, store)
+            }
+            do {
+                let store = try Store(
+                    url: url, migrationPlan: MigrationPlan(current: searchable, stages: [toSearchable]))
+                try await Self.compare(&random, documents, store, field: { $0.title })
+                try await Self.write(&random, &documents, store)
+                try await Self.compare(&random, documents, store, field: { $0.title })
+            }
+            let store = try Store(
+                url: url,
+                migrationPlan: MigrationPlan(
+                    current: renamed, stages: [toSearchable, .lightweight(from: searchable, to: renamed)]))
+            for _ in 0..<Self.queriesPerRound {
+                let tree = Self.query(&random, depth: 3)
+                let query = try SearchQuery(tree.text)
+                let fetched = try await store.performQuery { context in
+                    Set(try context.fetch(Heading.request().filter { $0.heading.matches(query) }).map(\.id.uuid))
+                }
+                let expected = Set(documents.values.filter { tree.matches(Self.words($0.title)) }.map(\.id.uuid))
+                #expect(fetched == expected, "after the rename: \(tree.text)")
+            }
+        }
+    }
+
+    private static func compare(
+        _ random: inout SplitMix64, _ documents: [Doc.ID: Doc], _ store: Store,
+        field: @escaping @Sendable (Doc.Fields) -> Field<String>
+    ) async throws {
+        for _ in 0..<queriesPerRound {
+            let tree = query(&random, depth: 3)
+            let query = try SearchQuery(tree.text)
+            let fetched = try await store.performQuery { context in
+                Set(try context.fetch(Doc.request().filter { field($0).matches(query) }).map(\.id))
+            }
+            #expect(fetched == Set(documents.values.filter { tree.matches(words($0.title)) }.map(\.id)), "\(tree.text)")
+        }
+    }
+
+    @Test func errorsSayWhereAndWhatToWrite() {
+        let cases: [(String, Int, String)] = [
+            ("(swift", 0, "never closed"), ("swift)", 5, "closes no"), ("\"swift", 0, "never closed"),
+            ("NOT swift", 0, "before it"), ("swift OR", 8, "ends"), ("", 0, "empty"), ("*", 0, "must follow"),
+        ]
+        for (text, offset, words) in cases {
+            #expect {
+                try SearchQuery(text)
+            } throws: { error in
+                guard let error = error as? SearchQueryError else { return false }
+                return error.offset == offset && error.message.contains(words)
+            }
+        }
+    }
+
+    /// The store a file holds reopens: its full-text index, shadow tables and triggers are exactly
+    /// what the runtime creates, so the verification at open accepts them, and the index is kept
+    /// current across openings.
+    @Test func aFileStoreWithAnIndexReopensAndStaysCurrent() async throws {
+        let url = temporaryStoreURL()
+        defer { removeStore(at: url) }
+        let doc = Doc(title: "structured concurrency", body: "actors", rank: 1)
+        do {
+            let store = try Store(url: url, schema: Doc.schema)
+            try await store.performAndSave { try $0.insert(doc) }
+        }
+        let store = try Store(url: url, schema: Doc.schema)
+        let query = try SearchQuery("concurrency")
+        let found = try await store.performQuery { try $0.fetch(Doc.request().filter { $0.title.matches(query) }) }
+        #expect(found == [doc])
+        var edited = doc
+        edited.title = "unstructured tasks"
+        let changed = edited
+        try await store.performAndSave { try $0.update(changed) }
+        let after = try await store.performQuery { try $0.fetch(Doc.request().filter { $0.title.matches(query) }) }
+        #expect(after.isEmpty)
+        let body = try SearchQuery("actors")
+        let inBody = try await store.performQuery { try $0.fetch(Doc.request().filter { $0.body.matches(body) }) }
+        #expect(inBody == [changed])
+    }
+
+    @Test func anAttributeWithoutAnIndexIsRefusedByName() async throws {
+        let store = try Store.inMemory(schema: Doc.schema)
+        let query = try SearchQuery("x")
+        await #expect(throws: StoreError.self) {
+            try await store.performQuery { try $0.fetch(Doc.request().filter { $0.note.matches(query) }) }
+        }
+    }
+
+    @Test func theChecksumChangesOnlyWhenAnEntityIsSearchable() {
+        var plain = Doc.schema
+        plain.entities[0].searchableAttributes = []
+        #expect(!SchemaChecksum.canonicalText(of: plain).contains("search"))
+        #expect(plain.checksum != Doc.schema.checksum)
+        var reordered = Doc.schema
+        reordered.entities[0].searchableAttributes.reverse()
+        #expect(reordered.checksum == Doc.schema.checksum, "the attributes of an index are a set")
+    }
+
+    @Test func postgreSQLRefusesSearchClearly() throws {
+        #expect(throws: SQLDialectError.self) { try PostgresDialect.createStatements(for: Doc.schema) }
+        #expect(throws: SQLDialectError.self) {
+            try PostgresDialect().searchTest(row: "t0.\"id\"", index: "i", column: "c", query: "$1")
+        }
+    }
+
+    // MARK: - Writing
+
+    private static func write(_ random: inout SplitMix64, _ documents: inout [Doc.ID: Doc], _ store: Store) async throws
+    {
+        var inserted: [Doc] = []
+        var updated: [Doc] = []
+        var deleted: [Doc.ID] = []
+        for _ in 0..<(4 + Int(random.next() % 8)) {
+            inserted.append(Doc(title: title(&random), body: title(&random), rank: Int64(random.next() % 4)))
+        }
+        for id in documents.keys.sorted(by: { $0.uuid.uuidString < $1.uuid.uuidString }) {
+            switch random.next() % 5 {
+            case 0:
+                var doc = documents[id]!
+                doc.title = title(&random)
+                updated.append(doc)
+            case 1: deleted.append(id)
+            default: break
+            }
+        }
+        let (insertions, updates, deletions) = (inserted, updated, deleted)
+        try await store.performAndSave { context in
+            for doc in insertions { try context.insert(doc) }
+            for doc in updates { try context.update(doc) }
+            for id in deletions { try context.delete(id) }
+        }
+        for doc in inserted + updated { documents[doc.id] = doc }
+        for id in deleted { documents[id] = nil }
+    }
+
+    private static func title(_ random: inout SplitMix64) -> String {
+        let separators = [" ", ", ", " - ", "\n", "! "]
+        return (0..<(1 + Int(random.next() % 6))).map { index in
+            let word = vocabulary[Int(random.next() % UInt64(vocabulary.count))]
+            let spelled = random.next() % 3 == 0 ? word.uppercased() : word
+            return (index == 0 ? "" : separators[Int(random.next() % UInt64(separators.count))]) + spelled
+        }.joined()
+    }
+
+    /// The words of a title as the test reads them: letters only (the vocabulary has no digits),
+    /// lowercased, diacritics removed.
+    private static func words(_ text: String) -> [String] {
+        text.split(whereSeparator: { !$0.isLetter }).map {
+            $0.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil)
+        }
+    }
+
+    // MARK: - Queries
+
+    /// A query of the grammar, as text and as the test's own evaluation.
+    private indirect enum Query {
+        case word(String, prefix: Bool)
+        case phrase([String])
+        case and(Query, Query, explicit: Bool)
+        case or(Query, Query)
+        case without(Query, Query)
+
+        var text: String {
+            switch self {
+            case .word(let word, let prefix): word + (prefix ? "*" : "")
+            case .phrase(let words): "\"" + words.joined(separator: " ") + "\""
+            case .and(let lhs, let rhs, let explicit): "(\(lhs.text)\(explicit ? " AND " : " ")\(rhs.text))"
+            case .or(let lhs, let rhs): "(\(lhs.text) OR \(rhs.text))"
+            case .without(let lhs, let rhs): "(\(lhs.text) NOT \(rhs.text))"
+            }
+        }
+
+        func matches(_ words: [String]) -> Bool {
+            switch self {
+            case .word(let word, let prefix):
+                let folded = word.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil)
+                return words.contains { prefix ? $0.hasPrefix(folded) : $0 == folded }
+            case .phrase(let phrase):
+                let folded = phrase.map { $0.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil) }
+                guard words.count >= folded.count else { return false }
+                return (0...(words.count - folded.count)).contains { Array(words[$0..<$0 + folded.count]) == folded }
+            case .and(let lhs, let rhs, _): return lhs.matches(words) && rhs.matches(words)
+            case .or(let lhs, let rhs): return lhs.matches(words) || rhs.matches(words)
+            case .without(let lhs, let rhs): return lhs.matches(words) && !rhs.matches(words)
+            }
+        }
+    }
+
+    private static func query(_ random: inout SplitMix64, depth: Int) -> Query {
+        let pick = { (random: inout SplitMix64) in vocabulary[Int(random.next() % UInt64(vocabulary.count))] }
+        switch depth == 0 ? random.next() % 3 : random.next() % 7 {
+        case 0:
+            let word = pick(&random)
+            let prefix = random.next() % 2 == 0
+            let cut = prefix ? String(word.prefix(2 + Int(random.next() % 3))) : word
+            return .word(random.next() % 4 == 0 ? cut.uppercased() : cut, prefix: prefix)
+        case 1: return .word(pick(&random), prefix: false)
+        case 2: return .phrase((0..<(1 + Int(random.next() % 2))).map { _ in pick(&random) })
+        case 3, 4:
+            return .and(
+                query(&random, depth: depth - 1), query(&random, depth: depth - 1), explicit: random.next() % 2 == 0)
+        case 5: return .or(query(&random, depth: depth - 1), query(&random, depth: depth - 1))
+        default: return .without(query(&random, depth: depth - 1), query(&random, depth: depth - 1))
+        }
+    }
+}
+
+/// A record with two searchable attributes (one optional) and one that is not searchable.
+private struct Doc: Record, Equatable {
+    typealias ID = RecordID<Doc>
+    static let entityName = "Doc"
+    static let schema = SchemaDescription(
+        modelName: "Search", version: 1,
+        entities: [
+            EntityDescription(
+                name: "Doc",
+                attributes: [
+                    AttributeDescription(name: "title", type: .string),
+                    AttributeDescription(name: "body", type: .string, isOptional: true),
+                    AttributeDescription(name: "note", type: .string, isOptional: true),
+                    AttributeDescription(name: "rank", type: .int64),
+                ],
+                searchableAttributes: ["title", "body"])
+        ])
+
+    let id: ID
+    var title: String
+    var body: String?
+    var note: String?
+    var rank: Int64
+
+    init(id: ID = ID(), title: String, body: String?, rank: Int64) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.rank = rank
+    }
+
+    func encode(to row: inout RowEncoder) throws {
+        try row.encode(title)
+        try row.encode(body)
+        try row.encode(note)
+        try row.encode(rank)
+    }
+
+    init(id: ID, row: inout RowDecoder) throws {
+        self.id = id
+        title = try row.decode()
+        body = try row.decode()
+        note = try row.decode()
+        rank = try row.decode()
+    }
+
+    struct Fields: RecordFields {
+        typealias Target = Doc
+        let path: FieldPath
+        var title: Field<String> { path.field("title") }
+        var body: Field<String?> { path.field("body") }
+        var note: Field<String?> { path.field("note") }
+        var rank: Field<Int64> { path.field("rank") }
+    }
+}
+
+/// `Doc` after its `title` was renamed `heading`.
+private struct Heading: Record {
+    typealias ID = RecordID<Heading>
+    static let entityName = "Doc"
+
+    let id: ID
+    var heading: String
+    var body: String?
+    var note: String?
+    var rank: Int64
+
+    func encode(to row: inout RowEncoder) throws {
+        try row.encode(heading)
+        try row.encode(body)
+        try row.encode(note)
+        try row.encode(rank)
+    }
+
+    init(id: ID, row: inout RowDecoder) throws {
+        self.id = id
+        heading = try row.decode()
+        body = try row.decode()
+        note = try row.decode()
+        rank = try row.decode()
+    }
+
+    struct Fields: RecordFields {
+        typealias Target = Heading
+        let path: FieldPath
+        var heading: Field<String> { path.field("heading") }
+    }
+}
