@@ -80,14 +80,17 @@ package enum GeneratedNamespace {
             for attribute in entity.attributes { declared[root].insert(attribute.name) }
             for relationship in entity.relationships { declared[root].insert(relationship.name) }
         }
-        for index in graph.entities.indices {
+        // Set on a copy, assigned once: each change to `graph.entities` rebuilds its index of positions.
+        var entities = graph.entities
+        for index in entities.indices {
             let root = roots[index]
-            for relationship in graph.entities[index].relationships.indices {
-                let name = graph.entities[index].relationships[relationship].name
-                graph.entities[index].relationships[relationship].idProperty =
+            for relationship in entities[index].relationships.indices {
+                let name = entities[index].relationships[relationship].name
+                entities[index].relationships[relationship].idProperty =
                     idProperty(ofRelationship: name, taken: declared[root])
             }
         }
+        graph.entities = entities
         checkSQLNames(graph, roots: roots, diagnostics: &diagnostics)
         // Each record's members are its lineage's: bounded by the inheritance depth, which is
         // checked before (a model over it has errors and is not checked further here).
