@@ -30,27 +30,10 @@ enum ExportCoreDataCommand {
             console.print(usage)
             return .success
         }
-        var output: String?
-        var paths: [String] = []
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--output" {
-                guard index + 1 < arguments.count else {
-                    console.printError("error: '--output' needs a value\n\n\(usage)")
-                    return .usage
-                }
-                output = arguments[index + 1]
-                index += 2
-            } else if argument.hasPrefix("-") {
-                console.printError("error: unknown option '\(argument)'\n\n\(usage)")
-                return .usage
-            } else {
-                paths.append(argument)
-                index += 1
-            }
-        }
-        guard paths.count == 1, let output else {
+        guard let parsed = CommandArguments.parse(arguments, options: ["--output"], usage: usage, console: &console)
+        else { return .usage }
+        let paths = parsed.paths
+        guard paths.count == 1, let output = parsed.options["--output"] else {
             console.printError("error: give one model folder and --output\n\n\(usage)")
             return .usage
         }

@@ -33,34 +33,14 @@ enum GenerateCommand {
             console.print(usage)
             return .success
         }
-        var options: [String: String] = [:]
-        var paths: [String] = []
-        var check = false
-        var noConfig = false
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--check" {
-                check = true
-                index += 1
-            } else if argument == "--no-config" {
-                noConfig = true
-                index += 1
-            } else if ["--output", "--config", "--templates"].contains(argument) {
-                guard index + 1 < arguments.count else {
-                    console.printError("error: '\(argument)' needs a value\n\n\(usage)")
-                    return .usage
-                }
-                options[argument] = arguments[index + 1]
-                index += 2
-            } else if argument.hasPrefix("-") {
-                console.printError("error: unknown option '\(argument)'\n\n\(usage)")
-                return .usage
-            } else {
-                paths.append(argument)
-                index += 1
-            }
-        }
+        guard
+            let parsed = CommandArguments.parse(
+                arguments, flags: ["--check", "--no-config"], options: ["--output", "--config", "--templates"],
+                usage: usage, console: &console)
+        else { return .usage }
+        let (options, paths) = (parsed.options, parsed.paths)
+        let check = parsed.flags.contains("--check")
+        let noConfig = parsed.flags.contains("--no-config")
         guard paths.count == 1, let output = options["--output"] else {
             console.printError("error: give one model folder and --output\n\n\(usage)")
             return .usage

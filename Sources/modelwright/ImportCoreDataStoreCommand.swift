@@ -37,30 +37,12 @@ enum ImportCoreDataStoreCommand {
             console.print(usage)
             return .success
         }
-        var options: [String: String] = [:]
-        var paths: [String] = []
-        var dryRun = false
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--model" || argument == "--output" {
-                guard index + 1 < arguments.count else {
-                    console.printError("error: '\(argument)' needs a value\n\n\(usage)")
-                    return .usage
-                }
-                options[argument] = arguments[index + 1]
-                index += 2
-            } else if argument == "--dry-run" {
-                dryRun = true
-                index += 1
-            } else if argument.hasPrefix("-") {
-                console.printError("error: unknown option '\(DiagnosticText.escaped(argument))'\n\n\(usage)")
-                return .usage
-            } else {
-                paths.append(argument)
-                index += 1
-            }
-        }
+        guard
+            let parsed = CommandArguments.parse(
+                arguments, flags: ["--dry-run"], options: ["--model", "--output"], usage: usage, console: &console)
+        else { return .usage }
+        let (options, paths) = (parsed.options, parsed.paths)
+        let dryRun = parsed.flags.contains("--dry-run")
         guard paths.count == 1, let modelPath = options["--model"], dryRun || options["--output"] != nil else {
             console.printError("error: give one Core Data store, --model and --output (or --dry-run)\n\n\(usage)")
             return .usage

@@ -108,24 +108,58 @@ struct PagingPropertyTests {
         }
     }
 
+    /// A drawn case over users: the random source after drawing, the world, its store and a sort.
+    struct UserCase {
+        var random: SplitMix64
+        let world: World
+        let store: Store
+        let sort: UserSort
+
+        /// Case `index` of the test seeded `seed`: the world first, then its sort, from one source.
+        init(seed: UInt64, index: Int) async throws {
+            random = SplitMix64(seed: seed, index: index)
+            world = World(&random)
+            store = try await world.store()
+            sort = random.pick(PagingPropertyTests.userSorts)
+        }
+    }
+
+    /// Every page of `request` in turn, `size` records each, each page after the last one's final
+    /// record, until a page comes back short; `between` runs after each full page with the records
+    /// fetched so far (the page's last record, the next page's anchor, last).
+    static func keysetPages<Target: Record>(
+        of request: FetchRequest<Target>, size: Int, in store: Store,
+        between: ([Target]) async throws -> Void = { _ in }
+    ) async throws -> [Target] {
+        var pages: [Target] = []
+        var last: Target?
+        while true {
+            let page = try await store.performQuery { [last] in
+                try $0.fetch(request.after(last).limit(size))
+            }
+            pages += page
+            guard page.count == size, let end = page.last else { break }
+            last = end
+            try await between(pages)
+        }
+        return pages
+    }
+
+    /// What `store.records(request, pageSize:)` delivers, in the order it delivers it.
+    static func streamed<Target: Record>(
+        _ request: FetchRequest<Target>, pageSize: Int, in store: Store
+    ) async throws -> [Target] {
+        var streamed: [Target] = []
+        for try await record in store.records(request, pageSize: pageSize) { streamed.append(record) }
+        return streamed
+    }
+
     @Test func keysetPagesVisitEveryRecordOnceInOrder() async throws {
         for index in 0..<Self.cases {
-            var random = SplitMix64(seed: 41, index: index)
-            let world = World(&random)
-            let store = try await world.store()
-            let sort = random.pick(Self.userSorts)
-            let size = 1 + random.next(below: 7)
-            let request = User.request().sorted(sort.keys)
-            var pages: [User] = []
-            var last: User?
-            while true {
-                let page = try await store.performQuery { [request, last] in
-                    try $0.fetch(request.after(last).limit(size))
-                }
-                pages += page
-                guard page.count == size else { break }
-                last = page.last
-            }
+            var drawn = try await UserCase(seed: 41, index: index)
+            let (world, sort) = (drawn.world, drawn.sort)
+            let size = 1 + drawn.random.next(below: 7)
+            let pages = try await Self.keysetPages(of: User.request().sorted(sort.keys), size: size, in: drawn.store)
             let expected = world.sorted(by: sort, among: world.users)
             #expect(pages.map(\.username) == expected.map(\.username), "case \(index), \(sort.name), pages of \(size)")
         }
@@ -133,27 +167,17 @@ struct PagingPropertyTests {
 
     @Test func deletingRecordsBetweenPagesNeitherSkipsNorRepeats() async throws {
         for index in 0..<Self.cases {
-            var random = SplitMix64(seed: 42, index: index)
-            let world = World(&random)
-            let store = try await world.store()
-            let sort = random.pick(Self.userSorts)
-            let size = 1 + random.next(below: 5)
-            let request = User.request().sorted(sort.keys)
-            var seen: [User] = []
+            var drawn = try await UserCase(seed: 42, index: index)
+            let (world, sort) = (drawn.world, drawn.sort)
+            let size = 1 + drawn.random.next(below: 5)
             var deleted: Set<User.ID> = []
-            var last: User?
-            while true {
-                let page = try await store.performQuery { [request, last] in
-                    try $0.fetch(request.after(last).limit(size))
-                }
-                seen += page
-                guard page.count == size, let end = page.last else { break }
-                last = end
+            let request = User.request().sorted(sort.keys)
+            let seen = try await Self.keysetPages(of: request, size: size, in: drawn.store) { seen in
                 // Delete the page's last record (the anchor) or a random one already seen.
-                let victim = random.chance(0.5) ? end : random.pick(seen)
+                let victim = drawn.random.chance(0.5) ? seen[seen.count - 1] : drawn.random.pick(seen)
                 if !deleted.contains(victim.id) {
                     deleted.insert(victim.id)
-                    try await store.performAndSave { try $0.delete(victim) }
+                    try await drawn.store.performAndSave { try $0.delete(victim) }
                 }
             }
             let expected = world.sorted(by: sort, among: world.users)
@@ -179,16 +203,7 @@ struct PagingPropertyTests {
                 [ascending ? $0.budget.ascending : $0.budget.descending, $0.title.ascending]
             }
             let size = 1 + random.next(below: 6)
-            var pages: [Trip] = []
-            var last: Trip?
-            while true {
-                let page = try await store.performQuery { [request, last] in
-                    try $0.fetch(request.after(last).limit(size))
-                }
-                pages += page
-                guard page.count == size else { break }
-                last = page.last
-            }
+            let pages = try await Self.keysetPages(of: request, size: size, in: store)
             let expected = trips.sorted { lhs, rhs in
                 let (l, r) = (Key(lhs.budget), Key(rhs.budget))
                 if l != r { return ascending ? l < r : r < l }
@@ -201,41 +216,35 @@ struct PagingPropertyTests {
 
     @Test func aRecordSequenceDeliversTheRequestsRecordsInOrder() async throws {
         for index in 0..<Self.cases {
-            var random = SplitMix64(seed: 44, index: index)
-            let world = World(&random)
-            let store = try await world.store()
-            let sort = random.pick(Self.userSorts)
+            var drawn = try await UserCase(seed: 44, index: index)
+            let (world, sort) = (drawn.world, drawn.sort)
             var request = User.request().sorted(sort.keys)
             var expected = world.sorted(by: sort, among: world.users)
-            if random.chance(0.3) {
-                let offset = random.next(below: 5)
+            if drawn.random.chance(0.3) {
+                let offset = drawn.random.next(below: 5)
                 request = request.offset(offset)
                 expected = Array(expected.dropFirst(offset))
             }
-            if random.chance(0.3) {
-                let limit = random.next(below: 20)
+            if drawn.random.chance(0.3) {
+                let limit = drawn.random.next(below: 20)
                 request = request.limit(limit)
                 expected = Array(expected.prefix(limit))
             }
-            var streamed: [User] = []
-            for try await user in store.records(request, pageSize: 1 + random.next(below: 8)) { streamed.append(user) }
+            let streamed = try await Self.streamed(request, pageSize: 1 + drawn.random.next(below: 8), in: drawn.store)
             #expect(streamed.map(\.username) == expected.map(\.username), "case \(index), \(sort.name)")
         }
     }
 
     @Test func aRecordSequenceStartsAfterTheRequestsOwnAnchor() async throws {
         for index in 0..<Self.cases {
-            var random = SplitMix64(seed: 45, index: index)
-            let world = World(&random)
-            let store = try await world.store()
-            let sort = random.pick(Self.userSorts)
+            var drawn = try await UserCase(seed: 45, index: index)
+            let (world, sort) = (drawn.world, drawn.sort)
             let sorted = world.sorted(by: sort, among: world.users)
             guard !sorted.isEmpty else { continue }
-            let anchorIndex = random.next(below: sorted.count)
+            let anchorIndex = drawn.random.next(below: sorted.count)
             let request = User.request().sorted(sort.keys).after(sorted[anchorIndex])
             let expected = Array(sorted.dropFirst(anchorIndex + 1))
-            var streamed: [User] = []
-            for try await user in store.records(request, pageSize: 1 + random.next(below: 8)) { streamed.append(user) }
+            let streamed = try await Self.streamed(request, pageSize: 1 + drawn.random.next(below: 8), in: drawn.store)
             #expect(
                 streamed.map(\.username) == expected.map(\.username),
                 "case \(index), \(sort.name), after record \(anchorIndex)")

@@ -123,7 +123,9 @@ extension Condition: ConditionConvertible {
 /// The one traversal of a ``Condition`` tree: every reader of a condition (the SQL renderer, the
 /// `NSPredicate` renderer, the reads of a request, the shape of its SQL) implements this
 /// protocol instead of walking the tree itself, so a new node kind is one case above, one
-/// requirement here and one method in each renderer; the compiler lists the renderers.
+/// requirement here and one method in each renderer; the compiler lists the renderers. A kind's
+/// methods of every renderer sit together in a file of its own, with its typed spelling on fields
+/// (`Condition+Between.swift`), so a kind is this file and that one.
 ///
 /// An operator whose meaning follows from others (`notInList` is `NOT` of `inList`) is a
 /// *derived* operator: its requirement has a default, in an extension of this protocol, that

@@ -51,11 +51,6 @@ extension Field where Value: ColumnValue & Comparable {
     public static func >= (field: Field, value: Value) -> Condition {
         compare(field.path, .greaterOrEqual, value)
     }
-
-    /// `lower <= field <= upper`.
-    public func between(_ lower: Value, _ upper: Value) -> Condition {
-        range(path, lower, upper)
-    }
 }
 
 /// Optional fields compare with values of their wrapped type, and with `nil`.
@@ -113,11 +108,6 @@ extension Field where Value: OptionalField, Value.Wrapped: ColumnValue & Compara
     /// The field is at least `value` (false when it is missing).
     public static func >= (field: Field, value: Value.Wrapped) -> Condition {
         compare(field.path, .greaterOrEqual, value)
-    }
-
-    /// `lower <= field <= upper`; a missing value is in no range.
-    public func between(_ lower: Value.Wrapped, _ upper: Value.Wrapped) -> Condition {
-        range(path, lower, upper)
     }
 }
 
@@ -211,12 +201,6 @@ private func membership<Value: ColumnValue>(_ path: ColumnPath, _ values: some S
 private func exclusion<Value: ColumnValue>(_ path: ColumnPath, _ values: some Sequence<Value>) -> Condition {
     let list = values.compactMap { try? $0.sqlValue }
     return list.isEmpty ? .constant(true) : .notInList(path, list)
-}
-
-/// `lower <= column <= upper`; a bound that cannot be stored (NaN) matches nothing.
-private func range<Value: ColumnValue>(_ path: ColumnPath, _ lower: Value, _ upper: Value) -> Condition {
-    guard let lower = try? lower.sqlValue, let upper = try? upper.sqlValue else { return .constant(false) }
-    return .between(path, lower, upper)
 }
 
 /// A Boolean field is a condition of its own: `filter { $0.isVerified }`, `!$0.isVerified`,

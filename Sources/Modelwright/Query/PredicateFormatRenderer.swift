@@ -98,8 +98,9 @@ public enum PredicateFormatRenderer {
 
 /// Writes format text while collecting the arguments in the order their placeholders appear. Its
 /// scope is the subquery depth: key paths start at the request's own entity at depth 0, and at the
-/// subquery variable of the depth inside a quantifier.
-private struct FormatWriter: ConditionVisitor {
+/// subquery variable of the depth inside a quantifier. Not private: each kind of node's file
+/// (`Condition+Between.swift`) extends it with the kind's format.
+struct FormatWriter: ConditionVisitor {
     typealias Output = String
     typealias Scope = Int
     typealias Frame = String
@@ -130,11 +131,6 @@ private struct FormatWriter: ConditionVisitor {
     mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in depth: Int) -> String {
         let column = key(Self.keyPath(of: path), depth: depth)
         return "\(column) IN \(placeholder(.list(values)))"
-    }
-
-    mutating func between(_ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in depth: Int) -> String {
-        let column = key(Self.keyPath(of: path), depth: depth)
-        return "\(column) BETWEEN \(placeholder(.list([lower, upper])))"
     }
 
     mutating func string(
@@ -195,18 +191,19 @@ private struct FormatWriter: ConditionVisitor {
 
     /// The key path of a column. A record's ID is the object itself in Core Data: `self` on the
     /// request's entity, and the relationship's own key path through hops (`owner.id` is `owner`).
-    private static func keyPath(of path: ColumnPath) -> String {
+    static func keyPath(of path: ColumnPath) -> String {
         guard path.column == "id" else { return path.keyPath }
         return path.hops.isEmpty ? "self" : path.hops.joined(separator: ".")
     }
 
     /// `%K`, or `$x.%K` inside a subquery: the variable is format text, never an argument.
-    private mutating func key(_ keyPath: String, depth: Int) -> String {
+    mutating func key(_ keyPath: String, depth: Int) -> String {
         let marker = placeholder(.keyPath(keyPath))
         return depth == 0 ? marker : "\(Self.variable(depth: depth)).\(marker)"
     }
 
-    private mutating func placeholder(_ argument: PredicateArgument) -> String {
+    /// Appends `argument` and returns its marker: `%K` for a key path, `%@` for a value.
+    mutating func placeholder(_ argument: PredicateArgument) -> String {
         arguments.append(argument)
         if case .keyPath = argument { return "%K" }
         return "%@"

@@ -78,8 +78,9 @@ struct SQLPredicateRenderer {
 
     // MARK: - Columns and relationships
 
-    /// Renders a test on a column, following to-one hops through `IN (SELECT …)` subqueries.
-    private mutating func atColumn(
+    /// Renders a test on a column, following to-one hops through `IN (SELECT …)` subqueries:
+    /// `test` gets the renderer, the column's SQL and whether it holds a decimal.
+    mutating func atColumn(
         _ path: ColumnPath,
         in scope: SQLScope,
         test: (inout SQLPredicateRenderer, String, Bool) throws -> String
@@ -143,7 +144,7 @@ struct SQLPredicateRenderer {
     }
 
     /// Binds `value` and returns its placeholder.
-    private mutating func parameter(_ value: SQLValue, isDecimal: Bool) -> String {
+    mutating func parameter(_ value: SQLValue, isDecimal: Bool) -> String {
         arguments.append(value)
         return ConditionSQL.placeholder(isDecimal: isDecimal, in: dialect)
     }
@@ -214,16 +215,6 @@ extension SQLPredicateRenderer: ConditionVisitor {
             guard present.count < values.count else { return test }
             return present.isEmpty
                 ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
-        }
-    }
-
-    mutating func between(
-        _ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: SQLScope
-    ) throws -> String {
-        try atColumn(path, in: scope) { renderer, column, isDecimal in
-            let low = renderer.parameter(lower, isDecimal: isDecimal)
-            let high = renderer.parameter(upper, isDecimal: isDecimal)
-            return ConditionSQL.between(ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), low, high)
         }
     }
 
@@ -306,6 +297,11 @@ struct SQLArgumentCollector: ConditionVisitor {
     /// The values collected so far.
     private(set) var arguments: [SQLValue] = []
 
+    /// Collects the values a leaf binds, in the order the renderer places their markers.
+    mutating func collect(_ values: SQLValue...) {
+        arguments += values
+    }
+
     mutating func constant(_ value: Bool, in scope: Void) {}
 
     mutating func comparison(_ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in scope: Void) {
@@ -317,10 +313,6 @@ struct SQLArgumentCollector: ConditionVisitor {
 
     mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: Void) {
         arguments += values.filter { $0 != .null }
-    }
-
-    mutating func between(_ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: Void) {
-        arguments += [lower, upper]
     }
 
     mutating func string(
@@ -417,11 +409,6 @@ enum ConditionSQL {
     /// `test`, or the column is missing.
     static func orNull(_ test: String, column: String) -> String {
         "(\(test) OR \(isNull(column, negated: false)))"
-    }
-
-    /// `lhs BETWEEN low AND high`.
-    static func between(_ lhs: String, _ low: String, _ high: String) -> String {
-        "\(lhs) BETWEEN \(low) AND \(high)"
     }
 
     /// The start of a to-one hop: `outer.column IN (SELECT alias."id" FROM table alias WHERE `;

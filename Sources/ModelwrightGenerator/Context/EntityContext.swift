@@ -132,12 +132,10 @@ enum EntityContext {
         _ declared: [(schemaName: String, property: Property)], _ order: [String]
     ) -> [Property] {
         let positions = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        return declared.enumerated()
-            .sorted {
-                (positions[$0.element.schemaName] ?? order.count + $0.offset, $0.offset)
-                    < (positions[$1.element.schemaName] ?? order.count + $1.offset, $1.offset)
-            }
-            .map(\.element.property)
+        // Each property's place looked up once, then sorted by index: looked up in the comparison,
+        // it hashed two names per comparison.
+        let places = declared.indices.map { positions[declared[$0].schemaName] ?? order.count + $0 }
+        return declared.indices.sorted { (places[$0], $0) < (places[$1], $1) }.map { declared[$0].property }
     }
 
     /// A stored property, whose context waits for the separator that only the last one lacks.

@@ -134,7 +134,11 @@ extension EntityGraph {
 
     /// A resolved attribute: the runtime's description of it (name, type, optionality, default,
     /// rename, hash modifier; read through as `attribute.name`) with what only the toolchain keeps.
-    @dynamicMemberLookup
+    ///
+    /// Each property of the description is forwarded by name, not through `@dynamicMemberLookup`:
+    /// a key path is projected at run time, which cost the generator a fifth of a billion
+    /// instructions at 1,000 entities (BENCHMARKS.md); a new property of the description needs
+    /// its line here.
     package struct Attribute: Sendable {
         /// The runtime's description of the attribute, which lowering hands on as it is.
         package var schemaDescription: AttributeDescription
@@ -145,16 +149,46 @@ extension EntityGraph {
         /// Where it was declared.
         package var range: SourceRange
 
-        /// A property of the runtime's description.
-        package subscript<Value>(dynamicMember keyPath: WritableKeyPath<AttributeDescription, Value>) -> Value {
-            get { schemaDescription[keyPath: keyPath] }
-            set { schemaDescription[keyPath: keyPath] = newValue }
+        /// Its name.
+        package var name: String {
+            get { schemaDescription.name }
+            set { schemaDescription.name = newValue }
+        }
+
+        /// Its type.
+        package var type: AttributeType {
+            get { schemaDescription.type }
+            set { schemaDescription.type = newValue }
+        }
+
+        /// Whether it may be missing.
+        package var isOptional: Bool {
+            get { schemaDescription.isOptional }
+            set { schemaDescription.isOptional = newValue }
+        }
+
+        /// Its default.
+        package var defaultValue: DefaultValue? {
+            get { schemaDescription.defaultValue }
+            set { schemaDescription.defaultValue = newValue }
+        }
+
+        /// Its name in the previous version.
+        package var renamedFrom: String? {
+            get { schemaDescription.renamedFrom }
+            set { schemaDescription.renamedFrom = newValue }
+        }
+
+        /// Core Data's version hash modifier.
+        package var versionHashModifier: String? {
+            get { schemaDescription.versionHashModifier }
+            set { schemaDescription.versionHashModifier = newValue }
         }
     }
 
     /// A resolved relationship: the runtime's description of it (read through as
-    /// `relationship.destination`) with what only the toolchain keeps.
-    @dynamicMemberLookup
+    /// `relationship.destination`) with what only the toolchain keeps. Its properties are
+    /// forwarded by name, as ``Attribute``'s are.
     package struct Relationship: Sendable {
         /// The runtime's description of the relationship; its inverse is the explicit or inferred one.
         package var schemaDescription: RelationshipDescription
@@ -168,10 +202,58 @@ extension EntityGraph {
         /// ``GeneratedNamespace/idProperty(ofRelationship:taken:)``); set by ``GeneratedNamespace``.
         package var idProperty: String = ""
 
-        /// A property of the runtime's description.
-        package subscript<Value>(dynamicMember keyPath: WritableKeyPath<RelationshipDescription, Value>) -> Value {
-            get { schemaDescription[keyPath: keyPath] }
-            set { schemaDescription[keyPath: keyPath] = newValue }
+        /// Its name.
+        package var name: String {
+            get { schemaDescription.name }
+            set { schemaDescription.name = newValue }
+        }
+
+        /// The destination entity's name.
+        package var destination: String {
+            get { schemaDescription.destination }
+            set { schemaDescription.destination = newValue }
+        }
+
+        /// The inverse relationship's name, explicit or inferred.
+        package var inverse: String? {
+            get { schemaDescription.inverse }
+            set { schemaDescription.inverse = newValue }
+        }
+
+        /// To one or to many.
+        package var cardinality: RelationshipDescription.Cardinality {
+            get { schemaDescription.cardinality }
+            set { schemaDescription.cardinality = newValue }
+        }
+
+        /// Whether a to-many relationship keeps an order.
+        package var isOrdered: Bool {
+            get { schemaDescription.isOrdered }
+            set { schemaDescription.isOrdered = newValue }
+        }
+
+        /// Whether a to-one relationship may be missing.
+        package var isOptional: Bool {
+            get { schemaDescription.isOptional }
+            set { schemaDescription.isOptional = newValue }
+        }
+
+        /// What deleting the source does to the destinations.
+        package var deleteRule: RelationshipDescription.DeleteRule {
+            get { schemaDescription.deleteRule }
+            set { schemaDescription.deleteRule = newValue }
+        }
+
+        /// Its name in the previous version.
+        package var renamedFrom: String? {
+            get { schemaDescription.renamedFrom }
+            set { schemaDescription.renamedFrom = newValue }
+        }
+
+        /// Core Data's version hash modifier.
+        package var versionHashModifier: String? {
+            get { schemaDescription.versionHashModifier }
+            set { schemaDescription.versionHashModifier = newValue }
         }
     }
 

@@ -72,18 +72,22 @@ package enum GeneratedNamespace {
             let root = parents[current].flatMap { rootPositions[$0] } ?? current
             for position in path { rootPositions[position] = root }
         }
-        let roots = rootPositions.enumerated().map { index, root in graph.entities[root ?? index].name }
-        var declared: [String: Set<String>] = [:]
+        // Each entity's root by position: hierarchies are kept in arrays indexed by their root's
+        // position, built once, not in dictionaries keyed by the root's name.
+        let roots = rootPositions.indices.map { rootPositions[$0] ?? $0 }
+        var declared = [Set<String>](repeating: [], count: roots.count)
         for (entity, root) in zip(graph.entities, roots) {
-            declared[root, default: []].formUnion(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            for attribute in entity.attributes { declared[root].insert(attribute.name) }
+            for relationship in entity.relationships { declared[root].insert(relationship.name) }
         }
+        // Set on a copy, assigned once: each change to `graph.entities` rebuilds its index of positions.
         var entities = graph.entities
         for index in entities.indices {
-            let taken = declared[roots[index]] ?? []
+            let root = roots[index]
             for relationship in entities[index].relationships.indices {
                 let name = entities[index].relationships[relationship].name
                 entities[index].relationships[relationship].idProperty =
-                    idProperty(ofRelationship: name, taken: taken)
+                    idProperty(ofRelationship: name, taken: declared[root])
             }
         }
         graph.entities = entities
@@ -99,29 +103,30 @@ package enum GeneratedNamespace {
             while let parent = parents[lineage[0]], lineage.count <= GraphBuilder.maximumInheritanceDepth {
                 lineage.insert(parent, at: 0)
             }
-            checkMembers(
-                of: lineage.map { graph.entities[$0] }, reported: &reported, diagnostics: &diagnostics)
+            checkMembers(of: lineage, in: graph, reported: &reported, diagnostics: &diagnostics)
         }
     }
 
     /// Reports a generated member of `entity`'s record that another member of it already has,
     /// at the declaration that brought the second one.
+    /// `lineage` holds the positions of the record's entity and its ancestors, root first.
     private static func checkMembers(
-        of lineage: [EntityGraph.Entity], reported: inout Set<Int>, diagnostics: inout DiagnosticSink
+        of lineage: [Int], in graph: EntityGraph, reported: inout Set<Int>, diagnostics: inout DiagnosticSink
     ) {
-        guard let entity = lineage.last else { return }
+        guard let last = lineage.last else { return }
+        let entity = graph.entities[last]
         var members: [String: String] = [:]
         // Ancestors first: a name is reported where the later declaration is.
-        for member in lineage {
-            for attribute in member.attributes {
+        for position in lineage {
+            for attribute in graph.entities[position].attributes {
                 members[attribute.name] = attribute.name
             }
-            for relationship in member.relationships {
+            for relationship in graph.entities[position].relationships {
                 members[relationship.name] = relationship.name
             }
         }
-        for member in lineage {
-            for relationship in member.relationships {
+        for position in lineage {
+            for relationship in graph.entities[position].relationships {
                 let derived =
                     relationship.cardinality == .toOne
                     ? relationship.idProperty : requestProperty(ofRelationship: relationship.name)
@@ -142,7 +147,7 @@ package enum GeneratedNamespace {
     /// compares names without case: the tables of two hierarchies, and two columns of one
     /// hierarchy's table (which also holds `id` and `_entity`). The same name in two entities of
     /// one hierarchy is one shared column, as the runtime lays it out.
-    private static func checkSQLNames(_ graph: EntityGraph, roots: [String], diagnostics: inout DiagnosticSink) {
+    private static func checkSQLNames(_ graph: EntityGraph, roots: [Int], diagnostics: inout DiagnosticSink) {
         var tables: [String: String] = [:]
         for entity in graph.entities where entity.parent == nil {
             if let other = tables[entity.name.lowercased()], other != entity.name {
@@ -153,7 +158,8 @@ package enum GeneratedNamespace {
                 tables[entity.name.lowercased()] = entity.name
             }
         }
-        var columns: [String: [String: String]] = [:]
+        // Each hierarchy's columns by lowercased name, indexed by its root's position.
+        var columns = [[String: String]](repeating: [:], count: roots.count)
         for root in Set(roots) { columns[root] = ["id": "id", "_entity": "_entity"] }
         for (entity, root) in zip(graph.entities, roots) {
             let properties =
@@ -161,12 +167,12 @@ package enum GeneratedNamespace {
                 + entity.relationships.filter { $0.cardinality == .toOne }.map { ($0.name, $0.range) }
             for (name, range) in properties {
                 let key = name.lowercased()
-                if let other = columns[root]?[key], other != name {
+                if let other = columns[root][key], other != name {
                     diagnostics.error(
-                        "'\(name)' and '\(other)' would name one SQL column of \(root)'s table, since SQLite compares names without case; rename one",
+                        "'\(name)' and '\(other)' would name one SQL column of \(graph.entities[root].name)'s table, since SQLite compares names without case; rename one",
                         at: range.start)
                 } else {
-                    columns[root, default: [:]][key] = name
+                    columns[root][key] = name
                 }
             }
         }
@@ -176,9 +182,10 @@ package enum GeneratedNamespace {
     /// only when a look that never misses finds a name that may be reserved, two join tables that
     /// may meet, a composite with fields equal without case, or a hierarchy that may reach the
     /// column limit (counting generously: a column and a position column per relationship).
-    private static func mayBreakStore(_ graph: EntityGraph, roots: [String]) -> Bool {
+    private static func mayBreakStore(_ graph: EntityGraph, roots: [Int]) -> Bool {
         var joinTables: Set<String> = []
-        var columns: [String: Int] = [:]
+        var columns = [Int](repeating: 0, count: roots.count)
+        for root in Set(roots) { columns[root] = 2 }
         for (entity, root) in zip(graph.entities, roots) {
             if entity.parent == nil, StoreLimits.isReserved(tableName: entity.name) { return true }
             var count = 2 * entity.relationships.count
@@ -189,7 +196,7 @@ package enum GeneratedNamespace {
                 }
                 count += composite.fields.count
             }
-            columns[root, default: 2] += count
+            columns[root] += count
             // A join table is named after one of its sides: each side's name is a candidate.
             for relationship in entity.relationships where relationship.cardinality == .toMany {
                 let name = "_\(entity.name)_\(relationship.name)"
@@ -198,7 +205,7 @@ package enum GeneratedNamespace {
                 }
             }
         }
-        return columns.values.contains { $0 > StoreLimits.maximumColumns }
+        return columns.contains { $0 > StoreLimits.maximumColumns }
             || graph.composites.contains { Set($0.fields.map { $0.name.lowercased() }).count != $0.fields.count }
     }
 }

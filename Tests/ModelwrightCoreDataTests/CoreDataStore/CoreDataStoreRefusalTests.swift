@@ -194,37 +194,9 @@ import Testing
     @Test(arguments: 0..<8)
     func aJoinTableKeyThatIsNotAWholeNumberIsRefused(seed: Int) throws {
         var random = SplitMix64(seed: 2_929_040, index: seed)
-        var found: (test: Case, table: String)?
-        for attempt in 0..<20 where found == nil {
-            let test = try Case(seed: 400 + seed * 20 + attempt, rowsInLog: false)
-            let connection = try SQLiteConnection(path: test.store.path)
-            // Join tables are the `Z_…` tables that are not Core Data's bookkeeping.
-            let listing = try connection.statement(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' "
-                    + "AND name NOT IN ('Z_METADATA', 'Z_PRIMARYKEY', 'Z_MODELCACHE') ORDER BY name")
-            var joinTables: [String] = []
-            while try listing.step() { joinTables.append(listing.string(0)) }
-            listing.reset()
-            var nonEmpty: [String] = []
-            for table in joinTables {
-                let count = try connection.statement("SELECT COUNT(*) FROM \(quoted(table))")
-                if try count.step(), count.int64(0) > 0 { nonEmpty.append(table) }
-                count.reset()
-            }
-            connection.close()
-            if nonEmpty.isEmpty { test.remove() } else { found = (test, random.pick(nonEmpty)) }
-        }
-        let (test, table) = try #require(found, "no drawn store had a join row")
+        let (test, table, columns, rows) = try Self.drawJoinTable(seedBase: 400, seed: seed, random: &random)
         defer { test.remove() }
         let connection = try SQLiteConnection(path: test.store.path)
-        var columns: [String] = []
-        let info = try connection.statement("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid")
-        while try info.step() { columns.append(info.string(0)) }
-        info.reset()
-        let rowIDs = try connection.statement("SELECT rowid FROM \(quoted(table)) ORDER BY rowid")
-        var rows: [Int64] = []
-        while try rowIDs.step() { rows.append(rowIDs.int64(0)) }
-        rowIDs.reset()
         let row = random.pick(rows)
         let column = random.pick(columns)
         func set(_ expression: String) throws {
@@ -252,18 +224,17 @@ import Testing
             "\(problem)")
     }
 
-    /// A join table's member key or `Z_FOK_` order holding NULL (issue 29): read as a link, a NULL
-    /// key dropped the link and a NULL order put it first, both without a word. Core Data writes
-    /// every column of a join row, so each is refused, naming the table, the column and the row.
-    /// 8 stores with a many-to-many relationship; in each, every column of a random join row is
-    /// emptied in turn (member keys, and orders where the relationship is ordered).
-    @Test(arguments: 0..<8)
-    func aJoinTableColumnHoldingNullIsRefused(seed: Int) throws {
-        var random = SplitMix64(seed: 2_929_290, index: seed)
+    /// A store drawn from `seedBase + seed * 20` on that has a join row (up to 20 tries), one of its
+    /// non-empty join tables picked by `random`, that table's columns and its rows' `rowid`s. The
+    /// store is the caller's to remove.
+    private static func drawJoinTable(
+        seedBase: Int, seed: Int, random: inout SplitMix64
+    ) throws -> (test: Case, table: String, columns: [String], rows: [Int64]) {
         var found: (test: Case, table: String)?
         for attempt in 0..<20 where found == nil {
-            let test = try Case(seed: 800 + seed * 20 + attempt, rowsInLog: false)
+            let test = try Case(seed: seedBase + seed * 20 + attempt, rowsInLog: false)
             let connection = try SQLiteConnection(path: test.store.path)
+            // Join tables are the `Z_…` tables that are not Core Data's bookkeeping.
             let listing = try connection.statement(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' "
                     + "AND name NOT IN ('Z_METADATA', 'Z_PRIMARYKEY', 'Z_MODELCACHE') ORDER BY name")
@@ -280,8 +251,8 @@ import Testing
             if nonEmpty.isEmpty { test.remove() } else { found = (test, random.pick(nonEmpty)) }
         }
         let (test, table) = try #require(found, "no drawn store had a join row")
-        defer { test.remove() }
         let connection = try SQLiteConnection(path: test.store.path)
+        defer { connection.close() }
         var columns: [String] = []
         let info = try connection.statement("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid")
         while try info.step() { columns.append(info.string(0)) }
@@ -290,7 +261,19 @@ import Testing
         var rows: [Int64] = []
         while try rowIDs.step() { rows.append(rowIDs.int64(0)) }
         rowIDs.reset()
-        connection.close()
+        return (test, table, columns, rows)
+    }
+
+    /// A join table's member key or `Z_FOK_` order holding NULL (issue 29): read as a link, a NULL
+    /// key dropped the link and a NULL order put it first, both without a word. Core Data writes
+    /// every column of a join row, so each is refused, naming the table, the column and the row.
+    /// 8 stores with a many-to-many relationship; in each, every column of a random join row is
+    /// emptied in turn (member keys, and orders where the relationship is ordered).
+    @Test(arguments: 0..<8)
+    func aJoinTableColumnHoldingNullIsRefused(seed: Int) throws {
+        var random = SplitMix64(seed: 2_929_290, index: seed)
+        let (test, table, columns, rows) = try Self.drawJoinTable(seedBase: 800, seed: seed, random: &random)
+        defer { test.remove() }
         let row = random.pick(rows)
         for column in columns {
             let writer = try SQLiteConnection(path: test.store.path)
