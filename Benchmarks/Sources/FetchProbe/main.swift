@@ -8,15 +8,14 @@ import Modelwright
 // main). Run from Benchmarks/:
 //
 //     swift build -c release --product FetchProbe
-//     valgrind --tool=callgrind --toggle-collect='*fetchAll*' .build/release/FetchProbe 100000
-//     valgrind --tool=callgrind --toggle-collect='*lookUp*' .build/release/FetchProbe 100000 lookUp
-//     valgrind --tool=callgrind --toggle-collect='*fetchNewest*KcfU_' .build/release/FetchProbe 100000 fetchNewest
-//     valgrind --tool=callgrind --toggle-collect='*lookUpByName*' .build/release/FetchProbe 100000 lookUpByName
-//     valgrind --tool=callgrind --toggle-collect='*petsOfOwner*KcfU_' .build/release/FetchProbe 100000 petsOfOwner
+//     valgrind --tool=callgrind --toggle-collect='*8fetchAllySi11Modelwright5StoreCFSiAC11ReadContextCYbKcfU_' \
+//         .build/release/FetchProbe 100000 fetchAll
+//     valgrind --tool=callgrind --toggle-collect='*3RawO8fetchAll*' .build/release/FetchProbe 100000 fetchAll raw
 //
-// (fetchNewest and petsOfOwner count their closure alone: the filter and sort closures nested in
-// it would toggle collection off again. For the raw runs, toggle on the function itself:
-// '*Raw*fetchNewest*', '*Raw*petsOfOwner*'.)
+// Each toggle names one function exactly (BENCHMARKS.md lists them for every workload): the
+// `performQuery` closure of the workload, or Raw's function. A looser pattern such as '*lookUp*'
+// also matches closures nested in the counted one, and entering one of those toggles collection
+// off again; for a raw run it matches the Modelwright function too.
 //
 // The second argument picks the workload (fetchAll when absent), each in one read: fetchAll,
 // lookUp (1,000 lookups by ID), lookUpByName (1,000 lookups by the unique `lastName`),
