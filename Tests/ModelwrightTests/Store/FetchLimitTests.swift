@@ -11,7 +11,7 @@ struct FetchLimitTests {
         let count = 1_100
         let users = (0..<count).map { makeUser(String(format: "user%05d", $0), rating: Int16($0 % 7)) }
         let store = try Store.inMemory(schema: Fixture.schema)
-        try await store.performAndSave { context in try context.batchInsert(users) }
+        _ = try await store.performAndSave { context in try context.batchInsert(users) }
         let sorted = users.map(\.username)
         var random = SplitMix64(seed: 0x11_30)
         let limits = [nil, -5, -1, 0, 1, 2, 3, 1_023, 1_024, 1_025, count, Int.max]
