@@ -20,8 +20,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
-        // What several benchmarks measure with: resident memory.
-        .target(name: "BenchmarkSupport"),
+        // What several benchmarks measure with: resident memory,
+        // and the hand-written records the benchmarks share (one source for each).
+        .target(name: "BenchmarkSupport", dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]),
         // The raw C contender calls SQLite directly; Modelwright's own CSQLite is not a product.
         .systemLibrary(
             name: "CSQLiteBench",
@@ -45,7 +46,9 @@ let package = Package(
         // from a commit in another process (this executable, run as a child) to an observation.
         .executableTarget(
             name: "FetchProbe",
-            dependencies: ["CSQLiteBench", .product(name: "Modelwright", package: modelwrightIdentity)]
+            dependencies: [
+                "CSQLiteBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
+            ]
         ),
         .executableTarget(
             name: "HistoryBenchmarks",

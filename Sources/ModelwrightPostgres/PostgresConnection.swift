@@ -69,7 +69,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// SQL the runtime rendered for a request's shape (see `DatabaseConnection.renderedSQL`); touched
     /// only on the store's queue for this connection, like every engine-interface call.
-    package var renderedSQL: [AnyHashable: String] = [:]
+    package var renderedSQL: [RequestShape: String] = [:]
 
     /// Connects with `configuration`; throws ``PostgresError/connectionFailed(_:)`` or
     /// ``PostgresError/invalidConnectionString(_:)``, whose text holds no password.

@@ -1,103 +1,31 @@
+import BenchmarkSupport
 import CSQLiteBench
 import Foundation
-@_spi(Generated) import Modelwright
+import Modelwright
 
 // The read path alone, for instruction counts under callgrind, which cannot run
 // ModelwrightBenchmarks here (valgrind 3.19 crashes on the dispatch worker threads of its async
 // main). Run from Benchmarks/:
 //
 //     swift build -c release --product FetchProbe
-//     valgrind --tool=callgrind --toggle-collect='*fetchAll*' .build/release/FetchProbe 100000
-//     valgrind --tool=callgrind --toggle-collect='*lookUp*' .build/release/FetchProbe 100000 lookUp
-//     valgrind --tool=callgrind --toggle-collect='*fetchNewest*KcfU_' .build/release/FetchProbe 100000 fetchNewest
+//     valgrind --tool=callgrind --toggle-collect='*8fetchAllySi11Modelwright5StoreCFSiAC11ReadContextCYbKcfU_' \
+//         .build/release/FetchProbe 100000 fetchAll
+//     valgrind --tool=callgrind --toggle-collect='*3RawO8fetchAll*' .build/release/FetchProbe 100000 fetchAll raw
 //
-// (fetchNewest counts its closure alone: the filter and sort closures nested in it would toggle
-// collection off again.)
+// Each toggle names one function exactly (BENCHMARKS.md lists them for every workload): the
+// `performQuery` closure of the workload, or Raw's function. A looser pattern such as '*lookUp*'
+// also matches closures nested in the counted one, and entering one of those toggles collection
+// off again; for a raw run it matches the Modelwright function too.
 //
-// The second argument picks the workload (fetchAll when absent): fetchAll, lookUp (1,000 lookups
-// by ID) or fetchNewest (1,000 fetches by age, sorted newest first, limit 5), each in one read.
-// With a third argument, `raw`, the same workload runs in C on the same file, as the benchmark's
-// raw C contender does: its count is the one to compare with.
+// The second argument picks the workload (fetchAll when absent), each in one read: fetchAll,
+// lookUp (1,000 lookups by ID), lookUpByName (1,000 lookups by the unique `lastName`),
+// fetchNewest (1,000 fetches by age, sorted newest first, limit 5) or petsOfOwner (1,000 fetches
+// of the pets whose owner has a given name: a to-one hop in the filter, on 1,000 owners with 10
+// pets each). With a third argument, `raw`, the same workload runs in C on the same file, as the
+// benchmark's raw C contender does: its count is the one to compare with.
 //
-// The person type mirrors ModelwrightBenchmarks' `Person` (an executable target cannot import
-// another), with IDs drawn at random since only the fetch is counted.
-
-/// A person as Modelwright's generator would emit it: columns written and read by position.
-struct Person: Record {
-    typealias ID = RecordID<Person>
-    static let entityName = "Person"
-    let id: ID
-    let firstName: String
-    let lastName: String
-    let age: Int
-    let createdAt: Date
-    let nickname: String?
-
-    init(index: Int) {
-        id = ID(UUID())
-        firstName = "First \(index)"
-        lastName = "Lastname-of-person-\(index)"
-        age = index % 10_000
-        createdAt = Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(index) * 1.5)
-        nickname = index % 3 == 0 ? nil : "nick\(index)"
-    }
-
-    init(id: ID, firstName: String, lastName: String, age: Int, createdAt: Date, nickname: String?) {
-        self.id = id
-        self.firstName = firstName
-        self.lastName = lastName
-        self.age = age
-        self.createdAt = createdAt
-        self.nickname = nickname
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(firstName)
-        try row.encode(lastName)
-        try row.encode(age)
-        try row.encode(createdAt)
-        try row.encode(nickname)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        let firstName: String = try row.decode()
-        let lastName: String = try row.decode()
-        let age: Int = try row.decode()
-        let createdAt: Date = try row.decode()
-        let nickname: String? = try row.decode()
-        self.init(
-            id: id, firstName: firstName, lastName: lastName, age: age, createdAt: createdAt, nickname: nickname)
-    }
-
-    struct Fields: RecordFields {
-        typealias Target = Person
-        let path: FieldPath
-        var firstName: Field<String> { path.field("firstName") }
-        var lastName: Field<String> { path.field("lastName") }
-        var age: Field<Int> { path.field("age") }
-        var createdAt: Field<Date> { path.field("createdAt") }
-        var nickname: Field<String?> { path.field("nickname") }
-    }
-
-    /// The one-entity schema: what `modelwright` would lower from `entity Person { … @index(age) }`.
-    static let schema = SchemaDescription(
-        modelName: "People",
-        version: 1,
-        entities: [
-            EntityDescription(
-                name: "Person",
-                attributes: [
-                    AttributeDescription(name: "firstName", type: .string),
-                    AttributeDescription(name: "lastName", type: .string),
-                    AttributeDescription(name: "age", type: .int),
-                    AttributeDescription(name: "createdAt", type: .date),
-                    AttributeDescription(name: "nickname", type: .string, isOptional: true),
-                ],
-                indexes: [["age"]]
-            )
-        ]
-    )
-}
+// The records are BenchmarkSupport's, which ModelwrightBenchmarks and QueryBenchmarks measure too;
+// IDs are drawn at random since only the reads are counted.
 
 // Fills a file store with N people, then fetches them all once; synchronous (semaphores, no async
 // main), which valgrind runs.
@@ -141,72 +69,165 @@ struct Person: Record {
     }
 }
 
+/// The people of 1,000 lookups by the unique `lastName`, in one read transaction.
+@inline(never) func lookUpByName(_ store: Store, _ names: [String]) -> Int {
+    read(store) { context in
+        var found = 0
+        for name in names where try context.fetchOne(Person.request().filter { $0.lastName == name }) != nil {
+            found += 1
+        }
+        return found
+    }
+}
+
+/// The pets of 1,000 owners found by name: a to-one hop in the filter.
+@inline(never) func petsOfOwner(_ store: Store) -> Int {
+    read(store) { context in
+        var found = 0
+        for index in 0..<1_000 {
+            let name = "Owner \((index * 7919) % Pets.owners)"
+            found += try context.fetch(Pet.request().filter { $0.owner.name == name }).count
+        }
+        return found
+    }
+}
+
+/// The hop workload's store: `owners` owners with `petsPerOwner` pets each.
+enum Pets {
+    static let owners = 1_000
+    static let petsPerOwner = 10
+
+    /// Fills `store` (of `querySchema`).
+    static func fill(_ store: Store) {
+        let owners = (0..<owners).map { Owner(index: $0) }
+        let pets = (0..<owners.count * petsPerOwner).map { Pet(index: $0, owner: owners[$0 % owners.count].id) }
+        let filled = DispatchSemaphore(value: 0)
+        store.performAndSave(
+            on: DispatchQueue(label: "fill"),
+            { context in
+                try context.batchInsert(owners)
+                try context.batchInsert(pets)
+            },
+            completion: { _ in filled.signal() })
+        filled.wait()
+    }
+}
+
 /// The raw C contender's reads, on the same file; `--toggle-collect` counts them by the same names.
 enum Raw {
     static let columns = #""id", "firstName", "lastName", "age", "createdAt", "nickname""#
 
     @inline(never) static func fetchAll(_ handle: OpaquePointer) -> Int {
-        sqlite3_exec(handle, "BEGIN DEFERRED", nil, nil, nil)
-        var statement: OpaquePointer?
-        sqlite3_prepare_v2(handle, "SELECT \(columns) FROM \"Person\"", -1, &statement, nil)
-        var people: [Person] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            people.append(person(statement!))
+        inRead(handle, "SELECT \(columns) FROM \"Person\"") { statement in
+            rows(statement, person).count
         }
-        sqlite3_finalize(statement)
-        sqlite3_exec(handle, "COMMIT", nil, nil, nil)
-        return people.count
     }
 
     @inline(never) static func lookUp(_ handle: OpaquePointer, _ ids: [Person.ID]) -> Int {
-        sqlite3_exec(handle, "BEGIN DEFERRED", nil, nil, nil)
-        var statement: OpaquePointer?
-        sqlite3_prepare_v2(handle, "SELECT \(columns) FROM \"Person\" WHERE \"id\" = ?", -1, &statement, nil)
-        var found = 0
-        for id in ids {
-            var uuid = id.uuid.uuid
-            withUnsafeBytes(of: &uuid) { bytes in
-                _ = sqlite3_bind_blob(statement, 1, bytes.baseAddress, 16, transient)
+        inRead(handle, "SELECT \(columns) FROM \"Person\" WHERE \"id\" = ?") { statement in
+            var found = 0
+            for id in ids {
+                var uuid = id.uuid.uuid
+                withUnsafeBytes(of: &uuid) { bytes in
+                    _ = sqlite3_bind_blob(statement, 1, bytes.baseAddress, 16, transient)
+                }
+                if firstRow(statement, person) != nil { found += 1 }
             }
-            if sqlite3_step(statement) == SQLITE_ROW {
-                _ = person(statement!)
-                found += 1
-            }
-            sqlite3_reset(statement)
+            return found
         }
-        sqlite3_finalize(statement)
-        sqlite3_exec(handle, "COMMIT", nil, nil, nil)
-        return found
+    }
+
+    @inline(never) static func lookUpByName(_ handle: OpaquePointer, _ names: [String]) -> Int {
+        inRead(handle, "SELECT \(columns) FROM \"Person\" WHERE \"lastName\" = ?") { statement in
+            var found = 0
+            for name in names {
+                bindText(statement, 1, name)
+                if firstRow(statement, person) != nil { found += 1 }
+            }
+            return found
+        }
     }
 
     @inline(never) static func fetchNewest(_ handle: OpaquePointer) -> Int {
+        let sql = "SELECT \(columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?"
+        return inRead(handle, sql) { statement in
+            var found = 0
+            for index in 0..<1_000 {
+                sqlite3_bind_int64(statement, 1, Int64((index * 7919) % 10_000))
+                sqlite3_bind_int64(statement, 2, 5)
+                found += rows(statement, person).count
+            }
+            return found
+        }
+    }
+
+    /// The same SQL shape as Modelwright's hop: the owner's IDs in a subquery.
+    @inline(never) static func petsOfOwner(_ handle: OpaquePointer) -> Int {
+        let sql =
+            #"SELECT "id", "name", "owner" FROM "Pet" WHERE "owner" IN "#
+            + #"(SELECT "id" FROM "Owner" WHERE "name" = ?)"#
+        return inRead(handle, sql) { statement in
+            var found = 0
+            for index in 0..<1_000 {
+                bindText(statement, 1, "Owner \((index * 7919) % Pets.owners)")
+                found += rows(statement, pet).count
+            }
+            return found
+        }
+    }
+
+    /// Runs `body` with `sql` prepared, inside one read transaction.
+    static func inRead(_ handle: OpaquePointer, _ sql: String, _ body: (OpaquePointer) -> Int) -> Int {
         sqlite3_exec(handle, "BEGIN DEFERRED", nil, nil, nil)
         var statement: OpaquePointer?
-        let sql = "SELECT \(columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?"
         sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
-        var found = 0
-        for index in 0..<1_000 {
-            sqlite3_bind_int64(statement, 1, Int64((index * 7919) % 10_000))
-            sqlite3_bind_int64(statement, 2, 5)
-            var people: [Person] = []
-            while sqlite3_step(statement) == SQLITE_ROW {
-                people.append(person(statement!))
-            }
-            found += people.count
-            sqlite3_reset(statement)
-        }
+        let result = body(statement!)
         sqlite3_finalize(statement)
         sqlite3_exec(handle, "COMMIT", nil, nil, nil)
-        return found
+        return result
+    }
+
+    /// Every row of the bound statement, decoded by `decode`; the statement is reset after.
+    static func rows<Row>(_ statement: OpaquePointer, _ decode: (OpaquePointer) -> Row) -> [Row] {
+        var decoded: [Row] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            decoded.append(decode(statement))
+        }
+        sqlite3_reset(statement)
+        return decoded
+    }
+
+    /// The first row of the bound statement, as a lookup by a unique key reads it, without an array.
+    static func firstRow<Row>(_ statement: OpaquePointer, _ decode: (OpaquePointer) -> Row) -> Row? {
+        defer { sqlite3_reset(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW ? decode(statement) : nil
+    }
+
+    static func pet(_ statement: OpaquePointer) -> (UUID, String, UUID) {
+        (uuid(statement, 0), text(statement, 1), uuid(statement, 2))
+    }
+
+    static func uuid(_ statement: OpaquePointer, _ column: Int32) -> UUID {
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        if sqlite3_column_bytes(statement, column) == 16, let bytes = sqlite3_column_blob(statement, column) {
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 16)) }
+        }
+        return UUID(uuid: uuid)
+    }
+
+    static func bindText(_ statement: OpaquePointer, _ index: Int32, _ value: String) {
+        var value = value
+        value.withUTF8 { bytes in
+            // Names are never empty here, so the base address is never nil (nil would bind NULL).
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                _ = sqlite3_bind_text(statement, index, chars.baseAddress, Int32(bytes.count), transient)
+            }
+        }
     }
 
     static func person(_ statement: OpaquePointer) -> Person {
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        if sqlite3_column_bytes(statement, 0) == 16, let bytes = sqlite3_column_blob(statement, 0) {
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 16)) }
-        }
-        return Person(
-            id: Person.ID(UUID(uuid: uuid)),
+        Person(
+            id: Person.ID(uuid(statement, 0)),
             firstName: text(statement, 1),
             lastName: text(statement, 2),
             age: Int(sqlite3_column_int64(statement, 3)),
@@ -243,29 +264,46 @@ final class Box: @unchecked Sendable { var count = 0 }
 
 let rows = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
 let workload = CommandLine.arguments.dropFirst(2).first ?? "fetchAll"
-let people = (0..<rows).map { Person(index: $0) }
+let people = (0..<rows).map { index in
+    Person(
+        id: Person.ID(UUID()), firstName: "First \(index)", lastName: "Lastname-of-person-\(index)",
+        age: index % 10_000, createdAt: Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(index) * 1.5),
+        nickname: index % 3 == 0 ? nil : "nick\(index)")
+}
 let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("probe-\(getpid()).sqlite")
-let store = try Store(url: url, schema: Person.schema)
-let filled = DispatchSemaphore(value: 0)
-store.performAndSave(
-    on: DispatchQueue(label: "fill"),
-    { context in try context.batchInsert(people) },
-    completion: { _ in filled.signal() })
-filled.wait()
-let ids = (0..<1_000).map { people[($0 * 7919) % rows].id }
+let store: Store
+if workload == "petsOfOwner" {
+    store = try Store(url: url, schema: querySchema)
+    Pets.fill(store)
+} else {
+    store = try Store(url: url, schema: Person.schema(uniqueLastName: workload == "lookUpByName"))
+    let filled = DispatchSemaphore(value: 0)
+    store.performAndSave(
+        on: DispatchQueue(label: "fill"),
+        { context in try context.batchInsert(people) },
+        completion: { _ in filled.signal() })
+    filled.wait()
+}
+let picked = (0..<1_000).map { people[($0 * 7919) % rows] }
+let ids = picked.map(\.id)
+let names = picked.map(\.lastName)
 if CommandLine.arguments.dropFirst(3).first == "raw" {
     var handle: OpaquePointer?
     sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
     switch workload {
     case "lookUp": print("found", Raw.lookUp(handle!, ids))
+    case "lookUpByName": print("found", Raw.lookUpByName(handle!, names))
     case "fetchNewest": print("fetched", Raw.fetchNewest(handle!))
+    case "petsOfOwner": print("fetched", Raw.petsOfOwner(handle!))
     default: print("fetched", Raw.fetchAll(handle!))
     }
     sqlite3_close_v2(handle)
 } else {
     switch workload {
     case "lookUp": print("found", lookUp(store, ids))
+    case "lookUpByName": print("found", lookUpByName(store, names))
     case "fetchNewest": print("fetched", fetchNewest(store))
+    case "petsOfOwner": print("fetched", petsOfOwner(store))
     default: print("fetched", fetchAll(store))
     }
 }

@@ -1,81 +1,14 @@
+import BenchmarkSupport
 import Foundation
-@_spi(Generated) import Modelwright
+import Modelwright
 
-/// A person as Modelwright's generator would emit it: columns written and read by position.
-struct Person: Record, PersonFields {
-    typealias ID = RecordID<Person>
-    static let entityName = "Person"
-    let id: ID
-    let firstName: String
-    let lastName: String
-    let age: Int
-    let createdAt: Date
-    let nickname: String?
-
+extension Person: PersonFields {
+    /// The seed's person, with the seed's ID.
     init(_ seed: PersonSeed) {
-        id = ID(seed.id)
-        firstName = seed.firstName
-        lastName = seed.lastName
-        age = seed.age
-        createdAt = seed.createdAt
-        nickname = seed.nickname
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(firstName)
-        try row.encode(lastName)
-        try row.encode(age)
-        try row.encode(createdAt)
-        try row.encode(nickname)
-    }
-
-    init(id: ID, firstName: String, lastName: String, age: Int, createdAt: Date, nickname: String?) {
-        self.id = id
-        self.firstName = firstName
-        self.lastName = lastName
-        self.age = age
-        self.createdAt = createdAt
-        self.nickname = nickname
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        let firstName: String = try row.decode()
-        let lastName: String = try row.decode()
-        let age: Int = try row.decode()
-        let createdAt: Date = try row.decode()
-        let nickname: String? = try row.decode()
         self.init(
-            id: id, firstName: firstName, lastName: lastName, age: age, createdAt: createdAt, nickname: nickname)
+            id: ID(seed.id), firstName: seed.firstName, lastName: seed.lastName, age: seed.age,
+            createdAt: seed.createdAt, nickname: seed.nickname)
     }
-
-    struct Fields: RecordFields {
-        typealias Target = Person
-        let path: FieldPath
-        var firstName: Field<String> { path.field("firstName") }
-        var lastName: Field<String> { path.field("lastName") }
-        var age: Field<Int> { path.field("age") }
-        var createdAt: Field<Date> { path.field("createdAt") }
-        var nickname: Field<String?> { path.field("nickname") }
-    }
-
-    /// The one-entity schema: what `modelwright` would lower from `entity Person { … @index(age) }`.
-    static let schema = SchemaDescription(
-        modelName: "People",
-        version: 1,
-        entities: [
-            EntityDescription(
-                name: "Person",
-                attributes: [
-                    AttributeDescription(name: "firstName", type: .string),
-                    AttributeDescription(name: "lastName", type: .string),
-                    AttributeDescription(name: "age", type: .int),
-                    AttributeDescription(name: "createdAt", type: .date),
-                    AttributeDescription(name: "nickname", type: .string, isOptional: true),
-                ],
-                indexes: [["age"]]
-            )
-        ]
-    )
 }
 
 /// Modelwright as an app uses it: a file `Store`, `performAndSave` with `batchInsert`, and

@@ -59,14 +59,7 @@ final class RawSQLite: Contender {
     }
 
     func fetchAll() throws -> (digest: Digest, records: Any) {
-        try execute("BEGIN DEFERRED")
-        let statement = try prepare("SELECT \(Self.columns) FROM \"Person\"")
-        var people: [PersonSeed] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            people.append(person(statement))
-        }
-        sqlite3_finalize(statement)
-        try execute("COMMIT")
+        let people = try inRead("SELECT \(Self.columns) FROM \"Person\"") { statement in rows(statement) }
         var digest = Digest()
         for person in people {
             digest.add(person)
@@ -75,64 +68,48 @@ final class RawSQLite: Contender {
     }
 
     func fetch(ages: [Int]) throws -> Digest {
-        try execute("BEGIN DEFERRED")
-        let statement = try prepare("SELECT \(Self.columns) FROM \"Person\" WHERE \"age\" = ?")
-        var digest = Digest()
-        for age in ages {
-            sqlite3_bind_int64(statement, 1, Int64(age))
-            var people: [PersonSeed] = []
-            while sqlite3_step(statement) == SQLITE_ROW {
-                people.append(person(statement))
+        try inRead("SELECT \(Self.columns) FROM \"Person\" WHERE \"age\" = ?") { statement in
+            var digest = Digest()
+            for age in ages {
+                sqlite3_bind_int64(statement, 1, Int64(age))
+                for person in rows(statement) {
+                    digest.add(person)
+                }
             }
-            sqlite3_reset(statement)
-            for person in people {
-                digest.add(person)
-            }
+            return digest
         }
-        sqlite3_finalize(statement)
-        try execute("COMMIT")
-        return digest
     }
 
     func fetchNewest(ages: [Int]) throws -> Digest {
-        try execute("BEGIN DEFERRED")
-        let statement = try prepare(
-            "SELECT \(Self.columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?")
-        var digest = Digest()
-        for age in ages {
-            sqlite3_bind_int64(statement, 1, Int64(age))
-            sqlite3_bind_int64(statement, 2, Int64(Workload.sortedLimit))
-            var people: [PersonSeed] = []
-            while sqlite3_step(statement) == SQLITE_ROW {
-                people.append(person(statement))
+        let sql = "SELECT \(Self.columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?"
+        return try inRead(sql) { statement in
+            var digest = Digest()
+            for age in ages {
+                sqlite3_bind_int64(statement, 1, Int64(age))
+                sqlite3_bind_int64(statement, 2, Int64(Workload.sortedLimit))
+                for person in rows(statement) {
+                    digest.add(person)
+                }
             }
-            sqlite3_reset(statement)
-            for person in people {
-                digest.add(person)
-            }
+            return digest
         }
-        sqlite3_finalize(statement)
-        try execute("COMMIT")
-        return digest
     }
 
     func lookUp(ids: [UUID]) throws -> Digest {
-        try execute("BEGIN DEFERRED")
-        let statement = try prepare("SELECT \(Self.columns) FROM \"Person\" WHERE \"id\" = ?")
-        var digest = Digest()
-        for id in ids {
-            var uuid = id.uuid
-            withUnsafeBytes(of: &uuid) { bytes in
-                _ = sqlite3_bind_blob(statement, 1, bytes.baseAddress, 16, transient)
+        try inRead("SELECT \(Self.columns) FROM \"Person\" WHERE \"id\" = ?") { statement in
+            var digest = Digest()
+            for id in ids {
+                var uuid = id.uuid
+                withUnsafeBytes(of: &uuid) { bytes in
+                    _ = sqlite3_bind_blob(statement, 1, bytes.baseAddress, 16, transient)
+                }
+                if sqlite3_step(statement) == SQLITE_ROW {
+                    digest.add(person(statement))
+                }
+                sqlite3_reset(statement)
             }
-            if sqlite3_step(statement) == SQLITE_ROW {
-                digest.add(person(statement))
-            }
-            sqlite3_reset(statement)
+            return digest
         }
-        sqlite3_finalize(statement)
-        try execute("COMMIT")
-        return digest
     }
 
     func count(minimumAge: Int, times: Int) throws -> Int {
@@ -155,6 +132,26 @@ final class RawSQLite: Contender {
     }
 
     // MARK: - C API helpers
+
+    /// Runs `body` with `sql` prepared, inside one read transaction.
+    private func inRead<Result>(_ sql: String, _ body: (OpaquePointer) throws -> Result) throws -> Result {
+        try execute("BEGIN DEFERRED")
+        let statement = try prepare(sql)
+        let result = try body(statement)
+        sqlite3_finalize(statement)
+        try execute("COMMIT")
+        return result
+    }
+
+    /// Every row of the bound statement, decoded; the statement is reset after, ready to bind again.
+    private func rows(_ statement: OpaquePointer) -> [PersonSeed] {
+        var people: [PersonSeed] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            people.append(person(statement))
+        }
+        sqlite3_reset(statement)
+        return people
+    }
 
     private func person(_ statement: OpaquePointer) -> PersonSeed {
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

@@ -63,7 +63,7 @@ package protocol DatabaseConnection: AnyObject {
 
     /// SQL the runtime rendered for a request's shape, kept for this connection's life so each shape
     /// is rendered once (the statement cache then finds the prepared statement by this text).
-    var renderedSQL: [AnyHashable: String] { get set }
+    var renderedSQL: [RequestShape: String] { get set }
 
     /// Throws ``StoreError/transactionAborted(cause:)`` when the engine rolled back the open
     /// transaction on its own (a full disk on SQLite, any failed statement on PostgreSQL), so a

@@ -43,8 +43,16 @@ private struct Shaper: UniformLeafVisitor {
     }
 }
 
+/// A request whose SQL a connection keeps (``DatabaseConnection/renderedSQL``): a select, or a
+/// lookup by one unique key. A closed type rather than `AnyHashable`, whose box cost every lookup a
+/// metadata lookup, an allocation and equality through witnesses.
+package enum RequestShape: Hashable {
+    case select(SelectShape)
+    case keyLookup(KeyLookupShape)
+}
+
 /// What the SQL of a select depends on: everything in a request but its values.
-struct SelectShape: Hashable {
+package struct SelectShape: Hashable {
     let columns: String
     let entity: String
     let condition: Condition?
@@ -56,7 +64,7 @@ struct SelectShape: Hashable {
     /// Hashes all but the select list, which the entity and the kind of select already tell
     /// apart: hashing its text took as long as the rest of the shape. Equality still compares
     /// it, at no cost when both sides share one string (the entity's `selectList`).
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(entity)
         hasher.combine(condition)
         hasher.combine(sortKeys)
@@ -67,7 +75,7 @@ struct SelectShape: Hashable {
 }
 
 /// What the SQL of a lookup by one unique key depends on: the entity and the key.
-struct KeyLookupShape: Hashable {
+package struct KeyLookupShape: Hashable {
     let entity: String
     let key: String
 }

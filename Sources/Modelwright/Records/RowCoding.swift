@@ -163,7 +163,8 @@ import Foundation
 
     // The overloads below skip the `SQLValue` step of `ColumnValue` for speed, and read exactly
     // what it reads: a value of another storage class is refused, never converted by the engine (SQLite
-    // would read the integer 7 as the text "7", or text as the number 0).
+    // would read the integer 7 as the text "7", or text as the number 0). Each asks for the storage
+    // class once: an optional's NULL test is the same question.
 
     /// Reads the next column.
     public mutating func decode(_ type: String.Type = String.self) throws -> String {
@@ -213,38 +214,42 @@ import Foundation
 
     /// Reads the next column.
     public mutating func decode(_ type: String?.Type = String?.self) throws -> String? {
-        if statement.isNull(index) {
-            index += 1
-            return nil
+        defer { index += 1 }
+        switch statement.storageClass(index) {
+        case .null: return nil
+        case .text: return statement.string(index)
+        default: throw ColumnValueError.mismatch(statement.value(index), String.self)
         }
-        return try decode(String.self)
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Int64?.Type = Int64?.self) throws -> Int64? {
-        if statement.isNull(index) {
-            index += 1
-            return nil
+        defer { index += 1 }
+        switch statement.storageClass(index) {
+        case .null: return nil
+        case .integer: return statement.int64(index)
+        default: throw ColumnValueError.mismatch(statement.value(index), Int64.self)
         }
-        return try decode(Int64.self)
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Int?.Type = Int?.self) throws -> Int? {
-        if statement.isNull(index) {
-            index += 1
-            return nil
+        defer { index += 1 }
+        switch statement.storageClass(index) {
+        case .null: return nil
+        case .integer: return Int(statement.int64(index))
+        default: throw ColumnValueError.mismatch(statement.value(index), Int.self)
         }
-        return try decode(Int.self)
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Date?.Type = Date?.self) throws -> Date? {
-        if statement.isNull(index) {
-            index += 1
-            return nil
+        defer { index += 1 }
+        switch statement.storageClass(index) {
+        case .null: return nil
+        case .real, .integer: return Date(timeIntervalSinceReferenceDate: statement.double(index))
+        default: throw ColumnValueError.mismatch(statement.value(index), Date.self)
         }
-        return try decode(Date.self)
     }
 
     /// Reads the next column as JSON text.

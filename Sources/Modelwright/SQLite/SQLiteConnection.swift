@@ -26,7 +26,7 @@ final class SQLiteConnection: DatabaseConnection {
     /// Set when the authorizer refused a transaction statement, so the error can say why.
     var refusedTransactionStatement = false
     /// SQL text the store rendered, by the shape of the request it came from; see `ReadContext.select`.
-    var renderedSQL: [AnyHashable: String] = [:]
+    var renderedSQL: [RequestShape: String] = [:]
     /// How the statements this connection runs are spelled.
     let dialect = SQLiteDialect()
 

@@ -39,53 +39,52 @@ public class ReadContext {
 
     /// Every record the request matches, in its order.
     public func fetch<Target: Record>(_ request: FetchRequest<Target>) throws -> [Target] {
+        let cursor = try rows(of: request)
+        defer { cursor.close() }
+        // The loop is written out here rather than shared through a closure: a closure called for
+        // each row looked up `Array<Target>`'s metadata and checked the captured array's exclusive
+        // access on every append.
         var records: [Target] = []
-        // Decoding straight into the array saves a copy of every record.
-        try decodeRows(request) { id, row in records.append(try Target(id: id, row: &row)) }
+        // A limited request's array is allocated once, instead of growing 1, 2, 4, 8…
+        // (A negative limit is SQLite's "no limit".)
+        if let limit = request.fetchLimit, limit > 0 {
+            records.reserveCapacity(Swift.min(limit, RowCursor.reservedAtMost))
+        }
+        while let id = try cursor.next() {
+            var row = cursor.decoder
+            do {
+                records.append(try Target(id: RecordID(id), row: &row))
+            } catch let error as ColumnValueError {
+                throw cursor.invalid(error)
+            }
+        }
         return records
     }
 
     /// Calls `body` with each record the request matches, one row at a time, so a million rows
     /// never need to be in memory together.
     public func forEach<Target: Record>(_ request: FetchRequest<Target>, _ body: (Target) throws -> Void) throws {
-        try decodeRows(request) { id, row in try body(try Target(id: id, row: &row)) }
+        let cursor = try rows(of: request)
+        defer { cursor.close() }
+        while let id = try cursor.next() {
+            try body(try cursor.decode { try Target(id: RecordID(id), row: &$0) })
+        }
     }
 
-    /// Steps through the request's rows, handing each row's ID and column decoder to `body`.
-    private func decodeRows<Target: Record>(
-        _ request: FetchRequest<Target>,
-        _ body: (RecordID<Target>, inout RowDecoder) throws -> Void
-    ) throws {
+    /// The request's rows, its statement prepared and bound, for a loop to step through.
+    private func rows<Target: Record>(of request: FetchRequest<Target>) throws -> RowCursor {
         let entity = try layout.entity(Target.entityName)
         let (sql, arguments) = try select(entity.selectList, request, entity: entity)
-        try decodeRows(sql, arguments, entity: entity, firstOnly: false, body)
+        return try rows(sql, arguments, entity: entity)
     }
 
-    /// Steps through the rows of `sql` (a select of `entity.selectList`), or only its first row.
-    private func decodeRows<Target: Record>(
-        _ sql: String,
-        _ arguments: [SQLValue],
-        entity: EntityLayout,
-        firstOnly: Bool,
-        _ body: (RecordID<Target>, inout RowDecoder) throws -> Void
-    ) throws {
+    /// The rows of `sql` (a select of `entity.selectList`) with `arguments` bound.
+    private func rows(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws -> RowCursor {
         let statement = try connection.statement(sql)
-        defer { statement.reset() }
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))
         }
-        while try statement.step() {
-            guard let uuid = statement.uuid(0) else {
-                throw StoreError.invalidValue(entity: entity.name, message: "a row has no valid ID")
-            }
-            var row = RowDecoder(statement: statement, firstIndex: 1)
-            do {
-                try body(RecordID(uuid), &row)
-            } catch let error as ColumnValueError {
-                throw StoreError.invalidValue(entity: entity.name, message: error.message)
-            }
-            if firstOnly { return }
-        }
+        return RowCursor(statement: statement, entity: entity.name)
     }
 
     /// The first record the request matches.
@@ -95,41 +94,51 @@ public class ReadContext {
     /// build and hash and no limit to bind.
     public func fetchOne<Target: Record>(_ request: FetchRequest<Target>) throws -> Target? {
         let entity = try layout.entity(Target.entityName)
-        guard let (sql, arguments) = try keyLookup(request, entity: entity) else {
-            return try fetch(request.limit(1)).first
-        }
-        var record: Target?
-        try decodeRows(sql, arguments, entity: entity, firstOnly: true) { id, row in
-            record = try Target(id: id, row: &row)
-        }
-        return record
-    }
-
-    /// The SQL and arguments of a request that picks at most one row by a unique key, or `nil`
-    /// for any other request. Its order cannot matter, so it has none.
-    private func keyLookup<Target: Record>(
-        _ request: FetchRequest<Target>,
-        entity: EntityLayout
-    ) throws -> (String, [SQLValue])? {
         guard case .comparison(let path, .equal, let value)? = request.condition, path.hops.isEmpty,
             value != .null, entity.uniqueKeys.contains(path.column), request.scope == nil, request.fetchOffset == 0
-        else { return nil }
-        let shape = KeyLookupShape(entity: entity.name, key: path.column)
-        if let sql = connection.renderedSQL[shape] {
-            var arguments: [SQLValue] = []
-            QueryShape.collectArguments(of: .comparison(path, .equal, value), into: &arguments)
-            return (sql, arguments)
+        else {
+            return try fetch(request.limit(1)).first
         }
-        let lookup = FetchRequest<Target>(condition: .comparison(path, .equal, value))
-        let (sql, arguments) = try render(entity.selectList, lookup, entity: entity, defaultSort: false)
-        if connection.renderedSQL.count > 512 { connection.renderedSQL.removeAll() }
-        connection.renderedSQL[shape] = sql
-        return (sql, arguments)
+        // Its order cannot matter, so it has none.
+        var arguments: [SQLValue] = []
+        QueryShape.collectArguments(of: .comparison(path, .equal, value), into: &arguments)
+        return try fetchRow(keyLookupSQL(path, value, entity: entity, Target.self), arguments, entity: entity)
     }
 
-    /// The record with this ID, if it exists.
+    /// The record with this ID, if it exists: the lookup `fetchOne` makes for `filter { $0.id == id }`,
+    /// without building the request.
     public func existing<Target: Record>(_ id: RecordID<Target>) throws -> Target? {
-        try fetchOne(FetchRequest<Target>(condition: .comparison(ColumnPath(column: "id"), .equal, id.sqlValue)))
+        let entity = try layout.entity(Target.entityName)
+        let path = ColumnPath(column: "id")
+        let value = id.sqlValue
+        return try fetchRow(keyLookupSQL(path, value, entity: entity, Target.self), [value], entity: entity)
+    }
+
+    /// The record of the first row of `sql`, if any.
+    private func fetchRow<Target: Record>(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws
+        -> Target?
+    {
+        let cursor = try rows(sql, arguments, entity: entity)
+        defer { cursor.close() }
+        guard let id = try cursor.next() else { return nil }
+        return try cursor.decode { try Target(id: RecordID(id), row: &$0) }
+    }
+
+    /// The SQL of a lookup by the unique key at `path` (one parameter, its value), rendered once per
+    /// entity and key and connection; `value` is the first lookup's, which renders like any other.
+    private func keyLookupSQL<Target: Record>(
+        _ path: ColumnPath,
+        _ value: SQLValue,
+        entity: EntityLayout,
+        _ target: Target.Type
+    ) throws -> String {
+        let shape = RequestShape.keyLookup(KeyLookupShape(entity: entity.name, key: path.column))
+        if let sql = connection.renderedSQL[shape] { return sql }
+        let lookup = FetchRequest<Target>(condition: .comparison(path, .equal, value))
+        let (sql, _) = try render(entity.selectList, lookup, entity: entity, defaultSort: false)
+        if connection.renderedSQL.count > 512 { connection.renderedSQL.removeAll() }
+        connection.renderedSQL[shape] = sql
+        return sql
     }
 
     /// How many records the request matches (its limit and offset apply).
@@ -164,15 +173,16 @@ public class ReadContext {
         defaultSort: Bool = true
     ) throws -> (String, [SQLValue]) {
         let request = try resolvingPageStart(request)
-        let shape = SelectShape(
-            columns: columns,
-            entity: entity.name,
-            condition: request.condition.map(QueryShape.shape),
-            sortKeys: request.sortKeys,
-            scope: request.scope.map { [$0.entity, $0.relationship] },
-            isLimited: request.fetchLimit != nil || request.fetchOffset > 0,
-            defaultSort: defaultSort
-        )
+        let shape = RequestShape.select(
+            SelectShape(
+                columns: columns,
+                entity: entity.name,
+                condition: request.condition.map(QueryShape.shape),
+                sortKeys: request.sortKeys,
+                scope: request.scope.map { [$0.entity, $0.relationship] },
+                isLimited: request.fetchLimit != nil || request.fetchOffset > 0,
+                defaultSort: defaultSort
+            ))
         var arguments: [SQLValue] = []
         var scopeOrderArgument: SQLValue?
         let sql: String
@@ -268,5 +278,53 @@ public class ReadContext {
             sql += connection.dialect.limit(marker, offset: marker)
         }
         return (sql, arguments)
+    }
+}
+
+/// A statement's rows as a fetch steps through them: each row's ID, then a decoder for its columns.
+private struct RowCursor {
+    /// The capacity a limited fetch reserves at most, however large its limit.
+    static let reservedAtMost = 1_024
+
+    private let statement: any DatabaseStatement
+    /// The entity the rows belong to, for errors.
+    private let entity: String
+
+    init(statement: any DatabaseStatement, entity: String) {
+        self.statement = statement
+        self.entity = entity
+    }
+
+    /// Steps to the next row and reads its ID; `nil` after the last row.
+    func next() throws -> UUID? {
+        guard try statement.step() else { return nil }
+        guard let uuid = statement.uuid(0) else {
+            throw StoreError.invalidValue(entity: entity, message: "a row has no valid ID")
+        }
+        return uuid
+    }
+
+    /// A decoder for the current row's columns after the ID.
+    var decoder: RowDecoder { RowDecoder(statement: statement, firstIndex: 1) }
+
+    /// Decodes the current row's columns with `body`, a column the record cannot read named as
+    /// the store names it.
+    func decode<Value>(_ body: (inout RowDecoder) throws -> Value) throws -> Value {
+        var row = decoder
+        do {
+            return try body(&row)
+        } catch let error as ColumnValueError {
+            throw invalid(error)
+        }
+    }
+
+    /// A column error as the store reports it, with the entity.
+    func invalid(_ error: ColumnValueError) -> StoreError {
+        StoreError.invalidValue(entity: entity, message: error.message)
+    }
+
+    /// Resets the statement, so the connection's cache can hand it out again.
+    func close() {
+        statement.reset()
     }
 }

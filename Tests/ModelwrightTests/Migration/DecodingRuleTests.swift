@@ -46,7 +46,7 @@ struct DecodingRuleTests {
 
     @Test func theDecodersFastPathsReadExactlyWhatColumnValueReads() throws {
         let connection = try SQLiteConnection(path: ":memory:")
-        for value in Self.values() {
+        for value in Self.values() + [.null] {
             let statement = try SQLiteStatement(connection: connection, sql: "SELECT ?, ?, ?, ?")
             for index in 1...4 { statement.bind(value, Int32(index)) }
             _ = try statement.step()
@@ -55,6 +55,14 @@ struct DecodingRuleTests {
             #expect(((try? row.decode(Int64.self)) != nil) == ((try? Int64(sqlValue: value)) != nil), "\(value)")
             #expect(((try? row.decode(Int.self)) != nil) == ((try? Int(sqlValue: value)) != nil), "\(value)")
             #expect(((try? row.decode(Date.self)) != nil) == ((try? Date(sqlValue: value)) != nil), "\(value)")
+            // The optional forms ask for the storage class once; they must still read what
+            // `Optional(sqlValue:)` reads: nil for NULL, the value, or a refusal.
+            var optional = RowDecoder(statement: statement, firstIndex: 0)
+            #expect((try? optional.decode(String?.self)) == (try? String?(sqlValue: value)), "\(value)")
+            #expect((try? optional.decode(Int64?.self)) == (try? Int64?(sqlValue: value)), "\(value)")
+            #expect((try? optional.decode(Int?.self)) == (try? Int?(sqlValue: value)), "\(value)")
+            #expect((try? optional.decode(Date?.self)) == (try? Date?(sqlValue: value)), "\(value)")
+            #expect(optional.nextIndex == 4, "\(value)")
         }
     }
 }
