@@ -491,6 +491,21 @@ extension Store {
         observeAggregate(grouped.aggregate, keys: grouped.keys) { rows in try AggregateGroup.decode(rows, grouped) }
     }
 
+    /// Whether two results of an aggregate hold the same values: as `==`, except that NaN equals
+    /// NaN, so an average or sum that is NaN is not delivered again after every commit.
+    private static func sameRows(_ left: [[SQLValue]], _ right: [[SQLValue]]) -> Bool {
+        guard left.count == right.count else { return false }
+        for (leftRow, rightRow) in zip(left, right) {
+            guard leftRow.count == rightRow.count else { return false }
+            for (leftValue, rightValue) in zip(leftRow, rightRow) where leftValue != rightValue {
+                guard case .real(let a) = leftValue, case .real(let b) = rightValue, a.isNaN, b.isNaN else {
+                    return false
+                }
+            }
+        }
+        return true
+    }
+
     /// Re-runs an aggregate after each relevant commit and yields its decoded rows when they differ
     /// from the last ones yielded.
     private func observeAggregate<Target: Record, Value, Element>(
@@ -505,7 +520,7 @@ extension Store {
                 let rows = try context.aggregateRows(aggregate, keys: keys)
                 let isNew = last.withLock { last in
                     defer { last = rows }
-                    return last != rows
+                    return last.map { !Self.sameRows($0, rows) } ?? true
                 }
                 if isNew { continuation.yield(try decode(rows)) }
             } failure: { error in

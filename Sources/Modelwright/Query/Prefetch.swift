@@ -132,9 +132,68 @@ extension ReadContext {
     }
 }
 
+extension Store {
+    /// The request's records with their included relationships' records now, then again after
+    /// every commit that changes any of them: a write to the records, to the related records or to
+    /// the links between them. A commit that touches none of these wakes nothing, and a result
+    /// equal to the last one delivered is not delivered again.
+    ///
+    /// ```swift
+    /// for try await users in store.observe(User.request().including { $0.trips }) {
+    ///     show(users)
+    /// }
+    /// ```
+    public func observe<Target: Record>(
+        _ request: PrefetchRequest<Target>
+    ) -> AsyncThrowingStream<[Prefetched<Target>], Error> {
+        AsyncThrowingStream { continuation in
+            let last = Locked<[Prefetched<Target>]?>(nil)
+            let token = observe(
+                request.request,
+                extraReads: { layout, reads in
+                    let entity = try layout.entity(Target.entityName)
+                    for inclusion in request.inclusions {
+                        try inclusion.collectReads(in: layout, from: entity, into: &reads)
+                    }
+                }
+            ) { (context: ReadContext) in
+                let records = try context.fetch(request)
+                let isNew = last.withLock { last in
+                    defer { last = records }
+                    guard let last, last.count == records.count else { return true }
+                    return zip(last, records).contains { !$0.isSame(as: $1, including: request.inclusions) }
+                }
+                if isNew { continuation.yield(records) }
+            } failure: { error in
+                continuation.finish(throwing: error)
+            } closed: {
+                continuation.finish()
+            }
+            continuation.onTermination = { [observers] _ in
+                if let token { observers.remove(token) }
+            }
+        }
+    }
+}
+
+extension Prefetched {
+    /// Whether the two hold the same record and the same related records, for the change check
+    /// of an observed request.
+    func isSame(as other: Prefetched, including inclusions: [any PrefetchInclusion]) -> Bool {
+        guard record == other.record else { return false }
+        return inclusions.allSatisfy { inclusion in
+            inclusion.isSame(related[inclusion.name] ?? inclusion.none, other.related[inclusion.name] ?? inclusion.none)
+        }
+    }
+}
+
 /// One included relationship, whatever its destination type: it loads its records for every
 /// parent the `ids` subquery selects, in one query, and those of its nested inclusions.
 protocol PrefetchInclusion: Sendable {
+    /// What it reads, from `parent`, with its nested inclusions, for observation.
+    func collectReads(in layout: SchemaLayout, from parent: EntityLayout, into reads: inout ReadSet) throws
+    /// Whether two of its values (`[Prefetched<Destination>]`) hold the same records.
+    func isSame(_ left: any Sendable, _ right: any Sendable) -> Bool
     /// The relationship's name on the parent.
     var name: String { get }
     /// Loads the relationship's records, grouped by parent ID: each value is a
@@ -155,6 +214,20 @@ private struct Inclusion<Destination: Record>: PrefetchInclusion {
 
     var name: String { (hops + [relationship]).joined(separator: ".") }
     var none: any Sendable { [Prefetched<Destination>]() }
+
+    func collectReads(in layout: SchemaLayout, from parent: EntityLayout, into reads: inout ReadSet) throws {
+        let destination = try layout.collectReads(ofIncluded: relationship, through: hops, from: parent, into: &reads)
+        for inclusion in nested {
+            try inclusion.collectReads(in: layout, from: destination, into: &reads)
+        }
+    }
+
+    func isSame(_ left: any Sendable, _ right: any Sendable) -> Bool {
+        guard let left = left as? [Prefetched<Destination>], let right = right as? [Prefetched<Destination>],
+            left.count == right.count
+        else { return false }
+        return zip(left, right).allSatisfy { $0.isSame(as: $1, including: nested) }
+    }
 
     func load(in context: ReadContext, parent: EntityLayout, ids: (String, [SQLValue])) throws -> [UUID: any Sendable] {
         guard !hops.isEmpty else { return try load(relationship, in: context, parent: parent, ids: ids) }
