@@ -283,9 +283,6 @@ private struct Inclusion<Destination: Record>: PrefetchInclusion {
         let parents = "FROM (\(parentIDs)) p"
         let rows: String
         let childIDs: String
-        // An unordered to-many comes by ID: each parent's few records are sorted here, which costs
-        // less than SQLite sorting every row of the query by parent and ID in a temporary tree.
-        var sortsByID = false
         if relationship.cardinality == .toOne {
             let column = quoted(parent.columnName(name))
             let from = "\(parents) JOIN \(quoted(parent.table)) o ON o.\"id\" = p.\"id\""
@@ -296,22 +293,19 @@ private struct Inclusion<Destination: Record>: PrefetchInclusion {
         } else {
             switch try layout.storage(of: relationship, from: parent) {
             case .inverseColumn(let inverse, let position):
-                sortsByID = position == nil
                 let owner = "t0.\(quoted(inverse))"
                 let from = "\(parents) JOIN \(quoted(destination.table)) t0 ON \(owner) = p.\"id\"\(discriminator)"
-                // Grouping is by parent, in Swift: only an ordered relationship needs SQLite's sort.
                 rows =
-                    "SELECT \(owner), \(select) \(from)"
-                    + (position.map { " ORDER BY \(owner), t0." + quoted($0) } ?? "")
+                    "SELECT \(owner), \(select) \(from) "
+                    + "ORDER BY \(owner), \(position.map { "t0." + quoted($0) } ?? "t0.\"id\"")"
                 childIDs = "SELECT DISTINCT t0.\"id\" AS \"id\" \(from)"
             case .joinTable(let table, let source, let target, let position):
-                sortsByID = position == nil
                 let from =
                     "\(parents) JOIN \(quoted(table)) j ON j.\(quoted(source)) = p.\"id\" "
                     + "JOIN \(quoted(destination.table)) t0 ON t0.\"id\" = j.\(quoted(target))\(discriminator)"
                 rows =
-                    "SELECT j.\(quoted(source)), \(select) \(from)"
-                    + (position.map { " ORDER BY j.\(quoted(source)), j." + quoted($0) } ?? "")
+                    "SELECT j.\(quoted(source)), \(select) \(from) "
+                    + "ORDER BY j.\(quoted(source)), \(position.map { "j." + quoted($0) } ?? "t0.\"id\"")"
                 childIDs = "SELECT DISTINCT t0.\"id\" AS \"id\" \(from)"
             }
         }
@@ -343,18 +337,6 @@ private struct Inclusion<Destination: Record>: PrefetchInclusion {
             }
             byParent[owner, default: []].append(Prefetched(record: record, related: related))
         }
-        if sortsByID {
-            for parent in byParent.keys {
-                byParent[parent]?.sort { precedes($0.record.id.uuid, $1.record.id.uuid) }
-            }
-        }
         return byParent.mapValues { $0 }
-    }
-}
-
-/// Whether `left` sorts before `right` as the store sorts IDs: their 16 bytes, compared in order.
-private func precedes(_ left: UUID, _ right: UUID) -> Bool {
-    withUnsafeBytes(of: left.uuid) { left in
-        withUnsafeBytes(of: right.uuid) { right in left.lexicographicallyPrecedes(right) }
     }
 }
