@@ -117,6 +117,41 @@ struct PrefetchPropertyTests {
         }
     }
 
+    /// Through a to-one hop: each user with their organization's members (the same records for
+    /// every member of one organization), and those members' trips one level down. The hop's level
+    /// is two statements (which organization each user reaches, then its members), the trips one.
+    @Test func relationshipsThroughAToOneHopArePrefetchedInTwoStatementsPerLevel() async throws {
+        for index in 0..<Self.cases {
+            var random = SplitMix64(seed: 52, index: index)
+            let world = World(&random)
+            let store = try await world.store()
+            let request = User.request().filter { $0.rating >= Int16(random.next(below: 3)) }
+            let prefetch = request.including { $0.organization }
+                .including({ $0.organization.members }, with: { $0.including { $0.trips } })
+            let (users, statements) = try await store.performQuery { [prefetch] context in
+                try Self.countingStatements(on: context) { try context.fetch(prefetch) }
+            }
+            let label = "case \(index)"
+            #expect(
+                statements == (users.isEmpty ? 1 : 5),
+                "\(label): the users, one for the organization, two for the hop's members, one for their trips")
+            for user in users {
+                let members = try user.destinations { $0.organization.members }
+                let expected = world.users.filter {
+                    $0.organizationID != nil && $0.organizationID == user.record.organizationID
+                }
+                #expect(Set(members.map(\.record)) == Set(expected), "\(label): \(user.record.username)'s colleagues")
+                #expect(members.count == expected.count, "\(label): each member once")
+                for member in members {
+                    #expect(
+                        Set(try member.destinations { $0.trips }.map(\.record))
+                            == Set(world.trips.filter { $0.ownerID == member.record.id }),
+                        "\(label): a colleague's trips")
+                }
+            }
+        }
+    }
+
     @Test func aRelationshipNotIncludedIsAnErrorThatNamesTheFix() async throws {
         let store = try Store.inMemory(schema: Trips.schema)
         let user = makeTripsUser("ada", familyName: "Lovelace")

@@ -452,6 +452,38 @@ private struct StageRun {
             try execute(connection.dialect.addColumn(sql, to: table), .addColumn(table: table, column: column))
             try keepNegativeZero(of: column, in: table)
         }
+        try clearAddedFields(in: table, keeping: kept)
+    }
+
+    /// `ADD COLUMN` gives every existing row the column's default, but a row whose optional
+    /// composite is absent must stay absent: a field's default in some columns beside NULL in
+    /// another required one reads as neither, and the step was refused. The added columns of such
+    /// a composite are cleared where it was absent before (every row, for a new attribute).
+    private mutating func clearAddedFields(in table: String, keeping kept: Set<String>) throws {
+        var groups: [String: [ColumnLayout]] = [:]
+        for entity in destination.entities.values where entity.table == table {
+            for column in entity.columns where column.field != nil {
+                groups[column.property, default: []].append(column)
+            }
+        }
+        for property in groups.keys.sorted() {
+            let columns = groups[property] ?? []
+            // An optional composite: every column may be NULL, and a required field says whether it is there.
+            guard columns.allSatisfy(\.isOptional), columns.contains(where: \.isRequiredField) else { continue }
+            let added = columns.filter { !kept.contains($0.name) && $0.defaultLiteral != nil }
+            guard !added.isEmpty else { continue }
+            let before = columns.filter { kept.contains($0.name) }
+            let previouslyRequired = before.filter(\.isRequiredField)
+            // Without a required field before, the composite read as present in every row.
+            guard before.isEmpty || !previouslyRequired.isEmpty else { continue }
+            let absent =
+                previouslyRequired.isEmpty
+                ? "" : " WHERE " + previouslyRequired.map { "\(quoted($0.name)) IS NULL" }.joined(separator: " OR ")
+            try execute(
+                "UPDATE \(quoted(table)) SET "
+                    + added.map { "\(quoted($0.name)) = NULL" }.joined(separator: ", ") + absent,
+                .updateRows(table: table, reason: "\(property) stays absent where it was"))
+        }
     }
 
     /// SQLite gives the rows that existed before `ADD COLUMN` its default in a compact form, in

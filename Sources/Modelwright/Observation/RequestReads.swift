@@ -58,6 +58,24 @@ extension SchemaLayout {
         }
     }
 
+    /// Records what a prefetched relationship reads (see ``PrefetchRequest``), reached from
+    /// `parent` through to-one `hops`: the hops' columns, the relationship's link and every column
+    /// of its destination, which it returns.
+    func collectReads(
+        ofIncluded name: String, through hops: [String], from parent: EntityLayout, into reads: inout ReadSet
+    ) throws -> EntityLayout {
+        let last = try follow(hops, from: parent, into: &reads)
+        let (relationship, destination) = try self.destination(of: name, from: last)
+        if relationship.cardinality == .toOne {
+            reads.read(last.columnName(name), of: last.table)
+        } else {
+            try collectReads(of: relationship, from: last, to: destination, into: &reads)
+        }
+        reads.read(["id"] + destination.columns.map(\.name), of: destination.table)
+        if destination.hasDiscriminator { reads.read("_entity", of: destination.table) }
+        return destination
+    }
+
     private func follow(_ hops: [String], from entity: EntityLayout, into reads: inout ReadSet) throws -> EntityLayout {
         var current = entity
         for hop in hops {

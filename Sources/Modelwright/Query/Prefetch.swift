@@ -17,6 +17,10 @@ import Foundation
 /// }
 /// ```
 ///
+/// A relationship reached through to-one hops is included the same way
+/// (`.including { $0.organization.members }`: each user with their organization's members), for two
+/// queries: which record each parent reaches, then the relationship's records for all of them.
+///
 /// A to-many relationship's records come in its order when it is ordered, and by ID otherwise.
 public struct PrefetchRequest<Target: Record>: Sendable {
     /// The records fetched.
@@ -47,10 +51,10 @@ public struct PrefetchRequest<Target: Record>: Sendable {
         _ hops: [String], _ name: String,
         _ nested: (PrefetchRequest<Destination>) -> PrefetchRequest<Destination>
     ) -> PrefetchRequest {
-        // A relationship reached through a to-one hop is not the record's own; it is refused when run.
+        // A relationship reached through to-one hops (`$0.organization.members`) is loaded for the
+        // records at the end of the hops, and handed to each parent that reaches them.
         let inner = nested(PrefetchRequest<Destination>(request: FetchRequest(), inclusions: []))
-        let inclusion = Inclusion<Destination>(
-            name: (hops + [name]).joined(separator: "."), nested: inner.inclusions)
+        let inclusion = Inclusion<Destination>(hops: hops, relationship: name, nested: inner.inclusions)
         return PrefetchRequest(request: request, inclusions: inclusions + [inclusion])
     }
 }
@@ -84,15 +88,16 @@ public struct Prefetched<Target: Record>: Sendable {
     public func destinations<Destination: RecordFields>(
         _ relationship: (Target.Fields) -> ToMany<Destination>
     ) throws -> [Prefetched<Destination.Target>] {
-        try records(relationship(Target.Fields(path: .root)).path.relationship)
+        let path = relationship(Target.Fields(path: .root)).path
+        return try records((path.hops + [path.relationship]).joined(separator: "."))
     }
 
     /// The record of an included to-one relationship, `nil` when it is empty.
     public func destination<Destination: RecordFields>(
         _ relationship: (Target.Fields) -> ToOne<Destination>
     ) throws -> Prefetched<Destination.Target>? {
-        let records: [Prefetched<Destination.Target>] = try records(
-            relationship(Target.Fields(path: .root)).path.column)
+        let path = relationship(Target.Fields(path: .root)).path
+        let records: [Prefetched<Destination.Target>] = try records((path.hops + [path.column]).joined(separator: "."))
         return records.first
     }
 
@@ -107,7 +112,8 @@ public struct Prefetched<Target: Record>: Sendable {
 
 extension ReadContext {
     /// The request's records, each with the records of the relationships the request includes:
-    /// one query for the records, then one per included relationship at each level.
+    /// one query for the records, then one per included relationship at each level (two for one
+    /// reached through to-one hops).
     public func fetch<Target: Record>(_ request: PrefetchRequest<Target>) throws -> [Prefetched<Target>] {
         let entity = try layout.entity(Target.entityName)
         let records = try fetch(request.request)
@@ -126,9 +132,68 @@ extension ReadContext {
     }
 }
 
+extension Store {
+    /// The request's records with their included relationships' records now, then again after
+    /// every commit that changes any of them: a write to the records, to the related records or to
+    /// the links between them. A commit that touches none of these wakes nothing, and a result
+    /// equal to the last one delivered is not delivered again.
+    ///
+    /// ```swift
+    /// for try await users in store.observe(User.request().including { $0.trips }) {
+    ///     show(users)
+    /// }
+    /// ```
+    public func observe<Target: Record>(
+        _ request: PrefetchRequest<Target>
+    ) -> AsyncThrowingStream<[Prefetched<Target>], Error> {
+        AsyncThrowingStream { continuation in
+            let last = Locked<[Prefetched<Target>]?>(nil)
+            let token = observe(
+                request.request,
+                extraReads: { layout, reads in
+                    let entity = try layout.entity(Target.entityName)
+                    for inclusion in request.inclusions {
+                        try inclusion.collectReads(in: layout, from: entity, into: &reads)
+                    }
+                }
+            ) { (context: ReadContext) in
+                let records = try context.fetch(request)
+                let isNew = last.withLock { last in
+                    defer { last = records }
+                    guard let last, last.count == records.count else { return true }
+                    return zip(last, records).contains { !$0.isSame(as: $1, including: request.inclusions) }
+                }
+                if isNew { continuation.yield(records) }
+            } failure: { error in
+                continuation.finish(throwing: error)
+            } closed: {
+                continuation.finish()
+            }
+            continuation.onTermination = { [observers] _ in
+                if let token { observers.remove(token) }
+            }
+        }
+    }
+}
+
+extension Prefetched {
+    /// Whether the two hold the same record and the same related records, for the change check
+    /// of an observed request.
+    func isSame(as other: Prefetched, including inclusions: [any PrefetchInclusion]) -> Bool {
+        guard record == other.record else { return false }
+        return inclusions.allSatisfy { inclusion in
+            inclusion.isSame(related[inclusion.name] ?? inclusion.none, other.related[inclusion.name] ?? inclusion.none)
+        }
+    }
+}
+
 /// One included relationship, whatever its destination type: it loads its records for every
 /// parent the `ids` subquery selects, in one query, and those of its nested inclusions.
 protocol PrefetchInclusion: Sendable {
+    /// What it reads, from `parent`, with its nested inclusions, for observation.
+    func collectReads(in layout: SchemaLayout, from parent: EntityLayout, into reads: inout ReadSet) throws
+    /// Whether two of its values (`[Prefetched<Destination>]`) hold the same records.
+    func isSame(_ left: any Sendable, _ right: any Sendable) -> Bool
     /// The relationship's name on the parent.
     var name: String { get }
     /// Loads the relationship's records, grouped by parent ID: each value is a
@@ -141,12 +206,71 @@ protocol PrefetchInclusion: Sendable {
 
 /// An included relationship whose destination is `Destination`.
 private struct Inclusion<Destination: Record>: PrefetchInclusion {
-    let name: String
+    /// The to-one relationships followed before the included one, from the parent.
+    let hops: [String]
+    /// The included relationship, on the record the hops reach.
+    let relationship: String
     let nested: [any PrefetchInclusion]
 
+    var name: String { (hops + [relationship]).joined(separator: ".") }
     var none: any Sendable { [Prefetched<Destination>]() }
 
+    func collectReads(in layout: SchemaLayout, from parent: EntityLayout, into reads: inout ReadSet) throws {
+        let destination = try layout.collectReads(ofIncluded: relationship, through: hops, from: parent, into: &reads)
+        for inclusion in nested {
+            try inclusion.collectReads(in: layout, from: destination, into: &reads)
+        }
+    }
+
+    func isSame(_ left: any Sendable, _ right: any Sendable) -> Bool {
+        guard let left = left as? [Prefetched<Destination>], let right = right as? [Prefetched<Destination>],
+            left.count == right.count
+        else { return false }
+        return zip(left, right).allSatisfy { $0.isSame(as: $1, including: nested) }
+    }
+
     func load(in context: ReadContext, parent: EntityLayout, ids: (String, [SQLValue])) throws -> [UUID: any Sendable] {
+        guard !hops.isEmpty else { return try load(relationship, in: context, parent: parent, ids: ids) }
+        // Two queries for the level: which record each parent reaches through the hops, then the
+        // relationship's records for all those records at once.
+        var joins = "FROM (\(ids.0)) p JOIN \(quoted(parent.table)) h0 ON h0.\"id\" = p.\"id\""
+        var reached = parent
+        for (index, hop) in hops.enumerated() {
+            let (relationship, next) = try context.layout.destination(of: hop, from: reached)
+            guard relationship.cardinality == .toOne else {
+                throw StoreError.unsupportedQuery("'\(hop)' of \(reached.name) is not a to-one relationship")
+            }
+            joins +=
+                " JOIN \(quoted(next.table)) h\(index + 1) "
+                + "ON h\(index + 1).\"id\" = h\(index).\(quoted(reached.columnName(hop)))"
+            reached = next
+        }
+        let end = "h\(hops.count).\"id\""
+        var ends: [(parent: UUID, end: UUID)] = []
+        let statement = try context.connection.statement("SELECT p.\"id\", \(end) \(joins)")
+        do {
+            defer { statement.reset() }
+            for (index, argument) in ids.1.enumerated() {
+                statement.bind(argument, Int32(index + 1))
+            }
+            while try statement.step() {
+                guard let parent = statement.uuid(0), let end = statement.uuid(1) else { continue }
+                ends.append((parent, end))
+            }
+        }
+        let byEnd = try load(
+            relationship, in: context, parent: reached, ids: ("SELECT DISTINCT \(end) AS \"id\" \(joins)", ids.1))
+        var byParent: [UUID: any Sendable] = [:]
+        for (parent, end) in ends {
+            byParent[parent] = byEnd[end]
+        }
+        return byParent
+    }
+
+    /// Loads `name`, a relationship of `parent` itself, for every parent the `ids` subquery selects.
+    private func load(
+        _ name: String, in context: ReadContext, parent: EntityLayout, ids: (String, [SQLValue])
+    ) throws -> [UUID: any Sendable] {
         let layout = context.layout
         let (relationship, destination) = try layout.destination(of: name, from: parent)
         guard destination.name == Destination.entityName || destination.entityNames.contains(Destination.entityName)

@@ -561,6 +561,7 @@ public final class Store: Sendable {
     func observe<Target: Record>(
         _ request: FetchRequest<Target>,
         extraKeys: [ColumnPath] = [],
+        extraReads: (SchemaLayout, inout ReadSet) throws -> Void = { _, _ in },
         changed: @escaping @Sendable (StoreChanges) -> Void = { _ in },
         refresh: @escaping @Sendable (ReadContext) throws -> Void,
         failure: @escaping @Sendable (Error) -> Void,
@@ -568,7 +569,9 @@ public final class Store: Sendable {
     ) -> UUID? {
         let reads: ReadSet
         do {
-            reads = try layout.reads(of: request, extraKeys: extraKeys)
+            var all = try layout.reads(of: request, extraKeys: extraKeys)
+            try extraReads(layout, &all)
+            reads = all
         } catch {
             failure(error)
             return nil

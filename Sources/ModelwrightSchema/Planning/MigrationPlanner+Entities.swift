@@ -2,6 +2,14 @@ import Modelwright
 
 /// Diffing one entity: its parent, abstractness and attributes (moved up or down a level too).
 extension MigrationPlanner {
+    /// Whether rows that did not have `attribute` get a value from the schema: its own default, or
+    /// for a composite, a default for each of its required fields (the columns' defaults fill them).
+    private static func hasDefault(_ attribute: EntityGraph.Attribute) -> Bool {
+        if attribute.defaultValue != nil { return true }
+        guard case .composite(let composite) = attribute.type else { return false }
+        return composite.fields.allSatisfy { $0.isOptional || $0.defaultValue != nil }
+    }
+
     mutating func diffEntity(_ oldEntity: EntityGraph.Entity, _ entity: EntityGraph.Entity) {
         let oldParent = oldEntity.parent
         let newParentOldName = entity.parent.map { newEntities[$0]?.renamedFrom ?? $0 }
@@ -41,7 +49,7 @@ extension MigrationPlanner {
                 let (descendant, moved) = movedUp(oldName, to: oldEntity, named: entity.name)
             {
                 let summary = "move attribute \(descendant.name).\(oldName) up to \(entity.name).\(attribute.name)"
-                if attribute.isOptional || attribute.defaultValue != nil {
+                if attribute.isOptional || Self.hasDefault(attribute) {
                     add(
                         .lightweight, summary, entity, at: attribute.range.start,
                         caution: attribute.isOptional
@@ -67,6 +75,12 @@ extension MigrationPlanner {
                         .lightweight, summary, entity, at: attribute.range.start,
                         caution:
                             "every existing \(entity.name) gets \(describe(value)); if rows need their own values (what a Core Data mapping model would set), declare a custom stage"
+                    )
+                } else if Self.hasDefault(attribute) {
+                    add(
+                        .lightweight, summary, entity, at: attribute.range.start,
+                        caution:
+                            "every existing \(entity.name) gets the defaults of \(attribute.name)'s fields; if rows need their own values, declare a custom stage"
                     )
                 } else {
                     add(

@@ -116,6 +116,12 @@ extension EntityGraph {
         package var indexes: [[String]]
         /// The attributes marked `@searchable`, in declaration order: the columns of its full-text index.
         package var searchableAttributes: [String] = []
+        /// Where each uniqueness constraint was written (an attribute's `@unique`, or the entity's
+        /// `@unique(…)`), by its names as written: what a frozen-version error points at.
+        package var uniquenessRanges: [[String]: SourceRange] = [:]
+        /// Where each index was written (an attribute's `@indexed`, or the entity's `@index(…)`),
+        /// by its names as written.
+        package var indexRanges: [[String]: SourceRange] = [:]
         /// The default sort order.
         package var defaultSort: [SortDescription]
         /// Its name in the previous version.
@@ -267,6 +273,8 @@ extension EntityGraph {
         package var caseDocs: [String: [String]]
         /// Where it was declared.
         package var range: SourceRange
+        /// Where each case was declared, by case name: what a frozen-version error points at.
+        package var caseRanges: [String: SourceRange] = [:]
     }
 
     /// A resolved composite type.

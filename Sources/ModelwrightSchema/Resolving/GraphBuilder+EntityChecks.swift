@@ -156,8 +156,12 @@ extension GraphBuilder {
                     sort.append(SortDescription(attribute: property.text, ascending: ascending))
                 }
                 switch name {
-                case "unique": entity.uniquenessConstraints.append(names)
-                case "index": entity.indexes.append(names)
+                case "unique":
+                    entity.uniquenessConstraints.append(names)
+                    entity.uniquenessRanges[names] = entity.uniquenessRanges[names] ?? annotation.range
+                case "index":
+                    entity.indexes.append(names)
+                    entity.indexRanges[names] = entity.indexRanges[names] ?? annotation.range
                 default:
                     if !entity.defaultSort.isEmpty {
                         diagnostics.error(

@@ -136,8 +136,10 @@ extension GraphBuilder {
                     "a Codable attribute cannot be '@\(name)': it is stored as JSON", at: annotation.range.start)
             } else if name == "unique" {
                 entity.uniquenessConstraints.append([property.name.text])
+                entity.uniquenessRanges[[property.name.text]] = annotation.range
             } else {
                 entity.indexes.append([property.name.text])
+                entity.indexRanges[[property.name.text]] = annotation.range
             }
         }
         if let annotation = annotations["searchable"] {

@@ -55,6 +55,7 @@ extension GraphBuilder {
         }
         var cases: [EnumDescription.Case] = []
         var caseDocs: [String: [String]] = [:]
+        var caseRanges: [String: SourceRange] = [:]
         var seenNames: [String: AST.Name] = [:]
         var seenRawValues: [String: AST.Name] = [:]
         var nextInteger: Int64 = 0
@@ -104,6 +105,7 @@ extension GraphBuilder {
             seenRawValues[rawValue] = name
             cases.append(EnumDescription.Case(name: name.text, rawValue: rawValue))
             caseDocs[name.text] = enumCase.doc
+            caseRanges[name.text] = name.range
         }
         if cases.isEmpty {
             diagnostics.error("enum '\(enumeration.name.text)' has no cases", at: enumeration.name.range.start)
@@ -112,7 +114,8 @@ extension GraphBuilder {
             schemaDescription: EnumDescription(name: enumeration.name.text, rawType: rawType, cases: cases),
             doc: enumeration.doc,
             caseDocs: caseDocs,
-            range: enumeration.range
+            range: enumeration.range,
+            caseRanges: caseRanges
         )
         enumerations[enumeration.name.text] = resolved
         enumerationTypes[enumeration.name.text] = .enumeration(resolved.schemaDescription)

@@ -52,24 +52,18 @@ extension VersionChecker {
             }
             let checksum = versions[index].checksum.hexDigits
             let header = versions[index].graph.headerRange.start
-            guard checksum != frozen.checksum else {
-                // The checksum covers no enum case and no stage: what the lock records of them.
-                if let change = changedEnumOrStage(in: versions[index], since: frozen) {
-                    sinks[index].error(
-                        "version \(frozen.version) is frozen (released), but \(change.what)",
-                        at: change.position,
-                        notes: [
-                            (
-                                "undo the change here and make it in a new version instead: 'modelwright new-version \(folder)' starts version \((versions.last?.number ?? 0) + 1) as a copy of the current one",
-                                change.position
-                            )
-                        ])
-                }
-                continue
-            }
-            let change = firstChange(in: versions[index], since: frozen)
+            // The checksum covers no enum case, stage or clause: what the lock records of them. An
+            // enum edit comes first even when the checksum changed too: a case's raw value shifts
+            // every attribute default of it, which would otherwise be blamed for the enum's edit.
+            let outside = changedEnumOrStage(in: versions[index], since: frozen)
+            guard checksum != frozen.checksum || outside != nil else { continue }
+            let change = outside ?? firstChange(in: versions[index], since: frozen)
+            let checksums =
+                checksum == frozen.checksum
+                ? ""
+                : ": \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open"
             sinks[index].error(
-                "version \(frozen.version) is frozen (released)\(change.map { ", but \($0.what)" } ?? ""): \(LockFile.fileName) records checksum \(frozen.checksum), but this file now has checksum \(checksum); stores created with the released version would no longer open",
+                "version \(frozen.version) is frozen (released)\(change.map { ", but \($0.what)" } ?? "")\(checksums)",
                 at: change?.position ?? header,
                 notes: [
                     (
@@ -111,14 +105,22 @@ extension VersionChecker {
                         enumeration.range.start
                     )
                 }
+                // An Int enum numbers the cases without a raw value in order, so a reorder shows as
+                // a changed raw value: say so, since the edit itself names no number.
+                let reordered =
+                    Set(before.keys) == Set(cases.map(\.name)) && Set(before.values) == Set(cases.map(\.rawValue))
                 for enumCase in cases {
+                    let position = enumeration.caseRanges[enumCase.name]?.start ?? enumeration.range.start
                     switch before[enumCase.name] {
                     case nil:
-                        return ("case '\(name).\(enumCase.name)' was added here", enumeration.range.start)
+                        return ("case '\(name).\(enumCase.name)' was added here", position)
                     case let raw? where raw != enumCase.rawValue:
                         return (
-                            "the raw value of '\(name).\(enumCase.name)' changed from \(raw) to \(enumCase.rawValue): stores on devices hold \(raw)",
-                            enumeration.range.start
+                            "the raw value of '\(name).\(enumCase.name)' changed from \(raw) to \(enumCase.rawValue): stores on devices hold \(raw)"
+                                + (reordered
+                                    ? "; the cases were reordered, and an Int enum numbers the cases without a raw value in their order: restore the order, or write the released raw values ('\(enumCase.name) = \(raw)')"
+                                    : ""),
+                            position
                         )
                     default: continue
                     }
@@ -154,6 +156,22 @@ extension VersionChecker {
                 )
             }
         }
+        if let recorded = frozen.clauses {
+            let clauses = LockFile.migrationClauses(of: graph)
+            if let added = clauses.first(where: { !recorded.contains($0.text) }) {
+                return (
+                    "'\(added.text)' was added to its migration block: devices migrated to it by the released block",
+                    added.range.start
+                )
+            }
+            let current = Set(clauses.map(\.text))
+            if let removed = recorded.first(where: { !current.contains($0) }) {
+                return (
+                    "'\(removed)' was removed from its migration block: devices migrated to it by the released block",
+                    graph.migration?.range.start ?? graph.headerRange.start
+                )
+            }
+        }
         return nil
     }
 
@@ -179,19 +197,20 @@ extension VersionChecker {
         }
         let constraints =
             entity.uniquenessConstraints.map {
-                (LockFile.memberKey("unique", $0.sorted()), "uniqueness constraint", $0)
+                (LockFile.memberKey("unique", $0.sorted()), "uniqueness constraint", $0, entity.uniquenessRanges[$0])
             }
-            + entity.indexes.map { (LockFile.memberKey("index", $0), "index", $0) }
+            + entity.indexes.map { (LockFile.memberKey("index", $0), "index", $0, entity.indexRanges[$0]) }
             + (entity.searchableAttributes.isEmpty
                 ? []
                 : [
                     (
                         LockFile.memberKey("search", entity.searchableAttributes.sorted()), "full-text index",
-                        entity.searchableAttributes.sorted()
+                        entity.searchableAttributes.sorted(), nil
                     )
                 ])
-        for (key, kind, names) in constraints where recorded[key] == nil {
-            return ("the \(kind) (\(names.joined(separator: ", "))) was added", entity.range.start)
+        for (key, kind, names, range) in constraints.sorted(by: { ($0.3?.start ?? 0) < ($1.3?.start ?? 0) })
+        where recorded[key] == nil {
+            return ("the \(kind) (\(names.joined(separator: ", "))) was added here", range?.start ?? entity.range.start)
         }
         if let removed = recorded.keys.filter({ current[$0] == nil }).sorted().first {
             let parts = removed.split(separator: " ", maxSplits: 1).map(String.init)

@@ -50,6 +50,26 @@ package struct LockFile: Codable, Sendable, Equatable {
         /// store holds, so the checksum leaves it out and the lock keeps it. Absent from lock files
         /// written before it existed: not checked.
         package var sync: [String: String]? = nil
+        /// The migration block's other clauses when it was frozen, in order: each accepted loss
+        /// (`lossy Book.rating`) and each change a custom stage covers (`covers fill Book.rating`),
+        /// as ``migrationClauses(of:)`` spells them. Devices have migrated by the released rules,
+        /// and the checksum covers neither. Absent from lock files written before it existed: not
+        /// checked.
+        package var clauses: [String]? = nil
+    }
+
+    /// The accepted losses and covered changes of `graph`'s migration block, in the file's order,
+    /// as ``FrozenVersion/clauses`` records them, with where each was written. A loss's reason is
+    /// prose, like a doc comment, and may be edited.
+    package static func migrationClauses(of graph: EntityGraph) -> [(text: String, range: SourceRange)] {
+        guard let migration = graph.migration else { return [] }
+        let losses = migration.acceptedLosses.map { loss in
+            ("lossy " + [loss.entity, loss.property].compactMap { $0 }.joined(separator: "."), loss.range)
+        }
+        let covers = migration.customStages.flatMap { stage in
+            (stage.covers ?? []).map { ("covers \(stage.name) \($0.text)", $0.range) }
+        }
+        return (losses + covers).sorted { $0.1.start < $1.1.start }
     }
 
     /// The `@sync` marking of each synced entity of `graph`, as ``FrozenVersion/sync`` records it.
@@ -155,7 +175,8 @@ package struct LockFile: Codable, Sendable, Equatable {
                 FrozenVersion(
                     version: $0.number, checksum: $0.checksum.hexDigits, entities: entityDigests(of: $0.schema),
                     members: memberDigests(of: $0.schema), enums: enumCases(of: $0.graph),
-                    stages: $0.graph.migration?.customStages.map(\.name) ?? [], sync: syncMarkings(of: $0.graph))
+                    stages: $0.graph.migration?.customStages.map(\.name) ?? [], sync: syncMarkings(of: $0.graph),
+                    clauses: migrationClauses(of: $0.graph).map(\.text))
             }
         )
     }
