@@ -11,24 +11,31 @@ import Foundation
 /// the same way, and every statement is plain SQL both engines read; they always run inside the
 /// caller's write transaction, with the data they describe.
 enum SyncBookkeeping {
-    static let rows = HistorySQL.tablePrefix + "sync_rows"
-    static let state = HistorySQL.tablePrefix + "sync_state"
-    static let links = HistorySQL.tablePrefix + "sync_links"
+    static let rows = "_mw_history_sync_rows"
+    static let state = "_mw_history_sync_state"
+    static let links = "_mw_history_sync_links"
+
+    /// The prefix of the sync tables' names (within the history tables' prefix).
+    static let tablePrefix = HistorySQL.tablePrefix + "sync_"
 
     /// Creates the tables when they are missing.
     static func prepare(on connection: some DatabaseConnection) throws {
-        try connection.execute([
-            "CREATE TABLE IF NOT EXISTS \(quoted(rows)) (\"entity\" TEXT NOT NULL, \"id\" TEXT NOT NULL, "
-                + "\"cursor\" BIGINT, \"pending\" BIGINT, \"change\" TEXT NOT NULL, PRIMARY KEY (\"entity\", \"id\"))",
-            "CREATE INDEX IF NOT EXISTS \(quoted(rows + "_cursor")) ON \(quoted(rows)) (\"cursor\")",
-            "CREATE INDEX IF NOT EXISTS \(quoted(rows + "_pending")) ON \(quoted(rows)) (\"pending\")",
-            "CREATE TABLE IF NOT EXISTS \(quoted(state)) (\"key\" TEXT NOT NULL PRIMARY KEY, \"value\" TEXT NOT NULL)",
-            "CREATE TABLE IF NOT EXISTS \(quoted(links)) (\"joinTable\" TEXT NOT NULL, \"source\" TEXT NOT NULL, "
-                + "\"destination\" TEXT NOT NULL, PRIMARY KEY (\"joinTable\", \"source\", \"destination\"))",
-            "CREATE INDEX IF NOT EXISTS \(quoted(links + "_destination")) ON \(quoted(links)) "
-                + "(\"joinTable\", \"destination\")",
-        ])
+        try connection.execute(createStatements)
     }
+
+    /// The statements that create the tables, which store verification also expects when a store
+    /// has any of them.
+    static let createStatements = [
+        "CREATE TABLE IF NOT EXISTS \(quoted(rows)) (\"entity\" TEXT NOT NULL, \"id\" TEXT NOT NULL, "
+            + "\"cursor\" BIGINT, \"pending\" BIGINT, \"change\" TEXT NOT NULL, PRIMARY KEY (\"entity\", \"id\"))",
+        "CREATE INDEX IF NOT EXISTS \(quoted(rows + "_cursor")) ON \(quoted(rows)) (\"cursor\")",
+        "CREATE INDEX IF NOT EXISTS \(quoted(rows + "_pending")) ON \(quoted(rows)) (\"pending\")",
+        "CREATE TABLE IF NOT EXISTS \(quoted(state)) (\"key\" TEXT NOT NULL PRIMARY KEY, \"value\" TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS \(quoted(links)) (\"joinTable\" TEXT NOT NULL, \"source\" TEXT NOT NULL, "
+            + "\"destination\" TEXT NOT NULL, PRIMARY KEY (\"joinTable\", \"source\", \"destination\"))",
+        "CREATE INDEX IF NOT EXISTS \(quoted(links + "_destination")) ON \(quoted(links)) "
+            + "(\"joinTable\", \"destination\")",
+    ]
 
     // MARK: - State
 
