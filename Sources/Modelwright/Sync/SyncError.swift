@@ -28,6 +28,8 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     /// The pull's cursor is before tombstones the server has purged: the device must start again
     /// from the beginning (a pull without a cursor).
     case cursorExpired(since: SyncCursor, purgedThrough: SyncCursor)
+    /// The server could not answer (its store failed, say); nothing of the request was applied.
+    case serverFailure(reason: String)
     /// The device store does not record persistent history, which the engine reads its changes from.
     case historyDisabled
 
@@ -54,6 +56,8 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
             "the change to \(row) touches a row this user may not see or change; nothing of the push was applied"
         case .cursorExpired(let since, let purged):
             "the pull's cursor \(since.position) is before tombstones the server purged (through \(purged.position)): pull again from the beginning"
+        case .serverFailure(let reason):
+            "the server could not answer (\(reason)); nothing was applied: try again later"
         case .historyDisabled:
             "the device store does not record persistent history: open it with `history: .enabled(author:)` to sync it"
         }
