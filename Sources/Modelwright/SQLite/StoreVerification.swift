@@ -146,8 +146,14 @@ enum StoreVerification {
         // History tables are the store's whether or not this opening records history: when any is
         // there, all must be, exactly as the runtime creates them (what they bring beside them,
         // `sqlite_sequence`, included).
-        if actual.contains(where: { $0.name.hasPrefix(HistorySQL.tablePrefix) }) {
+        if actual.contains(where: {
+            $0.name.hasPrefix(HistorySQL.tablePrefix) && !$0.name.hasPrefix(SyncBookkeeping.tablePrefix)
+        }) {
             statements += HistorySQL.create(in: connection.dialect)
+        }
+        // Sync's tables (which share the history prefix) likewise: all of them, as sync creates them.
+        if actual.contains(where: { $0.name.hasPrefix(SyncBookkeeping.tablePrefix) }) {
+            statements += SyncBookkeeping.createStatements
         }
         var expected = try entries(created: statements)
         if historyIsKnown == false {

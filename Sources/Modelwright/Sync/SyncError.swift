@@ -14,6 +14,24 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     /// A field of the message breaks the protocol (no protocol version, a negative limit, a name
     /// that is not a schema name): `field` is its path in the message, `reason` says what to send.
     case malformedMessage(field: String, reason: String)
+    /// The device runs a model version the server cannot serve (an older one, whose changes the
+    /// server does not translate, or a newer one): nothing was applied or sent.
+    case schemaVersionUnsupported(device: SyncSchemaVersion, server: SyncSchemaVersion)
+    /// A change names a row, an attribute or a link the server's model does not have, or breaks a
+    /// rule of the store (a required value missing, a uniqueness constraint): nothing of the push
+    /// was applied.
+    case changeRefused(row: RowKey, reason: String)
+    /// The request's credentials were refused by the server's authentication.
+    case notAuthenticated
+    /// The push touches a row outside the user's scope: nothing of it was applied.
+    case outOfScope(row: RowKey)
+    /// The pull's cursor is before tombstones the server has purged: the device must start again
+    /// from the beginning (a pull without a cursor).
+    case cursorExpired(since: SyncCursor, purgedThrough: SyncCursor)
+    /// The server could not answer (its store failed, say); nothing of the request was applied.
+    case serverFailure(reason: String)
+    /// The device store does not record persistent history, which the engine reads its changes from.
+    case historyDisabled
 
     /// What went wrong and what to do, in the user's terms.
     public var description: String {
@@ -26,6 +44,22 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
             "the message uses sync protocol version \(found), and this side speaks versions \(supported.lowerBound) to \(supported.upperBound): update the app or the server"
         case .malformedMessage(let field, let reason):
             "the message's field \(field) is malformed: \(reason)"
+        case .schemaVersionUnsupported(let device, let server):
+            device.version < server.version || device.model != server.model
+                ? "the app's data model (\(device.model) version \(device.version)) is older than the server's (\(server.model) version \(server.version)) and cannot sync with it: update the app"
+                : "the app's data model (\(device.model) version \(device.version), checksum \(device.checksum)) is not one the server serves (\(server.model) version \(server.version), checksum \(server.checksum)): update the server, or the app if its version was edited after release"
+        case .changeRefused(let row, let reason):
+            "the change to \(row) was refused: \(reason); nothing of the push was applied"
+        case .notAuthenticated:
+            "the server did not accept the request's credentials: sign in again"
+        case .outOfScope(let row):
+            "the change to \(row) touches a row this user may not see or change; nothing of the push was applied"
+        case .cursorExpired(let since, let purged):
+            "the pull's cursor \(since.position) is before tombstones the server purged (through \(purged.position)): pull again from the beginning"
+        case .serverFailure(let reason):
+            "the server could not answer (\(reason)); nothing was applied: try again later"
+        case .historyDisabled:
+            "the device store does not record persistent history: open it with `history: .enabled(author:)` to sync it"
         }
     }
 }

@@ -1,0 +1,270 @@
+import Foundation
+
+/// The tables sync keeps beside a store's schema, on a device and on the server alike, and the SQL
+/// that reads and writes them: what is known of each row (its ``RowChange``, stamps and
+/// tombstone included), the state that lets a node resume (its ID, its clock, its tokens and
+/// cursors), and the to-many links last seen in the join tables.
+///
+/// The names start with the history tables' prefix on purpose: the store's schema verification
+/// leaves those tables out (they are not the model's), and every migration stage keeps them, so
+/// sync needs no change to either. Every column is `TEXT` or `BIGINT`, which both engines store
+/// the same way, and every statement is plain SQL both engines read; they always run inside the
+/// caller's write transaction, with the data they describe.
+enum SyncBookkeeping {
+    static let rows = "_mw_history_sync_rows"
+    static let state = "_mw_history_sync_state"
+    static let links = "_mw_history_sync_links"
+
+    /// The prefix of the sync tables' names (within the history tables' prefix).
+    static let tablePrefix = HistorySQL.tablePrefix + "sync_"
+
+    /// Creates the tables when they are missing.
+    static func prepare(on connection: some DatabaseConnection) throws {
+        try connection.execute(createStatements)
+    }
+
+    /// The statements that create the tables, which store verification also expects when a store
+    /// has any of them.
+    static let createStatements = [
+        "CREATE TABLE IF NOT EXISTS \(quoted(rows)) (\"entity\" TEXT NOT NULL, \"id\" TEXT NOT NULL, "
+            + "\"cursor\" BIGINT, \"pending\" BIGINT, \"change\" TEXT NOT NULL, PRIMARY KEY (\"entity\", \"id\"))",
+        "CREATE INDEX IF NOT EXISTS \(quoted(rows + "_cursor")) ON \(quoted(rows)) (\"cursor\")",
+        "CREATE INDEX IF NOT EXISTS \(quoted(rows + "_pending")) ON \(quoted(rows)) (\"pending\")",
+        "CREATE TABLE IF NOT EXISTS \(quoted(state)) (\"key\" TEXT NOT NULL PRIMARY KEY, \"value\" TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS \(quoted(links)) (\"joinTable\" TEXT NOT NULL, \"source\" TEXT NOT NULL, "
+            + "\"destination\" TEXT NOT NULL, PRIMARY KEY (\"joinTable\", \"source\", \"destination\"))",
+        "CREATE INDEX IF NOT EXISTS \(quoted(links + "_destination")) ON \(quoted(links)) "
+            + "(\"joinTable\", \"destination\")",
+    ]
+
+    // MARK: - State
+
+    /// The value kept under `key`, or `nil`.
+    static func value(_ key: String, on connection: some DatabaseConnection) throws -> String? {
+        let statement = try connection.statement("SELECT \"value\" FROM \(quoted(state)) WHERE \"key\" = ?")
+        defer { statement.reset() }
+        statement.bind(key, 1)
+        guard try statement.step() else { return nil }
+        return statement.string(0)
+    }
+
+    /// Keeps `value` under `key`.
+    static func setValue(_ value: String, for key: String, on connection: some DatabaseConnection) throws {
+        let statement = try connection.statement(
+            "INSERT INTO \(quoted(state)) (\"key\", \"value\") VALUES (?, ?) "
+                + "ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\"")
+        defer { statement.reset() }
+        statement.bind(key, 1)
+        statement.bind(value, 2)
+        try statement.run()
+    }
+
+    /// The `Codable` value kept under `key`, as JSON.
+    static func decoded<Value: Decodable>(
+        _ type: Value.Type, _ key: String, on connection: some DatabaseConnection
+    ) throws -> Value? {
+        guard let text = try value(key, on: connection) else { return nil }
+        return try JSONDecoder().decode(Value.self, from: Data(text.utf8))
+    }
+
+    /// Keeps a `Codable` value under `key`, as JSON.
+    static func setEncoded(_ value: some Encodable, for key: String, on connection: some DatabaseConnection) throws {
+        try setValue(String(decoding: try JSONEncoder().encode(value), as: UTF8.self), for: key, on: connection)
+    }
+
+    /// The node ID kept in the store, made and kept on first use.
+    static func node(on connection: some DatabaseConnection) throws -> SyncNodeID {
+        if let node = try decoded(SyncNodeID.self, "node", on: connection) { return node }
+        let node = SyncNodeID()
+        try setEncoded(node, for: "node", on: connection)
+        return node
+    }
+
+    /// The node's clock, resumed after the latest timestamp it kept.
+    static func clock(maximumDriftMilliseconds: UInt64, on connection: some DatabaseConnection) throws
+        -> HybridLogicalClock
+    {
+        HybridLogicalClock(
+            node: try node(on: connection), maximumDriftMilliseconds: maximumDriftMilliseconds,
+            after: try decoded(HybridTimestamp.self, "clock", on: connection))
+    }
+
+    /// Keeps the clock's latest timestamp, so a restart never stamps earlier.
+    static func save(_ clock: HybridLogicalClock, on connection: some DatabaseConnection) throws {
+        try setEncoded(clock.latest, for: "clock", on: connection)
+    }
+
+    // MARK: - Rows
+
+    /// What is known of row `key`, or `nil`.
+    static func change(of key: RowKey, on connection: some DatabaseConnection) throws -> RowChange? {
+        let statement = try connection.statement(
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"entity\" = ? AND \"id\" = ?")
+        defer { statement.reset() }
+        statement.bind(key.entity, 1)
+        statement.bind(key.id.uuidString, 2)
+        guard try statement.step() else { return nil }
+        return try decode(statement.string(0))
+    }
+
+    /// Keeps what is known of a row, with the cursor of its latest change (server) and the token
+    /// its pending local changes wait to be acknowledged through (device); `nil` keeps neither.
+    static func write(
+        _ change: RowChange, cursor: Int64?, pending: Int64?, on connection: some DatabaseConnection
+    ) throws {
+        let statement = try connection.statement(
+            "INSERT INTO \(quoted(rows)) (\"entity\", \"id\", \"cursor\", \"pending\", \"change\") VALUES (?, ?, ?, ?, ?) "
+                + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"cursor\" = excluded.\"cursor\", "
+                + "\"pending\" = excluded.\"pending\", \"change\" = excluded.\"change\"")
+        defer { statement.reset() }
+        statement.bind(change.key.entity, 1)
+        statement.bind(change.key.id.uuidString, 2)
+        statement.bind(cursor.map(SQLValue.integer) ?? .null, 3)
+        statement.bind(pending.map(SQLValue.integer) ?? .null, 4)
+        statement.bind(try encode(change), 5)
+        try statement.run()
+    }
+
+    /// The cursor and pending token kept with row `key`.
+    static func marks(of key: RowKey, on connection: some DatabaseConnection) throws -> (
+        cursor: Int64?, pending: Int64?
+    ) {
+        let statement = try connection.statement(
+            "SELECT \"cursor\", \"pending\" FROM \(quoted(rows)) WHERE \"entity\" = ? AND \"id\" = ?")
+        defer { statement.reset() }
+        statement.bind(key.entity, 1)
+        statement.bind(key.id.uuidString, 2)
+        guard try statement.step() else { return (nil, nil) }
+        return (
+            statement.isNull(0) ? nil : statement.int64(0), statement.isNull(1) ? nil : statement.int64(1)
+        )
+    }
+
+    /// The rows whose cursor is after `cursor`, in cursor order, at most `limit` of them.
+    static func changes(after cursor: Int64, limit: Int, on connection: some DatabaseConnection) throws -> [(
+        cursor: Int64, change: RowChange
+    )] {
+        let statement = try connection.statement(
+            "SELECT \"cursor\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > ? ORDER BY \"cursor\" LIMIT ?")
+        defer { statement.reset() }
+        statement.bind(cursor, 1)
+        statement.bind(Int64(limit), 2)
+        var result: [(Int64, RowChange)] = []
+        while try statement.step() {
+            result.append((statement.int64(0), try decode(statement.string(1))))
+        }
+        return result
+    }
+
+    /// The rows with local changes not yet acknowledged.
+    static func pending(on connection: some DatabaseConnection) throws -> [RowChange] {
+        let statement = try connection.statement(
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"pending\" IS NOT NULL ORDER BY \"entity\", \"id\"")
+        defer { statement.reset() }
+        var result: [RowChange] = []
+        while try statement.step() {
+            result.append(try decode(statement.string(0)))
+        }
+        return result
+    }
+
+    /// Clears the pending mark of every row whose local changes were all made by `token`.
+    static func acknowledge(through token: Int64, on connection: some DatabaseConnection) throws {
+        let statement = try connection.statement(
+            "UPDATE \(quoted(rows)) SET \"pending\" = NULL WHERE \"pending\" <= ?")
+        defer { statement.reset() }
+        statement.bind(token, 1)
+        try statement.run()
+    }
+
+    /// Deletes the rows that are tombstones whose cursor is at or before `cursor`; returns how many went.
+    static func purgeTombstones(through cursor: Int64, on connection: some DatabaseConnection) throws -> Int {
+        let statement = try connection.statement(
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"cursor\" <= ? AND \"pending\" IS NULL")
+        defer { statement.reset() }
+        statement.bind(cursor, 1)
+        var dead: [RowKey] = []
+        while try statement.step() {
+            let change = try decode(statement.string(0))
+            if !change.isAlive, change.deleted != nil { dead.append(change.key) }
+        }
+        statement.reset()
+        let delete = try connection.statement("DELETE FROM \(quoted(rows)) WHERE \"entity\" = ? AND \"id\" = ?")
+        defer { delete.reset() }
+        for key in dead {
+            delete.reset()
+            delete.bind(key.entity, 1)
+            delete.bind(key.id.uuidString, 2)
+            try delete.run()
+        }
+        return dead.count
+    }
+
+    /// The rows that hold a present link to `target` through `relationship`. The target's ID is
+    /// searched in the stored JSON first (a `LIKE` both engines run), then each candidate is read.
+    static func rowsLinking(
+        to target: UUID, through relationship: String, on connection: some DatabaseConnection
+    ) throws -> [RowChange] {
+        let statement = try connection.statement(
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE ?")
+        defer { statement.reset() }
+        statement.bind("%\(target.uuidString)%", 1)
+        var result: [RowChange] = []
+        let link = LinkKey(relationship: relationship, target: target)
+        while try statement.step() {
+            let change = try decode(statement.string(0))
+            if change.isAlive, change.links[link]?.isPresent == true { result.append(change) }
+        }
+        return result
+    }
+
+    // MARK: - Links
+
+    /// The pairs of `joinTable` last seen, where `column` (`source` or `destination`) is `id`.
+    static func links(
+        in joinTable: String, where column: String, is id: UUID, on connection: some DatabaseConnection
+    ) throws -> Set<[UUID]> {
+        let statement = try connection.statement(
+            "SELECT \"source\", \"destination\" FROM \(quoted(links)) WHERE \"joinTable\" = ? AND \(quoted(column)) = ?"
+        )
+        defer { statement.reset() }
+        statement.bind(joinTable, 1)
+        statement.bind(id.uuidString, 2)
+        var result: Set<[UUID]> = []
+        while try statement.step() {
+            if let source = UUID(uuidString: statement.string(0)),
+                let destination = UUID(uuidString: statement.string(1))
+            {
+                result.insert([source, destination])
+            }
+        }
+        return result
+    }
+
+    /// Records that the pair is now present, or absent, in `joinTable`.
+    static func setLink(
+        _ pair: [UUID], present: Bool, in joinTable: String, on connection: some DatabaseConnection
+    ) throws {
+        let sql =
+            present
+            ? connection.dialect.insertIgnoringConflicts(
+                into: quoted(links), columns: ["\"joinTable\"", "\"source\"", "\"destination\""], "VALUES (?, ?, ?)")
+            : "DELETE FROM \(quoted(links)) WHERE \"joinTable\" = ? AND \"source\" = ? AND \"destination\" = ?"
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        statement.bind(joinTable, 1)
+        statement.bind(pair[0].uuidString, 2)
+        statement.bind(pair[1].uuidString, 3)
+        try statement.run()
+    }
+
+    // MARK: - Coding
+
+    private static func encode(_ change: RowChange) throws -> String {
+        String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
+    }
+
+    private static func decode(_ text: String) throws -> RowChange {
+        try JSONDecoder().decode(RowChange.self, from: Data(text.utf8))
+    }
+}

@@ -1,0 +1,295 @@
+import Foundation
+
+/// A device's side of sync: it pushes the store's local changes to the server and applies
+/// everyone else's, on demand (``sync()``) or every ``defaultInterval`` (``start(every:)``).
+///
+/// ```swift
+/// let store = try Store(url: url, schema: Planner.schema, history: .enabled(author: "app"))
+/// let engine = try await SyncEngine(store: store, transport: server)
+/// try await engine.sync()
+/// engine.start()  // and again every half second, until stop()
+/// ```
+///
+/// The store must record persistent history: the engine reads local changes from it. One sync is:
+///
+/// 1. **Stamp**: in one write transaction, the history transactions not yet stamped (those of
+///    every author but ``author``) are read, each is given the next timestamp of the device's
+///    clock, and the rows it touched are read as they are now: an insert or update becomes each
+///    changed attribute's value at that stamp, a delete a tombstone, a join-table change a link
+///    added or removed. Each row's change is merged into what the device knows of the row and
+///    marked pending with the history token.
+/// 2. **Push** the pending rows with the tokens they cover; once the server acknowledges, the
+///    marks up to the acknowledged token are cleared in one transaction.
+/// 3. **Pull** from the device's cursor, page by page; each page is applied in one transaction
+///    under ``author``: each row is merged with what the device knows, and the store's tables are
+///    brought in line with the result, so observers and results controllers hear of it as of any
+///    commit, and the engine does not push it back. Local changes made before the page are
+///    stamped first, in the same transaction, so a pulled value never hides an unstamped local one.
+///
+/// Everything that lets the engine resume (the node ID, the clock, each row's stamps, the pending
+/// marks, the last stamped and acknowledged tokens, the cursor) is kept in the store's sync tables
+/// and written in the transaction that changes what it describes, so a crash or kill at any point
+/// leaves a state from which the next sync neither loses nor repeats a change: a push whose
+/// answer was lost is sent again and merges to nothing new on the server; a page whose apply did
+/// not commit is pulled again.
+public final class SyncEngine: Sendable {
+    /// The history author of the transactions that apply pulled changes.
+    public static let author = "sync"
+    /// How often ``start(every:)`` syncs by default: every 500 milliseconds.
+    public static let defaultInterval: Duration = .milliseconds(500)
+
+    /// The device's store.
+    public let store: Store
+    /// How the engine reaches the server.
+    public let transport: any SyncTransport
+    /// At most how many rows one pull asks for.
+    public let pullLimit: Int
+    private let wallClock: @Sendable () -> UInt64
+    private let gate = SyncGate()
+    private let loop = Locked<Task<Void, Never>?>(nil)
+    private let failure = Locked<(any Error)?>(nil)
+
+    /// An engine for `store`, which must record history; its sync tables are created when missing.
+    public init(
+        store: Store, transport: any SyncTransport, pullLimit: Int = 500,
+        wallClock: @escaping @Sendable () -> UInt64 = { HybridLogicalClock.wallMilliseconds() }
+    ) async throws {
+        guard case .enabled = store.history else { throw SyncError.historyDisabled }
+        self.store = store
+        self.transport = transport
+        self.pullLimit = max(1, pullLimit)
+        self.wallClock = wallClock
+        try await store.performAndSave(author: Self.author) { context in
+            try SyncBookkeeping.prepare(on: context.connection)
+            _ = try SyncBookkeeping.node(on: context.connection)
+        }
+    }
+
+    deinit {
+        loop.withLock { $0?.cancel() }
+    }
+
+    /// The model version the device runs.
+    public var schemaVersion: SyncSchemaVersion {
+        SyncSchemaVersion(
+            model: store.schema.modelName, version: store.schema.version, checksum: store.schema.checksum.hexDigits)
+    }
+
+    /// The last error of an automatic sync, if the last one failed.
+    public var lastError: (any Error)? { failure.withLock { $0 } }
+
+    // MARK: - Syncing
+
+    /// What one ``sync()`` did.
+    public struct Report: Sendable, Hashable {
+        /// How many rows were pushed.
+        public var pushed = 0
+        /// How many rows were pulled.
+        public var pulled = 0
+    }
+
+    /// Stamps, pushes and pulls once; a sync already running finishes first. Throws the server's
+    /// refusal (a ``SyncError``) or the transport's error; nothing is lost by a failed sync.
+    @discardableResult
+    public func sync() async throws -> Report {
+        try await gate.run { [self] in
+            var report = Report()
+            try await stamp()
+            report.pushed = try await push()
+            report.pulled = try await pull()
+            return report
+        }
+    }
+
+    /// Syncs now and then every `interval` until ``stop()``; a failed sync is kept in
+    /// ``lastError`` and tried again at the next interval.
+    public func start(every interval: Duration = SyncEngine.defaultInterval) {
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let engine = self else { return }
+                do {
+                    try await engine.sync()
+                    engine.failure.withLock { $0 = nil }
+                } catch {
+                    engine.failure.withLock { $0 = error }
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
+        loop.withLock { current in
+            current?.cancel()
+            current = task
+        }
+    }
+
+    /// Stops the automatic syncs ``start(every:)`` began.
+    public func stop() {
+        loop.withLock { current in
+            current?.cancel()
+            current = nil
+        }
+    }
+
+    // MARK: - Steps
+
+    private func stamp() async throws {
+        let wall = wallClock()
+        try await store.performAndSave(author: Self.author) { context in
+            try Self.stampLocalChanges(context, wall: wall)
+        }
+    }
+
+    /// Stamps the history transactions of other authors not stamped yet (see the type's steps).
+    private static func stampLocalChanges(_ context: WriteContext, wall: UInt64) throws {
+        let connection = context.connection
+        let stamped = try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) }
+        let transactions = try HistorySQL.fetch(
+            after: stamped.map(HistoryToken.init), author: nil, excludingAuthor: author, entity: nil, on: connection)
+        guard let last = transactions.last else { return }
+        var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
+        for transaction in transactions where !transaction.changes.isEmpty {
+            let stamp = try clock.tick(wallMilliseconds: wall)
+            var changes = ChangeSet()
+            for change in transaction.changes {
+                for row in try rowChanges(for: change, at: stamp, context) { changes.merge(row) }
+            }
+            for change in changes.sortedChanges {
+                let merged = try SyncBookkeeping.change(of: change.key, on: connection)?.merged(with: change) ?? change
+                try SyncBookkeeping.write(merged, cursor: nil, pending: transaction.token.value, on: connection)
+            }
+        }
+        try SyncBookkeeping.save(clock, on: connection)
+        try SyncBookkeeping.setValue(String(last.token.value), for: "stamped", on: connection)
+    }
+
+    /// What one history change means for sync, with the row's values as they are now.
+    private static func rowChanges(
+        for change: HistoryChange, at stamp: HybridTimestamp, _ context: WriteContext
+    ) throws -> [RowChange] {
+        guard let declared = context.layout.entities[change.entity] else { return [] }
+        let id = change.recordID
+        if change.kind == .delete {
+            try context.forgetLinks(of: id, entity: declared)
+            return [RowChange.delete(RowKey(entity: declared.name, id: id), at: stamp)]
+        }
+        // A row deleted since: its delete, later in the history, is its whole story.
+        guard let entity = try context.concreteEntity(of: id, in: declared),
+            let values = try context.syncValues(of: id, in: entity)
+        else { return [] }
+        let key = RowKey(entity: entity.name, id: id)
+        if change.kind == .insert {
+            var result = [RowChange.insert(key, values: values, at: stamp)]
+            for relationship in entity.relationships where relationship.cardinality == .toMany {
+                result += try linkChanges(of: id, entity: entity, relationship: relationship.name, at: stamp, context)
+            }
+            return result
+        }
+        var result: [RowChange] = []
+        let changed = values.filter { change.changedAttributes.contains($0.key) }
+        if !changed.isEmpty { result.append(RowChange.update(key, values: changed, at: stamp)) }
+        for name in change.changedAttributes.sorted() where values[name] == nil {
+            result += try linkChanges(of: id, entity: entity, relationship: name, at: stamp, context)
+        }
+        return result
+    }
+
+    private static func linkChanges(
+        of id: UUID, entity: EntityLayout, relationship: String, at stamp: HybridTimestamp, _ context: WriteContext
+    ) throws -> [RowChange] {
+        try context.localLinkChanges(of: id, entity: entity, relationship: relationship).map { change in
+            change.present
+                ? RowChange.link(change.source, change.link.relationship, to: change.link.target, at: stamp)
+                : RowChange.unlink(change.source, change.link.relationship, from: change.link.target, at: stamp)
+        }
+    }
+
+    /// Pushes the pending rows; returns how many.
+    private func push() async throws -> Int {
+        let (node, pending, stamped, acknowledged) = try await store.performQuery { context in
+            let connection = context.connection
+            return (
+                try SyncBookkeeping.node(on: connection),
+                try SyncBookkeeping.pending(on: connection),
+                try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) },
+                try SyncBookkeeping.value("acknowledged", on: connection).flatMap { Int64($0) }
+            )
+        }
+        guard !pending.isEmpty, let stamped else { return 0 }
+        let request = PushRequest(
+            device: node, schema: schemaVersion, after: acknowledged.map(HistoryToken.init),
+            through: HistoryToken(stamped), changes: ChangeSet(pending))
+        let response = try await transport.push(request)
+        if let refusal = response.refusal { throw refusal }
+        guard let through = response.acknowledged else { return 0 }
+        try await store.performAndSave(author: Self.author) { context in
+            try SyncBookkeeping.acknowledge(through: through.value, on: context.connection)
+            try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: context.connection)
+        }
+        return pending.count
+    }
+
+    /// Pulls page by page until the server has no more; returns how many rows came.
+    private func pull() async throws -> Int {
+        var count = 0
+        while true {
+            let (node, cursor) = try await store.performQuery { context in
+                (
+                    try SyncBookkeeping.node(on: context.connection),
+                    try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) }
+                )
+            }
+            let response = try await transport.pull(
+                PullRequest(device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit))
+            if case .cursorExpired = response.refusal {
+                // Tombstones the device had not pulled were purged: start again from the beginning.
+                try await store.performAndSave(author: Self.author) { context in
+                    let statement = try context.connection.statement(
+                        "DELETE FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" = 'cursor'")
+                    defer { statement.reset() }
+                    try statement.run()
+                }
+                continue
+            }
+            if let refusal = response.refusal { throw refusal }
+            let wall = wallClock()
+            try await store.performAndSave(author: Self.author) { context in
+                try Self.apply(response, wall: wall, context)
+            }
+            count += response.changes.rows.count
+            if !response.hasMore { return count }
+        }
+    }
+
+    /// Applies one page of a pull, after stamping the local changes made before it.
+    private static func apply(_ response: PullResponse, wall: UInt64, _ context: WriteContext) throws {
+        let connection = context.connection
+        try stampLocalChanges(context, wall: wall)
+        var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
+        if let latest = response.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
+        for change in response.changes.sortedChanges {
+            let existing = try SyncBookkeeping.change(of: change.key, on: connection)
+            let merged = existing?.merged(with: change) ?? change
+            guard merged != existing else { continue }
+            try context.materialize(merged)
+            let pending = try SyncBookkeeping.marks(of: change.key, on: connection).pending
+            try SyncBookkeeping.write(merged, cursor: nil, pending: pending, on: connection)
+        }
+        try SyncBookkeeping.save(clock, on: connection)
+        try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
+    }
+}
+
+/// Runs one sync at a time, in the order they were asked for.
+private actor SyncGate {
+    private var tail: Task<Void, Never>?
+
+    func run<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let previous = tail
+        let task = Task {
+            await previous?.value
+            return try await operation()
+        }
+        tail = Task { _ = try? await task.value }
+        return try await task.value
+    }
+}

@@ -1,0 +1,293 @@
+import Foundation
+
+/// The sync server, as a library: it applies devices' pushes to a ``Store`` of the same model
+/// and serves their pulls. An app's HTTP server calls it; it works on any engine the store opens
+/// on (PostgreSQL in production, SQLite in tests).
+///
+/// ```swift
+/// let server = try await SyncServer(store: serverStore)
+/// let engine = try await SyncEngine(store: deviceStore, transport: server)
+/// try await engine.sync()
+/// ```
+///
+/// **A push** is applied whole in one transaction of the server's store, or not at all: every
+/// timestamp is checked against the server's clock (see ``HybridLogicalClock``), every row,
+/// attribute and link against the model and the user's scope; then each row's change is merged
+/// into what the server knows of the row (per-attribute last-writer-wins, tombstones, link sets;
+/// see <doc:Sync>), the row is written into the model's tables, and when the merge changed
+/// anything the row takes the next ``SyncCursor``. A push sent twice changes nothing the second
+/// time and takes no cursor.
+///
+/// **A pull** returns the rows whose cursor is after the request's, in cursor order, at most the
+/// request's limit, each with everything the server knows of it (its stamps and tombstone too),
+/// and says whether more remain.
+///
+/// **Tombstones** stay in the server's bookkeeping after the row is deleted, so a device that
+/// pulls later still learns of the delete. ``purgeTombstones(forgettingDevicesUnseenFor:)``
+/// removes those that every device seen within the period has pulled past; a device that comes
+/// back after that, with a cursor before the purge, is answered
+/// ``SyncError/cursorExpired(since:purgedThrough:)`` and pulls again from the beginning.
+///
+/// **Access control**: with an `authenticate` closure and `scopes`, every request's credentials
+/// name a user, a pull returns only the rows in that user's scope, and a push that touches a row
+/// outside it (before or after the change) is refused whole with ``SyncError/outOfScope(row:)``.
+public final class SyncServer: SyncTransport {
+    /// Which rows of one entity a user may see and change: called with the user and what the
+    /// server knows of the row (its values, even once deleted).
+    public typealias Scope = @Sendable (_ user: String, _ row: RowChange) -> Bool
+    /// Who sent a request, from its credentials: the user, or `nil` to refuse it.
+    public typealias Authenticate = @Sendable (_ credentials: String?) async throws -> String?
+
+    /// The author of the server's transactions in its store's history.
+    public static let author = "sync-server"
+
+    /// The store the server applies changes to.
+    public let store: Store
+    /// How far ahead of the server's clock a pushed timestamp may be.
+    public let maximumDriftMilliseconds: UInt64
+    private let wallClock: @Sendable () -> UInt64
+    private let authenticate: Authenticate?
+    private let scopes: [String: Scope]?
+
+    /// A server over `store`, whose sync tables are created beside the model's when missing.
+    ///
+    /// - Parameters:
+    ///   - store: the store of the model's newest version the server applies changes to.
+    ///   - maximumDriftMilliseconds: how far ahead of the server's clock a pushed stamp may be.
+    ///   - authenticate: turns a request's credentials into a user; without it, requests are not
+    ///     authenticated and every row is in scope.
+    ///   - scopes: for each entity, the rows a user may see and change; with `authenticate`, an
+    ///     entity without a scope is out of every user's scope.
+    ///   - wallClock: the server's wall clock in milliseconds since 1970 (tests set it).
+    /// - Throws: the store's error when its sync tables cannot be created.
+    public init(
+        store: Store, maximumDriftMilliseconds: UInt64 = HybridLogicalClock.defaultMaximumDriftMilliseconds,
+        authenticate: Authenticate? = nil, scopes: [String: Scope] = [:],
+        wallClock: @escaping @Sendable () -> UInt64 = { HybridLogicalClock.wallMilliseconds() }
+    ) async throws {
+        self.store = store
+        self.maximumDriftMilliseconds = maximumDriftMilliseconds
+        self.wallClock = wallClock
+        self.authenticate = authenticate
+        self.scopes = authenticate == nil ? nil : scopes
+        try await store.performAndSave(author: Self.author) { context in
+            try SyncBookkeeping.prepare(on: context.connection)
+            _ = try SyncBookkeeping.node(on: context.connection)
+        }
+    }
+
+    /// The model version the server serves.
+    public var schemaVersion: SyncSchemaVersion {
+        SyncSchemaVersion(
+            model: store.schema.modelName, version: store.schema.version, checksum: store.schema.checksum.hexDigits)
+    }
+
+    // MARK: - SyncTransport
+
+    /// Applies a push without credentials (see ``push(_:credentials:)``).
+    public func push(_ request: PushRequest) async throws -> PushResponse {
+        try await push(request, credentials: nil)
+    }
+
+    /// Serves a pull without credentials (see ``pull(_:credentials:)``).
+    public func pull(_ request: PullRequest) async throws -> PullResponse {
+        try await pull(request, credentials: nil)
+    }
+
+    /// A transport to this server that sends `credentials` with every request.
+    public func transport(credentials: String?) -> some SyncTransport {
+        CredentialedTransport(server: self, credentials: credentials)
+    }
+
+    // MARK: - Push
+
+    /// Applies a push whole, or refuses it whole: the response carries the acknowledged token and
+    /// the server's cursor, or the refusal. Throws only when the store fails.
+    public func push(_ request: PushRequest, credentials: String?) async throws -> PushResponse {
+        let user: String?
+        do {
+            user = try await self.user(credentials)
+            try checkSchema(request.schema)
+        } catch let error as SyncError {
+            return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
+        }
+        let wall = wallClock()
+        let drift = maximumDriftMilliseconds
+        let scopes = self.scopes
+        do {
+            let cursor = try await store.performAndSave(author: Self.author) { context in
+                let connection = context.connection
+                var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
+                if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
+                try SyncBookkeeping.save(clock, on: connection)
+                var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+                for change in request.changes.sortedChanges {
+                    try Self.check(change, in: context.layout, context: context)
+                    let existing = try SyncBookkeeping.change(of: change.key, on: connection)
+                    if let scopes, let user {
+                        guard let scope = scopes[change.key.entity], existing.map({ scope(user, $0) }) ?? true
+                        else { throw SyncError.outOfScope(row: change.key) }
+                        let merged = existing?.merged(with: change) ?? change
+                        guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
+                    }
+                    let merged = existing?.merged(with: change) ?? change
+                    guard merged != existing else { continue }
+                    do {
+                        try context.materialize(merged)
+                    } catch let error as SyncError {
+                        throw error
+                    } catch {
+                        throw SyncError.changeRefused(row: change.key, reason: "\(error)")
+                    }
+                    cursor += 1
+                    try SyncBookkeeping.write(merged, cursor: cursor, pending: nil, on: connection)
+                }
+                try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
+                return cursor
+            }
+            return PushResponse(acknowledged: request.through, cursor: SyncCursor(cursor))
+        } catch let error as SyncError {
+            return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
+        }
+    }
+
+    /// Throws unless every part of `change` names something the model has: a concrete entity,
+    /// its attributes and to-one relationships, and the join-table relationships it owns.
+    private static func check(_ change: RowChange, in layout: SchemaLayout, context: WriteContext) throws {
+        guard let entity = layout.entities[change.key.entity], !entity.isAbstract else {
+            throw SyncError.changeRefused(
+                row: change.key, reason: "the model has no entity \(change.key.entity) with rows of its own")
+        }
+        for name in change.attributes.keys where entity.column(forKey: name) == nil {
+            throw SyncError.changeRefused(
+                row: change.key, reason: "\(entity.name) has no attribute or to-one relationship \(name)")
+        }
+        for link in change.links.keys {
+            guard let table = try context.syncLinkTable(link.relationship, of: entity), table.isOwnerSide else {
+                throw SyncError.changeRefused(
+                    row: change.key,
+                    reason: "\(entity.name) has no to-many relationship \(link.relationship) stored as links")
+            }
+        }
+    }
+
+    // MARK: - Pull
+
+    /// Serves a pull: the rows changed after the request's cursor that the user may see.
+    public func pull(_ request: PullRequest, credentials: String?) async throws -> PullResponse {
+        let user: String?
+        do {
+            user = try await self.user(credentials)
+            try checkSchema(request.schema)
+        } catch let error as SyncError {
+            return PullResponse(
+                changes: ChangeSet(), cursor: request.since ?? SyncCursor(0), hasMore: false, refusal: error)
+        }
+        let scopes = self.scopes
+        let now = wallClock()
+        return try await store.performAndSave(author: Self.author) { context in
+            let connection = context.connection
+            let since = request.since?.position ?? 0
+            let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
+            if request.since != nil, since < purged {
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)))
+            }
+            try SyncBookkeeping.setEncoded(
+                DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
+            let limit = max(request.limit, 1)
+            let rows = try SyncBookkeeping.changes(after: since, limit: limit + 1, on: connection)
+            let page = rows.prefix(limit)
+            var changes = ChangeSet()
+            for row in page {
+                if let scopes, let user {
+                    guard let scope = scopes[row.change.key.entity], scope(user, row.change) else { continue }
+                }
+                changes.merge(row.change)
+            }
+            return PullResponse(
+                changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit)
+        }
+    }
+
+    // MARK: - Tombstones
+
+    /// Deletes the tombstones every device seen within `period` has pulled past (a device is
+    /// seen when it pulls), and returns how many went. A device not seen for longer no longer
+    /// holds them back; when it returns, its pull is refused with
+    /// ``SyncError/cursorExpired(since:purgedThrough:)`` and its engine pulls again from the
+    /// beginning. With no device seen within the period, nothing is purged.
+    @discardableResult
+    public func purgeTombstones(forgettingDevicesUnseenFor period: Duration = .seconds(90 * 24 * 3600)) async throws
+        -> Int
+    {
+        let now = wallClock()
+        let periodMilliseconds = UInt64(max(0, period.components.seconds)) * 1000
+        return try await store.performAndSave(author: Self.author) { context in
+            let connection = context.connection
+            let statement = try connection.statement(
+                "SELECT \"value\" FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE 'device.%'")
+            defer { statement.reset() }
+            var through: Int64?
+            while try statement.step() {
+                let seen = try JSONDecoder().decode(DeviceSeen.self, from: Data(statement.string(0).utf8))
+                guard now < periodMilliseconds || seen.milliseconds >= now - periodMilliseconds else { continue }
+                through = min(through ?? seen.cursor, seen.cursor)
+            }
+            statement.reset()
+            guard let through, through > 0 else { return 0 }
+            let count = try SyncBookkeeping.purgeTombstones(through: through, on: connection)
+            let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
+            try SyncBookkeeping.setValue(String(max(purged, through)), for: "purgedThrough", on: connection)
+            return count
+        }
+    }
+
+    /// When a device last pulled, and from which cursor.
+    private struct DeviceSeen: Codable {
+        var cursor: Int64
+        var milliseconds: UInt64
+    }
+
+    private static func deviceKey(_ device: SyncNodeID) -> String {
+        "device.\(device.uuid.uuidString)"
+    }
+
+    // MARK: - Checks
+
+    /// The user the credentials name, or `nil` without authentication; throws when refused.
+    private func user(_ credentials: String?) async throws -> String? {
+        guard let authenticate else { return nil }
+        guard let user = try await authenticate(credentials) else { throw SyncError.notAuthenticated }
+        return user
+    }
+
+    /// Throws unless the device runs the server's model version, checksum included.
+    private func checkSchema(_ device: SyncSchemaVersion) throws {
+        let server = schemaVersion
+        guard device == server else { throw SyncError.schemaVersionUnsupported(device: device, server: server) }
+    }
+
+    /// The server's latest cursor.
+    private func currentCursor() async throws -> SyncCursor {
+        SyncCursor(
+            try await store.performQuery { context in
+                Int64(try SyncBookkeeping.value("cursor", on: context.connection) ?? "0") ?? 0
+            })
+    }
+}
+
+/// A ``SyncServer`` reached in process with fixed credentials.
+private struct CredentialedTransport: SyncTransport {
+    let server: SyncServer
+    let credentials: String?
+
+    func push(_ request: PushRequest) async throws -> PushResponse {
+        try await server.push(request, credentials: credentials)
+    }
+
+    func pull(_ request: PullRequest) async throws -> PullResponse {
+        try await server.pull(request, credentials: credentials)
+    }
+}

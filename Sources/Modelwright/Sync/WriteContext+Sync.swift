@@ -1,0 +1,284 @@
+import Foundation
+
+// Sync's view of a store's rows: a row's columns as ``SyncValue``s, the links of its join tables
+// as ``LinkKey``s, and a merged ``RowChange`` written back into the tables. Both the device
+// engine and the server write through these, so a row looks the same on every engine.
+extension WriteContext {
+    /// The join-table relationship of `entity` named `relationship`, described from the side that
+    /// owns the table (whose `source` column holds this side's IDs): the one spelling of a link that
+    /// every node uses, whichever side a write went through.
+    struct SyncLinkTable {
+        /// The join table.
+        let table: String
+        /// The entity and relationship that own it.
+        let ownerEntity: String
+        let ownerRelationship: String
+        /// The table of the rows its `destination` column points at.
+        let destinationTable: String
+        /// Whether `entity` is the owner's side.
+        let isOwnerSide: Bool
+    }
+
+    /// The join-table relationship `relationship` of `entity`, or `nil` when it is not one.
+    func syncLinkTable(_ relationship: String, of entity: EntityLayout) throws -> SyncLinkTable? {
+        guard let description = entity.relationships.first(where: { $0.name == relationship }),
+            description.cardinality == .toMany,
+            case .joinTable(let table, let source, _, _) = try layout.storage(of: description, from: entity)
+        else { return nil }
+        let destination = try layout.entity(description.destination)
+        if source == "source" {
+            return SyncLinkTable(
+                table: table, ownerEntity: entity.relationshipOwners[relationship] ?? entity.name,
+                ownerRelationship: relationship, destinationTable: destination.table, isOwnerSide: true)
+        }
+        let inverse = description.inverse ?? relationship
+        return SyncLinkTable(
+            table: table, ownerEntity: destination.relationshipOwners[inverse] ?? destination.name,
+            ownerRelationship: inverse, destinationTable: entity.table, isOwnerSide: false)
+    }
+
+    /// The concrete entity of row `id` in `entity`'s table, or `nil` when the row is not there.
+    func concreteEntity(of id: UUID, in entity: EntityLayout) throws -> EntityLayout? {
+        let discriminator = entity.hasDiscriminator ? "\"_entity\"" : "\"id\""
+        let statement = try connection.statement(
+            "SELECT \(discriminator) FROM \(quoted(entity.table)) WHERE \"id\" = \(marker)")
+        defer { statement.reset() }
+        statement.bind(id, 1)
+        guard try statement.step() else { return nil }
+        return entity.hasDiscriminator ? try layout.entity(statement.string(0)) : entity
+    }
+
+    /// The values of row `id` of `entity`, by column key, or `nil` when the row is not there.
+    func syncValues(of id: UUID, in entity: EntityLayout) throws -> [String: SyncValue]? {
+        guard !entity.columns.isEmpty else {
+            return try concreteEntity(of: id, in: entity) == nil ? nil : [:]
+        }
+        let list = entity.columns.map { quoted($0.name) }.joined(separator: ", ")
+        let statement = try connection.statement(
+            "SELECT \(list) FROM \(quoted(entity.table)) WHERE \"id\" = \(marker)")
+        defer { statement.reset() }
+        statement.bind(id, 1)
+        guard try statement.step() else { return nil }
+        var values: [String: SyncValue] = [:]
+        for (index, column) in entity.columns.enumerated() {
+            values[column.key] = try Self.syncValue(statement, Int32(index), storage: column.storage)
+        }
+        return values
+    }
+
+    /// Makes the tables hold `row` as sync knows it: inserted, updated or deleted, its join-table
+    /// links added or removed, each change recorded for observers and history as a local write
+    /// would be. A link whose other end is not in the store is left out until that row arrives.
+    func materialize(_ row: RowChange) throws {
+        let entity = try layout.entity(row.key.entity)
+        let id = row.key.id
+        let existing = try syncValues(of: id, in: entity)
+        guard row.isAlive else {
+            if existing != nil {
+                try run("DELETE FROM \(quoted(entity.table)) WHERE \"id\" = \(marker)", entity: entity) { statement in
+                    statement.bind(id, 1)
+                }
+                try rowsDeleted([id], from: entity)
+                try forgetLinks(of: id, entity: entity)
+            }
+            return
+        }
+        let wanted = row.values.filter { entity.column(forKey: $0.key) != nil }
+        if let existing {
+            let changed = entity.columns.filter { column in
+                wanted[column.key].map { $0 != existing[column.key] } ?? false
+            }
+            if !changed.isEmpty {
+                let assignments = changed.map { "\(quoted($0.name)) = \(marker)" }.joined(separator: ", ")
+                try run("UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = \(marker)", entity: entity) {
+                    statement in
+                    for (index, column) in changed.enumerated() {
+                        Self.bind(wanted[column.key] ?? .null, to: statement, Int32(index + 1), storage: column.storage)
+                    }
+                    statement.bind(id, Int32(changed.count + 1))
+                }
+                rowsUpdated([id], columns: changed.map(\.name), in: entity)
+            }
+        } else {
+            let columns = entity.columns.filter { wanted[$0.key] != nil }
+            var names = ["\"id\""]
+            if entity.hasDiscriminator { names.append("\"_entity\"") }
+            names += columns.map { quoted($0.name) }
+            try run(
+                "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) VALUES (\(connection.dialect.parameters(names.count)))",
+                entity: entity
+            ) { statement in
+                statement.bind(id, 1)
+                var next: Int32 = 2
+                if entity.hasDiscriminator {
+                    statement.bind(entity.name, 2)
+                    next = 3
+                }
+                for column in columns {
+                    Self.bind(wanted[column.key] ?? .null, to: statement, next, storage: column.storage)
+                    next += 1
+                }
+            }
+            changes.rowsInsertedOrDeleted(in: entity.table)
+            history.inserted(id, entity: entity.name)
+            try restoreLinks(to: id, entity: entity)
+        }
+        for (link, stamps) in row.links.sorted(by: { $0.key < $1.key }) {
+            try setLink(from: id, entity: entity, link, present: stamps.isPresent)
+        }
+    }
+
+    /// Adds or removes one link in its join table (and in sync's record of the join tables).
+    private func setLink(from id: UUID, entity: EntityLayout, _ link: LinkKey, present: Bool) throws {
+        guard let table = try syncLinkTable(link.relationship, of: entity), table.isOwnerSide else {
+            throw StoreError.unknownProperty(entity: entity.name, property: link.relationship)
+        }
+        let pair = [id, link.target]
+        if present {
+            let sql = connection.dialect.insertIgnoringConflicts(
+                into: quoted(table.table), columns: ["\"source\"", "\"destination\""],
+                "SELECT \(marker), \(marker) WHERE EXISTS (SELECT 1 FROM \(quoted(table.destinationTable)) WHERE \"id\" = \(marker))"
+            )
+            try run(sql, entity: entity) { statement in
+                statement.bind(id, 1)
+                statement.bind(link.target, 2)
+                statement.bind(link.target, 3)
+            }
+            guard connection.changes > 0 else { return }
+        } else {
+            try run(
+                "DELETE FROM \(quoted(table.table)) WHERE \"source\" = \(marker) AND \"destination\" = \(marker)",
+                entity: entity
+            ) { statement in
+                statement.bind(id, 1)
+                statement.bind(link.target, 2)
+            }
+            guard connection.changes > 0 else { return }
+        }
+        try SyncBookkeeping.setLink(pair, present: present, in: table.table, on: connection)
+        changes.rowsInsertedOrDeleted(in: table.table)
+        history.updated([id], columns: [link.relationship], entity: entity.name)
+    }
+
+    /// A row just arrived: the links other rows hold to it, which could not be added while it was
+    /// missing, are added now.
+    private func restoreLinks(to id: UUID, entity: EntityLayout) throws {
+        for source in layout.entities.values where !source.isAbstract {
+            for relationship in source.relationships where relationship.cardinality == .toMany {
+                guard try layout.entity(relationship.destination).table == entity.table,
+                    let table = try syncLinkTable(relationship.name, of: source), table.isOwnerSide
+                else { continue }
+                for change in try SyncBookkeeping.rowsLinking(to: id, through: relationship.name, on: connection)
+                where change.key.entity == source.name {
+                    try setLink(
+                        from: change.key.id, entity: source, LinkKey(relationship: relationship.name, target: id),
+                        present: true)
+                }
+            }
+        }
+    }
+
+    /// A row went: its join-table rows went with it (`ON DELETE CASCADE`); sync's record of them goes too.
+    func forgetLinks(of id: UUID, entity: EntityLayout) throws {
+        for relationship in entity.relationships where relationship.cardinality == .toMany {
+            guard let table = try syncLinkTable(relationship.name, of: entity) else { continue }
+            let column = table.isOwnerSide ? "source" : "destination"
+            for pair in try SyncBookkeeping.links(in: table.table, where: column, is: id, on: connection) {
+                try SyncBookkeeping.setLink(pair, present: false, in: table.table, on: connection)
+            }
+        }
+        for source in layout.entities.values {
+            for relationship in source.relationships where relationship.cardinality == .toMany {
+                guard try layout.entity(relationship.destination).table == entity.table,
+                    let table = try syncLinkTable(relationship.name, of: source), table.isOwnerSide
+                else { continue }
+                for pair in try SyncBookkeeping.links(in: table.table, where: "destination", is: id, on: connection) {
+                    try SyncBookkeeping.setLink(pair, present: false, in: table.table, on: connection)
+                }
+            }
+        }
+    }
+
+    /// The links of the join table of `relationship` that changed for row `id` since sync last
+    /// looked, as changes of the owner side's rows; sync's record of the table is brought up to date.
+    func localLinkChanges(
+        of id: UUID, entity: EntityLayout, relationship: String
+    ) throws -> [(source: RowKey, link: LinkKey, present: Bool)] {
+        guard let table = try syncLinkTable(relationship, of: entity) else { return [] }
+        let column = table.isOwnerSide ? "source" : "destination"
+        let statement = try connection.statement(
+            "SELECT \"source\", \"destination\" FROM \(quoted(table.table)) WHERE \(quoted(column)) = \(marker)")
+        defer { statement.reset() }
+        statement.bind(id, 1)
+        var now: Set<[UUID]> = []
+        while try statement.step() {
+            if let source = statement.uuid(0), let destination = statement.uuid(1) {
+                now.insert([source, destination])
+            }
+        }
+        statement.reset()
+        let known = try SyncBookkeeping.links(in: table.table, where: column, is: id, on: connection)
+        var result: [(RowKey, LinkKey, Bool)] = []
+        let owner = try layout.entity(table.ownerEntity)
+        for (pair, present) in now.subtracting(known).map({ ($0, true) }) + known.subtracting(now).map({ ($0, false) })
+        {
+            try SyncBookkeeping.setLink(pair, present: present, in: table.table, on: connection)
+            // The source row's concrete entity; a source row that is gone is deleted, and its
+            // tombstone says all there is to say.
+            guard let source = try concreteEntity(of: pair[0], in: owner) else { continue }
+            result.append(
+                (
+                    RowKey(entity: source.name, id: pair[0]),
+                    LinkKey(relationship: table.ownerRelationship, target: pair[1]), present
+                ))
+        }
+        return result.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+    }
+
+    // MARK: - Values
+
+    /// The value of column `index` as sync carries a value of `storage`.
+    static func syncValue(_ statement: any DatabaseStatement, _ index: Int32, storage: ColumnStorage) throws
+        -> SyncValue
+    {
+        if statement.isNull(index) { return .null }
+        switch storage {
+        case .uuid:
+            guard let id = statement.uuid(index) else {
+                throw ColumnValueError.mismatch(statement.value(index), UUID.self)
+            }
+            return .uuid(id)
+        default:
+            break
+        }
+        let value = statement.value(index)
+        switch (storage, value) {
+        case (.boolean, .integer(let number)): return .bool(number != 0)
+        case (.integer16, .integer(let number)), (.integer32, .integer(let number)),
+            (.integer64, .integer(let number)):
+            return .integer(number)
+        case (.double, .real(let number)), (.float, .real(let number)): return .real(number)
+        case (.double, .integer(let number)), (.float, .integer(let number)): return .real(Double(number))
+        case (.timestamp, .real(let seconds)): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case (.timestamp, .integer(let seconds)): return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
+        case (.decimal, .text(let text)): return .decimal(text)
+        case (.text, .text(let text)), (.json, .text(let text)): return .text(text)
+        case (.bytes, .blob(let data)): return .bytes(data)
+        default: throw ColumnValueError.mismatch(value, SyncValue.self)
+        }
+    }
+
+    /// Binds a sync value to parameter `index` of a column of `storage`.
+    static func bind(_ value: SyncValue, to statement: any DatabaseStatement, _ index: Int32, storage: ColumnStorage) {
+        switch value {
+        case .null: statement.bindNull(index)
+        case .bool(let flag): statement.bind(Int64(flag ? 1 : 0), index)
+        case .integer(let number): statement.bind(number, index)
+        case .real(let number): statement.bind(number, index)
+        case .decimal(let text), .text(let text): statement.bind(text, index)
+        case .bytes(let data): statement.bind(data, index)
+        case .date(let date): statement.bind(date.timeIntervalSinceReferenceDate, index)
+        case .uuid(let id): statement.bind(id, index)
+        }
+    }
+}

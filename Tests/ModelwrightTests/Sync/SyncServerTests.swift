@@ -1,0 +1,135 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@testable import Modelwright
+
+/// The server's refusals: another user's rows, bad credentials, an app too old for the server.
+struct SyncServerTests {
+    static let caseCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 200 : 12
+
+    static let tokens = ["token-a": "a", "token-b": "b"]
+
+    static func makeServer(_ store: Store) async throws -> SyncServer {
+        let mine: SyncServer.Scope = { user, row in row.values["owner"] == .text(user) }
+        return try await SyncServer(
+            store: store, authenticate: { credentials in credentials.flatMap { tokens[$0] } },
+            scopes: ["Card": mine, "Label": mine])
+    }
+
+    /// Drawn: two users' devices write their own cards; user A pulls none of B's rows, and every
+    /// push of A's that touches one of B's rows (an update, a delete, a row made in B's name,
+    /// mixed with A's own changes) is refused whole, leaving the server as it was.
+    @Test func oneUserCanNeitherReadNorChangeAnothersRows() async throws {
+        var refused = 0
+        for seed in 0..<Self.caseCount {
+            var random = SplitMix64(seed: 2_804, index: seed)
+            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            let server = try await Self.makeServer(serverStore)
+            var stores: [String: Store] = [:]
+            var engines: [String: SyncEngine] = [:]
+            for user in ["a", "b"] {
+                let store = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+                stores[user] = store
+                engines[user] = try await SyncEngine(
+                    store: store, transport: server.transport(credentials: "token-\(user)"))
+                let count = 1 + random.next(below: 5)
+                try await store.performAndSave { context in
+                    for index in 0..<count {
+                        try context.insert(Card(title: "\(user) \(index)", owner: user))
+                    }
+                }
+                try await engines[user]?.sync()
+            }
+            for user in ["a", "b"] {
+                try await engines[user]?.sync()
+                let cards = try await #require(stores[user]).performQuery { try $0.fetch(Card.request()) }
+                #expect(!cards.isEmpty && cards.allSatisfy { $0.owner == user }, "seed \(seed): \(user) sees \(cards)")
+            }
+            let before = try await SyncSnapshot.read(serverStore)
+            let theirs = before.rows.keys.filter { before.rows[$0]?["owner"] == .text("b") }.sorted()
+            let mine = before.rows.keys.filter { before.rows[$0]?["owner"] == .text("a") }.sorted()
+            var clock = HybridLogicalClock(node: SyncNodeID(), maximumDriftMilliseconds: HybridLogicalClock.unbounded)
+            let stamp = try clock.tick(wallMilliseconds: HybridLogicalClock.wallMilliseconds())
+            var changes = ChangeSet()
+            if let own = mine.first, random.chance(0.5) {
+                changes.merge(RowChange.update(own, values: ["title": .text("mine")], at: stamp))
+            }
+            switch random.next(below: 3) {
+            case 0:
+                changes.merge(
+                    RowChange.update(random.pick(theirs), values: ["title": .text("taken")], at: stamp))
+            case 1: changes.merge(RowChange.delete(random.pick(theirs), at: stamp))
+            default:
+                changes.merge(
+                    RowChange.insert(
+                        RowKey(entity: "Card", id: UUID()),
+                        values: [
+                            "title": .text("forged"), "rating": .integer(0), "done": .bool(false), "owner": .text("b"),
+                        ], at: stamp))
+            }
+            let push = PushRequest(
+                device: SyncNodeID(), schema: SyncPlanner.version, after: nil, through: HistoryToken(1),
+                changes: changes)
+            let response = try await server.push(push, credentials: "token-a")
+            guard case .outOfScope = response.refusal else {
+                Issue.record("seed \(seed): a push touching another user's row was answered \(response)")
+                continue
+            }
+            refused += 1
+            #expect(response.acknowledged == nil)
+            #expect(
+                try await SyncSnapshot.read(serverStore) == before, "seed \(seed): a refused push changed the server")
+            let pulled = try await server.pull(
+                PullRequest(device: SyncNodeID(), schema: SyncPlanner.version, since: nil, limit: 1_000),
+                credentials: "token-a")
+            #expect(pulled.changes.rows.values.allSatisfy { $0.values["owner"] == .text("a") })
+        }
+        #expect(refused == Self.caseCount)
+    }
+
+    @Test func unknownCredentialsAreRefused() async throws {
+        let server = try await Self.makeServer(
+            try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server")))
+        let pull = try await server.pull(
+            PullRequest(device: SyncNodeID(), schema: SyncPlanner.version, since: nil, limit: 10),
+            credentials: "stolen")
+        #expect(pull.refusal == .notAuthenticated)
+        #expect(pull.changes.isEmpty)
+    }
+
+    /// A device at an older model version is refused, typed, with "update the app".
+    @Test func anOlderAppIsToldToUpdate() async throws {
+        let server = try await SyncServer(
+            store: try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server")))
+        let old = SyncSchemaVersion(model: "SyncPlanner", version: 0, checksum: "00")
+        let push = try await server.push(
+            PushRequest(device: SyncNodeID(), schema: old, after: nil, through: HistoryToken(1), changes: ChangeSet()))
+        guard case .schemaVersionUnsupported(let device, let served) = push.refusal else {
+            Issue.record("an old app's push was answered \(push)")
+            return
+        }
+        #expect(device == old && served == SyncPlanner.version)
+        #expect(push.refusal?.description.contains("update the app") == true)
+        let pull = try await server.pull(PullRequest(device: SyncNodeID(), schema: old, since: nil, limit: 1))
+        #expect(pull.refusal == push.refusal)
+    }
+
+    /// Pulled changes wake an observer of the device store, as a local commit would.
+    @Test func pulledChangesWakeObservers() async throws {
+        let server = try await SyncServer(
+            store: try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server")))
+        let phone = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+        let laptop = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+        let phoneEngine = try await SyncEngine(store: phone, transport: server)
+        let laptopEngine = try await SyncEngine(store: laptop, transport: server)
+        var updates = laptop.observe(Card.request()).makeAsyncIterator()
+        #expect(try await updates.next()?.isEmpty == true)
+        try await phone.performAndSave { try $0.insert(Card(title: "Lisbon")) }
+        try await phoneEngine.sync()
+        try await laptopEngine.sync()
+        #expect(try await updates.next()?.map(\.title) == ["Lisbon"])
+        // Nothing pulled is pushed back.
+        #expect(try await laptopEngine.sync().pushed == 0)
+    }
+}
