@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightEngineTestSupport
 import ModelwrightTestSupport
 import Testing
 import Trips

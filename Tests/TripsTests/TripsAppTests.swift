@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightEngineTestSupport
 import ModelwrightGenerator
 import ModelwrightSchema
 import Testing
