@@ -106,6 +106,11 @@ struct SQLiteDialect: SQLDialect {
         "mw_string(\(operation.rawValue), \(options.rawValue), \(value), \(needle))"
     }
 
+    /// SQLite sorts NULL first when ascending, last when descending: the order every engine keeps.
+    func sortTerm(_ value: String, ascending: Bool, mayBeNull: Bool) -> String {
+        "\(value) \(ascending ? "ASC" : "DESC")"
+    }
+
     // MARK: - Transactions
 
     func begin(_ kind: TransactionKind) -> String {
