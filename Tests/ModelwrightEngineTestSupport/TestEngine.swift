@@ -32,13 +32,6 @@ package enum TestEngine: String, CustomStringConvertible, Sendable {
 
     package var description: String { rawValue }
 
-    /// A new, empty store of `schema`: in memory on SQLite, a fresh database on PostgreSQL.
-    ///
-    /// The caller closes it; ``withStore(schema:history:_:)`` does so, and drops the database.
-    package func makeStore(schema: SchemaDescription, history: HistoryTracking = .disabled) async throws -> Store {
-        try await makeStoreAndDatabase(schema: schema, history: history).store
-    }
-
     /// Runs `body` with a new, empty store of `schema`, then closes the store (and on PostgreSQL
     /// drops its database), whether `body` returned or threw: a suite holds no connection after
     /// its test.
