@@ -32,33 +32,31 @@ package enum TestEngine: String, CustomStringConvertible, Sendable {
 
     package var description: String { rawValue }
 
-    /// Runs `body` with a new, empty store of `schema`, then closes the store (and on PostgreSQL
-    /// drops its database), whether `body` returned or threw: a suite holds no connection after
-    /// its test.
+    /// Runs `body` with a new, empty store of `schema`, then closes the store, whether `body`
+    /// returned or threw: a suite holds no connection after its test. The database stays until the
+    /// cluster is removed: `DROP DATABASE` waits until every backend of the cluster acknowledges it,
+    /// and a test that stops a server process (`SIGSTOP`) would hold it, and every later
+    /// `CREATE DATABASE`, until that test ends.
     package func withStore<Result>(
         schema: SchemaDescription, history: HistoryTracking = .disabled, _ body: (Store) async throws -> Result
     ) async throws -> Result {
-        let (store, database) = try await makeStoreAndDatabase(schema: schema, history: history)
+        let store = try await makeStore(schema: schema, history: history)
         let result: Result
         do {
             result = try await body(store)
         } catch {
             try? store.close()
-            await Self.drop(database)
             throw error
         }
         try store.close()
-        await Self.drop(database)
         return result
     }
 
-    /// The store and, on PostgreSQL, the name of the database made for it.
-    private func makeStoreAndDatabase(
-        schema: SchemaDescription, history: HistoryTracking
-    ) async throws -> (store: Store, database: String?) {
+    /// A new, empty store of `schema`: in memory on SQLite, a fresh database on PostgreSQL.
+    private func makeStore(schema: SchemaDescription, history: HistoryTracking) async throws -> Store {
         switch self {
         case .sqlite:
-            return (try Store.inMemory(schema: schema, history: history), nil)
+            return try Store.inMemory(schema: schema, history: history)
         case .postgres:
             #if MODELWRIGHT_POSTGRES
                 guard let cluster = PostgresCluster.shared else { throw Unavailable() }
@@ -67,22 +65,11 @@ package enum TestEngine: String, CustomStringConvertible, Sendable {
                 try await admin.execute("CREATE DATABASE \(name)")
                 await admin.close()
                 let configuration = PostgresConfiguration(cluster.connectionString(database: name))
-                return (try Store(postgres: configuration, schema: schema, history: history, readers: 1), name)
+                return try Store(postgres: configuration, schema: schema, history: history, readers: 1)
             #else
                 throw Unavailable()
             #endif
         }
-    }
-
-    /// Drops a test database, ending what still holds it (a listener that has not yet hung up).
-    private static func drop(_ database: String?) async {
-        #if MODELWRIGHT_POSTGRES
-            guard let database, let cluster = PostgresCluster.shared,
-                let admin = try? await PostgresConnection(PostgresConfiguration(cluster.connectionString()))
-            else { return }
-            _ = try? await admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
-            await admin.close()
-        #endif
     }
 
     /// PostgreSQL was asked for on a machine without it.

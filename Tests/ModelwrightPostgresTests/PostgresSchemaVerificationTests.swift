@@ -112,7 +112,6 @@ struct PostgresSchemaVerificationTests {
         let (_, template) = try await Self.storeDatabase(cluster)
         var random = SplitMix64(seed: seed)
         let all = try Self.mutations(cluster, database: template)
-        _ = try? cluster.psql("DROP DATABASE \(template) WITH (FORCE)", database: "postgres")
         #expect(all.count > 20)
         for kind in 0..<4 {
             let mutation = try #require(all.filter { $0.kind == kind }.randomElement(using: &random))
@@ -127,7 +126,6 @@ struct PostgresSchemaVerificationTests {
                 return first.contains(mutation.table)
             }
             #expect(try Self.catalog(cluster, database: name) == before, "\(mutation)")
-            _ = try? cluster.psql("DROP DATABASE \(name) WITH (FORCE)", database: "postgres")
         }
     }
 
