@@ -66,7 +66,11 @@ struct PostgresStoreEngine: StoreEngine {
     /// store with ``PostgresError/extensionUnavailable(name:reason:)`` and the database stays empty.
     func didCreateSchema(on writer: PostgresConnection) throws {
         do {
-            try writer.execute(["CREATE EXTENSION IF NOT EXISTS unaccent"])
+            // Created only when absent: IF NOT EXISTS would send a NOTICE, which libpq prints to stderr.
+            try writer.execute([
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') "
+                    + "THEN CREATE EXTENSION unaccent; END IF; END $$"
+            ])
         } catch {
             var cause = error
             if case PostgresError.transactionAborted(let inner) = error { cause = inner }
