@@ -85,14 +85,19 @@ let package = Package(
         .target(name: "Trips", dependencies: ["Modelwright"], path: "Models/Trips", plugins: ["ModelwrightPlugin"]),
         // The seeded generator every test target and the fuzz campaign draw their cases from.
         .target(name: "ModelwrightTestSupport", path: "Tests/ModelwrightTestSupport"),
+        // `TestEngine`: the behavioural suites of TripsTests and ModelwrightTests run once per engine
+        // from one source; PostgreSQL joins where the package has its engine (see the end of this file).
+        .target(
+            name: "ModelwrightEngineTestSupport", dependencies: ["Modelwright", "ModelwrightTestSupport"],
+            path: "Tests/ModelwrightEngineTestSupport"),
         .testTarget(
             name: "TripsTests",
             dependencies: [
                 "Trips", "ModelwrightGenerator", "ModelwrightSchema", "ModelwrightCoreData", "ModelwrightTestSupport",
                 // The prefetch tests count the statements SQLite runs with its trace hook.
                 "CSQLite",
-                // The behavioural suites run on both engines (see `TestEngine`).
-                "ModelwrightPostgres",
+                // The behavioural suites run on every engine (see `TestEngine`).
+                "ModelwrightEngineTestSupport",
             ],
             exclude: ["Golden"]
         ),
@@ -100,7 +105,7 @@ let package = Package(
             name: "ModelwrightTests",
             dependencies: [
                 "Modelwright", "CSQLite", "MigrationCrashProbe", "HistoryProbe", "StoreRaceProbe",
-                "ModelwrightTestSupport",
+                "ModelwrightTestSupport", "ModelwrightEngineTestSupport",
             ]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(
@@ -174,4 +179,9 @@ if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(wh
             name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright", "Trips"],
             path: "Tests/PostgresRaceProbe"),
     ]
+    // The shared behavioural suites run on PostgreSQL too.
+    if let engines = package.targets.first(where: { $0.name == "ModelwrightEngineTestSupport" }) {
+        engines.dependencies.append("ModelwrightPostgres")
+        engines.swiftSettings = (engines.swiftSettings ?? []) + [.define("MODELWRIGHT_POSTGRES")]
+    }
 }

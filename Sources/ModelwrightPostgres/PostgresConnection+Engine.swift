@@ -106,10 +106,13 @@ extension PostgresConnection: DatabaseConnection {
         verified
     }
 
-    /// The tables and columns that differ from what `layout` creates, read from
-    /// `information_schema` (types and indexes are not compared on this engine yet).
+    /// What differs from the schema `layout` creates: a missing or unexpected table or column,
+    /// read from `information_schema`, and otherwise every column type, default, index and foreign
+    /// key, compared with a fresh store created and rolled back in a scratch schema.
     package func schemaDifferences(from layout: SchemaLayout) throws -> [String] {
-        try tableAndColumnDifferences(from: layout)
+        let missing = try tableAndColumnDifferences(from: layout)
+        guard missing.isEmpty else { return missing }
+        return try serverSchemaDifferences(from: layout)
     }
 
     /// Reads the SQLSTATE of a server error: `23505` (unique; the detail names the columns,

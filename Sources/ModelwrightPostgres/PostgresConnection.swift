@@ -61,7 +61,8 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Why the open transaction failed, once a statement in it failed: PostgreSQL refuses every
-    /// later statement until `ROLLBACK`, and the engine interface says so with this cause.
+    /// later statement until `ROLLBACK` (or `ROLLBACK TO SAVEPOINT`, which clears it), and the
+    /// engine interface says so with this cause.
     private var abortCause: PostgresError?
 
     /// What the last statement run through the engine interface reported changing (`PQcmdTuples`).
@@ -360,7 +361,11 @@ public final class PostgresConnection: @unchecked Sendable {
         _ sql: String, _ values: [SQLValue], cached: Bool, isCancelled: () -> Bool
     ) throws -> PostgresRows {
         guard let handle, !isBroken else { throw PostgresError.closed }
-        if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR {
+        // `ROLLBACK TO SAVEPOINT` is what a failed transaction still accepts: it undoes the failed
+        // operation (the runtime runs each in a savepoint), and the transaction goes on, as on SQLite.
+        if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR,
+            !sql.hasPrefix("ROLLBACK TO SAVEPOINT ")
+        {
             throw StoreError.transactionAbortedByEngine(cause: abortCause.engineFailure)
         }
         guard !isCancelled() else { throw PostgresError.cancelled }
@@ -387,6 +392,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 }
                 let rows = try check(result, sql: sql, request: request, started: started)
                 lastChanges = rows.affectedRows
+                if abortCause != nil, PQtransactionStatus(handle) != PQTRANS_INERROR { abortCause = nil }
                 return rows
             } catch let error as PostgresError {
                 if case .server(let sqlState, _, _, _) = error, sqlState == "0A000" || sqlState == "26000" {

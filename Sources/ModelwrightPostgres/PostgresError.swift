@@ -31,6 +31,9 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidValue(String)
     /// The connection was closed, or broke earlier, and takes no more statements.
     case closed
+    /// A store needs the extension `name` (`unaccent`, for `diacriticInsensitive` string tests)
+    /// and the server could not create it in the database; `reason` is the server's.
+    case extensionUnavailable(name: String, reason: String)
 
     /// The error in words, naming what to do where there is something to do.
     public var description: String {
@@ -59,6 +62,10 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
             reason
         case .closed:
             "the connection is closed"
+        case .extensionUnavailable(let name, let reason):
+            "the store needs PostgreSQL's \(name) extension, which could not be created in the database (\(reason)): "
+                + "install the server's contrib modules (Debian: postgresql-contrib; Homebrew's postgresql has them), "
+                + "or have a superuser run CREATE EXTENSION \(name) in the database, then open the store again"
         }
     }
 }

@@ -61,7 +61,26 @@ struct PostgresStoreEngine: StoreEngine {
         guard differences.isEmpty else { throw StoreError.unexpectedSchema(path: location, differences: differences) }
     }
 
-    func didCreateSchema(on writer: PostgresConnection) throws {}
+    /// Creates `unaccent`, which `diacriticInsensitive` string tests call (see the dialect's
+    /// `stringTest`), in the transaction that created the schema: a server without it refuses the
+    /// store with ``PostgresError/extensionUnavailable(name:reason:)`` and the database stays empty.
+    func didCreateSchema(on writer: PostgresConnection) throws {
+        do {
+            // Created only when absent: IF NOT EXISTS would send a NOTICE, which libpq prints to stderr.
+            try writer.execute([
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') "
+                    + "THEN CREATE EXTENSION unaccent; END IF; END $$"
+            ])
+        } catch {
+            var cause = error
+            if case PostgresError.transactionAborted(let inner) = error { cause = inner }
+            let reason = (cause as? PostgresError).map { failure -> String in
+                if case .server(_, let message, _, _) = failure { return message }
+                return failure.description
+            }
+            throw PostgresError.extensionUnavailable(name: "unaccent", reason: reason ?? "\(error)")
+        }
+    }
 
     /// Installs (or replaces) the change feed's triggers, which cover every table a migration created.
     func didOpen(_ writer: PostgresConnection) throws {

@@ -1,6 +1,8 @@
 import Foundation
+import Modelwright
 import ModelwrightPostgres
 import Testing
+import Trips
 
 // The Swift snippets of the "Running on PostgreSQL" article, compiled here as they are written
 // there; `theArticlesSnippetsAreCompiledHere` checks that each is in this file, line for line.
@@ -15,6 +17,18 @@ private func setUpSnippet() async throws {
         return (0..<rows.count).map { rows[$0, 0] }
     }
     _ = titles
+}
+
+private func openSnippet() async throws {
+    let store = try Store(postgres: PostgresConfiguration("postgresql://app@db.internal/trips"), schema: Trips.schema)
+    let lovelaces = try await store.performQuery { context in
+        let request = User.request().filter {
+            $0.familyName.hasPrefix("LÖ", caseInsensitive: true, diacriticInsensitive: true)
+        }
+        return try context.fetch(request)
+    }
+    try store.close()
+    _ = lovelaces
 }
 
 /// Every Swift snippet of the article is in this file, so it compiles with the tests.

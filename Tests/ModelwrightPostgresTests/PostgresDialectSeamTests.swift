@@ -105,7 +105,7 @@ struct PostgresDialectRefusalTests {
             ("checkpoint", { try dialect.checkpoint }),
             ("foreignKeyColumns", { try dialect.foreignKeyColumns }),
             ("foreignKeyViolations", { try dialect.foreignKeyViolations(in: nil) }),
-            ("stringTest", { try dialect.stringTest(.contains, options: [], value: "c", needle: "?") }),
+            ("stringTest matches", { try dialect.stringTest(.matches, options: [], value: "c", needle: "?") }),
         ]
         for (name, requirement) in refusals {
             #expect(throws: SQLDialectError.self, "\(name)") { _ = try requirement() }

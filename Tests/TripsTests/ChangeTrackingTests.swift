@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightEngineTestSupport
 import ModelwrightTestSupport
 import Testing
 import Trips
@@ -35,65 +36,69 @@ struct ChangeTrackingTests {
     @Test(arguments: TestEngine.available, 0..<4)
     func onlyCommitsThatChangeReadColumnsWakeAnObserver(engine: TestEngine, seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
-        let store = try await engine.makeStore(schema: Trips.schema)
-        var users = (0..<6).map { makeTripsUser("user\($0)", familyName: "Family\($0 % 2)", rating: 1) }
-        let trips = users.map { makeTrip("Trip of \($0.username)", owner: $0.id, day: 1) }
-        try await store.performAndSave { [users] context in
-            try context.batchInsert(users)
-            try context.batchInsert(trips)
-        }
-        // Trips whose owner's family name is "Family0": reads Trip's columns, User.id and User.familyName.
-        let counter = WakeCounter(store, Trip.request().filter { $0.owner.familyName == "Family0" })
-        for _ in 0..<60 {
-            let index = Int.random(in: 0..<users.count, using: &random)
-            let old = users[index]
-            let new: User
-            switch Int.random(in: 0..<4, using: &random) {
-            case 0: new = old.with(rating: Int16.random(in: 0...2, using: &random))
-            case 1: new = old.with(familyName: "Family\(Int.random(in: 0...1, using: &random))")
-            case 2: new = old.with(givenName: ["Ada", "Grace"].randomElement(using: &random)!)
-            default: new = old
+        try await engine.withStore(schema: Trips.schema) { store in
+            var users = (0..<6).map { makeTripsUser("user\($0)", familyName: "Family\($0 % 2)", rating: 1) }
+            let trips = users.map { makeTrip("Trip of \($0.username)", owner: $0.id, day: 1) }
+            try await store.performAndSave { [users] context in
+                try context.batchInsert(users)
+                try context.batchInsert(trips)
             }
-            users[index] = new
-            let before = counter.count
-            if Bool.random(using: &random) {
-                try await store.performAndSave { try $0.update(new) }
-            } else {
-                _ = try await store.performAndSave { try $0.upsert(new) }
+            // Trips whose owner's family name is "Family0": reads Trip's columns, User.id and User.familyName.
+            let counter = WakeCounter(store, Trip.request().filter { $0.owner.familyName == "Family0" })
+            for _ in 0..<60 {
+                let index = Int.random(in: 0..<users.count, using: &random)
+                let old = users[index]
+                let new: User
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: new = old.with(rating: Int16.random(in: 0...2, using: &random))
+                case 1: new = old.with(familyName: "Family\(Int.random(in: 0...1, using: &random))")
+                case 2: new = old.with(givenName: ["Ada", "Grace"].randomElement(using: &random)!)
+                default: new = old
+                }
+                users[index] = new
+                let before = counter.count
+                if Bool.random(using: &random) {
+                    try await store.performAndSave { try $0.update(new) }
+                } else {
+                    _ = try await store.performAndSave { try $0.upsert(new) }
+                }
+                let expected = old.familyName != new.familyName ? 1 : 0
+                #expect(counter.count - before == expected, "\(old) → \(new)")
             }
-            let expected = old.familyName != new.familyName ? 1 : 0
-            #expect(counter.count - before == expected, "\(old) → \(new)")
         }
     }
 
     @Test(arguments: TestEngine.available)
     func batchUpdatesAndTripWritesWakeOnlyWhenTheyChangeSomething(engine: TestEngine) async throws {
-        let store = try await engine.makeStore(schema: Trips.schema)
-        let ada = makeTripsUser("ada", familyName: "Lovelace", rating: 3)
-        let trip = makeTrip("Lisbon", owner: ada.id, day: 1)
-        try await store.performAndSave { context in
-            try context.insert(ada)
-            try context.insert(trip)
+        try await engine.withStore(schema: Trips.schema) { store in
+            let ada = makeTripsUser("ada", familyName: "Lovelace", rating: 3)
+            let trip = makeTrip("Lisbon", owner: ada.id, day: 1)
+            try await store.performAndSave { context in
+                try context.insert(ada)
+                try context.insert(trip)
+            }
+            let counter = WakeCounter(store, Trip.request().filter { $0.owner.familyName == "Lovelace" })
+            let users = WakeCounter(store, User.request().filter { $0.rating >= 3 })
+            // Nothing matches, or every match already holds the value: no change.
+            #expect(
+                try await store.performAndSave {
+                    try $0.batchUpdate(User.request().filter { $0.rating > 4 }) { [try $0.rating.set(to: 5)] }
+                } == 0)
+            #expect(
+                try await store.performAndSave { try $0.batchUpdate(User.request()) { [try $0.rating.set(to: 3)] } }
+                    == 0)
+            try await store.performAndSave { try $0.update(trip) }
+            #expect(counter.count == 0 && users.count == 0)
+            // A rating change is a User column the trip request does not read.
+            #expect(
+                try await store.performAndSave { try $0.batchUpdate(User.request()) { [try $0.rating.set(to: 4)] } }
+                    == 1)
+            #expect(counter.count == 0 && users.count == 1)
+            try await store.performAndSave { try $0.update(trip.with(title: "Lisboa")) }
+            #expect(counter.count == 1 && users.count == 1)
+            try await store.performAndSave { try $0.insert(makeTripsUser("grace", familyName: "Hopper")) }
+            #expect(counter.count == 2 && users.count == 2)
         }
-        let counter = WakeCounter(store, Trip.request().filter { $0.owner.familyName == "Lovelace" })
-        let users = WakeCounter(store, User.request().filter { $0.rating >= 3 })
-        // Nothing matches, or every match already holds the value: no change.
-        #expect(
-            try await store.performAndSave {
-                try $0.batchUpdate(User.request().filter { $0.rating > 4 }) { [try $0.rating.set(to: 5)] }
-            } == 0)
-        #expect(
-            try await store.performAndSave { try $0.batchUpdate(User.request()) { [try $0.rating.set(to: 3)] } } == 0)
-        try await store.performAndSave { try $0.update(trip) }
-        #expect(counter.count == 0 && users.count == 0)
-        // A rating change is a User column the trip request does not read.
-        #expect(
-            try await store.performAndSave { try $0.batchUpdate(User.request()) { [try $0.rating.set(to: 4)] } } == 1)
-        #expect(counter.count == 0 && users.count == 1)
-        try await store.performAndSave { try $0.update(trip.with(title: "Lisboa")) }
-        #expect(counter.count == 1 && users.count == 1)
-        try await store.performAndSave { try $0.insert(makeTripsUser("grace", familyName: "Hopper")) }
-        #expect(counter.count == 2 && users.count == 2)
     }
 
     /// Ending an iteration, or releasing the model that iterates, removes the store's observer.

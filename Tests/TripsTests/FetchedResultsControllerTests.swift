@@ -1,11 +1,12 @@
 import Foundation
 import Modelwright
+import ModelwrightEngineTestSupport
 import ModelwrightTestSupport
 import Testing
 import Trips
 
 /// A sectioned list of trips, by their owner's family name, driven through inserts, moves between
-/// sections, updates and deletes.
+/// sections, updates and deletes, on every engine (``TestEngine``).
 struct FetchedResultsControllerTests {
     private typealias Update = ResultsUpdate<Trip>
     private typealias Change = ResultsRecordChange<Trip.ID>
@@ -20,128 +21,133 @@ struct FetchedResultsControllerTests {
             batchSize: 2)
     }
 
-    @Test(.timeLimit(.minutes(1))) func exactChangeSetsForInsertsMovesUpdatesAndDeletes() async throws {
-        let store = try Store.inMemory(schema: Trips.schema)
-        let ada = makeTripsUser("ada", familyName: "Lovelace")
-        let grace = makeTripsUser("grace", familyName: "Hopper")
-        let lisbon = makeTrip("Lisbon", owner: ada.id, day: 1)
-        let porto = makeTrip("Porto", owner: ada.id, day: 2)
-        let rome = makeTrip("Rome", owner: grace.id, day: 3)
-        try await store.performAndSave { context in
-            try context.batchInsert([ada, grace])
-            try context.batchInsert([lisbon, porto, rome])
+    @Test(.timeLimit(.minutes(1)), arguments: TestEngine.available)
+    func exactChangeSetsForInsertsMovesUpdatesAndDeletes(engine: TestEngine) async throws {
+        try await engine.withStore(schema: Trips.schema) { store in
+            let ada = makeTripsUser("ada", familyName: "Lovelace")
+            let grace = makeTripsUser("grace", familyName: "Hopper")
+            let lisbon = makeTrip("Lisbon", owner: ada.id, day: 1)
+            let porto = makeTrip("Porto", owner: ada.id, day: 2)
+            let rome = makeTrip("Rome", owner: grace.id, day: 3)
+            try await store.performAndSave { context in
+                try context.batchInsert([ada, grace])
+                try context.batchInsert([lisbon, porto, rome])
+            }
+            var updates = Self.controller(store).makeAsyncIterator()
+            let first = try #require(try await updates.next())
+            #expect(first.changes == nil)
+            #expect(first.snapshot.sections.map(\.name) == ["Hopper", "Lovelace"])
+            #expect(first.snapshot.sections.map(\.count) == [1, 2])
+            #expect(first.snapshot.sectionIndexTitles == ["H", "L"])
+            #expect(try first.snapshot.record(at: Self.path(1, 1)) == porto)
+
+            // An insert in the middle of a section.
+            let madrid = makeTrip("Madrid", owner: ada.id, day: 4)
+            try await store.performAndSave { try $0.insert(madrid) }
+            var changes = try #require(try await updates.next()?.changes)
+            #expect(changes == ResultsChanges(insertedRecords: [Change(id: madrid.id, from: nil, to: Self.path(1, 1))]))
+
+            // A new owner and their trip: a new section.
+            let emmy = makeTripsUser("emmy", familyName: "Noether")
+            let oslo = makeTrip("Oslo", owner: emmy.id, day: 5)
+            try await store.performAndSave { context in
+                try context.insert(emmy)
+                try context.insert(oslo)
+            }
+            changes = try #require(try await updates.next()?.changes)
+            #expect(
+                changes
+                    == ResultsChanges(
+                        insertedSections: [2], insertedRecords: [Change(id: oslo.id, from: nil, to: Self.path(2, 0))]))
+
+            // Writes that change nothing the list shows deliver nothing: the same values, a column
+            // the request does not read, a batch update that matches no row.
+            try await store.performAndSave { context in
+                try context.update(porto)
+                try context.update(ada.with(rating: 5))
+                try context.batchUpdate(Trip.request().filter { $0.title == "Nowhere" }) { [try $0.title.set(to: "X")] }
+            }
+
+            // Porto changes owner: it moves to Hopper's section, and is marked as having new values.
+            try await store.performAndSave { try $0.update(porto.with(ownerID: grace.id)) }
+            let moved = try #require(try await updates.next())
+            let portoMove = Change(id: porto.id, from: Self.path(1, 2), to: Self.path(0, 0))
+            #expect(moved.changes == ResultsChanges(movedRecords: [portoMove], movedRecordsWithNewValues: [portoMove]))
+            #expect(moved.changes?.recordsWithNewValues == [portoMove])
+            #expect(moved.snapshot.sections.map(\.count) == [2, 2, 1])
+            #expect(try moved.snapshot.record(at: Self.path(0, 0)).ownerID == grace.id)
+
+            // A new title that keeps its place is an update; one that passes its neighbours is a move.
+            try await store.performAndSave { try $0.update(rome.with(title: "Roma")) }
+            let renamed = try #require(try await updates.next())
+            #expect(
+                renamed.changes
+                    == ResultsChanges(updatedRecords: [Change(id: rome.id, from: Self.path(0, 1), to: Self.path(0, 1))])
+            )
+            #expect(try renamed.snapshot.record(at: Self.path(0, 1)).title == "Roma")
+            try await store.performAndSave { try $0.update(lisbon.with(title: "Zaragoza")) }
+            changes = try #require(try await updates.next()?.changes)
+            let lisbonMove = Change(id: lisbon.id, from: Self.path(1, 0), to: Self.path(1, 1))
+            #expect(changes == ResultsChanges(movedRecords: [lisbonMove], movedRecordsWithNewValues: [lisbonMove]))
+
+            // An owner's new family name moves the whole section: deleted, inserted, records moved.
+            try await store.performAndSave { try $0.update(emmy.with(familyName: "Ada")) }
+            changes = try #require(try await updates.next()?.changes)
+            #expect(
+                changes
+                    == ResultsChanges(
+                        deletedSections: [2], insertedSections: [0],
+                        movedRecords: [Change(id: oslo.id, from: Self.path(2, 0), to: Self.path(0, 0))]))
+
+            // Deleting a section's last record deletes the section.
+            try await store.performAndSave { try $0.delete(oslo) }
+            changes = try #require(try await updates.next()?.changes)
+            #expect(
+                changes
+                    == ResultsChanges(
+                        deletedSections: [0], deletedRecords: [Change(id: oslo.id, from: Self.path(0, 0), to: nil)]))
         }
-        var updates = Self.controller(store).makeAsyncIterator()
-        let first = try #require(try await updates.next())
-        #expect(first.changes == nil)
-        #expect(first.snapshot.sections.map(\.name) == ["Hopper", "Lovelace"])
-        #expect(first.snapshot.sections.map(\.count) == [1, 2])
-        #expect(first.snapshot.sectionIndexTitles == ["H", "L"])
-        #expect(try first.snapshot.record(at: Self.path(1, 1)) == porto)
-
-        // An insert in the middle of a section.
-        let madrid = makeTrip("Madrid", owner: ada.id, day: 4)
-        try await store.performAndSave { try $0.insert(madrid) }
-        var changes = try #require(try await updates.next()?.changes)
-        #expect(changes == ResultsChanges(insertedRecords: [Change(id: madrid.id, from: nil, to: Self.path(1, 1))]))
-
-        // A new owner and their trip: a new section.
-        let emmy = makeTripsUser("emmy", familyName: "Noether")
-        let oslo = makeTrip("Oslo", owner: emmy.id, day: 5)
-        try await store.performAndSave { context in
-            try context.insert(emmy)
-            try context.insert(oslo)
-        }
-        changes = try #require(try await updates.next()?.changes)
-        #expect(
-            changes
-                == ResultsChanges(
-                    insertedSections: [2], insertedRecords: [Change(id: oslo.id, from: nil, to: Self.path(2, 0))]))
-
-        // Writes that change nothing the list shows deliver nothing: the same values, a column
-        // the request does not read, a batch update that matches no row.
-        try await store.performAndSave { context in
-            try context.update(porto)
-            try context.update(ada.with(rating: 5))
-            try context.batchUpdate(Trip.request().filter { $0.title == "Nowhere" }) { [try $0.title.set(to: "X")] }
-        }
-
-        // Porto changes owner: it moves to Hopper's section, and is marked as having new values.
-        try await store.performAndSave { try $0.update(porto.with(ownerID: grace.id)) }
-        let moved = try #require(try await updates.next())
-        let portoMove = Change(id: porto.id, from: Self.path(1, 2), to: Self.path(0, 0))
-        #expect(moved.changes == ResultsChanges(movedRecords: [portoMove], movedRecordsWithNewValues: [portoMove]))
-        #expect(moved.changes?.recordsWithNewValues == [portoMove])
-        #expect(moved.snapshot.sections.map(\.count) == [2, 2, 1])
-        #expect(try moved.snapshot.record(at: Self.path(0, 0)).ownerID == grace.id)
-
-        // A new title that keeps its place is an update; one that passes its neighbours is a move.
-        try await store.performAndSave { try $0.update(rome.with(title: "Roma")) }
-        let renamed = try #require(try await updates.next())
-        #expect(
-            renamed.changes
-                == ResultsChanges(updatedRecords: [Change(id: rome.id, from: Self.path(0, 1), to: Self.path(0, 1))]))
-        #expect(try renamed.snapshot.record(at: Self.path(0, 1)).title == "Roma")
-        try await store.performAndSave { try $0.update(lisbon.with(title: "Zaragoza")) }
-        changes = try #require(try await updates.next()?.changes)
-        let lisbonMove = Change(id: lisbon.id, from: Self.path(1, 0), to: Self.path(1, 1))
-        #expect(changes == ResultsChanges(movedRecords: [lisbonMove], movedRecordsWithNewValues: [lisbonMove]))
-
-        // An owner's new family name moves the whole section: deleted, inserted, records moved.
-        try await store.performAndSave { try $0.update(emmy.with(familyName: "Ada")) }
-        changes = try #require(try await updates.next()?.changes)
-        #expect(
-            changes
-                == ResultsChanges(
-                    deletedSections: [2], insertedSections: [0],
-                    movedRecords: [Change(id: oslo.id, from: Self.path(2, 0), to: Self.path(0, 0))]))
-
-        // Deleting a section's last record deletes the section.
-        try await store.performAndSave { try $0.delete(oslo) }
-        changes = try #require(try await updates.next()?.changes)
-        #expect(
-            changes
-                == ResultsChanges(
-                    deletedSections: [0], deletedRecords: [Change(id: oslo.id, from: Self.path(0, 0), to: nil)]))
     }
 
     /// Random commits against an in-memory model of the list: every change set, applied to the
     /// previous snapshot, gives the new one, and commits that leave the list as it was deliver nothing.
-    @Test(.timeLimit(.minutes(5)), arguments: 0..<6) func changeSetsTurnEachSnapshotIntoTheNext(seed: UInt64)
-        async throws
-    {
+    @Test(.timeLimit(.minutes(5)), arguments: TestEngine.available, 0..<6)
+    func changeSetsTurnEachSnapshotIntoTheNext(engine: TestEngine, seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
         var model = ListModel()
-        let store = try Store.inMemory(schema: Trips.schema)
-        for index in 0..<4 {
-            let user = makeTripsUser("user\(index)", familyName: ListModel.families.randomElement(using: &random)!)
-            model.users[user.id] = user
-        }
-        _ = try await store.performAndSave { [users = Array(model.users.values)] in try $0.batchInsert(users) }
-        var updates = Self.controller(store).makeAsyncIterator()
-        var shown = try #require(try await updates.next()).snapshot
-        #expect(ListModel.sections(of: shown) == model.sections())
-        for step in 0..<80 {
-            let before = model
-            let write = model.randomWrite(using: &random)
-            try await store.performAndSave { try write($0) }
-            guard model.sections() != before.sections() || !model.changedTrips(since: before).isEmpty else { continue }
-            let update = try #require(try await updates.next())
-            let changes = try #require(update.changes)
-            var applied = ListModel.sections(of: shown)
-            ListModel.apply(changes, to: &applied, newNames: update.snapshot.sections.map(\.name))
-            #expect(applied == model.sections(), "step \(step)")
-            #expect(ListModel.sections(of: update.snapshot) == model.sections(), "step \(step)")
-            // Every trip whose values changed is marked, moved or not, and only those.
-            let updated = Set(changes.recordsWithNewValues.map(\.id))
-            #expect(model.changedTrips(since: before).isSubset(of: updated), "step \(step)")
-            #expect(
-                Set(changes.movedRecordsWithNewValues.map(\.id)).isSubset(of: Set(changes.movedRecords.map(\.id))),
-                "step \(step)")
-            for change in changes.updatedRecords + changes.insertedRecords {
-                #expect(try update.snapshot.record(at: try #require(change.to)) == model.trips[change.id])
+        try await engine.withStore(schema: Trips.schema) { store in
+            for index in 0..<4 {
+                let user = makeTripsUser("user\(index)", familyName: ListModel.families.randomElement(using: &random)!)
+                model.users[user.id] = user
             }
-            shown = update.snapshot
+            _ = try await store.performAndSave { [users = Array(model.users.values)] in try $0.batchInsert(users) }
+            var updates = Self.controller(store).makeAsyncIterator()
+            var shown = try #require(try await updates.next()).snapshot
+            #expect(ListModel.sections(of: shown) == model.sections())
+            for step in 0..<80 {
+                let before = model
+                let write = model.randomWrite(using: &random)
+                try await store.performAndSave { try write($0) }
+                guard model.sections() != before.sections() || !model.changedTrips(since: before).isEmpty else {
+                    continue
+                }
+                let update = try #require(try await updates.next())
+                let changes = try #require(update.changes)
+                var applied = ListModel.sections(of: shown)
+                ListModel.apply(changes, to: &applied, newNames: update.snapshot.sections.map(\.name))
+                #expect(applied == model.sections(), "step \(step)")
+                #expect(ListModel.sections(of: update.snapshot) == model.sections(), "step \(step)")
+                // Every trip whose values changed is marked, moved or not, and only those.
+                let updated = Set(changes.recordsWithNewValues.map(\.id))
+                #expect(model.changedTrips(since: before).isSubset(of: updated), "step \(step)")
+                #expect(
+                    Set(changes.movedRecordsWithNewValues.map(\.id)).isSubset(of: Set(changes.movedRecords.map(\.id))),
+                    "step \(step)")
+                for change in changes.updatedRecords + changes.insertedRecords {
+                    #expect(try update.snapshot.record(at: try #require(change.to)) == model.trips[change.id])
+                }
+                shown = update.snapshot
+            }
         }
     }
 }

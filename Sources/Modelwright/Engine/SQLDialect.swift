@@ -148,6 +148,15 @@ package protocol SQLDialect: Sendable {
         marks: (open: String, close: String, ellipsis: String, words: String)
     ) throws -> String
 
+    /// The storage a decimal is compared and sorted as: a double on SQLite, which stores decimals
+    /// as exact text; `numeric` itself on PostgreSQL, so comparisons there are exact.
+    var decimalComparison: ColumnStorage { get }
+
+    /// One `ORDER BY` term. NULL sorts first when ascending and last when descending on every
+    /// engine (SQLite's order; PostgreSQL's default is the reverse), so a request's records come in
+    /// the same order wherever it runs; `mayBeNull` false lets an engine leave the term plain.
+    func sortTerm(_ value: String, ascending: Bool, mayBeNull: Bool) -> String
+
     /// An aggregate of `expression` over the rows of a group; a sum of no rows is 0, and every
     /// other aggregate of no rows is NULL (see ``AggregateFunction``).
     func aggregate(_ function: AggregateFunction, of expression: String) -> String
@@ -249,6 +258,8 @@ extension SQLDialect {
     }
 
     package var referencesNeedTheirTable: Bool { false }
+
+    package var decimalComparison: ColumnStorage { .double }
 
     package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {
         literal

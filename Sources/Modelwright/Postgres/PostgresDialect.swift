@@ -588,6 +588,9 @@ extension PostgresDialect: SQLDialect {
         cast(parameter, to: storage)
     }
 
+    /// `numeric`: decimal columns are exact here, and so are their comparisons and sorts.
+    package var decimalComparison: ColumnStorage { .decimal }
+
     /// `true`: PostgreSQL checks that a referenced table exists when it creates the reference.
     package var referencesNeedTheirTable: Bool { true }
 
@@ -655,15 +658,53 @@ extension PostgresDialect: SQLDialect {
         " RETURNING " + columns.joined(separator: ", ")
     }
 
-    /// PostgreSQL has no `mw_string` (SQLite's function compares through Foundation): a string
-    /// operator needs a server-side equivalent (ICU collations cover the options only in part),
-    /// so it is refused rather than compared differently from SQLite and `NSPredicate`.
+    /// A string operator in SQL PostgreSQL runs itself, folding as Foundation does where the two
+    /// agree: `caseInsensitive` is ICU's `lower()` (the `und-x-icu` collation, whatever the
+    /// database's locale) and `diacriticInsensitive` is the `unaccent` extension (installed with
+    /// the schema), applied to both sides; the comparison itself is by code point (`"C"`).
+    ///
+    /// What stays different from SQLite's `mw_string` (Swift's `String`, pinned in
+    /// `StringOperatorPropertyTests`): Swift compares characters (grapheme clusters, canonically
+    /// equivalent), PostgreSQL code points, so a decomposed `e` + U+0301 is no `é` here and `?` of
+    /// `like` matches one code point; and `unaccent` also replaces letters that are not accented
+    /// forms (`ø` → `o`, `æ` → `ae`, `ß` → `ss`), which Foundation keeps. `matches` is refused:
+    /// PostgreSQL's regular expressions are not ICU's.
     package func stringTest(
         _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
     ) throws -> String {
-        throw SQLDialectError.unsupported(
-            "PostgreSQL has no string function matching Foundation's comparison yet; filter on an exact value, "
-                + "or use the SQLite engine for string operators")
+        func folded(_ text: String) -> String {
+            var text = text
+            if options.contains(.diacriticInsensitive) { text = "unaccent(\(text))" }
+            if options.contains(.caseInsensitive) { text = "lower((\(text))::text COLLATE \"und-x-icu\")" }
+            return "((\(text))::text COLLATE \"C\")"
+        }
+        let value = folded(value)
+        let needle = folded(needle)
+        switch operation {
+        case .hasPrefix: return "starts_with(\(value), \(needle))"
+        case .hasSuffix: return "starts_with(reverse(\(value)), reverse(\(needle)))"
+        case .contains: return "(strpos(\(value), \(needle)) > 0)"
+        case .equals: return "(\(value) = \(needle))"
+        case .like:
+            // NSPredicate's wildcards become LIKE's; LIKE's own and its escape are literal.
+            var pattern = needle
+            for (character, replacement) in [("\\", "\\\\"), ("%", "\\%"), ("_", "\\_"), ("*", "%"), ("?", "_")] {
+                pattern = "replace(\(pattern), '\(character)', '\(replacement)')"
+            }
+            return "(\(value) LIKE \(pattern) ESCAPE '\\')"
+        case .matches:
+            throw SQLDialectError.unsupported(
+                "PostgreSQL's regular expressions are not ICU's (NSPredicate's MATCHES); "
+                    + "use like, contains or hasPrefix, or the SQLite engine for matches")
+        }
+    }
+
+    /// SQLite's NULL order, which PostgreSQL reverses by default; a term that cannot be NULL stays
+    /// plain, so an index on the column still orders the rows.
+    package func sortTerm(_ value: String, ascending: Bool, mayBeNull: Bool) -> String {
+        let term = "\(value) \(ascending ? "ASC" : "DESC")"
+        guard mayBeNull else { return term }
+        return term + (ascending ? " NULLS FIRST" : " NULLS LAST")
     }
 
     /// Full-text search (`@searchable`) is SQLite's FTS5 today; PostgreSQL's equivalent, a

@@ -44,9 +44,20 @@ struct SQLPredicateRenderer {
     /// `ORDER BY` terms for sort keys: columns of the entity, its ID, or fields reached through
     /// to-one relationships.
     func orderBy(_ keys: [SortKey], entity: EntityLayout, alias: String) throws -> String {
-        try ConditionSQL.orderBy(
-            keys.map { key in (value: try value(at: key.path, entity: entity, alias: alias), ascending: key.ascending) }
-        )
+        try keys.map { key in
+            dialect.sortTerm(
+                try value(at: key.path, entity: entity, alias: alias), ascending: key.ascending,
+                mayBeNull: try mayBeNull(key.path, entity: entity))
+        }
+        .joined(separator: ", ")
+    }
+
+    /// Whether a sort value can be NULL: through a hop (an empty relationship), an optional
+    /// column, or any column of a table that entities share (other entities' rows leave it empty).
+    private func mayBeNull(_ path: ColumnPath, entity: EntityLayout) throws -> Bool {
+        guard path.hops.isEmpty else { return true }
+        guard path.column != "id", path != ColumnPath.rowNumber else { return false }
+        return try column(path.column, of: entity).isOptional || entity.hasDiscriminator
     }
 
     /// The value at `path` for the row `alias` of `entity`, as a sort key orders by it and a
@@ -386,7 +397,7 @@ enum ConditionSQL {
 
     /// A column's value as it compares: a decimal (stored as exact text) as a number.
     static func numeric(_ column: String, _ isDecimal: Bool, in dialect: any SQLDialect) -> String {
-        isDecimal ? dialect.cast(column, to: .double) : column
+        isDecimal ? dialect.cast(column, to: dialect.decimalComparison) : column
     }
 
     /// The column is (or is not) missing.
@@ -456,10 +467,5 @@ enum ConditionSQL {
         -> String
     {
         "(SELECT \(value) FROM \(quoted(table)) \(alias) WHERE \(alias).\"id\" = \(outer).\(quoted(column)))"
-    }
-
-    /// `ORDER BY` terms: each value, ascending or descending.
-    static func orderBy(_ terms: [(value: String, ascending: Bool)]) -> String {
-        terms.map { "\($0.value) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
     }
 }

@@ -168,6 +168,11 @@ struct SQLiteDialect: SQLDialect {
             + "MATCH \(query) AND \(table).\"id\" IN (\(candidates)) ORDER BY bm25(\(table)), \(table).\"id\""
     }
 
+    /// SQLite sorts NULL first when ascending, last when descending: the order every engine keeps.
+    func sortTerm(_ value: String, ascending: Bool, mayBeNull: Bool) -> String {
+        "\(value) \(ascending ? "ASC" : "DESC")"
+    }
+
     // MARK: - Transactions
 
     func begin(_ kind: TransactionKind) -> String {

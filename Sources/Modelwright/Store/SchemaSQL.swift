@@ -46,10 +46,15 @@ enum SchemaSQL {
 
     /// Every statement that creates the schema in an empty database, in order.
     static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) throws -> [String] {
-        var tables = tables(for: layout, in: dialect)
-        if dialect.referencesNeedTheirTable { tables = referencedFirst(tables) }
-        return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
-            + (try searchIndexes(for: layout).flatMap { try $0.create(in: dialect) })
+        let tables = tables(for: layout, in: dialect)
+        let search = try searchIndexes(for: layout).flatMap { try $0.create(in: dialect) }
+        guard dialect.referencesNeedTheirTable else {
+            return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
+                + search
+        }
+        let (ordered, laterKeys) = referencedFirst(tables)
+        return [createMetadata(in: dialect)] + ordered.map(\.create) + laterKeys
+            + ordered.flatMap { $0.indexes.map(\.create) } + search
     }
 
     /// The full-text index of one table: the `@searchable` attributes of every entity stored in it.
@@ -109,8 +114,11 @@ enum SchemaSQL {
     }
 
     /// `tables` ordered so each comes after the tables its columns reference (itself aside), keeping
-    /// the given order otherwise; tables that reference each other in a cycle keep their order.
-    private static func referencedFirst(_ tables: [Table]) -> [Table] {
+    /// the given order otherwise. Tables that reference each other in a cycle (a one-to-one whose
+    /// sides both hold a key) keep their order, and a reference to a table created later leaves
+    /// its `CREATE TABLE` for an `ALTER TABLE … ADD FOREIGN KEY` after every table: the same
+    /// constraint, under the same name PostgreSQL gives an inline one (`Table_column_fkey`).
+    private static func referencedFirst(_ tables: [Table]) -> (tables: [Table], laterKeys: [String]) {
         let references = tables.map { table in
             Set(
                 tables.indices.filter { other in
@@ -125,7 +133,29 @@ enum SchemaSQL {
             isPlaced[next] = true
             placed.append(next)
         }
-        return placed.map { tables[$0] }
+        var created: Set<String> = []
+        var laterKeys: [String] = []
+        let ordered = placed.map { index in
+            var table = tables[index]
+            created.insert(table.name)
+            for other in references[index] where !created.contains(tables[other].name) {
+                let clause = referenceClause(to: tables[other].name)
+                for (column, definition) in table.columns.sorted(by: { $0.key < $1.key })
+                where definition.hasSuffix(clause) {
+                    let unreferenced = String(definition.dropLast(clause.count))
+                    table.body = table.body.replacingOccurrences(of: definition, with: unreferenced)
+                    laterKeys.append(
+                        "ALTER TABLE \(quoted(table.name)) ADD FOREIGN KEY (\(quoted(column)))\(clause)")
+                }
+            }
+            return table
+        }
+        return (ordered, laterKeys)
+    }
+
+    /// The clause a key column's definition ends with: a reference checked at commit.
+    private static func referenceClause(to table: String) -> String {
+        " REFERENCES \(quoted(table))(\"id\") DEFERRABLE INITIALLY DEFERRED"
     }
 
     /// The tables a store of this layout has (the metadata table aside), in creation order.
@@ -161,7 +191,7 @@ enum SchemaSQL {
                         definition += " DEFAULT " + dialect.defaultExpression(literal, for: column.storage)
                     }
                     if let target = column.references {
-                        definition += " REFERENCES \(quoted(target))(\"id\") DEFERRABLE INITIALLY DEFERRED"
+                        definition += referenceClause(to: target)
                         foreignKeys.append(column.name)
                     }
                     definitions.append(definition)

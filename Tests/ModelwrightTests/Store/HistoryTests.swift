@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightEngineTestSupport
 import ModelwrightTestSupport
 import Testing
 
@@ -6,7 +7,8 @@ import Testing
 
 /// Persistent history, checked against the data itself: what a transaction recorded must be
 /// exactly the difference between the store before and after it, whether it ran in this process
-/// or in `HistoryProbe`, a second process that commits as "widget".
+/// or in `HistoryProbe`, a second process that commits as "widget". The tests within one process
+/// run on every engine (``TestEngine``).
 @Suite(.serialized)
 struct HistoryTests {
     private static let probe = builtExecutable(named: "HistoryProbe")
@@ -132,58 +134,60 @@ struct HistoryTests {
         #expect(recorded > 6, "most random transactions change something")
     }
 
-    @Test("a write's own author, and its own changes, are recorded in the parent's process too")
-    func parentWritesAreRecorded() async throws {
-        let url = temporaryStoreURL()
-        defer { removeStore(at: url) }
-        let store = try Self.makeStore(url)
-        defer { try? store.close() }
-        let user = makeUser("ada")
-        let start = try await store.lastHistoryToken()
-        try await store.performAndSave(author: "intent") { context in
-            try context.insert(user)
-            var renamed = user
-            renamed.rating = 4  // merged into the insert
-            try context.update(renamed)
-            try context.insert(Trip(title: "Lisbon", ownerID: user.id))
-        }
-        try await store.performAndSave { context in
-            var renamed = user
-            renamed.rating = 4  // as stored: not a change
-            renamed.familyName = "Lovelace"
-            try context.update(renamed)
-        }
-        try await store.performAndSave { context in try context.delete(user.id) }  // cascades to the trip
-        let history = try await store.fetchHistory(after: start)
-        #expect(history.map(\.author) == ["intent", "app", "app"])
-        #expect(history.map(\.token) == history.map(\.token).sorted())
-        #expect(history[0].changes.map(\.kind) == [.insert, .insert])
-        #expect(
-            history[1].changes.map(Change.init) == [
-                Change(entity: "User", id: user.id.uuid, kind: .update, attributes: ["familyName"])
-            ])
-        #expect(Set(history[2].changes.map(\.entity)) == ["User", "Trip"])
-        #expect(history[2].changes.allSatisfy { $0.kind == .delete })
-        // A transaction that throws leaves no history.
-        await #expect(throws: (any Error).self) {
-            try await store.performAndSave { context in
-                try context.insert(makeUser("grace"))
-                throw CancellationError()
+    @Test(
+        "a write's own author, and its own changes, are recorded in the parent's process too",
+        arguments: TestEngine.available) func parentWritesAreRecorded(engine: TestEngine) async throws
+    {
+        try await engine.withStore(schema: Fixture.schema, history: .enabled(author: "app")) { store in
+            let user = makeUser("ada")
+            let start = try await store.lastHistoryToken()
+            try await store.performAndSave(author: "intent") { context in
+                try context.insert(user)
+                var renamed = user
+                renamed.rating = 4  // merged into the insert
+                try context.update(renamed)
+                try context.insert(Trip(title: "Lisbon", ownerID: user.id))
             }
+            try await store.performAndSave { context in
+                var renamed = user
+                renamed.rating = 4  // as stored: not a change
+                renamed.familyName = "Lovelace"
+                try context.update(renamed)
+            }
+            try await store.performAndSave { context in try context.delete(user.id) }  // cascades to the trip
+            let history = try await store.fetchHistory(after: start)
+            #expect(history.map(\.author) == ["intent", "app", "app"])
+            #expect(history.map(\.token) == history.map(\.token).sorted())
+            #expect(history[0].changes.map(\.kind) == [.insert, .insert])
+            #expect(
+                history[1].changes.map(Change.init) == [
+                    Change(entity: "User", id: user.id.uuid, kind: .update, attributes: ["familyName"])
+                ])
+            #expect(Set(history[2].changes.map(\.entity)) == ["User", "Trip"])
+            #expect(history[2].changes.allSatisfy { $0.kind == .delete })
+            // A transaction that throws leaves no history.
+            await #expect(throws: (any Error).self) {
+                try await store.performAndSave { context in
+                    try context.insert(makeUser("grace"))
+                    throw CancellationError()
+                }
+            }
+            #expect(try await store.lastHistoryToken() == history.last?.token)
         }
-        #expect(try await store.lastHistoryToken() == history.last?.token)
     }
 
-    @Test("tokens survive encoding and keep their order")
-    func tokensAreCodable() async throws {
-        let store = try Store.inMemory(schema: Fixture.schema, history: .enabled(author: "app"))
-        for index in 0..<5 {
-            try await store.performAndSave { try $0.insert(makeUser("user\(index)", "G\(index)")) }
+    @Test("tokens survive encoding and keep their order", arguments: TestEngine.available) func tokensAreCodable(
+        engine: TestEngine
+    ) async throws {
+        try await engine.withStore(schema: Fixture.schema, history: .enabled(author: "app")) { store in
+            for index in 0..<5 {
+                try await store.performAndSave { try $0.insert(makeUser("user\(index)", "G\(index)")) }
+            }
+            let tokens = try await store.fetchHistory(after: nil).map(\.token)
+            let decoded = try JSONDecoder().decode([HistoryToken].self, from: JSONEncoder().encode(tokens))
+            #expect(decoded == tokens && tokens.count == 5 && tokens == tokens.sorted())
+            #expect(try await store.fetchHistory(after: tokens[2]).map(\.token) == Array(tokens[3...]))
         }
-        let tokens = try await store.fetchHistory(after: nil).map(\.token)
-        let decoded = try JSONDecoder().decode([HistoryToken].self, from: JSONEncoder().encode(tokens))
-        #expect(decoded == tokens && tokens.count == 5 && tokens == tokens.sorted())
-        #expect(try await store.fetchHistory(after: tokens[2]).map(\.token) == Array(tokens[3...]))
     }
 
     @Test("purging before a token removes exactly the transactions before it, and no data")
