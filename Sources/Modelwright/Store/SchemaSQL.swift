@@ -46,7 +46,12 @@ enum SchemaSQL {
 
     /// Every statement that creates the schema in an empty database, in order.
     static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) -> [String] {
-        var tables = tables(for: layout, in: dialect)
+        createStatements(for: tables(for: layout, in: dialect), in: dialect)
+    }
+
+    /// The statements that create these tables (and the metadata table) in an empty database, in order.
+    static func createStatements(for tables: [Table], in dialect: some SQLDialect) -> [String] {
+        var tables = tables
         if dialect.referencesNeedTheirTable { tables = referencedFirst(tables) }
         return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
     }
