@@ -188,6 +188,7 @@ public final class Store: Sendable {
         var stageCount: Int?
         while true {
             let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
+                try engine.lockForOpening(connection, modelName: layout.schema.modelName)
                 try engine.verifyAgain(connection, layout: layout, plan: plan, since: verifiedCookie)
                 defer { verifiedCookie = (try? engine.schemaVersion(of: connection)) ?? verifiedCookie }
                 let found = try StoreMetadata.read(on: connection)
