@@ -52,8 +52,33 @@ enum SchemaSQL {
     /// The statements that create these tables (and the metadata table) in an empty database, in order.
     static func createStatements(for tables: [Table], in dialect: some SQLDialect) -> [String] {
         var tables = tables
-        if dialect.referencesNeedTheirTable { tables = referencedFirst(tables) }
-        return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
+        var later: [String] = []
+        if dialect.referencesNeedTheirTable {
+            tables = referencedFirst(tables)
+            // Tables that reference each other in a cycle (both sides of a one-to-one): a reference
+            // to a table not created yet is left out of its `CREATE TABLE` and added after all of them.
+            var created: Set<String> = []
+            for index in tables.indices {
+                let table = tables[index]
+                for (column, definition) in table.columns.sorted(by: { $0.key < $1.key }) {
+                    guard let range = definition.range(of: " REFERENCES "),
+                        definition.hasSuffix("(\"id\") DEFERRABLE INITIALLY DEFERRED")
+                    else { continue }
+                    let clause = definition[range.lowerBound...]
+                    guard
+                        let target = tables.first(where: { clause.hasPrefix(" REFERENCES \(quoted($0.name))(") })?.name,
+                        target != table.name, !created.contains(target)
+                    else { continue }
+                    let shortened = String(definition[..<range.lowerBound])
+                    tables[index].body = tables[index].body.replacingOccurrences(of: definition, with: shortened)
+                    tables[index].columns[column] = shortened
+                    later.append(dialect.addForeignKey(column, of: table.name, referencing: target))
+                }
+                created.insert(table.name)
+            }
+        }
+        return [createMetadata(in: dialect)] + tables.map(\.create) + later
+            + tables.flatMap { $0.indexes.map(\.create) }
     }
 
     /// `tables` ordered so each comes after the tables its columns reference (itself aside), keeping
