@@ -894,20 +894,22 @@ private struct StageRun {
     /// values up (a lossy retype, which SQLite's check would clear).
     private func conversion(of column: String, in table: String, to layout: ColumnLayout?) -> String {
         let name = quoted(column)
-        if let copy = mapping.copyExpression[table]?[column] { return copy }
+        let copy = mapping.copyExpression[table]?[column]
         guard let layout, let new = layout.type?.scalar,
             let oldName = mapping.sourceColumn[table]?[column],
             let old = source.entities.values.lazy.filter({ $0.table == self.mapping.sourceTable[table] })
                 .flatMap(\.columns).first(where: { $0.name == oldName })
-        else { return "NULL" }
-        if old.storage == layout.storage { return connection.dialect.cast(name, to: layout.storage) }
+        else { return copy ?? "NULL" }
+        // The mapping's copy expression is SQLite's, which reads any value as any type: it serves
+        // where the stored type stays, and a typed conversion is spelled here otherwise.
+        if old.storage == layout.storage { return copy ?? connection.dialect.cast(name, to: layout.storage) }
         guard let before = old.type?.scalar, before.conversion(to: new) != nil else { return "NULL" }
         // A boolean converts through a 32-bit integer, the one integer PostgreSQL casts it to and from.
         let through = old.storage == .boolean || layout.storage == .boolean
-        let cast = connection.dialect.cast(
-            through ? connection.dialect.cast(name, to: .integer32) : name, to: layout.storage)
+        let value = through ? connection.dialect.cast(name, to: .integer32) : name
+        let cast = connection.dialect.cast(value, to: layout.storage)
         if let range = new.integerRange {
-            return "CASE WHEN \(name) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
+            return "CASE WHEN \(value) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
         }
         if layout.storage == .float {
             return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') OR abs(\(name)) <= 3.4028234663852886e38 "
