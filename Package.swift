@@ -120,7 +120,11 @@ let package = Package(
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
         .testTarget(
             name: "ModelwrightSchemaTests",
-            dependencies: ["ModelwrightSchema", "ModelwrightTestSupport"]),
+            dependencies: [
+                "ModelwrightSchema", "ModelwrightTestSupport",
+                // The migration property suite runs on both engines (see `MigrationEngine`).
+                "ModelwrightPostgres",
+            ]),
         .testTarget(
             name: "ModelwrightCoreDataTests",
             dependencies: [

@@ -16,6 +16,34 @@ import Trips
 // so that several processes open at the same moment, then opens a `Store` of the Trips model
 // (creating its schema on an empty database), inserts one user and prints `opened`.
 
+// `PostgresRaceProbe migrate <connection string> <start>` waits until `start`, then opens a `Store`
+// with the Trips migration plan on a database at an older version, and prints `committed <version>`
+// for each stage this process committed (none when another process migrated first), then `opened`.
+
+/// The app's side of the v2 → v3 stage, as a server process would implement it.
+struct ProbeMigrations: TripsMigrations {
+    func splitNameUserGivenName(_ row: MigrationRow) throws -> String {
+        guard case .text(let name) = row["name"] else { return "" }
+        return name.split(separator: " ").dropLast().joined(separator: " ")
+    }
+
+    func splitNameUserFamilyName(_ row: MigrationRow) throws -> String {
+        guard case .text(let name) = row["name"] else { return "" }
+        return name.split(separator: " ").last.map(String.init) ?? ""
+    }
+}
+
+/// The versions of the stages a process committed.
+final class Committed: @unchecked Sendable {
+    // @unchecked: the one field is behind `lock`.
+    private let lock = NSLock()
+    private var versions: [Int] = []
+
+    func append(_ version: Int) { lock.withLock { versions.append(version) } }
+
+    var all: [Int] { lock.withLock { versions } }
+}
+
 let schema = SchemaDescription(
     modelName: "Race", version: 1,
     entities: [EntityDescription(name: "Counter", attributes: [.init(name: "value", type: .int64)])])
@@ -42,6 +70,21 @@ func run() async throws {
             try context.insert(User(username: "opener\(getpid())", givenName: "Op", familyName: "En", rating: 1))
         }
         try store.close()
+        print("opened")
+        return
+    }
+    if arguments.count == 4, arguments[1] == "migrate", let start = Double(arguments[3]) {
+        let wait = start - Date().timeIntervalSince1970
+        if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+        let committed = Committed()
+        let store = try Store(
+            postgres: PostgresConfiguration(arguments[2]), migrationPlan: Trips.migrationPlan(ProbeMigrations()),
+            readers: 1
+        ) { progress in
+            if progress.event == .stageCommitted { committed.append(progress.toVersion) }
+        }
+        try store.close()
+        for version in committed.all { print("committed \(version)") }
         print("opened")
         return
     }

@@ -101,6 +101,46 @@ package protocol SQLDialect: Sendable {
     /// Drops an index.
     func dropIndex(_ name: String) -> String
 
+    /// Whether a migration brings a table to its new shape in place, column by column (`ALTER
+    /// COLUMN … TYPE`, `SET NOT NULL`, `DROP COLUMN`, foreign keys added and dropped), instead of
+    /// SQLite's create-copy-drop-rename rebuild. PostgreSQL: dropping a table that other tables
+    /// reference would take their foreign keys with it, and its DDL is transactional anyway.
+    var altersTablesInPlace: Bool { get }
+
+    /// The statements that run before a stage's alterations in place and after them.
+    var alterationsBracket: (before: [String], after: [String]) { get }
+
+    /// Drops a column of a table (in-place alteration).
+    func dropColumn(_ column: String, of table: String) -> String
+
+    /// Changes a column's type, converting each value with `expression` (in-place alteration).
+    func alterColumnType(_ column: String, of table: String, to type: String, using expression: String) -> String
+
+    /// Makes a column required or optional (in-place alteration).
+    func setRequired(_ required: Bool, column: String, of table: String) -> String
+
+    /// Sets a column's default to `expression` (SQL as the engine's catalog reports it), or drops it
+    /// for `nil` (in-place alteration).
+    func setDefault(_ expression: String?, column: String, of table: String) -> String
+
+    /// Adds the runtime's deferred foreign key from `column` of `table` to `target`'s `"id"`
+    /// (in-place alteration).
+    func addForeignKey(_ column: String, of table: String, referencing target: String) -> String
+
+    /// Drops the foreign key on `column` of `table`, whatever name it was created with (in-place
+    /// alteration); an engine that rebuilds tables instead throws ``SQLDialectError/unsupported(_:)``.
+    func dropForeignKey(_ column: String, of table: String) throws -> String
+
+    /// The statements that begin and end a scratch namespace inside the open transaction, in which a
+    /// migration creates a fresh store's tables to read their schema as this engine reports it
+    /// (types, defaults as the catalog prints them); `nil` where the runtime reads a private
+    /// in-memory SQLite database instead.
+    var scratchNamespace: (enter: [String], leave: [String])? { get }
+
+    /// SQL that is true when the non-NULL value of `column` reads as a value of `type` (`nil`: a
+    /// record ID): what a migration's value check asks of every changed column.
+    func decodes(_ column: String, as type: AttributeType?) -> String
+
     // MARK: - Writes
 
     /// An `INSERT` of `source` (`VALUES (…)` or a `SELECT`) into `columns` of `table` that skips
@@ -284,6 +324,36 @@ extension SQLDialect {
     package func dropIndex(_ name: String) -> String {
         "DROP INDEX \(identifier(name))"
     }
+
+    package var altersTablesInPlace: Bool { false }
+
+    package var alterationsBracket: (before: [String], after: [String]) { ([], []) }
+
+    package func dropColumn(_ column: String, of table: String) -> String {
+        "ALTER TABLE \(identifier(table)) DROP COLUMN \(identifier(column))"
+    }
+
+    package func alterColumnType(_ column: String, of table: String, to type: String, using expression: String)
+        -> String
+    {
+        "ALTER TABLE \(identifier(table)) ALTER COLUMN \(identifier(column)) TYPE \(type) USING \(expression)"
+    }
+
+    package func setRequired(_ required: Bool, column: String, of table: String) -> String {
+        "ALTER TABLE \(identifier(table)) ALTER COLUMN \(identifier(column)) \(required ? "SET" : "DROP") NOT NULL"
+    }
+
+    package func setDefault(_ expression: String?, column: String, of table: String) -> String {
+        "ALTER TABLE \(identifier(table)) ALTER COLUMN \(identifier(column)) "
+            + (expression.map { "SET DEFAULT \($0)" } ?? "DROP DEFAULT")
+    }
+
+    package func addForeignKey(_ column: String, of table: String, referencing target: String) -> String {
+        "ALTER TABLE \(identifier(table)) ADD FOREIGN KEY (\(identifier(column))) REFERENCES \(identifier(target))(\"id\") "
+            + "DEFERRABLE INITIALLY DEFERRED"
+    }
+
+    package var scratchNamespace: (enter: [String], leave: [String])? { nil }
 
     package func savepoint(_ name: String) -> String {
         "SAVEPOINT \(identifier(name))"

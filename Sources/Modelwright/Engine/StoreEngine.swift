@@ -33,6 +33,12 @@ package protocol StoreEngine: Sendable {
     /// opening transactions; returns the schema version it verified (see ``schemaVersion(of:)``).
     func prepareForOpening(_ writer: Connection, layout: SchemaLayout, plan: MigrationPlan?) throws -> Int64
 
+    /// In each opening transaction, first: takes the lock under which a store of the model named
+    /// `modelName` is checked, created or migrated, where the engine's write transaction does not
+    /// already serialise that decision across processes (PostgreSQL's advisory lock). Processes that
+    /// open together then decide one after another, each on what the last one committed.
+    func lockForOpening(_ writer: Connection, modelName: String) throws
+
     /// In each opening transaction, before it reads the metadata: verifies the schema again when
     /// another process changed it since `verified`.
     func verifyAgain(_ writer: Connection, layout: SchemaLayout, plan: MigrationPlan?, since verified: Int64) throws
@@ -52,6 +58,11 @@ package protocol StoreEngine: Sendable {
 
     /// The statements ``Store/close()`` runs on the writer before closing it.
     func closingStatements(for writer: Connection) throws -> [String]
+}
+
+extension StoreEngine {
+    /// Nothing: SQLite's `BEGIN IMMEDIATE` is the database's one write lock already.
+    package func lockForOpening(_ writer: Connection, modelName: String) throws {}
 }
 
 /// How a store hears that another connection committed.

@@ -163,13 +163,16 @@ struct KeptLinks {
                     rows: Int(statement.int64(0)), row: statement.string(1), destination: statement.string(2))
             }
         }
+        // Temporary tables go unqualified: SQLite and PostgreSQL both look in the connection's
+        // temporary schema first (SQLite calls it `temp`, PostgreSQL `pg_temp`), and an index goes
+        // where its table is.
         for item in kept {
             try connection.execute(
                 "CREATE TEMP TABLE \(quoted(item.links)) AS \(try Self.select(item.old, connection))")
             // The checks count each row's links per side: without these, quadratic in the links.
             for side in ["src", "dst"] {
                 try connection.execute(
-                    "CREATE INDEX temp.\(quoted(item.links + "_" + side)) ON \(quoted(item.links)) (\(quoted(side)))")
+                    "CREATE INDEX \(quoted(item.links + "_" + side)) ON \(quoted(item.links)) (\(quoted(side)))")
             }
         }
     }
@@ -180,7 +183,7 @@ struct KeptLinks {
     func carry(_ connection: some DatabaseConnection) throws -> [String] {
         var written: [String] = []
         for item in kept where item.moves {
-            let links = "temp.\(quoted(item.links))"
+            let links = "\(quoted(item.links))"
             let fits = fitting(item, alias: "l")
             switch item.new {
             case .toOne(let table, let column):
@@ -224,7 +227,7 @@ struct KeptLinks {
         for item in kept where !item.mayLose {
             let statement = try connection.prepare(
                 "SELECT count(*), min(\(connection.dialect.literal(of: "l.\"src\""))), "
-                    + "min(\(connection.dialect.literal(of: "l.\"dst\""))) FROM temp.\(quoted(item.links)) AS l "
+                    + "min(\(connection.dialect.literal(of: "l.\"dst\""))) FROM \(quoted(item.links)) AS l "
                     + "WHERE \(fitting(item, alias: "l")) AND NOT EXISTS (\(Self.link(item.new, alias: "l")))"
                     + (moved(item, alias: "l").map { " AND NOT (\($0))" } ?? ""))
             if try statement.step(), statement.int64(0) > 0 {
@@ -233,7 +236,7 @@ struct KeptLinks {
                     row: statement.string(1), destination: statement.string(2))
             }
         }
-        for item in kept { try connection.execute("DROP TABLE temp.\(quoted(item.links))") }
+        for item in kept { try connection.execute("DROP TABLE \(quoted(item.links))") }
     }
 
     // MARK: - Queries
@@ -242,7 +245,7 @@ struct KeptLinks {
     /// exist as rows of the new source and destination entities, and it is the only link of a
     /// side that holds one.
     private func fitting(_ item: Kept, alias: String) -> String {
-        let links = "temp.\(quoted(item.links))"
+        let links = "\(quoted(item.links))"
         var conditions = [ends(item, alias: alias)]
         // Counted among the links that fit the destination: narrowing `Set<Animal>` to `Cat?`
         // keeps a person's one cat when the dogs go.
@@ -287,7 +290,7 @@ struct KeptLinks {
     }
 
     private func rows(of entity: EntityLayout, alias: String) -> String {
-        entity.discriminatorSQL(alias: alias) ?? "1"
+        entity.discriminatorSQL(alias: alias) ?? "TRUE"
     }
 
     /// The old links as (`src`, `dst`, `pos`); `pos` is the link's place when the old side was

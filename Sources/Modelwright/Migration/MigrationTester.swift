@@ -24,7 +24,11 @@ public final class MigrationTester {
     private let plan: MigrationPlan
     private let start: SchemaLayout
     private let folder: URL
-    private var connection: SQLiteConnection?
+    private var connection: (any DatabaseConnection)?
+    /// Opens another connection to the store, for reading it after the migration.
+    private let reconnect: () throws -> any DatabaseConnection
+    /// Opens the store with the plan, which migrates it.
+    private let open: (MigrationPlan, (@Sendable (MigrationProgress) -> Void)?) throws -> Store
 
     /// Creates a store at version `start`, empty, in a new temporary folder.
     public init(plan: MigrationPlan, startingAt start: SchemaDescription) throws {
@@ -37,6 +41,30 @@ public final class MigrationTester {
         try connection.execute(SchemaSQL.createStatements(for: self.start, in: connection.dialect))
         try StoreMetadata.record(start, on: connection)
         self.connection = connection
+        let path = url.path
+        reconnect = { try SQLiteConnection(path: path, readOnly: true) }
+        let url = url
+        open = { plan, progress in try Store(url: url, migrationPlan: plan, progress: progress) }
+    }
+
+    /// Creates a store at version `start`, empty, on the database `connection` is open on (a
+    /// PostgreSQL database: the tests that run a migration on every engine). `location` names it
+    /// (``url``), `reconnect` opens another connection to it and `open` opens a ``Store`` on it with
+    /// a plan.
+    package init(
+        plan: MigrationPlan, startingAt start: SchemaDescription, connection: some DatabaseConnection,
+        location: URL, reconnect: @escaping () throws -> any DatabaseConnection,
+        open: @escaping (MigrationPlan, (@Sendable (MigrationProgress) -> Void)?) throws -> Store
+    ) throws {
+        self.plan = plan
+        self.start = try SchemaLayout(start)
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("MigrationTester-\(UUID().uuidString)")
+        url = location
+        try connection.execute(SchemaSQL.createStatements(for: self.start, in: connection.dialect))
+        try StoreMetadata.record(start, on: connection)
+        self.connection = connection
+        self.reconnect = reconnect
+        self.open = open
     }
 
     /// Creates a store at version `start`, decoding its schema if it is archived (as a generated
@@ -249,7 +277,7 @@ public final class MigrationTester {
     /// #expect(pets[ada.id] == [rex.id])
     /// ```
     public func links(of entity: String, _ relationship: String) throws -> [SQLValue: [SQLValue]] {
-        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        let connection = try reconnect()
         let version = try StoreMetadata.storedVersion(on: connection)
         let layout = version == plan.current.version ? try SchemaLayout(plan.current) : start
         let (description, target) = try layout.destination(of: relationship, from: layout.entity(entity))
@@ -297,14 +325,16 @@ public final class MigrationTester {
 
     /// Opens the store with the plan, which migrates it to the current version.
     public func migrate(progress: (@Sendable (MigrationProgress) -> Void)? = nil) throws -> Store {
+        connection?.close()
         connection = nil
-        return try Store(url: url, migrationPlan: plan, progress: progress)
+        return try open(plan, progress)
     }
 
     /// The rows of `entity` as the store now holds them (after ``migrate(progress:)``, in the
     /// current version's shape).
     public func rows(of entity: String) throws -> [MigrationRow] {
-        let connection = try SQLiteConnection(path: url.path, readOnly: true)
+        let connection = try reconnect()
+        defer { connection.close() }
         let version = try StoreMetadata.storedVersion(on: connection)
         let layout = version == plan.current.version ? try SchemaLayout(plan.current) : start
         return try MigrationContext(connection: connection, layout: layout).rows(of: entity)
@@ -313,8 +343,15 @@ public final class MigrationTester {
     /// How the store's schema differs from a fresh store of the current version, one sentence
     /// per difference: tables, columns with types, nullability and defaults, indexes, foreign keys.
     public func schemaDifferences() throws -> [String] {
-        let connection = try SQLiteConnection(path: url.path, readOnly: true)
-        return try StoreSchema.read(connection).differences(from: StoreSchema.fresh(SchemaLayout(plan.current)))
+        let connection = try reconnect()
+        defer { connection.close() }
+        guard connection.dialect.scratchNamespace != nil else {
+            return try StoreSchema.read(connection).differences(from: StoreSchema.fresh(SchemaLayout(plan.current)))
+        }
+        let tables = SchemaSQL.tables(for: try SchemaLayout(plan.current), in: connection.dialect)
+        return try connection.inTransaction(.deferred) {
+            try StoreSchema.read(connection).differences(from: StoreSchema.fresh(tables, on: connection))
+        }
     }
 
     private func startingContext() throws -> MigrationContext {

@@ -190,7 +190,7 @@ private struct StageRun {
         tables = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         tableOrder = definitions.map(\.name)
         sourceTables = SchemaSQL.tables(for: source, in: connection.dialect).map(\.name)
-        expected = try StoreSchema.fresh(definitions, cache: freshSchemas)
+        expected = try StoreSchema.fresh(definitions, on: connection, cache: freshSchemas)
         self.onProgress = onProgress
         name = "from version \(stage.source.version) to \(stage.destination.version)"
     }
@@ -307,11 +307,24 @@ private struct StageRun {
         }
         try renameTables()
         let actual = try StoreSchema.read(connection)
+        // An engine that resolves a reference when it is declared creates the new tables first, so
+        // an added column can reference one (SQLite resolves it when it is used).
+        let tablesFirst = connection.dialect.referencesNeedTheirTable
+        if tablesFirst { try createTables(leavingEmpty: leavingEmpty) }
         for table in tableOrder {
             guard let columns = mapping.sourceColumn[table], let existing = actual.tables[table] else { continue }
             try renameColumns(of: table, columns, existing: Set(existing.columns.keys))
             try addColumns(to: table, keeping: Set(columns.keys))
         }
+        if !tablesFirst { try createTables(leavingEmpty: leavingEmpty) }
+        // Only `now` columns need to know which columns exist by now.
+        try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
+        try fillColumns()
+        try remapEnumValues()
+    }
+
+    /// Creates the destination's new tables; `leavingEmpty` as ``addPhase(leavingEmpty:)`` takes it.
+    private mutating func createTables(leavingEmpty: [String: Set<String>]) throws {
         for table in tableOrder where mapping.sourceTable[table] == nil {
             guard var definition = tables[table] else { continue }
             for column in leavingEmpty[table, default: []].sorted() {
@@ -323,10 +336,6 @@ private struct StageRun {
             }
             try execute(definition.create, .createTable(table))
         }
-        // Only `now` columns need to know which columns exist by now.
-        try fillDefaults(mapping.nowColumns.isEmpty ? actual : StoreSchema.read(connection))
-        try fillColumns()
-        try remapEnumValues()
     }
 
     /// Rewrites the stored raw values of enums whose cases kept their names but not their raw
@@ -532,8 +541,9 @@ private struct StageRun {
                 // Only the rows of entities that have the attribute: a sibling's column of the same
                 // name is another column (see `ColumnNames`).
                 let rows = layout.discriminatorSQL(alias: quoted(table)).map { " AND " + $0 } ?? ""
+                let value = connection.dialect.defaultExpression(String(now), for: .timestamp)
                 try execute(
-                    "UPDATE \(quoted(table)) SET \(quoted(column)) = \(now) WHERE \(quoted(column)) IS NULL\(rows)",
+                    "UPDATE \(quoted(table)) SET \(quoted(column)) = \(value) WHERE \(quoted(column)) IS NULL\(rows)",
                     .updateRows(table: table, reason: "\(column) defaults to now"))
             }
         }
@@ -655,7 +665,13 @@ private struct StageRun {
         let update = try connection.prepare(
             "UPDATE \(quoted(entity.table)) SET \(quoted(column.name)) = \(connection.dialect.parameter) WHERE \"id\" = \(connection.dialect.parameter)"
         )
-        let converts = try affinityConverts(column, in: entity.table)
+        var converts = try affinityConverts(column, in: entity.table)
+        // An engine that alters tables in place gives the column its new type before the values
+        // go in (its typed column would refuse them), so nothing needs keeping aside.
+        if converts, connection.dialect.altersTablesInPlace {
+            try retype(column, in: entity.table)
+            converts = false
+        }
         let keep = converts ? try exactValueInsert(entity.table, column.name) : nil
         for (row, value) in zip(rows, values) {
             update.reset()
@@ -672,6 +688,21 @@ private struct StageRun {
         operations.append(
             .updateRows(table: entity.table, reason: "\(entity.name).\(column.property) from the custom stage"))
         touched.insert(entity.table)
+    }
+
+    /// Gives `column` of `table` the destination's type now, optional and without a default until
+    /// the remove phase sets both (an alteration in place, ``SQLDialect/altersTablesInPlace``).
+    private mutating func retype(_ column: ColumnLayout, in table: String) throws {
+        let dialect = connection.dialect
+        try connection.execute(dialect.alterationsBracket.before)
+        try execute(dialect.setDefault(nil, column: column.name, of: table), nil)
+        try execute(dialect.setRequired(false, column: column.name, of: table), nil)
+        try execute(
+            dialect.alterColumnType(
+                column.name, of: table, to: dialect.columnType(column.storage),
+                using: conversion(of: column.name, in: table, to: column)),
+            .rebuildTable(table))
+        try connection.execute(dialect.alterationsBracket.after)
     }
 
     /// The temporary table that keeps the exact values obligations wrote into columns whose
@@ -721,6 +752,7 @@ private struct StageRun {
         // destination's tables as they are, and a rebuild leaves its table without indexes. The
         // final check reads the store again, so a wrong assumption here fails the stage.
         var actual = try StoreSchema.read(connection)
+        try connection.execute(connection.dialect.alterationsBracket.before)
         for table in tableOrder where actual.tables[table]?.columns["_entity"] != nil {
             let members = destination.entities.values.filter { $0.table == table }.map(\.name).sorted()
             let allowed = members.map(SQLSyntax.string).joined(separator: ", ")
@@ -737,17 +769,26 @@ private struct StageRun {
         for table in removedTables {
             try execute(connection.dialect.dropTable(table), .dropTable(table))
         }
-        for table in tableOrder {
+        let reshaped = tableOrder.filter { table in
             // Indexes alone never need a rebuild: they are dropped and created below.
-            guard let have = actual.tables[table], let want = expected.tables[table], !have.hasShape(of: want) else {
-                continue
-            }
+            guard let have = actual.tables[table], let want = expected.tables[table] else { return false }
+            return !have.hasShape(of: want)
+        }
+        for table in reshaped where connection.dialect.altersTablesInPlace {
+            guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
+            try alter(table, have: have, want: want)
+        }
+        for table in reshaped where !connection.dialect.altersTablesInPlace {
+            guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
             try rebuild(table, have: have, want: want)
             actual.tables[table]?.indexes = []
             actual.tables[table]?.indexNames = [:]
         }
+        // An alteration in place drops the indexes of the columns it dropped: read what is left.
+        if connection.dialect.altersTablesInPlace { actual = try StoreSchema.read(connection) }
         try synchronizeIndexes(actual)
         if !filled.isEmpty { try connection.execute("DROP TABLE IF EXISTS \(Self.exactValues)") }
+        try connection.execute(connection.dialect.alterationsBracket.after)
     }
 
     /// Drops the links to the rows `ids` selects of `table`, which leave it (rows of an entity
@@ -808,6 +849,105 @@ private struct StageRun {
         report(.tableCopied, table)
     }
 
+    /// Brings `table` to the destination's shape in place (``SQLDialect/altersTablesInPlace``):
+    /// columns the destination lacks are dropped, each changed column is converted (the mapping's
+    /// conversion, a narrowing guarded so an out-of-range value becomes the default or NULL as
+    /// SQLite's value check would clear it, NULL for a lossy retype), its default and requirement
+    /// set, and foreign keys dropped and added; required columns are checked for missing values
+    /// first, as a rebuild checks them. Indexes follow in ``synchronizeIndexes(_:)``.
+    private mutating func alter(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
+        let dialect = connection.dialect
+        let layouts = destination.entities.values.filter { $0.table == table }
+        let copies = mapping.copyExpression[table] ?? [:]
+        for column in want.columns.keys.sorted() where have.columns[column] != nil {
+            guard want.columns[column]?.isNotNull == true, have.columns[column]?.isNotNull == false else { continue }
+            let value = copies[column] ?? quoted(column)
+            let missing = try scalar("SELECT count(*) FROM \(quoted(table)) WHERE (\(value)) IS NULL")
+            if missing > 0 {
+                throw MigrationError.missingValues(stage: name, table: table, column: column, rows: missing)
+            }
+        }
+        for key in have.foreignKeys.subtracting(want.foreignKeys).sorted(by: { $0.column < $1.column })
+        where want.columns[key.column] != nil {
+            try execute(try dialect.dropForeignKey(key.column, of: table), nil)
+        }
+        for column in have.columns.keys.sorted() where want.columns[column] == nil {
+            try execute(dialect.dropColumn(column, of: table), nil)
+        }
+        let changed = want.columns.keys.sorted().filter { column in
+            guard let had = have.columns[column], let wanted = want.columns[column] else { return false }
+            return had != wanted
+        }
+        // Retyped columns convert as they change type; the others take the rebuild's copy
+        // expression (a default where they held nothing, a join table's sides traded) in one update,
+        // so expressions that read each other's columns read the values from before.
+        var retyped: Set<String> = []
+        for column in changed {
+            guard let had = have.columns[column], let wanted = want.columns[column], had.type != wanted.type else {
+                continue
+            }
+            retyped.insert(column)
+            if had.defaultValue != nil { try execute(dialect.setDefault(nil, column: column, of: table), nil) }
+            if had.isNotNull { try execute(dialect.setRequired(false, column: column, of: table), nil) }
+            let layout = layouts.lazy.flatMap(\.columns).first { $0.name == column }
+            var expression = conversion(of: column, in: table, to: layout)
+            if wanted.isNotNull, let value = wanted.defaultValue { expression = "COALESCE(\(expression), \(value))" }
+            try execute(dialect.alterColumnType(column, of: table, to: wanted.type, using: expression), nil)
+        }
+        let assignments = copies.filter { want.columns[$0.key] != nil && !retyped.contains($0.key) }
+            .sorted { $0.key < $1.key }.map { "\(quoted($0.key)) = \($0.value)" }
+        if !assignments.isEmpty {
+            try execute("UPDATE \(quoted(table)) SET \(assignments.joined(separator: ", "))", nil)
+            rowsCopied += connection.changes
+        }
+        for column in changed {
+            guard let had = have.columns[column], let wanted = want.columns[column] else { continue }
+            if had.defaultValue != wanted.defaultValue || had.type != wanted.type {
+                try execute(dialect.setDefault(wanted.defaultValue, column: column, of: table), nil)
+            }
+            if wanted.isNotNull != (had.isNotNull && had.type == wanted.type) {
+                try execute(dialect.setRequired(wanted.isNotNull, column: column, of: table), nil)
+            }
+        }
+        for key in want.foreignKeys.subtracting(have.foreignKeys).sorted(by: { $0.column < $1.column })
+        where have.columns[key.column] != nil {
+            try execute(dialect.addForeignKey(key.column, of: table, referencing: key.table), nil)
+        }
+        operations.append(.rebuildTable(table))
+        touched.insert(table)
+        report(.tableCopied, table)
+    }
+
+    /// The SQL that converts the stored values of `column` of `table` to the destination's type in
+    /// an alteration in place: the mapping's conversion (a cast), the value itself where only the
+    /// declared width changes (guarded to the new integer range), or NULL where the step gives the
+    /// values up (a lossy retype, which SQLite's check would clear).
+    private func conversion(of column: String, in table: String, to layout: ColumnLayout?) -> String {
+        let name = quoted(column)
+        let copy = mapping.copyExpression[table]?[column]
+        guard let layout, let new = layout.type?.scalar,
+            let oldName = mapping.sourceColumn[table]?[column],
+            let old = source.entities.values.lazy.filter({ $0.table == self.mapping.sourceTable[table] })
+                .flatMap(\.columns).first(where: { $0.name == oldName })
+        else { return copy ?? "NULL" }
+        // The mapping's copy expression is SQLite's, which reads any value as any type: it serves
+        // where the stored type stays, and a typed conversion is spelled here otherwise.
+        if old.storage == layout.storage { return copy ?? connection.dialect.cast(name, to: layout.storage) }
+        guard let before = old.type?.scalar, before.conversion(to: new) != nil else { return "NULL" }
+        // A boolean converts through a 32-bit integer, the one integer PostgreSQL casts it to and from.
+        let through = old.storage == .boolean || layout.storage == .boolean
+        let value = through ? connection.dialect.cast(name, to: .integer32) : name
+        let cast = connection.dialect.cast(value, to: layout.storage)
+        if let range = new.integerRange {
+            return "CASE WHEN \(value) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
+        }
+        if layout.storage == .float {
+            return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') OR abs(\(name)) <= 3.4028234663852886e38 "
+                + "THEN \(cast) END"
+        }
+        return cast
+    }
+
     private mutating func synchronizeIndexes(_ actual: StoreSchema) throws {
         for table in tableOrder {
             guard let definition = tables[table], var have = actual.tables[table] else { continue }
@@ -844,8 +984,19 @@ private struct StageRun {
     func check(everyTable: Bool) throws {
         let dropped = operations.contains { if case .dropTable = $0 { true } else { false } }
         let checked = everyTable || dropped ? [nil] : touched.sorted().map(Optional.some)
+        // An engine without a query for broken foreign keys (PostgreSQL checks them only at commit,
+        // when the error could no longer name the stage) is asked about each key of the schema.
+        var keys: StoreSchema?
         for table in checked {
-            let statement = try connection.prepare(connection.dialect.foreignKeyViolations(in: table))
+            let sql: String
+            do {
+                sql = try connection.dialect.foreignKeyViolations(in: table)
+            } catch is SQLDialectError {
+                if keys == nil { keys = try StoreSchema.read(connection) }
+                try checkForeignKeys(of: table, in: keys ?? StoreSchema(tables: [:]))
+                continue
+            }
+            let statement = try connection.prepare(sql)
             var violations: [String: (parent: String, rows: Int)] = [:]
             while try statement.step() {
                 let child = statement.string(0)
@@ -869,6 +1020,23 @@ private struct StageRun {
             guard left.isEmpty else { throw MigrationError.schemaMismatch(stage: name, differences: left) }
         }
         try checkValues(everyTable: everyTable)
+    }
+
+    /// Checks each foreign key of `table` (of every table for `nil`) with a query: the rows whose
+    /// reference finds no row, as ``MigrationError/foreignKeyViolation(stage:table:parent:rows:)``.
+    private func checkForeignKeys(of table: String?, in schema: StoreSchema) throws {
+        for (child, definition) in schema.tables.sorted(by: { $0.key < $1.key }) where table == nil || child == table {
+            for key in definition.foreignKeys.sorted(by: { $0.column < $1.column }) {
+                let column = "c.\(quoted(key.column))"
+                let rows = try scalar(
+                    "SELECT count(*) FROM \(quoted(child)) AS c WHERE \(column) IS NOT NULL "
+                        + "AND NOT EXISTS (SELECT 1 FROM \(quoted(key.table)) AS p WHERE p.\"id\" = \(column))")
+                guard rows > 0 else { continue }
+                throw MigrationError.foreignKeyViolation(
+                    stage: name, table: tables[child]?.relationship.map { "the links of \($0)" } ?? child,
+                    parent: key.table, rows: rows)
+            }
+        }
     }
 
     /// The number of rows of each concrete entity of both versions whose rows change tables (a
@@ -920,7 +1088,7 @@ private struct StageRun {
                     "SELECT count(*), min(\(connection.dialect.literal(of: "t0.\"id\""))), min(\(found)) "
                         + "FROM \(quoted(entity.table)) AS t0 "
                         + "LEFT JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(quoted(column.name)) "
-                        + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
+                        + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "TRUE") "
                         + "AND t0.\(quoted(column.name)) IS NOT NULL AND (t1.\"id\" IS NULL\(wrong))")
                 guard try statement.step(), statement.int64(0) > 0 else { continue }
                 throw MigrationError.wrongRelationshipTarget(
@@ -979,7 +1147,7 @@ private struct StageRun {
                     "SELECT count(*), min(\(connection.dialect.literal(of: "t0.\"id\""))) "
                         + "FROM \(quoted(entity.table)) AS t0 "
                         + "JOIN \(quoted(target.table)) AS t1 ON t1.\"id\" = t0.\(column) "
-                        + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "1") "
+                        + "WHERE \(entity.hasDiscriminator ? "t0.\"_entity\" = \(SQLSyntax.string(entity.name))" : "TRUE") "
                         + "AND \(connection.dialect.differs("t1.\(quoted(target.columnName(inverseName)))", "t0.\"id\""))"
                 )
                 guard try statement.step(), statement.int64(0) > 0 else { continue }
@@ -1011,7 +1179,7 @@ private struct StageRun {
 
     /// The condition that picks the rows of exactly `entity` in its table.
     private func rows(of entity: EntityLayout) -> String {
-        entity.hasDiscriminator ? "\"_entity\" = \(SQLSyntax.string(entity.name))" : "1"
+        entity.hasDiscriminator ? "\"_entity\" = \(SQLSyntax.string(entity.name))" : "TRUE"
     }
 
     /// Replaces the values of a column whose type changed that the new type cannot read, as if
@@ -1030,7 +1198,7 @@ private struct StageRun {
                 }
                 let name = quoted(column.name)
                 try execute(
-                    "UPDATE \(quoted(entity.table)) SET \(name) = \(column.defaultLiteral ?? "NULL") WHERE \(rows(of: entity)) AND \(name) IS NOT NULL AND NOT (\(StoredValues.readable(column)))",
+                    "UPDATE \(quoted(entity.table)) SET \(name) = \(column.defaultLiteral ?? "NULL") WHERE \(rows(of: entity)) AND \(name) IS NOT NULL AND NOT (\(StoredValues.readable(column, in: connection.dialect)))",
                     .updateRows(
                         table: entity.table, reason: "clears what \(entity.name).\(column.property) cannot read"))
             }
@@ -1050,7 +1218,7 @@ private struct StageRun {
             // whose columns the step may have changed).
             let changed = Set(columns.map(\.property))
             let tests =
-                columns.map { (property: $0.property, sql: StoredValues.unreadable($0)) }
+                columns.map { (property: $0.property, sql: StoredValues.unreadable($0, in: connection.dialect)) }
                 + StoredValues.incompleteComposites(of: entity).filter { changed.contains($0.property) }
             let counts = tests.map { "sum(\($0.sql))" }.joined(separator: ", ")
             let statement = try connection.prepare(

@@ -88,8 +88,8 @@ struct MovedRows {
             let values = move.columns.map(quoted) + (entity.hasDiscriminator ? [SQLSyntax.string(entity.name)] : [])
             try connection.execute(
                 "INSERT INTO \(quoted(entity.table)) (\(names.joined(separator: ", "))) "
-                    + "SELECT \(values.joined(separator: ", ")) FROM temp.\(quoted(move.rows))")
-            try connection.execute("DROP TABLE temp.\(quoted(move.rows))")
+                    + "SELECT \(values.joined(separator: ", ")) FROM \(quoted(move.rows))")
+            try connection.execute("DROP TABLE \(quoted(move.rows))")
             written.append(entity.table)
         }
         return written

@@ -114,6 +114,20 @@ struct StoreSchema: Sendable, Equatable {
         try cache?.schema(of: tables) ?? created(tables)
     }
 
+    /// The schema a store with these tables has, as the engine of `connection` reports it: where
+    /// the dialect has a scratch namespace (``SQLDialect/scratchNamespace``), the tables are created
+    /// in it, inside the open transaction, read and dropped; otherwise as ``fresh(_:cache:)``.
+    static func fresh(
+        _ tables: [SchemaSQL.Table], on connection: some DatabaseConnection, cache: FreshSchemaCache? = nil
+    ) throws -> StoreSchema {
+        guard let scratch = connection.dialect.scratchNamespace else { return try fresh(tables, cache: cache) }
+        try connection.execute(scratch.enter)
+        try connection.execute(SchemaSQL.createStatements(for: tables, in: connection.dialect))
+        let schema = try read(connection)
+        try connection.execute(scratch.leave)
+        return schema
+    }
+
     /// Creates the tables (and the metadata table) in a private in-memory database and reads its schema.
     fileprivate static func created(_ tables: [SchemaSQL.Table]) throws -> StoreSchema {
         let connection = try SQLiteConnection(path: nil)

@@ -3,16 +3,18 @@
 /// row of a table in one scan, and clear what a lossy step gives up, by those rules.
 enum StoredValues {
     /// SQL that is 1 for a row whose `column` the record of its entity cannot read (`NULL` in a
-    /// column the entity requires included), else 0.
-    static func unreadable(_ column: ColumnLayout) -> String {
+    /// column the entity requires included), else 0; spelled for `dialect` (SQLite by default).
+    static func unreadable(_ column: ColumnLayout, in dialect: some SQLDialect = SQLiteDialect()) -> String {
         let name = quoted(column.name)
-        return "CASE WHEN \(name) IS NULL THEN \(column.isOptional ? 0 : 1) WHEN \(readable(column)) THEN 0 ELSE 1 END"
+        return
+            "CASE WHEN \(name) IS NULL THEN \(column.isOptional ? 0 : 1) WHEN \(readable(column, in: dialect)) THEN 0 ELSE 1 END"
     }
 
-    /// SQL that is true when the column's non-NULL value reads as its type.
-    static func readable(_ column: ColumnLayout) -> String {
+    /// SQL that is true when the column's non-NULL value reads as its type (the dialect's
+    /// ``SQLDialect/decodes(_:as:)``, and an enum's raw value is one of its cases).
+    static func readable(_ column: ColumnLayout, in dialect: some SQLDialect = SQLiteDialect()) -> String {
         let name = quoted(column.name)
-        let decodes = DecodingFunction.Kind(column.type).test(name)
+        let decodes = dialect.decodes(name, as: column.type)
         guard case .enumeration(let description)? = column.type else { return decodes }
         // The raw value must also be one of the enum's cases.
         let values = description.cases.map { literal($0.rawValue, of: description) }

@@ -128,7 +128,7 @@ struct TableMapping {
                     ? Self.conversion(from: old.type, to: column.type, column: placeholder, dialect: dialect) : nil
                 var expression = conversion ?? placeholder
                 if old.isOptional, !column.isOptional, let literal = column.defaultLiteral {
-                    expression = "COALESCE(\(expression), \(literal))"
+                    expression = "COALESCE(\(expression), \(dialect.defaultExpression(literal, for: column.storage)))"
                 }
                 return (old.name, expression)
             }

@@ -864,4 +864,52 @@ extension PostgresDialect: SQLDialect {
     package func isClustered(definition: String) -> Bool {
         false
     }
+
+    // MARK: - Migrations
+
+    /// `true`: a migration alters a table's columns and foreign keys in place, since dropping a
+    /// table would drop the foreign keys of the tables that reference it, and the step's one
+    /// transaction already makes the alterations all or nothing.
+    package var altersTablesInPlace: Bool { true }
+
+    /// Deferred foreign-key checks the transaction's writes queued run first: PostgreSQL refuses to
+    /// alter a table with checks pending (SQLSTATE 55006); they are deferred again after.
+    package var alterationsBracket: (before: [String], after: [String]) {
+        (["SET CONSTRAINTS ALL IMMEDIATE"], ["SET CONSTRAINTS ALL DEFERRED"])
+    }
+
+    /// A block that finds the constraint's name in the catalog (a renamed table or column keeps
+    /// the name it was created with) and drops it; nothing when there is none.
+    package func dropForeignKey(_ column: String, of table: String) -> String {
+        "DO $mw$ DECLARE found text; BEGIN SELECT k.conname INTO found FROM pg_constraint k "
+            + "JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1] "
+            + "WHERE k.conrelid = to_regclass(\(string(identifier(table)))) AND k.contype = 'f' "
+            + "AND a.attname = \(string(column)); IF found IS NOT NULL THEN "
+            + "EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', \(string(table)), found); END IF; END $mw$"
+    }
+
+    /// A schema of its own, first and alone on the search path until the transaction leaves it
+    /// (the path before it is kept in a setting of the transaction), then dropped with its tables.
+    package var scratchNamespace: (enter: [String], leave: [String])? {
+        (
+            enter: [
+                // DROP SCHEMA … CASCADE would list every table it drops on standard error.
+                "SELECT set_config('client_min_messages', 'warning', true)",
+                "CREATE SCHEMA \"_mw_fresh\"",
+                "SELECT set_config('modelwright.search_path', current_setting('search_path'), true)",
+                "SELECT set_config('search_path', '\"_mw_fresh\"', true)",
+            ],
+            leave: [
+                "SELECT set_config('search_path', current_setting('modelwright.search_path'), true)",
+                "DROP SCHEMA \"_mw_fresh\" CASCADE",
+            ]
+        )
+    }
+
+    /// `TRUE`: a typed column holds only values of its type, which the record reads (an enum's
+    /// cases and what Swift parses beyond the type, a URL's text, are checked by the caller and by
+    /// the decoding of every row at the last stage).
+    package func decodes(_ column: String, as type: AttributeType?) -> String {
+        "TRUE"
+    }
 }

@@ -239,3 +239,19 @@ struct SQLiteDialect: SQLDialect {
             "SELECT m.name, f.\"from\", f.\"table\", f.on_delete FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND substr(m.name, 1, 12) <> '_mw_history_' AND substr(m.name, 1, 20) <> '_modelwright_search_'"
     )
 }
+
+// MARK: - Migrations
+
+extension SQLiteDialect {
+    /// SQLite cannot drop a constraint: a migration rebuilds the table instead
+    /// (``SQLDialect/altersTablesInPlace`` is `false`).
+    func dropForeignKey(_ column: String, of table: String) throws -> String {
+        throw SQLDialectError.unsupported("SQLite cannot drop a foreign key; the table is rebuilt without it")
+    }
+
+    /// The runtime's decoding rule for the type (``DecodingFunction``): a storage-class test in SQL
+    /// where the rule is one, else `mw_decodes`.
+    func decodes(_ column: String, as type: AttributeType?) -> String {
+        DecodingFunction.Kind(type).test(column)
+    }
+}

@@ -46,15 +46,18 @@ enum SchemaSQL {
 
     /// Every statement that creates the schema in an empty database, in order.
     static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) throws -> [String] {
-        let tables = tables(for: layout, in: dialect)
-        let search = try searchIndexes(for: layout).flatMap { try $0.create(in: dialect) }
+        createStatements(for: tables(for: layout, in: dialect), in: dialect)
+            + (try searchIndexes(for: layout).flatMap { try $0.create(in: dialect) })
+    }
+
+    /// The statements that create these tables (and the metadata table) in an empty database, in order.
+    static func createStatements(for tables: [Table], in dialect: some SQLDialect) -> [String] {
         guard dialect.referencesNeedTheirTable else {
             return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
-                + search
         }
         let (ordered, laterKeys) = referencedFirst(tables)
         return [createMetadata(in: dialect)] + ordered.map(\.create) + laterKeys
-            + ordered.flatMap { $0.indexes.map(\.create) } + search
+            + ordered.flatMap { $0.indexes.map(\.create) }
     }
 
     /// The full-text index of one table: the `@searchable` attributes of every entity stored in it.

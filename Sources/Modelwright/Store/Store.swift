@@ -188,9 +188,16 @@ public final class Store: Sendable {
         var stageCount: Int?
         while true {
             let step = try connection.inTransaction(.immediate) { () -> OpeningStep in
+                try engine.lockForOpening(connection, modelName: layout.schema.modelName)
                 try engine.verifyAgain(connection, layout: layout, plan: plan, since: verifiedCookie)
                 defer { verifiedCookie = (try? engine.schemaVersion(of: connection)) ?? verifiedCookie }
                 let found = try StoreMetadata.read(on: connection)
+                // With a plan, a store of another model would read as an unknown (newer) version.
+                if plan != nil, case .store(let values) = found, let model = values[StoreMetadata.modelKey],
+                    model != layout.schema.modelName
+                {
+                    throw StoreError.otherModel(found: model, expected: layout.schema.modelName, path: engine.location)
+                }
                 if let plan, let stages = try pendingStages(of: found, plan: plan) {
                     if let next = stages.first {
                         let count = stageCount ?? stages.count

@@ -25,6 +25,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedQuery(String)
     /// The file is an SQLite database that Modelwright did not create, or not an SQLite database.
     case notAStore(path: String)
+    /// The store holds another model's data (the model name it records is `found`); it was left
+    /// untouched. `path` is where it is: a file's path, or a server's URL without its password.
+    case otherModel(found: String, expected: String, path: String)
     /// A value could not be written or read as its attribute's type.
     case invalidValue(entity: String, message: String)
     /// The store was closed with ``Store/close()``; open it again to read or write.
@@ -99,6 +102,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notAStore(let path):
             "\(path) is not a Modelwright store (an SQLite database with tables of its own, or not an SQLite "
                 + "database at all); it was left untouched"
+        case .otherModel(let found, let expected, let path):
+            "\(path) holds a store of the model '\(found)', not '\(expected)'; it was left untouched. Open it with "
+                + "\(found)'s schema, or give this model a database of its own"
         case .invalidValue(let entity, let message):
             "invalid value for \(entity): \(message)"
         case .storeClosed:
