@@ -114,8 +114,8 @@ struct KeptStatementTests {
             // out none while its statement is stepping).
             let kept = try #require(connection.keptStatement(for: lookup))
             let rating4 = User.request().filter { $0.rating == 4 }.sorted { [$0.username.ascending] }
-            #expect(
-                try context.fetch(rating4).map(\.username) == ["user14", "user24", "user34", "user4", "user44", "user54"])
+            let expected = ["user14", "user24", "user34", "user4", "user44", "user54"]
+            #expect(try context.fetch(rating4).map(\.username) == expected)
             #expect(try context.fetchOne(User.request().filter { $0.username == "user12" })?.rating == 2)
             #expect(connection.keptStatement(for: lookup) === kept)
         }
