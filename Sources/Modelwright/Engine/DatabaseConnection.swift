@@ -65,6 +65,18 @@ package protocol DatabaseConnection: AnyObject {
     /// is rendered once (the statement cache then finds the prepared statement by this text).
     var renderedSQL: [RequestShape: String] { get set }
 
+    /// The prepared statement this connection keeps for requests of `shape`, ready to bind, or `nil`
+    /// when it keeps none or that one is stepping (a fetch nested in another's loop). The caller
+    /// resets it after use, also when a step throws (its bindings are cleared with it).
+    func keptStatement(for shape: RequestShape) -> Statement?
+
+    /// Prepares `sql`, rendered for `shape`, and keeps it for the next request of that shape (a fresh,
+    /// unkept statement while the kept one is stepping).
+    func keepStatement(_ sql: String, for shape: RequestShape) throws -> Statement
+
+    /// Forgets the SQL and statements kept by shape, because the schema they were rendered for changed.
+    func forgetShapes()
+
     /// Throws ``StoreError/transactionAborted(cause:)`` when the engine rolled back the open
     /// transaction on its own (a full disk on SQLite, any failed statement on PostgreSQL), so a
     /// write whose closure caught that error does not report a commit.
@@ -106,6 +118,16 @@ package enum ConstraintFailure: Sendable, Equatable {
 }
 
 extension DatabaseConnection {
+    /// No statements kept by shape: an engine without that cache finds its statement by the SQL text
+    /// (``renderedSQL``, then ``statement(_:)``).
+    package func keptStatement(for shape: RequestShape) -> Statement? { nil }
+
+    /// The statement cached by its text, see ``keptStatement(for:)``.
+    package func keepStatement(_ sql: String, for shape: RequestShape) throws -> Statement { try statement(sql) }
+
+    /// Forgets the rendered SQL.
+    package func forgetShapes() { renderedSQL.removeAll() }
+
     /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
     package func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
         try begin(kind)

@@ -67,6 +67,9 @@ struct Migrator {
         _ stage: MigrationStage, number: Int, of count: Int, freshSchemas: FreshSchemaCache? = nil,
         records: [any Record.Type] = [], current: SchemaLayout? = nil
     ) throws -> StageResult {
+        // The statements kept by shape were rendered for the schema this stage changes.
+        connection.forgetShapes()
+        defer { connection.forgetShapes() }
         var run = try StageRun(stage: stage, connection: connection, freshSchemas: freshSchemas) {
             event, table, rows in
             report(event, stage: stage, number: number, of: count, table: table, rows: rows)

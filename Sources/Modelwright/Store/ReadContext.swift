@@ -71,16 +71,28 @@ public class ReadContext {
         }
     }
 
-    /// The request's rows, its statement prepared and bound, for a loop to step through.
+    /// The request's rows, its statement (kept by the connection for requests of its shape) bound,
+    /// for a loop to step through.
     private func rows<Target: Record>(of request: FetchRequest<Target>) throws -> RowCursor {
         let entity = try layout.entity(Target.entityName)
-        let (sql, arguments) = try select(entity.selectList, request, entity: entity)
-        return try rows(sql, arguments, entity: entity)
+        let request = try resolvingPageStart(request)
+        let shape = selectShape(entity.selectList, request, entity: entity, defaultSort: true)
+        let statement: any DatabaseStatement
+        var arguments: [SQLValue]
+        if let kept = connection.keptStatement(for: shape) {
+            statement = kept
+            arguments = try self.arguments(of: request, defaultSort: true)
+            appendLimit(of: request, to: &arguments)
+        } else {
+            let sql: String
+            (sql, arguments) = try select(entity.selectList, request, entity: entity)
+            statement = try connection.keepStatement(sql, for: shape)
+        }
+        return rows(statement, arguments, entity: entity)
     }
 
-    /// The rows of `sql` (a select of `entity.selectList`) with `arguments` bound.
-    private func rows(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws -> RowCursor {
-        let statement = try connection.statement(sql)
+    /// The rows of `statement` (a select of `entity.selectList`) with `arguments` bound.
+    private func rows(_ statement: any DatabaseStatement, _ arguments: [SQLValue], entity: EntityLayout) -> RowCursor {
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))
         }
@@ -102,7 +114,7 @@ public class ReadContext {
         // Its order cannot matter, so it has none.
         var arguments: [SQLValue] = []
         QueryShape.collectArguments(of: .comparison(path, .equal, value), into: &arguments)
-        return try fetchRow(keyLookupSQL(path, value, entity: entity, Target.self), arguments, entity: entity)
+        return try fetchRow(keyLookup(path, value, entity: entity, Target.self), arguments, entity: entity)
     }
 
     /// The record with this ID, if it exists: the lookup `fetchOne` makes for `filter { $0.id == id }`,
@@ -111,34 +123,36 @@ public class ReadContext {
         let entity = try layout.entity(Target.entityName)
         let path = ColumnPath(column: "id")
         let value = id.sqlValue
-        return try fetchRow(keyLookupSQL(path, value, entity: entity, Target.self), [value], entity: entity)
+        return try fetchRow(keyLookup(path, value, entity: entity, Target.self), [value], entity: entity)
     }
 
-    /// The record of the first row of `sql`, if any.
-    private func fetchRow<Target: Record>(_ sql: String, _ arguments: [SQLValue], entity: EntityLayout) throws
-        -> Target?
-    {
-        let cursor = try rows(sql, arguments, entity: entity)
+    /// The record of the first row of `statement`, if any.
+    private func fetchRow<Target: Record>(
+        _ statement: any DatabaseStatement, _ arguments: [SQLValue], entity: EntityLayout
+    ) throws -> Target? {
+        let cursor = rows(statement, arguments, entity: entity)
         defer { cursor.close() }
         guard let id = try cursor.next() else { return nil }
         return try cursor.decode { try Target(id: RecordID(id), row: &$0) }
     }
 
-    /// The SQL of a lookup by the unique key at `path` (one parameter, its value), rendered once per
-    /// entity and key and connection; `value` is the first lookup's, which renders like any other.
-    private func keyLookupSQL<Target: Record>(
+    /// The statement of a lookup by the unique key at `path` (one parameter, its value), kept by the
+    /// connection for its entity and key; its SQL is rendered once per entity and key and connection,
+    /// and `value` is the first lookup's, which renders like any other.
+    private func keyLookup<Target: Record>(
         _ path: ColumnPath,
         _ value: SQLValue,
         entity: EntityLayout,
         _ target: Target.Type
-    ) throws -> String {
+    ) throws -> any DatabaseStatement {
         let shape = RequestShape.keyLookup(KeyLookupShape(entity: entity.name, key: path.column))
-        if let sql = connection.renderedSQL[shape] { return sql }
+        if let kept = connection.keptStatement(for: shape) { return kept }
+        if let sql = connection.renderedSQL[shape] { return try connection.keepStatement(sql, for: shape) }
         let lookup = FetchRequest<Target>(condition: .comparison(path, .equal, value))
         let (sql, _) = try render(entity.selectList, lookup, entity: entity, defaultSort: false)
         if connection.renderedSQL.count > 512 { connection.renderedSQL.removeAll() }
         connection.renderedSQL[shape] = sql
-        return sql
+        return try connection.keepStatement(sql, for: shape)
     }
 
     /// How many records the request matches (its limit and offset apply).
@@ -173,7 +187,26 @@ public class ReadContext {
         defaultSort: Bool = true
     ) throws -> (String, [SQLValue]) {
         let request = try resolvingPageStart(request)
-        let shape = RequestShape.select(
+        let shape = selectShape(columns, request, entity: entity, defaultSort: defaultSort)
+        var arguments: [SQLValue]
+        let sql: String
+        if let cached = connection.renderedSQL[shape] {
+            sql = cached
+            arguments = try self.arguments(of: request, defaultSort: defaultSort)
+        } else {
+            (sql, arguments) = try render(columns, request, entity: entity, defaultSort: defaultSort)
+            if connection.renderedSQL.count > 512 { connection.renderedSQL.removeAll() }
+            connection.renderedSQL[shape] = sql
+        }
+        appendLimit(of: request, to: &arguments)
+        return (sql, arguments)
+    }
+
+    /// What the SQL of a select depends on (`request` with its page start resolved).
+    private func selectShape<Target: Record>(
+        _ columns: String, _ request: FetchRequest<Target>, entity: EntityLayout, defaultSort: Bool
+    ) -> RequestShape {
+        .select(
             SelectShape(
                 columns: columns,
                 entity: entity.name,
@@ -183,29 +216,32 @@ public class ReadContext {
                 isLimited: request.fetchLimit != nil || request.fetchOffset > 0,
                 defaultSort: defaultSort
             ))
+    }
+
+    /// The arguments of a select rendered before, limit and offset excepted, in the order its SQL
+    /// binds them (`request` with its page start resolved).
+    private func arguments<Target: Record>(of request: FetchRequest<Target>, defaultSort: Bool) throws
+        -> [SQLValue]
+    {
         var arguments: [SQLValue] = []
         var scopeOrderArgument: SQLValue?
-        let sql: String
-        if let cached = connection.renderedSQL[shape] {
-            sql = cached
-            if let scope = request.scope {
-                arguments.append(scope.source.sqlValue)
-                if try orderedThroughJoinTable(scope), request.sortKeys.isEmpty, defaultSort {
-                    scopeOrderArgument = scope.source.sqlValue
-                }
+        if let scope = request.scope {
+            arguments.append(scope.source.sqlValue)
+            if try orderedThroughJoinTable(scope), request.sortKeys.isEmpty, defaultSort {
+                scopeOrderArgument = scope.source.sqlValue
             }
-            if let condition = request.condition { QueryShape.collectArguments(of: condition, into: &arguments) }
-            if let scopeOrderArgument { arguments.append(scopeOrderArgument) }
-        } else {
-            (sql, arguments) = try render(columns, request, entity: entity, defaultSort: defaultSort)
-            if connection.renderedSQL.count > 512 { connection.renderedSQL.removeAll() }
-            connection.renderedSQL[shape] = sql
         }
+        if let condition = request.condition { QueryShape.collectArguments(of: condition, into: &arguments) }
+        if let scopeOrderArgument { arguments.append(scopeOrderArgument) }
+        return arguments
+    }
+
+    /// Appends a limited request's limit and offset, the last two parameters of its SQL.
+    private func appendLimit<Target: Record>(of request: FetchRequest<Target>, to arguments: inout [SQLValue]) {
         if request.fetchLimit != nil || request.fetchOffset > 0 {
             arguments.append(request.fetchLimit.map { .integer(Int64($0)) } ?? connection.dialect.noLimit)
             arguments.append(.integer(Int64(request.fetchOffset)))
         }
-        return (sql, arguments)
     }
 
     /// Whether a scoped request is ordered by a position in a join table (one more parameter).
