@@ -196,7 +196,21 @@ struct DepartingLinkLossTests {
             #expect(try undeclared.rows(of: "L0") == rowsBefore, "\(failure)")
             // With the generated plan's declaration, or either side of the pair declared: migrates,
             // and only the leaving row's link goes.
-            let declarations = [step.losses, [MigrationStage.Loss("L\(level)", names.level)]]
+            // A removed entity's rows are a loss of their own: the relationship's declaration alone
+            // is refused, naming the entity, and the store stays as it was.
+            let other = MigrationStage.Loss("L\(level)", names.level)
+            if departure == .removed {
+                let tester = try MigrationTester(plan: plan([other]), startingAt: s1)
+                _ = try populate(tester)
+                let rows = try tester.rows(of: "L0")
+                #expect(
+                    throws: MigrationError.undeclaredEntityRemoval(stage: "from version 1 to 2", entity: leaf, rows: 1)
+                ) {
+                    _ = try tester.migrate()
+                }
+                #expect(try tester.rows(of: "L0") == rows, "\(failure)")
+            }
+            let declarations = [step.losses, (departure == .removed ? [MigrationStage.Loss(leaf)] : []) + [other]]
             for losses in declarations {
                 let tester = try MigrationTester(plan: plan(losses), startingAt: s1)
                 let linked = try populate(tester)
@@ -237,5 +251,52 @@ struct DepartingLinkLossTests {
             Set(seen.map { $0.split(separator: " ").dropFirst().joined(separator: " ") }).count
                 == Kind.allCases.count * Departure.allCases.count)
         #expect(returned == Self.caseCount - removedCases)
+    }
+
+    /// Issue 25, red team C: a hand-built plan that removes an entity holding rows without
+    /// declaring it is refused before anything changes, whether the entity shares its table or
+    /// has its own; declared, it migrates. Drawn: which entity goes, how many rows it holds, and
+    /// how many rows of a kept entity beside it.
+    @Test func removingAnEntityWithRowsNeedsItsLossDeclared() throws {
+        var refused = 0
+        for seed in 1...UInt64(8) {
+            var random = SplitMix64(seed: seed)
+            let removed = seed % 2 == 0 ? "Leaf" : "Solo"
+            let count = 1 + Int(random.next() % 3)
+            let v1 = """
+                model Rm version 1
+                entity Root { tag: Int = 0 }
+                entity Leaf: Root { leaf: Int = 0 }
+                entity Solo { name: String = "s" }
+                """
+            let kept =
+                removed == "Leaf" ? "entity Solo { name: String = \"s\" }" : "entity Leaf: Root { leaf: Int = 0 }"
+            let v2 =
+                "model Rm version 2\nentity Root { tag: Int = 0 }\n\(kept)\nmigration from 1 {\n    lossy \(removed) \"gone\"\n}\n"
+            let folder = try temporaryModelFolder(named: "Rm", files: ["Rm.v1.model": v1, "Rm.v2.model": v2])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            let model = try #require(loaded.model, "\(loaded.diagnostics.map(\.message))")
+            let (s1, s2) = (model.versions[0].schema, model.versions[1].schema)
+            for losses in [[], [MigrationStage.Loss(removed)]] {
+                let tester = try MigrationTester(
+                    plan: MigrationPlan(current: s2, stages: [.lightweight(from: s1, to: s2, lossy: losses)]),
+                    startingAt: s1)
+                for _ in 0..<count { _ = try tester.insertRow(removed, [:]) }
+                _ = try tester.insertRow("Root", [:])
+                let before = try tester.rows(of: removed)
+                do {
+                    _ = try tester.migrate()
+                    #expect(!losses.isEmpty, "seed \(seed): removing \(removed) undeclared migrated silently")
+                } catch let error as MigrationError {
+                    #expect(losses.isEmpty, "seed \(seed): \(error)")
+                    #expect(
+                        error == .undeclaredEntityRemoval(stage: "from version 1 to 2", entity: removed, rows: count))
+                    #expect(try tester.rows(of: removed) == before, "seed \(seed): the store changed")
+                    refused += 1
+                }
+            }
+        }
+        #expect(refused == 8)
     }
 }
