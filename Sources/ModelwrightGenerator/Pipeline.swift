@@ -56,6 +56,8 @@ public enum Pipeline {
         package var config: GeneratorConfig?
         /// The template overrides folder, if given.
         package var templatesFolder: String?
+        /// Versions 1 through this one count as released (see `FrontEnd.run(modelAt:releasing:)`).
+        package var releasing: Int?
 
         /// A request for the model at `modelPath`.
         package init(
@@ -73,7 +75,7 @@ public enum Pipeline {
     /// Runs every stage of `request`, in order: the front end (`FrontEnd.run(modelAt:)`,
     /// read … plan), then the back end.
     package static func run(_ request: Request) throws -> PipelineResult {
-        let front = FrontEnd.run(modelAt: request.modelPath)
+        let front = FrontEnd.run(modelAt: request.modelPath, releasing: request.releasing)
         guard let model = front.model, request.goal != .plan else { return PipelineResult(front) }
 
         let config = try request.config ?? GeneratorConfig.load(explicit: request.configPath, near: request.modelPath)

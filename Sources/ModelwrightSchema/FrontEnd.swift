@@ -11,26 +11,31 @@
 /// Core Data importer runs the same stages on the files it translates. Nothing else strings the
 /// stages together.
 package enum FrontEnd {
-    /// Runs every stage on the model folder (or single schema file) at `path`.
-    package static func run(modelAt path: String) -> FrontEndResult {
-        run(ModelSources.read(path))
+    /// Runs every stage on the model folder (or single schema file) at `path`; versions 1 through
+    /// `releasing` count as released as the lock file's do (`modelwright lock` is releasing them).
+    package static func run(modelAt path: String, releasing: Int? = nil) -> FrontEndResult {
+        run(ModelSources.read(path), releasing: releasing)
     }
 
     /// Runs every stage after reading on `sources`: each file parsed and resolved (in
     /// parallel), then the versions checked, lowered and planned.
-    package static func run(_ sources: ModelSources) -> FrontEndResult {
-        run(sources.files.parallelMap(ResolvedFile.compile), of: sources)
+    package static func run(_ sources: ModelSources, releasing: Int? = nil) -> FrontEndResult {
+        run(sources.files.parallelMap(ResolvedFile.compile), of: sources, releasing: releasing)
     }
 
     /// Runs the stages after resolving: `resolved` holds one resolved file for each file of
     /// `sources`, such as a tool that has just written and resolved them holds.
-    package static func run(_ resolved: [ResolvedFile], of sources: ModelSources) -> FrontEndResult {
+    package static func run(_ resolved: [ResolvedFile], of sources: ModelSources, releasing: Int? = nil)
+        -> FrontEndResult
+    {
         var diagnostics = ModelDiagnostics()
         // A released version cannot change: a rule newer than it is a warning there (the lock
         // check still refuses any edit of the file).
         let frozen = Set(sources.lock?.frozen.map(\.version) ?? [])
         let resolved = resolved.map { file in
-            guard let version = file.graph?.version, frozen.contains(version) else { return file }
+            guard let version = file.graph?.version, frozen.contains(version) || version <= releasing ?? 0 else {
+                return file
+            }
             var file = file
             file.sink.relaxForReleasedVersion(
                 "version \(version) is released (frozen in \(LockFile.fileName)), so this is a warning: "

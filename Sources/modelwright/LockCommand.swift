@@ -47,7 +47,11 @@ enum LockCommand {
             return .usage
         }
         if ModelFolder.refusesFile(folder, command: "lock", console: &console) { return .usage }
-        guard let model = ModelFolder.plan(folder, console: &console) else { return .invalidInput }
+        // The versions being locked are released now: a rule newer than them is a warning, as
+        // it will be once the lock file records them.
+        guard let model = ModelFolder.plan(folder, releasing: through ?? Int.max, console: &console) else {
+            return .invalidInput
+        }
         let last = model.versions.last?.number ?? 0
         guard (through ?? last) <= last else {
             console.printError("error: '\(model.name)' has no version \(through ?? last); its newest is \(last)")

@@ -22,8 +22,10 @@ enum ModelFolder {
 
     /// Runs the pipeline through planning on the model at `path`, printing its diagnostics;
     /// `nil` when it has errors.
-    static func plan(_ path: String, console: inout some Console) -> PlannedModel? {
-        let result = run(Pipeline.Request(modelPath: path), console: &console)
+    static func plan(_ path: String, releasing: Int? = nil, console: inout some Console) -> PlannedModel? {
+        var request = Pipeline.Request(modelPath: path)
+        request.releasing = releasing
+        let result = run(request, console: &console)
         return result?.model
     }
 

@@ -112,6 +112,35 @@ struct MigrationCommandsTests {
                 "note: undo the change here and make it in a new version instead: 'modelwright new-version"))
     }
 
+    /// Issue 25, red team E: a released version breaking a rule newer than it (both sides of a
+    /// many-to-many ordered) can be locked: `lock` releases it, so the rule is a warning there, as
+    /// it is once the lock file records it; an unreleased version still gets the error.
+    @Test func lockingAVersionThatBreaksANewerRuleWarnsAndLocks() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)/Tag")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let both =
+            "entity Post { title: String = \"p\"; tags: [Label] @inverse(posts) }\n"
+            + "entity Label { name: String = \"l\"; posts: [Post] @inverse(tags) }\n"
+        try "model Tag version 1\n\(both)".write(
+            to: folder.appendingPathComponent("Tag.v1.model"), atomically: true, encoding: .utf8)
+        let (validateCode, validate) = Self.run(["validate", folder.path])
+        #expect(validateCode == .invalidInput)
+        #expect(validate.errors.contains("error: 'Post.tags' and 'Label.posts' are both ordered"), "\(validate.errors)")
+
+        let (lockCode, lock) = Self.run(["lock", folder.path, "--through", "1"])
+        #expect(lockCode == .success, "\(lock.errors)")
+        #expect(lock.errors.contains("warning: 'Post.tags' and 'Label.posts' are both ordered"), "\(lock.errors)")
+        #expect(lock.output.hasSuffix("versions 1–1 of Tag are frozen\n"), "\(lock.output)")
+        #expect(Self.run(["validate", folder.path]).0 == .success)
+        // A new version is not released: the rule is an error there.
+        try "model Tag version 2\n\(both)".write(
+            to: folder.appendingPathComponent("Tag.v2.model"), atomically: true, encoding: .utf8)
+        let (laterCode, later) = Self.run(["validate", folder.path])
+        #expect(laterCode == .invalidInput)
+        #expect(later.errors.contains("Tag.v2.model:2:"), "\(later.errors)")
+    }
+
     /// A model folder of two versions of `Person.pets` and its inverse `Animal.owner`.
     private static func pairs(_ v1: (pets: String, owner: String), _ v2: (pets: String, owner: String)) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)/Pairs")

@@ -26,8 +26,13 @@ struct KeptData {
     private var targetsBefore: [[SQLValue]?] = []
 
     /// The items of a stage from `source` to `destination`; `owed` lists the (entity, property)
-    /// pairs obligations write (`nil` property: the whole entity).
-    init(source: SchemaLayout, destination: SchemaLayout, owed: [(entity: String, property: String?)]) {
+    /// pairs obligations write (`nil` property: the whole entity); `lossy` says the step declares a
+    /// relationship's loss (by the source version's entity and relationship names), whose links
+    /// are then not kept.
+    init(
+        source: SchemaLayout, destination: SchemaLayout, owed: [(entity: String, property: String?)],
+        lossy: (String, String) -> Bool = { _, _ in false }
+    ) {
         var items: [Item] = []
         for entity in destination.schema.entities {
             guard let new = destination.entities[entity.name],
@@ -77,6 +82,7 @@ struct KeptData {
                         $0.name == oldName && $0.cardinality == relationship.cardinality
                             && $0.isOrdered == relationship.isOrdered
                     }),
+                    !lossy(oldEntity.name, oldName), before.inverse.map({ lossy(before.destination, $0) }) != true,
                     let newTarget = destination.entities[relationship.destination],
                     let oldTarget = source.entities[before.destination],
                     destination.schema.entity(named: relationship.destination).map({ $0.renamedFrom ?? $0.name })

@@ -66,6 +66,13 @@ struct KeptLinks {
         /// The old destination's table, and the source version's entities whose rows leave it.
         let table: String
         let leaving: [String]
+        /// Whether the step declares the loss: the links are then cleared before the stage (a
+        /// key set to NULL with its position, a join row deleted), so a row that stays in the same
+        /// table keeps no stale key that a later version would read as a link again.
+        let declared: Bool
+        /// Whether the leaving rows are the relationship's source rows (a declared loss only): a
+        /// row leaving the entity that declares the relationship takes its links along.
+        var onSource = false
     }
 
     private let kept: [Kept]
@@ -98,33 +105,52 @@ struct KeptLinks {
             else { continue }
             for relationship in description.relationships {
                 let oldName = relationship.renamedFrom ?? relationship.name
-                guard let old = oldEntity.relationships.first(where: { $0.name == oldName }),
-                    let target = destination.entities[relationship.destination],
-                    let oldStorage = Self.storage(of: old, from: oldEntity, in: source),
-                    let newStorage = Self.storage(of: relationship, from: entity, in: destination)
-                else { continue }
-                let moves = !Self.same(oldStorage, newStorage, mapping: mapping)
+                guard let old = oldEntity.relationships.first(where: { $0.name == oldName }) else { continue }
+                let oldStorage = Self.storage(of: old, from: oldEntity, in: source)
                 // Either side of a pair declares its loss: a link is one fact, held by both.
                 let declared =
                     lossy(oldEntity.name, oldName) || old.inverse.map { lossy(old.destination, $0) } == true
                 // The rows below the old destination whose entity is gone or no longer below it
                 // (by the old destination's own continuation: narrowing the relationship to a
                 // sub-entity is the relationship's change, not a row's departure).
-                if !declared, let oldTarget = source.entities[old.destination],
-                    let newTarget = continuing[old.destination].flatMap({ destination.entities[$0] })
+                if let oldTarget = source.entities[old.destination],
+                    let newTarget = continuing[old.destination].flatMap({ destination.entities[$0] }),
+                    let held = oldStorage ?? Self.keyOnDestination(of: old, in: source)
                 {
                     let below = Set(newTarget.entityNames)
                     let leaving = oldTarget.entityNames.filter { name in
-                        guard source.entities[name]?.isAbstract == false, !entityLost(name) else { return false }
+                        guard source.entities[name]?.isAbstract == false, declared || !entityLost(name) else {
+                            return false
+                        }
                         return continuing[name].map { !below.contains($0) } ?? true
                     }
                     if !leaving.isEmpty, oldTarget.hasDiscriminator {
                         departures.append(
                             Departure(
-                                entity: oldEntity.name, relationship: oldName, old: oldStorage,
-                                table: oldTarget.table, leaving: leaving))
+                                entity: oldEntity.name, relationship: oldName, old: held,
+                                table: oldTarget.table, leaving: leaving, declared: declared))
                     }
                 }
+                // The rows of the old source whose entity is gone or no longer below the new one.
+                if declared, oldEntity.hasDiscriminator,
+                    let held = oldStorage ?? Self.keyOnDestination(of: old, in: source)
+                {
+                    let below = Set(entity.entityNames)
+                    let leaving = oldEntity.entityNames.filter { name in
+                        source.entities[name]?.isAbstract == false
+                            && continuing[name].map { !below.contains($0) } ?? true
+                    }
+                    if !leaving.isEmpty {
+                        departures.append(
+                            Departure(
+                                entity: oldEntity.name, relationship: oldName, old: held, table: oldEntity.table,
+                                leaving: leaving, declared: true, onSource: true))
+                    }
+                }
+                guard let target = destination.entities[relationship.destination], let oldStorage,
+                    let newStorage = Self.storage(of: relationship, from: entity, in: destination)
+                else { continue }
+                let moves = !Self.same(oldStorage, newStorage, mapping: mapping)
                 guard (all && !declared) || moves else { continue }
                 let inverse = relationship.inverse.flatMap { name in target.relationships.first { $0.name == name } }
                 kept.append(
@@ -150,7 +176,8 @@ struct KeptLinks {
     /// The links are read from the relationship's old storage, whichever side holds the foreign
     /// key: a hand-built plan cannot lose them by deleting or moving the row that holds them.
     func read(_ connection: some DatabaseConnection, stage: String) throws {
-        for departure in departures {
+        for departure in departures where departure.declared { try clear(departure, connection) }
+        for departure in departures where !departure.declared {
             let leaving = departure.leaving.map(SQLSyntax.string).joined(separator: ", ")
             let statement = try connection.prepare(
                 "SELECT count(*), min(\(connection.dialect.literal(of: "l.\"src\""))), "
@@ -237,6 +264,31 @@ struct KeptLinks {
             }
         }
         for item in kept { try connection.execute("DROP TABLE \(quoted(item.links))") }
+    }
+
+    /// Removes the links of a declared departure from the old storage: the rows they lead to leave
+    /// the relationship's destination, so the step drops them here, once, wherever the key sits.
+    private func clear(_ departure: Departure, _ connection: some DatabaseConnection) throws {
+        let leaving = departure.leaving.map(SQLSyntax.string).joined(separator: ", ")
+        let rows = "SELECT d.\"id\" FROM \(quoted(departure.table)) AS d WHERE d.\"_entity\" IN (\(leaving))"
+        // The column holding the leaving rows' IDs: the source's or the destination's.
+        func key(source: String, destination: String) -> String {
+            quoted(departure.onSource ? source : destination)
+        }
+        switch departure.old {
+        case .toOne(let table, let column):
+            try connection.execute(
+                "UPDATE \(quoted(table)) SET \(quoted(column)) = NULL WHERE \(key(source: "id", destination: column)) IN (\(rows))"
+            )
+        case .inverseColumn(let table, let column, let position):
+            let place = position.map { ", \(quoted($0)) = NULL" } ?? ""
+            try connection.execute(
+                "UPDATE \(quoted(table)) SET \(quoted(column)) = NULL\(place) WHERE \(quoted(column)) IS NOT NULL "
+                    + "AND \(key(source: column, destination: "id")) IN (\(rows))")
+        case .joinTable(let table, let source, let destination):
+            try connection.execute(
+                "DELETE FROM \(quoted(table)) WHERE \(key(source: source, destination: destination)) IN (\(rows))")
+        }
     }
 
     // MARK: - Queries
@@ -355,6 +407,17 @@ struct KeptLinks {
         case .joinTable(let table, let source, let destination, _):
             return .joinTable(table: table, source: source, destination: destination)
         }
+    }
+
+    /// Where a to-one whose key sits on its destination's row (the other side of a one-to-one)
+    /// holds its links: the inverse's column, read from this side.
+    private static func keyOnDestination(of relationship: RelationshipDescription, in layout: SchemaLayout) -> Storage?
+    {
+        guard relationship.cardinality == .toOne, let inverse = relationship.inverse,
+            let destination = layout.entities[relationship.destination],
+            let column = destination.column(forKey: inverse), column.type == nil
+        else { return nil }
+        return .inverseColumn(table: destination.table, column: column.name, position: nil)
     }
 
     /// Whether the old storage continues as the new one under the stage's renames.

@@ -44,6 +44,10 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     /// `row` and `destination` name the first link. The stage was rolled back.
     case undeclaredLinkLoss(
         stage: String, entity: String, relationship: String, rows: Int, row: String, destination: String)
+    /// The stage removes `entity`, whose `rows` rows the store holds, and does not declare them
+    /// lost (``MigrationStage/losses``): a plan built by hand, or edited, that `plan` never
+    /// checked. Found before the stage changed anything; the store is untouched.
+    case undeclaredEntityRemoval(stage: String, entity: String, rows: Int)
     /// After a custom stage, the row `row` of `entity` holds JSON in `attribute` that is not of
     /// the shape the stage's destination version declares (`declared`, from its archived schema:
     /// a type spelled with standard types only). Found right after the stage that wrote it, which
@@ -85,6 +89,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "migration \(stage) lost \(rows) link\(rows == 1 ? "" : "s") of \(entity).\(relationship) that the new version can hold (the \(entity) row \(row) to \(destination), for one); the stage was rolled back. Keep the links in the stage's code, or declare 'lossy \(entity).\(relationship)' (or its inverse, either side of the pair) and remove the relationship if they should go"
         case .undeclaredLinkLoss(let stage, let entity, let relationship, let rows, let row, let destination):
             "migration \(stage) would drop \(rows) link\(rows == 1 ? "" : "s") of \(entity).\(relationship) to rows that leave its destination's hierarchy (the row \(row) to \(destination), for one), and the stage does not declare that loss; the stage was rolled back. Declare 'lossy \(entity).\(relationship) \"why\"' in the step (MigrationStage.losses), or keep the rows below the relationship's destination"
+        case .undeclaredEntityRemoval(let stage, let entity, let rows):
+            "migration \(stage) would remove \(entity) and its \(rows) row\(rows == 1 ? "" : "s"), and the stage does not declare that loss; the store is untouched. Declare 'lossy \(entity) \"why\"' in the step (MigrationStage.losses), or keep the entity"
         case .wrongJSONShape(let stage, let entity, let attribute, let row, let declared, let reason):
             "migration \(stage) left the \(entity) row \(row) whose '\(attribute)' is not JSON of \(declared): \(reason); the stage was rolled back. Write a value of the declared type in the stage's code (its obligation for \(entity).\(attribute), or didMigrate)"
         case .invalidFixture(let entity, let version, let reason):

@@ -326,7 +326,10 @@ public struct MigrationStage: Sendable {
             try SyntheticRows.insert(for: source, into: connection)
             kept = KeptData(
                 source: source, destination: try SchemaLayout(destination.schema()),
-                owed: customSteps.flatMap(\.obligations).map { ($0.entity, $0.property) })
+                owed: customSteps.flatMap(\.obligations).map { ($0.entity, $0.property) }
+            ) { entity, relationship in
+                self.declaresLoss(of: entity, relationship, in: source.schema)
+            }
             try kept?.readBefore(connection)
         }
         // The app's code is not there: each obligation is met by a stub, `willMigrate` and

@@ -88,6 +88,8 @@ struct Migrator {
             stage.declaresLoss(of: entity, nil, in: run.source.schema)
         }
         try links.read(connection, stage: run.name)
+        // An entity removed with its rows is a loss the step declares, as a link's is.
+        try run.checkRemovals { stage.declaresLoss(of: $0, nil, in: run.source.schema) }
         // The rows of entities that change tables move with their IDs, before the app's code.
         let moved = MovedRows(
             source: run.source, destination: run.destination, mapping: run.mapping, dialect: connection.dialect)
@@ -1056,6 +1058,22 @@ private struct StageRun {
             counts[entity.name] = try scalar("SELECT count(*) FROM \(quoted(old.table)) WHERE \(rows(of: old))")
         }
         return counts
+    }
+
+    /// Refuses the stage when it removes an entity whose rows the store holds and `declared` does
+    /// not say it may (a hand-built plan without `lossy`; generated plans declare each removal):
+    /// runs before anything changes, so the store stays as it was.
+    func checkRemovals(declared: (String) -> Bool) throws {
+        let continuing = Set(destination.schema.entities.map { $0.renamedFrom ?? $0.name })
+        for description in source.schema.entities where !continuing.contains(description.name) {
+            guard let entity = source.entities[description.name], !entity.isAbstract, !declared(entity.name) else {
+                continue
+            }
+            let rows = try scalar("SELECT count(*) FROM \(quoted(entity.table)) WHERE \(rows(of: entity))")
+            if rows > 0 {
+                throw MigrationError.undeclaredEntityRemoval(stage: self.name, entity: entity.name, rows: rows)
+            }
+        }
     }
 
     /// Checks that no entity counted by ``keptRowCounts()`` lost rows: rows of an
