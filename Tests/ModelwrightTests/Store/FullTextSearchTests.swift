@@ -195,6 +195,84 @@ struct FullTextSearchTests {
         }
     }
 
+    /// Queries of every shape of complexity (chains of `NOT`, `AND`, `OR`, groups nested to the
+    /// left, to the right and alternating, long lists of words), drawn around and far beyond the
+    /// bounds: each is refused with a located error, or accepted, and then every walk over it
+    /// (description, hashing, `matches`) returns and the store answers it exactly as `matches` does,
+    /// never with FTS5's own error. Before the bounds, a chain of 10,000 `NOT`s overflowed the stack
+    /// and 100 `NOT`s overflowed FTS5's parser.
+    @Test func everyAcceptedQueryIsOneTheStoreAnswers() async throws {
+        let store = try Store.inMemory(schema: Doc.schema)
+        let titles = ["swift concurrency", "swift actor", "concert data", "date task tasks"]
+        let docs = titles.enumerated().map { Doc(title: $0.element, body: nil, rank: Int64($0.offset)) }
+        try await store.performAndSave { context in
+            for doc in docs { try context.insert(doc) }
+        }
+        var random = SplitMix64(seed: 0xDEE9)
+        let word = { (random: inout SplitMix64) in Self.vocabulary[Int(random.next() % UInt64(Self.vocabulary.count))] }
+        var texts: [String] = []
+        for _ in 0..<160 {
+            let size = random.next() % 4 == 0 ? 1 + Int(random.next() % 400) : 1 + Int(random.next() % 40)
+            var text = word(&random)
+            switch random.next() % 6 {
+            case 0: for _ in 0..<size { text += " NOT " + word(&random) }
+            case 1: for _ in 0..<size { text += [" ", " AND ", " OR "][Int(random.next() % 3)] + word(&random) }
+            case 2:
+                for _ in 0..<size {
+                    text = "(\(text) \(["OR", "AND", "NOT"][Int(random.next() % 3)]) \(word(&random)))"
+                }
+            case 3:
+                for _ in 0..<size {
+                    text = "(\(word(&random)) \(["OR", "AND", "NOT"][Int(random.next() % 3)]) \(text))"
+                }
+            case 4:
+                for index in 0..<size {
+                    text = index % 2 == 0 ? "(\(text) OR \(word(&random)))" : "(\(text) \(word(&random)))"
+                }
+            default: text = String(repeating: "(", count: size) + text + String(repeating: ")", count: size)
+            }
+            texts.append(text)
+        }
+        texts.append("a" + String(repeating: " NOT b", count: 10_000))
+        texts.append(String(repeating: "swift ", count: 20_000))
+        var accepted = 0
+        var refused = 0
+        for text in texts {
+            let query: SearchQuery
+            do {
+                query = try SearchQuery(text)
+            } catch {
+                #expect(error.offset >= 0 && error.offset <= text.count && !error.fix.isEmpty)
+                refused += 1
+                continue
+            }
+            accepted += 1
+            #expect(!query.description.isEmpty && query.hashValue == query.hashValue && query == query)
+            let expected = Set(docs.filter { query.matches($0.title) }.map(\.id))
+            do {
+                let fetched = try await store.performQuery { context in
+                    Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                #expect(fetched == expected, "\(text.prefix(200))")
+                let ranked = try await store.performQuery { context in
+                    try context.search(Doc.request(), for: query, in: { $0.title })
+                }
+                #expect(Set(ranked.map(\.record.id)) == expected, "ranked \(text.prefix(200))")
+            } catch {
+                Issue.record("the store refused an accepted query \(text.prefix(200)): \(error)")
+            }
+        }
+        #expect(accepted > 40 && refused > 20, "both outcomes drawn: \(accepted) accepted, \(refused) refused")
+        // The bounds are exact: a chain as deep as the bound is accepted, one more is refused where it goes over.
+        let limit = SearchQuery.maximumNesting
+        #expect((try? SearchQuery("a" + String(repeating: " NOT b", count: limit))) != nil)
+        #expect {
+            try SearchQuery("a" + String(repeating: " NOT b", count: limit + 1))
+        } throws: { error in
+            (error as? SearchQueryError)?.offset == 2 + 6 * limit
+        }
+    }
+
     /// The store a file holds reopens: its full-text index, shadow tables and triggers are exactly
     /// what the runtime creates, so the verification at open accepts them, and the index is kept
     /// current across openings.
