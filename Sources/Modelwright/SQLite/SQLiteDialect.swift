@@ -164,7 +164,7 @@ struct SQLiteDialect: SQLDialect {
     ) -> String {
         let table = quoted(index)
         return "SELECT \(table).\"id\", bm25(\(table)), snippet(\(table), \(position + 1), \(marks.open), "
-            + "\(marks.close), \(marks.ellipsis), \(marks.words)) FROM \(table) WHERE \(table).\(quoted(column)) "
+            + "\(marks.close), \(marks.ellipsis), \(marks.words)), \(table).\(quoted(column)) FROM \(table) WHERE \(table).\(quoted(column)) "
             + "MATCH \(query) AND \(table).\"id\" IN (\(candidates)) ORDER BY bm25(\(table)), \(table).\"id\""
     }
 

@@ -273,6 +273,62 @@ struct FullTextSearchTests {
         }
     }
 
+    /// Snippets of random Unicode text: the snippet markers themselves (U+F8F0, U+F8F1), scalars
+    /// that join what follows or precedes them into one grapheme (U+0600, U+200D, combining marks,
+    /// Hangul jamo, regional indicators, CR LF), emoji and random scalars of every plane, next to a
+    /// word the search finds. No snippet traps, none shows a marker the text does not hold, and
+    /// every one highlights the found word and only words. Before, U+F8F0 next to a joining scalar
+    /// trapped with "Index out of range", and text after U+0600 showed the markers.
+    @Test func snippetsOfAnyTextHighlightTheMatchAndNothingElse() async throws {
+        let pool: [Unicode.Scalar] = [
+            "\u{F8F0}", "\u{F8F1}", "\u{0600}", "\u{200D}", "\u{0301}", "\u{0308}", "\u{1100}", "\u{1161}",
+            "\u{11A8}", "\u{1F1FA}", "\u{1F1F8}", "\r", "\n", " ", "\u{1F600}", "\u{FE0F}", "x", "\u{F0000}",
+            "\u{F0001}", "\u{10FFFD}", "\u{E000}",
+        ]
+        var random = SplitMix64(seed: 0x5A1F)
+        let junk = { (random: inout SplitMix64) -> String in
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<Int(random.next() % 8) {
+                if random.next() % 4 == 0 {
+                    let value = UInt32(random.next() % 0x11_0000)
+                    scalars.append(Unicode.Scalar(value) ?? "y")
+                } else {
+                    scalars.append(pool[Int(random.next() % UInt64(pool.count))])
+                }
+            }
+            return String(scalars)
+        }
+        let titles = (0..<300).map { _ in junk(&random) + " word " + junk(&random) }
+        let store = try Store.inMemory(schema: Doc.schema)
+        try await store.performAndSave { context in
+            for (number, title) in titles.enumerated() {
+                try context.insert(Doc(title: title, body: nil, rank: Int64(number)))
+            }
+        }
+        let results = try await store.performQuery { context in
+            try context.search(Doc.request(), for: try SearchQuery("word"), in: { $0.title }, snippetWords: 64)
+        }
+        #expect(results.count == titles.count)
+        let markers: [Unicode.Scalar] = ["\u{F8F0}", "\u{F8F1}"]
+        for result in results {
+            let title = result.record.title
+            let snippet = result.snippet
+            for marker in markers {
+                #expect(
+                    snippet.text.unicodeScalars.filter { $0 == marker }.count
+                        <= title.unicodeScalars.filter { $0 == marker }.count,
+                    "no marker shown that \(title.debugDescription) lacks: \(snippet.text.debugDescription)")
+            }
+            #expect(!snippet.highlights.isEmpty, "the word is highlighted in \(title.debugDescription)")
+            for range in snippet.highlights {
+                #expect(
+                    String(snippet.text.unicodeScalars[range]) == "word",
+                    "a highlight is the word in \(title.debugDescription)")
+            }
+            #expect(snippet.parts.map(\.text).joined() == snippet.text)
+        }
+    }
+
     /// The store a file holds reopens: its full-text index, shadow tables and triggers are exactly
     /// what the runtime creates, so the verification at open accepts them, and the index is kept
     /// current across openings.
