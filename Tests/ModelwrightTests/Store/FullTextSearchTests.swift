@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import ModelwrightTestSupport
 import Testing
@@ -304,6 +305,46 @@ struct FullTextSearchTests {
             }
         }
         #expect(statements >= 30)
+    }
+
+    /// Another program writes the store's file with SQLite alone (updates and deletes: the
+    /// triggers note the rows, nobody indexes them); the next `Store` to open the file indexes them,
+    /// so every search selects what `matches` selects over the rows. Before, the rows stayed out
+    /// of the index until the next write through a `Store`.
+    @Test func rowsAnotherWriterNotedAreIndexedWhenTheStoreOpens() async throws {
+        var random = SplitMix64(seed: 0x0BE4)
+        for round in 0..<4 {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            var documents: [Doc.ID: Doc] = [:]
+            do {
+                let store = try Store(url: url, schema: Doc.schema)
+                for _ in 0..<3 { try await Self.write(&random, &documents, store) }
+                try store.close()
+            }
+            var handle: OpaquePointer?
+            try #require(sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+            for _ in 0..<(2 + round) {
+                let rank = random.next() % 4
+                let title = Self.title(&random).replacingOccurrences(of: "'", with: "''")
+                let sql =
+                    random.next() % 3 == 0
+                    ? #"DELETE FROM "Doc" WHERE "rank" = \#(rank)"#
+                    : #"UPDATE "Doc" SET "title" = '\#(title)' WHERE "rank" = \#(rank)"#
+                #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(sql)")
+            }
+            sqlite3_close_v2(handle)
+            let store = try Store(url: url, schema: Doc.schema)
+            let rows = try await store.performQuery { try $0.fetch(Doc.request()) }
+            for _ in 0..<10 {
+                let query = try SearchQuery(Self.query(&random, depth: 2).text)
+                let found = try await store.performQuery { context in
+                    Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                #expect(found == Set(rows.filter { query.matches($0.title) }.map(\.id)), "\(query)")
+            }
+            try store.close()
+        }
     }
 
     /// `UPDATE` of the titles of the rows of one rank, under one of six conflict policies.
