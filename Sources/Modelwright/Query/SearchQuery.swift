@@ -365,7 +365,11 @@ package enum SearchTokenizer {
         var current = ""
         for scalar in text.unicodeScalars {
             let properties = scalar.properties
-            if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .privateUse {
+            // A combining mark stays in its word, as in FTS5 (which then drops it as a diacritic):
+            // decomposed "nai\u{308}ve" is one word, "naive", like precomposed "na\u{EF}ve".
+            if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .privateUse
+                || properties.generalCategory == .nonspacingMark
+            {
                 current.unicodeScalars.append(scalar)
             } else if !current.isEmpty {
                 tokens.append(fold(current))
@@ -377,6 +381,8 @@ package enum SearchTokenizer {
     }
 
     private static func fold(_ word: String) -> String {
-        word.folding(options: [.diacriticInsensitive], locale: nil).lowercased()
+        // FTS5 folds the final sigma to the ordinary one, which `lowercased()` keeps apart.
+        word.folding(options: [.diacriticInsensitive], locale: nil).lowercased().replacingOccurrences(
+            of: "ς", with: "σ")
     }
 }
