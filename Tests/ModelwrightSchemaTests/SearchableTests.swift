@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @_spi(Generated) @testable import Modelwright
@@ -75,5 +76,54 @@ struct SearchableTests {
         let plain = try #require(result.model).versions[0].schema
         #expect(!SchemaChecksum.canonicalText(of: plain).contains("search"))
         #expect(SchemaChecksum.canonicalText(of: try #require(result.model).versions[1].schema).contains("search"))
+    }
+
+    /// Names drawn from the pools that meet the full-text index's own: searchable attributes named
+    /// like FTS5's `rank` and `rowid` columns in any case, and pairs of entities where one's name is
+    /// the other's followed by a suffix of the index's tables (`Note` and `Note_pending`,
+    /// `NOTE_content` …). `validate` accepts a model exactly when its store can be created, and
+    /// refuses the rest at the entity or attribute with the fix. Before, it accepted all of them.
+    @Test func validateAcceptsExactlyTheSearchableModelsWhoseStoreIsCreated() throws {
+        var random = SplitMix64(seed: 0xF75A)
+        let bases = ["Note", "NOTE", "NOte", "Doc"]
+        let suffixes = [
+            "", "_pending", "_content", "_data", "_idx", "_docsize", "_config", "_ids", "_x", "_Pending", "_insert",
+        ]
+        let attributes = ["rank", "rANK", "rowid", "rOWID", "title", "ranks", "rowids", "body", "text"]
+        var accepted = 0
+        var refused = 0
+        for _ in 0..<200 {
+            let first = bases[Int(random.next() % UInt64(bases.count))]
+            let second =
+                bases[Int(random.next() % UInt64(bases.count))] + suffixes[Int(random.next() % UInt64(suffixes.count))]
+            guard first.lowercased() != second.lowercased() else { continue }
+            let names = [
+                attributes[Int(random.next() % UInt64(attributes.count))],
+                attributes[Int(random.next() % UInt64(attributes.count))],
+            ]
+            let searchable = [true, random.next() % 4 != 0]
+            let text =
+                "model M version 1\n"
+                + zip([first, second], zip(names, searchable)).map { entity, attribute in
+                    "entity \(entity) {\n    \(attribute.0): String\(attribute.1 ? " @searchable" : "")\n}\n"
+                }.joined()
+            let errors = diagnose(text).filter { $0.contains(": error: ") }
+            let schema = SchemaDescription(
+                modelName: "M", version: 1,
+                entities: zip([first, second], zip(names, searchable)).map { entity, attribute in
+                    EntityDescription(
+                        name: entity, attributes: [AttributeDescription(name: attribute.0, type: .string)],
+                        searchableAttributes: attribute.1 ? [attribute.0] : [])
+                })
+            let created = (try? Store.inMemory(schema: schema)) != nil
+            #expect(errors.isEmpty == created, "\(text)\n\(errors)")
+            for error in errors {
+                #expect(error.contains("rename"), "the error says the fix: \(error)")
+                #expect(
+                    ["2:", "3:", "5:", "6:"].contains(where: error.hasPrefix), "at the entity or attribute: \(error)")
+            }
+            if errors.isEmpty { accepted += 1 } else { refused += 1 }
+        }
+        #expect(accepted > 15 && refused > 15, "\(accepted) accepted, \(refused) refused")
     }
 }

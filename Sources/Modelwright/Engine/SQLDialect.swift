@@ -180,7 +180,8 @@ package protocol SQLDialect: Sendable {
 
     /// The matches of `query` (a parameter) in `column` (the `position`-th of the index's columns,
     /// from 0) of the full-text index `index`, among the rows whose IDs `candidates` selects: rows of
-    /// (ID, relevance where lower is better, snippet of `column`), best first, then by ID. The four
+    /// (ID, relevance where lower is better, snippet of `column`, `column`'s stored text), best first,
+    /// then by ID. The four
     /// parameters `marks` come first: the text that opens and closes a highlight, the ellipsis, and
     /// the most words in a snippet; `query` comes next, the arguments of `candidates` after it.
     func rankedSearch(

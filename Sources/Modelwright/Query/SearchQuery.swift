@@ -22,6 +22,12 @@ import Foundation
 /// (`foo-bar`, `c++`) is the phrase of its parts. There is no stemming: `run` does not find `runs`
 /// (use `run*`).
 ///
+/// A query is bounded so that every query the parser accepts is one the store's FTS5 parser
+/// accepts too, and every walk over it (its description, ``matches(_:)``, hashing) stays shallow:
+/// at most ``maximumLength`` characters, ``maximumTerms`` words, prefixes and phrases, and
+/// ``maximumNesting`` levels of operators and groups (a chain `a NOT b NOT c` nests one level per
+/// `NOT`). Text beyond a bound throws ``SearchQueryError`` at the place it is crossed.
+///
 /// Text that does not follow the grammar throws ``SearchQueryError``, which says where and what to
 /// write instead. For text typed into a search field, ``init(words:)`` never throws: it searches for
 /// every word of the text, each as a prefix of a word or a whole word.
@@ -32,10 +38,24 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
     /// The parsed query.
     private let root: Node
 
+    /// The most characters a query's text may have.
+    public static let maximumLength = 10_000
+    /// The most words, prefixes and phrases a query may have; ``init(words:)`` keeps the first ones.
+    public static let maximumTerms = 256
+    /// How deeply a query's operators and groups may nest: SQLite FTS5's own parser refuses queries
+    /// nested about 35 levels deep, so this bound leaves it room.
+    public static let maximumNesting = 16
+
     /// Parses `text` in the grammar above.
     ///
     /// - Throws: ``SearchQueryError`` naming the position (a character offset from 0) and the fix.
     public init(_ text: String) throws(SearchQueryError) {
+        guard text.count <= Self.maximumLength else {
+            throw SearchQueryError(
+                offset: Self.maximumLength,
+                message: "the search text is longer than \(Self.maximumLength) characters",
+                fix: "shorten it to at most \(Self.maximumLength) characters")
+        }
         var parser = Parser(text)
         root = try parser.parseQuery()
     }
@@ -45,7 +65,7 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
     /// keywords `AND`, `OR` and `NOT` are read as plain text; text with no letter or digit matches
     /// nothing.
     public init(words text: String) {
-        let words = SearchTokenizer.tokens(of: text)
+        let words = SearchTokenizer.tokens(of: text).prefix(Self.maximumTerms)
         guard let last = words.last else {
             root = .nothing
             return
@@ -114,13 +134,20 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// A recursive-descent parser over the query's characters, with a bound on nesting so hostile
-    /// text cannot exhaust the stack.
+    /// A recursive-descent parser over the query's characters. Every node it builds carries its
+    /// height, and the parser refuses a node higher than ``SearchQuery/maximumNesting`` where it
+    /// would be built, so neither its own recursion nor any later walk over the tree goes deep.
     private struct Parser {
+        /// A node with its height: 0 for a term, one more than its highest operand otherwise.
+        private struct Parsed {
+            let node: Node
+            let height: Int
+        }
+
         private let characters: [Character]
         private var position = 0
+        private var terms = 0
         private var depth = 0
-        private static let maximumDepth = 100
 
         init(_ text: String) {
             characters = Array(text)
@@ -131,7 +158,7 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
             guard position < characters.count else {
                 throw SearchQueryError(offset: 0, message: "the search text is empty", fix: "write at least one word")
             }
-            let node = try parseOr()
+            let node = try parseOr().node
             skipSpaces()
             if position < characters.count {
                 if characters[position] == ")" {
@@ -142,33 +169,66 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
             return node
         }
 
-        private mutating func parseOr() throws(SearchQueryError) -> Node {
-            var nodes = [try parseAnd()]
-            while keyword("OR") { nodes.append(try parseAnd()) }
-            return nodes.count == 1 ? nodes[0] : .or(nodes)
+        private mutating func parseOr() throws(SearchQueryError) -> Parsed {
+            let start = position
+            var operands = [try parseAnd()]
+            while keyword("OR") { operands.append(try parseAnd()) }
+            guard operands.count > 1 else { return operands[0] }
+            return try nested(.or(operands.map(\.node)), over: operands, at: start)
         }
 
-        private mutating func parseAnd() throws(SearchQueryError) -> Node {
-            var nodes = [try parseNot()]
+        private mutating func parseAnd() throws(SearchQueryError) -> Parsed {
+            let start = position
+            var operands = [try parseNot()]
             while true {
                 if keyword("AND") {
-                    nodes.append(try parseNot())
+                    operands.append(try parseNot())
                 } else if startsOperand() {
-                    nodes.append(try parseNot())
+                    operands.append(try parseNot())
                 } else {
                     break
                 }
             }
-            return nodes.count == 1 ? nodes[0] : .and(nodes)
+            guard operands.count > 1 else { return operands[0] }
+            return try nested(.and(operands.map(\.node)), over: operands, at: start)
         }
 
-        private mutating func parseNot() throws(SearchQueryError) -> Node {
-            var node = try parsePrimary()
-            while keyword("NOT") { node = .without(node, try parsePrimary()) }
-            return node
+        private mutating func parseNot() throws(SearchQueryError) -> Parsed {
+            var parsed = try parsePrimary()
+            while true {
+                skipSpaces()
+                let start = position
+                guard keyword("NOT") else { break }
+                let removed = try parsePrimary()
+                parsed = try nested(.without(parsed.node, removed.node), over: [parsed, removed], at: start)
+            }
+            return parsed
         }
 
-        private mutating func parsePrimary() throws(SearchQueryError) -> Node {
+        /// `node`, whose operands are `operands`, unless it nests deeper than a query may.
+        private func nested(_ node: Node, over operands: [Parsed], at offset: Int) throws(SearchQueryError) -> Parsed {
+            let height = 1 + operands.reduce(0) { max($0, $1.height) }
+            guard height <= SearchQuery.maximumNesting else {
+                throw SearchQueryError(
+                    offset: offset,
+                    message: "the query nests operators and groups deeper than \(SearchQuery.maximumNesting) levels",
+                    fix: "split it into simpler queries, or remove some operators or parentheses")
+            }
+            return Parsed(node: node, height: height)
+        }
+
+        /// A term, unless the query already has as many as it may.
+        private mutating func term(_ tokens: [String], at offset: Int) throws(SearchQueryError) -> Parsed {
+            terms += 1
+            guard terms <= SearchQuery.maximumTerms else {
+                throw SearchQueryError(
+                    offset: offset, message: "the query has more than \(SearchQuery.maximumTerms) words and phrases",
+                    fix: "search for fewer words")
+            }
+            return Parsed(node: .term(tokens, prefix: readStar()), height: 0)
+        }
+
+        private mutating func parsePrimary() throws(SearchQueryError) -> Parsed {
             skipSpaces()
             guard position < characters.count else {
                 throw error("the search text ends where a word, phrase or group is expected", fix: "add a word")
@@ -182,9 +242,12 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
             let start = position
             switch characters[position] {
             case "(":
+                // A group is as deep as what it holds, but each '(' costs the parser a call: one
+                // more open group than the nesting bound can only hold redundant parentheses.
                 depth += 1
-                guard depth <= Self.maximumDepth else {
-                    throw error("groups nest deeper than \(Self.maximumDepth)", fix: "remove some parentheses")
+                guard depth <= SearchQuery.maximumNesting else {
+                    throw error(
+                        "groups nest deeper than \(SearchQuery.maximumNesting) levels", fix: "remove some parentheses")
                 }
                 position += 1
                 let inner = try parseOr()
@@ -216,7 +279,7 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
                         offset: start, message: "this phrase has no letter or digit to search for",
                         fix: "write a word inside the quotes, or remove them")
                 }
-                return .term(tokens, prefix: readStar())
+                return try term(tokens, at: start)
             case "*":
                 throw error("'*' must follow a word, as in 'conc*'", fix: "write it right after a word")
             default:
@@ -231,7 +294,7 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
                         offset: start, message: "'\(text)' has no letter or digit to search for",
                         fix: "remove it, or put it inside a word")
                 }
-                return .term(tokens, prefix: readStar())
+                return try term(tokens, at: start)
             }
         }
 
@@ -302,7 +365,11 @@ package enum SearchTokenizer {
         var current = ""
         for scalar in text.unicodeScalars {
             let properties = scalar.properties
-            if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .privateUse {
+            // A combining mark stays in its word, as in FTS5 (which then drops it as a diacritic):
+            // decomposed "nai\u{308}ve" is one word, "naive", like precomposed "na\u{EF}ve".
+            if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .privateUse
+                || properties.generalCategory == .nonspacingMark
+            {
                 current.unicodeScalars.append(scalar)
             } else if !current.isEmpty {
                 tokens.append(fold(current))
@@ -314,6 +381,8 @@ package enum SearchTokenizer {
     }
 
     private static func fold(_ word: String) -> String {
-        word.folding(options: [.diacriticInsensitive], locale: nil).lowercased()
+        // FTS5 folds the final sigma to the ordinary one, which `lowercased()` keeps apart.
+        word.folding(options: [.diacriticInsensitive], locale: nil).lowercased().replacingOccurrences(
+            of: "ς", with: "σ")
     }
 }

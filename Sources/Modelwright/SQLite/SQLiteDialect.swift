@@ -87,13 +87,16 @@ struct SQLiteDialect: SQLDialect {
         let names = (["id"] + columns).map(quoted).joined(separator: ", ")
         let definitions = (["\"id\" UNINDEXED"] + columns.map(quoted)).joined(separator: ", ")
         let pending = quoted(index + "_pending")
-        let note = { (row: String) in "INSERT OR IGNORE INTO \(pending) (\"id\") VALUES (\(row).\"id\");" }
+        // The pending table has no key: a trigger's statement takes the conflict policy of the
+        // statement that fired it (`UPDATE OR ABORT` …), so a key there would fail the app's own
+        // SQL on an ID noted twice. Synchronizing reads each ID once.
+        let note = { (row: String) in "INSERT INTO \(pending) (\"id\") VALUES (\(row).\"id\");" }
         let changed = (["id"] + columns).map { "old.\(quoted($0)) IS NOT new.\(quoted($0))" }
             .joined(separator: " OR ")
         return [
             "CREATE VIRTUAL TABLE \(quoted(index)) USING fts5(\(definitions), tokenize = 'unicode61 remove_diacritics 2')",
             "CREATE INDEX \(quoted(index + "_ids")) ON \(quoted(index + "_content")) (\"c0\")",
-            "CREATE TABLE \(pending) (\"id\" \(columnType(.uuid)) PRIMARY KEY NOT NULL) WITHOUT ROWID",
+            "CREATE TABLE \(pending) (\"id\" \(columnType(.uuid)) NOT NULL)",
             "INSERT INTO \(quoted(index)) (\(names)) SELECT \(names) FROM \(quoted(table))",
             "CREATE TRIGGER \(quoted(index + "_insert")) AFTER INSERT ON \(quoted(table)) BEGIN \(note("new")) END",
             "CREATE TRIGGER \(quoted(index + "_update")) AFTER UPDATE ON \(quoted(table)) WHEN \(changed) "
@@ -107,10 +110,10 @@ struct SQLiteDialect: SQLDialect {
         let names = (["id"] + columns).map(quoted)
         return [
             "DELETE FROM \(quoted(index)) WHERE rowid IN (SELECT c.\"id\" FROM \(quoted(index + "_content")) AS c "
-                + "JOIN \(pending) AS p ON c.\"c0\" = p.\"id\")",
+                + "WHERE c.\"c0\" IN (SELECT \"id\" FROM \(pending)))",
             "INSERT INTO \(quoted(index)) (\(names.joined(separator: ", "))) SELECT "
                 + names.map { "t.\($0)" }.joined(separator: ", ")
-                + " FROM \(quoted(table)) AS t JOIN \(pending) AS p ON t.\"id\" = p.\"id\"",
+                + " FROM \(quoted(table)) AS t WHERE t.\"id\" IN (SELECT \"id\" FROM \(pending))",
             "DELETE FROM \(pending)",
         ]
     }
@@ -164,7 +167,7 @@ struct SQLiteDialect: SQLDialect {
     ) -> String {
         let table = quoted(index)
         return "SELECT \(table).\"id\", bm25(\(table)), snippet(\(table), \(position + 1), \(marks.open), "
-            + "\(marks.close), \(marks.ellipsis), \(marks.words)) FROM \(table) WHERE \(table).\(quoted(column)) "
+            + "\(marks.close), \(marks.ellipsis), \(marks.words)), \(table).\(quoted(column)) FROM \(table) WHERE \(table).\(quoted(column)) "
             + "MATCH \(query) AND \(table).\"id\" IN (\(candidates)) ORDER BY bm25(\(table)), \(table).\"id\""
     }
 

@@ -42,29 +42,36 @@ public struct SearchSnippet: Sendable, Hashable {
         return parts
     }
 
-    /// Reads a snippet whose matches the store marked with `open` and `close`.
-    init(marked: String, open: Character, close: Character) {
-        var text = ""
-        var starts: [String.Index] = []
-        var highlights: [Range<String.Index>] = []
+    /// Reads a snippet whose matches the store marked with `open` and `close`, scalar by scalar:
+    /// a marker joins the characters around it into one grapheme (after U+0600, before U+200D, in
+    /// a Hangul syllable), so characters would hide it. The caller chooses markers the stored
+    /// text does not hold; a marker out of place is dropped, never trusted as an offset.
+    init(marked: String, open: Unicode.Scalar, close: Unicode.Scalar) {
+        var scalars = String.UnicodeScalarView()
+        var offsets: [(start: Int, end: Int)] = []
         var start: Int?
-        var offsets: [(Int, Int)] = []
         var count = 0
-        for character in marked {
-            if character == open {
+        for scalar in marked.unicodeScalars {
+            if scalar == open {
                 start = count
-            } else if character == close, let begin = start {
-                offsets.append((begin, count))
+            } else if scalar == close {
+                if let begin = start, begin < count { offsets.append((begin, count)) }
                 start = nil
             } else {
-                text.append(character)
+                scalars.append(scalar)
                 count += 1
             }
         }
-        starts = Array(text.indices) + [text.endIndex]
-        highlights = offsets.map { starts[$0.0]..<starts[$0.1] }
+        let text = String(scalars)
+        let starts = Array(text.unicodeScalars.indices) + [text.endIndex]
         self.text = text
-        self.highlights = highlights
+        self.highlights = offsets.map { starts[$0.start]..<starts[$0.end] }
+    }
+
+    /// A snippet of `text` with no highlights.
+    init(plain text: String) {
+        self.text = text
+        self.highlights = []
     }
 }
 
@@ -114,18 +121,31 @@ extension ReadContext {
             arguments.append(.integer(Int64(request.fetchOffset)))
         }
         var matches: [(id: UUID, score: Double, snippet: SearchSnippet)] = []
-        let statement = try connection.statement(sql)
-        defer { statement.reset() }
-        for (number, argument) in arguments.enumerated() {
-            statement.bind(argument, Int32(number + 1))
-        }
-        while try statement.step() {
-            guard let id = statement.uuid(0) else {
-                throw StoreError.invalidValue(entity: entity.name, message: "a search match has no valid ID")
+        // Rows whose stored text holds a marker: their snippets are made again with markers it lacks.
+        var remarked: [(match: Int, stored: String)] = []
+        do {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            for (number, argument) in arguments.enumerated() {
+                statement.bind(argument, Int32(number + 1))
             }
-            let snippet = statement.isNull(2) ? "" : statement.string(2)
-            matches.append(
-                (id, -statement.double(1), SearchSnippet(marked: snippet, open: Self.open, close: Self.close)))
+            while try statement.step() {
+                guard let id = statement.uuid(0) else {
+                    throw StoreError.invalidValue(entity: entity.name, message: "a search match has no valid ID")
+                }
+                let marked = statement.isNull(2) ? "" : statement.string(2)
+                let stored = statement.isNull(3) ? "" : statement.string(3)
+                if stored.unicodeScalars.contains(where: { $0 == Self.open || $0 == Self.close }) {
+                    remarked.append((matches.count, stored))
+                }
+                matches.append(
+                    (id, -statement.double(1), SearchSnippet(marked: marked, open: Self.open, close: Self.close)))
+            }
+        }
+        for (match, stored) in remarked {
+            matches[match].snippet = try snippet(
+                of: matches[match].id, text: stored, index: index.name, column: column.name, position: position,
+                query: query, words: arguments[3])
         }
         guard !matches.isEmpty else { return [] }
         let idField: Field<Target.ID> = FieldPath.root.field("id")
@@ -136,9 +156,36 @@ extension ReadContext {
         }
     }
 
-    /// The characters the store marks a snippet's matches with: private-use code points, which
-    /// the tokenizer keeps inside words, so text is unlikely to hold them (a snippet of text that
-    /// does may mark the wrong words, never other records).
-    private static let open: Character = "\u{F8F0}"
-    private static let close: Character = "\u{F8F1}"
+    /// The snippet of one row whose stored `text` holds ``open`` or ``close``, marked with two
+    /// private-use scalars `text` does not hold (a text holding every one of them, over 130,000
+    /// scalars, gets its text without highlights).
+    private func snippet(
+        of id: UUID, text: String, index: String, column: String, position: Int, query: SearchQuery,
+        words: SQLValue
+    ) throws -> SearchSnippet {
+        let present = Set(text.unicodeScalars.map(\.value))
+        let free = (UInt32(0xF_0000)...0x10_FFFD).lazy.filter { !present.contains($0) && $0 & 0xFFFE != 0xFFFE }
+            .compactMap { Unicode.Scalar($0) }.prefix(2)
+        let marks = Array(free)
+        guard marks.count == 2 else { return SearchSnippet(plain: text) }
+        let sql = try connection.dialect.rankedSearch(
+            index: index, column: column, position: position, query: marker, candidates: marker,
+            marks: (marker, marker, marker, marker))
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        let arguments: [SQLValue] = [
+            .text(String(marks[0])), .text(String(marks[1])), .text("…"), words, .text(query.ftsText),
+            .blob(withUnsafeBytes(of: id.uuid) { Data($0) }),
+        ]
+        for (number, argument) in arguments.enumerated() {
+            statement.bind(argument, Int32(number + 1))
+        }
+        guard try statement.step(), !statement.isNull(2) else { return SearchSnippet(plain: "") }
+        return SearchSnippet(marked: statement.string(2), open: marks[0], close: marks[1])
+    }
+
+    /// The scalars the store marks a snippet's matches with: private-use code points. A row whose
+    /// stored text holds either gets its snippet made again with markers it does not hold.
+    private static let open: Unicode.Scalar = "\u{F8F0}"
+    private static let close: Unicode.Scalar = "\u{F8F1}"
 }

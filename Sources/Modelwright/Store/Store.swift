@@ -270,6 +270,9 @@ public final class Store: Sendable {
                     expectedChecksum: layout.schema.checksum.hexDigits, expectedVersion: layout.schema.version)
             }
             try engine.verifyOpened(connection, layout: layout)
+            // Rows another writer noted and never indexed (a Core Data import's own transaction,
+            // another program writing the file) are indexed now, so a search sees every row.
+            try SchemaSQL.synchronizeSearchIndexes(for: layout, on: connection)
         }
         if case .enabled = history {
             try HistorySQL.prepare(on: connection)

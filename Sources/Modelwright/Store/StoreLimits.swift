@@ -11,6 +11,17 @@ package enum StoreLimits {
     /// `_modelwright_`: the metadata) keep, compared without case as SQLite compares names.
     package static let reservedTablePrefixes = ["sqlite_", "_mw_", "_modelwright_"]
 
+    /// Column names SQLite's FTS5 keeps for itself in a full-text index, compared without case: a
+    /// `@searchable` attribute's column may not take one.
+    package static let reservedSearchColumns = ["rank", "rowid"]
+
+    /// The suffixes of the tables and indexes (one namespace in SQLite) a full-text index adds
+    /// to its name: FTS5's shadow tables and the runtime's own (``SchemaSQL``). Its triggers have
+    /// a namespace of their own, where two indexes' names never meet.
+    package static let searchIndexSuffixes = [
+        "", "_pending", "_content", "_data", "_idx", "_docsize", "_config", "_ids",
+    ]
+
     /// Whether a table of that name would meet one SQLite or the runtime keeps.
     package static func isReserved(tableName name: String) -> Bool {
         let lowercased = name.lowercased()
@@ -96,6 +107,44 @@ extension SchemaDescription {
                 } else {
                     columns[entityLayout.table]?[key] = column.name
                 }
+            }
+        }
+        problems += searchIndexProblems(layout)
+        return problems
+    }
+
+    /// A searchable column named like one FTS5 keeps, and two full-text indexes whose tables
+    /// would meet (the index of `Note` adds `…Note_pending`, `…Note_content`, the index of
+    /// `Note_pending` is `…Note_pending`), names compared without case.
+    private func searchIndexProblems(_ layout: SchemaLayout) -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        var names: [String: String] = [:]
+        for entity in entities {
+            guard let entityLayout = layout.entities[entity.name] else { continue }
+            for attribute in entity.searchableAttributes
+            where StoreLimits.reservedSearchColumns.contains(entityLayout.columnName(attribute).lowercased()) {
+                problems.append(
+                    StoreProblem(
+                        entity: entity.name, property: attribute,
+                        message:
+                            "the searchable attribute '\(attribute)' would name a column of the full-text index '\(entityLayout.columnName(attribute))', which SQLite's FTS5 keeps for itself (\(StoreLimits.reservedSearchColumns.joined(separator: ", ")), compared without case); rename the attribute"
+                    ))
+            }
+        }
+        for index in SchemaSQL.searchIndexes(for: layout) {
+            let entity = entities.first { layout.entities[$0.name]?.table == index.table }?.name ?? index.table
+            for suffix in StoreLimits.searchIndexSuffixes {
+                let name = (index.name + suffix).lowercased()
+                if let other = names[name], other != index.table {
+                    problems.append(
+                        StoreProblem(
+                            entity: entity, property: nil,
+                            message:
+                                "the full-text index of '\(index.table)' would name a table '\(index.name + suffix)' that the full-text index of '\(other)' also needs, since SQLite compares names without case; rename one of the entities so that neither name is the other's followed by '_'"
+                        ))
+                    break
+                }
+                names[name] = index.table
             }
         }
         return problems

@@ -205,6 +205,22 @@ package enum GeneratedNamespace {
                 }
             }
         }
+        // A searchable column FTS5 keeps, or two tables one of whose names is the other's and '_'
+        // (their full-text indexes' tables may meet).
+        let searchable = graph.entities.filter { !$0.searchableAttributes.isEmpty }
+        if searchable.contains(where: { entity in
+            entity.searchableAttributes.contains { StoreLimits.reservedSearchColumns.contains($0.lowercased()) }
+        }) {
+            return true
+        }
+        let rootNames = Set(roots.map { graph.entities[$0].name.lowercased() })
+        if searchable.count > 1,
+            rootNames.contains(where: { name in
+                rootNames.contains { name.count > $0.count && name.hasPrefix($0 + "_") }
+            })
+        {
+            return true
+        }
         return columns.contains { $0 > StoreLimits.maximumColumns }
             || graph.composites.contains { Set($0.fields.map { $0.name.lowercased() }).count != $0.fields.count }
     }

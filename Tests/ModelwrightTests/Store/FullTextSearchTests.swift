@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import ModelwrightTestSupport
 import Testing
@@ -192,6 +193,289 @@ struct FullTextSearchTests {
                 guard let error = error as? SearchQueryError else { return false }
                 return error.offset == offset && error.message.contains(words)
             }
+        }
+    }
+
+    /// Queries of every shape of complexity (chains of `NOT`, `AND`, `OR`, groups nested to the
+    /// left, to the right and alternating, long lists of words), drawn around and far beyond the
+    /// bounds: each is refused with a located error, or accepted, and then every walk over it
+    /// (description, hashing, `matches`) returns and the store answers it exactly as `matches` does,
+    /// never with FTS5's own error. Before the bounds, a chain of 10,000 `NOT`s overflowed the stack
+    /// and 100 `NOT`s overflowed FTS5's parser.
+    @Test func everyAcceptedQueryIsOneTheStoreAnswers() async throws {
+        let store = try Store.inMemory(schema: Doc.schema)
+        let titles = ["swift concurrency", "swift actor", "concert data", "date task tasks"]
+        let docs = titles.enumerated().map { Doc(title: $0.element, body: nil, rank: Int64($0.offset)) }
+        try await store.performAndSave { context in
+            for doc in docs { try context.insert(doc) }
+        }
+        var random = SplitMix64(seed: 0xDEE9)
+        let word = { (random: inout SplitMix64) in Self.vocabulary[Int(random.next() % UInt64(Self.vocabulary.count))] }
+        var texts: [String] = []
+        for _ in 0..<160 {
+            let size = random.next() % 4 == 0 ? 1 + Int(random.next() % 400) : 1 + Int(random.next() % 40)
+            var text = word(&random)
+            switch random.next() % 6 {
+            case 0: for _ in 0..<size { text += " NOT " + word(&random) }
+            case 1: for _ in 0..<size { text += [" ", " AND ", " OR "][Int(random.next() % 3)] + word(&random) }
+            case 2:
+                for _ in 0..<size {
+                    text = "(\(text) \(["OR", "AND", "NOT"][Int(random.next() % 3)]) \(word(&random)))"
+                }
+            case 3:
+                for _ in 0..<size {
+                    text = "(\(word(&random)) \(["OR", "AND", "NOT"][Int(random.next() % 3)]) \(text))"
+                }
+            case 4:
+                for index in 0..<size {
+                    text = index % 2 == 0 ? "(\(text) OR \(word(&random)))" : "(\(text) \(word(&random)))"
+                }
+            default: text = String(repeating: "(", count: size) + text + String(repeating: ")", count: size)
+            }
+            texts.append(text)
+        }
+        texts.append("a" + String(repeating: " NOT b", count: 10_000))
+        texts.append(String(repeating: "swift ", count: 20_000))
+        var accepted = 0
+        var refused = 0
+        for text in texts {
+            let query: SearchQuery
+            do {
+                query = try SearchQuery(text)
+            } catch {
+                #expect(error.offset >= 0 && error.offset <= text.count && !error.fix.isEmpty)
+                refused += 1
+                continue
+            }
+            accepted += 1
+            #expect(!query.description.isEmpty && query.hashValue == query.hashValue && query == query)
+            let expected = Set(docs.filter { query.matches($0.title) }.map(\.id))
+            do {
+                let fetched = try await store.performQuery { context in
+                    Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                #expect(fetched == expected, "\(text.prefix(200))")
+                let ranked = try await store.performQuery { context in
+                    try context.search(Doc.request(), for: query, in: { $0.title })
+                }
+                #expect(Set(ranked.map(\.record.id)) == expected, "ranked \(text.prefix(200))")
+            } catch {
+                Issue.record("the store refused an accepted query \(text.prefix(200)): \(error)")
+            }
+        }
+        #expect(accepted > 40 && refused > 20, "both outcomes drawn: \(accepted) accepted, \(refused) refused")
+        // The bounds are exact: a chain as deep as the bound is accepted, one more is refused where it goes over.
+        let limit = SearchQuery.maximumNesting
+        #expect((try? SearchQuery("a" + String(repeating: " NOT b", count: limit))) != nil)
+        #expect {
+            try SearchQuery("a" + String(repeating: " NOT b", count: limit + 1))
+        } throws: { error in
+            (error as? SearchQueryError)?.offset == 2 + 6 * limit
+        }
+    }
+
+    /// The app's own SQL under every conflict policy (`UPDATE OR ABORT`, `OR FAIL`, `OR ROLLBACK`,
+    /// `OR IGNORE`, `OR REPLACE`, plain), several statements per transaction touching the same
+    /// rows: each commits, and afterwards every search selects what `matches` selects over the
+    /// rows. Before, a trigger's insert into the pending table took the statement's policy and
+    /// failed on the pending table's key.
+    @Test func theAppsOwnSQLUnderAnyConflictPolicyKeepsTheIndexCurrent() async throws {
+        var random = SplitMix64(seed: 0xC0F1)
+        let store = try Store.inMemory(schema: Doc.schema)
+        var documents: [Doc.ID: Doc] = [:]
+        for _ in 0..<3 { try await Self.write(&random, &documents, store) }
+        var statements = 0
+        for _ in 0..<30 {
+            let chosen = (0..<(1 + Int(random.next() % 3))).map { _ in
+                (Int(random.next() % 6), Self.title(&random), Int64(random.next() % 4))
+            }
+            try await store.performAndSave { context in
+                for (policy, title, rank) in chosen {
+                    try context.execute(Self.update(policy: policy, title: title, rank: rank))
+                }
+            }
+            statements += chosen.count
+            let rows = try await store.performQuery { try $0.fetch(Doc.request()) }
+            for _ in 0..<4 {
+                let query = try SearchQuery(Self.query(&random, depth: 2).text)
+                let found = try await store.performQuery { context in
+                    Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                #expect(found == Set(rows.filter { query.matches($0.title) }.map(\.id)), "\(query)")
+            }
+        }
+        #expect(statements >= 30)
+    }
+
+    /// Another program writes the store's file with SQLite alone (updates and deletes: the
+    /// triggers note the rows, nobody indexes them); the next `Store` to open the file indexes them,
+    /// so every search selects what `matches` selects over the rows. Before, the rows stayed out
+    /// of the index until the next write through a `Store`.
+    @Test func rowsAnotherWriterNotedAreIndexedWhenTheStoreOpens() async throws {
+        var random = SplitMix64(seed: 0x0BE4)
+        for round in 0..<4 {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            var documents: [Doc.ID: Doc] = [:]
+            do {
+                let store = try Store(url: url, schema: Doc.schema)
+                for _ in 0..<3 { try await Self.write(&random, &documents, store) }
+                try store.close()
+            }
+            var handle: OpaquePointer?
+            try #require(sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+            for _ in 0..<(2 + round) {
+                let rank = random.next() % 4
+                let title = Self.title(&random).replacingOccurrences(of: "'", with: "''")
+                let sql =
+                    random.next() % 3 == 0
+                    ? #"DELETE FROM "Doc" WHERE "rank" = \#(rank)"#
+                    : #"UPDATE "Doc" SET "title" = '\#(title)' WHERE "rank" = \#(rank)"#
+                #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(sql)")
+            }
+            sqlite3_close_v2(handle)
+            let store = try Store(url: url, schema: Doc.schema)
+            let rows = try await store.performQuery { try $0.fetch(Doc.request()) }
+            for _ in 0..<10 {
+                let query = try SearchQuery(Self.query(&random, depth: 2).text)
+                let found = try await store.performQuery { context in
+                    Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                #expect(found == Set(rows.filter { query.matches($0.title) }.map(\.id)), "\(query)")
+            }
+            try store.close()
+        }
+    }
+
+    /// Words spelled precomposed and decomposed (Latin letters with combining marks), and Greek
+    /// with a final sigma, in random case: each row is found by its own text, and the store and
+    /// `SearchQuery.matches` select the same rows for every row's text. Before, decomposed
+    /// "nai\u{308}ve" was split at the mark by `SearchQuery` (so its own text did not find it) and
+    /// `matches` kept "ς" apart from "σ" where FTS5 folds them.
+    @Test func decomposedTextAndFinalSigmaAreWordsAsTheStoreReadsThem() async throws {
+        let pieces = [
+            "na\u{EF}ve", "nai\u{308}ve", "cafe\u{301}", "caf\u{E9}", "\u{3A3}\u{39F}\u{3A6}\u{39F}\u{3A3}",
+            "\u{3C3}\u{3BF}\u{3C6}\u{3BF}\u{3C2}", "u\u{308}ber", "\u{FC}ber", "o\u{302}te\u{301}", "plain",
+        ]
+        var random = SplitMix64(seed: 0x4FD)
+        let store = try Store.inMemory(schema: Doc.schema)
+        let docs = (0..<60).map { number in
+            let words = (0..<(1 + Int(random.next() % 3))).map { _ in
+                let piece = pieces[Int(random.next() % UInt64(pieces.count))]
+                return random.next() % 3 == 0 ? piece.uppercased() : piece
+            }
+            return Doc(title: words.joined(separator: " "), body: nil, rank: Int64(number))
+        }
+        try await store.performAndSave { context in
+            for doc in docs { try context.insert(doc) }
+        }
+        for doc in docs {
+            let query = SearchQuery(words: doc.title)
+            let found = try await store.performQuery { context in
+                Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+            }
+            #expect(found.contains(doc.id), "\(doc.title.unicodeScalars.map(\.value)) finds itself")
+            #expect(found == Set(docs.filter { query.matches($0.title) }.map(\.id)), "\(query)")
+        }
+    }
+
+    /// `UPDATE` of the titles of the rows of one rank, under one of six conflict policies.
+    private static func update(policy: Int, title: String, rank: Int64) -> SQLQuery {
+        switch policy {
+        case 0: #"UPDATE "Doc" SET "title" = \#(title) WHERE "rank" = \#(rank)"#
+        case 1: #"UPDATE OR ABORT "Doc" SET "title" = \#(title) WHERE "rank" = \#(rank)"#
+        case 2: #"UPDATE OR FAIL "Doc" SET "title" = \#(title) WHERE "rank" = \#(rank)"#
+        case 3: #"UPDATE OR ROLLBACK "Doc" SET "title" = \#(title) WHERE "rank" = \#(rank)"#
+        case 4: #"UPDATE OR IGNORE "Doc" SET "title" = \#(title) WHERE "rank" = \#(rank)"#
+        default: #"UPDATE OR REPLACE "Doc" SET "title" = \#(title) WHERE "rank" = \#(rank)"#
+        }
+    }
+
+    /// Queries at the bounds (256 terms, up to 10,000 characters, joined by every operator) over a
+    /// few hundred rows: each is answered as `matches` answers it, in well under a second. Before
+    /// the bounds, a 128 KB query took 86 s to rank.
+    @Test func queriesAtTheBoundsAreAnsweredQuickly() async throws {
+        var random = SplitMix64(seed: 0xB0B)
+        let store = try Store.inMemory(schema: Doc.schema)
+        var documents: [Doc.ID: Doc] = [:]
+        for _ in 0..<20 { try await Self.write(&random, &documents, store) }
+        let docs = Array(documents.values)
+        var slowest = 0.0
+        for round in 0..<12 {
+            let separator = [" ", " AND ", " OR "][round % 3]
+            let terms = (0..<SearchQuery.maximumTerms).map { _ in
+                let word = Self.vocabulary[Int(random.next() % UInt64(Self.vocabulary.count))]
+                return round % 2 == 0 ? word : String(repeating: word + "x", count: 3) + "*"
+            }
+            let text = String(terms.joined(separator: separator).prefix(SearchQuery.maximumLength))
+            let query = try SearchQuery(text.hasSuffix(" ") ? String(text.dropLast()) : text)
+            let clock = ContinuousClock()
+            var ranked: [SearchResult<Doc>] = []
+            let elapsed = try await clock.measure {
+                ranked = try await store.performQuery { context in
+                    try context.search(Doc.request(), for: query, in: { $0.title })
+                }
+            }
+            slowest = max(slowest, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            #expect(Set(ranked.map(\.record.id)) == Set(docs.filter { query.matches($0.title) }.map(\.id)))
+        }
+        #expect(slowest < 5, "the slowest ranked search at the bounds took \(slowest) s")
+        print("slowest ranked search at the bounds over \(docs.count) rows: \(slowest) s")
+    }
+
+    /// Snippets of random Unicode text: the snippet markers themselves (U+F8F0, U+F8F1), scalars
+    /// that join what follows or precedes them into one grapheme (U+0600, U+200D, combining marks,
+    /// Hangul jamo, regional indicators, CR LF), emoji and random scalars of every plane, next to a
+    /// word the search finds. No snippet traps, none shows a marker the text does not hold, and
+    /// every one highlights the found word and only words. Before, U+F8F0 next to a joining scalar
+    /// trapped with "Index out of range", and text after U+0600 showed the markers.
+    @Test func snippetsOfAnyTextHighlightTheMatchAndNothingElse() async throws {
+        let pool: [Unicode.Scalar] = [
+            "\u{F8F0}", "\u{F8F1}", "\u{0600}", "\u{200D}", "\u{0301}", "\u{0308}", "\u{1100}", "\u{1161}",
+            "\u{11A8}", "\u{1F1FA}", "\u{1F1F8}", "\r", "\n", " ", "\u{1F600}", "\u{FE0F}", "x", "\u{F0000}",
+            "\u{F0001}", "\u{10FFFD}", "\u{E000}",
+        ]
+        var random = SplitMix64(seed: 0x5A1F)
+        let junk = { (random: inout SplitMix64) -> String in
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<Int(random.next() % 8) {
+                if random.next() % 4 == 0 {
+                    let value = UInt32(random.next() % 0x11_0000)
+                    scalars.append(Unicode.Scalar(value) ?? "y")
+                } else {
+                    scalars.append(pool[Int(random.next() % UInt64(pool.count))])
+                }
+            }
+            return String(scalars)
+        }
+        let titles = (0..<300).map { _ in junk(&random) + " word " + junk(&random) }
+        let store = try Store.inMemory(schema: Doc.schema)
+        try await store.performAndSave { context in
+            for (number, title) in titles.enumerated() {
+                try context.insert(Doc(title: title, body: nil, rank: Int64(number)))
+            }
+        }
+        let results = try await store.performQuery { context in
+            try context.search(Doc.request(), for: try SearchQuery("word"), in: { $0.title }, snippetWords: 64)
+        }
+        #expect(results.count == titles.count)
+        let markers: [Unicode.Scalar] = ["\u{F8F0}", "\u{F8F1}"]
+        for result in results {
+            let title = result.record.title
+            let snippet = result.snippet
+            for marker in markers {
+                #expect(
+                    snippet.text.unicodeScalars.filter { $0 == marker }.count
+                        <= title.unicodeScalars.filter { $0 == marker }.count,
+                    "no marker shown that \(title.debugDescription) lacks: \(snippet.text.debugDescription)")
+            }
+            #expect(!snippet.highlights.isEmpty, "the word is highlighted in \(title.debugDescription)")
+            for range in snippet.highlights {
+                #expect(
+                    String(snippet.text.unicodeScalars[range]) == "word",
+                    "a highlight is the word in \(title.debugDescription)")
+            }
+            #expect(snippet.parts.map(\.text).joined() == snippet.text)
         }
     }
 
