@@ -591,6 +591,11 @@ extension PostgresDialect: SQLDialect {
     /// `numeric`: decimal columns are exact here, and so are their comparisons and sorts.
     package var decimalComparison: ColumnStorage { .decimal }
 
+    /// `TRUE`/`FALSE`: a condition here is a boolean, never an integer.
+    package func truth(_ value: Bool) -> String {
+        value ? "TRUE" : "FALSE"
+    }
+
     /// `true`: PostgreSQL checks that a referenced table exists when it creates the reference.
     package var referencesNeedTheirTable: Bool { true }
 

@@ -2,7 +2,7 @@
 /// spliced into SQL text, only quoted identifiers.
 ///
 /// - `==` renders as `=`, and `!=` as the dialect's NULL-safe ``SQLDialect/differs(_:_:)``, so a missing value is unequal to every value;
-///   `NOT` renders as `NOT COALESCE(…, 0)`, so a test on a missing value (NULL in SQL) inverts
+///   `NOT` renders as `NOT COALESCE(…, false)` (the dialect's false), so a test on a missing value (NULL in SQL) inverts
 ///   to true, as it does in `NSPredicate`.
 /// - Decimal columns (stored as exact text) compare numerically, cast to a double by the dialect.
 /// - String tests are the dialect's (``SQLDialect/stringTest(_:options:value:needle:)``), which
@@ -198,7 +198,7 @@ extension SQLPredicateRenderer: ConditionVisitor {
     typealias Failure = any Error
 
     mutating func constant(_ value: Bool, in scope: SQLScope) -> String {
-        ConditionSQL.constant(value)
+        ConditionSQL.constant(value, in: dialect)
     }
 
     mutating func comparison(
@@ -222,7 +222,8 @@ extension SQLPredicateRenderer: ConditionVisitor {
             // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
             let present = values.filter { $0 != .null }
             let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
-            let test = ConditionSQL.inList(ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), placeholders)
+            let test = ConditionSQL.inList(
+                ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), placeholders, in: renderer.dialect)
             guard present.count < values.count else { return test }
             return present.isEmpty
                 ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
@@ -268,15 +269,15 @@ extension SQLPredicateRenderer: ConditionVisitor {
     }
 
     mutating func not(_ operand: String, in scope: SQLScope) -> String {
-        ConditionSQL.not(operand)
+        ConditionSQL.not(operand, in: dialect)
     }
 
     mutating func and(_ operands: [String], in scope: SQLScope) -> String {
-        ConditionSQL.all(operands)
+        ConditionSQL.all(operands, in: dialect)
     }
 
     mutating func or(_ operands: [String], in scope: SQLScope) -> String {
-        ConditionSQL.any(operands)
+        ConditionSQL.any(operands, in: dialect)
     }
 
     mutating func enter(
@@ -289,7 +290,7 @@ extension SQLPredicateRenderer: ConditionVisitor {
     mutating func quantified(
         _ quantifier: Quantifier, _ operand: String, frame: SQLRelationshipFrame, in scope: SQLScope
     ) -> String {
-        frame.hops.wrap(ConditionSQL.quantified(quantifier, frame.from, operand))
+        frame.hops.wrap(ConditionSQL.quantified(quantifier, frame.from, operand, in: dialect))
     }
 }
 
@@ -355,24 +356,25 @@ struct SQLArgumentCollector: ConditionVisitor {
 /// differs between engines (parameters, casts, NULL-safe `<>`, the row number, string tests) it
 /// takes from the dialect, so the traversal never names an engine.
 enum ConditionSQL {
-    /// An always-true or always-false test.
-    static func constant(_ value: Bool) -> String {
-        value ? "1" : "0"
+    /// An always-true or always-false test, in the dialect's literal for a condition.
+    static func constant(_ value: Bool, in dialect: any SQLDialect) -> String {
+        dialect.truth(value)
     }
 
     /// All operands: `(a AND b)`, true when there are none.
-    static func all(_ operands: [String]) -> String {
-        operands.isEmpty ? constant(true) : "(" + operands.joined(separator: " AND ") + ")"
+    static func all(_ operands: [String], in dialect: any SQLDialect) -> String {
+        operands.isEmpty ? constant(true, in: dialect) : "(" + operands.joined(separator: " AND ") + ")"
     }
 
     /// Any operand: `(a OR b)`, false when there are none.
-    static func any(_ operands: [String]) -> String {
-        operands.isEmpty ? constant(false) : "(" + operands.joined(separator: " OR ") + ")"
+    static func any(_ operands: [String], in dialect: any SQLDialect) -> String {
+        operands.isEmpty ? constant(false, in: dialect) : "(" + operands.joined(separator: " OR ") + ")"
     }
 
-    /// The opposite of `operand`, where a NULL (a test on a missing value) counts as false.
-    static func not(_ operand: String) -> String {
-        "NOT COALESCE(\(operand), 0)"
+    /// The opposite of `operand`, where a NULL (a test on a missing value) counts as false: the
+    /// fallback is the dialect's false, so PostgreSQL compares a boolean with a boolean.
+    static func not(_ operand: String, in dialect: any SQLDialect) -> String {
+        "NOT COALESCE(\(operand), \(constant(false, in: dialect)))"
     }
 
     /// `lhs AND rhs`, unparenthesised (a correlation and a discriminator test).
@@ -413,8 +415,10 @@ enum ConditionSQL {
     }
 
     /// `lhs IN (placeholders)`.
-    static func inList(_ lhs: String, _ placeholders: [String]) -> String {
-        "\(lhs) IN (\(placeholders.joined(separator: ", ")))"
+    /// `lhs IN (…)`; an empty list is false, spelled so on every engine (PostgreSQL refuses `IN ()`).
+    static func inList(_ lhs: String, _ placeholders: [String], in dialect: any SQLDialect) -> String {
+        guard !placeholders.isEmpty else { return constant(false, in: dialect) }
+        return "\(lhs) IN (\(placeholders.joined(separator: ", ")))"
     }
 
     /// `test`, or the column is missing.
@@ -449,11 +453,13 @@ enum ConditionSQL {
     }
 
     /// Any, all or none of the destinations (`from`) satisfy `test`.
-    static func quantified(_ quantifier: Quantifier, _ from: String, _ test: String) -> String {
+    static func quantified(_ quantifier: Quantifier, _ from: String, _ test: String, in dialect: any SQLDialect)
+        -> String
+    {
         switch quantifier {
         case .any: "EXISTS (SELECT 1 \(from) AND \(test))"
         case .none: "NOT EXISTS (SELECT 1 \(from) AND \(test))"
-        case .all: "NOT EXISTS (SELECT 1 \(from) AND \(not(test)))"
+        case .all: "NOT EXISTS (SELECT 1 \(from) AND \(not(test, in: dialect)))"
         }
     }
 
