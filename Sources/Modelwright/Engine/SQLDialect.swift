@@ -196,6 +196,10 @@ package protocol SQLDialect: Sendable {
     /// `TRUE`/`FALSE` on PostgreSQL, which refuses an integer where a condition belongs.
     func truth(_ value: Bool) -> String
 
+    /// `text` (a text value) as it compares and sorts: by Unicode code point on every engine, as
+    /// SQLite's `BINARY` collation does, never by the database's locale.
+    func byCodePoint(_ text: String) -> String
+
     /// One `ORDER BY` term. NULL sorts first when ascending and last when descending on every
     /// engine (SQLite's order; PostgreSQL's default is the reverse), so a request's records come in
     /// the same order wherever it runs; `mayBeNull` false lets an engine leave the term plain.
@@ -307,6 +311,10 @@ extension SQLDialect {
 
     package func truth(_ value: Bool) -> String {
         value ? "1" : "0"
+    }
+
+    package func byCodePoint(_ text: String) -> String {
+        text
     }
 
     package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {

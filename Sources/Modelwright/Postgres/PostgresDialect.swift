@@ -596,6 +596,12 @@ extension PostgresDialect: SQLDialect {
         value ? "TRUE" : "FALSE"
     }
 
+    /// `COLLATE "C"`: byte order of UTF-8, which is code point order, whatever the database's
+    /// locale (an ICU `en-US` database would sort `a` before `B`).
+    package func byCodePoint(_ text: String) -> String {
+        "(\(text) COLLATE \"C\")"
+    }
+
     /// `true`: PostgreSQL checks that a referenced table exists when it creates the reference.
     package var referencesNeedTheirTable: Bool { true }
 

@@ -73,8 +73,10 @@ struct SQLPredicateRenderer {
             // column of every index, so an index on the sort keys still orders the rows without a sort.
             guard path != ColumnPath.rowNumber else { return try ConditionSQL.rowNumber(of: alias, in: dialect) }
             let column = try self.column(path.column, of: entity)
-            return ConditionSQL.numeric(
+            let value = ConditionSQL.numeric(
                 ConditionSQL.column(column.name, of: alias), numeric && column.isDecimal, in: dialect)
+            // Sorted and grouped by code point on every engine, whatever the database's collation.
+            return column.storage == .text ? dialect.byCodePoint(value) : value
         }
         let (relationship, destination) = try layout.destination(of: hop, from: entity)
         guard relationship.cardinality == .toOne else {
@@ -96,10 +98,21 @@ struct SQLPredicateRenderer {
         in scope: SQLScope,
         test: (inout SQLPredicateRenderer, String, Bool) throws -> String
     ) throws -> String {
+        try atColumn(path, in: scope) { renderer, column, isDecimal, _ in try test(&renderer, column, isDecimal) }
+    }
+
+    /// ``atColumn(_:in:test:)`` for a test that orders values (`<`, `=`, `IN`, `BETWEEN`): `test`
+    /// also learns whether the column holds text, which such a test compares by code point
+    /// (``ConditionSQL/compared(_:isDecimal:isText:in:)``).
+    mutating func atColumn(
+        _ path: ColumnPath,
+        in scope: SQLScope,
+        test: (inout SQLPredicateRenderer, String, Bool, Bool) throws -> String
+    ) throws -> String {
         let hops = try follow(path.hops, from: scope)
         let column = try path.column == "id" ? nil : self.column(path.column, of: hops.scope.entity)
         let tested = ConditionSQL.column(column?.name ?? path.column, of: hops.scope.alias)
-        return hops.wrap(try test(&self, tested, column?.isDecimal ?? false))
+        return hops.wrap(try test(&self, tested, column?.isDecimal ?? false, column?.storage == .text))
     }
 
     /// Follows to-one `hops` from `scope`, naming each destination with a fresh alias.
@@ -204,26 +217,27 @@ extension SQLPredicateRenderer: ConditionVisitor {
     mutating func comparison(
         _ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in scope: SQLScope
     ) throws -> String {
-        try atColumn(path, in: scope) { renderer, column, isDecimal in
+        try atColumn(path, in: scope) { renderer, column, isDecimal, isText in
             switch (comparison, value) {
             case (.equal, .null): return ConditionSQL.isNull(column, negated: false)
             case (.notEqual, .null): return ConditionSQL.isNull(column, negated: true)
             default:
                 let parameter = renderer.parameter(value, isDecimal: isDecimal)
                 return ConditionSQL.compare(
-                    ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), comparison, parameter,
-                    in: renderer.dialect)
+                    ConditionSQL.compared(column, isDecimal: isDecimal, isText: isText, in: renderer.dialect),
+                    comparison, parameter, in: renderer.dialect)
             }
         }
     }
 
     mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: SQLScope) throws -> String {
-        try atColumn(path, in: scope) { renderer, column, isDecimal in
+        try atColumn(path, in: scope) { renderer, column, isDecimal, isText in
             // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
             let present = values.filter { $0 != .null }
             let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
             let test = ConditionSQL.inList(
-                ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), placeholders, in: renderer.dialect)
+                ConditionSQL.compared(column, isDecimal: isDecimal, isText: isText, in: renderer.dialect), placeholders,
+                in: renderer.dialect)
             guard present.count < values.count else { return test }
             return present.isEmpty
                 ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
@@ -395,6 +409,12 @@ enum ConditionSQL {
     /// A placeholder for one bound value; a decimal (stored as exact text) compares as a number.
     static func placeholder(isDecimal: Bool, in dialect: any SQLDialect) -> String {
         numeric(dialect.parameter, isDecimal, in: dialect)
+    }
+
+    /// A column's value as a test that orders values compares it: a decimal (stored as exact
+    /// text) as a number, text by code point (the dialect's ``SQLDialect/byCodePoint(_:)``).
+    static func compared(_ column: String, isDecimal: Bool, isText: Bool, in dialect: any SQLDialect) -> String {
+        isText ? dialect.byCodePoint(column) : numeric(column, isDecimal, in: dialect)
     }
 
     /// A column's value as it compares: a decimal (stored as exact text) as a number.
