@@ -193,6 +193,14 @@ package protocol SQLDialect: Sendable {
     /// as exact text; `numeric` itself on PostgreSQL, so comparisons there are exact.
     var decimalComparison: ColumnStorage { get }
 
+    /// A condition's truth value as a literal: `1`/`0` on SQLite, which has no boolean type;
+    /// `TRUE`/`FALSE` on PostgreSQL, which refuses an integer where a condition belongs.
+    func truth(_ value: Bool) -> String
+
+    /// `text` (a text value) as it compares and sorts: by Unicode code point on every engine, as
+    /// SQLite's `BINARY` collation does, never by the database's locale.
+    func byCodePoint(_ text: String) -> String
+
     /// One `ORDER BY` term. NULL sorts first when ascending and last when descending on every
     /// engine (SQLite's order; PostgreSQL's default is the reverse), so a request's records come in
     /// the same order wherever it runs; `mayBeNull` false lets an engine leave the term plain.
@@ -301,6 +309,14 @@ extension SQLDialect {
     package var referencesNeedTheirTable: Bool { false }
 
     package var decimalComparison: ColumnStorage { .double }
+
+    package func truth(_ value: Bool) -> String {
+        value ? "1" : "0"
+    }
+
+    package func byCodePoint(_ text: String) -> String {
+        text
+    }
 
     package func defaultExpression(_ literal: String, for storage: ColumnStorage) -> String {
         literal

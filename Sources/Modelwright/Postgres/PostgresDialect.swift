@@ -591,6 +591,17 @@ extension PostgresDialect: SQLDialect {
     /// `numeric`: decimal columns are exact here, and so are their comparisons and sorts.
     package var decimalComparison: ColumnStorage { .decimal }
 
+    /// `TRUE`/`FALSE`: a condition here is a boolean, never an integer.
+    package func truth(_ value: Bool) -> String {
+        value ? "TRUE" : "FALSE"
+    }
+
+    /// `COLLATE "C"`: byte order of UTF-8, which is code point order, whatever the database's
+    /// locale (an ICU `en-US` database would sort `a` before `B`).
+    package func byCodePoint(_ text: String) -> String {
+        "(\(text) COLLATE \"C\")"
+    }
+
     /// `true`: PostgreSQL checks that a referenced table exists when it creates the reference.
     package var referencesNeedTheirTable: Bool { true }
 

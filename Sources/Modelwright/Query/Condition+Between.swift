@@ -29,10 +29,11 @@ extension SQLPredicateRenderer {
     mutating func between(
         _ path: ColumnPath, _ lower: SQLValue, _ upper: SQLValue, in scope: SQLScope
     ) throws -> String {
-        try atColumn(path, in: scope) { renderer, column, isDecimal in
+        try atColumn(path, in: scope) { renderer, column, isDecimal, isText in
             let low = renderer.parameter(lower, isDecimal: isDecimal)
             let high = renderer.parameter(upper, isDecimal: isDecimal)
-            return ConditionSQL.between(ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), low, high)
+            let value = ConditionSQL.compared(column, isDecimal: isDecimal, isText: isText, in: renderer.dialect)
+            return ConditionSQL.between(value, low, high)
         }
     }
 }

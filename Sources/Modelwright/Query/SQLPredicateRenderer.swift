@@ -2,7 +2,7 @@
 /// spliced into SQL text, only quoted identifiers.
 ///
 /// - `==` renders as `=`, and `!=` as the dialect's NULL-safe ``SQLDialect/differs(_:_:)``, so a missing value is unequal to every value;
-///   `NOT` renders as `NOT COALESCE(…, 0)`, so a test on a missing value (NULL in SQL) inverts
+///   `NOT` renders as `NOT COALESCE(…, false)` (the dialect's false), so a test on a missing value (NULL in SQL) inverts
 ///   to true, as it does in `NSPredicate`.
 /// - Decimal columns (stored as exact text) compare numerically, cast to a double by the dialect.
 /// - String tests are the dialect's (``SQLDialect/stringTest(_:options:value:needle:)``), which
@@ -73,8 +73,10 @@ struct SQLPredicateRenderer {
             // column of every index, so an index on the sort keys still orders the rows without a sort.
             guard path != ColumnPath.rowNumber else { return try ConditionSQL.rowNumber(of: alias, in: dialect) }
             let column = try self.column(path.column, of: entity)
-            return ConditionSQL.numeric(
+            let value = ConditionSQL.numeric(
                 ConditionSQL.column(column.name, of: alias), numeric && column.isDecimal, in: dialect)
+            // Sorted and grouped by code point on every engine, whatever the database's collation.
+            return column.storage == .text ? dialect.byCodePoint(value) : value
         }
         let (relationship, destination) = try layout.destination(of: hop, from: entity)
         guard relationship.cardinality == .toOne else {
@@ -96,10 +98,21 @@ struct SQLPredicateRenderer {
         in scope: SQLScope,
         test: (inout SQLPredicateRenderer, String, Bool) throws -> String
     ) throws -> String {
+        try atColumn(path, in: scope) { renderer, column, isDecimal, _ in try test(&renderer, column, isDecimal) }
+    }
+
+    /// ``atColumn(_:in:test:)`` for a test that orders values (`<`, `=`, `IN`, `BETWEEN`): `test`
+    /// also learns whether the column holds text, which such a test compares by code point
+    /// (``ConditionSQL/compared(_:isDecimal:isText:in:)``).
+    mutating func atColumn(
+        _ path: ColumnPath,
+        in scope: SQLScope,
+        test: (inout SQLPredicateRenderer, String, Bool, Bool) throws -> String
+    ) throws -> String {
         let hops = try follow(path.hops, from: scope)
         let column = try path.column == "id" ? nil : self.column(path.column, of: hops.scope.entity)
         let tested = ConditionSQL.column(column?.name ?? path.column, of: hops.scope.alias)
-        return hops.wrap(try test(&self, tested, column?.isDecimal ?? false))
+        return hops.wrap(try test(&self, tested, column?.isDecimal ?? false, column?.storage == .text))
     }
 
     /// Follows to-one `hops` from `scope`, naming each destination with a fresh alias.
@@ -198,31 +211,33 @@ extension SQLPredicateRenderer: ConditionVisitor {
     typealias Failure = any Error
 
     mutating func constant(_ value: Bool, in scope: SQLScope) -> String {
-        ConditionSQL.constant(value)
+        ConditionSQL.constant(value, in: dialect)
     }
 
     mutating func comparison(
         _ path: ColumnPath, _ comparison: ComparisonOperator, _ value: SQLValue, in scope: SQLScope
     ) throws -> String {
-        try atColumn(path, in: scope) { renderer, column, isDecimal in
+        try atColumn(path, in: scope) { renderer, column, isDecimal, isText in
             switch (comparison, value) {
             case (.equal, .null): return ConditionSQL.isNull(column, negated: false)
             case (.notEqual, .null): return ConditionSQL.isNull(column, negated: true)
             default:
                 let parameter = renderer.parameter(value, isDecimal: isDecimal)
                 return ConditionSQL.compare(
-                    ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), comparison, parameter,
-                    in: renderer.dialect)
+                    ConditionSQL.compared(column, isDecimal: isDecimal, isText: isText, in: renderer.dialect),
+                    comparison, parameter, in: renderer.dialect)
             }
         }
     }
 
     mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: SQLScope) throws -> String {
-        try atColumn(path, in: scope) { renderer, column, isDecimal in
+        try atColumn(path, in: scope) { renderer, column, isDecimal, isText in
             // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
             let present = values.filter { $0 != .null }
             let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
-            let test = ConditionSQL.inList(ConditionSQL.numeric(column, isDecimal, in: renderer.dialect), placeholders)
+            let test = ConditionSQL.inList(
+                ConditionSQL.compared(column, isDecimal: isDecimal, isText: isText, in: renderer.dialect), placeholders,
+                in: renderer.dialect)
             guard present.count < values.count else { return test }
             return present.isEmpty
                 ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
@@ -268,15 +283,15 @@ extension SQLPredicateRenderer: ConditionVisitor {
     }
 
     mutating func not(_ operand: String, in scope: SQLScope) -> String {
-        ConditionSQL.not(operand)
+        ConditionSQL.not(operand, in: dialect)
     }
 
     mutating func and(_ operands: [String], in scope: SQLScope) -> String {
-        ConditionSQL.all(operands)
+        ConditionSQL.all(operands, in: dialect)
     }
 
     mutating func or(_ operands: [String], in scope: SQLScope) -> String {
-        ConditionSQL.any(operands)
+        ConditionSQL.any(operands, in: dialect)
     }
 
     mutating func enter(
@@ -289,7 +304,7 @@ extension SQLPredicateRenderer: ConditionVisitor {
     mutating func quantified(
         _ quantifier: Quantifier, _ operand: String, frame: SQLRelationshipFrame, in scope: SQLScope
     ) -> String {
-        frame.hops.wrap(ConditionSQL.quantified(quantifier, frame.from, operand))
+        frame.hops.wrap(ConditionSQL.quantified(quantifier, frame.from, operand, in: dialect))
     }
 }
 
@@ -355,24 +370,25 @@ struct SQLArgumentCollector: ConditionVisitor {
 /// differs between engines (parameters, casts, NULL-safe `<>`, the row number, string tests) it
 /// takes from the dialect, so the traversal never names an engine.
 enum ConditionSQL {
-    /// An always-true or always-false test.
-    static func constant(_ value: Bool) -> String {
-        value ? "1" : "0"
+    /// An always-true or always-false test, in the dialect's literal for a condition.
+    static func constant(_ value: Bool, in dialect: any SQLDialect) -> String {
+        dialect.truth(value)
     }
 
     /// All operands: `(a AND b)`, true when there are none.
-    static func all(_ operands: [String]) -> String {
-        operands.isEmpty ? constant(true) : "(" + operands.joined(separator: " AND ") + ")"
+    static func all(_ operands: [String], in dialect: any SQLDialect) -> String {
+        operands.isEmpty ? constant(true, in: dialect) : "(" + operands.joined(separator: " AND ") + ")"
     }
 
     /// Any operand: `(a OR b)`, false when there are none.
-    static func any(_ operands: [String]) -> String {
-        operands.isEmpty ? constant(false) : "(" + operands.joined(separator: " OR ") + ")"
+    static func any(_ operands: [String], in dialect: any SQLDialect) -> String {
+        operands.isEmpty ? constant(false, in: dialect) : "(" + operands.joined(separator: " OR ") + ")"
     }
 
-    /// The opposite of `operand`, where a NULL (a test on a missing value) counts as false.
-    static func not(_ operand: String) -> String {
-        "NOT COALESCE(\(operand), 0)"
+    /// The opposite of `operand`, where a NULL (a test on a missing value) counts as false: the
+    /// fallback is the dialect's false, so PostgreSQL compares a boolean with a boolean.
+    static func not(_ operand: String, in dialect: any SQLDialect) -> String {
+        "NOT COALESCE(\(operand), \(constant(false, in: dialect)))"
     }
 
     /// `lhs AND rhs`, unparenthesised (a correlation and a discriminator test).
@@ -395,6 +411,12 @@ enum ConditionSQL {
         numeric(dialect.parameter, isDecimal, in: dialect)
     }
 
+    /// A column's value as a test that orders values compares it: a decimal (stored as exact
+    /// text) as a number, text by code point (the dialect's ``SQLDialect/byCodePoint(_:)``).
+    static func compared(_ column: String, isDecimal: Bool, isText: Bool, in dialect: any SQLDialect) -> String {
+        isText ? dialect.byCodePoint(column) : numeric(column, isDecimal, in: dialect)
+    }
+
     /// A column's value as it compares: a decimal (stored as exact text) as a number.
     static func numeric(_ column: String, _ isDecimal: Bool, in dialect: any SQLDialect) -> String {
         isDecimal ? dialect.cast(column, to: dialect.decimalComparison) : column
@@ -413,8 +435,10 @@ enum ConditionSQL {
     }
 
     /// `lhs IN (placeholders)`.
-    static func inList(_ lhs: String, _ placeholders: [String]) -> String {
-        "\(lhs) IN (\(placeholders.joined(separator: ", ")))"
+    /// `lhs IN (…)`; an empty list is false, spelled so on every engine (PostgreSQL refuses `IN ()`).
+    static func inList(_ lhs: String, _ placeholders: [String], in dialect: any SQLDialect) -> String {
+        guard !placeholders.isEmpty else { return constant(false, in: dialect) }
+        return "\(lhs) IN (\(placeholders.joined(separator: ", ")))"
     }
 
     /// `test`, or the column is missing.
@@ -449,11 +473,13 @@ enum ConditionSQL {
     }
 
     /// Any, all or none of the destinations (`from`) satisfy `test`.
-    static func quantified(_ quantifier: Quantifier, _ from: String, _ test: String) -> String {
+    static func quantified(_ quantifier: Quantifier, _ from: String, _ test: String, in dialect: any SQLDialect)
+        -> String
+    {
         switch quantifier {
         case .any: "EXISTS (SELECT 1 \(from) AND \(test))"
         case .none: "NOT EXISTS (SELECT 1 \(from) AND \(test))"
-        case .all: "NOT EXISTS (SELECT 1 \(from) AND \(not(test)))"
+        case .all: "NOT EXISTS (SELECT 1 \(from) AND \(not(test, in: dialect)))"
         }
     }
 

@@ -193,7 +193,16 @@ enum HistorySQL {
     /// holds history of another format. Runs inside the transaction that opens the store, so two
     /// processes opening it at once cannot both find the format missing.
     static func prepare(on connection: some DatabaseConnection) throws {
-        try connection.execute(create(in: connection.dialect))
+        // Only when one is missing: PostgreSQL reports each `IF NOT EXISTS` that skips a table as a
+        // NOTICE, which libpq prints to standard error on every opening of a store with history.
+        let exists = try connection.prepare(connection.dialect.tableExists)
+        var missing = false
+        for table in [transactions, changes] where !missing {
+            exists.reset()
+            exists.bind(table, 1)
+            missing = try !exists.step()
+        }
+        if missing { try connection.execute(create(in: connection.dialect)) }
         if let found = try StoreMetadata.read(on: connection).values[StoreMetadata.historyFormatKey] {
             guard found == format else {
                 throw StoreError.unsupportedHistoryFormat(found: found, supported: format)

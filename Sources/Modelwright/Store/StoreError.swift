@@ -23,7 +23,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case abstractEntity(String)
     /// A request uses something the store cannot evaluate, with the reason.
     case unsupportedQuery(String)
-    /// The file is an SQLite database that Modelwright did not create, or not an SQLite database.
+    /// The database (an SQLite file or a PostgreSQL database) has tables Modelwright did not create, or the
+    /// file is not a database at all.
     case notAStore(path: String)
     /// The store holds another model's data (the model name it records is `found`); it was left
     /// untouched. `path` is where it is: a file's path, or a server's URL without its password.
@@ -100,8 +101,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedQuery(let reason):
             "unsupported request: \(reason)"
         case .notAStore(let path):
-            "\(path) is not a Modelwright store (an SQLite database with tables of its own, or not an SQLite "
-                + "database at all); it was left untouched"
+            "\(path) is not a Modelwright store (a database with tables of its own, or a file that is not a "
+                + "database at all); it was left untouched. Open an empty database, or the store Modelwright created"
         case .otherModel(let found, let expected, let path):
             "\(path) holds a store of the model '\(found)', not '\(expected)'; it was left untouched. Open it with "
                 + "\(found)'s schema, or give this model a database of its own"
