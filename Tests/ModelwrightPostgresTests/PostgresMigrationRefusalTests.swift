@@ -67,6 +67,32 @@ struct PostgresMigrationRefusalTests {
         #expect(try await Self.snapshot(configuration) == before)
     }
 
+    /// Hand edits of a version 1 database that its recorded version does not have.
+    static let handEdits = [
+        "ALTER TABLE \"User\" ADD COLUMN \"nickname\" text; UPDATE \"User\" SET \"nickname\" = 'kept'",
+        "ALTER TABLE \"User\" ALTER COLUMN \"username\" TYPE varchar(3) USING left(\"username\", 3)",
+        "ALTER TABLE \"User\" ALTER COLUMN \"rating\" TYPE numeric",
+        // Not yet refused: the schema comparison does not read foreign keys' names.
+        // "ALTER TABLE \"User\" RENAME CONSTRAINT \"User_organization_fkey\" TO \"renamed_fkey\"",
+    ]
+
+    @Test(arguments: handEdits)
+    func aHandEditedOlderDatabaseIsRefusedUntouched(edit: String) async throws {
+        let database = try await PostgresMigrationTests.populatedVersion1()
+        let connection = try await PostgresConnection(database.configuration)
+        for statement in edit.split(separator: ";") { _ = try await connection.execute(String(statement)) }
+        await connection.close()
+        let before = try await Self.snapshot(database.configuration)
+        #expect {
+            _ = try Store(
+                postgres: database.configuration, migrationPlan: Trips.migrationPlan(ServerMigrations()), readers: 1)
+        } throws: { error in
+            guard case StoreError.unexpectedSchema = error else { return false }
+            return !Self.shows(Self.password, error)
+        }
+        #expect(try await Self.snapshot(database.configuration) == before)
+    }
+
     @Test func anUnreachableServerIsAClearErrorWithoutThePassword() throws {
         var configuration = PostgresConfiguration("postgresql://app:hunter2-secret@127.0.0.1:1/trips")
         configuration.connectTimeout = .seconds(2)

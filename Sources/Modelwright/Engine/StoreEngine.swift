@@ -46,8 +46,9 @@ package protocol StoreEngine: Sendable {
     /// The number that changes whenever the database's schema changes; 0 where the engine keeps none.
     func schemaVersion(of writer: Connection) throws -> Int64
 
-    /// In the opening transaction that found a store of this very schema: the engine's checks of its
-    /// tables, where ``prepareForOpening(_:layout:plan:)`` made none.
+    /// In the opening transaction that found a store of this very schema, or before the first
+    /// migration stage with the version the store records: the engine's checks of its tables,
+    /// where ``prepareForOpening(_:layout:plan:)`` made none.
     func verifyOpened(_ writer: Connection, layout: SchemaLayout) throws
 
     /// In the opening transaction that created the schema in an empty database, after creating it.

@@ -329,7 +329,10 @@ private struct StageRun {
     }
 
     /// Creates the destination's new tables; `leavingEmpty` as ``addPhase(leavingEmpty:)`` takes it.
+    /// They are created in the order a new store's tables are (``SchemaSQL/tableStatements(for:in:)``),
+    /// so a new table may reference one declared after it, or two new tables each other.
     private mutating func createTables(leavingEmpty: [String: Set<String>]) throws {
+        var created: [SchemaSQL.Table] = []
         for table in tableOrder where mapping.sourceTable[table] == nil {
             guard var definition = tables[table] else { continue }
             for column in leavingEmpty[table, default: []].sorted() {
@@ -339,7 +342,11 @@ private struct StageRun {
                 definition.body = definition.body.replacingOccurrences(
                     of: sql, with: sql.replacingOccurrences(of: " NOT NULL", with: ""))
             }
-            try execute(definition.create, .createTable(table))
+            created.append(definition)
+        }
+        let (statements, ordered) = SchemaSQL.tableStatements(for: created, in: connection.dialect)
+        for (index, sql) in statements.enumerated() {
+            try execute(sql, index < ordered.count ? .createTable(ordered[index].name) : nil)
         }
     }
 

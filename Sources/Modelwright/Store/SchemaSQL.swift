@@ -52,12 +52,21 @@ enum SchemaSQL {
 
     /// The statements that create these tables (and the metadata table) in an empty database, in order.
     static func createStatements(for tables: [Table], in dialect: some SQLDialect) -> [String] {
-        guard dialect.referencesNeedTheirTable else {
-            return [createMetadata(in: dialect)] + tables.map(\.create) + tables.flatMap { $0.indexes.map(\.create) }
-        }
+        let (creates, ordered) = tableStatements(for: tables, in: dialect)
+        return [createMetadata(in: dialect)] + creates + ordered.flatMap { $0.indexes.map(\.create) }
+    }
+
+    /// The statements that create these tables (indexes and the metadata table aside) beside each
+    /// other and any tables already there: each after the tables it references where the engine
+    /// resolves a reference when it is declared, with the keys of a cycle added after every
+    /// table. The one order both a new store and a migration's new tables are created in; with
+    /// the tables in that order, for their indexes.
+    static func tableStatements(for tables: [Table], in dialect: some SQLDialect) -> (
+        statements: [String], tables: [Table]
+    ) {
+        guard dialect.referencesNeedTheirTable else { return (tables.map(\.create), tables) }
         let (ordered, laterKeys) = referencedFirst(tables)
-        return [createMetadata(in: dialect)] + ordered.map(\.create) + laterKeys
-            + ordered.flatMap { $0.indexes.map(\.create) }
+        return (ordered.map(\.create) + laterKeys, ordered)
     }
 
     /// The full-text index of one table: the `@searchable` attributes of every entity stored in it.

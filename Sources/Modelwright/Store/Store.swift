@@ -200,6 +200,12 @@ public final class Store: Sendable {
                 }
                 if let plan, let stages = try pendingStages(of: found, plan: plan) {
                     if let next = stages.first {
+                        // Before the first stage, the store must hold the version it records, as a
+                        // store of it is verified at open: a hand-edited one is refused untouched.
+                        // (SQLite's check ran before this transaction, in `verifyAgain`.)
+                        if stageCount == nil {
+                            try engine.verifyOpened(connection, layout: try SchemaLayout(next.source.schema()))
+                        }
                         let count = stageCount ?? stages.count
                         stageCount = count
                         // The one call site of the migrator, whatever the engine.
