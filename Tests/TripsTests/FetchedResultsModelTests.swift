@@ -7,17 +7,23 @@ import Trips
 /// The `@Observable` model of a results controller, observed as a view model observes it.
 @MainActor
 struct FetchedResultsModelTests {
-    /// Waits until `model.snapshot` changes, observed with `withObservationTracking`, and returns it.
-    private func nextSnapshot(of model: FetchedResultsModel<Trip>) async -> ResultsSnapshot<Trip>? {
-        await withCheckedContinuation { continuation in
-            withObservationTracking {
-                _ = model.snapshot
-            } onChange: {
-                continuation.resume()
+    /// Waits until `model.snapshot` satisfies `condition`, observed with `withObservationTracking`,
+    /// and returns it. The condition is checked first: a snapshot can arrive while the test awaits a
+    /// commit, before it starts observing, and waiting for a change then would wait forever.
+    private func waitForSnapshot(
+        of model: FetchedResultsModel<Trip>, where condition: (ResultsSnapshot<Trip>?) -> Bool
+    ) async -> ResultsSnapshot<Trip>? {
+        while !condition(model.snapshot) {
+            await withCheckedContinuation { continuation in
+                withObservationTracking {
+                    _ = model.snapshot
+                } onChange: {
+                    continuation.resume()
+                }
             }
+            // `onChange` runs before the new value is stored; the store happens on the main actor next.
+            await Task.yield()
         }
-        // `onChange` runs before the new value is stored; the store happens on the main actor next.
-        await Task.yield()
         return model.snapshot
     }
 
@@ -32,7 +38,7 @@ struct FetchedResultsModelTests {
         }
         let model = FetchedResultsModel(
             FetchedResultsController(store: store, request: Trip.request(), sectionedBy: { $0.owner.familyName }))
-        var snapshot = await nextSnapshot(of: model)
+        var snapshot = await waitForSnapshot(of: model) { $0?.ids == [lisbon.id] }
         #expect(snapshot?.ids == [lisbon.id])
         #expect(model.sections.map(\.name) == ["Lovelace"])
         #expect(model.changes == nil)
@@ -45,7 +51,7 @@ struct FetchedResultsModelTests {
             try context.insert(grace)
             try context.insert(rome)
         }
-        snapshot = await nextSnapshot(of: model)
+        snapshot = await waitForSnapshot(of: model) { $0?.ids == [rome.id, lisbon.id] }
         #expect(model.sections.map(\.name) == ["Hopper", "Lovelace"])
         #expect(snapshot?.ids == [rome.id, lisbon.id])
         #expect(
