@@ -120,12 +120,14 @@ public final class SyncServer: SyncTransport {
                 var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
                 if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
                 try SyncBookkeeping.save(clock, on: connection)
+                try Self.bind(request.device, to: user, on: connection)
                 var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
+                    let stored = try Self.storedRows(of: change.key, context: context)
                     if let scopes, let user {
-                        guard let scope = scopes[change.key.entity], existing.map({ scope(user, $0) }) ?? true
+                        guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
                         else { throw SyncError.outOfScope(row: change.key) }
                         let merged = existing?.merged(with: change) ?? change
                         guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
@@ -141,6 +143,9 @@ public final class SyncServer: SyncTransport {
                     }
                     cursor += 1
                     try SyncBookkeeping.write(merged, cursor: cursor, pending: nil, on: connection)
+                }
+                if let scopes, let user {
+                    try Self.checkLinkTargets(of: request.changes, user: user, scopes: scopes, context: context)
                 }
                 try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
                 return cursor
@@ -171,6 +176,50 @@ public final class SyncServer: SyncTransport {
         }
     }
 
+    /// What the server's store holds of row `key`, for the scope check: its sync record and the
+    /// row in its table, read from the table itself, so a row written without sync (by the app's
+    /// server code, or before the server started) is checked as it is. Throws when the table's
+    /// row is of another entity than `key` names (a sibling sharing the hierarchy's table): the
+    /// pushed entity name is never trusted.
+    private static func storedRows(of key: RowKey, context: WriteContext) throws -> [RowChange] {
+        var rows: [RowChange] = []
+        if let record = try SyncBookkeeping.change(of: key, on: context.connection) { rows.append(record) }
+        let entity = try context.layout.entity(key.entity)
+        guard let concrete = try context.concreteEntity(of: key.id, in: entity) else { return rows }
+        guard concrete.name == entity.name else {
+            throw SyncError.changeRefused(
+                row: key, reason: "the row \(key.id) is a \(concrete.name), not a \(entity.name): send it as \(concrete.name)")
+        }
+        guard let values = try context.syncValues(of: key.id, in: entity) else { return rows }
+        let origin = HybridTimestamp(
+            milliseconds: 0, counter: 0, node: SyncNodeID(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))
+        rows.append(RowChange(key: key, inserted: origin, attributes: values.mapValues { StampedValue($0, at: origin) }))
+        return rows
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` unless both ends of every link a push adds or removes
+    /// are in the user's scope: the target row (read from its table and sync record after the
+    /// push is applied, in the same transaction) must exist and be one the user may see.
+    private static func checkLinkTargets(
+        of changes: ChangeSet, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        for change in changes.sortedChanges {
+            let entity = try context.layout.entity(change.key.entity)
+            for link in change.links.keys {
+                guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }) else {
+                    continue
+                }
+                let destination = try context.layout.entity(relationship.destination)
+                let concrete = try context.concreteEntity(of: link.target, in: destination)
+                let key = RowKey(entity: concrete?.name ?? destination.name, id: link.target)
+                let stored = try storedRows(of: key, context: context)
+                guard !stored.isEmpty, let scope = scopes[key.entity], stored.allSatisfy({ scope(user, $0) }) else {
+                    throw SyncError.outOfScope(row: key)
+                }
+            }
+        }
+    }
+
     // MARK: - Pull
 
     /// Serves a pull: the rows changed after the request's cursor that the user may see.
@@ -193,6 +242,17 @@ public final class SyncServer: SyncTransport {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
                     refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)))
+            }
+            let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+            if since > newest {
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                    refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)))
+            }
+            do {
+                try Self.bind(request.device, to: user, on: connection)
+            } catch let error as SyncError {
+                return PullResponse(changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error)
             }
             try SyncBookkeeping.setEncoded(
                 DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
@@ -252,6 +312,26 @@ public final class SyncServer: SyncTransport {
 
     private static func deviceKey(_ device: SyncNodeID) -> String {
         "device.\(device.uuid.uuidString)"
+    }
+
+    /// Binds `device` to `user` at its first authenticated request; throws
+    /// ``SyncError/deviceOfAnotherUser(device:)`` when it is bound to someone else, so no user can
+    /// pull (and so mark as seen, holding back or releasing the tombstone purge) in another's
+    /// device's name.
+    private static func bind(_ device: SyncNodeID, to user: String?, on connection: some DatabaseConnection) throws {
+        guard let user else { return }
+        let key = deviceOwnerKey(device)
+        switch try SyncBookkeeping.value(key, on: connection) {
+        case nil: try SyncBookkeeping.setValue(user, for: key, on: connection)
+        case user?: break
+        default: throw SyncError.deviceOfAnotherUser(device: device)
+        }
+    }
+
+    /// The key of the user a device was bound to by its first authenticated pull (not `device.`,
+    /// which the purge reads as devices seen).
+    private static func deviceOwnerKey(_ device: SyncNodeID) -> String {
+        "owner.\(device.uuid.uuidString)"
     }
 
     // MARK: - Checks
