@@ -19,7 +19,7 @@ import Foundation
 /// time and takes no cursor.
 ///
 /// **A pull** returns the rows whose cursor is after the request's, in cursor order, at most the
-/// request's limit, each with everything the server knows of it (its stamps and tombstone too),
+/// request's limit (at most ``maximumPullLimit``), each with everything the server knows of it (its stamps and tombstone too),
 /// and says whether more remain.
 ///
 /// **Tombstones** stay in the server's bookkeeping after the row is deleted, so a device that
@@ -37,6 +37,10 @@ public final class SyncServer: SyncTransport {
     public typealias Scope = @Sendable (_ user: String, _ row: RowChange) -> Bool
     /// Who sent a request, from its credentials: the user, or `nil` to refuse it.
     public typealias Authenticate = @Sendable (_ credentials: String?) async throws -> String?
+
+    /// The most rows one pull returns, whatever its `limit` asks: a larger limit is served as
+    /// this one (with `hasMore`), so no message field reaches arithmetic that could overflow.
+    public static let maximumPullLimit = 10_000
 
     /// The author of the server's transactions in its store's history.
     public static let author = "sync-server"
@@ -163,9 +167,15 @@ public final class SyncServer: SyncTransport {
             throw SyncError.changeRefused(
                 row: change.key, reason: "the model has no entity \(change.key.entity) with rows of its own")
         }
-        for name in change.attributes.keys where entity.column(forKey: name) == nil {
-            throw SyncError.changeRefused(
-                row: change.key, reason: "\(entity.name) has no attribute or to-one relationship \(name)")
+        for (name, stamped) in change.attributes.sorted(by: { $0.key < $1.key }) {
+            guard let column = entity.column(forKey: name) else {
+                throw SyncError.changeRefused(
+                    row: change.key, reason: "\(entity.name) has no attribute or to-one relationship \(name)")
+            }
+            if let problem = problem(with: stamped.value, for: column) {
+                throw SyncError.malformedMessage(
+                    field: "changes[\(change.key)].\(name)", reason: "\(problem): send a value of \(entity.name).\(name)'s type")
+            }
         }
         for link in change.links.keys {
             guard let table = try context.syncLinkTable(link.relationship, of: entity), table.isOwnerSide else {
@@ -174,6 +184,39 @@ public final class SyncServer: SyncTransport {
                     reason: "\(entity.name) has no to-many relationship \(link.relationship) stored as links")
             }
         }
+    }
+
+    /// Why `value` cannot be stored in `column` (a value of another kind, out of the column's
+    /// range, an enum raw value the model does not have, nothing for a required column), or `nil`
+    /// when it can: every pushed value is checked before anything is applied, so no device ever
+    /// pulls a value its model cannot read.
+    private static func problem(with value: SyncValue, for column: ColumnLayout) -> String? {
+        if case .null = value { return column.isOptional ? nil : "the value is null and the attribute is required" }
+        if case .enumeration(let description) = column.type {
+            let raw: String? =
+                switch (description.rawType, value) {
+                case (.string, .text(let text)): text
+                case (.int, .integer(let number)): String(number)
+                default: nil
+                }
+            guard let raw, description.cases.contains(where: { $0.rawValue == raw }) else {
+                return "\(value) is no raw value of the enum \(description.name)"
+            }
+            return nil
+        }
+        let fits: Bool =
+            switch (column.storage, value) {
+            case (.boolean, .bool), (.integer64, .integer), (.timestamp, .date), (.text, .text), (.json, .text),
+                (.bytes, .bytes), (.uuid, .uuid):
+                true
+            case (.integer16, .integer(let number)): Int16(exactly: number) != nil
+            case (.integer32, .integer(let number)): Int32(exactly: number) != nil
+            case (.double, .real(let number)): !number.isNaN
+            case (.float, .real(let number)): !number.isNaN && (number.isInfinite || Float(number).isFinite)
+            case (.decimal, .decimal(let text)): Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) != nil
+            default: false
+            }
+        return fits ? nil : "\(value) is not a value of type \(column.type?.schemaSpelling ?? "UUID")"
     }
 
     /// What the server's store holds of row `key`, for the scope check: its sync record and the
@@ -256,7 +299,7 @@ public final class SyncServer: SyncTransport {
             }
             try SyncBookkeeping.setEncoded(
                 DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
-            let limit = max(request.limit, 1)
+            let limit = min(max(request.limit, 1), Self.maximumPullLimit)
             let rows = try SyncBookkeeping.changes(after: since, limit: limit + 1, on: connection)
             let page = rows.prefix(limit)
             var changes = ChangeSet()

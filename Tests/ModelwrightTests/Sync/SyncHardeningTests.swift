@@ -206,3 +206,75 @@ struct SyncHardeningTests {
         }
     }
 }
+
+extension SyncHardeningTests {
+    /// Values no attribute of `SyncPlanner`'s Card may hold, by attribute: another kind, null
+    /// for a required attribute; and names the model does not have.
+    static let hostileValues: [(String, SyncValue)] = [
+        ("title", .integer(7)), ("title", .null), ("title", .bytes(Data([0xFF]))), ("title", .uuid(UUID())),
+        ("rating", .text("lots")), ("rating", .real(1.5)), ("rating", .null), ("rating", .bool(true)),
+        ("done", .text("yes")), ("done", .integer(Int64.max)), ("done", .null),
+        ("due", .text("tomorrow")), ("due", .integer(Int64.min)), ("due", .real(.infinity)),
+        ("owner", .integer(Int64.min)), ("owner", .decimal("1e400")),
+        ("parent", .text("not a UUID")), ("parent", .integer(1)),
+        ("ghost", .text("g")), ("id", .uuid(UUID())), ("_entity", .text("Label")),
+    ]
+
+    /// Drawn: pushes carrying a hostile value (another kind, null for a required attribute, an
+    /// unknown name, an extreme number) among good changes, and pulls with extreme limits and
+    /// cursors sent as JSON, are refused typed or served within bounds, never trap, and leave
+    /// the server's tables as they were; a device then syncs and reads its store.
+    @Test func hostileMessagesAreRefusedTypedAndChangeNothing() async throws {
+        for seed in 0..<Self.caseCount * 4 {
+            var random = SplitMix64(seed: 2_814, index: seed)
+            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            let server = try await SyncServer(store: serverStore)
+            let phone = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let engine = try await SyncEngine(store: phone, transport: server)
+            try await phone.performAndSave { try $0.insert(Card(title: "good", rating: 1)) }
+            try await engine.sync()
+            let before = try await Self.dump(serverStore)
+            let stamp = try Self.stamp()
+            let (name, value) = random.pick(Self.hostileValues)
+            var values: [String: SyncValue] = [
+                "title": .text("t"), "rating": .integer(0), "done": .bool(false), "owner": .text(""),
+            ]
+            values[name] = value
+            let key = RowKey(entity: "Card", id: UUID())
+            var changes = [
+                random.chance(0.5)
+                    ? RowChange.insert(key, values: values, at: stamp)
+                    : RowChange.update(key, values: [name: value], at: stamp)
+            ]
+            if random.chance(0.5) {
+                let good: [String: SyncValue] = [
+                    "title": .text("also"), "rating": .integer(2), "done": .bool(true), "owner": .text(""),
+                ]
+                changes.append(RowChange.insert(RowKey(entity: "Card", id: UUID()), values: good, at: stamp))
+            }
+            let response = try await Self.push(server, SyncPlanner.version, changes, nil)
+            switch response.refusal {
+            case .malformedMessage?, .changeRefused?: break
+            default: Issue.record("seed \(seed): \(name) = \(value) was answered \(response)")
+            }
+            #expect(try await Self.dump(serverStore) == before, "seed \(seed): a refused push changed the server")
+            let limits = [Int.max, Int.max - 1, Int(Int32.max), 0, -1, Int.min]
+            let cursors: [Int64?] = [nil, 0, Int64.max, Int64.min, -1]
+            let limit = random.pick(limits)
+            let cursor = random.pick(cursors)
+            let since = cursor.map { ",\"since\":\($0)" } ?? ""
+            let body = Data(
+                """
+                {"pull":{"protocolVersion":1,"device":"\(UUID().uuidString)","schema":{"model":"SyncPlanner","version":1,"checksum":"\(SyncPlanner.version.checksum)"},"limit":\(limit)\(since)}}
+                """.utf8)
+            let answer = try JSONDecoder().decode(SyncHTTPResponse.self, from: await server.handle(body, credentials: nil))
+            switch answer {
+            case .refusal: break
+            case .pull(let pull): #expect(pull.refusal != nil || pull.changes.rows.count <= SyncServer.maximumPullLimit)
+            case .push: Issue.record("seed \(seed): a pull was answered as a push")
+            }
+            try await engine.sync()
+            #expect(try await phone.performQuery { try $0.fetch(Card.request()) }.map(\.title) == ["good"])
+        }
+    }
+}
