@@ -141,10 +141,24 @@ public final class SyncEngine: Sendable {
 
     /// Stamps the history transactions of other authors not stamped yet (see the type's steps).
     private static func stampLocalChanges(_ context: WriteContext, wall: UInt64) throws {
+        try stampHistory(context, wall: wall, excludingAuthor: author) { merged, token in
+            try SyncBookkeeping.write(merged, cursor: nil, pending: token, on: context.connection)
+        }
+    }
+
+    /// Stamps the history transactions not written by `excludingAuthor` and not stamped yet,
+    /// merges each row's change into its sync record and hands the merged record to `write` with
+    /// its transaction's token. The device engine marks them pending; the server gives them
+    /// cursors (rows its app's own code wrote into the server store).
+    static func stampHistory(
+        _ context: WriteContext, wall: UInt64, excludingAuthor: String,
+        write: (_ merged: RowChange, _ token: Int64) throws -> Void
+    ) throws {
         let connection = context.connection
         let stamped = try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) }
         let transactions = try HistorySQL.fetch(
-            after: stamped.map(HistoryToken.init), author: nil, excludingAuthor: author, entity: nil, on: connection)
+            after: stamped.map(HistoryToken.init), author: nil, excludingAuthor: excludingAuthor, entity: nil,
+            on: connection)
         guard let last = transactions.last else { return }
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
         for transaction in transactions where !transaction.changes.isEmpty {
@@ -155,7 +169,7 @@ public final class SyncEngine: Sendable {
             }
             for change in changes.sortedChanges {
                 let merged = try SyncBookkeeping.change(of: change.key, on: connection)?.merged(with: change) ?? change
-                try SyncBookkeeping.write(merged, cursor: nil, pending: transaction.token.value, on: connection)
+                try write(merged, transaction.token.value)
             }
         }
         try SyncBookkeeping.save(clock, on: connection)

@@ -74,10 +74,33 @@ public final class SyncServer: SyncTransport {
         self.wallClock = wallClock
         self.authenticate = authenticate
         self.scopes = authenticate == nil ? nil : scopes
+        let recordsHistory = store.history != .disabled
+        self.recordsHistory = recordsHistory
+        let wall = wallClock()
         try await store.performAndSave(author: Self.author) { context in
             try SyncBookkeeping.prepare(on: context.connection)
             _ = try SyncBookkeeping.node(on: context.connection)
+            if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
         }
+    }
+
+    /// Whether the server's store records persistent history, from which the server learns of
+    /// rows written into it without sync.
+    private let recordsHistory: Bool
+
+    /// Gives a sync record and the next cursors to every row written into the server's store
+    /// without sync (before the server started, or by the app's own server code since), read
+    /// from the store's history after the last transaction recorded so: devices pull them as
+    /// any other change. Runs when the server starts and at the start of every request.
+    private static func recordOwnWrites(_ context: WriteContext, wall: UInt64) throws {
+        let connection = context.connection
+        var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+        let start = cursor
+        try SyncEngine.stampHistory(context, wall: wall, excludingAuthor: author) { merged, _ in
+            cursor += 1
+            try SyncBookkeeping.write(merged, cursor: cursor, pending: nil, on: connection)
+        }
+        if cursor != start { try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection) }
     }
 
     /// The model version the server serves.
@@ -118,9 +141,11 @@ public final class SyncServer: SyncTransport {
         let wall = wallClock()
         let drift = maximumDriftMilliseconds
         let scopes = self.scopes
+        let recordsHistory = self.recordsHistory
         do {
             let cursor = try await store.performAndSave(author: Self.author) { context in
                 let connection = context.connection
+                if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
                 var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
                 if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
                 try SyncBookkeeping.save(clock, on: connection)
@@ -277,8 +302,10 @@ public final class SyncServer: SyncTransport {
         }
         let scopes = self.scopes
         let now = wallClock()
+        let recordsHistory = self.recordsHistory
         return try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
+            if recordsHistory { try Self.recordOwnWrites(context, wall: now) }
             let since = request.since?.position ?? 0
             let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
             if request.since != nil, since < purged {

@@ -278,3 +278,53 @@ extension SyncHardeningTests {
         }
     }
 }
+
+extension SyncHardeningTests {
+    /// Drawn: rows the server's store holds without sync (written before the server started, or
+    /// by the app's server code later: inserts, updates, deletes) reach every device of their
+    /// owner, and only theirs, so each device equals the server's rows of its user.
+    @Test func rowsWrittenIntoTheServerStoreReachDevices() async throws {
+        for seed in 0..<Self.caseCount {
+            var random = SplitMix64(seed: 2_815, index: seed)
+            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server-app"))
+            var written: [Card] = []
+            func write(_ count: Int, _ random: inout SplitMix64) async throws {
+                var batch: [Card] = []
+                for index in 0..<count {
+                    batch.append(Card(title: "s\(index)", rating: Int64(random.next(below: 9)), owner: random.pick(["a", "b"])))
+                }
+                let cards = batch
+                try await serverStore.performAndSave { context in for card in cards { try context.insert(card) } }
+                written += batch
+            }
+            try await write(random.next(below: 4), &random)
+            let server = try await SyncServerTests.makeServer(serverStore)
+            var engines: [String: SyncEngine] = [:]
+            var stores: [String: Store] = [:]
+            for user in ["a", "b"] {
+                let store = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+                stores[user] = store
+                engines[user] = try await SyncEngine(store: store, transport: server.transport(credentials: "token-\(user)"))
+                try await engines[user]?.sync()
+            }
+            try await write(random.next(below: 4), &random)
+            if let changed = written.first, random.chance(0.5) {
+                var card = changed
+                card.title = "edited on the server"
+                let edited = card
+                try await serverStore.performAndSave { try $0.update(edited) }
+            }
+            if let gone = written.last, random.chance(0.5) {
+                try await serverStore.performAndSave { try $0.delete(gone.id) }
+            }
+            let onServer = try await serverStore.performQuery { try $0.fetch(Card.request()) }
+            for user in ["a", "b"] {
+                try await engines[user]?.sync()
+                let cards = try await #require(stores[user]).performQuery { try $0.fetch(Card.request()) }
+                #expect(
+                    Set(cards) == Set(onServer.filter { $0.owner == user }),
+                    "seed \(seed): \(user)'s device holds \(cards.map(\.title)), the server \(onServer.map(\.title))")
+            }
+        }
+    }
+}
