@@ -254,6 +254,15 @@ public final class SyncEngine: Sendable {
             }
             let response = try await transport.pull(
                 PullRequest(device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit))
+            if case .cursorAhead = response.refusal {
+                // The server gave out cursors it no longer has: it was restored from an earlier
+                // copy. Send it everything this device knows again, and pull from the beginning.
+                try await store.performAndSave(author: Self.author) { context in
+                    try SyncBookkeeping.resend(on: context.connection)
+                }
+                _ = try await push()
+                continue
+            }
             if case .cursorExpired = response.refusal {
                 // Tombstones the device had not pulled were purged: start again from the beginning.
                 try await store.performAndSave(author: Self.author) { context in

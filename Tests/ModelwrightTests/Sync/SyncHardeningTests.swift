@@ -328,3 +328,51 @@ extension SyncHardeningTests {
         }
     }
 }
+
+extension SyncHardeningTests {
+    /// Drawn: the server's store is restored from a copy taken before devices synced some of
+    /// their changes; a device whose cursor is beyond the restored server's newest is refused
+    /// with ``SyncError/cursorAhead(since:newest:)``, sends everything it knows again and pulls
+    /// from the beginning, and every device converges on the server.
+    @Test func aServerRestoredFromACopyConverges() async throws {
+        for seed in 0..<Self.caseCount / 2 {
+            var random = SplitMix64(seed: 2_816, index: seed)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-restore-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let live = folder.appendingPathComponent("server.sqlite")
+            let copy = folder.appendingPathComponent("copy.sqlite")
+            let x = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let y = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let early = random.next(below: 3)
+            let late = 1 + random.next(below: 4)
+            do {
+                let store = try Store(url: live, schema: SyncPlanner.schema, history: .enabled(author: "server"))
+                let server = try await SyncServer(store: store)
+                try await x.performAndSave { context in for index in 0..<early { try context.insert(Card(title: "early \(index)")) } }
+                try await SyncEngine(store: x, transport: server).sync()
+            }
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: live.path + suffix) {
+                try FileManager.default.copyItem(atPath: live.path + suffix, toPath: copy.path + suffix)
+            }
+            do {
+                let store = try Store(url: live, schema: SyncPlanner.schema, history: .enabled(author: "server"))
+                let server = try await SyncServer(store: store)
+                try await x.performAndSave { context in for index in 0..<late { try context.insert(Card(title: "late \(index)")) } }
+                try await SyncEngine(store: x, transport: server).sync()
+            }
+            let restored = try Store(url: copy, schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            let server = try await SyncServer(store: restored)
+            let ex = try await SyncEngine(store: x, transport: server)
+            let ey = try await SyncEngine(store: y, transport: server)
+            try await ex.sync()
+            try await ey.sync()
+            try await ex.sync()
+            let sx = try await SyncSnapshot.read(x)
+            let sy = try await SyncSnapshot.read(y)
+            let ss = try await SyncSnapshot.read(restored)
+            #expect(ss.rows.count == early + late, "seed \(seed): the restored server holds \(ss)")
+            #expect(sx == ss && sy == ss, "seed \(seed): x \(sx), y \(sy), server \(ss)")
+        }
+    }
+}
