@@ -192,6 +192,8 @@ public final class SyncEngine: Sendable {
         else { return [] }
         let key = RowKey(entity: entity.name, id: id)
         if change.kind == .insert {
+            // An undone delete: the links pulled while the row was gone come back with it.
+            try context.restoreLinks(to: id, entity: entity)
             var result = [RowChange.insert(key, values: values, at: stamp)]
             for relationship in entity.relationships where relationship.cardinality == .toMany {
                 result += try linkChanges(of: id, entity: entity, relationship: relationship.name, at: stamp, context)

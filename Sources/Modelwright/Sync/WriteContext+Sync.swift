@@ -160,9 +160,10 @@ extension WriteContext {
         history.updated([id], columns: [link.relationship], entity: entity.name)
     }
 
-    /// A row just arrived: the links other rows hold to it, which could not be added while it was
-    /// missing, are added now.
-    private func restoreLinks(to id: UUID, entity: EntityLayout) throws {
+    /// A row just arrived (pulled, or inserted again on this device to undo its delete): the links
+    /// other rows hold to it in sync's records, which could not be added while it was missing,
+    /// are added now.
+    func restoreLinks(to id: UUID, entity: EntityLayout) throws {
         for source in layout.entities.values where !source.isAbstract {
             for relationship in source.relationships where relationship.cardinality == .toMany {
                 guard try layout.entity(relationship.destination).table == entity.table,

@@ -376,3 +376,42 @@ extension SyncHardeningTests {
         }
     }
 }
+
+extension SyncHardeningTests {
+    /// Drawn: one device deletes a label while another links cards to it; after they sync, the
+    /// first undoes the delete (inserts the label again with its ID); every device and the
+    /// server then hold the same rows and links, the resurrected label's links included.
+    @Test func anUndoneDeleteGetsItsLinksBack() async throws {
+        for seed in 0..<Self.caseCount {
+            var random = SplitMix64(seed: 2_817, index: seed)
+            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            let server = try await SyncServer(store: serverStore)
+            let p = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let q = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let ep = try await SyncEngine(store: p, transport: server)
+            let eq = try await SyncEngine(store: q, transport: server)
+            let cards = (0..<(1 + random.next(below: 3))).map { Card(title: "c\($0)") }
+            let label = Label(name: "l")
+            try await p.performAndSave { context in
+                for card in cards { try context.insert(card) }
+                try context.insert(label)
+            }
+            try await ep.sync()
+            try await eq.sync()
+            try await p.performAndSave { try $0.delete(label.id) }
+            let linked = cards.filter { _ in random.chance(0.7) }
+            try await q.performAndSave { context in
+                for card in linked { try context.link(card.id, to: label.id) { $0.labels } }
+            }
+            let engines = random.chance(0.5) ? [eq, ep, eq, ep] : [ep, eq, ep, eq]
+            for engine in engines { try await engine.sync() }
+            try await p.performAndSave { try $0.insert(label) }
+            for engine in (random.chance(0.5) ? [ep, eq, ep] : [eq, ep, eq, ep]) { try await engine.sync() }
+            let sp = try await SyncSnapshot.read(p)
+            let sq = try await SyncSnapshot.read(q)
+            let ss = try await SyncSnapshot.read(serverStore)
+            #expect(sp == ss && sq == ss, "seed \(seed): p \(sp.links), q \(sq.links), server \(ss.links)")
+            #expect(ss.links.count == linked.count, "seed \(seed): the server holds \(ss.links)")
+        }
+    }
+}
