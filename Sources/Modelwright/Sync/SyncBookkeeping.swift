@@ -179,7 +179,8 @@ enum SyncBookkeeping {
         defer { statement.reset() }
         statement.bind(stamped, 1)
         try statement.run()
-        let forget = try connection.statement("DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged')")
+        let forget = try connection.statement(
+            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged')")
         defer { forget.reset() }
         try forget.run()
     }

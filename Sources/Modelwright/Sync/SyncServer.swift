@@ -199,7 +199,8 @@ public final class SyncServer: SyncTransport {
             }
             if let problem = problem(with: stamped.value, for: column) {
                 throw SyncError.malformedMessage(
-                    field: "changes[\(change.key)].\(name)", reason: "\(problem): send a value of \(entity.name).\(name)'s type")
+                    field: "changes[\(change.key)].\(name)",
+                    reason: "\(problem): send a value of \(entity.name).\(name)'s type")
             }
         }
         for link in change.links.keys {
@@ -256,12 +257,14 @@ public final class SyncServer: SyncTransport {
         guard let concrete = try context.concreteEntity(of: key.id, in: entity) else { return rows }
         guard concrete.name == entity.name else {
             throw SyncError.changeRefused(
-                row: key, reason: "the row \(key.id) is a \(concrete.name), not a \(entity.name): send it as \(concrete.name)")
+                row: key,
+                reason: "the row \(key.id) is a \(concrete.name), not a \(entity.name): send it as \(concrete.name)")
         }
         guard let values = try context.syncValues(of: key.id, in: entity) else { return rows }
         let origin = HybridTimestamp(
             milliseconds: 0, counter: 0, node: SyncNodeID(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))
-        rows.append(RowChange(key: key, inserted: origin, attributes: values.mapValues { StampedValue($0, at: origin) }))
+        rows.append(
+            RowChange(key: key, inserted: origin, attributes: values.mapValues { StampedValue($0, at: origin) }))
         return rows
     }
 

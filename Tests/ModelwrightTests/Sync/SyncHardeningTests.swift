@@ -48,7 +48,8 @@ struct SyncHardeningTests {
         try await store.performQuery { context in
             var out: [String] = []
             let tables = try context.connection.statement(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mw\\_history%' ESCAPE '\\' ORDER BY name")
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mw\\_history%' ESCAPE '\\' ORDER BY name"
+            )
             var names: [String] = []
             while try tables.step() { names.append(tables.string(0)) }
             tables.reset()
@@ -105,7 +106,9 @@ struct SyncHardeningTests {
                 changes.append(
                     RowChange.insert(
                         bCard,
-                        values: ["title": .text("taken"), "rating": .integer(0), "done": .bool(false), "owner": .text("a")],
+                        values: [
+                            "title": .text("taken"), "rating": .integer(0), "done": .bool(false), "owner": .text("a"),
+                        ],
                         at: stamp))
             case 3: changes.append(RowChange.delete(bCard, at: stamp))
             case 4: changes.append(RowChange.link(own, "labels", to: bLabel, at: stamp))
@@ -141,7 +144,11 @@ struct SyncHardeningTests {
             let id = UUID()
             let inserted = try await Self.push(
                 server, SyncHierarchy.version,
-                [RowChange.insert(RowKey(entity: real, id: id), values: ["title": .text("B's"), "owner": .text("b")], at: try Self.stamp())],
+                [
+                    RowChange.insert(
+                        RowKey(entity: real, id: id), values: ["title": .text("B's"), "owner": .text("b")],
+                        at: try Self.stamp())
+                ],
                 "token-b")
             #expect(inserted.refusal == nil)
             let before = try await Self.dump(serverStore)
@@ -267,7 +274,8 @@ extension SyncHardeningTests {
                 """
                 {"pull":{"protocolVersion":1,"device":"\(UUID().uuidString)","schema":{"model":"SyncPlanner","version":1,"checksum":"\(SyncPlanner.version.checksum)"},"limit":\(limit)\(since)}}
                 """.utf8)
-            let answer = try JSONDecoder().decode(SyncHTTPResponse.self, from: await server.handle(body, credentials: nil))
+            let answer = try JSONDecoder().decode(
+                SyncHTTPResponse.self, from: await server.handle(body, credentials: nil))
             switch answer {
             case .refusal: break
             case .pull(let pull): #expect(pull.refusal != nil || pull.changes.rows.count <= SyncServer.maximumPullLimit)
@@ -291,7 +299,8 @@ extension SyncHardeningTests {
             func write(_ count: Int, _ random: inout SplitMix64) async throws {
                 var batch: [Card] = []
                 for index in 0..<count {
-                    batch.append(Card(title: "s\(index)", rating: Int64(random.next(below: 9)), owner: random.pick(["a", "b"])))
+                    batch.append(
+                        Card(title: "s\(index)", rating: Int64(random.next(below: 9)), owner: random.pick(["a", "b"])))
                 }
                 let cards = batch
                 try await serverStore.performAndSave { context in for card in cards { try context.insert(card) } }
@@ -304,7 +313,8 @@ extension SyncHardeningTests {
             for user in ["a", "b"] {
                 let store = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
                 stores[user] = store
-                engines[user] = try await SyncEngine(store: store, transport: server.transport(credentials: "token-\(user)"))
+                engines[user] = try await SyncEngine(
+                    store: store, transport: server.transport(credentials: "token-\(user)"))
                 try await engines[user]?.sync()
             }
             try await write(random.next(below: 4), &random)
@@ -349,7 +359,9 @@ extension SyncHardeningTests {
             do {
                 let store = try Store(url: live, schema: SyncPlanner.schema, history: .enabled(author: "server"))
                 let server = try await SyncServer(store: store)
-                try await x.performAndSave { context in for index in 0..<early { try context.insert(Card(title: "early \(index)")) } }
+                try await x.performAndSave { context in
+                    for index in 0..<early { try context.insert(Card(title: "early \(index)")) }
+                }
                 try await SyncEngine(store: x, transport: server).sync()
             }
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: live.path + suffix) {
@@ -358,7 +370,9 @@ extension SyncHardeningTests {
             do {
                 let store = try Store(url: live, schema: SyncPlanner.schema, history: .enabled(author: "server"))
                 let server = try await SyncServer(store: store)
-                try await x.performAndSave { context in for index in 0..<late { try context.insert(Card(title: "late \(index)")) } }
+                try await x.performAndSave { context in
+                    for index in 0..<late { try context.insert(Card(title: "late \(index)")) }
+                }
                 try await SyncEngine(store: x, transport: server).sync()
             }
             let restored = try Store(url: copy, schema: SyncPlanner.schema, history: .enabled(author: "server"))
