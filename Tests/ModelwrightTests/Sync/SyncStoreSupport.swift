@@ -147,8 +147,7 @@ struct SyncSnapshot: Equatable, CustomStringConvertible {
                     snapshot.rows[RowKey(entity: entity.name, id: id)] = try context.syncValues(of: id, in: entity)
                 }
             }
-            let card = try context.layout.entity("Card")
-            if let table = try context.syncLinkTable("labels", of: card) {
+            if let card = context.layout.entities["Card"], let table = try context.syncLinkTable("labels", of: card) {
                 let statement = try context.connection.statement(
                     "SELECT \"source\", \"destination\" FROM \(quoted(table.table))")
                 while try statement.step() {
