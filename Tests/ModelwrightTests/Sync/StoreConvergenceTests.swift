@@ -128,7 +128,17 @@ import Testing
                 }
                 do { try await engine.sync() } catch { counts.failedSyncs += 1 }
                 device.network.interleave(nil)
-                for (key, value) in during.withLock({ $0 }) {
+                // A local write made during the sync is stamped after every change the sync
+                // pulled before it, so no pulled value may have replaced it.
+                let written = during.withLock { $0 }
+                var lastWritten: [RowKey: SyncValue] = [:]
+                for (key, value) in written { lastWritten[key] = value }
+                let now = try await SyncSnapshot.read(store)
+                for (key, value) in lastWritten.sorted(by: { $0.key < $1.key }) {
+                    guard let row = now.rows[key] else { continue }
+                    #expect(row["title"] == value, "seed \(seed): a local write during a sync was overwritten by a pull")
+                }
+                for (key, value) in written {
                     oracle.writes[key, default: [:]]["title", default: []].append((index, value))
                     counts.interleaved += 1
                 }
