@@ -302,10 +302,8 @@ public final class SyncEngine: Sendable {
         }
         // A pulled delete of a row a local row still links to: settled as the server settles it.
         try context.syncSettleDanglingReferences(
-            onlyDeleted: true, stamp: { try clock.tick(wallMilliseconds: wall) }
-        ) { row in
-            try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? 0, on: connection)
-        }
+            onlyDeleted: true, stamp: { try clock.tick(wallMilliseconds: wall) },
+            write: { row in try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? 0, on: connection) })
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
     }

@@ -135,7 +135,8 @@ public final class SyncServer: SyncTransport {
                     var rows = [merged]
                     if let (constraint, other) = try context.syncUniquenessConflict(of: merged) {
                         let resolved = try Self.resolve(
-                            merged, against: other, constraint: constraint, stamp: try clock.tick(wallMilliseconds: wall),
+                            merged, against: other, constraint: constraint,
+                            stamp: try clock.tick(wallMilliseconds: wall),
                             context)
                         rows = resolved.rows
                         resolutions.append(resolved.resolution)
@@ -153,11 +154,11 @@ public final class SyncServer: SyncTransport {
                     }
                 }
                 try context.syncSettleDanglingReferences(
-                    onlyDeleted: false, stamp: { try clock.tick(wallMilliseconds: wall) }
-                ) { row in
-                    cursor += 1
-                    try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
-                }
+                    onlyDeleted: false, stamp: { try clock.tick(wallMilliseconds: wall) },
+                    write: { row in
+                        cursor += 1
+                        try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
+                    })
                 try SyncBookkeeping.save(clock, on: connection)
                 try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
                 return (cursor, resolutions)
@@ -188,7 +189,9 @@ public final class SyncServer: SyncTransport {
         else {
             throw SyncError.changeRefused(
                 row: row.key,
-                reason: "its (\(constraint.joined(separator: ", "))) is already row \(other.uuidString)'s, which sync does not know")
+                reason:
+                    "its (\(constraint.joined(separator: ", "))) is already row \(other.uuidString)'s, which sync does not know"
+            )
         }
         return try context.syncResolve(row, into: survivor, by: rule, constraint: constraint, at: stamp)
     }

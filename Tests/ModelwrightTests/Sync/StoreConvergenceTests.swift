@@ -136,7 +136,8 @@ import Testing
                 let now = try await SyncSnapshot.read(store)
                 for (key, value) in lastWritten.sorted(by: { $0.key < $1.key }) {
                     guard let row = now.rows[key] else { continue }
-                    #expect(row["title"] == value, "seed \(seed): a local write during a sync was overwritten by a pull")
+                    #expect(
+                        row["title"] == value, "seed \(seed): a local write during a sync was overwritten by a pull")
                 }
                 for (key, value) in written {
                     oracle.writes[key, default: [:]]["title", default: []].append((index, value))

@@ -321,7 +321,8 @@ struct DeletedReferenceSyncTests {
             for _ in 0..<(2 + random.next(below: 2)) {
                 let store = try Store.inMemory(schema: UniqueSyncModel.schema, history: .enabled(author: "app"))
                 stores.append(store)
-                engines.append(try await SyncEngine(store: store, transport: server, pullLimit: 1 + random.next(below: 4)))
+                engines.append(
+                    try await SyncEngine(store: store, transport: server, pullLimit: 1 + random.next(below: 4)))
             }
             let parent = UParent(name: "p")
             try await stores[0].performAndSave { try $0.insert(parent) }
@@ -354,7 +355,9 @@ struct DeletedReferenceSyncTests {
             }
             outcomes[rule] += 1
         }
-        print("DeletedReferenceSyncTests: \(Self.caseCount) cases (nullify \(outcomes[0]), cascade \(outcomes[1]), deny \(outcomes[2]))")
+        print(
+            "DeletedReferenceSyncTests: \(Self.caseCount) cases (nullify \(outcomes[0]), cascade \(outcomes[1]), deny \(outcomes[2]))"
+        )
     }
 }
 
