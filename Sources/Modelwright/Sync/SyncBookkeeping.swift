@@ -235,6 +235,20 @@ enum SyncBookkeeping {
         return result
     }
 
+    /// Every row whose stored change mentions `id` anywhere (a value or a link's target): the
+    /// candidates that may refer to row `id`, each read back for the caller to check.
+    static func rows(mentioning id: UUID, on connection: some DatabaseConnection) throws -> [RowChange] {
+        let statement = try connection.statement(
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE ? ORDER BY \"entity\", \"id\"")
+        defer { statement.reset() }
+        statement.bind("%\(id.uuidString)%", 1)
+        var result: [RowChange] = []
+        while try statement.step() {
+            result.append(try decode(statement.string(0)))
+        }
+        return result
+    }
+
     // MARK: - Links
 
     /// The pairs of `joinTable` last seen, where `column` (`source` or `destination`) is `id`.

@@ -291,14 +291,44 @@ public final class SyncEngine: Sendable {
         try stampLocalChanges(context, wall: wall)
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
         if let latest = response.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
-        for change in response.changes.sortedChanges {
+        let stamped = try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) }
+        // Deletes first: a row the server deleted to resolve a uniqueness conflict goes before the
+        // row that kept its values arrives.
+        let page = response.changes.sortedChanges
+        for change in page.filter({ !$0.isAlive }) + page.filter(\.isAlive) {
             let existing = try SyncBookkeeping.change(of: change.key, on: connection)
             let merged = existing?.merged(with: change) ?? change
             guard merged != existing else { continue }
-            try context.materialize(merged)
             let pending = try SyncBookkeeping.marks(of: change.key, on: connection).pending
-            try SyncBookkeeping.write(merged, cursor: nil, pending: pending, on: connection)
+            guard let (constraint, other) = try context.syncUniquenessConflict(of: merged) else {
+                try context.materialize(merged)
+                try SyncBookkeeping.write(merged, cursor: nil, pending: pending, on: connection)
+                continue
+            }
+            // A local row the server has not seen holds the pulled row's unique values: resolve
+            // as the server will when it arrives, the server's row surviving, and push the outcome.
+            let entity = try context.layout.entity(merged.key.entity)
+            guard let rule = context.syncUniqueness(of: entity),
+                let concrete = try context.concreteEntity(of: other, in: entity),
+                let loser = try SyncBookkeeping.change(of: RowKey(entity: concrete.name, id: other), on: connection)
+            else {
+                throw SyncError.changeRefused(
+                    row: merged.key,
+                    reason:
+                        "its (\(constraint.joined(separator: ", "))) is already local row \(other.uuidString)'s; mark \(entity.name) '@sync(unique: merge)' or '@sync(unique: reject)'"
+                )
+            }
+            let resolved = try context.syncResolve(
+                loser, into: merged, by: rule, constraint: constraint, at: try clock.tick(wallMilliseconds: wall))
+            for row in resolved.rows {
+                try context.materialize(row)
+                try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? pending ?? 0, on: connection)
+            }
         }
+        // A pulled delete of a row a local row still links to: settled as the server settles it.
+        try context.syncSettleDanglingReferences(
+            onlyDeleted: true, stamp: { try clock.tick(wallMilliseconds: wall) },
+            write: { row in try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? 0, on: connection) })
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
     }

@@ -143,14 +143,14 @@ public final class SyncServer: SyncTransport {
         let scopes = self.scopes
         let recordsHistory = self.recordsHistory
         do {
-            let cursor = try await store.performAndSave(author: Self.author) { context in
+            let (cursor, resolutions) = try await store.performAndSave(author: Self.author) { context in
                 let connection = context.connection
                 if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
                 var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
                 if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
-                try SyncBookkeeping.save(clock, on: connection)
                 try Self.bind(request.device, to: user, on: connection)
                 var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+                var resolutions: [ConstraintResolution] = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
@@ -163,26 +163,71 @@ public final class SyncServer: SyncTransport {
                     }
                     let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
-                    do {
-                        try context.materialize(merged)
-                    } catch let error as SyncError {
-                        throw error
-                    } catch {
-                        throw SyncError.changeRefused(row: change.key, reason: "\(error)")
+                    var rows = [merged]
+                    if let (constraint, other) = try context.syncUniquenessConflict(of: merged) {
+                        let resolved = try Self.resolve(
+                            merged, against: other, constraint: constraint,
+                            stamp: try clock.tick(wallMilliseconds: wall),
+                            context)
+                        rows = resolved.rows
+                        resolutions.append(resolved.resolution)
                     }
-                    cursor += 1
-                    try SyncBookkeeping.write(merged, cursor: cursor, pending: nil, on: connection)
+                    for row in rows {
+                        do {
+                            try context.materialize(row)
+                        } catch let error as SyncError {
+                            throw error
+                        } catch {
+                            throw SyncError.changeRefused(row: row.key, reason: "\(error)")
+                        }
+                        cursor += 1
+                        try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
+                    }
                 }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: request.changes, user: user, scopes: scopes, context: context)
                 }
+                try context.syncSettleDanglingReferences(
+                    onlyDeleted: false, stamp: { try clock.tick(wallMilliseconds: wall) },
+                    write: { row in
+                        cursor += 1
+                        try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
+                    })
+                try SyncBookkeeping.save(clock, on: connection)
                 try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
-                return cursor
+                return (cursor, resolutions)
             }
-            return PushResponse(acknowledged: request.through, cursor: SyncCursor(cursor))
+            return PushResponse(acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions)
         } catch let error as SyncError {
             return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
         }
+    }
+
+    /// Resolves a pushed row that holds the values of row `other` for `constraint` by the
+    /// entity's ``EntityDescription/syncUniqueness``: the row the server already holds survives.
+    /// Without a rule the push is refused, with the fix.
+    private static func resolve(
+        _ row: RowChange, against other: UUID, constraint: [String], stamp: HybridTimestamp, _ context: WriteContext
+    ) throws -> (rows: [RowChange], resolution: ConstraintResolution) {
+        let entity = try context.layout.entity(row.key.entity)
+        guard let rule = context.syncUniqueness(of: entity) else {
+            throw SyncError.changeRefused(
+                row: row.key,
+                reason:
+                    "its (\(constraint.joined(separator: ", "))) is already row \(other.uuidString)'s; mark \(entity.name) '@sync(unique: merge)' or '@sync(unique: reject)' so the server resolves such rows"
+            )
+        }
+        guard let concrete = try context.concreteEntity(of: other, in: entity),
+            let survivor = try SyncBookkeeping.change(
+                of: RowKey(entity: concrete.name, id: other), on: context.connection)
+        else {
+            throw SyncError.changeRefused(
+                row: row.key,
+                reason:
+                    "its (\(constraint.joined(separator: ", "))) is already row \(other.uuidString)'s, which sync does not know"
+            )
+        }
+        return try context.syncResolve(row, into: survivor, by: rule, constraint: constraint, at: stamp)
     }
 
     /// Throws unless every part of `change` names something the model has: a concrete entity,
