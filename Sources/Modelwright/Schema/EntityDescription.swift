@@ -47,6 +47,11 @@ public struct EntityDescription: Sendable, Equatable, Codable {
     /// Core Data's version hash modifier: a value that changes the checksum, to mark a change
     /// the structure does not show (a new transformer, say) as a new store version.
     public var versionHashModifier: String?
+    /// How the sync server resolves two rows that break a uniqueness constraint of this entity
+    /// (`@sync(unique: merge|reject)`); `nil` when the model says nothing, and then such a push
+    /// is refused. Sync reads it at run time; it is not part of the checksum, since it does not
+    /// shape the store.
+    public var syncUniqueness: SyncUniqueness?
 
     /// Creates an entity description.
     public init(
@@ -60,7 +65,8 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         searchableAttributes: [String] = [],
         defaultSort: [SortDescription] = [],
         renamedFrom: String? = nil,
-        versionHashModifier: String? = nil
+        versionHashModifier: String? = nil,
+        syncUniqueness: SyncUniqueness? = nil
     ) {
         self.name = name
         self.parent = parent
@@ -73,7 +79,18 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         self.defaultSort = defaultSort
         self.renamedFrom = renamedFrom
         self.versionHashModifier = versionHashModifier
+        self.syncUniqueness = syncUniqueness
     }
+}
+
+/// What the sync server does with a pushed row whose values for a uniqueness constraint are
+/// already another row's (`@sync(unique: …)`).
+public enum SyncUniqueness: String, Sendable, Equatable, Codable, CaseIterable {
+    /// The pushed row is folded into the row the server already holds (each attribute by its
+    /// latest write, as `upsert` merges), references to it are moved to that row, and it is deleted.
+    case merge
+    /// The pushed row is deleted: the row that reached the server first keeps the values.
+    case reject
 }
 
 /// One key of a default sort order.

@@ -75,7 +75,7 @@ extension WriteContext {
     }
 
     /// The uniqueness constraints on the entity's table whose columns the entity's records all have.
-    private func uniquenessConstraints(coveredBy entity: EntityLayout) -> [[String]] {
+    func uniquenessConstraints(coveredBy entity: EntityLayout) -> [[String]] {
         let columns = Set(entity.columns.map(\.key))
         let constraints = layout.schema.entities
             .filter { layout.entities[$0.name]?.table == entity.table }

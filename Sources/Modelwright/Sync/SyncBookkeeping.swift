@@ -168,6 +168,23 @@ enum SyncBookkeeping {
         return result
     }
 
+    /// Marks every row the device knows as pending again and forgets its pull cursor, for a server
+    /// that lost what it had acknowledged (restored from an earlier copy): the next push sends
+    /// everything again (merges are idempotent, so what the server still has is unchanged) and
+    /// the next pull starts from the beginning.
+    static func resend(on connection: some DatabaseConnection) throws {
+        let stamped = try value("stamped", on: connection).flatMap { Int64($0) } ?? 0
+        if try value("stamped", on: connection) == nil { try setValue("0", for: "stamped", on: connection) }
+        let statement = try connection.statement("UPDATE \(quoted(rows)) SET \"pending\" = ?")
+        defer { statement.reset() }
+        statement.bind(stamped, 1)
+        try statement.run()
+        let forget = try connection.statement(
+            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged')")
+        defer { forget.reset() }
+        try forget.run()
+    }
+
     /// Clears the pending mark of every row whose local changes were all made by `token`.
     static func acknowledge(through token: Int64, on connection: some DatabaseConnection) throws {
         let statement = try connection.statement(
@@ -214,6 +231,20 @@ enum SyncBookkeeping {
         while try statement.step() {
             let change = try decode(statement.string(0))
             if change.isAlive, change.links[link]?.isPresent == true { result.append(change) }
+        }
+        return result
+    }
+
+    /// Every row whose stored change mentions `id` anywhere (a value or a link's target): the
+    /// candidates that may refer to row `id`, each read back for the caller to check.
+    static func rows(mentioning id: UUID, on connection: some DatabaseConnection) throws -> [RowChange] {
+        let statement = try connection.statement(
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE ? ORDER BY \"entity\", \"id\"")
+        defer { statement.reset() }
+        statement.bind("%\(id.uuidString)%", 1)
+        var result: [RowChange] = []
+        while try statement.step() {
+            result.append(try decode(statement.string(0)))
         }
         return result
     }

@@ -141,10 +141,24 @@ public final class SyncEngine: Sendable {
 
     /// Stamps the history transactions of other authors not stamped yet (see the type's steps).
     private static func stampLocalChanges(_ context: WriteContext, wall: UInt64) throws {
+        try stampHistory(context, wall: wall, excludingAuthor: author) { merged, token in
+            try SyncBookkeeping.write(merged, cursor: nil, pending: token, on: context.connection)
+        }
+    }
+
+    /// Stamps the history transactions not written by `excludingAuthor` and not stamped yet,
+    /// merges each row's change into its sync record and hands the merged record to `write` with
+    /// its transaction's token. The device engine marks them pending; the server gives them
+    /// cursors (rows its app's own code wrote into the server store).
+    static func stampHistory(
+        _ context: WriteContext, wall: UInt64, excludingAuthor: String,
+        write: (_ merged: RowChange, _ token: Int64) throws -> Void
+    ) throws {
         let connection = context.connection
         let stamped = try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) }
         let transactions = try HistorySQL.fetch(
-            after: stamped.map(HistoryToken.init), author: nil, excludingAuthor: author, entity: nil, on: connection)
+            after: stamped.map(HistoryToken.init), author: nil, excludingAuthor: excludingAuthor, entity: nil,
+            on: connection)
         guard let last = transactions.last else { return }
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
         for transaction in transactions where !transaction.changes.isEmpty {
@@ -155,7 +169,7 @@ public final class SyncEngine: Sendable {
             }
             for change in changes.sortedChanges {
                 let merged = try SyncBookkeeping.change(of: change.key, on: connection)?.merged(with: change) ?? change
-                try SyncBookkeeping.write(merged, cursor: nil, pending: transaction.token.value, on: connection)
+                try write(merged, transaction.token.value)
             }
         }
         try SyncBookkeeping.save(clock, on: connection)
@@ -178,6 +192,8 @@ public final class SyncEngine: Sendable {
         else { return [] }
         let key = RowKey(entity: entity.name, id: id)
         if change.kind == .insert {
+            // An undone delete: the links pulled while the row was gone come back with it.
+            try context.restoreLinks(to: id, entity: entity)
             var result = [RowChange.insert(key, values: values, at: stamp)]
             for relationship in entity.relationships where relationship.cardinality == .toMany {
                 result += try linkChanges(of: id, entity: entity, relationship: relationship.name, at: stamp, context)
@@ -240,6 +256,15 @@ public final class SyncEngine: Sendable {
             }
             let response = try await transport.pull(
                 PullRequest(device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit))
+            if case .cursorAhead = response.refusal {
+                // The server gave out cursors it no longer has: it was restored from an earlier
+                // copy. Send it everything this device knows again, and pull from the beginning.
+                try await store.performAndSave(author: Self.author) { context in
+                    try SyncBookkeeping.resend(on: context.connection)
+                }
+                _ = try await push()
+                continue
+            }
             if case .cursorExpired = response.refusal {
                 // Tombstones the device had not pulled were purged: start again from the beginning.
                 try await store.performAndSave(author: Self.author) { context in
@@ -266,14 +291,44 @@ public final class SyncEngine: Sendable {
         try stampLocalChanges(context, wall: wall)
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
         if let latest = response.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
-        for change in response.changes.sortedChanges {
+        let stamped = try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) }
+        // Deletes first: a row the server deleted to resolve a uniqueness conflict goes before the
+        // row that kept its values arrives.
+        let page = response.changes.sortedChanges
+        for change in page.filter({ !$0.isAlive }) + page.filter(\.isAlive) {
             let existing = try SyncBookkeeping.change(of: change.key, on: connection)
             let merged = existing?.merged(with: change) ?? change
             guard merged != existing else { continue }
-            try context.materialize(merged)
             let pending = try SyncBookkeeping.marks(of: change.key, on: connection).pending
-            try SyncBookkeeping.write(merged, cursor: nil, pending: pending, on: connection)
+            guard let (constraint, other) = try context.syncUniquenessConflict(of: merged) else {
+                try context.materialize(merged)
+                try SyncBookkeeping.write(merged, cursor: nil, pending: pending, on: connection)
+                continue
+            }
+            // A local row the server has not seen holds the pulled row's unique values: resolve
+            // as the server will when it arrives, the server's row surviving, and push the outcome.
+            let entity = try context.layout.entity(merged.key.entity)
+            guard let rule = context.syncUniqueness(of: entity),
+                let concrete = try context.concreteEntity(of: other, in: entity),
+                let loser = try SyncBookkeeping.change(of: RowKey(entity: concrete.name, id: other), on: connection)
+            else {
+                throw SyncError.changeRefused(
+                    row: merged.key,
+                    reason:
+                        "its (\(constraint.joined(separator: ", "))) is already local row \(other.uuidString)'s; mark \(entity.name) '@sync(unique: merge)' or '@sync(unique: reject)'"
+                )
+            }
+            let resolved = try context.syncResolve(
+                loser, into: merged, by: rule, constraint: constraint, at: try clock.tick(wallMilliseconds: wall))
+            for row in resolved.rows {
+                try context.materialize(row)
+                try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? pending ?? 0, on: connection)
+            }
         }
+        // A pulled delete of a row a local row still links to: settled as the server settles it.
+        try context.syncSettleDanglingReferences(
+            onlyDeleted: true, stamp: { try clock.tick(wallMilliseconds: wall) },
+            write: { row in try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? 0, on: connection) })
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
     }

@@ -28,6 +28,13 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     /// The pull's cursor is before tombstones the server has purged: the device must start again
     /// from the beginning (a pull without a cursor).
     case cursorExpired(since: SyncCursor, purgedThrough: SyncCursor)
+    /// The pull's cursor is beyond the newest the server has given out: the server was restored
+    /// from an earlier copy, or the cursor was forged. The device must start again from the
+    /// beginning (a pull without a cursor) and send everything it has again.
+    case cursorAhead(since: SyncCursor, newest: SyncCursor)
+    /// The request names a device that pulls for another user: a device ID is bound to the user
+    /// of its first authenticated request.
+    case deviceOfAnotherUser(device: SyncNodeID)
     /// The server could not answer (its store failed, say); nothing of the request was applied.
     case serverFailure(reason: String)
     /// The device store does not record persistent history, which the engine reads its changes from.
@@ -56,6 +63,10 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
             "the change to \(row) touches a row this user may not see or change; nothing of the push was applied"
         case .cursorExpired(let since, let purged):
             "the pull's cursor \(since.position) is before tombstones the server purged (through \(purged.position)): pull again from the beginning"
+        case .cursorAhead(let since, let newest):
+            "the pull's cursor \(since.position) is beyond the server's newest (\(newest.position)): the server was restored from an earlier copy; pull again from the beginning and send every change again"
+        case .deviceOfAnotherUser(let device):
+            "the device \(device) syncs for another user: sign in as that user, or reset this device's sync state"
         case .serverFailure(let reason):
             "the server could not answer (\(reason)); nothing was applied: try again later"
         case .historyDisabled:

@@ -121,8 +121,9 @@ public struct SyncSchemaVersion: Sendable, Hashable, Codable {
 /// so each device applies the same outcome.
 public enum ConstraintResolution: Sendable, Hashable, Codable {
     /// The rows were merged by the constraint (`@sync(unique: merge)`): `merged` was folded into
-    /// `survivor` (the row with the earliest ID), its values merged by timestamp and its links
-    /// moved, and then deleted.
+    /// `survivor` (the row the server already held), its values merged by timestamp, its links and
+    /// the references to it moved to `survivor`, and then deleted. The device learns the outcome
+    /// by its next pull (the tombstone, the survivor and the moved references), like any change.
     case merged(entity: String, constraint: [String], merged: UUID, survivor: UUID)
     /// The later row was refused (`@sync(unique: reject)`) and deleted: the first to reach the
     /// server keeps the value.

@@ -19,7 +19,7 @@ import Foundation
 /// time and takes no cursor.
 ///
 /// **A pull** returns the rows whose cursor is after the request's, in cursor order, at most the
-/// request's limit, each with everything the server knows of it (its stamps and tombstone too),
+/// request's limit (at most ``maximumPullLimit``), each with everything the server knows of it (its stamps and tombstone too),
 /// and says whether more remain.
 ///
 /// **Tombstones** stay in the server's bookkeeping after the row is deleted, so a device that
@@ -37,6 +37,10 @@ public final class SyncServer: SyncTransport {
     public typealias Scope = @Sendable (_ user: String, _ row: RowChange) -> Bool
     /// Who sent a request, from its credentials: the user, or `nil` to refuse it.
     public typealias Authenticate = @Sendable (_ credentials: String?) async throws -> String?
+
+    /// The most rows one pull returns, whatever its `limit` asks: a larger limit is served as
+    /// this one (with `hasMore`), so no message field reaches arithmetic that could overflow.
+    public static let maximumPullLimit = 10_000
 
     /// The author of the server's transactions in its store's history.
     public static let author = "sync-server"
@@ -70,10 +74,33 @@ public final class SyncServer: SyncTransport {
         self.wallClock = wallClock
         self.authenticate = authenticate
         self.scopes = authenticate == nil ? nil : scopes
+        let recordsHistory = store.history != .disabled
+        self.recordsHistory = recordsHistory
+        let wall = wallClock()
         try await store.performAndSave(author: Self.author) { context in
             try SyncBookkeeping.prepare(on: context.connection)
             _ = try SyncBookkeeping.node(on: context.connection)
+            if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
         }
+    }
+
+    /// Whether the server's store records persistent history, from which the server learns of
+    /// rows written into it without sync.
+    private let recordsHistory: Bool
+
+    /// Gives a sync record and the next cursors to every row written into the server's store
+    /// without sync (before the server started, or by the app's own server code since), read
+    /// from the store's history after the last transaction recorded so: devices pull them as
+    /// any other change. Runs when the server starts and at the start of every request.
+    private static func recordOwnWrites(_ context: WriteContext, wall: UInt64) throws {
+        let connection = context.connection
+        var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+        let start = cursor
+        try SyncEngine.stampHistory(context, wall: wall, excludingAuthor: author) { merged, _ in
+            cursor += 1
+            try SyncBookkeeping.write(merged, cursor: cursor, pending: nil, on: connection)
+        }
+        if cursor != start { try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection) }
     }
 
     /// The model version the server serves.
@@ -114,41 +141,93 @@ public final class SyncServer: SyncTransport {
         let wall = wallClock()
         let drift = maximumDriftMilliseconds
         let scopes = self.scopes
+        let recordsHistory = self.recordsHistory
         do {
-            let cursor = try await store.performAndSave(author: Self.author) { context in
+            let (cursor, resolutions) = try await store.performAndSave(author: Self.author) { context in
                 let connection = context.connection
+                if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
                 var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
                 if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
-                try SyncBookkeeping.save(clock, on: connection)
+                try Self.bind(request.device, to: user, on: connection)
                 var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+                var resolutions: [ConstraintResolution] = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
+                    let stored = try Self.storedRows(of: change.key, context: context)
                     if let scopes, let user {
-                        guard let scope = scopes[change.key.entity], existing.map({ scope(user, $0) }) ?? true
+                        guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
                         else { throw SyncError.outOfScope(row: change.key) }
                         let merged = existing?.merged(with: change) ?? change
                         guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
                     }
                     let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
-                    do {
-                        try context.materialize(merged)
-                    } catch let error as SyncError {
-                        throw error
-                    } catch {
-                        throw SyncError.changeRefused(row: change.key, reason: "\(error)")
+                    var rows = [merged]
+                    if let (constraint, other) = try context.syncUniquenessConflict(of: merged) {
+                        let resolved = try Self.resolve(
+                            merged, against: other, constraint: constraint,
+                            stamp: try clock.tick(wallMilliseconds: wall),
+                            context)
+                        rows = resolved.rows
+                        resolutions.append(resolved.resolution)
                     }
-                    cursor += 1
-                    try SyncBookkeeping.write(merged, cursor: cursor, pending: nil, on: connection)
+                    for row in rows {
+                        do {
+                            try context.materialize(row)
+                        } catch let error as SyncError {
+                            throw error
+                        } catch {
+                            throw SyncError.changeRefused(row: row.key, reason: "\(error)")
+                        }
+                        cursor += 1
+                        try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
+                    }
                 }
+                if let scopes, let user {
+                    try Self.checkLinkTargets(of: request.changes, user: user, scopes: scopes, context: context)
+                }
+                try context.syncSettleDanglingReferences(
+                    onlyDeleted: false, stamp: { try clock.tick(wallMilliseconds: wall) },
+                    write: { row in
+                        cursor += 1
+                        try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
+                    })
+                try SyncBookkeeping.save(clock, on: connection)
                 try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
-                return cursor
+                return (cursor, resolutions)
             }
-            return PushResponse(acknowledged: request.through, cursor: SyncCursor(cursor))
+            return PushResponse(acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions)
         } catch let error as SyncError {
             return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
         }
+    }
+
+    /// Resolves a pushed row that holds the values of row `other` for `constraint` by the
+    /// entity's ``EntityDescription/syncUniqueness``: the row the server already holds survives.
+    /// Without a rule the push is refused, with the fix.
+    private static func resolve(
+        _ row: RowChange, against other: UUID, constraint: [String], stamp: HybridTimestamp, _ context: WriteContext
+    ) throws -> (rows: [RowChange], resolution: ConstraintResolution) {
+        let entity = try context.layout.entity(row.key.entity)
+        guard let rule = context.syncUniqueness(of: entity) else {
+            throw SyncError.changeRefused(
+                row: row.key,
+                reason:
+                    "its (\(constraint.joined(separator: ", "))) is already row \(other.uuidString)'s; mark \(entity.name) '@sync(unique: merge)' or '@sync(unique: reject)' so the server resolves such rows"
+            )
+        }
+        guard let concrete = try context.concreteEntity(of: other, in: entity),
+            let survivor = try SyncBookkeeping.change(
+                of: RowKey(entity: concrete.name, id: other), on: context.connection)
+        else {
+            throw SyncError.changeRefused(
+                row: row.key,
+                reason:
+                    "its (\(constraint.joined(separator: ", "))) is already row \(other.uuidString)'s, which sync does not know"
+            )
+        }
+        return try context.syncResolve(row, into: survivor, by: rule, constraint: constraint, at: stamp)
     }
 
     /// Throws unless every part of `change` names something the model has: a concrete entity,
@@ -158,15 +237,101 @@ public final class SyncServer: SyncTransport {
             throw SyncError.changeRefused(
                 row: change.key, reason: "the model has no entity \(change.key.entity) with rows of its own")
         }
-        for name in change.attributes.keys where entity.column(forKey: name) == nil {
-            throw SyncError.changeRefused(
-                row: change.key, reason: "\(entity.name) has no attribute or to-one relationship \(name)")
+        for (name, stamped) in change.attributes.sorted(by: { $0.key < $1.key }) {
+            guard let column = entity.column(forKey: name) else {
+                throw SyncError.changeRefused(
+                    row: change.key, reason: "\(entity.name) has no attribute or to-one relationship \(name)")
+            }
+            if let problem = problem(with: stamped.value, for: column) {
+                throw SyncError.malformedMessage(
+                    field: "changes[\(change.key)].\(name)",
+                    reason: "\(problem): send a value of \(entity.name).\(name)'s type")
+            }
         }
         for link in change.links.keys {
             guard let table = try context.syncLinkTable(link.relationship, of: entity), table.isOwnerSide else {
                 throw SyncError.changeRefused(
                     row: change.key,
                     reason: "\(entity.name) has no to-many relationship \(link.relationship) stored as links")
+            }
+        }
+    }
+
+    /// Why `value` cannot be stored in `column` (a value of another kind, out of the column's
+    /// range, an enum raw value the model does not have, nothing for a required column), or `nil`
+    /// when it can: every pushed value is checked before anything is applied, so no device ever
+    /// pulls a value its model cannot read.
+    private static func problem(with value: SyncValue, for column: ColumnLayout) -> String? {
+        if case .null = value { return column.isOptional ? nil : "the value is null and the attribute is required" }
+        if case .enumeration(let description) = column.type {
+            let raw: String? =
+                switch (description.rawType, value) {
+                case (.string, .text(let text)): text
+                case (.int, .integer(let number)): String(number)
+                default: nil
+                }
+            guard let raw, description.cases.contains(where: { $0.rawValue == raw }) else {
+                return "\(value) is no raw value of the enum \(description.name)"
+            }
+            return nil
+        }
+        let fits: Bool =
+            switch (column.storage, value) {
+            case (.boolean, .bool), (.integer64, .integer), (.timestamp, .date), (.text, .text), (.json, .text),
+                (.bytes, .bytes), (.uuid, .uuid):
+                true
+            case (.integer16, .integer(let number)): Int16(exactly: number) != nil
+            case (.integer32, .integer(let number)): Int32(exactly: number) != nil
+            case (.double, .real(let number)): !number.isNaN
+            case (.float, .real(let number)): !number.isNaN && (number.isInfinite || Float(number).isFinite)
+            case (.decimal, .decimal(let text)): Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) != nil
+            default: false
+            }
+        return fits ? nil : "\(value) is not a value of type \(column.type?.schemaSpelling ?? "UUID")"
+    }
+
+    /// What the server's store holds of row `key`, for the scope check: its sync record and the
+    /// row in its table, read from the table itself, so a row written without sync (by the app's
+    /// server code, or before the server started) is checked as it is. Throws when the table's
+    /// row is of another entity than `key` names (a sibling sharing the hierarchy's table): the
+    /// pushed entity name is never trusted.
+    private static func storedRows(of key: RowKey, context: WriteContext) throws -> [RowChange] {
+        var rows: [RowChange] = []
+        if let record = try SyncBookkeeping.change(of: key, on: context.connection) { rows.append(record) }
+        let entity = try context.layout.entity(key.entity)
+        guard let concrete = try context.concreteEntity(of: key.id, in: entity) else { return rows }
+        guard concrete.name == entity.name else {
+            throw SyncError.changeRefused(
+                row: key,
+                reason: "the row \(key.id) is a \(concrete.name), not a \(entity.name): send it as \(concrete.name)")
+        }
+        guard let values = try context.syncValues(of: key.id, in: entity) else { return rows }
+        let origin = HybridTimestamp(
+            milliseconds: 0, counter: 0, node: SyncNodeID(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))
+        rows.append(
+            RowChange(key: key, inserted: origin, attributes: values.mapValues { StampedValue($0, at: origin) }))
+        return rows
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` unless both ends of every link a push adds or removes
+    /// are in the user's scope: the target row (read from its table and sync record after the
+    /// push is applied, in the same transaction) must exist and be one the user may see.
+    private static func checkLinkTargets(
+        of changes: ChangeSet, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        for change in changes.sortedChanges {
+            let entity = try context.layout.entity(change.key.entity)
+            for link in change.links.keys {
+                guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }) else {
+                    continue
+                }
+                let destination = try context.layout.entity(relationship.destination)
+                let concrete = try context.concreteEntity(of: link.target, in: destination)
+                let key = RowKey(entity: concrete?.name ?? destination.name, id: link.target)
+                let stored = try storedRows(of: key, context: context)
+                guard !stored.isEmpty, let scope = scopes[key.entity], stored.allSatisfy({ scope(user, $0) }) else {
+                    throw SyncError.outOfScope(row: key)
+                }
             }
         }
     }
@@ -185,8 +350,10 @@ public final class SyncServer: SyncTransport {
         }
         let scopes = self.scopes
         let now = wallClock()
+        let recordsHistory = self.recordsHistory
         return try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
+            if recordsHistory { try Self.recordOwnWrites(context, wall: now) }
             let since = request.since?.position ?? 0
             let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
             if request.since != nil, since < purged {
@@ -194,9 +361,20 @@ public final class SyncServer: SyncTransport {
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
                     refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)))
             }
+            let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+            if since > newest {
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                    refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)))
+            }
+            do {
+                try Self.bind(request.device, to: user, on: connection)
+            } catch let error as SyncError {
+                return PullResponse(changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error)
+            }
             try SyncBookkeeping.setEncoded(
                 DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
-            let limit = max(request.limit, 1)
+            let limit = min(max(request.limit, 1), Self.maximumPullLimit)
             let rows = try SyncBookkeeping.changes(after: since, limit: limit + 1, on: connection)
             let page = rows.prefix(limit)
             var changes = ChangeSet()
@@ -252,6 +430,26 @@ public final class SyncServer: SyncTransport {
 
     private static func deviceKey(_ device: SyncNodeID) -> String {
         "device.\(device.uuid.uuidString)"
+    }
+
+    /// Binds `device` to `user` at its first authenticated request; throws
+    /// ``SyncError/deviceOfAnotherUser(device:)`` when it is bound to someone else, so no user can
+    /// pull (and so mark as seen, holding back or releasing the tombstone purge) in another's
+    /// device's name.
+    private static func bind(_ device: SyncNodeID, to user: String?, on connection: some DatabaseConnection) throws {
+        guard let user else { return }
+        let key = deviceOwnerKey(device)
+        switch try SyncBookkeeping.value(key, on: connection) {
+        case nil: try SyncBookkeeping.setValue(user, for: key, on: connection)
+        case user?: break
+        default: throw SyncError.deviceOfAnotherUser(device: device)
+        }
+    }
+
+    /// The key of the user a device was bound to by its first authenticated pull (not `device.`,
+    /// which the purge reads as devices seen).
+    private static func deviceOwnerKey(_ device: SyncNodeID) -> String {
+        "owner.\(device.uuid.uuidString)"
     }
 
     // MARK: - Checks

@@ -160,9 +160,10 @@ extension WriteContext {
         history.updated([id], columns: [link.relationship], entity: entity.name)
     }
 
-    /// A row just arrived: the links other rows hold to it, which could not be added while it was
-    /// missing, are added now.
-    private func restoreLinks(to id: UUID, entity: EntityLayout) throws {
+    /// A row just arrived (pulled, or inserted again on this device to undo its delete): the links
+    /// other rows hold to it in sync's records, which could not be added while it was missing,
+    /// are added now.
+    func restoreLinks(to id: UUID, entity: EntityLayout) throws {
         for source in layout.entities.values where !source.isAbstract {
             for relationship in source.relationships where relationship.cardinality == .toMany {
                 guard try layout.entity(relationship.destination).table == entity.table,
@@ -233,6 +234,196 @@ extension WriteContext {
                 ))
         }
         return result.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+    }
+
+    // MARK: - Uniqueness
+
+    /// The constraint and the ID of another stored row that holds `row`'s values for one of the
+    /// uniqueness constraints of its table, or `nil` when `row` breaks none (or is not alive).
+    /// A constraint with a `NULL` among `row`'s values is never broken, as in SQL.
+    func syncUniquenessConflict(of row: RowChange) throws -> (constraint: [String], id: UUID)? {
+        guard row.isAlive else { return nil }
+        let entity = try layout.entity(row.key.entity)
+        let values = row.values
+        for constraint in uniquenessConstraints(coveredBy: entity) {
+            let parts = constraint.compactMap { key in
+                entity.column(forKey: key).flatMap { column in values[key].map { (column, $0) } }
+            }
+            guard parts.count == constraint.count, !parts.contains(where: { $0.1 == .null }) else { continue }
+            let tests = parts.map { "\(quoted($0.0.name)) = \(marker)" }.joined(separator: " AND ")
+            let statement = try connection.statement(
+                "SELECT \"id\" FROM \(quoted(entity.table)) WHERE \(tests) AND \"id\" <> \(marker)")
+            defer { statement.reset() }
+            for (index, part) in parts.enumerated() {
+                Self.bind(part.1, to: statement, Int32(index + 1), storage: part.0.storage)
+            }
+            statement.bind(row.key.id, Int32(parts.count + 1))
+            var found: [UUID] = []
+            while try statement.step() {
+                if let id = statement.uuid(0) { found.append(id) }
+            }
+            if let first = found.min(by: { $0.precedes($1) }) { return (constraint, first) }
+        }
+        return nil
+    }
+
+    /// The `@sync(unique: …)` rule that applies to `entity`: its own, or the nearest ancestor's.
+    func syncUniqueness(of entity: EntityLayout) -> SyncUniqueness? {
+        var name: String? = entity.name
+        var seen: Set<String> = []
+        while let current = name, seen.insert(current).inserted,
+            let description = layout.schema.entities.first(where: { $0.name == current })
+        {
+            if let rule = description.syncUniqueness { return rule }
+            name = description.parent
+        }
+        return nil
+    }
+
+    /// What resolving a uniqueness conflict between `loser` and `survivor` (rows of one entity
+    /// with the same values for `constraint`) by `rule` changes, stamped `stamp`: the loser's
+    /// tombstone first, then (for ``SyncUniqueness/merge``) the survivor with the loser's
+    /// attributes and links merged in by timestamp and every row that referred to the loser
+    /// (a to-one link, or a to-many link) pointed at the survivor instead. The caller writes
+    /// them in that order. Server and device resolve with this one function, so they agree.
+    func syncResolve(
+        _ loser: RowChange, into survivor: RowChange, by rule: SyncUniqueness, constraint: [String],
+        at stamp: HybridTimestamp
+    ) throws -> (rows: [RowChange], resolution: ConstraintResolution) {
+        var tombstone = loser
+        tombstone.merge(RowChange.delete(loser.key, at: stamp))
+        guard rule == .merge else {
+            return (
+                [tombstone],
+                .rejected(entity: loser.key.entity, constraint: constraint, row: loser.key.id, kept: survivor.key.id)
+            )
+        }
+        let entity = try layout.entity(survivor.key.entity)
+        var folded = survivor
+        folded.merge(
+            RowChange(
+                key: survivor.key,
+                attributes: loser.attributes.filter { entity.column(forKey: $0.key) != nil },
+                links: loser.links))
+        var rows = [tombstone, folded]
+        let loserTable = try layout.entity(loser.key.entity).table
+        for referrer in try SyncBookkeeping.rows(mentioning: loser.key.id, on: connection)
+        where referrer.isAlive && referrer.key != loser.key && referrer.key != survivor.key {
+            let referring = try layout.entity(referrer.key.entity)
+            var moved = RowChange(key: referrer.key)
+            for column in referring.columns where column.storage == .uuid {
+                guard let destination = column.destination, try layout.entity(destination).table == loserTable,
+                    referrer.attributes[column.key]?.value == .uuid(loser.key.id)
+                else { continue }
+                moved.merge(.update(referrer.key, values: [column.key: .uuid(survivor.key.id)], at: stamp))
+            }
+            for (link, stamps) in referrer.links where link.target == loser.key.id && stamps.isPresent {
+                moved.merge(.unlink(referrer.key, link.relationship, from: loser.key.id, at: stamp))
+                moved.merge(.link(referrer.key, link.relationship, to: survivor.key.id, at: stamp))
+            }
+            if moved != RowChange(key: referrer.key) { rows.append(referrer.merged(with: moved)) }
+        }
+        return (
+            rows,
+            .merged(entity: loser.key.entity, constraint: constraint, merged: loser.key.id, survivor: survivor.key.id)
+        )
+    }
+
+    // MARK: - References to deleted rows
+
+    /// Settles every to-one link with a foreign key that points at a row the store does not hold
+    /// (deleted by another device, or never arrived), by the delete rule of the link's inverse,
+    /// as a local delete would have applied it: `nullify` clears the link (a required link
+    /// cascades instead), `cascade` deletes the referring row, and `deny` brings the deleted row
+    /// back (the delete loses; a row sync never knew is cleared instead). Each outcome is stamped
+    /// with a new `stamp()`, merged into what sync knows of the row, materialized and handed to
+    /// `write`, until nothing dangles; a cascade or a row brought back can leave more to settle.
+    /// `onlyDeleted` leaves alone the links whose target sync has no tombstone for (a device
+    /// whose pull has not brought the target yet). Returns how many rows changed.
+    @discardableResult
+    func syncSettleDanglingReferences(
+        onlyDeleted: Bool, stamp: () throws -> HybridTimestamp, write: (RowChange) throws -> Void
+    ) throws -> Int {
+        var settled = 0
+        for _ in 0..<64 {
+            let found = try danglingReferences(onlyDeleted: onlyDeleted)
+            guard !found.isEmpty else { return settled }
+            for dangling in found {
+                let now = try stamp()
+                let outcome: RowChange
+                switch dangling.rule {
+                case .deny:
+                    if let target = dangling.target {
+                        outcome = target.merged(with: RowChange(key: target.key, inserted: now))
+                    } else {
+                        outcome = dangling.referrer.merged(with: .delete(dangling.referrer.key, at: now))
+                    }
+                case .cascade:
+                    outcome = dangling.referrer.merged(with: .delete(dangling.referrer.key, at: now))
+                case .nullify, .noAction:
+                    outcome = dangling.referrer.merged(
+                        with: .update(dangling.referrer.key, values: [dangling.column: .null], at: now))
+                }
+                try materialize(outcome)
+                try write(outcome)
+                settled += 1
+            }
+        }
+        return settled
+    }
+
+    /// One to-one link that points at a missing row: the referring row as sync knows it, the
+    /// link's column key, the rule that settles it, and the missing row's last known state.
+    private struct DanglingReference {
+        let referrer: RowChange
+        let column: String
+        let rule: RelationshipDescription.DeleteRule
+        let target: RowChange?
+    }
+
+    /// The to-one links with a foreign key whose target row is not in the store, in a fixed order.
+    private func danglingReferences(onlyDeleted: Bool) throws -> [DanglingReference] {
+        var result: [DanglingReference] = []
+        for entity in layout.entities.values.sorted(by: { $0.name < $1.name }) {
+            for column in entity.columns where column.references != nil && column.declaringEntity == entity.name {
+                guard let destinationName = column.destination else { continue }
+                let destination = try layout.entity(destinationName)
+                let statement = try connection.statement(
+                    "SELECT t.\"id\", t.\(quoted(column.name)) FROM \(quoted(entity.table)) t WHERE t.\(quoted(column.name)) IS NOT NULL "
+                        + "AND NOT EXISTS (SELECT 1 FROM \(quoted(destination.table)) d WHERE d.\"id\" = t.\(quoted(column.name))) "
+                        + "ORDER BY t.\"id\"")
+                var pairs: [(UUID, UUID)] = []
+                while try statement.step() {
+                    if let id = statement.uuid(0), let target = statement.uuid(1) { pairs.append((id, target)) }
+                }
+                statement.reset()
+                let relationship = entity.relationships.first { $0.name == column.key }
+                let inverseRule = relationship?.inverse.flatMap { inverse in
+                    destination.relationships.first { $0.name == inverse }?.deleteRule
+                }
+                for (id, targetID) in pairs {
+                    guard let concrete = try concreteEntity(of: id, in: entity),
+                        let referrer = try SyncBookkeeping.change(
+                            of: RowKey(entity: concrete.name, id: id), on: connection)
+                    else { continue }
+                    var target: RowChange?
+                    for name in destination.entityNames {
+                        if let known = try SyncBookkeeping.change(
+                            of: RowKey(entity: name, id: targetID), on: connection)
+                        {
+                            target = known
+                        }
+                    }
+                    if onlyDeleted, target?.deleted == nil { continue }
+                    var rule = inverseRule ?? .nullify
+                    if rule == .nullify && !column.isOptional { rule = .cascade }
+                    if rule == .deny, target?.inserted == nil { rule = column.isOptional ? .nullify : .cascade }
+                    result.append(
+                        DanglingReference(referrer: referrer, column: column.key, rule: rule, target: target))
+                }
+            }
+        }
+        return result
     }
 
     // MARK: - Values

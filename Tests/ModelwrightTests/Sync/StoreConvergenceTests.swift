@@ -24,6 +24,7 @@ import Testing
         var links = 0
         var dropped = 0
         var duplicated = 0
+        var interleaved = 0
     }
 
     @Test func devicesOnStoresConvergeThroughKillsAndLoss() async throws {
@@ -34,9 +35,10 @@ import Testing
         print(
             "StoreConvergenceTests: \(Self.caseCount) runs, \(counts.devices) devices, \(counts.writes) writes, "
                 + "\(counts.syncs) syncs (\(counts.failedSyncs) failed), \(counts.kills) kills, "
-                + "\(counts.dropped) messages lost, \(counts.duplicated) delivered twice; "
+                + "\(counts.dropped) messages lost, \(counts.duplicated) delivered twice, "
+                + "\(counts.interleaved) local writes during syncs; "
                 + "final: \(counts.rows) rows, \(counts.links) links")
-        #expect(counts.kills > 0 && counts.dropped > 0 && counts.duplicated > 0)
+        #expect(counts.kills > 0 && counts.dropped > 0 && counts.duplicated > 0 && counts.interleaved > 0)
     }
 
     /// One device: its store file, and its open store and engine unless it was killed.
@@ -106,9 +108,41 @@ import Testing
                 counts.writes += 1
             case 7...9:
                 device.network.set(offline: random.chance(0.15), lossRate: 0.12)
-                let (_, engine) = try await device.open()
+                let (store, engine) = try await device.open()
                 counts.syncs += 1
+                // Local commits while the sync runs, on another task, between its steps.
+                let during = Locked<[(RowKey, SyncValue)]>([])
+                if random.chance(0.5) {
+                    let seed = UInt64(random.next(below: 1 << 30))
+                    device.network.interleave {
+                        var draw = SplitMix64(seed: seed &+ UInt64(during.withLock { $0.count }))
+                        let cards = try await store.performQuery { try $0.fetch(Card.request()) }.sorted {
+                            $0.id.uuid.uuidString < $1.id.uuid.uuidString
+                        }
+                        guard !cards.isEmpty else { return }
+                        var card = cards[draw.next(below: cards.count)]
+                        card.title = "during sync \(draw.next(below: 1_000_000))"
+                        try await store.performAndSave { [card] in try $0.update(card) }
+                        during.withLock { $0.append((RowKey(entity: "Card", id: card.id.uuid), .text(card.title))) }
+                    }
+                }
                 do { try await engine.sync() } catch { counts.failedSyncs += 1 }
+                device.network.interleave(nil)
+                // A local write made during the sync is stamped after every change the sync
+                // pulled before it, so no pulled value may have replaced it.
+                let written = during.withLock { $0 }
+                var lastWritten: [RowKey: SyncValue] = [:]
+                for (key, value) in written { lastWritten[key] = value }
+                let now = try await SyncSnapshot.read(store)
+                for (key, value) in lastWritten.sorted(by: { $0.key < $1.key }) {
+                    guard let row = now.rows[key] else { continue }
+                    #expect(
+                        row["title"] == value, "seed \(seed): a local write during a sync was overwritten by a pull")
+                }
+                for (key, value) in written {
+                    oracle.writes[key, default: [:]]["title", default: []].append((index, value))
+                    counts.interleaved += 1
+                }
             case 10:
                 // Killed: possibly in the middle of a sync whose answer never came.
                 if let engine = device.engine, random.chance(0.5) {

@@ -147,8 +147,7 @@ struct SyncSnapshot: Equatable, CustomStringConvertible {
                     snapshot.rows[RowKey(entity: entity.name, id: id)] = try context.syncValues(of: id, in: entity)
                 }
             }
-            let card = try context.layout.entity("Card")
-            if let table = try context.syncLinkTable("labels", of: card) {
+            if let card = context.layout.entities["Card"], let table = try context.syncLinkTable("labels", of: card) {
                 let statement = try context.connection.statement(
                     "SELECT \"source\", \"destination\" FROM \(quoted(table.table))")
                 while try statement.step() {
@@ -186,6 +185,13 @@ final class FlakyNetwork: SyncTransport, Sendable {
 
     private let server: any SyncTransport
     private let state: Locked<State>
+    private let interleaved = Locked<(@Sendable () async throws -> Void)?>(nil)
+
+    /// Runs `write` before every request until cleared: a local commit made while a sync is
+    /// between its steps (after stamping, before pushing, before each pulled page applies).
+    func interleave(_ write: (@Sendable () async throws -> Void)?) {
+        interleaved.withLock { $0 = write }
+    }
 
     init(server: any SyncTransport, seed: UInt64) {
         self.server = server
@@ -220,6 +226,7 @@ final class FlakyNetwork: SyncTransport, Sendable {
     }
 
     func push(_ request: PushRequest) async throws -> PushResponse {
+        if let write = interleaved.withLock({ $0 }) { try await Task { try await write() }.value }
         let fate = try fate()
         state.withLock { $0.pushes += 1 }
         // Through JSON, as over a wire.
@@ -231,6 +238,7 @@ final class FlakyNetwork: SyncTransport, Sendable {
     }
 
     func pull(_ request: PullRequest) async throws -> PullResponse {
+        if let write = interleaved.withLock({ $0 }) { try await Task { try await write() }.value }
         let fate = try fate()
         state.withLock { $0.pulls += 1 }
         let sent = try JSONDecoder().decode(PullRequest.self, from: try JSONEncoder().encode(request))
