@@ -41,7 +41,8 @@ enum SyncBookkeeping {
 
     /// The value kept under `key`, or `nil`.
     static func value(_ key: String, on connection: some DatabaseConnection) throws -> String? {
-        let statement = try connection.statement("SELECT \"value\" FROM \(quoted(state)) WHERE \"key\" = ?")
+        let marker = connection.dialect.parameter
+        let statement = try connection.statement("SELECT \"value\" FROM \(quoted(state)) WHERE \"key\" = \(marker)")
         defer { statement.reset() }
         statement.bind(key, 1)
         guard try statement.step() else { return nil }
@@ -50,8 +51,9 @@ enum SyncBookkeeping {
 
     /// Keeps `value` under `key`.
     static func setValue(_ value: String, for key: String, on connection: some DatabaseConnection) throws {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "INSERT INTO \(quoted(state)) (\"key\", \"value\") VALUES (?, ?) "
+            "INSERT INTO \(quoted(state)) (\"key\", \"value\") VALUES (\(marker), \(marker)) "
                 + "ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\"")
         defer { statement.reset() }
         statement.bind(key, 1)
@@ -98,8 +100,9 @@ enum SyncBookkeeping {
 
     /// What is known of row `key`, or `nil`.
     static func change(of key: RowKey, on connection: some DatabaseConnection) throws -> RowChange? {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"entity\" = ? AND \"id\" = ?")
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"entity\" = \(marker) AND \"id\" = \(marker)")
         defer { statement.reset() }
         statement.bind(key.entity, 1)
         statement.bind(key.id.uuidString, 2)
@@ -113,7 +116,7 @@ enum SyncBookkeeping {
         _ change: RowChange, cursor: Int64?, pending: Int64?, on connection: some DatabaseConnection
     ) throws {
         let statement = try connection.statement(
-            "INSERT INTO \(quoted(rows)) (\"entity\", \"id\", \"cursor\", \"pending\", \"change\") VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO \(quoted(rows)) (\"entity\", \"id\", \"cursor\", \"pending\", \"change\") VALUES (\(marker), \(marker), \(marker), \(marker), \(marker)) "
                 + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"cursor\" = excluded.\"cursor\", "
                 + "\"pending\" = excluded.\"pending\", \"change\" = excluded.\"change\"")
         defer { statement.reset() }
@@ -130,7 +133,7 @@ enum SyncBookkeeping {
         cursor: Int64?, pending: Int64?
     ) {
         let statement = try connection.statement(
-            "SELECT \"cursor\", \"pending\" FROM \(quoted(rows)) WHERE \"entity\" = ? AND \"id\" = ?")
+            "SELECT \"cursor\", \"pending\" FROM \(quoted(rows)) WHERE \"entity\" = \(marker) AND \"id\" = \(marker)")
         defer { statement.reset() }
         statement.bind(key.entity, 1)
         statement.bind(key.id.uuidString, 2)
@@ -145,7 +148,8 @@ enum SyncBookkeeping {
         cursor: Int64, change: RowChange
     )] {
         let statement = try connection.statement(
-            "SELECT \"cursor\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > ? ORDER BY \"cursor\" LIMIT ?")
+            "SELECT \"cursor\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > \(marker) ORDER BY \"cursor\" LIMIT \(marker)"
+        )
         defer { statement.reset() }
         statement.bind(cursor, 1)
         statement.bind(Int64(limit), 2)
@@ -173,9 +177,10 @@ enum SyncBookkeeping {
     /// everything again (merges are idempotent, so what the server still has is unchanged) and
     /// the next pull starts from the beginning.
     static func resend(on connection: some DatabaseConnection) throws {
+        let marker = connection.dialect.parameter
         let stamped = try value("stamped", on: connection).flatMap { Int64($0) } ?? 0
         if try value("stamped", on: connection) == nil { try setValue("0", for: "stamped", on: connection) }
-        let statement = try connection.statement("UPDATE \(quoted(rows)) SET \"pending\" = ?")
+        let statement = try connection.statement("UPDATE \(quoted(rows)) SET \"pending\" = \(marker)")
         defer { statement.reset() }
         statement.bind(stamped, 1)
         try statement.run()
@@ -187,8 +192,9 @@ enum SyncBookkeeping {
 
     /// Clears the pending mark of every row whose local changes were all made by `token`.
     static func acknowledge(through token: Int64, on connection: some DatabaseConnection) throws {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "UPDATE \(quoted(rows)) SET \"pending\" = NULL WHERE \"pending\" <= ?")
+            "UPDATE \(quoted(rows)) SET \"pending\" = NULL WHERE \"pending\" <= \(marker)")
         defer { statement.reset() }
         statement.bind(token, 1)
         try statement.run()
@@ -196,8 +202,9 @@ enum SyncBookkeeping {
 
     /// Deletes the rows that are tombstones whose cursor is at or before `cursor`; returns how many went.
     static func purgeTombstones(through cursor: Int64, on connection: some DatabaseConnection) throws -> Int {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"cursor\" <= ? AND \"pending\" IS NULL")
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"cursor\" <= \(marker) AND \"pending\" IS NULL")
         defer { statement.reset() }
         statement.bind(cursor, 1)
         var dead: [RowKey] = []
@@ -206,7 +213,8 @@ enum SyncBookkeeping {
             if !change.isAlive, change.deleted != nil { dead.append(change.key) }
         }
         statement.reset()
-        let delete = try connection.statement("DELETE FROM \(quoted(rows)) WHERE \"entity\" = ? AND \"id\" = ?")
+        let delete = try connection.statement(
+            "DELETE FROM \(quoted(rows)) WHERE \"entity\" = \(marker) AND \"id\" = \(marker)")
         defer { delete.reset() }
         for key in dead {
             delete.reset()
@@ -223,7 +231,7 @@ enum SyncBookkeeping {
         to target: UUID, through relationship: String, on connection: some DatabaseConnection
     ) throws -> [RowChange] {
         let statement = try connection.statement(
-            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE ?")
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE \(marker)")
         defer { statement.reset() }
         statement.bind("%\(target.uuidString)%", 1)
         var result: [RowChange] = []
@@ -238,8 +246,9 @@ enum SyncBookkeeping {
     /// Every row whose stored change mentions `id` anywhere (a value or a link's target): the
     /// candidates that may refer to row `id`, each read back for the caller to check.
     static func rows(mentioning id: UUID, on connection: some DatabaseConnection) throws -> [RowChange] {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE ? ORDER BY \"entity\", \"id\"")
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE \(marker) ORDER BY \"entity\", \"id\"")
         defer { statement.reset() }
         statement.bind("%\(id.uuidString)%", 1)
         var result: [RowChange] = []
@@ -256,7 +265,7 @@ enum SyncBookkeeping {
         in joinTable: String, where column: String, is id: UUID, on connection: some DatabaseConnection
     ) throws -> Set<[UUID]> {
         let statement = try connection.statement(
-            "SELECT \"source\", \"destination\" FROM \(quoted(links)) WHERE \"joinTable\" = ? AND \(quoted(column)) = ?"
+            "SELECT \"source\", \"destination\" FROM \(quoted(links)) WHERE \"joinTable\" = \(marker) AND \(quoted(column)) = \(marker)"
         )
         defer { statement.reset() }
         statement.bind(joinTable, 1)
@@ -279,8 +288,9 @@ enum SyncBookkeeping {
         let sql =
             present
             ? connection.dialect.insertIgnoringConflicts(
-                into: quoted(links), columns: ["\"joinTable\"", "\"source\"", "\"destination\""], "VALUES (?, ?, ?)")
-            : "DELETE FROM \(quoted(links)) WHERE \"joinTable\" = ? AND \"source\" = ? AND \"destination\" = ?"
+                into: quoted(links), columns: ["\"joinTable\"", "\"source\"", "\"destination\""],
+                "VALUES (\(marker), \(marker), \(marker))")
+            : "DELETE FROM \(quoted(links)) WHERE \"joinTable\" = \(marker) AND \"source\" = \(marker) AND \"destination\" = \(marker)"
         let statement = try connection.statement(sql)
         defer { statement.reset() }
         statement.bind(joinTable, 1)
