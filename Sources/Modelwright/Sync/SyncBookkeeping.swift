@@ -115,6 +115,7 @@ enum SyncBookkeeping {
     static func write(
         _ change: RowChange, cursor: Int64?, pending: Int64?, on connection: some DatabaseConnection
     ) throws {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
             "INSERT INTO \(quoted(rows)) (\"entity\", \"id\", \"cursor\", \"pending\", \"change\") VALUES (\(marker), \(marker), \(marker), \(marker), \(marker)) "
                 + "ON CONFLICT (\"entity\", \"id\") DO UPDATE SET \"cursor\" = excluded.\"cursor\", "
@@ -132,6 +133,7 @@ enum SyncBookkeeping {
     static func marks(of key: RowKey, on connection: some DatabaseConnection) throws -> (
         cursor: Int64?, pending: Int64?
     ) {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
             "SELECT \"cursor\", \"pending\" FROM \(quoted(rows)) WHERE \"entity\" = \(marker) AND \"id\" = \(marker)")
         defer { statement.reset() }
@@ -147,6 +149,7 @@ enum SyncBookkeeping {
     static func changes(after cursor: Int64, limit: Int, on connection: some DatabaseConnection) throws -> [(
         cursor: Int64, change: RowChange
     )] {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
             "SELECT \"cursor\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > \(marker) ORDER BY \"cursor\" LIMIT \(marker)"
         )
@@ -230,6 +233,7 @@ enum SyncBookkeeping {
     static func rowsLinking(
         to target: UUID, through relationship: String, on connection: some DatabaseConnection
     ) throws -> [RowChange] {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
             "SELECT \"change\" FROM \(quoted(rows)) WHERE \"change\" LIKE \(marker)")
         defer { statement.reset() }
@@ -264,6 +268,7 @@ enum SyncBookkeeping {
     static func links(
         in joinTable: String, where column: String, is id: UUID, on connection: some DatabaseConnection
     ) throws -> Set<[UUID]> {
+        let marker = connection.dialect.parameter
         let statement = try connection.statement(
             "SELECT \"source\", \"destination\" FROM \(quoted(links)) WHERE \"joinTable\" = \(marker) AND \(quoted(column)) = \(marker)"
         )
@@ -285,6 +290,7 @@ enum SyncBookkeeping {
     static func setLink(
         _ pair: [UUID], present: Bool, in joinTable: String, on connection: some DatabaseConnection
     ) throws {
+        let marker = connection.dialect.parameter
         let sql =
             present
             ? connection.dialect.insertIgnoringConflicts(
