@@ -65,6 +65,22 @@ struct PostgresStoreEngine: StoreEngine {
     /// `stringTest`), in the transaction that created the schema: a server without it refuses the
     /// store with ``PostgresError/extensionUnavailable(name:reason:)`` and the database stays empty.
     func didCreateSchema(on writer: PostgresConnection) throws {
+        try Self.createUnaccentIfAbsent(on: writer)
+    }
+
+    /// Creates `unaccent` again if it went missing (dropped by hand, or a restore without its
+    /// extensions), so a store never opens to fail its first diacritic-insensitive request, then
+    /// installs (or replaces) the change feed's triggers, which cover every table a migration created.
+    func didOpen(_ writer: PostgresConnection) throws {
+        try writer.inTransaction(.immediate) {
+            try Self.createUnaccentIfAbsent(on: writer)
+            try writer.execute(PostgresChangeFeed.installation)
+        }
+    }
+
+    /// Creates `unaccent` where the database lacks it; a role that may not gets
+    /// ``PostgresError/extensionUnavailable(name:reason:)`` with the server's reason.
+    private static func createUnaccentIfAbsent(on writer: PostgresConnection) throws {
         do {
             // Created only when absent: IF NOT EXISTS would send a NOTICE, which libpq prints to stderr.
             try writer.execute([
@@ -79,13 +95,6 @@ struct PostgresStoreEngine: StoreEngine {
                 return failure.description
             }
             throw PostgresError.extensionUnavailable(name: "unaccent", reason: reason ?? "\(error)")
-        }
-    }
-
-    /// Installs (or replaces) the change feed's triggers, which cover every table a migration created.
-    func didOpen(_ writer: PostgresConnection) throws {
-        try writer.inTransaction(.immediate) {
-            try writer.execute(PostgresChangeFeed.installation)
         }
     }
 
