@@ -413,29 +413,13 @@ extension Store {
 
     /// Re-runs an aggregate after each relevant commit and yields its decoded rows when they differ
     /// from the last ones yielded.
-    private func observeAggregate<Target: Record, Value, Element>(
+    private func observeAggregate<Target: Record, Value, Element: Sendable>(
         _ aggregate: AggregateRequest<Target, Value>,
         keys: [ColumnPath],
         decode: @escaping @Sendable ([[SQLValue]]) throws -> Element
     ) -> AsyncThrowingStream<Element, Error> {
-        AsyncThrowingStream { continuation in
-            let last = Locked<[[SQLValue]]?>(nil)
-            let token = observe(aggregate.request, extraKeys: keys + (aggregate.path.map { [$0] } ?? [])) {
-                (context: ReadContext) in
-                let rows = try context.aggregateRows(aggregate, keys: keys)
-                let isNew = last.withLock { last in
-                    defer { last = rows }
-                    return last.map { !Self.sameRows($0, rows) } ?? true
-                }
-                if isNew { continuation.yield(try decode(rows)) }
-            } failure: { error in
-                continuation.finish(throwing: error)
-            } closed: {
-                continuation.finish()
-            }
-            continuation.onTermination = { [observers] _ in
-                if let token { observers.remove(token) }
-            }
-        }
+        observedValues(
+            of: aggregate.request, extraKeys: keys + (aggregate.path.map { [$0] } ?? []),
+            read: { try $0.aggregateRows(aggregate, keys: keys) }, isSame: Self.sameRows, deliver: decode)
     }
 }

@@ -146,33 +146,20 @@ extension Store {
     public func observe<Target: Record>(
         _ request: PrefetchRequest<Target>
     ) -> AsyncThrowingStream<[Prefetched<Target>], Error> {
-        AsyncThrowingStream { continuation in
-            let last = Locked<[Prefetched<Target>]?>(nil)
-            let token = observe(
-                request.request,
-                extraReads: { layout, reads in
-                    let entity = try layout.entity(Target.entityName)
-                    for inclusion in request.inclusions {
-                        try inclusion.collectReads(in: layout, from: entity, into: &reads)
-                    }
+        observedValues(
+            of: request.request,
+            extraReads: { layout, reads in
+                let entity = try layout.entity(Target.entityName)
+                for inclusion in request.inclusions {
+                    try inclusion.collectReads(in: layout, from: entity, into: &reads)
                 }
-            ) { (context: ReadContext) in
-                let records = try context.fetch(request)
-                let isNew = last.withLock { last in
-                    defer { last = records }
-                    guard let last, last.count == records.count else { return true }
-                    return zip(last, records).contains { !$0.isSame(as: $1, including: request.inclusions) }
-                }
-                if isNew { continuation.yield(records) }
-            } failure: { error in
-                continuation.finish(throwing: error)
-            } closed: {
-                continuation.finish()
-            }
-            continuation.onTermination = { [observers] _ in
-                if let token { observers.remove(token) }
-            }
-        }
+            },
+            read: { try $0.fetch(request) },
+            isSame: { last, records in
+                last.count == records.count
+                    && !zip(last, records).contains { !$0.isSame(as: $1, including: request.inclusions) }
+            },
+            deliver: { $0 })
     }
 }
 

@@ -550,15 +550,30 @@ public final class Store: Sendable {
     ///
     /// For lists with sections and change sets, use ``FetchedResultsController``.
     public func observe<Target: Record>(_ request: FetchRequest<Target>) -> AsyncThrowingStream<[Target], Error> {
+        observedValues(of: request, read: { try $0.fetch(request) }, isSame: ==, deliver: { $0 })
+    }
+
+    /// What `read` gives now, then again after every commit that changes what `request` (and
+    /// `extraKeys`, `extraReads`) reads, as `deliver` makes it of each value not `isSame` as the
+    /// last one read: the one stream behind every public `observe`. It ends when the consuming
+    /// task is cancelled or the store closes.
+    func observedValues<Target: Record, Value, Element: Sendable>(
+        of request: FetchRequest<Target>,
+        extraKeys: [ColumnPath] = [],
+        extraReads: (SchemaLayout, inout ReadSet) throws -> Void = { _, _ in },
+        read: @escaping @Sendable (ReadContext) throws -> Value,
+        isSame: @escaping @Sendable (Value, Value) -> Bool,
+        deliver: @escaping @Sendable (Value) throws -> Element
+    ) -> AsyncThrowingStream<Element, Error> {
         AsyncThrowingStream { continuation in
-            let last = Locked<[Target]?>(nil)
-            let token = observe(request) { (context: ReadContext) in
-                let records = try context.fetch(request)
+            let last = Locked<Value?>(nil)
+            let token = observe(request, extraKeys: extraKeys, extraReads: extraReads) { (context: ReadContext) in
+                let value = try read(context)
                 let isNew = last.withLock { last in
-                    defer { last = records }
-                    return last != records
+                    defer { last = value }
+                    return last.map { !isSame($0, value) } ?? true
                 }
-                if isNew { continuation.yield(records) }
+                if isNew { continuation.yield(try deliver(value)) }
             } failure: { error in
                 continuation.finish(throwing: error)
             } closed: {
