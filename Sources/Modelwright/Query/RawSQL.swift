@@ -302,7 +302,9 @@ extension WriteContext {
     @discardableResult
     public func execute(_ query: SQLQuery) throws -> Int {
         let (sql, arguments) = try query.rendered(in: connection.dialect)
-        let changed = try execute(sql, arguments, on: connection)
+        // In a savepoint, as every operation: a statement that fails leaves the transaction as it
+        // was on every engine (PostgreSQL would otherwise abort the whole transaction).
+        let changed = try atomically { try execute(sql, arguments, on: connection) }
         for entity in layout.entities.values { changes.rowsInsertedOrDeleted(in: entity.table) }
         return changed
     }
