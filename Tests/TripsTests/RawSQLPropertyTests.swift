@@ -311,6 +311,15 @@ struct RawSQLPropertyTests {
         }
     }
 
+    /// Deletes every user of `store` and inserts `users`, so one store serves every case of a test
+    /// (a new database per case would be slow on PostgreSQL).
+    static func replaceUsers(in store: Store, with users: [User]) async throws {
+        try await store.performAndSave { context in
+            try context.execute(#"DELETE FROM "User""#)
+            for user in users { try context.insert(user) }
+        }
+    }
+
     /// A statement built from literal pieces and integer values in between, as the compiler
     /// builds an interpolated one.
     static func query(_ literals: [String], _ values: [Int]) -> SQLQuery {
@@ -464,10 +473,7 @@ struct RawSQLPropertyTests {
                 let users = (0..<(1 + random.next(below: 6))).map {
                     makeTripsUser("u\($0)", familyName: "F", rating: Int16(random.next(below: 3)))
                 }
-                try await store.performAndSave { context in
-                    try context.execute(#"DELETE FROM "User""#)
-                    for user in users { try context.insert(user) }
-                }
+                try await Self.replaceUsers(in: store, with: users)
                 var steps: [(String, Int)] = []
                 for step in 0..<(1 + random.next(below: 6)) {
                     let rating = random.next(below: 3)
@@ -556,10 +562,7 @@ struct RawSQLPropertyTests {
             for index in 0..<(Self.cases / 20) {
                 var random = SplitMix64(seed: 69, index: index)
                 let users = (0..<random.next(below: 6)).map { makeTripsUser("u\($0)", familyName: "F") }
-                try await store.performAndSave { context in
-                    try context.execute(#"DELETE FROM "User""#)
-                    for user in users { try context.insert(user) }
-                }
+                try await Self.replaceUsers(in: store, with: users)
                 let none: [String] = []
                 let (inside, outside) = try await store.performQuery { context in
                     (

@@ -16,11 +16,13 @@ import Foundation
 ///   subquery, so nothing is `IN` it and everything is `NOT IN` it, as with a typed `notIn`;
 /// - `\(identifier: name)`: a table or column name, quoted by the engine so any name is only a name.
 ///
-/// There is no interpolation that splices text: only the literal parts of the string are SQL. A
-/// parameter marker written in the literal text (`?`, `?1`, `:name`, `@name`, `$name`) is refused,
-/// as are statements that change the connection rather than the data (`PRAGMA`, `ATTACH`,
-/// `DETACH`, `VACUUM`, `BEGIN`, `COMMIT`, `SAVEPOINT` and the like), which would outlive the
-/// transaction they run in.
+/// There is no interpolation that splices text: only the literal parts of the string are SQL. The
+/// same statement runs on SQLite and PostgreSQL, each engine reading the text by its own rules: a
+/// parameter marker written in the literal text (SQLite's `?`, `?1`, `:name`, `@name`, `$name`;
+/// PostgreSQL's `?`, `$1`) is refused, as are statements that change the connection rather than
+/// the data (SQLite's `PRAGMA`, `ATTACH`, `VACUUM`; PostgreSQL's `SET`, `LISTEN`, `COPY`, `DO`,
+/// `CALL`; transaction statements on both, and the like), which would outlive the transaction
+/// they run in.
 public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
     /// The statement's pieces, in order.
     let pieces: [Piece]
