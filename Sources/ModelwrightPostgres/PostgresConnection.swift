@@ -322,6 +322,42 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `sql` once, as the unnamed statement prepared with the parameter types `types` (a
+    /// statement written by hand, see ``describeSynchronously(_:)``), otherwise as
+    /// ``runSynchronously(_:_:cached:)`` does.
+    func runSynchronously(_ sql: String, _ values: [SQLValue], types: [UInt32]) throws -> PostgresRows {
+        try withUnsafeCurrentTask { task in
+            try queue.sync {
+                try self.runOnQueue(
+                    sql, values, cached: false, types: types, isCancelled: { task?.isCancelled == true })
+            }
+        }
+    }
+
+    /// The parameter types the server infers for `sql` and the names of the columns it returns,
+    /// from the unnamed statement prepared and described; nothing runs. A failure aborts the open
+    /// transaction, as a statement's does.
+    func describeSynchronously(_ sql: String) throws -> (parameterTypes: [UInt32], columnNames: [String]) {
+        try queue.sync {
+            guard let handle, !isBroken else { throw PostgresError.closed }
+            if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR {
+                throw StoreError.transactionAbortedByEngine(cause: abortCause.engineFailure)
+            }
+            let request = CancelRequest()
+            do {
+                _ = try check(
+                    send(handle, request: request) { PQsendPrepare(handle, "", sql, 0, nil) }, sql: sql,
+                    request: request)
+                let description = try check(
+                    send(handle, request: request) { PQsendDescribePrepared(handle, "") }, sql: sql, request: request)
+                return (description.parameterTypes, description.columnNames)
+            } catch let error as PostgresError {
+                if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
+                throw error
+            }
+        }
+    }
+
     /// Runs a statement that takes no parameters with the simple query protocol, on the caller's
     /// thread; for `BEGIN`, `COMMIT` and `ROLLBACK`, which need no prepared statement.
     func controlSynchronously(_ sql: String) throws -> PostgresRows {
@@ -358,7 +394,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func runOnQueue(
-        _ sql: String, _ values: [SQLValue], cached: Bool, isCancelled: () -> Bool
+        _ sql: String, _ values: [SQLValue], cached: Bool, types: [UInt32]? = nil, isCancelled: () -> Bool
     ) throws -> PostgresRows {
         guard let handle, !isBroken else { throw PostgresError.closed }
         // `ROLLBACK TO SAVEPOINT` is what a failed transaction still accepts: it undoes the failed
@@ -376,7 +412,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 let prepared =
                     cached
                     ? try self.prepared(StatementKey(sql: sql, types: nil), handle: handle, request: request)
-                    : try unnamed(sql, handle: handle, request: request)
+                    : try unnamed(sql, types: types, handle: handle, request: request)
                 let encoded = try encode(values, as: prepared.parameterTypes)
                 guard request.begin(canceller) else { throw PostgresError.cancelled }
                 defer { request.end(canceller) }
@@ -413,8 +449,20 @@ public final class PostgresConnection: @unchecked Sendable {
     /// text (see BENCHMARKS.md, "PostgreSQL"); every reader of ``PostgresStatement`` takes both.
     static let engineResultFormat = ResultFormat.binary
 
-    /// The unnamed statement prepared for `sql` and described, for a statement run once.
-    private func unnamed(_ sql: String, handle: OpaquePointer, request: CancelRequest) throws -> Prepared {
+    /// The unnamed statement prepared for `sql`, for a statement run once: with the parameter types
+    /// `types` where given, otherwise described to learn the types the server inferred.
+    private func unnamed(
+        _ sql: String, types: [UInt32]? = nil, handle: OpaquePointer, request: CancelRequest
+    ) throws -> Prepared {
+        if let types {
+            let result = types.withUnsafeBufferPointer { types in
+                send(handle, request: request) {
+                    PQsendPrepare(handle, "", sql, Int32(types.count), types.baseAddress)
+                }
+            }
+            _ = try check(result, sql: sql, request: request)
+            return Prepared(name: "", parameterTypes: types)
+        }
         _ = try check(
             send(handle, request: request) { PQsendPrepare(handle, "", sql, 0, nil) }, sql: sql, request: request)
         let description = try check(

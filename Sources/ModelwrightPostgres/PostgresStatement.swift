@@ -16,11 +16,24 @@ package final class PostgresStatement: DatabaseStatement {
     private var bindings: [SQLValue] = []
     private var rows: PostgresRows?
     private var row: Int32 = -1
+    /// What the server said of a statement written by hand when it was described; `nil` for the
+    /// runtime's own statements.
+    private let handWritten: PostgresConnection.HandWritten?
 
     init(_ sql: String, on connection: PostgresConnection, cached: Bool) {
         self.connection = connection
         self.sql = Self.numberingMarkers(sql)
         self.cached = cached
+        handWritten = nil
+    }
+
+    /// A statement written by hand, already numbered `$1`, `$2` … by its ``SQLQuery`` and run as
+    /// written, so a `?` in one of its strings stays text.
+    init(handWritten sql: String, _ description: PostgresConnection.HandWritten, on connection: PostgresConnection) {
+        self.connection = connection
+        self.sql = sql
+        cached = false
+        handWritten = description
     }
 
     /// `sql` with each `?` marker outside literals, quoted names and comments replaced by `$1`,
@@ -123,7 +136,9 @@ package final class PostgresStatement: DatabaseStatement {
     /// Runs the statement on its first call, then moves to the next of its rows.
     package func step() throws -> Bool {
         if rows == nil {
-            rows = try connection.runSynchronously(sql, bindings, cached: cached)
+            rows =
+                try handWritten.map { try connection.runHandWritten(sql, bindings, $0) }
+                ?? connection.runSynchronously(sql, bindings, cached: cached)
             row = -1
         }
         row += 1
@@ -132,7 +147,9 @@ package final class PostgresStatement: DatabaseStatement {
 
     /// Runs the statement, keeping no rows.
     package func run() throws {
-        _ = try connection.runSynchronously(sql, bindings, cached: cached)
+        _ =
+            try handWritten.map { try connection.runHandWritten(sql, bindings, $0) }
+            ?? connection.runSynchronously(sql, bindings, cached: cached)
         rows = nil
         row = -1
     }
@@ -182,6 +199,15 @@ package final class PostgresStatement: DatabaseStatement {
     /// The column as the runtime's value.
     package func value(_ index: Int32) -> SQLValue { rows?.value(row, index) ?? .null }
 
-    /// The names of the result's columns, known once the statement has stepped (it runs then).
-    package var columnNames: [String] { rows?.columnNames ?? [] }
+    /// The names of the result's columns, known once the statement has stepped (it runs then), or
+    /// from its description for a statement written by hand.
+    package var columnNames: [String] { rows?.columnNames ?? handWritten?.columnNames ?? [] }
+
+    /// How many rows the statement changed itself, once it ran: 0 unless it was an `INSERT`,
+    /// `UPDATE`, `DELETE` or `MERGE` (libpq counts the rows of a `SELECT` too).
+    var changesOfItsOwn: Int {
+        guard let rows else { return 0 }
+        let command = rows.commandTag.prefix { $0 != " " }
+        return ["INSERT", "UPDATE", "DELETE", "MERGE"].contains(command) ? rows.affectedRows : 0
+    }
 }

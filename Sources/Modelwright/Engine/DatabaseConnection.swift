@@ -98,6 +98,20 @@ package protocol DatabaseConnection: AnyObject {
     /// The constraint an error of this engine reports as broken, in the engine's words; `nil`
     /// for any other error. The store turns it into a ``StoreError`` that names the entity.
     func constraintFailure(in error: any Error) -> ConstraintFailure?
+
+    // MARK: - Statements written by hand
+
+    /// Prepares a statement written by hand (``SQLQuery``), its text read by the dialect's rules
+    /// into `outline`, with `parameters` interpolated values to bind in the order of their markers.
+    /// Throws ``SQLQueryError/parameterMarker(sql:)`` when the text holds parameters other than
+    /// those values' markers; when `readOnly`, a statement that writes throws
+    /// ``SQLQueryError/writeInReadTransaction(sql:)``, before it runs where the engine can tell
+    /// (SQLite) or when it runs (PostgreSQL, whose read then goes on as before the statement).
+    func handWrittenStatement(_ outline: SQLOutline, parameters: Int, readOnly: Bool) throws -> Statement
+
+    /// Steps through a hand-written statement and returns how many rows it changed itself: 0 for
+    /// one that is not an `INSERT`, `UPDATE` or `DELETE`, whatever ran before it.
+    func runHandWritten(_ statement: Statement) throws -> Int
 }
 
 /// A constraint a statement broke, as an engine reports it: the store names the entity and its

@@ -46,6 +46,11 @@ package protocol SQLDialect: Sendable {
     /// read it as text) declares it; the standard marker otherwise.
     func parameter(typed storage: ColumnStorage) -> String
 
+    /// How the engine reads a statement written by hand (``SQLQuery``): its quotes and comments,
+    /// the statements that change the connection rather than the data, and how an interpolated
+    /// value's marker is spelled.
+    var handWritten: HandWrittenSQLRules { get }
+
     // MARK: - Column types
 
     /// The type a column of this storage class is declared with in `CREATE TABLE`; empty for none.

@@ -560,6 +560,23 @@ extension PostgresDialect: SQLDialect {
         "$\(number)"
     }
 
+    /// `E'…'` escapes, dollar quotes and nested comments; the statements that change the session
+    /// (`SET`, `RESET`, `LISTEN`, `COPY`, `DO`, `CALL`, prepared statements, transaction control,
+    /// a client's backslash commands) are refused. Each value's marker is numbered, `$1`, `$2` …,
+    /// and the connection runs the text as written, without numbering `?`s of its own.
+    package var handWritten: HandWrittenSQLRules {
+        var rules = HandWrittenSQLRules(connectionStatements: [
+            "SET", "RESET", "LISTEN", "UNLISTEN", "NOTIFY", "COPY", "DO", "CALL", "BEGIN", "START", "COMMIT", "END",
+            "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE", "PREPARE", "EXECUTE", "DEALLOCATE", "DISCARD", "LOAD",
+            "VACUUM", "CHECKPOINT", "\\",
+        ])
+        rules.escapeStrings = true
+        rules.dollarQuotes = true
+        rules.nestedComments = true
+        rules.numberedMarkers = true
+        return rules
+    }
+
     package func columnType(_ storage: ColumnStorage) -> String {
         switch storage {
         case .boolean: ColumnType.boolean.rawValue

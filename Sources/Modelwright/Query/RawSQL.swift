@@ -16,11 +16,13 @@ import Foundation
 ///   subquery, so nothing is `IN` it and everything is `NOT IN` it, as with a typed `notIn`;
 /// - `\(identifier: name)`: a table or column name, quoted by the engine so any name is only a name.
 ///
-/// There is no interpolation that splices text: only the literal parts of the string are SQL. A
-/// parameter marker written in the literal text (`?`, `?1`, `:name`, `@name`, `$name`) is refused,
-/// as are statements that change the connection rather than the data (`PRAGMA`, `ATTACH`,
-/// `DETACH`, `VACUUM`, `BEGIN`, `COMMIT`, `SAVEPOINT` and the like), which would outlive the
-/// transaction they run in.
+/// There is no interpolation that splices text: only the literal parts of the string are SQL. The
+/// same statement runs on SQLite and PostgreSQL, each engine reading the text by its own rules: a
+/// parameter marker written in the literal text (SQLite's `?`, `?1`, `:name`, `@name`, `$name`;
+/// PostgreSQL's `?`, `$1`) is refused, as are statements that change the connection rather than
+/// the data (SQLite's `PRAGMA`, `ATTACH`, `VACUUM`; PostgreSQL's `SET`, `LISTEN`, `COPY`, `DO`,
+/// `CALL`; transaction statements on both, and the like), which would outlive the transaction
+/// they run in.
 public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
     /// The statement's pieces, in order.
     let pieces: [Piece]
@@ -32,6 +34,9 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
         case sql(String)
         case value(SQLValue)
         case identifier(String)
+        /// An empty `IN` list: a subquery with no rows, its column of the values' storage where
+        /// known, since PostgreSQL compares an untyped `NULL` as text.
+        case emptyList(ColumnStorage?)
     }
 
     /// A statement with no interpolated values.
@@ -68,7 +73,7 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
         public mutating func appendInterpolation<Value: ColumnValue>(list values: some Sequence<Value>) {
             let bound = values.map { self.bound($0) }
             guard !bound.isEmpty else {
-                pieces.append(.sql("(SELECT NULL WHERE 1 = 0)"))
+                pieces.append(.emptyList(SQLQuery.storage(of: Value.self)))
                 return
             }
             pieces.append(.sql("("))
@@ -94,21 +99,56 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
         }
     }
 
-    /// The statement's text in `dialect`, and its values in the order of their markers.
+    /// The statement's text in `dialect`, and its values in the order of their markers (each the
+    /// dialect's plain marker, or its numbered one where the engine numbers them).
     func rendered(in dialect: any SQLDialect) throws -> (String, [SQLValue]) {
         if let failure { throw StoreError.unsupportedQuery("a value of an SQL statement cannot be stored: \(failure)") }
+        let numbered = dialect.handWritten.numberedMarkers
         var text = ""
         var arguments: [SQLValue] = []
         for piece in pieces {
             switch piece {
             case .sql(let sql): text += sql
             case .value(let value):
-                text += dialect.parameter
                 arguments.append(value)
-            case .identifier(let name): text += dialect.identifier(name)
+                text += numbered ? dialect.parameter(arguments.count) : dialect.parameter
+            case .identifier(let name):
+                // Both engines end a statement's text at NUL, so no quoting could keep such a name.
+                guard !name.utf8.contains(0) else {
+                    throw StoreError.unsupportedQuery(
+                        "the name \(name.debugDescription) of an SQL statement holds NUL (U+0000), which no table "
+                            + "or column name can: remove it")
+                }
+                text += dialect.identifier(name)
+            case .emptyList(let storage):
+                text += "(SELECT \(storage.map { dialect.cast("NULL", to: $0) } ?? "NULL") WHERE 1 = 0)"
             }
         }
         return (text, arguments)
+    }
+
+    /// How a value of `type` is stored, for the values a runtime type encodes to; `nil` for others.
+    fileprivate static func storage(of type: Any.Type) -> ColumnStorage? {
+        if let optional = type as? any OptionalColumn.Type { return storage(of: optional.wrappedType) }
+        if let raw = type as? any RawRepresentable.Type { return storage(of: rawValueType(of: raw)) }
+        return switch type {
+        case is Bool.Type: .boolean
+        case is Int16.Type: .integer16
+        case is Int32.Type: .integer32
+        case is Int.Type, is Int64.Type: .integer64
+        case is Double.Type: .double
+        case is Float.Type: .float
+        case is Date.Type: .timestamp
+        case is Decimal.Type: .decimal
+        case is String.Type, is URL.Type: .text
+        case is Data.Type: .bytes
+        case is UUID.Type, is any StoredAsUUID.Type: .uuid
+        default: nil
+        }
+    }
+
+    private static func rawValueType<Value: RawRepresentable>(of type: Value.Type) -> Any.Type {
+        Value.RawValue.self
     }
 }
 
@@ -142,7 +182,7 @@ public enum SQLQueryError: Error, Sendable, Equatable, CustomStringConvertible {
             "the statement returns \(found) column\(found == 1 ? "" : "s") but \(expected) "
                 + "\(expected == 1 ? "was" : "were") asked for: select as many columns as types (\(sql))"
         case .parameterMarker(let sql):
-            "the statement's text holds a parameter marker (?, ?1, :name, @name or $name): "
+            "the statement's text holds a parameter marker of its own (a `?`, a `$1`, a `:name`): "
                 + "interpolate the value instead, as \\(value) (\(sql))"
         case .connectionStatement(let keyword, let sql):
             "\(keyword) changes the connection, not the data, and would outlive the transaction: "
@@ -157,7 +197,7 @@ extension ReadContext {
     public func fetch<Target: Record>(_ query: SQLQuery, as type: Target.Type = Target.self) throws -> [Target] {
         let entity = try layout.entity(Target.entityName)
         let (sql, arguments) = try query.rendered(in: connection.dialect)
-        let found = try checkedStatement(sql, parameters: arguments.count).columnNames
+        let found = try checkedStatement(sql, parameters: arguments.count, on: connection).columnNames
         let needed = ["id"] + entity.columns.map(\.name)
         if let missing = needed.first(where: { !found.contains($0) }) {
             throw SQLQueryError.missingColumn(entity: entity.name, column: missing, found: found)
@@ -166,7 +206,7 @@ extension ReadContext {
             throw SQLQueryError.ambiguousColumn(entity: entity.name, column: duplicate)
         }
         // Wrapped without what follows the statement's last token (a `-- comment` or `;`).
-        let body = SQLOutline(sql).body
+        let body = SQLOutline(sql, rules: connection.dialect.handWritten).body
         let statement = try run("SELECT \(needed.map(quoted).joined(separator: ", ")) FROM (\(body)) q", arguments)
         defer { statement.reset() }
         var records: [Target] = []
@@ -197,10 +237,12 @@ extension ReadContext {
         defer { statement.reset() }
         var expected = 0
         for _ in repeat each types { expected += 1 }
+        // After the first step: an engine that runs the statement then (PostgreSQL) knows its columns then.
+        var hasRow = try statement.step()
         let found = statement.columnNames.count
         guard found == expected else { throw SQLQueryError.columnCount(expected: expected, found: found, sql: sql) }
         var rows: [(repeat each Value)] = []
-        while try statement.step() {
+        while hasRow {
             var index: Int32 = 0
             func next<Decoded: ColumnValue>(_ type: Decoded.Type) throws -> Decoded {
                 defer { index += 1 }
@@ -211,37 +253,35 @@ extension ReadContext {
                 }
             }
             rows.append((repeat try next(each types)))
+            hasRow = try statement.step()
         }
         return rows
     }
 
     /// Prepares `sql`, refusing a statement that changes the connection, one with parameter markers
     /// other than the `parameters` interpolated values', and one that writes unless this is a
-    /// write transaction.
-    private func checkedStatement(_ sql: String, parameters: Int) throws -> any DatabaseStatement {
-        let outline = SQLOutline(sql)
-        if Self.connectionKeywords.contains(outline.firstWord) {
+    /// write transaction (each engine by its own rules, ``SQLDialect/handWritten``).
+    private func checkedStatement<Connection: DatabaseConnection>(
+        _ sql: String, parameters: Int, on connection: Connection
+    ) throws -> Connection.Statement {
+        let rules = connection.dialect.handWritten
+        let outline = SQLOutline(sql, rules: rules)
+        if outline.changesTheConnection(rules) {
             throw SQLQueryError.connectionStatement(keyword: outline.firstWord, sql: sql)
         }
-        // Without a trailing comment or semicolon, which SQLite would read as a second statement.
-        let statement = try connection.prepare(outline.body)
-        if let sqlite = statement as? SQLiteStatement {
-            guard sqlite.hasOnlyAnonymousParameters(count: parameters) else {
-                throw SQLQueryError.parameterMarker(sql: sql)
-            }
-            if !(self is WriteContext), !sqlite.isReadOnly { throw SQLQueryError.writeInReadTransaction(sql: sql) }
-        }
-        return statement
+        return try connection.handWrittenStatement(outline, parameters: parameters, readOnly: !(self is WriteContext))
     }
-
-    /// The first keywords of statements that change the connection's state rather than its data.
-    private static let connectionKeywords: Set<String> = [
-        "PRAGMA", "ATTACH", "DETACH", "VACUUM", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
-    ]
 
     /// A checked statement for `sql` with `arguments` bound, ready to step.
     func run(_ sql: String, _ arguments: [SQLValue]) throws -> any DatabaseStatement {
-        let statement = try checkedStatement(sql, parameters: arguments.count)
+        try run(sql, arguments, on: connection)
+    }
+
+    /// A checked statement of `connection` for `sql` with `arguments` bound, ready to step.
+    fileprivate func run<Connection: DatabaseConnection>(
+        _ sql: String, _ arguments: [SQLValue], on connection: Connection
+    ) throws -> Connection.Statement {
+        let statement = try checkedStatement(sql, parameters: arguments.count, on: connection)
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))
         }
@@ -264,72 +304,33 @@ extension WriteContext {
     @discardableResult
     public func execute(_ query: SQLQuery) throws -> Int {
         let (sql, arguments) = try query.rendered(in: connection.dialect)
-        let statement = try run(sql, arguments)
-        defer { statement.reset() }
-        let sqlite = connection as? SQLiteConnection
-        let before = sqlite?.totalChanges
-        while try statement.step() {}
+        // In a savepoint, as every operation: a statement that fails leaves the transaction as it
+        // was on every engine (PostgreSQL would otherwise abort the whole transaction).
+        let changed = try atomically { try execute(sql, arguments, on: connection) }
         for entity in layout.entities.values { changes.rowsInsertedOrDeleted(in: entity.table) }
-        // SQLite's count of changes is the last INSERT, UPDATE or DELETE's, stale after any other
-        // statement: one that leaves the running total as it was changed nothing.
-        if let sqlite, sqlite.totalChanges == before { return 0 }
-        return connection.changes
+        return changed
+    }
+
+    /// Runs `sql` on `connection` and returns the rows it changed itself.
+    private func execute<Connection: DatabaseConnection>(
+        _ sql: String, _ arguments: [SQLValue], on connection: Connection
+    ) throws -> Int {
+        let statement = try run(sql, arguments, on: connection)
+        defer { statement.reset() }
+        return try connection.runHandWritten(statement)
     }
 }
 
-/// What the store needs of a hand-written statement's text without parsing it: its first keyword,
-/// and the text up to its last token, without a trailing comment or semicolon (so that it can be
-/// wrapped in a subquery). Quoted strings and names and comments are skipped as SQLite reads them.
-private struct SQLOutline {
-    /// The first word, in upper case; empty when the statement starts otherwise.
-    private(set) var firstWord = ""
-    /// The text up to the end of its last token other than a semicolon.
-    let body: String
-
-    init(_ sql: String) {
-        let bytes = Array(sql.utf8)
-        var index = 0
-        var end = 0
-        var seenToken = false
-        func isWordByte(_ byte: UInt8) -> Bool {
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x5F
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
-            let following = index + 1 < bytes.count ? bytes[index + 1] : 0
-            switch byte {
-            case 0x2D where following == 0x2D:  // -- a comment to the end of the line
-                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
-            case 0x2F where following == 0x2A:  // /* a comment */
-                index += 2
-                while index < bytes.count,
-                    !(bytes[index] == 0x2A && index + 1 < bytes.count && bytes[index + 1] == 0x2F)
-                {
-                    index += 1
-                }
-                index = Swift.min(index + 2, bytes.count)
-            case 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x3B:  // space, or a semicolon
-                index += 1
-            case 0x27, 0x22, 0x60, 0x5B:  // 'text', "name", `name`, [name]; a doubled quote reopens
-                let close: UInt8 = byte == 0x5B ? 0x5D : byte
-                index += 1
-                while index < bytes.count, bytes[index] != close { index += 1 }
-                index = Swift.min(index + 1, bytes.count)
-                seenToken = true
-                end = index
-            default:
-                if !seenToken, isWordByte(byte) {
-                    let start = index
-                    while index < bytes.count, isWordByte(bytes[index]) { index += 1 }
-                    firstWord = String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
-                } else {
-                    index += 1
-                }
-                seenToken = true
-                end = index
-            }
-        }
-        body = String(decoding: bytes[..<end], as: UTF8.self)
-    }
+/// An optional type, whose wrapped type an empty list's storage follows.
+private protocol OptionalColumn {
+    static var wrappedType: Any.Type { get }
 }
+
+extension Optional: OptionalColumn {
+    fileprivate static var wrappedType: Any.Type { Wrapped.self }
+}
+
+/// A type stored as a UUID: record IDs.
+private protocol StoredAsUUID {}
+
+extension RecordID: StoredAsUUID {}

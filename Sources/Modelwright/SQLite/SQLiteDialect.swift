@@ -27,6 +27,17 @@ struct SQLiteDialect: SQLDialect {
         "?\(number)"
     }
 
+    /// Backticks and brackets quote names too; `PRAGMA`, `ATTACH` and the transaction statements
+    /// change the connection. Each value's marker is a plain `?`, and the statement's parameters
+    /// are checked to be those alone (``SQLiteConnection/handWrittenStatement(_:parameters:readOnly:)``).
+    var handWritten: HandWrittenSQLRules {
+        var rules = HandWrittenSQLRules(connectionStatements: [
+            "PRAGMA", "ATTACH", "DETACH", "VACUUM", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+        ])
+        rules.bracketedNames = true
+        return rules
+    }
+
     // MARK: - Column types
 
     func columnType(_ storage: ColumnStorage) -> String {

@@ -122,83 +122,43 @@ struct KeptStatementTests {
     }
 }
 
-/// A note whose one attribute is renamed by a lightweight stage: a lookup kept from before the
-/// stage would select the old column.
-private enum Notes {
+/// A tag whose one attribute is renamed by a lightweight stage, which also adds one: a lookup kept
+/// from before the stage would select the old column. The fixture's `Tag` record reads both
+/// versions (its one string is the first column in each).
+private enum Tags {
     static let v1 = SchemaDescription(
-        modelName: "Notes", version: 1,
-        entities: [EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)])])
+        modelName: "Tags", version: 1,
+        entities: [EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "text", type: .string)])])
     static let v2 = SchemaDescription(
-        modelName: "Notes", version: 2,
+        modelName: "Tags", version: 2,
         entities: [
             EntityDescription(
-                name: "Note",
+                name: "Tag",
                 attributes: [
-                    AttributeDescription(name: "body", type: .string, renamedFrom: "text"),
+                    AttributeDescription(name: "name", type: .string, renamedFrom: "text"),
                     AttributeDescription(name: "title", type: .string, isOptional: true),
                 ])
         ])
-
-    struct Before: Record {
-        static let entityName = "Note"
-        let id: RecordID<Before>
-        var text: String
-
-        func encode(to row: inout RowEncoder) throws { try row.encode(text) }
-
-        init(id: RecordID<Before>, row: inout RowDecoder) throws {
-            self.id = id
-            text = try row.decode()
-        }
-
-        struct Fields: RecordFields {
-            typealias Target = Before
-            let path: FieldPath
-        }
-    }
-
-    struct After: Record {
-        static let entityName = "Note"
-        let id: RecordID<After>
-        var body: String
-        var title: String?
-
-        func encode(to row: inout RowEncoder) throws {
-            try row.encode(body)
-            try row.encode(title)
-        }
-
-        init(id: RecordID<After>, row: inout RowDecoder) throws {
-            self.id = id
-            body = try row.decode()
-            title = try row.decode()
-        }
-
-        struct Fields: RecordFields {
-            typealias Target = After
-            let path: FieldPath
-        }
-    }
 }
 
 struct KeptStatementMigrationTests {
     @Test func readsAfterAMigrationOnTheSameConnectionSeeTheNewSchema() throws {
         let connection = try SQLiteConnection(path: nil)
-        try connection.execute(SchemaSQL.createStatements(for: SchemaLayout(Notes.v1), in: connection.dialect))
+        try connection.execute(SchemaSQL.createStatements(for: SchemaLayout(Tags.v1), in: connection.dialect))
         let id = UUID()
-        let insert = try connection.prepare(#"INSERT INTO "Note" ("id", "text") VALUES (?, ?)"#)
+        let insert = try connection.prepare(#"INSERT INTO "Tag" ("id", "text") VALUES (?, ?)"#)
         insert.bind(id, 1)
         insert.bind("kept", 2)
         try insert.run()
-        let before = ReadContext(connection: connection, layout: try SchemaLayout(Notes.v1))
-        #expect(try before.existing(RecordID<Notes.Before>(id))?.text == "kept")
-        #expect(try before.fetch(FetchRequest<Notes.Before>()).map(\.text) == ["kept"])
+        let before = ReadContext(connection: connection, layout: try SchemaLayout(Tags.v1))
+        #expect(try before.existing(Tag.ID(id))?.name == "kept")
+        #expect(try before.fetch(FetchRequest<Tag>()).map(\.name) == ["kept"])
 
         try Migrator(connection: connection, progress: nil).run(
-            .lightweight(from: Notes.v1, to: Notes.v2), number: 1, of: 1)
+            .lightweight(from: Tags.v1, to: Tags.v2), number: 1, of: 1)
 
-        let after = ReadContext(connection: connection, layout: try SchemaLayout(Notes.v2))
-        #expect(try after.existing(RecordID<Notes.After>(id))?.body == "kept")
-        #expect(try after.fetch(FetchRequest<Notes.After>()).map(\.body) == ["kept"])
+        let after = ReadContext(connection: connection, layout: try SchemaLayout(Tags.v2))
+        #expect(try after.existing(Tag.ID(id))?.name == "kept")
+        #expect(try after.fetch(FetchRequest<Tag>()).map(\.name) == ["kept"])
     }
 }
