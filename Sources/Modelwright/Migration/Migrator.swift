@@ -786,9 +786,14 @@ private struct StageRun {
             guard let have = actual.tables[table], let want = expected.tables[table] else { return false }
             return !have.hasShape(of: want)
         }
-        for table in reshaped where connection.dialect.altersTablesInPlace {
+        let recreated = connection.dialect.altersTablesInPlace ? joinTablesToRecreate(actual) : []
+        for table in reshaped where connection.dialect.altersTablesInPlace && !recreated.contains(table) {
             guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
             try alter(table, have: have, want: want)
+        }
+        for table in recreated {
+            guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
+            try recreateJoinTable(table, have: have, want: want)
         }
         for table in reshaped where !connection.dialect.altersTablesInPlace {
             guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
@@ -858,6 +863,44 @@ private struct StageRun {
         rowsCopied += connection.changes
         try execute(connection.dialect.dropTable(table), nil)
         try execute(connection.dialect.renameTable(copy, to: table), .rebuildTable(table))
+        report(.tableCopied, table)
+    }
+
+    /// The continued join tables an engine that alters tables in place makes again rather than
+    /// alters: those that changed name or shape. A rename of either entity or relationship, or a
+    /// side made ordered or unordered, may give the table to the other side (its `source` column
+    /// then holds the other entity's rows, its keys lead the other way round) and changes the names
+    /// its keys and indexes were made with; altering it in place left a table no fresh store has.
+    /// Made again from the destination's own definition (``SchemaSQL/tables(for:in:)``, which a
+    /// fresh store is created from), it is a fresh store's by construction, and the stage's check
+    /// compares it with one.
+    private func joinTablesToRecreate(_ actual: StoreSchema) -> [String] {
+        tableOrder.filter { table in
+            guard tables[table]?.relationship != nil, let old = mapping.sourceTable[table],
+                let have = actual.tables[table], let want = expected.tables[table]
+            else { return false }
+            return old != table || !have.hasShape(of: want) || mapping.copyExpression[table] != nil
+        }
+    }
+
+    /// Makes a join table again from the destination's definition (see ``joinTablesToRecreate(_:)``):
+    /// its links go to a temporary table through the mapping's copy expressions (a side traded when
+    /// the other side owns it now), the table is dropped and created as a fresh store creates it, and
+    /// the links come back. Its indexes follow in ``synchronizeIndexes(_:)``.
+    private mutating func recreateJoinTable(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
+        guard let definition = tables[table] else { return }
+        let columns = want.columns.keys.filter { have.columns[$0] != nil }.sorted()
+        let copies = mapping.copyExpression[table] ?? [:]
+        let kept = "_mw_links_" + table
+        let selected = columns.map { "\(copies[$0] ?? quoted($0)) AS \(quoted($0))" }.joined(separator: ", ")
+        let list = columns.map(quoted).joined(separator: ", ")
+        try execute("CREATE TEMP TABLE \(quoted(kept)) AS SELECT \(selected) FROM \(quoted(table))", nil)
+        try execute(connection.dialect.dropTable(table), nil)
+        try execute(definition.create, nil)
+        try execute("INSERT INTO \(quoted(table)) (\(list)) SELECT \(list) FROM \(quoted(kept))", nil)
+        rowsCopied += connection.changes
+        try execute(connection.dialect.dropTable(kept), .rebuildTable(table))
+        touched.insert(table)
         report(.tableCopied, table)
     }
 

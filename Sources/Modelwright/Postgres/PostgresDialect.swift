@@ -889,6 +889,21 @@ extension PostgresDialect: SQLDialect {
         (["SET CONSTRAINTS ALL IMMEDIATE"], ["SET CONSTRAINTS ALL DEFERRED"])
     }
 
+    /// A block that renames the table and its primary key: PostgreSQL names a table's primary key
+    /// (and its index) after the table when it creates it, `<table>_pkey`, with the table's part cut
+    /// to fit 63 bytes, and a rename keeps the old name. Renamed with the table, a migrated table
+    /// holds the key a fresh store's holds, and a table created later under the old name (a removed
+    /// table moved aside, a swap) finds that name free.
+    package func renameTable(_ table: String, to name: String) -> String {
+        let key = Self.leadingBytes(of: name, count: Self.maximumNameLength - "_pkey".utf8.count) + "_pkey"
+        return "DO $mw$ DECLARE found text; BEGIN ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name)); "
+            + "SELECT k.conname INTO found FROM pg_constraint k "
+            + "WHERE k.conrelid = to_regclass(\(string(identifier(name)))) AND k.contype = 'p'; "
+            + "IF found IS NOT NULL AND found <> \(string(key)) THEN "
+            + "EXECUTE format('ALTER TABLE %I RENAME CONSTRAINT %I TO %I', \(string(name)), found, \(string(key))); "
+            + "END IF; END $mw$"
+    }
+
     /// A block that finds the constraint's name in the catalog (a renamed table or column keeps
     /// the name it was created with) and drops it; nothing when there is none.
     package func dropForeignKey(_ column: String, of table: String) -> String {
