@@ -1,12 +1,16 @@
 import Foundation
 
-// Over 1,000 lines for now: one stage's run (`StageRun`) goes through its phases (add, custom
-// steps, remove, checks) over shared private state. Splitting it (`StageRun+Add`, `+Remove`,
-// `Migrator+Verification` for the checks from `check(everyTable:)` on) means opening that state
-// to the module, and the PostgreSQL work is editing this file's transaction and dialect path in
-// the same wave: the split waits for that merge, with no behaviour change, so neither branch
-// rewrites the other's lines. The link checks already live in `KeptLinks`, moved rows in
-// `MovedRows`. Its SQL text comes from the connection's dialect (`SQLDialect`).
+// Over 1,000 lines for now (1,350): one stage's run (`StageRun`) goes through its phases (add,
+// custom steps, remove, checks) over shared private state. The split is along those phases, each
+// a family of operations: `StageRun+Add` (renames, added columns, new tables, filled values),
+// `StageRun+Remove` (deleted rows, dropped tables, rebuilds, alterations in place, join tables made
+// again, indexes), `StageRun+Checks` (from `check(everyTable:)` on). It opens that state to the
+// module, and it is a move of ~1,100 lines with no change of logic: several branches of one wave
+// edit this file in parallel (the PostgreSQL migration work: this wave's join tables, the last
+// wave's table order), and a move under them turns each of their edits into a conflict. So it is
+// the first commit after a wave's merge, not part of one. The link checks already live in
+// `KeptLinks`, moved rows in `MovedRows`. Its SQL text comes from the connection's dialect
+// (`SQLDialect`).
 
 /// Runs migration stages on a store's writer connection, each in its own transaction.
 ///

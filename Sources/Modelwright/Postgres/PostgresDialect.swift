@@ -1,5 +1,11 @@
 import Foundation
 
+// Over 900 lines: three parts, marked below, each its own file when split (values and dates;
+// `+Schema`, the DDL that creates a schema and its names; `+SQLDialect`, the statements the store
+// issues). The parts share file-private helpers (name lengths and digests, literals), which the
+// split opens to the module; and the PostgreSQL branches of a wave edit this file in parallel, so
+// the move (no change of logic) comes first after a wave's merge, as `Migrator.swift`'s does.
+
 /// PostgreSQL's spelling of a store: the column type of each attribute type, how a `Date` becomes
 /// microseconds, and the DDL that creates a schema (issue 27).
 ///
