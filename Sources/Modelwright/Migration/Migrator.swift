@@ -1000,7 +1000,9 @@ private struct StageRun {
         if let range = new.integerRange {
             return "CASE WHEN \(value) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
         }
-        if layout.storage == .float {
+        // Only a double or a decimal can hold what a `real` cannot (an integer's text 'NaN' would
+        // not even parse as the column's type).
+        if layout.storage == .float, old.storage == .double || old.storage == .decimal {
             return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') OR abs(\(name)) <= 3.4028234663852886e38 "
                 + "THEN \(cast) END"
         }
