@@ -39,6 +39,39 @@ enum MigrationEngine: String, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// Opens the tester's migrated store as a plain store of `schema`, which checks its schema as
+    /// every opening does.
+    func open(_ tester: MigrationTester, schema: SchemaDescription) throws -> Store {
+        switch self {
+        case .sqlite:
+            return try Store(url: tester.url, schema: schema)
+        case .postgres:
+            let cluster = try #require(PostgresCluster.shared)
+            let configuration = PostgresConfiguration(cluster.connectionString(database: tester.url.lastPathComponent))
+            return try Store(postgres: configuration, schema: schema, readers: 1)
+        }
+    }
+
+    /// How the tester's database differs, in the engine's own catalog, from a fresh store of
+    /// `schema`: nothing more on SQLite (``MigrationTester/schemaDifferences()`` reads its catalog);
+    /// on PostgreSQL every column, index (by name and definition) and constraint (by name and
+    /// definition), as `pg_catalog` reports them, one line each.
+    func catalogDifferences(of tester: MigrationTester, from schema: SchemaDescription) throws -> [String] {
+        guard self == .postgres else { return [] }
+        let cluster = try #require(PostgresCluster.shared)
+        let fresh = try cluster.createDatabase()
+        defer { _ = try? cluster.psql("DROP DATABASE \(fresh)", database: "postgres") }
+        try Store(
+            postgres: PostgresConfiguration(cluster.connectionString(database: fresh)), schema: schema, readers: 1
+        )
+        .close()
+        let migrated = tester.url.lastPathComponent
+        let have = try cluster.schemaLines(database: migrated).union(cluster.constraintLines(database: migrated))
+        let want = try cluster.schemaLines(database: fresh).union(cluster.constraintLines(database: fresh))
+        return have.subtracting(want).sorted().map { "unexpected " + $0 }
+            + want.subtracting(have).sorted().map { "missing " + $0 }
+    }
+
     /// Whether two stored values are the same value of `type` as this engine keeps it: PostgreSQL's
     /// `jsonb` keeps a `Codable` value's JSON, not its text (spacing, escapes, key order).
     func same(_ lhs: SQLValue, _ rhs: SQLValue, as type: AttributeType) -> Bool {

@@ -29,4 +29,16 @@ extension PostgresCluster {
             """
         return Set(try psql(query, database: database).split(separator: "\n").map(String.init))
     }
+
+    /// Every constraint of `database`'s tables (primary keys, foreign keys, checks, uniqueness), by
+    /// table, name and definition: what ``schemaLines(database:)`` leaves out, and what a
+    /// statement that drops a constraint by its name depends on.
+    package func constraintLines(database: String) throws -> Set<String> {
+        let query = """
+            SELECT 'constraint ' || c.relname || ' ' || k.conname || ' ' || pg_get_constraintdef(k.oid)
+            FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = 'public'
+            """
+        return Set(try psql(query, database: database).split(separator: "\n").map(String.init))
+    }
 }

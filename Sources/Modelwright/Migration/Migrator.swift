@@ -1,12 +1,16 @@
 import Foundation
 
-// Over 1,000 lines for now: one stage's run (`StageRun`) goes through its phases (add, custom
-// steps, remove, checks) over shared private state. Splitting it (`StageRun+Add`, `+Remove`,
-// `Migrator+Verification` for the checks from `check(everyTable:)` on) means opening that state
-// to the module, and the PostgreSQL work is editing this file's transaction and dialect path in
-// the same wave: the split waits for that merge, with no behaviour change, so neither branch
-// rewrites the other's lines. The link checks already live in `KeptLinks`, moved rows in
-// `MovedRows`. Its SQL text comes from the connection's dialect (`SQLDialect`).
+// Over 1,000 lines for now (1,350): one stage's run (`StageRun`) goes through its phases (add,
+// custom steps, remove, checks) over shared private state. The split is along those phases, each
+// a family of operations: `StageRun+Add` (renames, added columns, new tables, filled values),
+// `StageRun+Remove` (deleted rows, dropped tables, rebuilds, alterations in place, join tables made
+// again, indexes), `StageRun+Checks` (from `check(everyTable:)` on). It opens that state to the
+// module, and it is a move of ~1,100 lines with no change of logic: several branches of one wave
+// edit this file in parallel (the PostgreSQL migration work: this wave's join tables, the last
+// wave's table order), and a move under them turns each of their edits into a conflict. So it is
+// the first commit after a wave's merge, not part of one. The link checks already live in
+// `KeptLinks`, moved rows in `MovedRows`. Its SQL text comes from the connection's dialect
+// (`SQLDialect`).
 
 /// Runs migration stages on a store's writer connection, each in its own transaction.
 ///
@@ -786,9 +790,14 @@ private struct StageRun {
             guard let have = actual.tables[table], let want = expected.tables[table] else { return false }
             return !have.hasShape(of: want)
         }
-        for table in reshaped where connection.dialect.altersTablesInPlace {
+        let recreated = connection.dialect.altersTablesInPlace ? joinTablesToRecreate(actual) : []
+        for table in reshaped where connection.dialect.altersTablesInPlace && !recreated.contains(table) {
             guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
             try alter(table, have: have, want: want)
+        }
+        for table in recreated {
+            guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
+            try recreateJoinTable(table, have: have, want: want)
         }
         for table in reshaped where !connection.dialect.altersTablesInPlace {
             guard let have = actual.tables[table], let want = expected.tables[table] else { continue }
@@ -858,6 +867,44 @@ private struct StageRun {
         rowsCopied += connection.changes
         try execute(connection.dialect.dropTable(table), nil)
         try execute(connection.dialect.renameTable(copy, to: table), .rebuildTable(table))
+        report(.tableCopied, table)
+    }
+
+    /// The continued join tables an engine that alters tables in place makes again rather than
+    /// alters: those that changed name or shape. A rename of either entity or relationship, or a
+    /// side made ordered or unordered, may give the table to the other side (its `source` column
+    /// then holds the other entity's rows, its keys lead the other way round) and changes the names
+    /// its keys and indexes were made with; altering it in place left a table no fresh store has.
+    /// Made again from the destination's own definition (``SchemaSQL/tables(for:in:)``, which a
+    /// fresh store is created from), it is a fresh store's by construction, and the stage's check
+    /// compares it with one.
+    private func joinTablesToRecreate(_ actual: StoreSchema) -> [String] {
+        tableOrder.filter { table in
+            guard tables[table]?.relationship != nil, let old = mapping.sourceTable[table],
+                let have = actual.tables[table], let want = expected.tables[table]
+            else { return false }
+            return old != table || !have.hasShape(of: want) || mapping.copyExpression[table] != nil
+        }
+    }
+
+    /// Makes a join table again from the destination's definition (see ``joinTablesToRecreate(_:)``):
+    /// its links go to a temporary table through the mapping's copy expressions (a side traded when
+    /// the other side owns it now), the table is dropped and created as a fresh store creates it, and
+    /// the links come back. Its indexes follow in ``synchronizeIndexes(_:)``.
+    private mutating func recreateJoinTable(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
+        guard let definition = tables[table] else { return }
+        let columns = want.columns.keys.filter { have.columns[$0] != nil }.sorted()
+        let copies = mapping.copyExpression[table] ?? [:]
+        let kept = "_mw_links_" + table
+        let selected = columns.map { "\(copies[$0] ?? quoted($0)) AS \(quoted($0))" }.joined(separator: ", ")
+        let list = columns.map(quoted).joined(separator: ", ")
+        try execute("CREATE TEMP TABLE \(quoted(kept)) AS SELECT \(selected) FROM \(quoted(table))", nil)
+        try execute(connection.dialect.dropTable(table), nil)
+        try execute(definition.create, nil)
+        try execute("INSERT INTO \(quoted(table)) (\(list)) SELECT \(list) FROM \(quoted(kept))", nil)
+        rowsCopied += connection.changes
+        try execute(connection.dialect.dropTable(kept), .rebuildTable(table))
+        touched.insert(table)
         report(.tableCopied, table)
     }
 
@@ -953,7 +1000,9 @@ private struct StageRun {
         if let range = new.integerRange {
             return "CASE WHEN \(value) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
         }
-        if layout.storage == .float {
+        // Only a double or a decimal can hold what a `real` cannot (an integer's text 'NaN' would
+        // not even parse as the column's type).
+        if layout.storage == .float, old.storage == .double || old.storage == .decimal {
             return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') OR abs(\(name)) <= 3.4028234663852886e38 "
                 + "THEN \(cast) END"
         }

@@ -72,7 +72,7 @@ struct TableMapping {
             mapJoinTables(
                 of: entity, in: newLayout, destination: destination, from: oldLayout, source: source, old: old)
         }
-        resolveColumns(source: source, destination: destination)
+        resolveColumns(source: source, destination: destination, dialect: dialect)
     }
 
     /// The entity's own columns' sources (with their conversions), collected per column; which
@@ -141,7 +141,7 @@ struct TableMapping {
     /// Decides, per destination table, which columns are renames of one source column (kept
     /// whole: the ALTER TABLE path) and which are filled row by row, because their entities' values
     /// come from different places, or because another destination column continues their source.
-    private mutating func resolveColumns(source: SchemaLayout, destination: SchemaLayout) {
+    private mutating func resolveColumns(source: SchemaLayout, destination: SchemaLayout, dialect: some SQLDialect) {
         for (table, columns) in candidates {
             // The source column each destination column would continue whole.
             var whole: [String: (column: String, expression: String)] = [:]
@@ -192,8 +192,12 @@ struct TableMapping {
                 let unfilled = destination.entities.values.filter { entity in
                     entity.table == table && !entity.isAbstract && entity.hasDiscriminator
                         && !users.contains(entity.name)
-                }.compactMap { entity in
-                    entity.columns.first { $0.name == column }?.defaultLiteral.map { (entity.name, $0) }
+                }.compactMap { entity -> (String, String)? in
+                    // The default as the engine's typed column takes it (`true`, not SQLite's `1`).
+                    guard let layout = entity.columns.first(where: { $0.name == column }),
+                        let literal = layout.defaultLiteral
+                    else { return nil }
+                    return (entity.name, dialect.defaultExpression(literal, for: layout.storage))
                 }.sorted { $0.0 < $1.0 }
                 if !unfilled.isEmpty {
                     fills[table, default: []].append(

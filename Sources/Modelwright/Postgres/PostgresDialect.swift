@@ -1,5 +1,11 @@
 import Foundation
 
+// Over 900 lines: three parts, marked below, each its own file when split (values and dates;
+// `+Schema`, the DDL that creates a schema and its names; `+SQLDialect`, the statements the store
+// issues). The parts share file-private helpers (name lengths and digests, literals), which the
+// split opens to the module; and the PostgreSQL branches of a wave edit this file in parallel, so
+// the move (no change of logic) comes first after a wave's merge, as `Migrator.swift`'s does.
+
 /// PostgreSQL's spelling of a store: the column type of each attribute type, how a `Date` becomes
 /// microseconds, and the DDL that creates a schema (issue 27).
 ///
@@ -904,6 +910,21 @@ extension PostgresDialect: SQLDialect {
     /// alter a table with checks pending (SQLSTATE 55006); they are deferred again after.
     package var alterationsBracket: (before: [String], after: [String]) {
         (["SET CONSTRAINTS ALL IMMEDIATE"], ["SET CONSTRAINTS ALL DEFERRED"])
+    }
+
+    /// A block that renames the table and its primary key: PostgreSQL names a table's primary key
+    /// (and its index) after the table when it creates it, `<table>_pkey`, with the table's part cut
+    /// to fit 63 bytes, and a rename keeps the old name. Renamed with the table, a migrated table
+    /// holds the key a fresh store's holds, and a table created later under the old name (a removed
+    /// table moved aside, a swap) finds that name free.
+    package func renameTable(_ table: String, to name: String) -> String {
+        let key = Self.leadingBytes(of: name, count: Self.maximumNameLength - "_pkey".utf8.count) + "_pkey"
+        return "DO $mw$ DECLARE found text; BEGIN ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name)); "
+            + "SELECT k.conname INTO found FROM pg_constraint k "
+            + "WHERE k.conrelid = to_regclass(\(string(identifier(name)))) AND k.contype = 'p'; "
+            + "IF found IS NOT NULL AND found <> \(string(key)) THEN "
+            + "EXECUTE format('ALTER TABLE %I RENAME CONSTRAINT %I TO %I', \(string(name)), found, \(string(key))); "
+            + "END IF; END $mw$"
     }
 
     /// A block that finds the constraint's name in the catalog (a renamed table or column keeps
