@@ -72,6 +72,17 @@ struct SQLiteDialect: SQLDialect {
         ]
     }
 
+    /// Column names FTS5 keeps for itself in a full-text index's table (its hidden columns),
+    /// compared without case: ``StoreLimits`` refuses a `@searchable` attribute that takes one.
+    static let reservedSearchColumns = ["rank", "rowid"]
+
+    /// The suffixes of the tables and indexes (one namespace in SQLite) a full-text index adds
+    /// to its name: FTS5's shadow tables and the runtime's own. Its triggers have a namespace of
+    /// their own, where two indexes' names never meet.
+    static let searchIndexTableSuffixes = [
+        "", "_pending", "_content", "_data", "_idx", "_docsize", "_config", "_ids",
+    ]
+
     /// An FTS5 table beside `table`: the ID unindexed, then the columns, with the `unicode61`
     /// tokenizer folding every diacritic; an index on the FTS5 table's content (its `c0` column
     /// holds the ID) finds a row's entry without a scan, since FTS5 cannot look up an unindexed

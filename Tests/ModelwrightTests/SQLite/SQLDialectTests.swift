@@ -44,12 +44,8 @@ struct SQLDialectTests {
     // The SQL escape hatch refuses statements by their first keyword (PRAGMA among them) and checks
     // that SQLite's own `?` markers match the interpolations; both are checks of SQLite text a user
     // wrote, not SQL the runtime renders. They move behind the dialect with the PostgreSQL escape hatch.
-    // StoreLimits names the columns SQLite's FTS5 keeps (`rank`, `rowid`) so `validate`, which has no
-    // engine, refuses a searchable attribute that takes one; it moves to the dialect when validate asks
-    // each engine for its reserved names.
     private static let notYetRouted: Set<String> = [
         "Sources/Modelwright/Query/RawSQL.swift: ? marker", "Sources/Modelwright/Query/RawSQL.swift: PRAGMA",
-        "Sources/Modelwright/Store/StoreLimits.swift: rowid",
     ]
 
     /// Every non-comment line of the Swift files under `folder` (and of templates), by file.
