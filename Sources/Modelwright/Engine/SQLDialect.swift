@@ -72,8 +72,11 @@ package protocol SQLDialect: Sendable {
     /// The statements that create the full-text index `index` of `columns` of `table` (whose rows
     /// are keyed by `"id"`), fill it from the table's rows, and note every row any statement writes
     /// afterwards (a batch, a migration step, the app's SQL included), for
-    /// ``synchronizeSearchIndex(_:of:columns:)``.
-    func createSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String]
+    /// ``synchronizeSearchIndex(_:of:columns:)``. `uniqueKeys` are the table's uniqueness
+    /// constraints besides `"id"`: a row a conflict policy removes because it holds another's key
+    /// (`INSERT OR REPLACE`, `UPDATE OR REPLACE`) is noted too, though no delete trigger sees it.
+    func createSearchIndex(_ index: String, of table: String, columns: [String], uniqueKeys: [[String]]) throws
+        -> [String]
 
     /// The statements that bring the full-text index `index` up to date with the rows of `table`
     /// written since it last was: what a write transaction runs before it commits.

@@ -732,7 +732,9 @@ extension PostgresDialect: SQLDialect {
         throw Self.searchUnsupported
     }
 
-    package func createSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String] {
+    package func createSearchIndex(
+        _ index: String, of table: String, columns: [String], uniqueKeys: [[String]]
+    ) throws -> [String] {
         throw Self.searchUnsupported
     }
 

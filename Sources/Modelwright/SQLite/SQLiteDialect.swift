@@ -94,7 +94,14 @@ struct SQLiteDialect: SQLDialect {
     /// the statement (a batch, an upsert, a migration step, the app's own SQL), and the writer
     /// brings the index up to date from those rows before it commits
     /// (``synchronizeSearchIndex(_:of:columns:)``).
-    func createSearchIndex(_ index: String, of table: String, columns: [String]) -> [String] {
+    ///
+    /// A `REPLACE` conflict policy deletes the rows that hold a new row's unique key without
+    /// firing their delete triggers (unless `recursive_triggers` is on, which no other connection
+    /// need have). So a `BEFORE` trigger notes every row that holds one of the new values of a
+    /// uniqueness constraint: the rows a `REPLACE` may remove are noted whatever the connection
+    /// (a row noted and kept is indexed again, unchanged). A conflict on `"id"` needs no such
+    /// trigger: the row written has the removed row's ID, which the `AFTER` triggers note.
+    func createSearchIndex(_ index: String, of table: String, columns: [String], uniqueKeys: [[String]]) -> [String] {
         let names = (["id"] + columns).map(quoted).joined(separator: ", ")
         let definitions = (["\"id\" UNINDEXED"] + columns.map(quoted)).joined(separator: ", ")
         let pending = quoted(index + "_pending")
@@ -113,6 +120,28 @@ struct SQLiteDialect: SQLDialect {
             "CREATE TRIGGER \(quoted(index + "_update")) AFTER UPDATE ON \(quoted(table)) WHEN \(changed) "
                 + "BEGIN \(note("old")) \(note("new")) END",
             "CREATE TRIGGER \(quoted(index + "_delete")) AFTER DELETE ON \(quoted(table)) BEGIN \(note("old")) END",
+        ] + replacedRowTriggers(index, of: table, pending: pending, uniqueKeys: uniqueKeys)
+    }
+
+    /// The `BEFORE` triggers that note the rows holding the new values of `uniqueKeys`, which a
+    /// `REPLACE` would delete unseen; none when the table has no uniqueness constraint but `"id"`.
+    /// Their names end in a word without `_`, so no other table's index can take them.
+    private func replacedRowTriggers(
+        _ index: String, of table: String, pending: String, uniqueKeys: [[String]]
+    ) -> [String] {
+        guard !uniqueKeys.isEmpty else { return [] }
+        // `=`, not `IS`: a NULL in a key never conflicts, as in a unique index.
+        let holders =
+            "INSERT INTO \(pending) (\"id\") SELECT \"id\" FROM \(quoted(table)) WHERE "
+            + uniqueKeys.map { key in
+                "(" + key.map { "\(quoted($0)) = new.\(quoted($0))" }.joined(separator: " AND ") + ")"
+            }.joined(separator: " OR ") + ";"
+        let changed = Set(uniqueKeys.joined()).sorted().map { "old.\(quoted($0)) IS NOT new.\(quoted($0))" }
+            .joined(separator: " OR ")
+        return [
+            "CREATE TRIGGER \(quoted(index + "_replacinginsert")) BEFORE INSERT ON \(quoted(table)) BEGIN \(holders) END",
+            "CREATE TRIGGER \(quoted(index + "_replacingupdate")) BEFORE UPDATE ON \(quoted(table)) WHEN \(changed) "
+                + "BEGIN \(holders) END",
         ]
     }
 
@@ -130,7 +159,9 @@ struct SQLiteDialect: SQLDialect {
     }
 
     func dropSearchIndex(_ index: String, of table: String) -> [String] {
-        ["_insert", "_update", "_delete"].map { "DROP TRIGGER IF EXISTS \(quoted(index + $0))" }
+        ["_insert", "_update", "_delete", "_replacinginsert", "_replacingupdate"].map {
+            "DROP TRIGGER IF EXISTS \(quoted(index + $0))"
+        }
             + ["DROP TABLE IF EXISTS \(quoted(index))", "DROP TABLE IF EXISTS \(quoted(index + "_pending"))"]
     }
 

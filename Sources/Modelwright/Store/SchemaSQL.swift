@@ -77,10 +77,13 @@ enum SchemaSQL {
         var table: String
         /// The columns it indexes, in the order the table's entities declare them.
         var columns: [String]
+        /// The table's uniqueness constraints besides `"id"`, as columns, in the order of the
+        /// schema's entities: a write can remove a row that holds one's key without deleting it.
+        var uniqueKeys: [[String]] = []
 
         /// The statements that create, fill and maintain it.
         func create(in dialect: some SQLDialect) throws -> [String] {
-            try dialect.createSearchIndex(name, of: table, columns: columns)
+            try dialect.createSearchIndex(name, of: table, columns: columns, uniqueKeys: uniqueKeys)
         }
 
         /// The statements that bring it up to date with the rows written since it last was.
@@ -120,6 +123,15 @@ enum SchemaSQL {
                 indexes.append(
                     SearchIndex(
                         name: searchIndexName(of: entityLayout.table), table: entityLayout.table, columns: columns))
+            }
+        }
+        for (number, index) in indexes.enumerated() {
+            for entity in layout.schema.entities {
+                guard let entityLayout = layout.entities[entity.name], entityLayout.table == index.table else { continue }
+                for constraint in entity.uniquenessConstraints {
+                    let key = constraint.map(entityLayout.columnName)
+                    if key != ["id"], !indexes[number].uniqueKeys.contains(key) { indexes[number].uniqueKeys.append(key) }
+                }
             }
         }
         return indexes

@@ -1,0 +1,220 @@
+import CSQLite
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@_spi(Generated) @testable import Modelwright
+
+/// The full-text index itself, read through SQLite beside the store: after every commit it holds
+/// exactly the table's searchable text (its rows, its vocabulary with every count), so scores equal
+/// those of an index built afresh from the table, whatever removed or rewrote rows.
+struct FullTextSearchIndexTests {
+    /// The app's own SQL under every conflict policy, including those that delete a row without a
+    /// delete trigger (`INSERT OR REPLACE` and `REPLACE` on a unique attribute or a compound unique
+    /// key, `UPDATE OR REPLACE`), upserts and `OR IGNORE`, several statements per transaction on a
+    /// few keys so that they collide often. After each commit the index's content, its vocabulary
+    /// (`fts5vocab` `col`: term, column, documents, occurrences) and the BM25 score of each match
+    /// equal a fresh FTS5 table's filled from the rows. Before, a row `REPLACE` removed for its
+    /// unique key stayed in the index: never matched, but counted in every score.
+    @Test func theIndexHoldsExactlyTheTablesTextUnderEveryConflictPolicy() async throws {
+        var random = SplitMix64(seed: 0xF75_3)
+        var statements = [Int](repeating: 0, count: Self.policies)
+        for world in 0..<6 {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            let store = try Store(url: url, schema: SearchTag.schema)
+            var ids: [UUID] = []
+            for _ in 0..<12 {
+                var chosen: [SQLQuery] = []
+                for _ in 0..<(1 + Int(random.next() % 4)) {
+                    let policy = Int(random.next() % UInt64(Self.policies))
+                    statements[policy] += 1
+                    chosen.append(Self.statement(policy, &random, &ids))
+                }
+                let batch = chosen
+                try await store.performAndSave { context in
+                    for statement in batch { try context.execute(statement) }
+                }
+                try Self.compareWithFreshIndex(at: url, world: world, random: &random)
+            }
+            try store.close()
+        }
+        #expect(statements.allSatisfy { $0 > 10 }, "every policy drawn: \(statements)")
+    }
+
+    // MARK: - Writing
+
+    private static let policies = 9
+
+    /// One statement of policy `policy` over few slugs and (group, code) pairs, so that keys collide.
+    private static func statement(_ policy: Int, _ random: inout SplitMix64, _ ids: inout [UUID]) -> SQLQuery {
+        let slug = "s\(random.next() % 6)"
+        let other = "s\(random.next() % 6)"
+        let group = Int64(random.next() % 3)
+        let code = Int64(random.next() % 3)
+        let title = Self.text(&random)
+        let body = random.next() % 4 == 0 ? "" : Self.text(&random)
+        // A new ID, or one already written: a conflict on the ID too.
+        let id: UUID
+        if !ids.isEmpty, random.next() % 3 == 0 {
+            id = ids[Int(random.next() % UInt64(ids.count))]
+        } else {
+            id = UUID()
+            ids.append(id)
+        }
+        switch policy {
+        case 0:
+            return #"INSERT OR REPLACE INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code))"#
+        case 1:
+            return #"REPLACE INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code))"#
+        case 2: return #"UPDATE OR REPLACE "Tag" SET "slug" = \#(other) WHERE "slug" = \#(slug)"#
+        case 3: return #"UPDATE OR REPLACE "Tag" SET "grp" = \#(group), "code" = \#(code) WHERE "slug" = \#(slug)"#
+        case 4:
+            return #"INSERT INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code)) ON CONFLICT ("slug") DO UPDATE SET "title" = excluded."title", "body" = excluded."body" ON CONFLICT DO NOTHING"#
+        case 5:
+            return #"INSERT OR IGNORE INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code))"#
+        case 6:
+            return #"INSERT INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code)) ON CONFLICT DO NOTHING"#
+        case 7: return #"UPDATE OR IGNORE "Tag" SET "title" = \#(title), "slug" = \#(other) WHERE "slug" = \#(slug)"#
+        default: return #"DELETE FROM "Tag" WHERE "grp" = \#(group) AND "code" = \#(code)"#
+        }
+    }
+
+    private static let vocabulary = ["swift", "sweet", "actor", "actors", "task", "data", "date", "concurrency"]
+
+    private static func text(_ random: inout SplitMix64) -> String {
+        (0..<(1 + Int(random.next() % 5))).map { _ in vocabulary[Int(random.next() % UInt64(vocabulary.count))] }
+            .joined(separator: " ")
+    }
+
+    // MARK: - Comparing
+
+    /// Opens the file with SQLite alone, builds a fresh FTS5 table like the store's from the rows in
+    /// a temporary database, and compares content, vocabulary and scores.
+    private static func compareWithFreshIndex(at url: URL, world: Int, random: inout SplitMix64) throws {
+        let database = try IndexDatabase(path: url.path)
+        let index = "_modelwright_search_Tag"
+        let definition = try database.rows("SELECT sql FROM sqlite_master WHERE name = '\(index)'")
+        let created = try #require(definition.first?.first ?? nil)
+        try database.execute(
+            created.replacingOccurrences(of: "CREATE VIRTUAL TABLE \"\(index)\"", with: "CREATE VIRTUAL TABLE temp.\"fresh\""))
+        try database.execute(#"INSERT INTO temp."fresh" ("id", "title", "body") SELECT "id", "title", "body" FROM "Tag""#)
+        let content = try database.rows(#"SELECT hex(c0), c1, c2 FROM "\#(index)_content" ORDER BY 1"#)
+        let rows = try database.rows(#"SELECT hex("id"), "title", "body" FROM "Tag" ORDER BY 1"#)
+        #expect(content == rows, "world \(world): the index holds the table's rows")
+        try database.execute(#"CREATE VIRTUAL TABLE temp."v1" USING fts5vocab(main, "\#(index)", col)"#)
+        try database.execute(#"CREATE VIRTUAL TABLE temp."v2" USING fts5vocab(temp, "fresh", col)"#)
+        let vocabulary = try database.rows(#"SELECT term, col, doc, cnt FROM temp."v1" ORDER BY 1, 2"#)
+        let fresh = try database.rows(#"SELECT term, col, doc, cnt FROM temp."v2" ORDER BY 1, 2"#)
+        #expect(vocabulary == fresh, "world \(world): the vocabulary is the rows' own")
+        for _ in 0..<3 {
+            let word = Self.vocabulary[Int(random.next() % UInt64(Self.vocabulary.count))]
+            let scores = { (table: String) throws -> [[String?]] in
+                try database.rows(
+                    #"SELECT hex("id"), printf('%.12g', bm25(\#(table))) FROM \#(table) WHERE \#(table) MATCH '\#(word)' ORDER BY 1"#
+                )
+            }
+            #expect(try scores("\"\(index)\"") == scores("\"fresh\""), "world \(world): scores of \(word)")
+        }
+    }
+}
+
+/// A raw SQLite connection to a store's file, as another program would hold it.
+private final class IndexDatabase {
+    private var handle: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw IndexDatabaseError(message: "cannot open \(path)")
+        }
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    func execute(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
+            throw IndexDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+        }
+    }
+
+    /// Every row of `sql`, each column as text (`nil` for NULL).
+    func rows(_ sql: String) throws -> [[String?]] {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw IndexDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+        }
+        defer { sqlite3_finalize(statement) }
+        var result: [[String?]] = []
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw IndexDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+            }
+            result.append(
+                (0..<sqlite3_column_count(statement)).map { column in
+                    sqlite3_column_text(statement, column).map { String(cString: $0) }
+                })
+        }
+        return result
+    }
+}
+
+private struct IndexDatabaseError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// A record with a unique attribute, a compound unique key and two searchable attributes.
+private struct SearchTag: Record, Equatable {
+    typealias ID = RecordID<SearchTag>
+    static let entityName = "Tag"
+    static let schema = SchemaDescription(
+        modelName: "Tags", version: 1,
+        entities: [
+            EntityDescription(
+                name: "Tag",
+                attributes: [
+                    AttributeDescription(name: "slug", type: .string),
+                    AttributeDescription(name: "title", type: .string),
+                    AttributeDescription(name: "body", type: .string, isOptional: true),
+                    AttributeDescription(name: "grp", type: .int64),
+                    AttributeDescription(name: "code", type: .int64),
+                ],
+                uniquenessConstraints: [["slug"], ["grp", "code"]],
+                searchableAttributes: ["title", "body"])
+        ])
+
+    let id: ID
+    var slug: String
+    var title: String
+    var body: String?
+    var grp: Int64
+    var code: Int64
+
+    func encode(to row: inout RowEncoder) throws {
+        try row.encode(slug)
+        try row.encode(title)
+        try row.encode(body)
+        try row.encode(grp)
+        try row.encode(code)
+    }
+
+    init(id: ID, row: inout RowDecoder) throws {
+        self.id = id
+        slug = try row.decode()
+        title = try row.decode()
+        body = try row.decode()
+        grp = try row.decode()
+        code = try row.decode()
+    }
+
+    struct Fields: RecordFields {
+        typealias Target = SearchTag
+        let path: FieldPath
+        var title: Field<String> { path.field("title") }
+        var body: Field<String?> { path.field("body") }
+    }
+}
