@@ -85,6 +85,12 @@ package protocol SQLDialect: Sendable {
     /// The statements that remove the full-text index `index` of `table` and what keeps it current.
     func dropSearchIndex(_ index: String, of table: String) throws -> [String]
 
+    /// Statements that each find damage in the full-text index `index` of `columns` of `table`
+    /// (rows removed from it or from its storage, text changed in it, its settings changed): a
+    /// statement that throws, or whose first row's first column is not 0, found some. A store runs
+    /// them when it opens, after bringing the index up to date, and rebuilds a damaged index.
+    func searchIndexChecks(_ index: String, of table: String, columns: [String]) throws -> [String]
+
     /// The statements that create the persistent-history tables when they are missing: one row per
     /// transaction, keyed by a token that only grows, and the changes of each transaction.
     func createHistoryTables(transactions: String, changes: String) -> [String]

@@ -746,6 +746,10 @@ extension PostgresDialect: SQLDialect {
         throw Self.searchUnsupported
     }
 
+    package func searchIndexChecks(_ index: String, of table: String, columns: [String]) throws -> [String] {
+        throw Self.searchUnsupported
+    }
+
     /// What every full-text requirement throws.
     package static let searchUnsupported = SQLDialectError.unsupported(
         "PostgreSQL stores have no full-text index yet (@searchable is SQLite's FTS5): remove @searchable, "

@@ -165,6 +165,28 @@ struct SQLiteDialect: SQLDialect {
             + ["DROP TABLE IF EXISTS \(quoted(index))", "DROP TABLE IF EXISTS \(quoted(index + "_pending"))"]
     }
 
+    /// Four checks, cheapest first: FTS5's settings are the ones it was created with (only its
+    /// format version: a changed `pgsz`, `automerge` or `rank` is a change nobody made through the
+    /// store); it holds as many rows and sizes as the table has rows; each row's text is the table's
+    /// (a join through the index on the IDs); and FTS5's own `integrity-check`, which reads the
+    /// whole inverted index against the stored text, so an entry removed from `_data` or `_idx` is
+    /// found. The last two read every row.
+    func searchIndexChecks(_ index: String, of table: String, columns: [String]) -> [String] {
+        let content = quoted(index + "_content")
+        let config = quoted(index + "_config")
+        let rows = "(SELECT count(*) FROM \(quoted(table)))"
+        let differs = columns.enumerated().map { "c.\"c\($0.offset + 1)\" IS NOT t.\(quoted($0.element))" }
+        return [
+            "SELECT (SELECT count(*) FROM \(config)) <> 1 "
+                + "OR NOT EXISTS (SELECT 1 FROM \(config) WHERE \"k\" = 'version' AND \"v\" = 4)",
+            "SELECT \(rows) <> (SELECT count(*) FROM \(content)) "
+                + "OR \(rows) <> (SELECT count(*) FROM \(quoted(index + "_docsize")))",
+            "SELECT EXISTS (SELECT 1 FROM \(quoted(table)) AS t LEFT JOIN \(content) AS c ON c.\"c0\" = t.\"id\" "
+                + "WHERE c.\"c0\" IS NULL OR \((differs).joined(separator: " OR ")))",
+            "INSERT INTO \(quoted(index)) (\(quoted(index)), \"rank\") VALUES ('integrity-check', 0)",
+        ]
+    }
+
     // MARK: - Writes
 
     func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {

@@ -42,6 +42,90 @@ struct FullTextSearchIndexTests {
         #expect(statements.allSatisfy { $0 > 10 }, "every policy drawn: \(statements)")
     }
 
+    /// A closed store's index tampered with through SQLite alone, one way drawn per round: rows
+    /// deleted from the FTS5 table (a hand-emptied index) or from each of its shadow tables, text
+    /// changed through FTS5 (index and stored text agree, the table does not), FTS5's settings
+    /// changed, the index dropped. When the store opens again it has either rebuilt the index, so
+    /// that it holds exactly the table's text and every search selects what `matches` selects, or
+    /// refused with a store error that names the damage (a dropped index is a schema another
+    /// program changed). Before, every tampering but the drop went unseen and searches missed rows.
+    @Test func aTamperedIndexIsRebuiltOrRefusedWhenTheStoreOpens() async throws {
+        var random = SplitMix64(seed: 0x7A3_9E)
+        var outcomes = [String: Int]()
+        let index = "_modelwright_search_Tag"
+        for round in 0..<24 {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            var ids: [UUID] = []
+            do {
+                let store = try Store(url: url, schema: SearchTag.schema)
+                for _ in 0..<4 {
+                    let batch = (0..<6).map { _ in Self.statement(Int(random.next() % 2), &random, &ids) }
+                    try await store.performAndSave { context in
+                        for statement in batch { try context.execute(statement) }
+                    }
+                }
+                try store.close()
+            }
+            let kind = round % Self.tamperings.count
+            do {
+                let database = try IndexDatabase(path: url.path)
+                let rows = Int((try database.rows(#"SELECT count(*) FROM "Tag""#).first?.first ?? nil) ?? "0") ?? 0
+                let keep = Int(random.next() % UInt64(max(rows, 1)))
+                try database.execute(Self.tamperings[kind](index, keep))
+            }
+            let store: Store
+            do {
+                store = try Store(url: url, schema: SearchTag.schema)
+            } catch let error as StoreError {
+                switch error {
+                case .unexpectedSchema(_, let differences): #expect(differences.contains { $0.contains(index) })
+                case .damagedStore(_, let problems): #expect(problems.contains { $0.contains(index) })
+                default: Issue.record("round \(round), tampering \(kind): \(error)")
+                }
+                outcomes["refused \(kind)", default: 0] += 1
+                continue
+            }
+            try Self.compareWithFreshIndex(at: url, world: round, random: &random)
+            let rows = try await store.performQuery { try $0.fetch(SearchTag.request()) }
+            for word in Self.vocabulary {
+                let query = try SearchQuery(word)
+                let found = try await store.performQuery { context in
+                    Set(try context.fetch(SearchTag.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                #expect(found == Set(rows.filter { query.matches($0.title) }.map(\.id)), "tampering \(kind): \(word)")
+            }
+            try store.close()
+            outcomes["opened \(kind)", default: 0] += 1
+        }
+        // Every tampering but the drop and the format version is repaired; those two are refused.
+        for kind in 0..<Self.tamperings.count {
+            let refused = kind == 0 || kind == Self.tamperings.count - 1
+            #expect(outcomes[(refused ? "refused " : "opened ") + "\(kind)"] == 24 / Self.tamperings.count, "\(outcomes)")
+        }
+    }
+
+    /// Ways another program changes a closed store's index, given its name and a number of rows
+    /// to keep.
+    private static let tamperings: [@Sendable (String, Int) -> String] = [
+        { index, _ in #"DROP TABLE "\#(index)""# },
+        { index, keep in #"DELETE FROM "\#(index)" WHERE rowid NOT IN (SELECT rowid FROM "\#(index)" LIMIT \#(keep))"# },
+        { index, _ in #"DELETE FROM "\#(index)""# },
+        { index, keep in
+            #"DELETE FROM "\#(index)_content" WHERE id NOT IN (SELECT id FROM "\#(index)_content" LIMIT \#(keep))"#
+        },
+        { index, keep in
+            #"DELETE FROM "\#(index)_docsize" WHERE id NOT IN (SELECT id FROM "\#(index)_docsize" LIMIT \#(keep))"#
+        },
+        { index, _ in #"DELETE FROM "\#(index)_data" WHERE id > 10"# },
+        { index, _ in #"DELETE FROM "\#(index)_idx""# },
+        { index, _ in #"UPDATE "\#(index)" SET "title" = 'swift concurrency' WHERE rowid % 2 = 0"# },
+        { index, _ in #"INSERT INTO "\#(index)" ("\#(index)", rank) VALUES ('pgsz', 64)"# },
+        { index, _ in #"INSERT INTO "\#(index)" ("\#(index)", rank) VALUES ('automerge', 2)"# },
+        { index, _ in #"INSERT INTO "\#(index)_config" (k, v) VALUES ('secure-delete', 1)"# },
+        { index, _ in #"UPDATE "\#(index)_config" SET v = 5 WHERE k = 'version'"# },
+    ]
+
     // MARK: - Writing
 
     private static let policies = 9
