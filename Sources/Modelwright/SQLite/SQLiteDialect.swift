@@ -83,8 +83,9 @@ struct SQLiteDialect: SQLDialect {
         "", "_pending", "_content", "_data", "_idx", "_docsize", "_config", "_ids",
     ]
 
-    /// An FTS5 table beside `table`: the ID unindexed, then the columns, with the `unicode61`
-    /// tokenizer folding every diacritic; an index on the FTS5 table's content (its `c0` column
+    /// An FTS5 table beside `table`: the ID unindexed, then the columns, each in NFKC (FTS5's
+    /// tokenizer normalises nothing, see ``SearchTokenizer``), with the `unicode61` tokenizer
+    /// folding every diacritic; an index on the FTS5 table's content (its `c0` column
     /// holds the ID) finds a row's entry without a scan, since FTS5 cannot look up an unindexed
     /// column.
     ///
@@ -115,7 +116,7 @@ struct SQLiteDialect: SQLDialect {
             "CREATE VIRTUAL TABLE \(quoted(index)) USING fts5(\(definitions), tokenize = 'unicode61 remove_diacritics 2')",
             "CREATE INDEX \(quoted(index + "_ids")) ON \(quoted(index + "_content")) (\"c0\")",
             "CREATE TABLE \(pending) (\"id\" \(columnType(.uuid)) NOT NULL)",
-            "INSERT INTO \(quoted(index)) (\(names)) SELECT \(names) FROM \(quoted(table))",
+            "INSERT INTO \(quoted(index)) (\(names)) SELECT \(searchText(columns, of: nil)) FROM \(quoted(table))",
             "CREATE TRIGGER \(quoted(index + "_insert")) AFTER INSERT ON \(quoted(table)) BEGIN \(note("new")) END",
             "CREATE TRIGGER \(quoted(index + "_update")) AFTER UPDATE ON \(quoted(table)) WHEN \(changed) "
                 + "BEGIN \(note("old")) \(note("new")) END",
@@ -151,11 +152,18 @@ struct SQLiteDialect: SQLDialect {
         return [
             "DELETE FROM \(quoted(index)) WHERE rowid IN (SELECT c.\"id\" FROM \(quoted(index + "_content")) AS c "
                 + "WHERE c.\"c0\" IN (SELECT \"id\" FROM \(pending)))",
-            "INSERT INTO \(quoted(index)) (\(names.joined(separator: ", "))) SELECT "
-                + names.map { "t.\($0)" }.joined(separator: ", ")
-                + " FROM \(quoted(table)) AS t WHERE t.\"id\" IN (SELECT \"id\" FROM \(pending))",
+            "INSERT INTO \(quoted(index)) (\(names.joined(separator: ", "))) SELECT \(searchText(columns, of: "t")) "
+                + "FROM \(quoted(table)) AS t WHERE t.\"id\" IN (SELECT \"id\" FROM \(pending))",
             "DELETE FROM \(pending)",
         ]
+    }
+
+    /// The select list that fills a full-text index from `table` (under the alias `alias`): the ID,
+    /// then each column in the form ``SearchTokenizer`` reads queries in (NFKC), through the SQL
+    /// function ``StringFunctions`` registers on every connection.
+    private func searchText(_ columns: [String], of alias: String?) -> String {
+        let prefix = alias.map { "\($0)." } ?? ""
+        return ([prefix + "\"id\""] + columns.map { "mw_search_text(\(prefix)\(quoted($0)))" }).joined(separator: ", ")
     }
 
     func dropSearchIndex(_ index: String, of table: String) -> [String] {
@@ -175,7 +183,9 @@ struct SQLiteDialect: SQLDialect {
         let content = quoted(index + "_content")
         let config = quoted(index + "_config")
         let rows = "(SELECT count(*) FROM \(quoted(table)))"
-        let differs = columns.enumerated().map { "c.\"c\($0.offset + 1)\" IS NOT t.\(quoted($0.element))" }
+        let differs = columns.enumerated().map {
+            "c.\"c\($0.offset + 1)\" IS NOT mw_search_text(t.\(quoted($0.element)))"
+        }
         return [
             "SELECT (SELECT count(*) FROM \(config)) <> 1 "
                 + "OR NOT EXISTS (SELECT 1 FROM \(config) WHERE \"k\" = 'version' AND \"v\" = 4)",
