@@ -180,10 +180,14 @@ enum SchemaSQL {
         }
         for (number, index) in indexes.enumerated() {
             for entity in layout.schema.entities {
-                guard let entityLayout = layout.entities[entity.name], entityLayout.table == index.table else { continue }
+                guard let entityLayout = layout.entities[entity.name], entityLayout.table == index.table else {
+                    continue
+                }
                 for constraint in entity.uniquenessConstraints {
                     let key = constraint.map(entityLayout.columnName)
-                    if key != ["id"], !indexes[number].uniqueKeys.contains(key) { indexes[number].uniqueKeys.append(key) }
+                    if key != ["id"], !indexes[number].uniqueKeys.contains(key) {
+                        indexes[number].uniqueKeys.append(key)
+                    }
                 }
             }
         }
