@@ -183,8 +183,10 @@ struct SQLiteDialect: SQLDialect {
         let content = quoted(index + "_content")
         let config = quoted(index + "_config")
         let rows = "(SELECT count(*) FROM \(quoted(table)))"
+        // Most text is already in NFKC: compared as it is first, so the function runs only on the rest.
         let differs = columns.enumerated().map {
-            "c.\"c\($0.offset + 1)\" IS NOT mw_search_text(t.\(quoted($0.element)))"
+            "c.\"c\($0.offset + 1)\" IS NOT t.\(quoted($0.element)) "
+                + "AND c.\"c\($0.offset + 1)\" IS NOT mw_search_text(t.\(quoted($0.element)))"
         }
         return [
             "SELECT (SELECT count(*) FROM \(config)) <> 1 "
@@ -192,7 +194,7 @@ struct SQLiteDialect: SQLDialect {
             "SELECT \(rows) <> (SELECT count(*) FROM \(content)) "
                 + "OR \(rows) <> (SELECT count(*) FROM \(quoted(index + "_docsize")))",
             "SELECT EXISTS (SELECT 1 FROM \(quoted(table)) AS t LEFT JOIN \(content) AS c ON c.\"c0\" = t.\"id\" "
-                + "WHERE c.\"c0\" IS NULL OR \((differs).joined(separator: " OR ")))",
+                + "WHERE c.\"c0\" IS NULL OR (\(differs.joined(separator: ") OR ("))))",
             "INSERT INTO \(quoted(index)) (\(quoted(index)), \"rank\") VALUES ('integrity-check', 0)",
         ]
     }
