@@ -77,8 +77,11 @@ package protocol SQLDialect: Sendable {
     /// The statements that create the full-text index `index` of `columns` of `table` (whose rows
     /// are keyed by `"id"`), fill it from the table's rows, and note every row any statement writes
     /// afterwards (a batch, a migration step, the app's SQL included), for
-    /// ``synchronizeSearchIndex(_:of:columns:)``.
-    func createSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String]
+    /// ``synchronizeSearchIndex(_:of:columns:)``. `uniqueKeys` are the table's uniqueness
+    /// constraints besides `"id"`: a row a conflict policy removes because it holds another's key
+    /// (`INSERT OR REPLACE`, `UPDATE OR REPLACE`) is noted too, though no delete trigger sees it.
+    func createSearchIndex(_ index: String, of table: String, columns: [String], uniqueKeys: [[String]]) throws
+        -> [String]
 
     /// The statements that bring the full-text index `index` up to date with the rows of `table`
     /// written since it last was: what a write transaction runs before it commits.
@@ -86,6 +89,12 @@ package protocol SQLDialect: Sendable {
 
     /// The statements that remove the full-text index `index` of `table` and what keeps it current.
     func dropSearchIndex(_ index: String, of table: String) throws -> [String]
+
+    /// Statements that each find damage in the full-text index `index` of `columns` of `table`
+    /// (rows removed from it or from its storage, text changed in it, its settings changed): a
+    /// statement that throws, or whose first row's first column is not 0, found some. A store runs
+    /// them when it opens, after bringing the index up to date, and rebuilds a damaged index.
+    func searchIndexChecks(_ index: String, of table: String, columns: [String]) throws -> [String]
 
     /// The statements that create the persistent-history tables when they are missing: one row per
     /// transaction, keyed by a token that only grows, and the changes of each transaction.

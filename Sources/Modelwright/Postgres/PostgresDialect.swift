@@ -755,7 +755,9 @@ extension PostgresDialect: SQLDialect {
         throw Self.searchUnsupported
     }
 
-    package func createSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String] {
+    package func createSearchIndex(
+        _ index: String, of table: String, columns: [String], uniqueKeys: [[String]]
+    ) throws -> [String] {
         throw Self.searchUnsupported
     }
 
@@ -764,6 +766,10 @@ extension PostgresDialect: SQLDialect {
     }
 
     package func dropSearchIndex(_ index: String, of table: String) throws -> [String] {
+        throw Self.searchUnsupported
+    }
+
+    package func searchIndexChecks(_ index: String, of table: String, columns: [String]) throws -> [String] {
         throw Self.searchUnsupported
     }
 

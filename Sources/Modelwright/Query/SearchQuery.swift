@@ -17,8 +17,9 @@ import Foundation
 ///   its words next to each other in that order), or a group in parentheses.
 ///
 /// The keywords are `AND`, `OR` and `NOT` in capitals; `and` is a word. Words are compared as the
-/// store's tokenizer (SQLite FTS5's `unicode61`) compares them: split at every character that is
-/// not a letter or a digit, without case and without diacritics. A word of several such parts
+/// store compares them: in Unicode NFKC (so `ﬁle` is `file`, full-width `ＡＢ` is `AB`, decomposed
+/// and composed spellings are one), split by SQLite FTS5's `unicode61` tokenizer at every
+/// character that is not a letter or a digit, without case and without diacritics. A word of several such parts
 /// (`foo-bar`, `c++`) is the phrase of its parts. There is no stemming: `run` does not find `runs`
 /// (use `run*`).
 ///
@@ -356,14 +357,24 @@ public struct SearchQueryError: Error, Sendable, Hashable, CustomStringConvertib
     }
 }
 
-/// Splits text into the words a search compares, as SQLite FTS5's `unicode61` tokenizer does for
-/// most text: runs of letters and digits, lowercased, diacritics removed.
+/// The one rule for what a word of a search is, for the stored text and for queries alike: the
+/// text in Unicode NFKC (``normalized(_:)``, the form the store's index holds), split as SQLite
+/// FTS5's `unicode61` tokenizer splits most text, into runs of letters and digits, lowercased,
+/// diacritics removed.
 package enum SearchTokenizer {
+    /// `text` in Unicode NFKC: composed (`e` + U+0301 is `é`, conjoining jamo are their Hangul
+    /// syllable) and with compatibility characters replaced (U+212B ANGSTROM SIGN is `Å`, `ﬁ` is
+    /// `fi`, full-width `Ａ` is `A`). The store indexes each searchable attribute in this form
+    /// (its SQL function `mw_search_text`), since FTS5's tokenizer normalises nothing.
+    package static func normalized(_ text: String) -> String {
+        text.precomposedStringWithCompatibilityMapping
+    }
+
     /// The words of `text`, in order.
     package static func tokens(of text: String) -> [String] {
         var tokens: [String] = []
         var current = ""
-        for scalar in text.unicodeScalars {
+        for scalar in normalized(text).unicodeScalars {
             let properties = scalar.properties
             // A combining mark stays in its word, as in FTS5 (which then drops it as a diacritic):
             // decomposed "nai\u{308}ve" is one word, "naive", like precomposed "na\u{EF}ve".
@@ -381,8 +392,10 @@ package enum SearchTokenizer {
     }
 
     private static func fold(_ word: String) -> String {
-        // FTS5 folds the final sigma to the ordinary one, which `lowercased()` keeps apart.
+        // FTS5 folds the final sigma to the ordinary one, which `lowercased()` keeps apart. Folding
+        // may decompose (a Hangul syllable into its jamo): composed again, as FTS5 reads the text.
         word.folding(options: [.diacriticInsensitive], locale: nil).lowercased().replacingOccurrences(
-            of: "ς", with: "σ")
+            of: "ς", with: "σ"
+        ).precomposedStringWithCanonicalMapping
     }
 }

@@ -83,8 +83,20 @@ struct SQLiteDialect: SQLDialect {
         ]
     }
 
-    /// An FTS5 table beside `table`: the ID unindexed, then the columns, with the `unicode61`
-    /// tokenizer folding every diacritic; an index on the FTS5 table's content (its `c0` column
+    /// Column names FTS5 keeps for itself in a full-text index's table (its hidden columns),
+    /// compared without case: ``StoreLimits`` refuses a `@searchable` attribute that takes one.
+    static let reservedSearchColumns = ["rank", "rowid"]
+
+    /// The suffixes of the tables and indexes (one namespace in SQLite) a full-text index adds
+    /// to its name: FTS5's shadow tables and the runtime's own. Its triggers have a namespace of
+    /// their own, where two indexes' names never meet.
+    static let searchIndexTableSuffixes = [
+        "", "_pending", "_content", "_data", "_idx", "_docsize", "_config", "_ids",
+    ]
+
+    /// An FTS5 table beside `table`: the ID unindexed, then the columns, each in NFKC (FTS5's
+    /// tokenizer normalises nothing, see ``SearchTokenizer``), with the `unicode61` tokenizer
+    /// folding every diacritic; an index on the FTS5 table's content (its `c0` column
     /// holds the ID) finds a row's entry without a scan, since FTS5 cannot look up an unindexed
     /// column.
     ///
@@ -94,7 +106,14 @@ struct SQLiteDialect: SQLDialect {
     /// the statement (a batch, an upsert, a migration step, the app's own SQL), and the writer
     /// brings the index up to date from those rows before it commits
     /// (``synchronizeSearchIndex(_:of:columns:)``).
-    func createSearchIndex(_ index: String, of table: String, columns: [String]) -> [String] {
+    ///
+    /// A `REPLACE` conflict policy deletes the rows that hold a new row's unique key without
+    /// firing their delete triggers (unless `recursive_triggers` is on, which no other connection
+    /// need have). So a `BEFORE` trigger notes every row that holds one of the new values of a
+    /// uniqueness constraint: the rows a `REPLACE` may remove are noted whatever the connection
+    /// (a row noted and kept is indexed again, unchanged). A conflict on `"id"` needs no such
+    /// trigger: the row written has the removed row's ID, which the `AFTER` triggers note.
+    func createSearchIndex(_ index: String, of table: String, columns: [String], uniqueKeys: [[String]]) -> [String] {
         let names = (["id"] + columns).map(quoted).joined(separator: ", ")
         let definitions = (["\"id\" UNINDEXED"] + columns.map(quoted)).joined(separator: ", ")
         let pending = quoted(index + "_pending")
@@ -108,11 +127,33 @@ struct SQLiteDialect: SQLDialect {
             "CREATE VIRTUAL TABLE \(quoted(index)) USING fts5(\(definitions), tokenize = 'unicode61 remove_diacritics 2')",
             "CREATE INDEX \(quoted(index + "_ids")) ON \(quoted(index + "_content")) (\"c0\")",
             "CREATE TABLE \(pending) (\"id\" \(columnType(.uuid)) NOT NULL)",
-            "INSERT INTO \(quoted(index)) (\(names)) SELECT \(names) FROM \(quoted(table))",
+            "INSERT INTO \(quoted(index)) (\(names)) SELECT \(searchText(columns, of: nil)) FROM \(quoted(table))",
             "CREATE TRIGGER \(quoted(index + "_insert")) AFTER INSERT ON \(quoted(table)) BEGIN \(note("new")) END",
             "CREATE TRIGGER \(quoted(index + "_update")) AFTER UPDATE ON \(quoted(table)) WHEN \(changed) "
                 + "BEGIN \(note("old")) \(note("new")) END",
             "CREATE TRIGGER \(quoted(index + "_delete")) AFTER DELETE ON \(quoted(table)) BEGIN \(note("old")) END",
+        ] + replacedRowTriggers(index, of: table, pending: pending, uniqueKeys: uniqueKeys)
+    }
+
+    /// The `BEFORE` triggers that note the rows holding the new values of `uniqueKeys`, which a
+    /// `REPLACE` would delete unseen; none when the table has no uniqueness constraint but `"id"`.
+    /// Their names end in a word without `_`, so no other table's index can take them.
+    private func replacedRowTriggers(
+        _ index: String, of table: String, pending: String, uniqueKeys: [[String]]
+    ) -> [String] {
+        guard !uniqueKeys.isEmpty else { return [] }
+        // `=`, not `IS`: a NULL in a key never conflicts, as in a unique index.
+        let holders =
+            "INSERT INTO \(pending) (\"id\") SELECT \"id\" FROM \(quoted(table)) WHERE "
+            + uniqueKeys.map { key in
+                "(" + key.map { "\(quoted($0)) = new.\(quoted($0))" }.joined(separator: " AND ") + ")"
+            }.joined(separator: " OR ") + ";"
+        let changed = Set(uniqueKeys.joined()).sorted().map { "old.\(quoted($0)) IS NOT new.\(quoted($0))" }
+            .joined(separator: " OR ")
+        return [
+            "CREATE TRIGGER \(quoted(index + "_replacinginsert")) BEFORE INSERT ON \(quoted(table)) BEGIN \(holders) END",
+            "CREATE TRIGGER \(quoted(index + "_replacingupdate")) BEFORE UPDATE ON \(quoted(table)) WHEN \(changed) "
+                + "BEGIN \(holders) END",
         ]
     }
 
@@ -122,16 +163,51 @@ struct SQLiteDialect: SQLDialect {
         return [
             "DELETE FROM \(quoted(index)) WHERE rowid IN (SELECT c.\"id\" FROM \(quoted(index + "_content")) AS c "
                 + "WHERE c.\"c0\" IN (SELECT \"id\" FROM \(pending)))",
-            "INSERT INTO \(quoted(index)) (\(names.joined(separator: ", "))) SELECT "
-                + names.map { "t.\($0)" }.joined(separator: ", ")
-                + " FROM \(quoted(table)) AS t WHERE t.\"id\" IN (SELECT \"id\" FROM \(pending))",
+            "INSERT INTO \(quoted(index)) (\(names.joined(separator: ", "))) SELECT \(searchText(columns, of: "t")) "
+                + "FROM \(quoted(table)) AS t WHERE t.\"id\" IN (SELECT \"id\" FROM \(pending))",
             "DELETE FROM \(pending)",
         ]
     }
 
+    /// The select list that fills a full-text index from `table` (under the alias `alias`): the ID,
+    /// then each column in the form ``SearchTokenizer`` reads queries in (NFKC), through the SQL
+    /// function ``StringFunctions`` registers on every connection.
+    private func searchText(_ columns: [String], of alias: String?) -> String {
+        let prefix = alias.map { "\($0)." } ?? ""
+        return ([prefix + "\"id\""] + columns.map { "mw_search_text(\(prefix)\(quoted($0)))" }).joined(separator: ", ")
+    }
+
     func dropSearchIndex(_ index: String, of table: String) -> [String] {
-        ["_insert", "_update", "_delete"].map { "DROP TRIGGER IF EXISTS \(quoted(index + $0))" }
+        ["_insert", "_update", "_delete", "_replacinginsert", "_replacingupdate"].map {
+            "DROP TRIGGER IF EXISTS \(quoted(index + $0))"
+        }
             + ["DROP TABLE IF EXISTS \(quoted(index))", "DROP TABLE IF EXISTS \(quoted(index + "_pending"))"]
+    }
+
+    /// Four checks, cheapest first: FTS5's settings are the ones it was created with (only its
+    /// format version: a changed `pgsz`, `automerge` or `rank` is a change nobody made through the
+    /// store); it holds as many rows and sizes as the table has rows; each row's text is the table's
+    /// (a join through the index on the IDs); and FTS5's own `integrity-check`, which reads the
+    /// whole inverted index against the stored text, so an entry removed from `_data` or `_idx` is
+    /// found. The last two read every row.
+    func searchIndexChecks(_ index: String, of table: String, columns: [String]) -> [String] {
+        let content = quoted(index + "_content")
+        let config = quoted(index + "_config")
+        let rows = "(SELECT count(*) FROM \(quoted(table)))"
+        // Most text is already in NFKC: compared as it is first, so the function runs only on the rest.
+        let differs = columns.enumerated().map {
+            "c.\"c\($0.offset + 1)\" IS NOT t.\(quoted($0.element)) "
+                + "AND c.\"c\($0.offset + 1)\" IS NOT mw_search_text(t.\(quoted($0.element)))"
+        }
+        return [
+            "SELECT (SELECT count(*) FROM \(config)) <> 1 "
+                + "OR NOT EXISTS (SELECT 1 FROM \(config) WHERE \"k\" = 'version' AND \"v\" = 4)",
+            "SELECT \(rows) <> (SELECT count(*) FROM \(content)) "
+                + "OR \(rows) <> (SELECT count(*) FROM \(quoted(index + "_docsize")))",
+            "SELECT EXISTS (SELECT 1 FROM \(quoted(table)) AS t LEFT JOIN \(content) AS c ON c.\"c0\" = t.\"id\" "
+                + "WHERE c.\"c0\" IS NULL OR (\(differs.joined(separator: ") OR ("))))",
+            "INSERT INTO \(quoted(index)) (\(quoted(index)), \"rank\") VALUES ('integrity-check', 0)",
+        ]
     }
 
     // MARK: - Writes

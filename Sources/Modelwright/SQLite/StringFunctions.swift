@@ -22,6 +22,22 @@ enum StringFunctions {
             let needle = StringFunctions.text(arguments[3])
             sqlite3_result_int(context, operation.matches(value, needle, options: options) ? 1 : 0)
         }
+        // `mw_search_text(text)`: the text a full-text index holds for an attribute, in the form
+        // `SearchTokenizer` reads queries in (NFKC), so the index and the queries follow one rule.
+        try connection.register(function: "mw_search_text", arguments: 1) { context, _, arguments in
+            guard let arguments, sqlite3_value_type(arguments[0]) != SQLITE_NULL else {
+                sqlite3_result_null(context)
+                return
+            }
+            var text = SearchTokenizer.normalized(StringFunctions.text(arguments[0]))
+            // The byte count keeps embedded NUL characters; the destructor -1 (SQLITE_TRANSIENT) copies.
+            text.withUTF8 { bytes in
+                guard let base = bytes.baseAddress else { return sqlite3_result_text(context, "", 0, nil) }
+                sqlite3_result_text64(
+                    context, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), UInt64(bytes.count),
+                    unsafeBitCast(-1, to: sqlite3_destructor_type.self), UInt8(SQLITE_UTF8))
+            }
+        }
     }
 
     /// An SQL function argument as text, embedded NULs kept.

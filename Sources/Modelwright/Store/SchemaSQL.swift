@@ -77,10 +77,13 @@ enum SchemaSQL {
         var table: String
         /// The columns it indexes, in the order the table's entities declare them.
         var columns: [String]
+        /// The table's uniqueness constraints besides `"id"`, as columns, in the order of the
+        /// schema's entities: a write can remove a row that holds one's key without deleting it.
+        var uniqueKeys: [[String]] = []
 
         /// The statements that create, fill and maintain it.
         func create(in dialect: some SQLDialect) throws -> [String] {
-            try dialect.createSearchIndex(name, of: table, columns: columns)
+            try dialect.createSearchIndex(name, of: table, columns: columns, uniqueKeys: uniqueKeys)
         }
 
         /// The statements that bring it up to date with the rows written since it last was.
@@ -102,6 +105,59 @@ enum SchemaSQL {
         }
     }
 
+    /// When a store opens: brings every full-text index of `layout` up to date with the rows
+    /// another writer noted, then checks it (``SQLDialect/searchIndexChecks(_:of:columns:)``) and
+    /// rebuilds from the table's rows one that another program emptied or edited (its tables are
+    /// SQLite's to write, and a damaged index silently misses rows). The index holds nothing the
+    /// table does not: rebuilding it loses nothing. Returns the names of the indexes rebuilt.
+    ///
+    /// - Throws: ``StoreError/damagedStore(path:problems:)`` for `path` when a rebuild fails (FTS5
+    ///   cannot drop an index whose settings it cannot read), naming the index and the way out.
+    @discardableResult
+    static func checkSearchIndexes(
+        for layout: SchemaLayout, on connection: any DatabaseConnection, path: String
+    ) throws -> [String] {
+        var rebuilt: [String] = []
+        for index in searchIndexes(for: layout) where try !isIntact(index, on: connection) {
+            do {
+                try connection.execute(try index.drop(in: connection.dialect) + index.create(in: connection.dialect))
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError.damagedStore(
+                    path: path,
+                    problems: [
+                        "the full-text index '\(index.name)' of '\(index.table)' was changed outside the store and "
+                            + "cannot be rebuilt (\(error)); restore its settings with sqlite3 (`UPDATE "
+                            + "\"\(index.name)_config\" SET v = 4 WHERE k = 'version'`, the only setting it keeps) "
+                            + "or the file from a backup"
+                    ])
+            }
+            rebuilt.append(index.name)
+        }
+        return rebuilt
+    }
+
+    /// Whether `index` is up to date and holds exactly the text of its table's rows.
+    private static func isIntact(_ index: SearchIndex, on connection: any DatabaseConnection) throws -> Bool {
+        let checks = try connection.dialect.searchIndexChecks(index.name, of: index.table, columns: index.columns)
+        do {
+            try connection.execute(try index.synchronize(in: connection.dialect))
+            for sql in checks {
+                let statement = try connection.prepare(sql)
+                if try statement.step(), !statement.isNull(0), statement.int64(0) != 0 { return false }
+            }
+            return true
+        } catch let error as StoreError {
+            // A transaction SQLite ended is not damage to repair: the opening fails with it.
+            if case .transactionAborted = error { throw error }
+            if case .transactionAbortedByEngine = error { throw error }
+            return false
+        } catch {
+            return false
+        }
+    }
+
     /// The name of the full-text index of `table`.
     static func searchIndexName(of table: String) -> String {
         "_modelwright_search_" + table
@@ -120,6 +176,19 @@ enum SchemaSQL {
                 indexes.append(
                     SearchIndex(
                         name: searchIndexName(of: entityLayout.table), table: entityLayout.table, columns: columns))
+            }
+        }
+        for (number, index) in indexes.enumerated() {
+            for entity in layout.schema.entities {
+                guard let entityLayout = layout.entities[entity.name], entityLayout.table == index.table else {
+                    continue
+                }
+                for constraint in entity.uniquenessConstraints {
+                    let key = constraint.map(entityLayout.columnName)
+                    if key != ["id"], !indexes[number].uniqueKeys.contains(key) {
+                        indexes[number].uniqueKeys.append(key)
+                    }
+                }
             }
         }
         return indexes

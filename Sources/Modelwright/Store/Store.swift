@@ -277,8 +277,9 @@ public final class Store: Sendable {
             }
             try engine.verifyOpened(connection, layout: layout)
             // Rows another writer noted and never indexed (a Core Data import's own transaction,
-            // another program writing the file) are indexed now, so a search sees every row.
-            try SchemaSQL.synchronizeSearchIndexes(for: layout, on: connection)
+            // another program writing the file) are indexed now, so a search sees every row; an
+            // index another program emptied or edited is rebuilt from the rows.
+            try SchemaSQL.checkSearchIndexes(for: layout, on: connection, path: engine.location)
         }
         if case .enabled = history {
             try HistorySQL.prepare(on: connection)

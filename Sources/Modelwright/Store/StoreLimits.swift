@@ -11,16 +11,15 @@ package enum StoreLimits {
     /// `_modelwright_`: the metadata) keep, compared without case as SQLite compares names.
     package static let reservedTablePrefixes = ["sqlite_", "_mw_", "_modelwright_"]
 
-    /// Column names SQLite's FTS5 keeps for itself in a full-text index, compared without case: a
-    /// `@searchable` attribute's column may not take one.
-    package static let reservedSearchColumns = ["rank", "rowid"]
+    /// Column names the full-text index keeps for itself, compared without case: a `@searchable`
+    /// attribute's column may not take one. The names are the SQLite dialect's
+    /// (``SQLiteDialect/reservedSearchColumns``): `validate` has no engine to ask, and SQLite's
+    /// are the ones a store on any engine must avoid, since its file may be opened on SQLite.
+    package static var reservedSearchColumns: [String] { SQLiteDialect.reservedSearchColumns }
 
-    /// The suffixes of the tables and indexes (one namespace in SQLite) a full-text index adds
-    /// to its name: FTS5's shadow tables and the runtime's own (``SchemaSQL``). Its triggers have
-    /// a namespace of their own, where two indexes' names never meet.
-    package static let searchIndexSuffixes = [
-        "", "_pending", "_content", "_data", "_idx", "_docsize", "_config", "_ids",
-    ]
+    /// The suffixes of the tables and indexes a full-text index adds to its name, in the SQLite
+    /// dialect (``SQLiteDialect/searchIndexTableSuffixes``).
+    package static var searchIndexSuffixes: [String] { SQLiteDialect.searchIndexTableSuffixes }
 
     /// Whether a table of that name would meet one SQLite or the runtime keeps.
     package static func isReserved(tableName name: String) -> Bool {

@@ -379,6 +379,71 @@ struct FullTextSearchTests {
         }
     }
 
+    /// Words written in every Unicode form of one word: composed and decomposed (NFC, NFD), with
+    /// compatibility characters (U+212B ANGSTROM SIGN for Å, U+212A KELVIN SIGN, the ﬁ and ﬂ
+    /// ligatures, full-width letters and digits), Hangul as syllables and as conjoining jamo, in
+    /// random case. One rule (NFKC, then case and diacritics folded) makes every form the same
+    /// word: a query in any form of a word finds exactly the rows holding that word in any form,
+    /// in the store and in `SearchQuery.matches` alike, and ranked search finds the same rows.
+    /// Before, "ﬁle" was not "file", jamo were not their syllable, and "Ｋ" was not "K".
+    @Test func everyUnicodeFormOfAWordIsThatWord() async throws {
+        var random = SplitMix64(seed: 0x4F_C0DE)
+        let store = try Store.inMemory(schema: Doc.schema)
+        let form = { (random: inout SplitMix64, word: Int) -> String in
+            let forms = Self.forms[word]
+            let spelled = forms[Int(random.next() % UInt64(forms.count))]
+            return random.next() % 4 == 0 ? spelled.uppercased() : spelled
+        }
+        var docs: [(doc: Doc, words: Set<Int>)] = []
+        for number in 0..<120 {
+            let words = (0..<(1 + Int(random.next() % 3))).map { _ in Int(random.next() % UInt64(Self.forms.count)) }
+            let title = words.map { form(&random, $0) }.joined(separator: [" ", ", ", " - "][number % 3])
+            docs.append((Doc(title: title, body: nil, rank: Int64(number)), Set(words)))
+        }
+        let written = docs.map(\.doc)
+        try await store.performAndSave { context in
+            for doc in written { try context.insert(doc) }
+        }
+        var queries = 0
+        for _ in 0..<80 {
+            let word = Int(random.next() % UInt64(Self.forms.count))
+            let spelled = form(&random, word)
+            let expected = Set(docs.filter { $0.words.contains(word) }.map(\.doc.id))
+            for query in [try SearchQuery("\"\(spelled)\""), SearchQuery(words: spelled)] {
+                let exact = query.description.hasSuffix("\"")
+                let found = try await store.performQuery { context in
+                    Set(try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                let matched = Set(written.filter { query.matches($0.title) }.map(\.id))
+                #expect(found == matched, "store and matches agree on \(spelled.unicodeScalars.map(\.value))")
+                if exact {
+                    #expect(found == expected, "\(spelled.unicodeScalars.map(\.value)) finds every form of its word")
+                } else {
+                    #expect(found.isSuperset(of: expected), "a prefix query finds every form of its word")
+                }
+                let ranked = try await store.performQuery { context in
+                    try context.search(Doc.request(), for: query, in: { $0.title })
+                }
+                #expect(Set(ranked.map(\.record.id)) == found)
+                queries += 1
+            }
+        }
+        #expect(queries == 160)
+    }
+
+    /// Each word in its forms; no two words are one after folding, and none is another's prefix.
+    private static let forms: [[String]] = [
+        ["caf\u{E9}", "cafe\u{301}", "\u{FF43}\u{FF41}\u{FF46}\u{E9}", "CAF\u{C9}"],
+        ["\u{E5}ngstr\u{F6}m", "\u{212B}ngstr\u{F6}m", "a\u{30A}ngstro\u{308}m", "\u{C5}NGSTR\u{D6}M"],
+        ["file", "\u{FB01}le", "\u{FF46}\u{FF49}\u{FF4C}\u{FF45}"],
+        ["flow", "\u{FB02}ow", "\u{FF26}\u{FF2C}\u{FF2F}\u{FF37}"],
+        ["\u{D55C}\u{AD6D}", "\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}", "\u{D55C}\u{1100}\u{116E}\u{11A8}"],
+        ["kelvin", "\u{212A}elvin", "\u{FF2B}ELVIN"],
+        ["na\u{EF}ve", "nai\u{308}ve", "\u{FF4E}\u{FF41}\u{EF}\u{FF56}\u{FF45}"],
+        ["2026", "\u{FF12}\u{FF10}\u{FF12}\u{FF16}"],
+        ["\u{1EC7}t", "e\u{323}\u{302}t", "e\u{302}\u{323}t"],
+    ]
+
     /// `UPDATE` of the titles of the rows of one rank, under one of six conflict policies.
     private static func update(policy: Int, title: String, rank: Int64) -> SQLQuery {
         switch policy {

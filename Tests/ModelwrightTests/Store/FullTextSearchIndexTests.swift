@@ -1,0 +1,379 @@
+import CSQLite
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@_spi(Generated) @testable import Modelwright
+
+/// The full-text index itself, read through SQLite beside the store: after every commit it holds
+/// exactly the table's searchable text (its rows, its vocabulary with every count), so scores equal
+/// those of an index built afresh from the table, whatever removed or rewrote rows.
+struct FullTextSearchIndexTests {
+    /// The app's own SQL under every conflict policy, including those that delete a row without a
+    /// delete trigger (`INSERT OR REPLACE` and `REPLACE` on a unique attribute or a compound unique
+    /// key, `UPDATE OR REPLACE`), upserts and `OR IGNORE`, several statements per transaction on a
+    /// few keys so that they collide often. After each commit the index's content, its vocabulary
+    /// (`fts5vocab` `col`: term, column, documents, occurrences) and the BM25 score of each match
+    /// equal a fresh FTS5 table's filled from the rows. Before, a row `REPLACE` removed for its
+    /// unique key stayed in the index: never matched, but counted in every score.
+    @Test func theIndexHoldsExactlyTheTablesTextUnderEveryConflictPolicy() async throws {
+        var random = SplitMix64(seed: 0xF75_3)
+        var statements = [Int](repeating: 0, count: Self.policies)
+        for world in 0..<6 {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            let store = try Store(url: url, schema: SearchTag.schema)
+            var ids: [UUID] = []
+            for _ in 0..<12 {
+                var chosen: [SQLQuery] = []
+                for _ in 0..<(1 + Int(random.next() % 4)) {
+                    let policy = Int(random.next() % UInt64(Self.policies))
+                    statements[policy] += 1
+                    chosen.append(Self.statement(policy, &random, &ids))
+                }
+                let batch = chosen
+                try await store.performAndSave { context in
+                    for statement in batch { try context.execute(statement) }
+                }
+                try Self.compareWithFreshIndex(at: url, world: world, random: &random)
+            }
+            try store.close()
+        }
+        #expect(statements.allSatisfy { $0 > 10 }, "every policy drawn: \(statements)")
+    }
+
+    /// A closed store's index tampered with through SQLite alone, one way drawn per round: rows
+    /// deleted from the FTS5 table (a hand-emptied index) or from each of its shadow tables, text
+    /// changed through FTS5 (index and stored text agree, the table does not), FTS5's settings
+    /// changed, the index dropped. When the store opens again it has either rebuilt the index, so
+    /// that it holds exactly the table's text and every search selects what `matches` selects, or
+    /// refused with a store error that names the damage (a dropped index is a schema another
+    /// program changed). Before, every tampering but the drop went unseen and searches missed rows.
+    @Test func aTamperedIndexIsRebuiltOrRefusedWhenTheStoreOpens() async throws {
+        var random = SplitMix64(seed: 0x7A3_9E)
+        var outcomes = [String: Int]()
+        let index = "_modelwright_search_Tag"
+        for round in 0..<Self.tamperings.count {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            var ids: [UUID] = []
+            do {
+                let store = try Store(url: url, schema: SearchTag.schema)
+                for _ in 0..<4 {
+                    let batch = (0..<6).map { _ in Self.statement([0, 1, 8][Int(random.next() % 3)], &random, &ids) }
+                    try await store.performAndSave { context in
+                        for statement in batch { try context.execute(statement) }
+                    }
+                }
+                try store.close()
+            }
+            let kind = round % Self.tamperings.count
+            let before = try IndexDatabase(path: url.path).rows(#"SELECT rowid FROM "\#(index)_content" ORDER BY 1"#)
+            do {
+                let database = try IndexDatabase(path: url.path)
+                let rows = Int((try database.rows(#"SELECT count(*) FROM "Tag""#).first?.first ?? nil) ?? "0") ?? 0
+                let keep = Int(random.next() % UInt64(max(rows, 1)))
+                try database.execute(Self.tamperings[kind](index, keep))
+            }
+            let store: Store
+            do {
+                store = try Store(url: url, schema: SearchTag.schema)
+            } catch let error as StoreError {
+                switch error {
+                case .unexpectedSchema(_, let differences): #expect(differences.contains { $0.contains(index) })
+                case .damagedStore(_, let problems): #expect(problems.contains { $0.contains(index) })
+                default: Issue.record("round \(round), tampering \(kind): \(error)")
+                }
+                outcomes["refused \(kind)", default: 0] += 1
+                continue
+            }
+            if Self.tamperings[kind](index, 0).hasPrefix("SELECT") {
+                // Untouched: kept as it was (a rebuild would renumber its rows), so the checks pass.
+                let after = try IndexDatabase(path: url.path).rows(#"SELECT rowid FROM "\#(index)_content" ORDER BY 1"#)
+                #expect(after == before, "an intact index is not rebuilt")
+            }
+            try Self.compareWithFreshIndex(at: url, world: round, random: &random)
+            let rows = try await store.performQuery { try $0.fetch(SearchTag.request()) }
+            for word in Self.vocabulary {
+                let query = try SearchQuery(word)
+                let found = try await store.performQuery { context in
+                    Set(try context.fetch(SearchTag.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                #expect(found == Set(rows.filter { query.matches($0.title) }.map(\.id)), "tampering \(kind): \(word)")
+            }
+            try store.close()
+            outcomes["opened \(kind)", default: 0] += 1
+        }
+        // Every tampering but the drop and the format version is repaired; those two are refused.
+        for kind in 0..<Self.tamperings.count {
+            let tampering = Self.tamperings[kind]("i", 0)
+            let refused = tampering.hasPrefix("DROP") || tampering.contains("SET v = 5")
+            #expect(
+                outcomes[(refused ? "refused " : "opened ") + "\(kind)"] == 1, "\(outcomes)")
+        }
+    }
+
+    /// What the check at open costs: a store of `MODELWRIGHT_LARGE_ROWS` rows (100,000 by default)
+    /// with a searchable title, opened with its index checked and opened as the same rows without
+    /// an index. Only with `MODELWRIGHT_LARGE=1`; prints both times.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"))
+    func theCheckAtOpenCosts() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE_ROWS"] ?? "") ?? 100_000
+        var plain = SearchTag.schema
+        plain.entities[0].searchableAttributes = []
+        var random = SplitMix64(seed: 0x1A46E)
+        let rows = (0..<count).map { number in
+            SearchTag(
+                id: SearchTag.ID(), slug: "s\(number)", title: Self.text(&random), body: Self.text(&random),
+                grp: Int64(number), code: 0)
+        }
+        for schema in [SearchTag.schema, plain] {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            do {
+                let store = try Store(url: url, schema: schema)
+                try await store.performAndSave { context in
+                    for row in rows { try context.insert(row) }
+                }
+                try store.close()
+            }
+            let clock = ContinuousClock()
+            if !schema.entities[0].searchableAttributes.isEmpty {
+                let database = try IndexDatabase(path: url.path)
+                let index = "_modelwright_search_Tag"
+                for (name, sql) in [
+                    ("counts", #"SELECT (SELECT count(*) FROM "Tag") <> (SELECT count(*) FROM "\#(index)_content")"#),
+                    (
+                        "text",
+                        #"SELECT EXISTS (SELECT 1 FROM "Tag" AS t LEFT JOIN "\#(index)_content" AS c ON c."c0" = t."id" WHERE c."c0" IS NULL OR c."c1" IS NOT t."title" OR c."c2" IS NOT t."body")"#
+                    ),
+                    ("integrity-check", #"INSERT INTO "\#(index)" ("\#(index)", rank) VALUES ('integrity-check', 0)"#),
+                ] {
+                    let elapsed = try clock.measure { _ = try database.rows(sql) }
+                    print("check \(name) over \(count) rows: \(elapsed)")
+                }
+            }
+            var store: Store?
+            let elapsed = try clock.measure { store = try Store(url: url, schema: schema) }
+            try store?.close()
+            print(
+                "opening \(count) rows, \(schema.entities[0].searchableAttributes.isEmpty ? "no index" : "index checked"): \(elapsed)"
+            )
+        }
+    }
+
+    /// Ways another program changes a closed store's index, given its name and a number of rows
+    /// to keep.
+    private static let tamperings: [@Sendable (String, Int) -> String] = [
+        { index, _ in #"DROP TABLE "\#(index)""# },
+        { index, keep in #"DELETE FROM "\#(index)" WHERE rowid NOT IN (SELECT rowid FROM "\#(index)" LIMIT \#(keep))"#
+        },
+        { index, _ in #"DELETE FROM "\#(index)""# },
+        { index, keep in
+            #"DELETE FROM "\#(index)_content" WHERE id NOT IN (SELECT id FROM "\#(index)_content" LIMIT \#(keep))"#
+        },
+        { index, keep in
+            #"DELETE FROM "\#(index)_docsize" WHERE id NOT IN (SELECT id FROM "\#(index)_docsize" LIMIT \#(keep))"#
+        },
+        { index, _ in #"DELETE FROM "\#(index)_data" WHERE id > 10"# },
+        { index, _ in #"DELETE FROM "\#(index)_idx""# },
+        { index, _ in #"UPDATE "\#(index)" SET "title" = 'swift concurrency' WHERE rowid % 2 = 0"# },
+        { index, _ in #"INSERT INTO "\#(index)" ("\#(index)", rank) VALUES ('pgsz', 64)"# },
+        { index, _ in #"INSERT INTO "\#(index)" ("\#(index)", rank) VALUES ('automerge', 2)"# },
+        { index, _ in #"INSERT INTO "\#(index)_config" (k, v) VALUES ('secure-delete', 1)"# },
+        { index, _ in #"UPDATE "\#(index)_config" SET v = 5 WHERE k = 'version'"# },
+        { _, _ in "SELECT 1" },
+    ]
+
+    // MARK: - Writing
+
+    private static let policies = 9
+
+    /// One statement of policy `policy` over few slugs and (group, code) pairs, so that keys collide.
+    private static func statement(_ policy: Int, _ random: inout SplitMix64, _ ids: inout [UUID]) -> SQLQuery {
+        let slug = "s\(random.next() % 6)"
+        let other = "s\(random.next() % 6)"
+        let group = Int64(random.next() % 3)
+        let code = Int64(random.next() % 3)
+        let title = Self.text(&random)
+        let body = random.next() % 4 == 0 ? "" : Self.text(&random)
+        // A new ID, or one already written: a conflict on the ID too.
+        let id: UUID
+        if !ids.isEmpty, random.next() % 3 == 0 {
+            id = ids[Int(random.next() % UInt64(ids.count))]
+        } else {
+            id = UUID()
+            ids.append(id)
+        }
+        switch policy {
+        case 0:
+            return
+                #"INSERT OR REPLACE INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code))"#
+        case 1:
+            return
+                #"REPLACE INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code))"#
+        case 2: return #"UPDATE OR REPLACE "Tag" SET "slug" = \#(other) WHERE "slug" = \#(slug)"#
+        case 3: return #"UPDATE OR REPLACE "Tag" SET "grp" = \#(group), "code" = \#(code) WHERE "slug" = \#(slug)"#
+        case 4:
+            return
+                #"INSERT INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code)) ON CONFLICT ("slug") DO UPDATE SET "title" = excluded."title", "body" = excluded."body" ON CONFLICT DO NOTHING"#
+        case 5:
+            return
+                #"INSERT OR IGNORE INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code))"#
+        case 6:
+            return
+                #"INSERT INTO "Tag" ("id", "slug", "title", "body", "grp", "code") VALUES (\#(id), \#(slug), \#(title), NULLIF(\#(body), ''), \#(group), \#(code)) ON CONFLICT DO NOTHING"#
+        case 7: return #"UPDATE OR IGNORE "Tag" SET "title" = \#(title), "slug" = \#(other) WHERE "slug" = \#(slug)"#
+        default: return #"DELETE FROM "Tag" WHERE "grp" = \#(group) AND "code" = \#(code)"#
+        }
+    }
+
+    private static let vocabulary = ["swift", "sweet", "actor", "actors", "task", "data", "date", "concurrency"]
+
+    private static func text(_ random: inout SplitMix64) -> String {
+        (0..<(1 + Int(random.next() % 5))).map { _ in vocabulary[Int(random.next() % UInt64(vocabulary.count))] }
+            .joined(separator: " ")
+    }
+
+    // MARK: - Comparing
+
+    /// Opens the file with SQLite alone, builds a fresh FTS5 table like the store's from the rows in
+    /// a temporary database, and compares content, vocabulary and scores.
+    private static func compareWithFreshIndex(at url: URL, world: Int, random: inout SplitMix64) throws {
+        let database = try IndexDatabase(path: url.path)
+        let index = "_modelwright_search_Tag"
+        let definition = try database.rows("SELECT sql FROM sqlite_master WHERE name = '\(index)'")
+        let created = try #require(definition.first?.first ?? nil)
+        try database.execute(
+            created.replacingOccurrences(
+                of: "CREATE VIRTUAL TABLE \"\(index)\"", with: "CREATE VIRTUAL TABLE temp.\"fresh\""))
+        try database.execute(
+            #"INSERT INTO temp."fresh" ("id", "title", "body") SELECT "id", "title", "body" FROM "Tag""#)
+        let content = try database.rows(#"SELECT hex(c0), c1, c2 FROM "\#(index)_content" ORDER BY 1"#)
+        let rows = try database.rows(#"SELECT hex("id"), "title", "body" FROM "Tag" ORDER BY 1"#)
+        #expect(content == rows, "world \(world): the index holds the table's rows")
+        try database.execute(#"CREATE VIRTUAL TABLE temp."v1" USING fts5vocab(main, "\#(index)", col)"#)
+        try database.execute(#"CREATE VIRTUAL TABLE temp."v2" USING fts5vocab(temp, "fresh", col)"#)
+        let vocabulary = try database.rows(#"SELECT term, col, doc, cnt FROM temp."v1" ORDER BY 1, 2"#)
+        let fresh = try database.rows(#"SELECT term, col, doc, cnt FROM temp."v2" ORDER BY 1, 2"#)
+        #expect(vocabulary == fresh, "world \(world): the vocabulary is the rows' own")
+        for _ in 0..<3 {
+            let word = Self.vocabulary[Int(random.next() % UInt64(Self.vocabulary.count))]
+            let scores = { (table: String) throws -> [[String?]] in
+                try database.rows(
+                    #"SELECT hex("id"), printf('%.12g', bm25(\#(table))) FROM \#(table) WHERE \#(table) MATCH '\#(word)' ORDER BY 1"#
+                )
+            }
+            #expect(try scores("\"\(index)\"") == scores("\"fresh\""), "world \(world): scores of \(word)")
+        }
+    }
+}
+
+/// A raw SQLite connection to a store's file, as another program would hold it.
+private final class IndexDatabase {
+    private var handle: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw IndexDatabaseError(message: "cannot open \(path)")
+        }
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    func execute(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
+            throw IndexDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+        }
+    }
+
+    /// Every row of `sql`, each column as text (`nil` for NULL).
+    func rows(_ sql: String) throws -> [[String?]] {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw IndexDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+        }
+        defer { sqlite3_finalize(statement) }
+        var result: [[String?]] = []
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw IndexDatabaseError(message: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+            }
+            result.append(
+                (0..<sqlite3_column_count(statement)).map { column in
+                    sqlite3_column_text(statement, column).map { String(cString: $0) }
+                })
+        }
+        return result
+    }
+}
+
+private struct IndexDatabaseError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// A record with a unique attribute, a compound unique key and two searchable attributes.
+private struct SearchTag: Record, Equatable {
+    typealias ID = RecordID<SearchTag>
+    static let entityName = "Tag"
+    static let schema = SchemaDescription(
+        modelName: "Tags", version: 1,
+        entities: [
+            EntityDescription(
+                name: "Tag",
+                attributes: [
+                    AttributeDescription(name: "slug", type: .string),
+                    AttributeDescription(name: "title", type: .string),
+                    AttributeDescription(name: "body", type: .string, isOptional: true),
+                    AttributeDescription(name: "grp", type: .int64),
+                    AttributeDescription(name: "code", type: .int64),
+                ],
+                uniquenessConstraints: [["slug"], ["grp", "code"]],
+                searchableAttributes: ["title", "body"])
+        ])
+
+    let id: ID
+    var slug: String
+    var title: String
+    var body: String?
+    var grp: Int64
+    var code: Int64
+
+    func encode(to row: inout RowEncoder) throws {
+        try row.encode(slug)
+        try row.encode(title)
+        try row.encode(body)
+        try row.encode(grp)
+        try row.encode(code)
+    }
+
+    init(id: ID, slug: String, title: String, body: String?, grp: Int64, code: Int64) {
+        self.id = id
+        self.slug = slug
+        self.title = title
+        self.body = body
+        self.grp = grp
+        self.code = code
+    }
+
+    init(id: ID, row: inout RowDecoder) throws {
+        self.id = id
+        slug = try row.decode()
+        title = try row.decode()
+        body = try row.decode()
+        grp = try row.decode()
+        code = try row.decode()
+    }
+
+    struct Fields: RecordFields {
+        typealias Target = SearchTag
+        let path: FieldPath
+        var title: Field<String> { path.field("title") }
+        var body: Field<String?> { path.field("body") }
+    }
+}
