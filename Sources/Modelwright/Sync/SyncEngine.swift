@@ -221,19 +221,20 @@ public final class SyncEngine: Sendable {
 
     /// Pushes the pending rows; returns how many.
     private func push() async throws -> Int {
-        let (node, pending, stamped, acknowledged) = try await store.performQuery { context in
+        let (node, pending, stamped, acknowledged, epoch) = try await store.performQuery { context in
             let connection = context.connection
             return (
                 try SyncBookkeeping.node(on: connection),
                 try SyncBookkeeping.pending(on: connection),
                 try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) },
-                try SyncBookkeeping.value("acknowledged", on: connection).flatMap { Int64($0) }
+                try SyncBookkeeping.value("acknowledged", on: connection).flatMap { Int64($0) },
+                try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: connection)
             )
         }
         guard !pending.isEmpty, let stamped else { return 0 }
         let request = PushRequest(
             device: node, schema: schemaVersion, after: acknowledged.map(HistoryToken.init),
-            through: HistoryToken(stamped), changes: ChangeSet(pending))
+            through: HistoryToken(stamped), changes: ChangeSet(pending), epoch: epoch)
         let response = try await transport.push(request)
         if let refusal = response.refusal { throw refusal }
         guard let through = response.acknowledged else { return 0 }
@@ -248,22 +249,29 @@ public final class SyncEngine: Sendable {
     private func pull() async throws -> Int {
         var count = 0
         while true {
-            let (node, cursor) = try await store.performQuery { context in
+            let (node, cursor, epoch) = try await store.performQuery { context in
                 (
                     try SyncBookkeeping.node(on: context.connection),
-                    try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) }
+                    try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) },
+                    try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: context.connection)
                 )
             }
             let response = try await transport.pull(
-                PullRequest(device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit))
-            if case .cursorAhead = response.refusal {
-                // The server gave out cursors it no longer has: it was restored from an earlier
-                // copy. Send it everything this device knows again, and pull from the beginning.
+                PullRequest(
+                    device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit,
+                    epoch: cursor == nil ? nil : epoch))
+            switch response.refusal {
+            case .epochChanged?, .cursorAhead?:
+                // The server's sequence no longer contains this device's cursor: it was restored
+                // from an earlier copy (or reset), and lost what it acknowledged after it. Send
+                // it everything this device knows again, and pull from the beginning.
                 try await store.performAndSave(author: Self.author) { context in
                     try SyncBookkeeping.resend(on: context.connection)
                 }
                 _ = try await push()
                 continue
+            default:
+                break
             }
             if case .cursorExpired = response.refusal {
                 // Tombstones the device had not pulled were purged: start again from the beginning.
@@ -331,6 +339,7 @@ public final class SyncEngine: Sendable {
             write: { row in try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? 0, on: connection) })
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
+        if let epoch = response.epoch { try SyncBookkeeping.setEncoded(epoch, for: "epoch", on: connection) }
     }
 }
 

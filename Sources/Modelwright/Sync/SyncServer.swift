@@ -81,6 +81,7 @@ public final class SyncServer: SyncTransport {
             try SyncBookkeeping.prepare(on: context.connection)
             _ = try SyncBookkeeping.node(on: context.connection)
             if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
+            try SyncBookkeeping.beginEpoch(on: context.connection)
         }
     }
 
@@ -136,14 +137,15 @@ public final class SyncServer: SyncTransport {
             user = try await self.user(credentials)
             try checkSchema(request.schema)
         } catch let error as SyncError {
-            return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
+            let (cursor, epoch) = try await currentCursor()
+            return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
         }
         let wall = wallClock()
         let drift = maximumDriftMilliseconds
         let scopes = self.scopes
         let recordsHistory = self.recordsHistory
         do {
-            let (cursor, resolutions) = try await store.performAndSave(author: Self.author) { context in
+            let (cursor, resolutions, epoch) = try await store.performAndSave(author: Self.author) { context in
                 let connection = context.connection
                 if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
                 var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
@@ -195,11 +197,13 @@ public final class SyncServer: SyncTransport {
                     })
                 try SyncBookkeeping.save(clock, on: connection)
                 try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
-                return (cursor, resolutions)
+                return (cursor, resolutions, try SyncBookkeeping.currentEpoch(on: connection))
             }
-            return PushResponse(acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions)
+            return PushResponse(
+                acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions, epoch: epoch)
         } catch let error as SyncError {
-            return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
+            let (cursor, epoch) = try await currentCursor()
+            return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
         }
     }
 
@@ -355,22 +359,32 @@ public final class SyncServer: SyncTransport {
             let connection = context.connection
             if recordsHistory { try Self.recordOwnWrites(context, wall: now) }
             let since = request.since?.position ?? 0
+            let epoch = try SyncBookkeeping.currentEpoch(on: connection)
+            let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+            // A cursor means something only in the lineage that gave it out (see SyncEpoch).
+            if request.since != nil, let theirs = request.epoch,
+                try !SyncBookkeeping.continues(theirs, at: since, newest: newest, on: connection)
+            {
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                    refusal: .epochChanged(since: SyncCursor(since), device: theirs, server: epoch), epoch: epoch)
+            }
             let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
             if request.since != nil, since < purged {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)))
+                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)), epoch: epoch)
             }
-            let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
             if since > newest {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)))
+                    refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)), epoch: epoch)
             }
             do {
                 try Self.bind(request.device, to: user, on: connection)
             } catch let error as SyncError {
-                return PullResponse(changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error)
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error, epoch: epoch)
             }
             try SyncBookkeeping.setEncoded(
                 DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
@@ -385,7 +399,8 @@ public final class SyncServer: SyncTransport {
                 changes.merge(row.change)
             }
             return PullResponse(
-                changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit)
+                changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit,
+                epoch: epoch)
         }
     }
 
@@ -467,12 +482,14 @@ public final class SyncServer: SyncTransport {
         guard device == server else { throw SyncError.schemaVersionUnsupported(device: device, server: server) }
     }
 
-    /// The server's latest cursor.
-    private func currentCursor() async throws -> SyncCursor {
-        SyncCursor(
-            try await store.performQuery { context in
-                Int64(try SyncBookkeeping.value("cursor", on: context.connection) ?? "0") ?? 0
-            })
+    /// The server's latest cursor and its epoch (`nil` before the server began one).
+    private func currentCursor() async throws -> (SyncCursor, SyncEpoch?) {
+        try await store.performQuery { context in
+            (
+                SyncCursor(Int64(try SyncBookkeeping.value("cursor", on: context.connection) ?? "0") ?? 0),
+                try SyncBookkeeping.epochs(on: context.connection).last?.epoch
+            )
+        }
     }
 }
 
