@@ -391,17 +391,55 @@ public final class SyncServer: SyncTransport {
             let limit = min(max(request.limit, 1), Self.maximumPullLimit)
             let rows = try SyncBookkeeping.changes(after: since, limit: limit + 1, on: connection)
             let page = rows.prefix(limit)
+            let end = page.last?.cursor ?? since
+            let visible: @Sendable (RowChange) -> Bool = { change in
+                guard let scopes, let user else { return true }
+                return scopes[change.key.entity].map { $0(user, change) } ?? false
+            }
             var changes = ChangeSet()
-            for row in page {
-                if let scopes, let user {
-                    guard let scope = scopes[row.change.key.entity], scope(user, row.change) else { continue }
-                }
-                changes.merge(row.change)
+            let served = page.map(\.change).filter(visible)
+            for change in served { changes.merge(change) }
+            for change in try Self.referencedRows(of: served, after: end, visible: visible, context: context) {
+                changes.merge(change)
             }
             return PullResponse(
                 changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit,
                 epoch: epoch)
         }
+    }
+
+    /// The rows that `rows` link to through a to-one with a foreign key, whose latest change is
+    /// after `end` (so the device pulling the page up to `end` has not received them as they are
+    /// now), and the rows those link to in turn: the device applies a page in one transaction and
+    /// its store checks foreign keys when it commits, so a page carries the current state of every
+    /// row its links need. A link cycle ends where a row is already carried. The rows come again in
+    /// their own page later, where they merge to nothing new.
+    private static func referencedRows(
+        of rows: [RowChange], after end: Int64, visible: (RowChange) -> Bool, context: WriteContext
+    ) throws -> [RowChange] {
+        let connection = context.connection
+        var carried = Set(rows.map(\.key))
+        var waiting = rows
+        var result: [RowChange] = []
+        while let row = waiting.popLast() {
+            guard row.isAlive, let entity = context.layout.entities[row.key.entity] else { continue }
+            for column in entity.columns where column.references != nil {
+                guard case .uuid(let target)? = row.attributes[column.key]?.value,
+                    let destinationName = column.destination
+                else { continue }
+                for name in try context.layout.entity(destinationName).entityNames {
+                    let key = RowKey(entity: name, id: target)
+                    guard !carried.contains(key),
+                        let cursor = try SyncBookkeeping.marks(of: key, on: connection).cursor,
+                        cursor > end, let change = try SyncBookkeeping.change(of: key, on: connection), visible(change)
+                    else { continue }
+                    carried.insert(key)
+                    result.append(change)
+                    waiting.append(change)
+                }
+            }
+        }
+        return result
     }
 
     // MARK: - Tombstones
