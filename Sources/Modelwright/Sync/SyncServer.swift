@@ -53,7 +53,9 @@ public final class SyncServer: SyncTransport {
     private let authenticate: Authenticate?
     private let scopes: [String: Scope]?
 
-    /// A server over `store`, whose sync tables are created beside the model's when missing.
+    /// A server over `store`, whose sync tables are created beside the model's when missing. It
+    /// begins a new ``SyncEpoch`` of the store's lineage: make one server when the process starts,
+    /// not one per request.
     ///
     /// - Parameters:
     ///   - store: the store of the model's newest version the server applies changes to.
