@@ -143,6 +143,19 @@ enum SyncBookkeeping {
         return cursor <= end
     }
 
+    /// Keeps, on a device, the epoch of an answer the server gave and the furthest cursor of it the
+    /// device's state depends on (`position`, or the horizon kept before when that is later). The
+    /// server checked the previous horizon against its lineage before answering, so it holds in
+    /// the answer's epoch too.
+    static func advanceHorizon(to position: SyncCursor, in epoch: SyncEpoch?, on connection: some DatabaseConnection)
+        throws
+    {
+        guard let epoch else { return }
+        let horizon = try value("horizon", on: connection).flatMap { Int64($0) } ?? 0
+        try setEncoded(epoch, for: "epoch", on: connection)
+        try setValue(String(max(horizon, position.position)), for: "horizon", on: connection)
+    }
+
     // MARK: - Rows
 
     /// What is known of row `key`, or `nil`.
@@ -235,7 +248,7 @@ enum SyncBookkeeping {
         statement.bind(stamped, 1)
         try statement.run()
         let forget = try connection.statement(
-            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged', 'epoch')")
+            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged', 'epoch', 'horizon')")
         defer { forget.reset() }
         try forget.run()
     }

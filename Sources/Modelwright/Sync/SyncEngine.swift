@@ -219,28 +219,38 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// Pushes the pending rows; returns how many.
-    private func push() async throws -> Int {
-        let (node, pending, stamped, acknowledged, epoch) = try await store.performQuery { context in
+    /// Pushes the pending rows; returns how many. A server that lost what it acknowledged (see
+    /// ``SyncEpoch``) refuses the push; then everything is marked pending and pushed once more.
+    private func push(resending: Bool = false) async throws -> Int {
+        let (node, pending, stamped, acknowledged, epoch, horizon) = try await store.performQuery { context in
             let connection = context.connection
             return (
                 try SyncBookkeeping.node(on: connection),
                 try SyncBookkeeping.pending(on: connection),
                 try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) },
                 try SyncBookkeeping.value("acknowledged", on: connection).flatMap { Int64($0) },
-                try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: connection)
+                try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: connection),
+                try SyncBookkeeping.value("horizon", on: connection).flatMap { Int64($0) }
             )
         }
         guard !pending.isEmpty, let stamped else { return 0 }
         let request = PushRequest(
             device: node, schema: schemaVersion, after: acknowledged.map(HistoryToken.init),
-            through: HistoryToken(stamped), changes: ChangeSet(pending), epoch: epoch)
+            through: HistoryToken(stamped), changes: ChangeSet(pending), epoch: epoch,
+            horizon: horizon.map(SyncCursor.init))
         let response = try await transport.push(request)
+        if case .epochChanged? = response.refusal, !resending {
+            try await store.performAndSave(author: Self.author) { context in
+                try SyncBookkeeping.resend(on: context.connection)
+            }
+            return try await push(resending: true)
+        }
         if let refusal = response.refusal { throw refusal }
         guard let through = response.acknowledged else { return 0 }
         try await store.performAndSave(author: Self.author) { context in
             try SyncBookkeeping.acknowledge(through: through.value, on: context.connection)
             try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: context.connection)
+            try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: context.connection)
         }
         return pending.count
     }
@@ -249,17 +259,18 @@ public final class SyncEngine: Sendable {
     private func pull() async throws -> Int {
         var count = 0
         while true {
-            let (node, cursor, epoch) = try await store.performQuery { context in
+            let (node, cursor, epoch, horizon) = try await store.performQuery { context in
                 (
                     try SyncBookkeeping.node(on: context.connection),
                     try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) },
-                    try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: context.connection)
+                    try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: context.connection),
+                    try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) }
                 )
             }
             let response = try await transport.pull(
                 PullRequest(
                     device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit,
-                    epoch: cursor == nil ? nil : epoch))
+                    epoch: epoch, horizon: horizon.map(SyncCursor.init)))
             switch response.refusal {
             case .epochChanged?, .cursorAhead?:
                 // The server's sequence no longer contains this device's cursor: it was restored
@@ -339,7 +350,7 @@ public final class SyncEngine: Sendable {
             write: { row in try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? 0, on: connection) })
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
-        if let epoch = response.epoch { try SyncBookkeeping.setEncoded(epoch, for: "epoch", on: connection) }
+        try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
     }
 }
 

@@ -184,13 +184,19 @@ public struct PushRequest: Sendable, Hashable, Codable {
     public let through: HistoryToken
     /// The changes.
     public let changes: ChangeSet
-    /// The server epoch of the device's last pull (`nil`: it has not pulled).
+    /// The server epoch of the device's last answer from the server (`nil`: it has had none).
     public let epoch: SyncEpoch?
+    /// The furthest cursor of `epoch` the device's state depends on: its last pull's, or the
+    /// cursor its acknowledged pushes reached, whichever is later. The server refuses the push
+    /// with ``SyncError/epochChanged(since:device:server:)`` when its lineage does not continue
+    /// `epoch` through it (it lost what it acknowledged), and applies nothing.
+    public let horizon: SyncCursor?
 
-    /// A push of `changes`, made after `after` through `through`, by a device that last pulled in `epoch`.
+    /// A push of `changes`, made after `after` through `through`, by a device whose state depends
+    /// on the server's sequence up to `horizon` of `epoch`.
     public init(
         device: SyncNodeID, schema: SyncSchemaVersion, after: HistoryToken?, through: HistoryToken,
-        changes: ChangeSet, epoch: SyncEpoch? = nil
+        changes: ChangeSet, epoch: SyncEpoch? = nil, horizon: SyncCursor? = nil
     ) {
         protocolVersion = SyncProtocol.version
         self.device = device
@@ -199,10 +205,11 @@ public struct PushRequest: Sendable, Hashable, Codable {
         self.through = through
         self.changes = changes
         self.epoch = epoch
+        self.horizon = horizon
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, device, schema, after, through, changes, epoch
+        case protocolVersion, device, schema, after, through, changes, epoch, horizon
     }
 
     /// Decodes a push, refusing an unsupported protocol version first.
@@ -215,6 +222,7 @@ public struct PushRequest: Sendable, Hashable, Codable {
         through = try container.decode(HistoryToken.self, forKey: .through)
         changes = try container.decode(ChangeSet.self, forKey: .changes)
         epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
+        horizon = try container.decodeIfPresent(SyncCursor.self, forKey: .horizon)
     }
 }
 
@@ -275,12 +283,16 @@ public struct PullRequest: Sendable, Hashable, Codable {
     public let since: SyncCursor?
     /// At most how many rows to send; the response says when more remain.
     public let limit: Int
-    /// The server epoch `since` was given out in (`nil`: a device that kept none); see ``SyncEpoch``.
+    /// The server epoch `since` and `horizon` were given out in (`nil`: a device that kept none);
+    /// see ``SyncEpoch``.
     public let epoch: SyncEpoch?
+    /// The furthest cursor of `epoch` the device's state depends on (see ``PushRequest/horizon``).
+    public let horizon: SyncCursor?
 
     /// A pull of changes after `since` (a cursor of `epoch`), at most `limit` rows.
     public init(
-        device: SyncNodeID, schema: SyncSchemaVersion, since: SyncCursor?, limit: Int, epoch: SyncEpoch? = nil
+        device: SyncNodeID, schema: SyncSchemaVersion, since: SyncCursor?, limit: Int, epoch: SyncEpoch? = nil,
+        horizon: SyncCursor? = nil
     ) {
         protocolVersion = SyncProtocol.version
         self.device = device
@@ -288,10 +300,11 @@ public struct PullRequest: Sendable, Hashable, Codable {
         self.since = since
         self.limit = limit
         self.epoch = epoch
+        self.horizon = horizon
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, device, schema, since, limit, epoch
+        case protocolVersion, device, schema, since, limit, epoch, horizon
     }
 
     /// Decodes a pull, refusing an unsupported protocol version first, and a negative cursor or
@@ -304,6 +317,7 @@ public struct PullRequest: Sendable, Hashable, Codable {
         since = try container.decodeIfPresent(SyncCursor.self, forKey: .since)
         limit = try container.decode(Int.self, forKey: .limit)
         epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
+        horizon = try container.decodeIfPresent(SyncCursor.self, forKey: .horizon)
         if let since, since.position < 0 {
             throw SyncError.malformedMessage(
                 field: SyncProtocol.fieldPath(container.codingPath + [CodingKeys.since]),

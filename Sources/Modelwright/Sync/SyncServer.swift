@@ -149,6 +149,14 @@ public final class SyncServer: SyncTransport {
         do {
             let (cursor, resolutions, epoch) = try await store.performAndSave(author: Self.author) { context in
                 let connection = context.connection
+                // Pushes this server acknowledged and then lost (restored from a copy) must come again first.
+                if let theirs = request.epoch, let horizon = request.horizon {
+                    let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+                    if try !SyncBookkeeping.continues(theirs, at: horizon.position, newest: newest, on: connection) {
+                        throw SyncError.epochChanged(
+                            since: horizon, device: theirs, server: try SyncBookkeeping.currentEpoch(on: connection))
+                    }
+                }
                 if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
                 var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
                 if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
@@ -364,12 +372,13 @@ public final class SyncServer: SyncTransport {
             let epoch = try SyncBookkeeping.currentEpoch(on: connection)
             let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
             // A cursor means something only in the lineage that gave it out (see SyncEpoch).
-            if request.since != nil, let theirs = request.epoch,
-                try !SyncBookkeeping.continues(theirs, at: since, newest: newest, on: connection)
+            let depends = max(since, request.horizon?.position ?? 0)
+            if request.since != nil || request.horizon != nil, let theirs = request.epoch,
+                try !SyncBookkeeping.continues(theirs, at: depends, newest: newest, on: connection)
             {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .epochChanged(since: SyncCursor(since), device: theirs, server: epoch), epoch: epoch)
+                    refusal: .epochChanged(since: SyncCursor(depends), device: theirs, server: epoch), epoch: epoch)
             }
             let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
             if request.since != nil, since < purged {
