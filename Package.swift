@@ -106,6 +106,8 @@ let package = Package(
             dependencies: [
                 "Modelwright", "CSQLite", "MigrationCrashProbe", "HistoryProbe", "StoreRaceProbe",
                 "ModelwrightTestSupport", "ModelwrightEngineTestSupport",
+                // The sync tests take `@sync(unique:)` rules from the front end's lowering.
+                "ModelwrightSchema",
             ]),
         // A child process the crash-safety tests kill with SIGKILL in the middle of a migration.
         .executableTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 import ModelwrightTestSupport
 import Testing
 
@@ -34,6 +35,55 @@ struct SyncRulesTests {
         #expect(graph.entity(named: "User")?.sync?.unique == .merge)
         #expect(graph.entity(named: "Trip")?.sync != nil && graph.entity(named: "Trip")?.sync?.unique == nil)
         #expect(graph.entity(named: "Draft")?.sync == nil)
+    }
+
+    /// Drawn hierarchies (a root and maybe a subentity, a uniqueness constraint on either, both
+    /// or neither) marked `@sync`, `@sync(unique: merge)` or `@sync(unique: reject)`: the lowered
+    /// description carries the rule on the root and only there, and a rule on a hierarchy without
+    /// any uniqueness constraint is an error at its `@sync`, which names the fix.
+    @Test func uniqueRulesAreLoweredOrALocatedError() throws {
+        var lowered = 0
+        var refused = 0
+        for index in 0..<Self.caseCount {
+            var random = SplitMix64(seed: 2_905, index: index)
+            var lines = ["model M version 1"]
+            var rules: [String: SyncUniqueness] = [:]
+            var expected: [String] = []
+            for root in 0..<(1 + random.next(below: 3)) {
+                let rule = [nil, SyncUniqueness.merge, .reject][random.next(below: 3)]
+                let rootUnique = random.chance(0.4)
+                let sub = random.chance(0.5)
+                let subUnique = sub && random.chance(0.5)
+                let marking = rule.map { "@sync(unique: \($0.rawValue))" } ?? "@sync"
+                let line = "entity R\(root) { \(marking); name: String\(rootUnique ? " @unique" : "") }"
+                lines.append(line)
+                if let rule {
+                    rules["R\(root)"] = rule
+                    if !rootUnique && !subUnique {
+                        expected.append(
+                            "\(lines.count):\(line.distance(from: line.startIndex, to: try #require(line.range(of: "@sync")).lowerBound) + 1): error: '@sync(unique: \(rule.rawValue))' on 'R\(root)' says how the server resolves rows that break a uniqueness constraint, and neither 'R\(root)' nor its subentities has one: write '@sync', or mark the attribute the rows are unique by '@unique'"
+                        )
+                    }
+                }
+                if sub { lines.append("entity S\(root): R\(root) { code: String\(subUnique ? " @unique" : "") }") }
+            }
+            let text = lines.joined(separator: "\n") + "\n"
+            let errors = diagnose(text).filter { $0.contains("error") }
+            let withoutRuleErrors = errors.filter { !$0.contains("needs a rule") }
+            #expect(withoutRuleErrors == expected, "\(text)")
+            guard errors.isEmpty else {
+                refused += expected.count
+                continue
+            }
+            let schema = try #require(FrontEnd.lower(ResolvedFile.compile(SourceFile(path: "M.v1.model", text: text))))
+                .schema
+            for entity in schema.entities {
+                #expect(entity.syncUniqueness == rules[entity.name], "\(entity.name) in \(text)")
+            }
+            lowered += rules.count
+        }
+        print("SyncRulesTests.uniqueRules: \(Self.caseCount) models, \(lowered) rules lowered, \(refused) refused")
+        #expect(lowered > 0 && refused > 0)
     }
 
     @Test func eachRuleIsAnErrorAtItsCauseWithTheFix() {

@@ -96,6 +96,66 @@ enum SyncBookkeeping {
         try setEncoded(clock.latest, for: "clock", on: connection)
     }
 
+    // MARK: - Epochs
+
+    /// One epoch of the server's lineage: its ID and the cursor it began at.
+    struct EpochStart: Codable, Equatable {
+        var epoch: SyncEpoch
+        var cursor: Int64
+    }
+
+    /// How many epochs the lineage keeps: a device whose epoch was dropped as older pulls again
+    /// from the beginning, which is safe, only slower.
+    static let maximumEpochs = 256
+
+    /// The server's lineage, oldest first.
+    static func epochs(on connection: some DatabaseConnection) throws -> [EpochStart] {
+        try decoded([EpochStart].self, "epochs", on: connection) ?? []
+    }
+
+    /// Begins a new epoch at the server's current cursor and returns it: the server does so each
+    /// time it starts, since it cannot tell a store restored from a copy from the one it left.
+    @discardableResult
+    static func beginEpoch(on connection: some DatabaseConnection) throws -> SyncEpoch {
+        let cursor = Int64(try value("cursor", on: connection) ?? "0") ?? 0
+        var lineage = try epochs(on: connection)
+        let epoch = SyncEpoch()
+        lineage.append(EpochStart(epoch: epoch, cursor: cursor))
+        try setEncoded(Array(lineage.suffix(maximumEpochs)), for: "epochs", on: connection)
+        return epoch
+    }
+
+    /// The server's current epoch (begun now when the lineage is empty).
+    static func currentEpoch(on connection: some DatabaseConnection) throws -> SyncEpoch {
+        if let last = try epochs(on: connection).last { return last.epoch }
+        return try beginEpoch(on: connection)
+    }
+
+    /// Whether `cursor`, given out in `epoch`, names the same point of this server's sequence:
+    /// `epoch` is in the lineage, and `cursor` is at or before where the lineage left it (the
+    /// next epoch's start, or `newest` for the current one).
+    static func continues(
+        _ epoch: SyncEpoch, at cursor: Int64, newest: Int64, on connection: some DatabaseConnection
+    ) throws -> Bool {
+        let lineage = try epochs(on: connection)
+        guard let index = lineage.firstIndex(where: { $0.epoch == epoch }) else { return false }
+        let end = index + 1 < lineage.count ? lineage[index + 1].cursor : newest
+        return cursor <= end
+    }
+
+    /// Keeps, on a device, the epoch of an answer the server gave and the furthest cursor of it the
+    /// device's state depends on (`position`, or the horizon kept before when that is later). The
+    /// server checked the previous horizon against its lineage before answering, so it holds in
+    /// the answer's epoch too.
+    static func advanceHorizon(to position: SyncCursor, in epoch: SyncEpoch?, on connection: some DatabaseConnection)
+        throws
+    {
+        guard let epoch else { return }
+        let horizon = try value("horizon", on: connection).flatMap { Int64($0) } ?? 0
+        try setEncoded(epoch, for: "epoch", on: connection)
+        try setValue(String(max(horizon, position.position)), for: "horizon", on: connection)
+    }
+
     // MARK: - Rows
 
     /// What is known of row `key`, or `nil`.
@@ -175,8 +235,8 @@ enum SyncBookkeeping {
         return result
     }
 
-    /// Marks every row the device knows as pending again and forgets its pull cursor, for a server
-    /// that lost what it had acknowledged (restored from an earlier copy): the next push sends
+    /// Marks every row the device knows as pending again and forgets its pull cursor and epoch, for
+    /// a server that lost what it had acknowledged (restored from an earlier copy): the next push sends
     /// everything again (merges are idempotent, so what the server still has is unchanged) and
     /// the next pull starts from the beginning.
     static func resend(on connection: some DatabaseConnection) throws {
@@ -188,7 +248,7 @@ enum SyncBookkeeping {
         statement.bind(stamped, 1)
         try statement.run()
         let forget = try connection.statement(
-            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged')")
+            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged', 'epoch', 'horizon')")
         defer { forget.reset() }
         try forget.run()
     }

@@ -219,27 +219,38 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// Pushes the pending rows; returns how many.
-    private func push() async throws -> Int {
-        let (node, pending, stamped, acknowledged) = try await store.performQuery { context in
+    /// Pushes the pending rows; returns how many. A server that lost what it acknowledged (see
+    /// ``SyncEpoch``) refuses the push; then everything is marked pending and pushed once more.
+    private func push(resending: Bool = false) async throws -> Int {
+        let (node, pending, stamped, acknowledged, epoch, horizon) = try await store.performQuery { context in
             let connection = context.connection
             return (
                 try SyncBookkeeping.node(on: connection),
                 try SyncBookkeeping.pending(on: connection),
                 try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) },
-                try SyncBookkeeping.value("acknowledged", on: connection).flatMap { Int64($0) }
+                try SyncBookkeeping.value("acknowledged", on: connection).flatMap { Int64($0) },
+                try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: connection),
+                try SyncBookkeeping.value("horizon", on: connection).flatMap { Int64($0) }
             )
         }
         guard !pending.isEmpty, let stamped else { return 0 }
         let request = PushRequest(
             device: node, schema: schemaVersion, after: acknowledged.map(HistoryToken.init),
-            through: HistoryToken(stamped), changes: ChangeSet(pending))
+            through: HistoryToken(stamped), changes: ChangeSet(pending), epoch: epoch,
+            horizon: horizon.map(SyncCursor.init))
         let response = try await transport.push(request)
+        if case .epochChanged? = response.refusal, !resending {
+            try await store.performAndSave(author: Self.author) { context in
+                try SyncBookkeeping.resend(on: context.connection)
+            }
+            return try await push(resending: true)
+        }
         if let refusal = response.refusal { throw refusal }
         guard let through = response.acknowledged else { return 0 }
         try await store.performAndSave(author: Self.author) { context in
             try SyncBookkeeping.acknowledge(through: through.value, on: context.connection)
             try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: context.connection)
+            try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: context.connection)
         }
         return pending.count
     }
@@ -248,22 +259,30 @@ public final class SyncEngine: Sendable {
     private func pull() async throws -> Int {
         var count = 0
         while true {
-            let (node, cursor) = try await store.performQuery { context in
+            let (node, cursor, epoch, horizon) = try await store.performQuery { context in
                 (
                     try SyncBookkeeping.node(on: context.connection),
-                    try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) }
+                    try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) },
+                    try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: context.connection),
+                    try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) }
                 )
             }
             let response = try await transport.pull(
-                PullRequest(device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit))
-            if case .cursorAhead = response.refusal {
-                // The server gave out cursors it no longer has: it was restored from an earlier
-                // copy. Send it everything this device knows again, and pull from the beginning.
+                PullRequest(
+                    device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit,
+                    epoch: epoch, horizon: horizon.map(SyncCursor.init)))
+            switch response.refusal {
+            case .epochChanged?, .cursorAhead?:
+                // The server's sequence no longer contains this device's cursor: it was restored
+                // from an earlier copy (or reset), and lost what it acknowledged after it. Send
+                // it everything this device knows again, and pull from the beginning.
                 try await store.performAndSave(author: Self.author) { context in
                     try SyncBookkeeping.resend(on: context.connection)
                 }
                 _ = try await push()
                 continue
+            default:
+                break
             }
             if case .cursorExpired = response.refusal {
                 // Tombstones the device had not pulled were purged: start again from the beginning.
@@ -331,6 +350,7 @@ public final class SyncEngine: Sendable {
             write: { row in try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? 0, on: connection) })
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
+        try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
     }
 }
 

@@ -32,6 +32,11 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     /// from an earlier copy, or the cursor was forged. The device must start again from the
     /// beginning (a pull without a cursor) and send everything it has again.
     case cursorAhead(since: SyncCursor, newest: SyncCursor)
+    /// The pull's cursor belongs to a server epoch that is not in this server's lineage, or to one
+    /// that ended in it before that cursor: the server was restored from an earlier copy (or its
+    /// sync tables were reset) and gives out those cursors again to other rows. The device must
+    /// send everything it has again and pull from the beginning. See ``SyncEpoch``.
+    case epochChanged(since: SyncCursor, device: SyncEpoch, server: SyncEpoch)
     /// The request names a device that pulls for another user: a device ID is bound to the user
     /// of its first authenticated request.
     case deviceOfAnotherUser(device: SyncNodeID)
@@ -65,6 +70,8 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
             "the pull's cursor \(since.position) is before tombstones the server purged (through \(purged.position)): pull again from the beginning"
         case .cursorAhead(let since, let newest):
             "the pull's cursor \(since.position) is beyond the server's newest (\(newest.position)): the server was restored from an earlier copy; pull again from the beginning and send every change again"
+        case .epochChanged(let since, let device, let server):
+            "the pull's cursor \(since.position) was given out in server epoch \(device.id.uuidString), which the server (now in epoch \(server.id.uuidString)) does not continue: it was restored from an earlier copy or reset; send every change again and pull from the beginning"
         case .deviceOfAnotherUser(let device):
             "the device \(device) syncs for another user: sign in as that user, or reset this device's sync state"
         case .serverFailure(let reason):

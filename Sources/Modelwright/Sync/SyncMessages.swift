@@ -99,6 +99,46 @@ public struct SyncCursor: Sendable, Hashable, Comparable, Codable, CustomStringC
     public var description: String { "SyncCursor(\(position))" }
 }
 
+/// The lineage of the server's cursors: a random ID the server takes each time it starts over its
+/// store (first at creation, again when it starts over a store restored from a backup, or over
+/// sync tables that were reset), kept in its bookkeeping with the cursor it started at.
+///
+/// A device keeps the epoch of its last pull beside its cursor and sends both. A cursor is only
+/// meaningful in the lineage that gave it out: a server restored from a copy gives out again the
+/// cursors after the copy, to other rows. The server therefore serves a pull only when the
+/// device's epoch is in its own lineage and the cursor is at or before the point where that epoch
+/// ended in it; otherwise it refuses with ``SyncError/epochChanged(since:device:server:)``, and the
+/// engine sends everything it knows again and pulls from the beginning. An ordinary restart ends
+/// one epoch where the next begins, so a device's cursor stays valid across it.
+public struct SyncEpoch: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The epoch's random ID.
+    public let id: UUID
+
+    /// A new epoch with a random ID.
+    public init() {
+        id = UUID()
+    }
+
+    /// The epoch `id`.
+    public init(_ id: UUID) {
+        self.id = id
+    }
+
+    /// Decodes the epoch from its ID.
+    public init(from decoder: any Decoder) throws {
+        id = try decoder.singleValueContainer().decode(UUID.self)
+    }
+
+    /// Encodes the epoch as its ID.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(id)
+    }
+
+    /// `SyncEpoch(<id>)`, for logs.
+    public var description: String { "SyncEpoch(\(id.uuidString))" }
+}
+
 /// Which model version a device runs: the server translates its changes through the migration
 /// plan, or refuses them, by it.
 public struct SyncSchemaVersion: Sendable, Hashable, Codable {
@@ -144,11 +184,19 @@ public struct PushRequest: Sendable, Hashable, Codable {
     public let through: HistoryToken
     /// The changes.
     public let changes: ChangeSet
+    /// The server epoch of the device's last answer from the server (`nil`: it has had none).
+    public let epoch: SyncEpoch?
+    /// The furthest cursor of `epoch` the device's state depends on: its last pull's, or the
+    /// cursor its acknowledged pushes reached, whichever is later. The server refuses the push
+    /// with ``SyncError/epochChanged(since:device:server:)`` when its lineage does not continue
+    /// `epoch` through it (it lost what it acknowledged), and applies nothing.
+    public let horizon: SyncCursor?
 
-    /// A push of `changes`, made after `after` through `through`.
+    /// A push of `changes`, made after `after` through `through`, by a device whose state depends
+    /// on the server's sequence up to `horizon` of `epoch`.
     public init(
         device: SyncNodeID, schema: SyncSchemaVersion, after: HistoryToken?, through: HistoryToken,
-        changes: ChangeSet
+        changes: ChangeSet, epoch: SyncEpoch? = nil, horizon: SyncCursor? = nil
     ) {
         protocolVersion = SyncProtocol.version
         self.device = device
@@ -156,10 +204,12 @@ public struct PushRequest: Sendable, Hashable, Codable {
         self.after = after
         self.through = through
         self.changes = changes
+        self.epoch = epoch
+        self.horizon = horizon
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, device, schema, after, through, changes
+        case protocolVersion, device, schema, after, through, changes, epoch, horizon
     }
 
     /// Decodes a push, refusing an unsupported protocol version first.
@@ -171,6 +221,8 @@ public struct PushRequest: Sendable, Hashable, Codable {
         after = try container.decodeIfPresent(HistoryToken.self, forKey: .after)
         through = try container.decode(HistoryToken.self, forKey: .through)
         changes = try container.decode(ChangeSet.self, forKey: .changes)
+        epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
+        horizon = try container.decodeIfPresent(SyncCursor.self, forKey: .horizon)
     }
 }
 
@@ -187,21 +239,24 @@ public struct PushResponse: Sendable, Hashable, Codable {
     public let resolutions: [ConstraintResolution]
     /// Why the push was refused; nothing of it was applied.
     public let refusal: SyncError?
+    /// The server's current epoch, which `cursor` belongs to (`nil` from a server without epochs).
+    public let epoch: SyncEpoch?
 
     /// A response.
     public init(
         acknowledged: HistoryToken?, cursor: SyncCursor, resolutions: [ConstraintResolution] = [],
-        refusal: SyncError? = nil
+        refusal: SyncError? = nil, epoch: SyncEpoch? = nil
     ) {
         protocolVersion = SyncProtocol.version
         self.acknowledged = acknowledged
         self.cursor = cursor
         self.resolutions = resolutions
         self.refusal = refusal
+        self.epoch = epoch
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, acknowledged, cursor, resolutions, refusal
+        case protocolVersion, acknowledged, cursor, resolutions, refusal, epoch
     }
 
     /// Decodes a response, refusing an unsupported protocol version first.
@@ -212,6 +267,7 @@ public struct PushResponse: Sendable, Hashable, Codable {
         cursor = try container.decode(SyncCursor.self, forKey: .cursor)
         resolutions = try container.decode([ConstraintResolution].self, forKey: .resolutions)
         refusal = try container.decodeIfPresent(SyncError.self, forKey: .refusal)
+        epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
     }
 }
 
@@ -227,18 +283,28 @@ public struct PullRequest: Sendable, Hashable, Codable {
     public let since: SyncCursor?
     /// At most how many rows to send; the response says when more remain.
     public let limit: Int
+    /// The server epoch `since` and `horizon` were given out in (`nil`: a device that kept none);
+    /// see ``SyncEpoch``.
+    public let epoch: SyncEpoch?
+    /// The furthest cursor of `epoch` the device's state depends on (see ``PushRequest/horizon``).
+    public let horizon: SyncCursor?
 
-    /// A pull of changes after `since`, at most `limit` rows.
-    public init(device: SyncNodeID, schema: SyncSchemaVersion, since: SyncCursor?, limit: Int) {
+    /// A pull of changes after `since` (a cursor of `epoch`), at most `limit` rows.
+    public init(
+        device: SyncNodeID, schema: SyncSchemaVersion, since: SyncCursor?, limit: Int, epoch: SyncEpoch? = nil,
+        horizon: SyncCursor? = nil
+    ) {
         protocolVersion = SyncProtocol.version
         self.device = device
         self.schema = schema
         self.since = since
         self.limit = limit
+        self.epoch = epoch
+        self.horizon = horizon
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, device, schema, since, limit
+        case protocolVersion, device, schema, since, limit, epoch, horizon
     }
 
     /// Decodes a pull, refusing an unsupported protocol version first, and a negative cursor or
@@ -250,6 +316,8 @@ public struct PullRequest: Sendable, Hashable, Codable {
         schema = try container.decode(SyncSchemaVersion.self, forKey: .schema)
         since = try container.decodeIfPresent(SyncCursor.self, forKey: .since)
         limit = try container.decode(Int.self, forKey: .limit)
+        epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
+        horizon = try container.decodeIfPresent(SyncCursor.self, forKey: .horizon)
         if let since, since.position < 0 {
             throw SyncError.malformedMessage(
                 field: SyncProtocol.fieldPath(container.codingPath + [CodingKeys.since]),
@@ -279,11 +347,14 @@ public struct PullResponse: Sendable, Hashable, Codable {
     public let resolutions: [ConstraintResolution]
     /// Why the pull was refused (an app too old for the server's model, say).
     public let refusal: SyncError?
+    /// The server's current epoch, which `cursor` belongs to: the device sends it with its next
+    /// pull (`nil` from a server without epochs).
+    public let epoch: SyncEpoch?
 
     /// A response.
     public init(
         changes: ChangeSet, cursor: SyncCursor, hasMore: Bool, resolutions: [ConstraintResolution] = [],
-        refusal: SyncError? = nil
+        refusal: SyncError? = nil, epoch: SyncEpoch? = nil
     ) {
         protocolVersion = SyncProtocol.version
         self.changes = changes
@@ -291,10 +362,11 @@ public struct PullResponse: Sendable, Hashable, Codable {
         self.hasMore = hasMore
         self.resolutions = resolutions
         self.refusal = refusal
+        self.epoch = epoch
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, changes, cursor, hasMore, resolutions, refusal
+        case protocolVersion, changes, cursor, hasMore, resolutions, refusal, epoch
     }
 
     /// Decodes a response, refusing an unsupported protocol version first.
@@ -306,5 +378,6 @@ public struct PullResponse: Sendable, Hashable, Codable {
         hasMore = try container.decode(Bool.self, forKey: .hasMore)
         resolutions = try container.decode([ConstraintResolution].self, forKey: .resolutions)
         refusal = try container.decodeIfPresent(SyncError.self, forKey: .refusal)
+        epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
     }
 }

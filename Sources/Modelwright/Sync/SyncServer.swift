@@ -53,7 +53,9 @@ public final class SyncServer: SyncTransport {
     private let authenticate: Authenticate?
     private let scopes: [String: Scope]?
 
-    /// A server over `store`, whose sync tables are created beside the model's when missing.
+    /// A server over `store`, whose sync tables are created beside the model's when missing. It
+    /// begins a new ``SyncEpoch`` of the store's lineage: make one server when the process starts,
+    /// not one per request.
     ///
     /// - Parameters:
     ///   - store: the store of the model's newest version the server applies changes to.
@@ -81,6 +83,7 @@ public final class SyncServer: SyncTransport {
             try SyncBookkeeping.prepare(on: context.connection)
             _ = try SyncBookkeeping.node(on: context.connection)
             if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
+            try SyncBookkeeping.beginEpoch(on: context.connection)
         }
     }
 
@@ -136,15 +139,24 @@ public final class SyncServer: SyncTransport {
             user = try await self.user(credentials)
             try checkSchema(request.schema)
         } catch let error as SyncError {
-            return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
+            let (cursor, epoch) = try await currentCursor()
+            return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
         }
         let wall = wallClock()
         let drift = maximumDriftMilliseconds
         let scopes = self.scopes
         let recordsHistory = self.recordsHistory
         do {
-            let (cursor, resolutions) = try await store.performAndSave(author: Self.author) { context in
+            let (cursor, resolutions, epoch) = try await store.performAndSave(author: Self.author) { context in
                 let connection = context.connection
+                // Pushes this server acknowledged and then lost (restored from a copy) must come again first.
+                if let theirs = request.epoch, let horizon = request.horizon {
+                    let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+                    if try !SyncBookkeeping.continues(theirs, at: horizon.position, newest: newest, on: connection) {
+                        throw SyncError.epochChanged(
+                            since: horizon, device: theirs, server: try SyncBookkeeping.currentEpoch(on: connection))
+                    }
+                }
                 if recordsHistory { try Self.recordOwnWrites(context, wall: wall) }
                 var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: drift, on: connection)
                 if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
@@ -195,11 +207,13 @@ public final class SyncServer: SyncTransport {
                     })
                 try SyncBookkeeping.save(clock, on: connection)
                 try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
-                return (cursor, resolutions)
+                return (cursor, resolutions, try SyncBookkeeping.currentEpoch(on: connection))
             }
-            return PushResponse(acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions)
+            return PushResponse(
+                acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions, epoch: epoch)
         } catch let error as SyncError {
-            return PushResponse(acknowledged: nil, cursor: try await currentCursor(), refusal: error)
+            let (cursor, epoch) = try await currentCursor()
+            return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
         }
     }
 
@@ -355,38 +369,88 @@ public final class SyncServer: SyncTransport {
             let connection = context.connection
             if recordsHistory { try Self.recordOwnWrites(context, wall: now) }
             let since = request.since?.position ?? 0
+            let epoch = try SyncBookkeeping.currentEpoch(on: connection)
+            let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
+            // A cursor means something only in the lineage that gave it out (see SyncEpoch).
+            let depends = max(since, request.horizon?.position ?? 0)
+            if request.since != nil || request.horizon != nil, let theirs = request.epoch,
+                try !SyncBookkeeping.continues(theirs, at: depends, newest: newest, on: connection)
+            {
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                    refusal: .epochChanged(since: SyncCursor(depends), device: theirs, server: epoch), epoch: epoch)
+            }
             let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
             if request.since != nil, since < purged {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)))
+                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)), epoch: epoch)
             }
-            let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
             if since > newest {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)))
+                    refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)), epoch: epoch)
             }
             do {
                 try Self.bind(request.device, to: user, on: connection)
             } catch let error as SyncError {
-                return PullResponse(changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error)
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error, epoch: epoch)
             }
             try SyncBookkeeping.setEncoded(
                 DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
             let limit = min(max(request.limit, 1), Self.maximumPullLimit)
             let rows = try SyncBookkeeping.changes(after: since, limit: limit + 1, on: connection)
             let page = rows.prefix(limit)
+            let end = page.last?.cursor ?? since
+            let visible: @Sendable (RowChange) -> Bool = { change in
+                guard let scopes, let user else { return true }
+                return scopes[change.key.entity].map { $0(user, change) } ?? false
+            }
             var changes = ChangeSet()
-            for row in page {
-                if let scopes, let user {
-                    guard let scope = scopes[row.change.key.entity], scope(user, row.change) else { continue }
-                }
-                changes.merge(row.change)
+            let served = page.map(\.change).filter(visible)
+            for change in served { changes.merge(change) }
+            for change in try Self.referencedRows(of: served, after: end, visible: visible, context: context) {
+                changes.merge(change)
             }
             return PullResponse(
-                changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit)
+                changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit,
+                epoch: epoch)
         }
+    }
+
+    /// The rows that `rows` link to through a to-one with a foreign key, whose latest change is
+    /// after `end` (so the device pulling the page up to `end` has not received them as they are
+    /// now), and the rows those link to in turn: the device applies a page in one transaction and
+    /// its store checks foreign keys when it commits, so a page carries the current state of every
+    /// row its links need. A link cycle ends where a row is already carried. The rows come again in
+    /// their own page later, where they merge to nothing new.
+    private static func referencedRows(
+        of rows: [RowChange], after end: Int64, visible: (RowChange) -> Bool, context: WriteContext
+    ) throws -> [RowChange] {
+        let connection = context.connection
+        var carried = Set(rows.map(\.key))
+        var waiting = rows
+        var result: [RowChange] = []
+        while let row = waiting.popLast() {
+            guard row.isAlive, let entity = context.layout.entities[row.key.entity] else { continue }
+            for column in entity.columns where column.references != nil {
+                guard case .uuid(let target)? = row.attributes[column.key]?.value,
+                    let destinationName = column.destination
+                else { continue }
+                for name in try context.layout.entity(destinationName).entityNames {
+                    let key = RowKey(entity: name, id: target)
+                    guard !carried.contains(key),
+                        let cursor = try SyncBookkeeping.marks(of: key, on: connection).cursor,
+                        cursor > end, let change = try SyncBookkeeping.change(of: key, on: connection), visible(change)
+                    else { continue }
+                    carried.insert(key)
+                    result.append(change)
+                    waiting.append(change)
+                }
+            }
+        }
+        return result
     }
 
     // MARK: - Tombstones
@@ -467,12 +531,14 @@ public final class SyncServer: SyncTransport {
         guard device == server else { throw SyncError.schemaVersionUnsupported(device: device, server: server) }
     }
 
-    /// The server's latest cursor.
-    private func currentCursor() async throws -> SyncCursor {
-        SyncCursor(
-            try await store.performQuery { context in
-                Int64(try SyncBookkeeping.value("cursor", on: context.connection) ?? "0") ?? 0
-            })
+    /// The server's latest cursor and its epoch (`nil` before the server began one).
+    private func currentCursor() async throws -> (SyncCursor, SyncEpoch?) {
+        try await store.performQuery { context in
+            (
+                SyncCursor(Int64(try SyncBookkeeping.value("cursor", on: context.connection) ?? "0") ?? 0),
+                try SyncBookkeeping.epochs(on: context.connection).last?.epoch
+            )
+        }
     }
 }
 

@@ -361,8 +361,18 @@ extension WriteContext {
                 case .cascade:
                     outcome = dangling.referrer.merged(with: .delete(dangling.referrer.key, at: now))
                 case .nullify, .noAction:
+                    // Cleared as of the delete: the rule applies to the link as it stood then, so a
+                    // later write of the link (made where the target was already gone, and pulled
+                    // in a later page) wins over the clearing, as it does where the delete was made.
+                    let written = dangling.referrer.attributes[dangling.column]?.stamp
+                    let stamp =
+                        if let deleted = dangling.target?.deleted, written.map({ $0 < deleted }) ?? true {
+                            deleted
+                        } else {
+                            now
+                        }
                     outcome = dangling.referrer.merged(
-                        with: .update(dangling.referrer.key, values: [dangling.column: .null], at: now))
+                        with: .update(dangling.referrer.key, values: [dangling.column: .null], at: stamp))
                 }
                 try materialize(outcome)
                 try write(outcome)

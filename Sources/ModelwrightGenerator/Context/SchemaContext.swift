@@ -157,6 +157,8 @@ enum SchemaContext {
                 }),
             "renamedFrom": literal(entity.renamedFrom),
             "versionHashModifier": literal(entity.versionHashModifier),
+            // How the sync server resolves rows that break a uniqueness constraint (`@sync(unique:)`).
+            "syncUniqueness": entity.syncUniqueness.map { .string(SwiftSpelling.identifier($0.rawValue)) } ?? .null,
         ]
     }
 

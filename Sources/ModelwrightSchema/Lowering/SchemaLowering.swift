@@ -20,7 +20,8 @@ package enum SchemaLowering {
                     searchableAttributes: entity.searchableAttributes,
                     defaultSort: entity.defaultSort,
                     renamedFrom: entity.renamedFrom,
-                    versionHashModifier: entity.versionHashModifier
+                    versionHashModifier: entity.versionHashModifier,
+                    syncUniqueness: entity.sync?.unique
                 )
             }
         )

@@ -5,16 +5,12 @@ extension EntityGraph {
     /// server under the conflict rules of the runtime's `Sync` (see <doc:Sync>).
     package struct SyncMarking: Sendable {
         /// How the server resolves two rows that devices made offline with equal values of a
-        /// uniqueness constraint.
-        package enum UniqueResolution: String, Sendable, CaseIterable {
-            /// The rows become one: the later is merged into the one with the earliest ID.
-            case merge
-            /// The first row to reach the server keeps the value; the later is deleted.
-            case reject
-        }
+        /// uniqueness constraint: the runtime's own rule, which lowering hands to the entity's
+        /// description (`EntityDescription.syncUniqueness`), so generated code carries it.
+        package typealias UniqueResolution = SyncUniqueness
 
         /// The resolution `@sync(unique: …)` names; `nil` when none is written.
-        package var unique: UniqueResolution?
+        package var unique: SyncUniqueness?
         /// Where `@sync` was written.
         package var range: SourceRange
     }
@@ -66,6 +62,14 @@ enum SyncRules {
             zip(graph.entities.map(\.name), roots.map { graph.entity(named: $0)?.sync }),
             uniquingKeysWith: { a, _ in a })
         guard synced.values.contains(where: { $0 != nil }) else { return }
+        for (entity, root) in zip(graph.entities, roots) where entity.name == root {
+            guard let marking = entity.sync, let unique = marking.unique else { continue }
+            let family = graph.entities.indices.filter { roots[$0] == root }.map { graph.entities[$0] }
+            guard family.allSatisfy(\.uniquenessConstraints.isEmpty) else { continue }
+            diagnostics.error(
+                "'@sync(unique: \(unique.rawValue))' on '\(entity.name)' says how the server resolves rows that break a uniqueness constraint, and neither '\(entity.name)' nor its subentities has one: write '@sync', or mark the attribute the rows are unique by '@unique'",
+                at: marking.range.start)
+        }
         for entity in graph.entities {
             guard let marking = synced[entity.name] ?? nil else { continue }
             checkConstraints(of: entity, marking: marking, diagnostics: &diagnostics)

@@ -25,6 +25,7 @@ import Testing
         var dropped = 0
         var duplicated = 0
         var interleaved = 0
+        var restores = 0
     }
 
     @Test func devicesOnStoresConvergeThroughKillsAndLoss() async throws {
@@ -39,6 +40,23 @@ import Testing
                 + "\(counts.interleaved) local writes during syncs; "
                 + "final: \(counts.rows) rows, \(counts.links) links")
         #expect(counts.kills > 0 && counts.dropped > 0 && counts.duplicated > 0 && counts.interleaved > 0)
+    }
+
+    /// The same run, with the server's store file copied at a drawn step while it runs and, at a
+    /// later drawn step, the server replaced by one over that copy (as an operator restores a
+    /// backup): devices hold cursors the restored server gives out again to other rows, and still
+    /// every device converges on the server and nothing any device wrote is lost.
+    @Test func devicesConvergeThroughAServerRestoredFromACopy() async throws {
+        var counts = Counts()
+        for index in 0..<Self.caseCount {
+            try await run(seed: 1_000 + index, restoring: true, counts: &counts)
+        }
+        print(
+            "StoreConvergenceTests (restored server): \(Self.caseCount) runs, \(counts.restores) restores, "
+                + "\(counts.devices) devices, \(counts.writes) writes, \(counts.syncs) syncs "
+                + "(\(counts.failedSyncs) failed), \(counts.kills) kills; final: \(counts.rows) rows, \(counts.links) links"
+        )
+        #expect(counts.restores == Self.caseCount)
     }
 
     /// One device: its store file, and its open store and engine unless it was killed.
@@ -78,12 +96,19 @@ import Testing
         var linkWrites: [[UUID]: [(device: Int, present: Bool)]] = [:]
     }
 
-    private func run(seed: Int, counts: inout Counts) async throws {
+    private func run(seed: Int, restoring: Bool = false, counts: inout Counts) async throws {
         var random = SplitMix64(seed: 2_828, index: seed)
         let serverURL = temporaryStoreURL()
-        defer { removeStore(at: serverURL) }
-        let serverStore = try Store(url: serverURL, schema: SyncPlanner.schema, history: .enabled(author: "server"))
+        let backupURL = temporaryStoreURL()
+        defer {
+            removeStore(at: serverURL)
+            removeStore(at: backupURL)
+        }
+        var serverStore = try Store(url: serverURL, schema: SyncPlanner.schema, history: .enabled(author: "server"))
         let server = try await SyncServer(store: serverStore)
+        // The steps at which the server's file is copied, and the server replaced by the copy.
+        let copyStep = restoring ? 1 + random.next(below: Self.stepsPerCase / 2) : -1
+        let restoreStep = restoring ? copyStep + 1 + random.next(below: Self.stepsPerCase / 3) : -1
         let deviceCount = 2 + random.next(below: Self.isLarge ? 4 : 2)
         var devices: [Device] = []
         for index in 0..<deviceCount {
@@ -99,7 +124,17 @@ import Testing
         }
         counts.devices += deviceCount
         var oracle = Oracle()
-        for _ in 0..<Self.stepsPerCase {
+        for step in 0..<Self.stepsPerCase {
+            if step == copyStep {
+                try copyStoreFile(from: serverURL, to: backupURL)
+            }
+            if step == restoreStep {
+                try serverStore.close()
+                serverStore = try Store(url: backupURL, schema: SyncPlanner.schema, history: .enabled(author: "server"))
+                let restored = try await SyncServer(store: serverStore)
+                for device in devices { device.network.retarget(to: restored) }
+                counts.restores += 1
+            }
             let index = random.index(below: deviceCount)
             let device = devices[index]
             switch random.next(below: 12) {
@@ -177,6 +212,15 @@ import Testing
         counts.rows += expected.rows.count
         counts.links += expected.links.count
         try serverStore.close()
+    }
+
+    /// Copies a store's files as a backup tool does, while the store is open between
+    /// transactions: the database file and its write-ahead log (SQLite rebuilds the shared-memory
+    /// index of a log it opens first).
+    private func copyStoreFile(from source: URL, to destination: URL) throws {
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: source.path + suffix) {
+            try FileManager.default.copyItem(atPath: source.path + suffix, toPath: destination.path + suffix)
+        }
     }
 
     /// What one device wrote alone is what the server holds; a deleted row is gone.

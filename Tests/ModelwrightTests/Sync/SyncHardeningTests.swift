@@ -429,3 +429,64 @@ extension SyncHardeningTests {
         }
     }
 }
+
+extension SyncHardeningTests {
+    /// A transport whose pulls all fail: a device that pushes and never hears back from its pull.
+    private struct PushOnly: SyncTransport {
+        struct PullLost: Error {}
+        let server: SyncServer
+
+        func push(_ request: PushRequest) async throws -> PushResponse {
+            try await server.push(request)
+        }
+
+        func pull(_ request: PullRequest) async throws -> PullResponse {
+            throw PullLost()
+        }
+    }
+
+    /// Drawn: a device pushes rows the server acknowledges after its file was copied, but its pull
+    /// fails, so its cursor stays before the copy; the server is then restored from the copy. The
+    /// device's next sync sends those rows again (its acknowledged pushes reached beyond where the
+    /// restored lineage continues), and a second device receives every row.
+    @Test func pushesAcknowledgedAfterTheCopyAreSentAgain() async throws {
+        for seed in 0..<Self.caseCount / 2 {
+            var random = SplitMix64(seed: 2_907, index: seed)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sync-horizon-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let live = folder.appendingPathComponent("server.sqlite")
+            let copy = folder.appendingPathComponent("copy.sqlite")
+            let x = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let y = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let early = 1 + random.next(below: 3)
+            let late = 1 + random.next(below: 4)
+            var store = try Store(url: live, schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            var server = try await SyncServer(store: store)
+            try await x.performAndSave { context in
+                for index in 0..<early { try context.insert(Card(title: "early \(index)")) }
+            }
+            try await SyncEngine(store: x, transport: server).sync()
+            // Copied while the server runs (between transactions), so its epoch goes on after the copy.
+            for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: live.path + suffix) {
+                try FileManager.default.copyItem(atPath: live.path + suffix, toPath: copy.path + suffix)
+            }
+            try await x.performAndSave { context in
+                for index in 0..<late { try context.insert(Card(title: "late \(index)")) }
+            }
+            await #expect(throws: PushOnly.PullLost.self) {
+                try await SyncEngine(store: x, transport: PushOnly(server: server)).sync()
+            }
+            try store.close()
+            store = try Store(url: copy, schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            server = try await SyncServer(store: store)
+            try await SyncEngine(store: x, transport: server).sync()
+            try await SyncEngine(store: y, transport: server).sync()
+            let sy = try await SyncSnapshot.read(y)
+            let ss = try await SyncSnapshot.read(store)
+            #expect(ss.rows.count == early + late, "seed \(seed): the restored server holds \(ss)")
+            #expect(sy == ss, "seed \(seed): y \(sy), server \(ss)")
+            try store.close()
+        }
+    }
+}

@@ -183,7 +183,7 @@ final class FlakyNetwork: SyncTransport, Sendable {
         var pulls = 0
     }
 
-    private let server: any SyncTransport
+    private let server: Locked<any SyncTransport>
     private let state: Locked<State>
     private let interleaved = Locked<(@Sendable () async throws -> Void)?>(nil)
 
@@ -194,8 +194,13 @@ final class FlakyNetwork: SyncTransport, Sendable {
     }
 
     init(server: any SyncTransport, seed: UInt64) {
-        self.server = server
+        self.server = Locked(server)
         state = Locked(State(random: SplitMix64(seed: seed)))
+    }
+
+    /// Sends every later request to `server`: the server was replaced (restored from a copy).
+    func retarget(to server: any SyncTransport) {
+        self.server.withLock { $0 = server }
     }
 
     func set(offline: Bool, lossRate: Double) {
@@ -231,6 +236,7 @@ final class FlakyNetwork: SyncTransport, Sendable {
         state.withLock { $0.pushes += 1 }
         // Through JSON, as over a wire.
         let sent = try JSONDecoder().decode(PushRequest.self, from: try JSONEncoder().encode(request))
+        let server = self.server.withLock { $0 }
         var response = try await server.push(sent)
         if fate.twice { response = try await server.push(sent) }
         if fate.loseAnswer { throw Lost() }
@@ -242,6 +248,7 @@ final class FlakyNetwork: SyncTransport, Sendable {
         let fate = try fate()
         state.withLock { $0.pulls += 1 }
         let sent = try JSONDecoder().decode(PullRequest.self, from: try JSONEncoder().encode(request))
+        let server = self.server.withLock { $0 }
         var response = try await server.pull(sent)
         if fate.twice { response = try await server.pull(sent) }
         if fate.loseAnswer { throw Lost() }

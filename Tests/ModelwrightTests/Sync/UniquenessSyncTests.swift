@@ -3,30 +3,37 @@ import ModelwrightTestSupport
 import Testing
 
 @_spi(Generated) @testable import Modelwright
+@testable import ModelwrightSchema
 
 /// A synced model with uniqueness constraints: tags unique by name and merged
 /// (`@sync(unique: merge)`), codes unique by value and rejected (`@sync(unique: reject)`), and
 /// notes that refer to a tag (a to-one link without a foreign key).
 enum UniqueSyncModel {
+    /// The entities with a uniqueness rule, written in the schema language: the front end lowers
+    /// `@sync(unique: …)` into the runtime's description, as generated code carries it.
+    static let syncedText = """
+        model UniqueSync version 1
+        entity UTag {
+            @sync(unique: merge)
+            name: String @unique
+            color: String
+        }
+        entity UCode {
+            @sync(unique: reject)
+            value: String @unique
+        }
+        """
+
+    /// `UTag` and `UCode` as the front end lowers `syncedText` (empty when it has an error, which
+    /// `theRulesComeFromTheSchemaLanguage` reports).
+    static let lowered: [EntityDescription] =
+        FrontEnd.lower(ResolvedFile.compile(SourceFile(path: "UniqueSync.v1.model", text: syncedText)))?.schema.entities
+        ?? []
+
     static let schema = SchemaDescription(
         modelName: "UniqueSync",
         version: 1,
-        entities: [
-            EntityDescription(
-                name: "UTag",
-                attributes: [
-                    AttributeDescription(name: "name", type: .string),
-                    AttributeDescription(name: "color", type: .string),
-                ],
-                uniquenessConstraints: [["name"]],
-                syncUniqueness: .merge
-            ),
-            EntityDescription(
-                name: "UCode",
-                attributes: [AttributeDescription(name: "value", type: .string)],
-                uniquenessConstraints: [["value"]],
-                syncUniqueness: .reject
-            ),
+        entities: lowered + [
             EntityDescription(
                 name: "UNote",
                 attributes: [AttributeDescription(name: "title", type: .string)],
@@ -221,6 +228,13 @@ struct UniquenessSyncTests {
     /// order. Every sync succeeds (no push is refused forever), all devices equal the server row
     /// for row, every tag name and code value written survives exactly once, and every note's tag
     /// is a tag that exists.
+    /// The rules the suite syncs by are the ones `@sync(unique: …)` lowers to, not set by hand.
+    @Test func theRulesComeFromTheSchemaLanguage() {
+        let rules = Dictionary(
+            UniqueSyncModel.lowered.map { ($0.name, $0.syncUniqueness) }, uniquingKeysWith: { first, _ in first })
+        #expect(rules == ["UTag": .merge, "UCode": .reject])
+    }
+
     @Test func collidingUniqueKeysConvergeByTheModelsRule() async throws {
         var collisions = 0
         var rows = 0
