@@ -542,6 +542,16 @@ extension PostgresDialect: SQLDialect {
         Self.shortened(name)
     }
 
+    /// `CASCADE`: a step drops the tables it removes one by one before it alters the tables it
+    /// keeps, and PostgreSQL refuses to drop a table another one's foreign key still names (SQLite,
+    /// with foreign keys off for the stage, does not look). The keys it drops with the table are
+    /// those of removed tables, or of kept columns the stage drops or points elsewhere: the stage's
+    /// alterations drop a key only if it is still there (``dropForeignKey(_:of:)``) and add the
+    /// destination's, and its final comparison with a fresh store fails on any key left missing.
+    package func dropTable(_ table: String) -> String {
+        "DROP TABLE \(identifier(table)) CASCADE"
+    }
+
     /// A standard string literal (`standard_conforming_strings` is on by default since 9.1, so a
     /// backslash is an ordinary character, as in SQLite).
     package func string(_ text: String) -> String {
