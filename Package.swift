@@ -190,4 +190,9 @@ if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(wh
         engines.dependencies.append("ModelwrightPostgres")
         engines.swiftSettings = (engines.swiftSettings ?? []) + [.define("MODELWRIGHT_POSTGRES")]
     }
+    // The corpus end-to-end test opens its databases on PostgreSQL with the engine's own connection.
+    if let trips = package.targets.first(where: { $0.name == "TripsTests" }) {
+        trips.dependencies.append("ModelwrightPostgres")
+        trips.swiftSettings = (trips.swiftSettings ?? []) + [.define("MODELWRIGHT_POSTGRES")]
+    }
 }

@@ -1,10 +1,16 @@
 import Foundation
 import ModelwrightCoreData
+import ModelwrightEngineTestSupport
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
 @testable import ModelwrightGenerator
+
+#if MODELWRIGHT_POSTGRES
+    import ModelwrightPostgres
+#endif
 
 /// Every Core Data bundle of the corpus, used as an app would: imported (every version, those after
 /// Core Data's current one included), validated, generated, compiled with `-warnings-as-errors` and
@@ -14,6 +20,12 @@ import Testing
 /// one step at a time in process must end the same, and after each step hold every value of the
 /// attributes the step leaves as they were, and every link of the relationships it keeps.
 ///
+/// The same checks run on every engine of the machine (``TestEngine/available``) with the same
+/// program: on PostgreSQL, the generated code opens its database with its own migration plan. A
+/// history longer than twice ``CorpusEndToEnd/boundedSteps`` is migrated there only through its
+/// first and its last steps (each from a store populated at its first version), unless
+/// `MODELWRIGHT_LARGE=1` asks for every step.
+///
 /// The corpus is `../shared/corpus` beside the package, or the folder `MODELWRIGHT_CORPUS` names (so
 /// other apps' histories can be run through the same checks).
 @Suite(.serialized, .enabled(if: CorpusEndToEnd.corpus != nil, "no Core Data corpus beside the package"))
@@ -22,7 +34,8 @@ struct CorpusEndToEndTests {
     func bundleImportsCompilesMigratesAndReadsBack(_ bundle: String) throws {
         let run = try CorpusEndToEnd(bundle: bundle)
         defer { run.removeFiles() }
-        try run.check()
+        let program = try run.compile()
+        for engine in TestEngine.available { try run.check(on: engine, program: program) }
     }
 
     @Test func theCorpusHasBundles() {
@@ -56,6 +69,13 @@ struct CorpusEndToEnd {
         return found.sorted()
     }()
 
+    /// How many steps at each end of a long history a bounded run (PostgreSQL, without
+    /// `MODELWRIGHT_LARGE=1`) migrates.
+    static let boundedSteps = 3
+
+    /// Whether every step of every history runs on every engine.
+    static let large = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"
+
     let bundle: String
     let folder: URL
     let model: PlannedModel
@@ -87,50 +107,86 @@ struct CorpusEndToEnd {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    func check() throws {
+    /// The ranges of steps a run on `engine` migrates, each from a store populated at the version
+    /// it starts from; the last ends at the current version. Every step at once, unless the run is
+    /// bounded (PostgreSQL without `MODELWRIGHT_LARGE=1`) and the history is longer than twice
+    /// ``boundedSteps``: then its first and its last ``boundedSteps`` steps, and each step between
+    /// that removes an entity (dropping tables that reference each other is where PostgreSQL, which
+    /// checks foreign keys on `DROP TABLE`, parts from SQLite: WooCommerce's step 14 → 15).
+    func windows(on engine: TestEngine) -> [Range<Int>] {
+        let count = model.steps.count
+        guard engine == .postgres, !Self.large, count > 2 * Self.boundedSteps else { return [0..<count] }
+        let removals = (Self.boundedSteps..<(count - Self.boundedSteps)).filter { index in
+            let source = model.versions[index].schema
+            let kept = Set(model.versions[index + 1].schema.entities.map { $0.renamedFrom ?? $0.name })
+            return source.entities.contains { !kept.contains($0.name) }
+        }
+        return [0..<Self.boundedSteps] + removals.map { $0..<($0 + 1) } + [(count - Self.boundedSteps)..<count]
+    }
+
+    func check(on engine: TestEngine, program: URL) throws {
+        let bundle = "\(self.bundle) on \(engine)"
         let mismatches = try ColumnOrder.mismatches(files: files, model: model)
         #expect(mismatches.isEmpty, "\(bundle): records and the store's layout disagree: \(mismatches.prefix(5))")
         let current = try #require(model.current).schema
-        let first = try #require(model.versions.first).schema
-        let program = try compile(current: current)
-        let store = folder.appendingPathComponent("store.sqlite")
+        let windows = windows(on: engine)
+        let tail = try #require(windows.last)
+        let first = model.versions[tail.lowerBound].schema
+        let store = try CorpusDatabase.create(engine, in: folder, named: "store")
         let before = try populate(store, at: first)
         let linksBefore = try Self.linkCounts(store, first)
-        try FileManager.default.copyItem(at: store, to: folder.appendingPathComponent("first-version.sqlite"))
+        let stepwise = try store.copy(in: folder, named: "first-version")
 
         // The generated code migrates the store and reads every row of every entity.
         let counts = try run(program, "migrate", store)
         let after = try rawRows(store, current)
         // The store is wholly at the last version, shaped as a store created there would be.
-        let migrated = try SQLiteConnection(path: store.path, readOnly: true)
-        let checksum = try MigrationContext(connection: migrated, layout: SchemaLayout(current))
+        let migrated = try store.connect()
+        defer { migrated.close() }
+        let layout = try SchemaLayout(current)
+        let checksum = try MigrationContext(connection: migrated, layout: layout)
             .query("SELECT \"value\" FROM \"\(SchemaSQL.metadataTable)\" WHERE \"key\" = 'checksum'").first?["value"]
         #expect(checksum == .text(current.checksum.hexDigits), "\(bundle): the store holds the last version's checksum")
         #expect(
             try StoreMetadata.read(on: migrated).version == current.version,
             "\(bundle): the store records the last version's number")
-        #expect(
-            try StoreSchema.read(migrated).differences(from: StoreSchema.fresh(SchemaLayout(current))) == [],
-            "\(bundle): the migrated store is shaped like a fresh one")
+        let freshTables = SchemaSQL.tables(for: layout, in: migrated.dialect)
+        let fresh = try migrated.inTransaction(.immediate) { try StoreSchema.fresh(freshTables, on: migrated) }
+        let shape = try StoreSchema.read(migrated).differences(from: fresh)
+        #expect(shape == [], "\(bundle): the migrated store is shaped like a fresh one: \(shape.prefix(5))")
         #expect(counts == after.mapValues(\.count), "\(bundle): records fetched against rows stored")
         for (entity, rows) in before where after[entity] != nil && Self.unchanged(entity, in: model) {
             #expect(after[entity]?.count == rows.count, "\(bundle): \(entity) kept its rows")
         }
         #expect(linksBefore.values.allSatisfy { $0 > 0 }, "\(bundle): every join table holds a link")
         // The generated plan, all at once, leaves what the steps one at a time left.
-        let stepwise = folder.appendingPathComponent("first-version.sqlite")
-        try checkStepByStep(stepwise)
+        var compared = try checkStepByStep(stepwise, steps: tail, bundle)
+        // A bounded run's other steps, each window from a store populated at its first version.
+        for window in windows.dropLast() {
+            let head = try CorpusDatabase.create(engine, in: folder, named: "head-\(window.lowerBound)")
+            _ = try populate(head, at: model.versions[window.lowerBound].schema)
+            let counted = try checkStepByStep(head, steps: window, bundle)
+            compared = (
+                compared.steps + counted.steps, compared.values + counted.values, compared.links + counted.links
+            )
+        }
+        print(
+            "\(bundle): \(compared.steps) of \(model.steps.count) steps, \(compared.values) values and \(compared.links) links compared step by step"
+        )
         let timeDependent = Set(
             current.entities.flatMap { entity in
                 entity.attributes.filter { $0.defaultValue == .now }.map(\.name)
             })
         let expected = try rawRows(stepwise, current)
+        let same = Self.same(on: engine, layout)
         for (entity, rows) in after {
             let stepRows = Dictionary(
                 (expected[entity] ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             for row in rows {
                 let other = stepRows[row.id]
-                let differing = row.values.keys.sorted().filter { !timeDependent.contains($0) && other?[$0] != row[$0] }
+                let differing = row.values.keys.sorted().filter { column in
+                    !timeDependent.contains(column) && !(other.map { same(entity, row, $0, column) } ?? false)
+                }
                 #expect(
                     other != nil && differing.isEmpty,
                     "\(bundle): \(entity) migrated by the program as step by step: \(differing.prefix(3))")
@@ -140,21 +196,49 @@ struct CorpusEndToEnd {
         // Each record holds exactly what is stored: writing it back unchanged changes no byte.
         _ = try run(program, "resave", store)
         let resaved = try rawRows(store, current)
-        let layout = try SchemaLayout(current)
         for (entity, rows) in after {
             #expect(resaved[entity]?.count == rows.count, "\(bundle): \(entity) keeps its rows")
-            let floating = Set(
-                (layout.entities[entity]?.columns ?? []).filter { $0.type == .double || $0.type == .float }.map(\.name))
             for (row, written) in zip(rows, resaved[entity] ?? []) {
-                let changed = row.values.keys.sorted().filter {
-                    !Self.same(row[$0], written[$0], floating: floating.contains($0))
-                }
+                let changed = row.values.keys.sorted().filter { !same(entity, row, written, $0) }
                 #expect(
                     changed.isEmpty,
                     "\(bundle): \(entity) reads and writes back unchanged: \(changed.map { "\($0): \(row[$0]) → \(written[$0])" })"
                 )
             }
         }
+    }
+
+    /// Whether a column holds the same value in two rows of an entity of `layout` on `engine`.
+    private static func same(
+        on engine: TestEngine, _ layout: SchemaLayout
+    ) -> (_ entity: String, _ row: MigrationRow, _ other: MigrationRow, _ column: String) -> Bool {
+        var floating: [String: Set<String>] = [:]
+        var json: [String: Set<String>] = [:]
+        for (entity, entityLayout) in layout.entities {
+            for column in entityLayout.columns {
+                switch column.type {
+                case .double?, .float?: floating[entity, default: []].insert(column.name)
+                case .codable?: json[entity, default: []].insert(column.name)
+                default: break
+                }
+            }
+        }
+        return { entity, row, other, column in
+            if engine == .postgres, json[entity]?.contains(column) == true {
+                return sameJSON(row[column], other[column])
+            }
+            return same(row[column], other[column], floating: floating[entity]?.contains(column) == true)
+        }
+    }
+
+    /// Whether two values of a `jsonb` column hold the same JSON: PostgreSQL keeps a `Codable`
+    /// value's JSON, not its text (spacing, escapes, key order).
+    private static func sameJSON(_ lhs: SQLValue, _ rhs: SQLValue) -> Bool {
+        guard case .text(let left) = lhs, case .text(let right) = rhs else { return lhs == rhs }
+        func parsed(_ text: String) -> NSObject? {
+            try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as? NSObject
+        }
+        return parsed(left).map { $0 == parsed(right) } ?? (left == right)
     }
 
     /// Whether two stored values are the same value. A column that `ALTER TABLE … ADD COLUMN`
@@ -168,25 +252,29 @@ struct CorpusEndToEnd {
         return stored == written
     }
 
-    /// Builds the generated code with a program that migrates and reads a store.
-    private func compile(current: SchemaDescription) throws -> URL {
+    /// Builds the generated code with a program that migrates and reads a store, on every engine
+    /// of the machine.
+    func compile() throws -> URL {
+        let current = try #require(model.current).schema
+        let postgres = TestEngine.available.contains(.postgres)
         let names = try TypeNames(model: model, naming: Naming(), configPath: nil)
-        let main = Self.program(model: model, current: current, typeNames: names)
+        let main = Self.program(model: model, current: current, typeNames: names, postgres: postgres)
         let source = folder.appendingPathComponent("source")
         try RenderedFile.write(files + [RenderedFile(name: "main.swift", contents: main)], to: source.path)
         let program = folder.appendingPathComponent("program")
         let result = try GeneratedCodeTypeChecker.build(
             files: (files.map(\.name) + ["main.swift"]).map { source.appendingPathComponent($0) }, to: program,
-            typeCheckBudget: 100)
+            typeCheckBudget: 100, postgres: postgres)
         try #require(result.status == 0, "\(bundle): the generated code compiles:\n\(result.errors.prefix(4000))")
         return program
     }
 
     /// Creates the store at `schema` with rows in every concrete entity and links in every join
     /// table; returns its rows by entity.
-    private func populate(_ store: URL, at schema: SchemaDescription) throws -> [String: [MigrationRow]] {
+    private func populate(_ store: CorpusDatabase, at schema: SchemaDescription) throws -> [String: [MigrationRow]] {
         let layout = try SchemaLayout(schema)
-        let connection = try SQLiteConnection(path: store.path)
+        let connection = try store.connect()
+        defer { connection.close() }
         try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
         try StoreMetadata.record(schema, on: connection)
         try SyntheticRows.insert(for: layout, into: connection)
@@ -194,9 +282,10 @@ struct CorpusEndToEnd {
         let context = MigrationContext(connection: connection, layout: layout)
         for (table, source, destination, position) in try Self.joinTables(layout) {
             guard let from = rows[source]?.first?.id, let to = rows[destination]?.first?.id else { continue }
-            let columns = position.map { ", \"\($0)\"" } ?? ""
+            let columns = ["\"source\"", "\"destination\""] + (position.map { ["\"\($0)\""] } ?? [])
             try context.execute(
-                "INSERT OR IGNORE INTO \"\(table)\" (\"source\", \"destination\"\(columns)) VALUES (?, ?\(position == nil ? "" : ", 0"))",
+                connection.dialect.insertIgnoringConflicts(
+                    into: quoted(table), columns: columns, "VALUES (?, ?\(position == nil ? "" : ", 0"))"),
                 [from, to])
         }
         return rows
@@ -221,8 +310,9 @@ struct CorpusEndToEnd {
     }
 
     /// The number of links in each join table.
-    private static func linkCounts(_ store: URL, _ schema: SchemaDescription) throws -> [String: Int] {
-        let connection = try SQLiteConnection(path: store.path, readOnly: true)
+    private static func linkCounts(_ store: CorpusDatabase, _ schema: SchemaDescription) throws -> [String: Int] {
+        let connection = try store.connect()
+        defer { connection.close() }
         let layout = try SchemaLayout(schema)
         let context = MigrationContext(connection: connection, layout: layout)
         var counts: [String: Int] = [:]
@@ -234,13 +324,15 @@ struct CorpusEndToEnd {
         return counts
     }
 
-    private func rawRows(_ store: URL, _ schema: SchemaDescription) throws -> [String: [MigrationRow]] {
-        let connection = try SQLiteConnection(path: store.path, readOnly: true)
+    private func rawRows(_ store: CorpusDatabase, _ schema: SchemaDescription) throws -> [String: [MigrationRow]] {
+        let connection = try store.connect()
+        defer { connection.close() }
         return try Self.rows(connection, try SchemaLayout(schema))
     }
 
-    private static func rows(_ connection: SQLiteConnection, _ layout: SchemaLayout) throws -> [String: [MigrationRow]]
-    {
+    private static func rows(
+        _ connection: any DatabaseConnection, _ layout: SchemaLayout
+    ) throws -> [String: [MigrationRow]] {
         let context = MigrationContext(connection: connection, layout: layout)
         var rows: [String: [MigrationRow]] = [:]
         for entity in layout.schema.entities where !entity.isAbstract {
@@ -249,31 +341,36 @@ struct CorpusEndToEnd {
         return rows
     }
 
-    /// Migrates the first version's store again, in process and one step at a time, with stub
+    /// Migrates a store populated at the first version of `steps` again, in process and one step at a time, with the
+    /// losses each step declares (as the generated plan's stages carry them) and stub
     /// custom stages like the program's; after each step, every attribute the step leaves as it was
     /// (the same entity declares it, renamed or not, with the same type and optionality) holds the
     /// values it held before in every row that is still there, and every link of a relationship
     /// the step keeps (same destination and cardinality) between rows that are still there is kept.
-    private func checkStepByStep(_ url: URL) throws {
+    /// Returns how many steps, values and links it compared.
+    private func checkStepByStep(
+        _ store: CorpusDatabase, steps: Range<Int>, _ bundle: String
+    ) throws -> (steps: Int, values: Int, links: Int) {
         let started = ContinuousClock.now
-        let connection = try SQLiteConnection(path: url.path)
+        let connection = try store.connect()
+        defer { connection.close() }
         // A scratch copy: no need to wait for the disk at each of a hundred commits.
-        try connection.execute(["PRAGMA synchronous=OFF", "PRAGMA journal_mode=MEMORY"])
+        if store.engine == .sqlite { try connection.execute(["PRAGMA synchronous=OFF", "PRAGMA journal_mode=MEMORY"]) }
         let freshSchemas = FreshSchemaCache()
-        let schemas = model.versions.map(\.schema)
-        guard var source = schemas.first else { return }
+        var source = model.versions[steps.lowerBound].schema
         var snapshot = try Snapshot(connection, SchemaLayout(source))
         var (values, links) = (0, 0)
-        for (index, step) in model.steps.enumerated() {
+        for index in steps {
+            let step = model.steps[index]
             let destination = step.to.schema
             let stage =
                 step.customStages.isEmpty
-                ? MigrationStage.lightweight(from: source, to: destination)
+                ? MigrationStage.lightweight(from: source, to: destination, lossy: step.losses)
                 : .custom(
                     from: source, to: destination,
                     steps: step.customStages.map {
                         .init(name: $0.name, label: $0.label, didMigrate: Self.fillRequiredColumns)
-                    })
+                    }, lossy: step.losses)
             try Migrator(connection: connection, progress: nil).run(
                 stage, number: index + 1, of: model.steps.count, freshSchemas: freshSchemas)
             let next = try Snapshot(connection, SchemaLayout(destination))
@@ -283,9 +380,10 @@ struct CorpusEndToEnd {
             (source, snapshot) = (destination, next)
         }
         print(
-            "\(bundle): \(model.steps.count) steps, \(values) values and \(links) links compared step by step in \(ContinuousClock.now - started)"
+            "\(bundle): steps \(steps.lowerBound + 1)…\(steps.upperBound) of \(model.steps.count), \(values) values and \(links) links compared step by step in \(ContinuousClock.now - started)"
         )
-        #expect(values > 0 || model.steps.isEmpty, "\(bundle): values were compared")
+        #expect(values > 0 || steps.isEmpty, "\(bundle): values were compared")
+        return (steps.count, values, links)
     }
 
     /// The rows and links of a store at one version.
@@ -297,7 +395,7 @@ struct CorpusEndToEnd {
         /// Every row's ID.
         var ids: Set<SQLValue> = []
 
-        init(_ connection: SQLiteConnection, _ layout: SchemaLayout) throws {
+        init(_ connection: any DatabaseConnection, _ layout: SchemaLayout) throws {
             let context = MigrationContext(connection: connection, layout: layout)
             for entity in layout.schema.entities {
                 let rows = try context.rows(of: entity.name)
@@ -423,8 +521,8 @@ struct CorpusEndToEnd {
     }
 
     /// Runs the program on the store; returns the number of records it read per entity.
-    private func run(_ program: URL, _ mode: String, _ store: URL) throws -> [String: Int] {
-        let result = try GeneratedCodeTypeChecker.launch(program, [mode, store.path])
+    private func run(_ program: URL, _ mode: String, _ store: CorpusDatabase) throws -> [String: Int] {
+        let result = try GeneratedCodeTypeChecker.launch(program, [mode, store.location])
         try #require(
             result.status == 0, "\(bundle): \(mode) failed:\n\(result.output.prefix(2000))\(result.errors.prefix(4000))"
         )
@@ -437,8 +535,12 @@ struct CorpusEndToEnd {
     }
 
     /// The program: stub custom stages that give every required column left empty a placeholder,
-    /// then one fetch per concrete entity with the generated records.
-    static func program(model: PlannedModel, current: SchemaDescription, typeNames: TypeNames) -> String {
+    /// then one fetch per concrete entity with the generated records. It opens the store its second
+    /// argument names: a file, or with `postgres` a `postgresql://` URL too, which it opens with the
+    /// generated migration plan, as a server would.
+    static func program(
+        model: PlannedModel, current: SchemaDescription, typeNames: TypeNames, postgres: Bool = false
+    ) -> String {
         let stages = model.steps.flatMap(\.customStages).map(\.name)
         var conformance = stages.map {
             "    func \($0)DidMigrate(_ context: MigrationContext) throws { try fillRequiredColumns(context) }"
@@ -462,9 +564,24 @@ struct CorpusEndToEnd {
         let reads = current.entities.filter { !$0.isAbstract }.map {
             "print(\"\($0.name)\", try await read(\(typeNames[$0.name]).self, from: store, resave: resave))"
         }
+        let open =
+            postgres
+            ? """
+            let store =
+                arguments[2].hasPrefix("postgresql://")
+                ? try Store(
+                    postgres: PostgresConfiguration(arguments[2]),
+                    migrationPlan: \(model.name).migrationPlan(StubMigrations()), readers: 1)
+                : try \(model.name).openStore(at: URL(fileURLWithPath: arguments[2]), migrations: StubMigrations())
+            """
+            : """
+            let store = try \(model.name).openStore(
+                at: URL(fileURLWithPath: arguments[2]), migrations: StubMigrations())
+            """
         return """
             import Foundation
             import Modelwright
+            \(postgres ? "import ModelwrightPostgres\n" : "")
 
             struct StubMigrations: \(model.name)Migrations {
             \(conformance.joined(separator: "\n"))
@@ -515,8 +632,7 @@ struct CorpusEndToEnd {
             }
 
             let arguments = CommandLine.arguments
-            let store = try \(model.name).openStore(
-                at: URL(fileURLWithPath: arguments[2]), migrations: StubMigrations())
+            \(open)
             let resave = arguments[1] == "resave"
             \(reads.joined(separator: "\n"))
 
@@ -529,5 +645,70 @@ extension SQLValue {
     fileprivate var sortKey: String {
         if case .blob(let data) = self { return data.map { String(format: "%02x", $0) }.joined() }
         return "\(self)"
+    }
+}
+
+/// One database of a run: a file in the run's folder on SQLite, a database of the test cluster on
+/// PostgreSQL.
+struct CorpusDatabase {
+    let engine: TestEngine
+    /// The file's path, or the database's name.
+    let name: String
+
+    /// A new, empty database.
+    static func create(_ engine: TestEngine, in folder: URL, named name: String) throws -> CorpusDatabase {
+        switch engine {
+        case .sqlite:
+            return CorpusDatabase(engine: engine, name: folder.appendingPathComponent("\(name).sqlite").path)
+        case .postgres:
+            return CorpusDatabase(engine: engine, name: try cluster().createDatabase())
+        }
+    }
+
+    /// What the program opens: the file's path, or the database's URL.
+    var location: String {
+        get throws {
+            engine == .sqlite ? name : try Self.cluster().url(database: name)
+        }
+    }
+
+    /// A new connection to the database.
+    func connect() throws -> any DatabaseConnection {
+        switch engine {
+        case .sqlite:
+            return try SQLiteConnection(path: name)
+        case .postgres:
+            #if MODELWRIGHT_POSTGRES
+                return try PostgresConnection(
+                    connectingNow: PostgresConfiguration(try Self.cluster().connectionString(database: name)))
+            #else
+                throw Unavailable()
+            #endif
+        }
+    }
+
+    /// A copy of every table and row, as a new database (no connection may be open on this one).
+    func copy(in folder: URL, named copy: String) throws -> CorpusDatabase {
+        switch engine {
+        case .sqlite:
+            let path = folder.appendingPathComponent("\(copy).sqlite").path
+            try FileManager.default.copyItem(atPath: name, toPath: path)
+            return CorpusDatabase(engine: engine, name: path)
+        case .postgres:
+            let cluster = try Self.cluster()
+            let path = "mw_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+            try cluster.psql("CREATE DATABASE \(path) TEMPLATE \(name)", database: "postgres")
+            return CorpusDatabase(engine: engine, name: path)
+        }
+    }
+
+    private static func cluster() throws -> PostgresCluster {
+        guard let cluster = PostgresCluster.shared else { throw Unavailable() }
+        return cluster
+    }
+
+    /// PostgreSQL was asked for on a machine without it.
+    private struct Unavailable: Error, CustomStringConvertible {
+        var description: String { "PostgreSQL is not available to this test run" }
     }
 }

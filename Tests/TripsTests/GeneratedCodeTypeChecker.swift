@@ -51,11 +51,21 @@ enum GeneratedCodeTypeChecker {
     }
 
     /// The runtime's compiled objects, which a program built from generated code links.
-    static let runtimeObjects: [URL]? = modules.flatMap { modules in
-        let folder = modules.deletingLastPathComponent().appendingPathComponent("Modelwright.build")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        let objects = names.filter { $0.hasSuffix(".o") }.sorted().map { folder.appendingPathComponent($0) }
-        return objects.isEmpty ? nil : objects
+    static let runtimeObjects: [URL]? = objects(of: "Modelwright")
+
+    /// The PostgreSQL engine's compiled objects, when this build has the engine: a program that
+    /// opens a store on PostgreSQL links them and libpq beside the runtime's.
+    static let postgresObjects: [URL]? = objects(of: "ModelwrightPostgres")
+
+    private static func objects(of module: String) -> [URL]? {
+        modules.flatMap { modules in
+            guard FileManager.default.fileExists(atPath: modules.appendingPathComponent("\(module).swiftmodule").path)
+            else { return nil }
+            let folder = modules.deletingLastPathComponent().appendingPathComponent("\(module).build")
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            let objects = names.filter { $0.hasSuffix(".o") }.sorted().map { folder.appendingPathComponent($0) }
+            return objects.isEmpty ? nil : objects
+        }
     }
 
     /// The files the pipeline renders for the model at `path`.
@@ -84,10 +94,23 @@ enum GeneratedCodeTypeChecker {
     /// Compiles `files` (generated code and a `main.swift`) into the program `program`, with
     /// `-warnings-as-errors`, linking the runtime this build produced. With `typeCheckBudget`, a
     /// function body or expression that takes longer (in milliseconds) to type-check is an error.
-    static func build(files: [URL], to program: URL, typeCheckBudget: Int? = nil) throws -> (
+    /// With `postgres`, the program links the PostgreSQL engine too (``postgresObjects`` must exist).
+    static func build(files: [URL], to program: URL, typeCheckBudget: Int? = nil, postgres: Bool = false) throws -> (
         status: Int32, output: String, errors: String
     ) {
         guard let modules, let runtimeObjects else { throw ModulesNotFound() }
+        var engine: [String] = []
+        if postgres {
+            guard let postgresObjects else { throw ModulesNotFound() }
+            // libpq's header is where Debian puts it or, on macOS, where Homebrew does.
+            let headers = [
+                "/usr/include/postgresql", "/opt/homebrew/opt/libpq/include", "/usr/local/opt/libpq/include",
+            ]
+            .filter { FileManager.default.fileExists(atPath: $0) }.flatMap { ["-Xcc", "-I", "-Xcc", $0] }
+            engine =
+                ["-I", root.appendingPathComponent("Sources/CLibPQ").path] + headers + postgresObjects.map(\.path)
+                + ["-lpq"]
+        }
         let budget = typeCheckBudget.map {
             [
                 "-Xfrontend", "-warn-long-function-bodies=\($0)", "-Xfrontend",
@@ -99,7 +122,8 @@ enum GeneratedCodeTypeChecker {
             [
                 "swiftc", "-swift-version", "6", "-warnings-as-errors", "-module-name", "GeneratedApp",
                 "-I", modules.path, "-I", root.appendingPathComponent("Sources/CSQLite").path,
-            ] + (budget ?? []) + files.map(\.path) + runtimeObjects.map(\.path) + ["-lsqlite3", "-o", program.path])
+            ] + (budget ?? []) + files.map(\.path) + runtimeObjects.map(\.path) + engine
+                + ["-lsqlite3", "-o", program.path])
     }
 
     /// Runs a program to its end; its output and errors go through files, so neither can fill a pipe.

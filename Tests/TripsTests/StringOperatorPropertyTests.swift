@@ -100,14 +100,21 @@ struct StringOperatorPropertyTests {
     }
 
     /// Where PostgreSQL compares differently from Swift (see `PostgresDialect.stringTest`): code
-    /// points rather than characters, and `unaccent`'s letter replacements. Each case gives
-    /// SQLite's answer and PostgreSQL's the opposite.
+    /// points rather than characters, `unaccent`'s letter replacements, and `caseInsensitive` as
+    /// ICU's `lower()` where Swift folds case (each difference "Running on PostgreSQL" lists). Each
+    /// case gives SQLite's answer and PostgreSQL's the opposite, so a change in either engine fails it.
     @Test(arguments: TestEngine.available) func theEnginesDifferOnlyWhereDocumented(engine: TestEngine) async throws {
         let cases: [(value: String, operation: StringOperation, options: StringComparisonOptions, needle: String)] = [
             ("e\u{301}te", .hasPrefix, [], "e"),  // a decomposed é: one character in Swift, two code points
             ("e\u{301}", .like, [], "?"),
             ("Søren", .contains, .diacriticInsensitive, "o"),  // unaccent replaces ø; Foundation keeps it
             ("Straße", .hasSuffix, .diacriticInsensitive, "sse"),
+            // Swift folds case where ICU's `lower()` only lowers: each is equal, or found, in Swift only.
+            ("Straße", .equals, .caseInsensitive, "STRASSE"),  // ß folds to ss
+            ("ς", .equals, .caseInsensitive, "σ"),  // a final sigma folds to σ, and lowers to itself
+            ("ﬁle", .contains, .caseInsensitive, "i"),  // the ligature folds to f + i
+            ("µ", .equals, .caseInsensitive, "μ"),  // the micro sign folds to the Greek mu
+            ("İstanbul", .hasPrefix, .caseInsensitive, "i"),  // İ lowers to i + U+0307 on PostgreSQL only
         ]
         try await engine.withStore(schema: Trips.schema) { store in
             let users = cases.indices.map { makeTripsUser("case\($0)", familyName: cases[$0].value) }

@@ -25,6 +25,11 @@ package protocol SQLDialect: Sendable {
     /// An identifier, quoted so that any name (`Order`, `index`, one with quotes in it) is safe.
     func identifier(_ name: String) -> String
 
+    /// The name the engine keeps for the runtime's index `name` (`<Entity>_index_<columns>`, which
+    /// grows with the names it joins): `name` itself, or, where the engine would cut a long name
+    /// silently, a shorter one that still differs for every different `name`.
+    func indexName(_ name: String) -> String
+
     /// A string literal.
     func string(_ text: String) -> String
 

@@ -451,17 +451,16 @@ extension PostgresDialect {
         return result
     }
 
+    /// `text` when PostgreSQL keeps it whole, else its first bytes (on a character boundary) and a
+    /// digest of the whole, 63 bytes at most.
+    fileprivate static func shortened(_ text: String) -> String {
+        guard text.utf8.count > maximumNameLength else { return text }
+        let digest = String(SHA256.hexDigest(of: Array(text.utf8)).prefix(12))
+        return leadingBytes(of: text, count: maximumNameLength - 13) + "_" + digest
+    }
+
     private static func shortened(_ text: String, avoiding taken: inout Set<String>) -> String {
-        var result = text
-        if text.utf8.count > maximumNameLength {
-            let digest = String(SHA256.hexDigest(of: Array(text.utf8)).prefix(12))
-            var prefix = ""
-            for character in text.unicodeScalars {
-                guard prefix.utf8.count + String(character).utf8.count <= maximumNameLength - 13 else { break }
-                prefix.unicodeScalars.append(character)
-            }
-            result = prefix + "_" + digest
-        }
+        var result = shortened(text)
         var suffix = 2
         let base = result
         while !taken.insert(result).inserted {
@@ -540,6 +539,23 @@ extension PostgresDialect {
 extension PostgresDialect: SQLDialect {
     package func identifier(_ name: String) -> String {
         SQLSyntax.identifier(name)
+    }
+
+    /// PostgreSQL keeps 63 bytes of a name: a longer one becomes its first bytes and a digest of
+    /// the whole, so two long names that share their first 63 bytes stay apart instead of the
+    /// second `CREATE INDEX` failing on the first's cut name.
+    package func indexName(_ name: String) -> String {
+        Self.shortened(name)
+    }
+
+    /// `CASCADE`: a step drops the tables it removes one by one before it alters the tables it
+    /// keeps, and PostgreSQL refuses to drop a table another one's foreign key still names (SQLite,
+    /// with foreign keys off for the stage, does not look). The keys it drops with the table are
+    /// those of removed tables, or of kept columns the stage drops or points elsewhere: the stage's
+    /// alterations drop a key only if it is still there (``dropForeignKey(_:of:)``) and add the
+    /// destination's, and its final comparison with a fresh store fails on any key left missing.
+    package func dropTable(_ table: String) -> String {
+        "DROP TABLE \(identifier(table)) CASCADE"
     }
 
     /// A standard string literal (`standard_conforming_strings` is on by default since 9.1, so a

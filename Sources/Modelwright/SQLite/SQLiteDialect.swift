@@ -9,6 +9,11 @@ struct SQLiteDialect: SQLDialect {
         SQLSyntax.identifier(name)
     }
 
+    /// SQLite keeps a name of any length.
+    func indexName(_ name: String) -> String {
+        name
+    }
+
     func string(_ text: String) -> String {
         SQLSyntax.string(text)
     }

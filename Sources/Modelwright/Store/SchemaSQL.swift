@@ -287,7 +287,7 @@ enum SchemaSQL {
                 }
             }
             var indexes = foreignKeys.map { column in
-                index("\(root.name)_fk_\(column)", table: root.name, columns: [column], unique: false)
+                index("\(root.name)_fk_\(column)", table: root.name, columns: [column], unique: false, in: dialect)
             }
             for member in family {
                 guard let entity = entitiesByName[member.name] else { continue }
@@ -295,13 +295,13 @@ enum SchemaSQL {
                     indexes.append(
                         index(
                             "\(entity.name)_unique_\(constraint.joined(separator: "_"))", table: root.name,
-                            columns: constraint.map(member.columnName), unique: true))
+                            columns: constraint.map(member.columnName), unique: true, in: dialect))
                 }
                 for columns in entity.indexes {
                     indexes.append(
                         index(
                             "\(entity.name)_index_\(columns.joined(separator: "_"))", table: root.name,
-                            columns: columns.map(member.columnName), unique: false))
+                            columns: columns.map(member.columnName), unique: false, in: dialect))
                 }
             }
             tables.append(
@@ -339,7 +339,8 @@ enum SchemaSQL {
                         body: dialect.tableBody(definitions, clustered: true),
                         indexes: [
                             index(
-                                "\(name)_destination", table: name, columns: ["destination", "source"], unique: false)
+                                "\(name)_destination", table: name, columns: ["destination", "source"], unique: false,
+                                in: dialect)
                         ],
                         columns: columns,
                         relationship: "\(entity.name).\(relationship.name)"
@@ -347,11 +348,15 @@ enum SchemaSQL {
                 )
             }
         }
-        return namedApart(tables)
+        return namedApart(tables, in: dialect)
     }
 
-    private static func index(_ name: String, table: String, columns: [String], unique: Bool) -> Index {
+    /// An index of `table`, named as the engine keeps `name` (``SQLDialect/indexName(_:)``).
+    private static func index(
+        _ name: String, table: String, columns: [String], unique: Bool, in dialect: some SQLDialect
+    ) -> Index {
         let list = columns.map(quoted).joined(separator: ", ")
+        let name = dialect.indexName(name)
         return Index(
             name: name,
             columns: columns,
@@ -371,7 +376,7 @@ enum SchemaSQL {
     /// `@unique(a_b)` both make `E_unique_a_b`), and creating the second would fail or, skipped,
     /// leave a constraint unenforced; the later one takes the first free `_2`, `_3` … suffix.
     /// The checksum covers an index's columns, not its name.
-    private static func namedApart(_ tables: [Table]) -> [Table] {
+    private static func namedApart(_ tables: [Table], in dialect: some SQLDialect) -> [Table] {
         var taken = Set(([metadataTable] + tables.map(\.name)).map { $0.lowercased() })
         return tables.map { table in
             var table = table
@@ -383,7 +388,8 @@ enum SchemaSQL {
                     suffix += 1
                 }
                 return name == index.name
-                    ? index : Self.index(name, table: table.name, columns: index.columns, unique: index.isUnique)
+                    ? index
+                    : Self.index(name, table: table.name, columns: index.columns, unique: index.isUnique, in: dialect)
             }
             return table
         }
