@@ -184,7 +184,11 @@ public final class SyncEngine: Sendable {
         let id = change.recordID
         if change.kind == .delete {
             try context.forgetLinks(of: id, entity: declared)
-            return [RowChange.delete(RowKey(entity: declared.name, id: id), at: stamp)]
+            let key = RowKey(entity: declared.name, id: id)
+            // A row made and deleted before any stamp has no record: no replica ever heard of it,
+            // and a bare tombstone, without the values a scope reads, would be refused as out of scope.
+            guard try SyncBookkeeping.change(of: key, on: context.connection) != nil else { return [] }
+            return [RowChange.delete(key, at: stamp)]
         }
         // A row deleted since: its delete, later in the history, is its whole story.
         guard let entity = try context.concreteEntity(of: id, in: declared),
