@@ -169,6 +169,27 @@ struct SyncServerTests {
         #expect(pull.refusal == push.refusal)
     }
 
+    /// A started engine pushes a local commit at once, without waiting for its next poll; told not
+    /// to, it waits for the poll.
+    @Test func aStartedEnginePushesALocalCommitAtOnce() async throws {
+        for syncsOnLocalCommits in [true, false] {
+            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            let server = try await SyncServer(store: serverStore)
+            let phone = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let engine = try await SyncEngine(store: phone, transport: server)
+            engine.start(every: .seconds(3_600), syncsOnLocalCommits: syncsOnLocalCommits)
+            defer { engine.stop() }
+            try await Task.sleep(for: .milliseconds(200))
+            try await phone.performAndSave { try $0.insert(Card(title: "Lisbon")) }
+            var arrived = false
+            for _ in 0..<40 where !arrived {
+                try await Task.sleep(for: .milliseconds(50))
+                arrived = try await serverStore.performQuery { try $0.count(Card.request()) } == 1
+            }
+            #expect(arrived == syncsOnLocalCommits, "syncsOnLocalCommits: \(syncsOnLocalCommits)")
+        }
+    }
+
     /// Pulled changes wake an observer of the device store, as a local commit would.
     @Test func pulledChangesWakeObservers() async throws {
         let server = try await SyncServer(

@@ -6,7 +6,7 @@ import Notes
 /// ```
 /// SyncDevices check   --url URL --token TOKEN --other-token TOKEN [--seed N] [--rounds N]
 /// SyncDevices burst   --url URL --token TOKEN [--changes 10000] [--devices 3]
-/// SyncDevices trickle --url URL --token TOKEN [--seconds 60] [--devices 3]
+/// SyncDevices trickle --url URL --token TOKEN [--seconds 60] [--devices 3] [--on-commit true|false]
 /// ```
 ///
 /// `check` is what CI runs: three devices of one user edit at random, sync, and must converge row

@@ -2,7 +2,7 @@ import Foundation
 import Notes
 
 /// The steady trickle: every device's engine syncs on its own with the default settings
-/// (``SyncEngine/start(every:)`` at ``SyncEngine/defaultInterval``), and every device raises the
+/// (``SyncEngine/start(every:syncsOnLocalCommits:)``; `--on-commit false` polls only), and every device raises the
 /// revision of its own note once a second, the devices a fraction of a second apart. Each other
 /// device observes its notes (``Store/observe(_:)``); the latency of a change is the time from its
 /// commit returning on one device to the observation that shows it on another. Prints the
@@ -12,12 +12,15 @@ struct Trickle {
     let token: String
     let seconds: Int
     let deviceCount: Int
+    /// Whether engines push at once after a local commit (the default) or only at each poll.
+    let syncsOnLocalCommits: Bool
 
     init(options: Options) throws {
         url = try options.url()
         token = try options.string("token")
         seconds = max(2, try options.int("seconds", default: 60))
         deviceCount = max(2, try options.int("devices", default: 3))
+        syncsOnLocalCommits = options.string("on-commit", default: "true") != "false"
     }
 
     func run() async throws {
@@ -48,7 +51,7 @@ struct Trickle {
             }
         }
         try await Task.sleep(for: .milliseconds(200))
-        for device in devices { device.engine.start() }
+        for device in devices { device.engine.start(syncsOnLocalCommits: syncsOnLocalCommits) }
 
         let total = seconds
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -84,7 +87,8 @@ struct Trickle {
         let missing = await log.unobserved(observers: devices.count - 1, warmUp: origin + .seconds(3))
         print(
             "trickle: \(deviceCount) devices, 1 change a second each for \(seconds) s, engines at the default "
-                + "interval (\(SyncEngine.defaultInterval)): \(milliseconds.count) observations, "
+                + "interval (\(SyncEngine.defaultInterval)), syncs on local commits: \(syncsOnLocalCommits): "
+                + "\(milliseconds.count) observations, "
                 + "p50 \(percentile(0.5)), p90 \(percentile(0.9)), p99 \(percentile(0.99)), "
                 + "max \(String(format: "%.0f ms", milliseconds.last ?? 0)), never observed \(missing)")
     }
