@@ -17,6 +17,9 @@ import Testing
 ///   against the toolchain's PackageDescription;
 /// - a block starting with `// Generated in <file>` is an excerpt of generated code: its lines must
 ///   appear, in order and adjacent, in that file's golden copy (Tests/TripsTests/Golden);
+/// - a block starting with `// From <path>` is an excerpt of a file of the repository outside this
+///   package's targets (the example packages under Examples/, which CI builds with their own
+///   dependencies): its lines must appear, in order and adjacent, in that file;
 /// - blocks right after a line `<!-- program: NAME -->` are one program, as a reader who pastes
 ///   them one after the other into a `main.swift` has it: their statements share one function
 ///   (so a later block uses what an earlier one declared), and the program is built and run,
@@ -210,7 +213,9 @@ struct DocumentationSnippetTests {
         let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
         let all = Self.snippets(in: text)
         let compiled = all.filter { snippet in
-            !snippet.lines.contains { $0.hasPrefix("// swift-tools-version:") || $0.hasPrefix("// Generated in ") }
+            !snippet.lines.contains {
+                $0.hasPrefix("// swift-tools-version:") || $0.hasPrefix("// Generated in ") || $0.hasPrefix("// From ")
+            }
         }
         guard !compiled.isEmpty else { return }
         let result = try GeneratedCodeTypeChecker.typecheck(app: Self.appFile(document: document, snippets: compiled))
@@ -234,16 +239,46 @@ struct DocumentationSnippetTests {
             let name = first.dropFirst("// Generated in ".count).trimmingCharacters(in: .whitespaces)
             let golden = try String(
                 contentsOf: Self.root.appendingPathComponent("Tests/TripsTests/Golden/\(name).golden"), encoding: .utf8)
-            let trim = { (lines: [Substring]) in
-                lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            }
-            let excerpt = trim(snippet.lines.dropFirst().map { Substring($0) })
-            let generated = trim(golden.split(separator: "\n"))
-            let found = (0...max(0, generated.count - excerpt.count)).contains {
-                Array(generated[$0..<min(generated.count, $0 + excerpt.count)]) == excerpt
-            }
-            #expect(!excerpt.isEmpty && found, "\(document):\(snippet.line): the excerpt is not in \(name)")
+            #expect(
+                Self.isExcerpt(snippet.lines.dropFirst(), of: golden),
+                "\(document):\(snippet.line): the excerpt is not in \(name)")
         }
+    }
+
+    @Test(arguments: documents)
+    func everyExcerptOfAnExampleIsInItsFile(_ document: String) throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+        for snippet in Self.snippets(in: text) {
+            guard let first = snippet.lines.first, first.hasPrefix("// From ") else { continue }
+            let path = first.dropFirst("// From ".count).trimmingCharacters(in: .whitespaces)
+            let file = try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+            #expect(
+                Self.isExcerpt(snippet.lines.dropFirst(), of: file),
+                "\(document):\(snippet.line): the excerpt is not in \(path)")
+        }
+    }
+
+    /// Whether `lines` appear in `file`, in order and adjacent, ignoring indentation and blank lines.
+    static func isExcerpt(_ lines: some Collection<String>, of file: String) -> Bool {
+        let trim = { (lines: [Substring]) in
+            lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        let excerpt = trim(lines.map { Substring($0) })
+        let whole = trim(file.split(separator: "\n"))
+        return !excerpt.isEmpty
+            && (0...max(0, whole.count - excerpt.count)).contains {
+                Array(whole[$0..<min(whole.count, $0 + excerpt.count)]) == excerpt
+            }
+    }
+
+    @Test func anExcerptIsFoundOnlyWhereItsLinesAreAdjacent() {
+        let file = "func a() {\n    let x = 1\n\n    let y = 2\n}\n"
+        #expect(Self.isExcerpt(["let x = 1", "let y = 2"], of: file))
+        #expect(Self.isExcerpt(["  let y = 2", "}"], of: file))
+        #expect(!Self.isExcerpt(["let x = 1", "}"], of: file))
+        #expect(!Self.isExcerpt(["let y = 2", "let x = 1"], of: file))
+        #expect(!Self.isExcerpt([String](), of: file))
+        #expect(!Self.isExcerpt(["let x = 1", "let y = 2", "}", "more"], of: file))
     }
 
     @Test(arguments: documents)

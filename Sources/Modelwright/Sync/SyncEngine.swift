@@ -1,13 +1,14 @@
 import Foundation
 
 /// A device's side of sync: it pushes the store's local changes to the server and applies
-/// everyone else's, on demand (``sync()``) or every ``defaultInterval`` (``start(every:)``).
+/// everyone else's, on demand (``sync()``) or on its own (``start(every:syncsOnLocalCommits:)``): after
+/// every local commit and at least every ``defaultInterval``.
 ///
 /// ```swift
 /// let store = try Store(url: url, schema: Planner.schema, history: .enabled(author: "app"))
 /// let engine = try await SyncEngine(store: store, transport: server)
 /// try await engine.sync()
-/// engine.start()  // and again every half second, until stop()
+/// engine.start()  // and again after each local commit and every half second, until stop()
 /// ```
 ///
 /// The store must record persistent history: the engine reads local changes from it. One sync is:
@@ -35,7 +36,7 @@ import Foundation
 public final class SyncEngine: Sendable {
     /// The history author of the transactions that apply pulled changes.
     public static let author = "sync"
-    /// How often ``start(every:)`` syncs by default: every 500 milliseconds.
+    /// How often ``start(every:syncsOnLocalCommits:)`` polls by default: every 500 milliseconds.
     public static let defaultInterval: Duration = .milliseconds(500)
 
     /// The device's store.
@@ -46,7 +47,7 @@ public final class SyncEngine: Sendable {
     public let pullLimit: Int
     private let wallClock: @Sendable () -> UInt64
     private let gate = SyncGate()
-    private let loop = Locked<Task<Void, Never>?>(nil)
+    private let loop = Locked<(task: Task<Void, Never>, observer: UUID?)?>(nil)
     private let failure = Locked<(any Error)?>(nil)
 
     /// An engine for `store`, which must record history; its sync tables are created when missing.
@@ -66,7 +67,10 @@ public final class SyncEngine: Sendable {
     }
 
     deinit {
-        loop.withLock { $0?.cancel() }
+        loop.withLock { current in
+            current?.task.cancel()
+            if let token = current?.observer { store.observers.remove(token) }
+        }
     }
 
     /// The model version the device runs.
@@ -101,9 +105,21 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// Syncs now and then every `interval` until ``stop()``; a failed sync is kept in
-    /// ``lastError`` and tried again at the next interval.
-    public func start(every interval: Duration = SyncEngine.defaultInterval) {
+    /// Syncs now, then again after every local commit and at least every `interval`, until
+    /// ``stop()``; a failed sync is kept in ``lastError`` and tried again at the next interval.
+    ///
+    /// A commit to the model's tables wakes the engine at once (unless `syncsOnLocalCommits` is
+    /// `false`), so a change leaves the device as soon as it is committed; changes from other
+    /// devices arrive at the next poll, within `interval` of the server receiving them. A commit
+    /// made while a sync runs is picked up by the next one.
+    public func start(every interval: Duration = SyncEngine.defaultInterval, syncsOnLocalCommits: Bool = true) {
+        let wakeup = SyncWakeup()
+        let observer =
+            syncsOnLocalCommits
+            ? store.observers.add(
+                reads: Self.modelTables(store.layout), hear: { _ in }, refresh: { wakeup.signal() },
+                close: { wakeup.signal() })
+            : nil
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 guard let engine = self else { return }
@@ -113,21 +129,39 @@ public final class SyncEngine: Sendable {
                 } catch {
                     engine.failure.withLock { $0 = error }
                 }
-                try? await Task.sleep(for: interval)
+                await wakeup.wait(upTo: interval)
             }
         }
         loop.withLock { current in
-            current?.cancel()
-            current = task
+            current?.task.cancel()
+            if let token = current?.observer { store.observers.remove(token) }
+            current = (task, observer)
         }
     }
 
-    /// Stops the automatic syncs ``start(every:)`` began.
+    /// Stops the automatic syncs ``start(every:syncsOnLocalCommits:)`` began.
     public func stop() {
         loop.withLock { current in
-            current?.cancel()
+            current?.task.cancel()
+            if let token = current?.observer { store.observers.remove(token) }
             current = nil
         }
+    }
+
+    /// Every table of the model: a commit that adds, removes or changes a row of any of them (a
+    /// join table's too) wakes a started engine. The sync tables are not among them, so the
+    /// engine's own bookkeeping wakes nothing; its applied pulls do, which costs one empty sync.
+    private static func modelTables(_ layout: SchemaLayout) -> ReadSet {
+        var reads = ReadSet()
+        for entity in layout.entities.values {
+            reads.read(entity.columns.map(\.name), of: entity.table)
+            for relationship in entity.relationships where relationship.cardinality == .toMany {
+                if case .joinTable(let table, _, _, _) = try? layout.storage(of: relationship, from: entity) {
+                    reads.read([String](), of: table)
+                }
+            }
+        }
+        return reads
     }
 
     // MARK: - Steps
@@ -184,7 +218,11 @@ public final class SyncEngine: Sendable {
         let id = change.recordID
         if change.kind == .delete {
             try context.forgetLinks(of: id, entity: declared)
-            return [RowChange.delete(RowKey(entity: declared.name, id: id), at: stamp)]
+            let key = RowKey(entity: declared.name, id: id)
+            // A row made and deleted before any stamp has no record: no replica ever heard of it,
+            // and a bare tombstone, without the values a scope reads, would be refused as out of scope.
+            guard try SyncBookkeeping.change(of: key, on: context.connection) != nil else { return [] }
+            return [RowChange.delete(key, at: stamp)]
         }
         // A row deleted since: its delete, later in the history, is its whole story.
         guard let entity = try context.concreteEntity(of: id, in: declared),
@@ -351,6 +389,49 @@ public final class SyncEngine: Sendable {
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
         try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
+    }
+}
+
+/// What a started engine waits on between syncs: a signal (a local commit) or the interval,
+/// whichever comes first. A signal given while no one waits is kept for the next wait.
+private final class SyncWakeup: Sendable {
+    private let state = Locked<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the first signal, or after `interval`, or at once when cancelled (the timer's
+    /// sleep ends early and signals, so the waiting continuation always resumes).
+    func wait(upTo interval: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                try? await Task.sleep(for: interval)
+                signal()
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+            group.cancelAll()
+        }
+        // The timer signalled after a commit had already woken the wait: not a commit.
+        state.withLock { $0.pending = false }
     }
 }
 

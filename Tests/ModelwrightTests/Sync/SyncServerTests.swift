@@ -88,6 +88,60 @@ struct SyncServerTests {
         #expect(refused == Self.caseCount)
     }
 
+    /// Drawn: a user's device inserts, edits, links, unlinks and deletes its own cards and labels
+    /// between syncs, often deleting a row before any sync saw it. Every push stays in the user's
+    /// scope (a row made and deleted offline is nobody's business but the device's), and a second
+    /// device of the user converges with the first. Found by the example server's CI check: such a
+    /// row used to be pushed as a bare tombstone, owner-less, which the scope refused, and the
+    /// device's every later push with it.
+    @Test func rowsMadeAndDeletedOfflineStayInTheUsersScope() async throws {
+        var madeAndDeleted = 0
+        for seed in 0..<Self.caseCount {
+            var random = SplitMix64(seed: 2_805, index: seed)
+            let server = try await Self.makeServer(
+                try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server")))
+            let phone = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let laptop = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let phoneEngine = try await SyncEngine(store: phone, transport: server.transport(credentials: "token-a"))
+            let laptopEngine = try await SyncEngine(store: laptop, transport: server.transport(credentials: "token-a"))
+            for _ in 0..<(1 + random.next(below: 4)) {
+                var fresh: Set<Card.ID> = []
+                for _ in 0..<(1 + random.next(below: 8)) {
+                    let (cards, labels) = try await phone.performQuery {
+                        (try $0.fetch(Card.request()), try $0.fetch(Label.request()))
+                    }
+                    let card = cards.isEmpty ? nil : cards[random.next(below: cards.count)]
+                    let label = labels.isEmpty ? nil : labels[random.next(below: labels.count)]
+                    let roll = random.next(below: 6)
+                    let inserted = Card(title: "card \(seed)", owner: "a")
+                    if roll == 0 || card == nil { fresh.insert(inserted.id) }
+                    if roll == 4, let card, fresh.contains(card.id) { madeAndDeleted += 1 }
+                    try await phone.performAndSave { context in
+                        switch (roll, card, label) {
+                        case (1, _, _): try context.insert(Label(name: "label", owner: "a"))
+                        case (2, .some(var card), _):
+                            card.title += "!"
+                            try context.update(card)
+                        case (3, .some(let card), .some(let label)):
+                            try context.link(card.id, to: label.id) { $0.labels }
+                        case (4, .some(let card), _): try context.delete(card)
+                        case (5, .some(let card), .some(let label)):
+                            try context.unlink(card.id, from: label.id) { $0.labels }
+                        case (_, nil, _), (0, _, _): try context.insert(inserted)
+                        default: break
+                        }
+                    }
+                }
+                try await phoneEngine.sync()
+            }
+            try await laptopEngine.sync()
+            let phoneSnapshot = try await SyncSnapshot.read(phone)
+            let laptopSnapshot = try await SyncSnapshot.read(laptop)
+            #expect(phoneSnapshot == laptopSnapshot, "seed \(seed): \(phoneSnapshot) vs \(laptopSnapshot)")
+        }
+        #expect(madeAndDeleted > 0)
+    }
+
     @Test func unknownCredentialsAreRefused() async throws {
         let server = try await Self.makeServer(
             try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server")))
@@ -113,6 +167,27 @@ struct SyncServerTests {
         #expect(push.refusal?.description.contains("update the app") == true)
         let pull = try await server.pull(PullRequest(device: SyncNodeID(), schema: old, since: nil, limit: 1))
         #expect(pull.refusal == push.refusal)
+    }
+
+    /// A started engine pushes a local commit at once, without waiting for its next poll; told not
+    /// to, it waits for the poll.
+    @Test func aStartedEnginePushesALocalCommitAtOnce() async throws {
+        for syncsOnLocalCommits in [true, false] {
+            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+            let server = try await SyncServer(store: serverStore)
+            let phone = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            let engine = try await SyncEngine(store: phone, transport: server)
+            engine.start(every: .seconds(3_600), syncsOnLocalCommits: syncsOnLocalCommits)
+            defer { engine.stop() }
+            try await Task.sleep(for: .milliseconds(200))
+            try await phone.performAndSave { try $0.insert(Card(title: "Lisbon")) }
+            var arrived = false
+            for _ in 0..<40 where !arrived {
+                try await Task.sleep(for: .milliseconds(50))
+                arrived = try await serverStore.performQuery { try $0.count(Card.request()) } == 1
+            }
+            #expect(arrived == syncsOnLocalCommits, "syncsOnLocalCommits: \(syncsOnLocalCommits)")
+        }
     }
 
     /// Pulled changes wake an observer of the device store, as a local commit would.

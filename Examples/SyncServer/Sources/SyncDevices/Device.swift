@@ -1,0 +1,98 @@
+import Foundation
+import Notes
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One device: its own SQLite store, which records history, and a sync engine that reaches the
+/// server over HTTP with the user's bearer token.
+struct Device: Sendable {
+    let name: String
+    let user: String
+    let store: Store
+    let engine: SyncEngine
+
+    static func open(
+        name: String, user: String, token: String?, url: URL, in directory: URL, pullLimit: Int = 500
+    ) async throws -> Device {
+        let store = try Store(
+            url: directory.appendingPathComponent("\(name).sqlite"), migrationPlan: Notes.migrationPlan(NotesStages()),
+            history: .enabled(author: "app"))
+        let transport = URLSessionSyncTransport(url: url, credentials: token)
+        let engine = try await SyncEngine(store: store, transport: transport, pullLimit: pullLimit)
+        return Device(name: name, user: user, store: store, engine: engine)
+    }
+
+    /// Everything sync moves, in an order that does not depend on the store: every note and tag,
+    /// and each note's tags.
+    func snapshot(withLinks: Bool = true) async throws -> Snapshot {
+        try await store.performQuery { context in
+            let notes = try context.fetch(Note.request()).sorted { $0.id.uuid.uuidString < $1.id.uuid.uuidString }
+            let tags = try context.fetch(Tag.request()).sorted { $0.id.uuid.uuidString < $1.id.uuid.uuidString }
+            var links: [String: [String]] = [:]
+            if withLinks {
+                for note in notes {
+                    let tagged = try context.fetch(note.tagsRequest).map(\.id.uuid.uuidString).sorted()
+                    if !tagged.isEmpty { links[note.id.uuid.uuidString] = tagged }
+                }
+            }
+            return Snapshot(notes: notes, tags: tags, links: links)
+        }
+    }
+}
+
+/// What a device holds of the synced model; converged devices have equal snapshots.
+struct Snapshot: Equatable {
+    var notes: [Note]
+    var tags: [Tag]
+    var links: [String: [String]]
+
+    var summary: String {
+        "\(notes.count) notes, \(tags.count) tags, \(links.values.map(\.count).reduce(0, +)) links"
+    }
+
+    /// The first difference from `other`, in words.
+    func difference(from other: Snapshot) -> String {
+        if notes.count != other.notes.count || tags.count != other.tags.count {
+            return "\(summary) vs \(other.summary)"
+        }
+        if let index = notes.indices.first(where: { notes[$0] != other.notes[$0] }) {
+            return "note \(notes[index]) vs \(other.notes[index])"
+        }
+        if let index = tags.indices.first(where: { tags[$0] != other.tags[$0] }) {
+            return "tag \(tags[index]) vs \(other.tags[index])"
+        }
+        return "links \(links) vs \(other.links)"
+    }
+}
+
+/// A fresh folder for the devices' stores, removed when the run ends.
+func temporaryDirectory() throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-devices-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}
+
+/// The current process's peak resident memory (`VmHWM`), where `/proc` tells it; 0 elsewhere.
+func peakResidentBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return (line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * 1024
+    }
+    return 0
+}
+
+/// What the server's `GET /stats` reports.
+struct ServerStats: Decodable {
+    var requests: Int
+    var receivedBytes: Int
+    var sentBytes: Int
+    var peakResidentBytes: Int
+
+    static func read(from syncURL: URL) async throws -> ServerStats {
+        let url = syncURL.deletingLastPathComponent().appendingPathComponent("stats")
+        let (data, _) = try await URLSession.shared.data(from: url)
+        return try JSONDecoder().decode(ServerStats.self, from: data)
+    }
+}
