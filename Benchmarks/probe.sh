@@ -19,26 +19,10 @@ file="$dir/people.sqlite"
 # One file for every contender and read workload, filled once, outside the counts.
 "$probe" fill "$rows" "$file"
 
-# The enum that holds a contender's workloads (its mangled name, as the toggle matches it).
-enum_of() {
-    case $1 in
-        raw) echo 3RawO ;;
-        modelwright) echo 11ModelwrightO ;;
-        grdb) echo 13GRDBOptimisedO ;;
-        grdb-codable) echo 11GRDBCodableO ;;
-    esac
-}
-
-# A --toggle-collect for each symbol of the function whose mangled name contains $1 (its
-# specialisations too), but none for the closures nested in it (their names hold `U_`): entering one
-# of those would switch collection off again.
-toggles() {
-    nm "$probe" | awk '{ print $3 }' | grep -F "$1" | grep -v 'U_' | sed 's/^/--toggle-collect=/'
-}
-
 measure() { # workload contender -> one number
     if [ "$mode" = instructions ]; then
-        valgrind --tool=callgrind --callgrind-out-file=/dev/null $(toggles "$(enum_of "$2")${#1}${1}y") \
+        # The probe switches collection on and off around the workload itself (a callgrind client request).
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null --collect-atstart=no \
             "$probe" "$rows" "$1" "$2" "$file" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
     else
         "$probe" "$rows" "$1" "$2" "$file" --repeat "$repeats" | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'

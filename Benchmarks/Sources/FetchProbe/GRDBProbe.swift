@@ -1,4 +1,5 @@
 import BenchmarkSupport
+import CSQLiteBench
 import Foundation
 import GRDB
 
@@ -227,25 +228,32 @@ func runGRDB(_ workload: String, codable: Bool, path: String, ids: [Person.ID], 
     if workload == "insert" {
         if codable {
             let people = Probe.people.map(CodablePerson.init)
-            return try pool.write { db in try GRDBCodable.insert(db, people) }
+            return try pool.write { db in try counted { try GRDBCodable.insert(db, people) } }
         }
         let people = Probe.people.map(OptimisedPerson.init)
-        return try pool.write { db in try GRDBOptimised.insert(db, people) }
+        return try pool.write { db in try counted { try GRDBOptimised.insert(db, people) } }
     }
     return try pool.read { db in
-        switch (workload, codable) {
-        case ("indexedFetch", false): try GRDBOptimised.indexedFetch(db)
-        case ("indexedFetch", true): try GRDBCodable.indexedFetch(db)
-        case ("lookUp", false): try GRDBOptimised.lookUp(db, ids)
-        case ("lookUp", true): try GRDBCodable.lookUp(db, ids)
-        case ("lookUpByName", false): try GRDBOptimised.lookUpByName(db, names)
-        case ("lookUpByName", true): try GRDBCodable.lookUpByName(db, names)
-        case ("fetchNewest", false): try GRDBOptimised.fetchNewest(db)
-        case ("fetchNewest", true): try GRDBCodable.fetchNewest(db)
-        case ("petsOfOwner", false): try GRDBOptimised.petsOfOwner(db)
-        case ("petsOfOwner", true): try GRDBCodable.petsOfOwner(db)
-        case (_, false): try GRDBOptimised.fetchAll(db)
-        case (_, true): try GRDBCodable.fetchAll(db)
-        }
+        try counted { try readGRDB(workload, codable: codable, db, ids: ids, names: names) }
+    }
+}
+
+/// One GRDB read workload.
+private func readGRDB(_ workload: String, codable: Bool, _ db: Database, ids: [Person.ID], names: [String]) throws
+    -> Int
+{
+    switch (workload, codable) {
+    case ("indexedFetch", false): try GRDBOptimised.indexedFetch(db)
+    case ("indexedFetch", true): try GRDBCodable.indexedFetch(db)
+    case ("lookUp", false): try GRDBOptimised.lookUp(db, ids)
+    case ("lookUp", true): try GRDBCodable.lookUp(db, ids)
+    case ("lookUpByName", false): try GRDBOptimised.lookUpByName(db, names)
+    case ("lookUpByName", true): try GRDBCodable.lookUpByName(db, names)
+    case ("fetchNewest", false): try GRDBOptimised.fetchNewest(db)
+    case ("fetchNewest", true): try GRDBCodable.fetchNewest(db)
+    case ("petsOfOwner", false): try GRDBOptimised.petsOfOwner(db)
+    case ("petsOfOwner", true): try GRDBCodable.petsOfOwner(db)
+    case (_, false): try GRDBOptimised.fetchAll(db)
+    case (_, true): try GRDBCodable.fetchAll(db)
     }
 }

@@ -12,17 +12,15 @@ import Modelwright
 //     ./probe.sh instructions        # callgrind, every workload and contender, ratios to raw C
 //     ./probe.sh time                # wall-time medians, with the load average
 //
-// One run by hand (the script passes a --toggle-collect for each symbol of the counted function,
-// found with nm, and none for the closures nested in it, whose entry would switch collection off):
+// One run by hand: callgrind collects only inside `counted`, which each contender's run wraps around
+// its workload (a client request, so inlining and function merging cannot move the boundary):
 //
 //     .build/release/FetchProbe fill 100000 /tmp/people.sqlite
-//     valgrind --tool=callgrind --toggle-collect='$s10FetchProbe11ModelwrightO8fetchAlly…' \
-//         .build/release/FetchProbe 100000 fetchAll modelwright /tmp/people.sqlite
+//     valgrind --tool=callgrind --collect-atstart=no .build/release/FetchProbe 100000 fetchAll modelwright /tmp/people.sqlite
 //
-// Each contender's workloads are static functions of one enum (`Modelwright`, `Raw`, `GRDBOptimised`,
-// `GRDBCodable`) named after the workload. Modelwright and GRDB run them inside their read (or write)
-// closure, so the hop onto the database queue is not counted; raw C's count includes its `BEGIN`,
-// and the insert's `COMMIT` is outside every count.
+// Modelwright and GRDB count inside their read (or write) closure, so the hop onto the database
+// queue is not counted; raw C's count includes its `BEGIN` and the statement's preparation, and the
+// insert's `COMMIT` is outside every count.
 //
 // Workloads, each in one read transaction: fetchAll (every person), indexedFetch (1,000 fetches by the
 // indexed age, 10 rows each), lookUp (1,000 lookups by ID), lookUpByName (1,000 lookups by the unique
@@ -41,7 +39,9 @@ enum Probe {
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0x70, 0, 0x80, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &bytes) { buffer in
             let high = UInt64(index).bigEndian
-            withUnsafeBytes(of: high) { buffer.baseAddress!.copyMemory(from: $0.baseAddress!.advanced(by: 2), byteCount: 6) }
+            withUnsafeBytes(of: high) {
+                buffer.baseAddress!.copyMemory(from: $0.baseAddress!.advanced(by: 2), byteCount: 6)
+            }
             buffer[15] = UInt8(truncatingIfNeeded: index)
             buffer[14] = UInt8(truncatingIfNeeded: index >> 8)
         }
@@ -123,20 +123,24 @@ enum Modelwright {
         if workload == "insert" {
             let people = Probe.people
             return wait { done in
-                store.performAndSave(on: DispatchQueue(label: "probe"), { try insert($0, people) }, completion: done)
+                store.performAndSave(
+                    on: DispatchQueue(label: "probe"), { context in try counted { try insert(context, people) } },
+                    completion: done)
             }
         }
         return wait { done in
             store.performQuery(
                 on: DispatchQueue(label: "probe"),
                 { context in
-                    switch workload {
-                    case "indexedFetch": try indexedFetch(context)
-                    case "lookUp": try lookUp(context, ids)
-                    case "lookUpByName": try lookUpByName(context, names)
-                    case "fetchNewest": try fetchNewest(context)
-                    case "petsOfOwner": try petsOfOwner(context)
-                    default: try fetchAll(context)
+                    try counted {
+                        switch workload {
+                        case "indexedFetch": try indexedFetch(context)
+                        case "lookUp": try lookUp(context, ids)
+                        case "lookUpByName": try lookUpByName(context, names)
+                        case "fetchNewest": try fetchNewest(context)
+                        case "petsOfOwner": try petsOfOwner(context)
+                        default: try fetchAll(context)
+                        }
                     }
                 }, completion: done)
         }
@@ -266,7 +270,11 @@ enum Raw {
             bindText(statement!, 3, person.lastName)
             sqlite3_bind_int64(statement, 4, Int64(person.age))
             sqlite3_bind_double(statement, 5, person.createdAt.timeIntervalSinceReferenceDate)
-            if let nickname = person.nickname { bindText(statement!, 6, nickname) } else { sqlite3_bind_null(statement, 6) }
+            if let nickname = person.nickname {
+                bindText(statement!, 6, nickname)
+            } else {
+                sqlite3_bind_null(statement, 6)
+            }
             if sqlite3_step(statement) == SQLITE_DONE { inserted += 1 }
             sqlite3_reset(statement)
         }
@@ -283,15 +291,15 @@ enum Raw {
         switch workload {
         case "insert":
             let people = Probe.people
-            let inserted = insert(handle!, people)
+            let inserted = counted { insert(handle!, people) }
             sqlite3_exec(handle, "COMMIT", nil, nil, nil)
             return inserted
-        case "indexedFetch": return indexedFetch(handle!)
-        case "lookUp": return lookUp(handle!, ids)
-        case "lookUpByName": return lookUpByName(handle!, names)
-        case "fetchNewest": return fetchNewest(handle!)
-        case "petsOfOwner": return petsOfOwner(handle!)
-        default: return fetchAll(handle!)
+        case "indexedFetch": return counted { indexedFetch(handle!) }
+        case "lookUp": return counted { lookUp(handle!, ids) }
+        case "lookUpByName": return counted { lookUpByName(handle!, names) }
+        case "fetchNewest": return counted { fetchNewest(handle!) }
+        case "petsOfOwner": return counted { petsOfOwner(handle!) }
+        default: return counted { fetchAll(handle!) }
         }
     }
 
@@ -362,6 +370,13 @@ enum Raw {
     }
 
     static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+/// `body`'s result, with callgrind collecting only while it runs (run with `--collect-atstart=no`).
+func counted<Result>(_ body: () throws -> Result) rethrows -> Result {
+    probe_toggle_collect()
+    defer { probe_toggle_collect() }
+    return try body()
 }
 
 /// The fetched count, handed from the reader's queue to the waiting main thread.

@@ -9,15 +9,16 @@ import Modelwright
 //
 //     swift build -c release --product QueryProbe
 //     ./query-probe.sh                     # every workload, counted by callgrind, with the ratios
-//     WORKLOADS=sumScore ./query-probe.sh  # one aggregate (the prefetch pair always runs)
+//     valgrind --tool=callgrind --collect-atstart=no .build/release/QueryProbe sumScore [hand]
 //
 // Aggregates run over 100,000 owners (QueryBenchmarks' run 5); prefetching over 1,000 of 5,000 owners
 // with 5 pets each (`including { $0.pets }`, against `owner.request { $0.pets }` for each owner). Each
-// workload is a static function of `Query` (Modelwright, inside its `performQuery`) or `Hand` (the
-// C API, as QueryBenchmarks' hand SQL: prepare, step to the end, finalize), counted alone.
+// workload is a static function of `Modelwright` (inside its `performQuery`) or `Hand` (the C API, as
+// QueryBenchmarks' hand SQL: prepare, step to the end, finalize); callgrind collects only while it runs
+// (the probe switches collection on and off around it with a client request).
 
 /// Modelwright's side of each workload.
-enum Query {
+enum Modelwright {
     static let someOwners = Owner.request().sorted { [$0.name.ascending] }.limit(1000)
 
     @inline(never) static func sumScore(_ context: ReadContext) throws -> Int {
@@ -101,25 +102,29 @@ let box = Box()
 if byHand {
     var handle: OpaquePointer?
     sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil)
+    probe_toggle_collect()
     switch workload {
     case "averageAge": box.value = Hand.averageAge(handle!)
     case "grouped": box.value = Hand.grouped(handle!)
     case "maxName": box.value = Hand.maxName(handle!)
     default: box.value = Hand.sumScore(handle!)
     }
+    probe_toggle_collect()
     sqlite3_close_v2(handle)
 } else {
     let done = DispatchSemaphore(value: 0)
     store.performQuery(
         on: DispatchQueue(label: "probe"),
         { context in
-            switch workload {
-            case "averageAge": try Query.averageAge(context)
-            case "grouped": try Query.grouped(context)
-            case "maxName": try Query.maxName(context)
-            case "prefetch": try Query.prefetch(context)
-            case "nPlusOne": try Query.nPlusOne(context)
-            default: try Query.sumScore(context)
+            probe_toggle_collect()
+            defer { probe_toggle_collect() }
+            return switch workload {
+            case "averageAge": try Modelwright.averageAge(context)
+            case "grouped": try Modelwright.grouped(context)
+            case "maxName": try Modelwright.maxName(context)
+            case "prefetch": try Modelwright.prefetch(context)
+            case "nPlusOne": try Modelwright.nPlusOne(context)
+            default: try Modelwright.sumScore(context)
             }
         },
         completion: { result in
