@@ -48,6 +48,14 @@ let package = Package(
             name: "FetchProbe",
             dependencies: [
                 "CSQLiteBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // Issue 31's aggregates and prefetching in callgrind instructions, synchronous (see main.swift).
+        .executableTarget(
+            name: "QueryProbe",
+            dependencies: [
+                "CSQLiteBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
             ]
         ),
         .executableTarget(

@@ -3,92 +3,159 @@ import CSQLiteBench
 import Foundation
 import Modelwright
 
-// The read path alone, for instruction counts under callgrind, which cannot run
-// ModelwrightBenchmarks here (valgrind 3.19 crashes on the dispatch worker threads of its async
-// main). Run from Benchmarks/:
+// Every read workload and the insert, for each contender (Modelwright, raw C, GRDB optimised, GRDB
+// `Codable`) on the same file, one workload and contender per process, so that callgrind counts the
+// instructions of one (valgrind 3.19 crashes on the dispatch worker threads of an async main, so
+// this probe is synchronous). From Benchmarks/, the whole table in instructions, then in time:
 //
 //     swift build -c release --product FetchProbe
-//     valgrind --tool=callgrind --toggle-collect='*8fetchAllySi11Modelwright5StoreCFSiAC11ReadContextCYbKcfU_' \
-//         .build/release/FetchProbe 100000 fetchAll
-//     valgrind --tool=callgrind --toggle-collect='*3RawO8fetchAll*' .build/release/FetchProbe 100000 fetchAll raw
+//     ./probe.sh instructions        # callgrind, every workload and contender, ratios to raw C
+//     ./probe.sh time                # wall-time medians, with the load average
 //
-// Each toggle names one function exactly (BENCHMARKS.md lists them for every workload): the
-// `performQuery` closure of the workload, or Raw's function. A looser pattern such as '*lookUp*'
-// also matches closures nested in the counted one, and entering one of those toggles collection
-// off again; for a raw run it matches the Modelwright function too.
+// One run by hand: callgrind collects only inside `counted`, which each contender's run wraps around
+// its workload (a client request, so inlining and function merging cannot move the boundary):
 //
-// The second argument picks the workload (fetchAll when absent), each in one read: fetchAll,
-// lookUp (1,000 lookups by ID), lookUpByName (1,000 lookups by the unique `lastName`),
-// fetchNewest (1,000 fetches by age, sorted newest first, limit 5) or petsOfOwner (1,000 fetches
-// of the pets whose owner has a given name: a to-one hop in the filter, on 1,000 owners with 10
-// pets each). With a third argument, `raw`, the same workload runs in C on the same file, as the
-// benchmark's raw C contender does: its count is the one to compare with.
+//     .build/release/FetchProbe fill 100000 /tmp/people.sqlite
+//     valgrind --tool=callgrind --collect-atstart=no .build/release/FetchProbe 100000 fetchAll modelwright /tmp/people.sqlite
 //
-// The records are BenchmarkSupport's, which ModelwrightBenchmarks and QueryBenchmarks measure too;
-// IDs are drawn at random since only the reads are counted.
+// Modelwright and GRDB count inside their read (or write) closure, so the hop onto the database
+// queue is not counted; raw C's count includes its `BEGIN` and the statement's preparation, and the
+// insert's `COMMIT` is outside every count.
+//
+// Workloads, each in one read transaction: fetchAll (every person), indexedFetch (1,000 fetches by the
+// indexed age, 10 rows each), lookUp (1,000 lookups by ID), lookUpByName (1,000 lookups by the unique
+// `lastName`), fetchNewest (1,000 fetches by age, newest first, limit 5), petsOfOwner (1,000 fetches of
+// the pets whose owner has a given name: a to-one hop in the filter, 1,000 owners with 10 pets each),
+// and insert (every person into a new file, one transaction).
 
-// Fills a file store with N people, then fetches them all once; synchronous (semaphores, no async
-// main), which valgrind runs.
+/// What every contender reads: the rows, the 1,000 IDs and names looked up, the ages fetched.
+enum Probe {
+    /// The number of people.
+    nonisolated(unsafe) static var rows = 100_000
 
-/// Fetches every person in one read transaction; what `--toggle-collect` counts.
-@inline(never) func fetchAll(_ store: Store) -> Int {
-    let done = DispatchSemaphore(value: 0)
-    let box = Box()
-    store.performQuery(
-        on: DispatchQueue(label: "probe"),
-        { context in try context.fetch(Person.request()).count },
-        completion: { result in
-            box.count = (try? result.get()) ?? -1
-            done.signal()
-        })
-    done.wait()
-    return box.count
+    /// The person at `index`; its ID is derived from the index (time-ordered, as a version 7
+    /// UUID is), so that a process that did not fill the file knows the IDs it looks up.
+    static func person(_ index: Int) -> Person {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0x70, 0, 0x80, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { buffer in
+            let high = UInt64(index).bigEndian
+            withUnsafeBytes(of: high) {
+                buffer.baseAddress!.copyMemory(from: $0.baseAddress!.advanced(by: 2), byteCount: 6)
+            }
+            buffer[15] = UInt8(truncatingIfNeeded: index)
+            buffer[14] = UInt8(truncatingIfNeeded: index >> 8)
+        }
+        return Person(
+            id: Person.ID(UUID(uuid: bytes)), firstName: "First \(index)", lastName: "Lastname-of-person-\(index)",
+            age: index % 10_000, createdAt: Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(index) * 1.5),
+            nickname: index % 3 == 0 ? nil : "nick\(index)")
+    }
+
+    /// Every person, for the fill and the insert.
+    static var people: [Person] { (0..<rows).map(person) }
+    /// The 1,000 people looked up.
+    static var picked: [Person] { (0..<1_000).map { person(($0 * 7919) % rows) } }
+    /// The age of the `index`th of the 1,000 fetches by age.
+    static func age(_ index: Int) -> Int { (index * 7919) % 10_000 }
+    /// The owner's name of the `index`th of the 1,000 hops.
+    static func ownerName(_ index: Int) -> String { "Owner \((index * 7919) % Pets.owners)" }
+    /// The schema of the people's file: `lastName` unique, for the lookups by a unique key.
+    static let schema = Person.schema(uniqueLastName: true)
 }
 
-/// Looks up 1,000 people by ID in one read transaction; what `--toggle-collect='*lookUp*'` counts.
-@inline(never) func lookUp(_ store: Store, _ ids: [Person.ID]) -> Int {
-    read(store) { context in
+/// Modelwright's workloads, each inside one `performQuery` (the insert inside one `performAndSave`).
+enum Modelwright {
+    @inline(never) static func fetchAll(_ context: ReadContext) throws -> Int {
+        try context.fetch(Person.request()).count
+    }
+
+    @inline(never) static func indexedFetch(_ context: ReadContext) throws -> Int {
+        var found = 0
+        for index in 0..<1_000 {
+            let age = Probe.age(index)
+            found += try context.fetch(Person.request().filter { $0.age == age }).count
+        }
+        return found
+    }
+
+    @inline(never) static func lookUp(_ context: ReadContext, _ ids: [Person.ID]) throws -> Int {
         var found = 0
         for id in ids where try context.existing(id) != nil {
             found += 1
         }
         return found
     }
-}
 
-/// The 5 newest people of each of 1,000 ages, in one read transaction.
-@inline(never) func fetchNewest(_ store: Store) -> Int {
-    read(store) { context in
-        var found = 0
-        for index in 0..<1_000 {
-            let age = (index * 7919) % 10_000
-            let request = Person.request().filter { $0.age == age }.sorted { [$0.createdAt.descending] }
-            found += try context.fetch(request.limit(5)).count
-        }
-        return found
-    }
-}
-
-/// The people of 1,000 lookups by the unique `lastName`, in one read transaction.
-@inline(never) func lookUpByName(_ store: Store, _ names: [String]) -> Int {
-    read(store) { context in
+    @inline(never) static func lookUpByName(_ context: ReadContext, _ names: [String]) throws -> Int {
         var found = 0
         for name in names where try context.fetchOne(Person.request().filter { $0.lastName == name }) != nil {
             found += 1
         }
         return found
     }
-}
 
-/// The pets of 1,000 owners found by name: a to-one hop in the filter.
-@inline(never) func petsOfOwner(_ store: Store) -> Int {
-    read(store) { context in
+    @inline(never) static func fetchNewest(_ context: ReadContext) throws -> Int {
         var found = 0
         for index in 0..<1_000 {
-            let name = "Owner \((index * 7919) % Pets.owners)"
+            let age = Probe.age(index)
+            let request = Person.request().filter { $0.age == age }.sorted { [$0.createdAt.descending] }
+            found += try context.fetch(request.limit(5)).count
+        }
+        return found
+    }
+
+    @inline(never) static func petsOfOwner(_ context: ReadContext) throws -> Int {
+        var found = 0
+        for index in 0..<1_000 {
+            let name = Probe.ownerName(index)
             found += try context.fetch(Pet.request().filter { $0.owner.name == name }).count
         }
         return found
+    }
+
+    @inline(never) static func insert(_ context: WriteContext, _ people: [Person]) throws -> Int {
+        try context.batchInsert(people)
+        return people.count
+    }
+
+    /// Runs `workload` on `store` and waits for its result.
+    static func run(_ workload: String, _ store: Store, ids: [Person.ID], names: [String]) -> Int {
+        if workload == "insert" {
+            let people = Probe.people
+            return wait { done in
+                store.performAndSave(
+                    on: DispatchQueue(label: "probe"), { context in try counted { try insert(context, people) } },
+                    completion: done)
+            }
+        }
+        return wait { done in
+            store.performQuery(
+                on: DispatchQueue(label: "probe"),
+                { context in
+                    try counted {
+                        switch workload {
+                        case "indexedFetch": try indexedFetch(context)
+                        case "lookUp": try lookUp(context, ids)
+                        case "lookUpByName": try lookUpByName(context, names)
+                        case "fetchNewest": try fetchNewest(context)
+                        case "petsOfOwner": try petsOfOwner(context)
+                        default: try fetchAll(context)
+                        }
+                    }
+                }, completion: done)
+        }
+    }
+
+    /// Starts `body` with its completion handler and waits for the result (-1 for an error).
+    static func wait(_ body: (@escaping @Sendable (Result<Int, any Error>) -> Void) -> Void) -> Int {
+        let done = DispatchSemaphore(value: 0)
+        let box = Box()
+        body { result in
+            box.count = (try? result.get()) ?? -1
+            done.signal()
+        }
+        done.wait()
+        return box.count
     }
 }
 
@@ -116,10 +183,26 @@ enum Pets {
 /// The raw C contender's reads, on the same file; `--toggle-collect` counts them by the same names.
 enum Raw {
     static let columns = #""id", "firstName", "lastName", "age", "createdAt", "nickname""#
+    static let newestSQL = "SELECT \(columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?"
+    /// The same SQL shape as Modelwright's hop: the owner's IDs in a subquery.
+    static let petsSQL =
+        #"SELECT "id", "name", "owner" FROM "Pet" WHERE "owner" IN "#
+        + #"(SELECT "id" FROM "Owner" WHERE "name" = ?)"#
 
     @inline(never) static func fetchAll(_ handle: OpaquePointer) -> Int {
         inRead(handle, "SELECT \(columns) FROM \"Person\"") { statement in
             rows(statement, person).count
+        }
+    }
+
+    @inline(never) static func indexedFetch(_ handle: OpaquePointer) -> Int {
+        inRead(handle, "SELECT \(columns) FROM \"Person\" WHERE \"age\" = ?") { statement in
+            var found = 0
+            for index in 0..<1_000 {
+                sqlite3_bind_int64(statement, 1, Int64(Probe.age(index)))
+                found += rows(statement, person).count
+            }
+            return found
         }
     }
 
@@ -149,11 +232,10 @@ enum Raw {
     }
 
     @inline(never) static func fetchNewest(_ handle: OpaquePointer) -> Int {
-        let sql = "SELECT \(columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?"
-        return inRead(handle, sql) { statement in
+        inRead(handle, newestSQL) { statement in
             var found = 0
             for index in 0..<1_000 {
-                sqlite3_bind_int64(statement, 1, Int64((index * 7919) % 10_000))
+                sqlite3_bind_int64(statement, 1, Int64(Probe.age(index)))
                 sqlite3_bind_int64(statement, 2, 5)
                 found += rows(statement, person).count
             }
@@ -161,18 +243,63 @@ enum Raw {
         }
     }
 
-    /// The same SQL shape as Modelwright's hop: the owner's IDs in a subquery.
     @inline(never) static func petsOfOwner(_ handle: OpaquePointer) -> Int {
-        let sql =
-            #"SELECT "id", "name", "owner" FROM "Pet" WHERE "owner" IN "#
-            + #"(SELECT "id" FROM "Owner" WHERE "name" = ?)"#
-        return inRead(handle, sql) { statement in
+        inRead(handle, petsSQL) { statement in
             var found = 0
             for index in 0..<1_000 {
-                bindText(statement, 1, "Owner \((index * 7919) % Pets.owners)")
+                bindText(statement, 1, Probe.ownerName(index))
                 found += rows(statement, pet).count
             }
             return found
+        }
+    }
+
+    /// Every person in one transaction, bound with `SQLITE_TRANSIENT` (the `COMMIT` is the caller's).
+    @inline(never) static func insert(_ handle: OpaquePointer, _ people: [Person]) -> Int {
+        sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil)
+        var statement: OpaquePointer?
+        let sql = "INSERT INTO \"Person\" (\(columns)) VALUES (?, ?, ?, ?, ?, ?)"
+        sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        var inserted = 0
+        for person in people {
+            var uuid = person.id.uuid.uuid
+            withUnsafeBytes(of: &uuid) { bytes in
+                _ = sqlite3_bind_blob(statement, 1, bytes.baseAddress, 16, transient)
+            }
+            bindText(statement!, 2, person.firstName)
+            bindText(statement!, 3, person.lastName)
+            sqlite3_bind_int64(statement, 4, Int64(person.age))
+            sqlite3_bind_double(statement, 5, person.createdAt.timeIntervalSinceReferenceDate)
+            if let nickname = person.nickname {
+                bindText(statement!, 6, nickname)
+            } else {
+                sqlite3_bind_null(statement, 6)
+            }
+            if sqlite3_step(statement) == SQLITE_DONE { inserted += 1 }
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        return inserted
+    }
+
+    /// Runs `workload` on the file at `path`.
+    static func run(_ workload: String, path: String, ids: [Person.ID], names: [String]) -> Int {
+        var handle: OpaquePointer?
+        sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        defer { sqlite3_close_v2(handle) }
+        sqlite3_exec(handle, "PRAGMA synchronous=NORMAL", nil, nil, nil)
+        switch workload {
+        case "insert":
+            let people = Probe.people
+            let inserted = counted { insert(handle!, people) }
+            sqlite3_exec(handle, "COMMIT", nil, nil, nil)
+            return inserted
+        case "indexedFetch": return counted { indexedFetch(handle!) }
+        case "lookUp": return counted { lookUp(handle!, ids) }
+        case "lookUpByName": return counted { lookUpByName(handle!, names) }
+        case "fetchNewest": return counted { fetchNewest(handle!) }
+        case "petsOfOwner": return counted { petsOfOwner(handle!) }
+        default: return counted { fetchAll(handle!) }
         }
     }
 
@@ -245,67 +372,108 @@ enum Raw {
     static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 }
 
-/// Runs `body` in one `performQuery` and waits for its result.
-func read(_ store: Store, _ body: @escaping @Sendable (ReadContext) throws -> Int) -> Int {
-    let done = DispatchSemaphore(value: 0)
-    let box = Box()
-    store.performQuery(
-        on: DispatchQueue(label: "probe"), body,
-        completion: { result in
-            box.count = (try? result.get()) ?? -1
-            done.signal()
-        })
-    done.wait()
-    return box.count
+/// `body`'s result, with callgrind collecting only while it runs (run with `--collect-atstart=no`).
+func counted<Result>(_ body: () throws -> Result) rethrows -> Result {
+    probe_toggle_collect()
+    defer { probe_toggle_collect() }
+    return try body()
 }
 
 /// The fetched count, handed from the reader's queue to the waiting main thread.
 final class Box: @unchecked Sendable { var count = 0 }
 
-let rows = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
-let workload = CommandLine.arguments.dropFirst(2).first ?? "fetchAll"
-let people = (0..<rows).map { index in
-    Person(
-        id: Person.ID(UUID()), firstName: "First \(index)", lastName: "Lastname-of-person-\(index)",
-        age: index % 10_000, createdAt: Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(index) * 1.5),
-        nickname: index % 3 == 0 ? nil : "nick\(index)")
+/// Creates the people's file at `path` (and the pets' file at `path-pets`), filled by Modelwright.
+func fill(_ path: String) throws {
+    let store = try Store(url: URL(fileURLWithPath: path), schema: Probe.schema)
+    _ = Modelwright.run("insert", store, ids: [], names: [])
+    try store.close()
+    let pets = try Store(url: URL(fileURLWithPath: path + "-pets"), schema: querySchema)
+    Pets.fill(pets)
+    try pets.close()
 }
-let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("probe-\(getpid()).sqlite")
-let store: Store
-if workload == "petsOfOwner" {
-    store = try Store(url: url, schema: querySchema)
-    Pets.fill(store)
-} else {
-    store = try Store(url: url, schema: Person.schema(uniqueLastName: workload == "lookUpByName"))
-    let filled = DispatchSemaphore(value: 0)
-    store.performAndSave(
-        on: DispatchQueue(label: "fill"),
-        { context in try context.batchInsert(people) },
-        completion: { _ in filled.signal() })
-    filled.wait()
+
+/// Removes the file at `path` and its journal files.
+func remove(_ path: String) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }
-let picked = (0..<1_000).map { people[($0 * 7919) % rows] }
+
+/// Runs one workload of one contender on `path` (an empty file of the schema for the insert).
+func run(_ workload: String, _ contender: String, path: String, ids: [Person.ID], names: [String]) throws -> Int {
+    let file = workload == "petsOfOwner" ? path + "-pets" : path
+    switch contender {
+    case "raw": return Raw.run(workload, path: file, ids: ids, names: names)
+    case "grdb": return try runGRDB(workload, codable: false, path: file, ids: ids, names: names)
+    case "grdb-codable": return try runGRDB(workload, codable: true, path: file, ids: ids, names: names)
+    default:
+        let schema =
+            switch workload {
+            case "petsOfOwner": querySchema
+            case "insert": Person.schema
+            default: Probe.schema
+            }
+        let store = try Store(url: URL(fileURLWithPath: file), schema: schema)
+        defer { try? store.close() }
+        return Modelwright.run(workload, store, ids: ids, names: names)
+    }
+}
+
+// FetchProbe fill ROWS PATH
+// FetchProbe ROWS WORKLOAD [CONTENDER [PATH]] [--repeat N]: without a path, a temporary file is filled
+// first. With --repeat, the workload runs N times (the insert into a new file each time) and the
+// median and best wall times are printed, each measured around the whole call as an app makes it
+// (opening the store or pool included, as is the hop onto its queue).
+var arguments = Array(CommandLine.arguments.dropFirst())
+var repeats = 0
+if let flag = arguments.firstIndex(of: "--repeat"), flag + 1 < arguments.count {
+    repeats = Int(arguments[flag + 1]) ?? 1
+    arguments.removeSubrange(flag...(flag + 1))
+}
+if arguments.first == "fill" {
+    Probe.rows = Int(arguments[1]) ?? 100_000
+    try fill(arguments[2])
+    exit(0)
+}
+Probe.rows = arguments.first.flatMap { Int($0) } ?? 100_000
+let workload = arguments.count > 1 ? arguments[1] : "fetchAll"
+let contender = arguments.count > 2 ? arguments[2] : "modelwright"
+let temporary = NSTemporaryDirectory() + "probe-\(getpid()).sqlite"
+let given = arguments.count > 3 ? arguments[3] : nil
+let path = given ?? temporary
+if given == nil, workload != "insert" { try fill(path) }
+let picked = Probe.picked
 let ids = picked.map(\.id)
 let names = picked.map(\.lastName)
-if CommandLine.arguments.dropFirst(3).first == "raw" {
-    var handle: OpaquePointer?
-    sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
-    switch workload {
-    case "lookUp": print("found", Raw.lookUp(handle!, ids))
-    case "lookUpByName": print("found", Raw.lookUpByName(handle!, names))
-    case "fetchNewest": print("fetched", Raw.fetchNewest(handle!))
-    case "petsOfOwner": print("fetched", Raw.petsOfOwner(handle!))
-    default: print("fetched", Raw.fetchAll(handle!))
-    }
-    sqlite3_close_v2(handle)
-} else {
-    switch workload {
-    case "lookUp": print("found", lookUp(store, ids))
-    case "lookUpByName": print("found", lookUpByName(store, names))
-    case "fetchNewest": print("fetched", fetchNewest(store))
-    case "petsOfOwner": print("fetched", petsOfOwner(store))
-    default: print("fetched", fetchAll(store))
-    }
+
+/// An empty file of the people's schema, for one insert.
+func emptyFile(_ index: Int) throws -> String {
+    let file = temporary + "-insert-\(index)"
+    remove(file)
+    try Store(url: URL(fileURLWithPath: file), schema: Person.schema).close()
+    return file
 }
-try store.close()
-for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+
+if repeats == 0 {
+    let file = workload == "insert" ? try emptyFile(0) : path
+    print(workload, contender, try run(workload, contender, path: file, ids: ids, names: names))
+    if workload == "insert" { remove(file) }
+} else {
+    var times: [Double] = []
+    var result = 0
+    for index in 0..<(repeats + 1) {
+        let file = workload == "insert" ? try emptyFile(index) : path
+        let start = ContinuousClock.now
+        result = try run(workload, contender, path: file, ids: ids, names: names)
+        let elapsed = ContinuousClock.now - start
+        // The first run warms the caches and is not counted.
+        if index > 0 {
+            times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
+        }
+        if workload == "insert" { remove(file) }
+    }
+    times.sort()
+    print(workload, contender, result, String(format: "median %.3f ms best %.3f ms", times[times.count / 2], times[0]))
+}
+if given == nil {
+    remove(temporary)
+    remove(temporary + "-pets")
+}

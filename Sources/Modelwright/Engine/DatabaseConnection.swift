@@ -198,12 +198,39 @@ package protocol DatabaseStatement: AnyObject {
     func data(_ index: Int32) -> Data
     /// The column as a UUID, when it holds one.
     func uuid(_ index: Int32) -> UUID?
+    /// The column's text, `nil` when its value is of another class (NULL included): the row
+    /// decoder's typed read and its class check asked as one question.
+    func text(_ index: Int32) -> String?
+    /// The column's integer, `nil` when its value is of another class (NULL included).
+    func integer(_ index: Int32) -> Int64?
+    /// The column's number (a real, or an integer read as a real), `nil` for any other class.
+    func number(_ index: Int32) -> Double?
     /// The column as the runtime's value.
     func value(_ index: Int32) -> SQLValue
     /// The names of the columns the statement returns, in order, which a migration step's query
     /// keys its rows by; read after a ``step()`` that returned a row (an engine that runs the
     /// statement at its first step, as PostgreSQL's does, knows them only then).
     var columnNames: [String] { get }
+}
+
+extension DatabaseStatement {
+    /// The column's text, when its class is text.
+    package func text(_ index: Int32) -> String? {
+        storageClass(index) == .text ? string(index) : nil
+    }
+
+    /// The column's integer, when its class is integer.
+    package func integer(_ index: Int32) -> Int64? {
+        storageClass(index) == .integer ? int64(index) : nil
+    }
+
+    /// The column's number, when its class is real or integer.
+    package func number(_ index: Int32) -> Double? {
+        switch storageClass(index) {
+        case .real, .integer: double(index)
+        default: nil
+        }
+    }
 }
 
 /// The class of a value in a result row, as the runtime's coders check it: a value of another class

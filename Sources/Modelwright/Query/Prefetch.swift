@@ -120,7 +120,7 @@ extension ReadContext {
         guard !request.inclusions.isEmpty, !records.isEmpty else {
             return records.map { Prefetched(record: $0, related: [:]) }
         }
-        let ids = try select("t0.\"id\"", request.request, entity: entity)
+        let ids = try parentIDs(of: records, request.request, entity: entity)
         let loaded = try request.inclusions.map { try $0.load(in: self, parent: entity, ids: ids) }
         return records.map { record in
             var related: [String: any Sendable] = [:]
@@ -129,6 +129,28 @@ extension ReadContext {
             }
             return Prefetched(record: record, related: related)
         }
+    }
+}
+
+extension ReadContext {
+    /// The most parents whose IDs an inclusion's query binds; above it, the query runs the parents'
+    /// request again (SQLite allows 32,766 parameters in a statement, PostgreSQL 65,535).
+    static let boundParentsAtMost = 10_000
+
+    /// The subquery that selects the parents' IDs for the inclusions' queries, and its arguments: the
+    /// fetched records' IDs, bound, so the database looks each parent up by its key. Running the
+    /// parents' request again instead sorted every candidate a second time: for 1,000 of 5,000 owners
+    /// by name, 20 M of the 121 M instructions prefetching their pets took, where N+1 took 79.6 M
+    /// (BENCHMARKS.md, issue 31, run 6).
+    fileprivate func parentIDs<Target: Record>(
+        of records: [Target], _ request: FetchRequest<Target>, entity: EntityLayout
+    ) throws -> (String, [SQLValue]) {
+        guard records.count <= Self.boundParentsAtMost else { return try select("t0.\"id\"", request, entity: entity) }
+        let markers = Array(repeating: marker, count: records.count).joined(separator: ", ")
+        return (
+            "SELECT t0.\"id\" FROM \(quoted(entity.table)) t0 WHERE t0.\"id\" IN (\(markers))",
+            records.map(\.id.sqlValue)
+        )
     }
 }
 
@@ -234,7 +256,8 @@ private struct Inclusion<Destination: Record>: PrefetchInclusion {
         }
         let end = "h\(hops.count).\"id\""
         var ends: [(parent: UUID, end: UUID)] = []
-        let statement = try context.connection.statement("SELECT p.\"id\", \(end) \(joins)")
+        // Prepared each time, not cached: the text varies with the number of parents bound.
+        let statement = try context.connection.prepare("SELECT p.\"id\", \(end) \(joins)")
         do {
             defer { statement.reset() }
             for (index, argument) in ids.1.enumerated() {
@@ -297,7 +320,8 @@ private struct Inclusion<Destination: Record>: PrefetchInclusion {
             }
         }
         var loaded: [(parent: UUID, record: Destination)] = []
-        let statement = try context.connection.statement(rows)
+        // Prepared each time, not cached: the text varies with the number of parents bound.
+        let statement = try context.connection.prepare(rows)
         do {
             defer { statement.reset() }
             for (index, argument) in arguments.enumerated() {

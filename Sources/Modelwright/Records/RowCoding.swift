@@ -163,93 +163,80 @@ import Foundation
 
     // The overloads below skip the `SQLValue` step of `ColumnValue` for speed, and read exactly
     // what it reads: a value of another storage class is refused, never converted by the engine (SQLite
-    // would read the integer 7 as the text "7", or text as the number 0). Each asks for the storage
-    // class once: an optional's NULL test is the same question.
+    // would read the integer 7 as the text "7", or text as the number 0). The statement's typed read
+    // (`text`, `integer`, `number`, `uuid`) answers `nil` for any other class, so the check costs no
+    // second question; an optional asks whether the value is NULL only when the typed read said no.
 
     /// Reads the next column.
     public mutating func decode(_ type: String.Type = String.self) throws -> String {
         defer { index += 1 }
-        guard statement.storageClass(index) == .text else {
-            throw ColumnValueError.mismatch(statement.value(index), String.self)
-        }
-        return statement.string(index)
+        guard let text = statement.text(index) else { throw mismatch(String.self) }
+        return text
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Int64.Type = Int64.self) throws -> Int64 {
         defer { index += 1 }
-        guard statement.storageClass(index) == .integer else {
-            throw ColumnValueError.mismatch(statement.value(index), Int64.self)
-        }
-        return statement.int64(index)
+        guard let integer = statement.integer(index) else { throw mismatch(Int64.self) }
+        return integer
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Int.Type = Int.self) throws -> Int {
         defer { index += 1 }
-        guard statement.storageClass(index) == .integer else {
-            throw ColumnValueError.mismatch(statement.value(index), Int.self)
-        }
-        return Int(statement.int64(index))
+        guard let integer = statement.integer(index) else { throw mismatch(Int.self) }
+        return Int(integer)
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Date.Type = Date.self) throws -> Date {
         defer { index += 1 }
-        let storageClass = statement.storageClass(index)
-        guard storageClass == .real || storageClass == .integer else {
-            throw ColumnValueError.mismatch(statement.value(index), Date.self)
-        }
-        return Date(timeIntervalSinceReferenceDate: statement.double(index))
+        guard let seconds = statement.number(index) else { throw mismatch(Date.self) }
+        return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: UUID.Type = UUID.self) throws -> UUID {
         defer { index += 1 }
-        guard let uuid = statement.uuid(index) else {
-            throw ColumnValueError.mismatch(statement.value(index), UUID.self)
-        }
+        guard let uuid = statement.uuid(index) else { throw mismatch(UUID.self) }
         return uuid
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: String?.Type = String?.self) throws -> String? {
         defer { index += 1 }
-        switch statement.storageClass(index) {
-        case .null: return nil
-        case .text: return statement.string(index)
-        default: throw ColumnValueError.mismatch(statement.value(index), String.self)
-        }
+        if let text = statement.text(index) { return text }
+        guard statement.isNull(index) else { throw mismatch(String.self) }
+        return nil
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Int64?.Type = Int64?.self) throws -> Int64? {
         defer { index += 1 }
-        switch statement.storageClass(index) {
-        case .null: return nil
-        case .integer: return statement.int64(index)
-        default: throw ColumnValueError.mismatch(statement.value(index), Int64.self)
-        }
+        if let integer = statement.integer(index) { return integer }
+        guard statement.isNull(index) else { throw mismatch(Int64.self) }
+        return nil
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Int?.Type = Int?.self) throws -> Int? {
         defer { index += 1 }
-        switch statement.storageClass(index) {
-        case .null: return nil
-        case .integer: return Int(statement.int64(index))
-        default: throw ColumnValueError.mismatch(statement.value(index), Int.self)
-        }
+        if let integer = statement.integer(index) { return Int(integer) }
+        guard statement.isNull(index) else { throw mismatch(Int.self) }
+        return nil
     }
 
     /// Reads the next column.
     public mutating func decode(_ type: Date?.Type = Date?.self) throws -> Date? {
         defer { index += 1 }
-        switch statement.storageClass(index) {
-        case .null: return nil
-        case .real, .integer: return Date(timeIntervalSinceReferenceDate: statement.double(index))
-        default: throw ColumnValueError.mismatch(statement.value(index), Date.self)
-        }
+        if let seconds = statement.number(index) { return Date(timeIntervalSinceReferenceDate: seconds) }
+        guard statement.isNull(index) else { throw mismatch(Date.self) }
+        return nil
+    }
+
+    /// The error for the current column's value, which is not of `type`'s storage class.
+    private func mismatch(_ type: Any.Type) -> ColumnValueError {
+        ColumnValueError.mismatch(statement.value(index), type)
     }
 
     /// Reads the next column as JSON text.

@@ -65,4 +65,48 @@ struct DecodingRuleTests {
             #expect(optional.nextIndex == 4, "\(value)")
         }
     }
+
+    /// Values as a store file holds them, not as parameters: each drawn value of every storage class
+    /// is written into an untyped column (so SQLite keeps its class) and read back from the table,
+    /// where text is not NUL-terminated and the decoder's typed reads take the column's value from
+    /// the row. Every record column type must accept exactly what `init(sqlValue:)` accepts.
+    @Test func storedValuesOfEveryClassAreReadExactlyAsColumnValueReadsThem() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        try connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, a, b)")
+        let values =
+            Self.values() + [.null, .blob(Data((0..<16).map { UInt8($0) })), .text(String(repeating: "é", count: 40))]
+        for (key, value) in values.enumerated() {
+            let insert = try SQLiteStatement(connection: connection, sql: "INSERT INTO t VALUES (?, ?, ?)")
+            insert.bind(Int64(key), 1)
+            insert.bind(value, 2)
+            insert.bind(value, 3)
+            try insert.run()
+        }
+        let select = try SQLiteStatement(connection: connection, sql: "SELECT a, b FROM t ORDER BY k")
+        var read = 0
+        while try select.step() {
+            let stored = select.value(0)
+            #expect(stored == values[read], "SQLite kept \(values[read]) as \(stored)")
+            func agrees<Value: ColumnValue & Equatable>(
+                _ type: Value.Type, _ decode: (inout RowDecoder) throws -> Value
+            ) {
+                var row = RowDecoder(statement: select, firstIndex: 1)
+                #expect((try? decode(&row)) == (try? Value(sqlValue: stored)), "\(Value.self) from \(stored)")
+                #expect(row.nextIndex == 2)
+            }
+            agrees(String.self) { try $0.decode(String.self) }
+            agrees(String?.self) { try $0.decode(String?.self) }
+            agrees(Int.self) { try $0.decode(Int.self) }
+            agrees(Int?.self) { try $0.decode(Int?.self) }
+            agrees(Int64.self) { try $0.decode(Int64.self) }
+            agrees(Int64?.self) { try $0.decode(Int64?.self) }
+            agrees(Date.self) { try $0.decode(Date.self) }
+            agrees(Date?.self) { try $0.decode(Date?.self) }
+            agrees(UUID.self) { try $0.decode(UUID.self) }
+            agrees(UUID?.self) { try $0.decode(UUID?.self) }
+            #expect((select.uuid(1) != nil) == ((try? UUID(sqlValue: stored)) != nil), "the row ID from \(stored)")
+            read += 1
+        }
+        #expect(read == values.count)
+    }
 }
