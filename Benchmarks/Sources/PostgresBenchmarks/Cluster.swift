@@ -12,6 +12,8 @@ struct Cluster {
     let port: Int
     private let binaries: String
     private let asRoot = getuid() == 0
+    /// Whether this run started the server (and stops it).
+    private let isOwned: Bool
 
     /// The libpq connection string of the cluster's `postgres` database.
     var conninfo: String { "host=127.0.0.1 port=\(port) user=postgres dbname=postgres" }
@@ -19,6 +21,7 @@ struct Cluster {
     /// Starts a cluster; `logStatements` has the server log every statement (to read the SQL
     /// Modelwright sends), and keeps the folder.
     init(logStatements: Bool) throws {
+        isOwned = true
         binaries =
             ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .compactMap(Int.init).sorted(by: >).map { "/usr/lib/postgresql/\($0)/bin" }.first ?? "/usr/bin"
@@ -41,8 +44,18 @@ struct Cluster {
         else { throw Failure(description: "the cluster did not start (see \(folder)/log)") }
     }
 
-    /// Stops the server and removes its folder.
+    /// A server already running on loopback `port` (user `postgres`, trusted), for runs that
+    /// cannot start processes themselves: valgrind does not follow the `posix_spawn` that starts one.
+    init(runningOn port: Int) {
+        isOwned = false
+        self.port = port
+        folder = ""
+        binaries = ""
+    }
+
+    /// Stops the server and removes its folder, when this run started it.
     func stop(keepingFolder: Bool) {
+        guard isOwned else { return }
         _ = try? Self.run(
             [binaries + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "stop"], asPostgres: asRoot)
         if !keepingFolder { try? FileManager.default.removeItem(atPath: folder) }

@@ -11,9 +11,11 @@ import ModelwrightPostgres
 // own processes) and their ratios to raw libpq.
 //
 //     swift run -c release PostgresBenchmarks [--rows 100000] [--repetitions 5]
-//         [--only modelwright|libpq|nio] [--workloads insert,fetch,lookups,filtered] [--log-statements]
+//         [--only modelwright|libpq|nio] [--workloads insert,fetch,lookups,filtered] [--log-statements] [--port N]
 //
-// Under `valgrind --tool=callgrind --collect-atstart=no` only the timed workloads are counted.
+// Under `valgrind --tool=callgrind --collect-atstart=no` only the timed workloads are counted;
+// valgrind cannot follow the start of a cluster, so give it one already running with `--port N`
+// (its public schema is emptied first).
 
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.dropFirst($0 + 1).first } }
@@ -37,7 +39,8 @@ enum SQL {
         #"SELECT t0."id", t0."firstName", t0."lastName", t0."age", t0."createdAt", t0."nickname" FROM "Person" t0 WHERE t0."age" >= $1 ORDER BY (t0."lastName" COLLATE "C") ASC"#
 }
 
-let cluster = try Cluster(logStatements: logStatements)
+let cluster =
+    try option("--port").flatMap(Int.init).map(Cluster.init(runningOn:)) ?? Cluster(logStatements: logStatements)
 defer {
     cluster.stop(keepingFolder: logStatements)
     if logStatements { print("server log: \(cluster.folder)/log") }
@@ -45,20 +48,23 @@ defer {
 
 let people = makePeople(count: rows)
 let lookupIDs = (0..<lookups).map { people[($0 * 7_919) % rows].id.uuid }
+let admin = try await PostgresConnection(PostgresConfiguration(cluster.conninfo))
+// A server of an earlier run: an empty database again.
+try await admin.execute("DROP SCHEMA public CASCADE")
+try await admin.execute("CREATE SCHEMA public")
 // The store first: it creates the table, its index and its change-feed triggers.
 let modelwright = try ModelwrightStoreContender(conninfo: cluster.conninfo, people: people)
 var contenders: [any PostgresContender] = [
     modelwright, try LibPQContender(conninfo: cluster.conninfo, people: people),
 ]
 #if canImport(PostgresNIO)
-contenders.append(try await PostgresNIOContender(port: cluster.port, people: people))
+    contenders.append(try await PostgresNIOContender(port: cluster.port, people: people))
 #else
-print("PostgresNIO left out (built with MODELWRIGHT_BENCHMARKS_WITHOUT_NIO=1)")
+    print("PostgresNIO left out (built with MODELWRIGHT_BENCHMARKS_WITHOUT_NIO=1)")
 #endif
 if let only = option("--only") {
     contenders = contenders.filter { $0.name.lowercased().contains(only.lowercased()) }
 }
-let admin = try await PostgresConnection(PostgresConfiguration(cluster.conninfo))
 
 /// One timed run: wall time and this process's CPU time (user and system, all threads).
 struct Sample {
