@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 // Benchmarks live in their own package so that Modelwright itself keeps zero dependencies:
-// GRDB is a dependency of this package only. Run from this directory:
+// GRDB and PostgresNIO are dependencies of this package only. Run from this directory:
 //
 //     swift run -c release ModelwrightBenchmarks
 
@@ -12,13 +12,18 @@ import PackageDescription
 let modelwrightIdentity = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
+// PostgresNIO (with SwiftNIO, swift-crypto and two BoringSSL copies) takes long to build in
+// release on a small machine: MODELWRIGHT_BENCHMARKS_WITHOUT_NIO=1 leaves it out, and
+// PostgresBenchmarks then runs without its PostgresNIO column.
+let withPostgresNIO = ProcessInfo.processInfo.environment["MODELWRIGHT_BENCHMARKS_WITHOUT_NIO"] != "1"
+
 let package = Package(
     name: "ModelwrightBenchmarks",
     platforms: [.macOS(.v13), .iOS(.v16)],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
-    ],
+    ] + (withPostgresNIO ? [.package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2")] : []),
     targets: [
         // What several benchmarks measure with: resident memory,
         // and the hand-written records the benchmarks share (one source for each).
@@ -82,14 +87,17 @@ let package = Package(
                 "CSQLiteBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
             ]
         ),
-        // PostgreSQL (issue 27): Modelwright's PostgresConnection, through the runtime's engine
-        // interface, next to the same workloads in C on raw libpq, on a cluster the run starts.
+        // PostgreSQL (issue 27): Modelwright's Store on PostgreSQL with the shared Person records, next
+        // to the same workloads in C on raw libpq and through PostgresNIO, on a cluster the run starts.
         .target(
             name: "LibPQBench", cSettings: [.unsafeFlags(["-I/usr/include/postgresql"])],
             linkerSettings: [.linkedLibrary("pq")]),
         .executableTarget(
             name: "PostgresBenchmarks",
-            dependencies: ["LibPQBench", .product(name: "ModelwrightPostgres", package: modelwrightIdentity)]
+            dependencies: [
+                "LibPQBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
+                .product(name: "ModelwrightPostgres", package: modelwrightIdentity),
+            ] + (withPostgresNIO ? [.product(name: "PostgresNIO", package: "postgres-nio")] : [])
         ),
     ],
     swiftLanguageModes: [.v6]

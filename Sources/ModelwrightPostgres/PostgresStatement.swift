@@ -173,19 +173,10 @@ package final class PostgresStatement: DatabaseStatement {
 
     /// Whether the column of the current row is NULL.
     package func isNull(_ index: Int32) -> Bool { rows?.isNull(row, index) ?? true }
-    /// The class of the column's value, read from the value as ``value(_:)`` gives it (the
-    /// column's type decides: `boolean` and the integers are integers, `timestamptz` a real,
-    /// `numeric` and `jsonb` text, `bytea` and `uuid` bytes). It converts the value to tell, which a
-    /// store's row decoder on PostgreSQL will want to skip by asking the column's type instead.
-    package func storageClass(_ index: Int32) -> StorageClass {
-        switch value(index) {
-        case .null: .null
-        case .integer: .integer
-        case .real: .real
-        case .text: .text
-        case .blob: .blob
-        }
-    }
+    /// The class of the column's value, as ``value(_:)`` gives it (the column's type decides:
+    /// `boolean` and the integers are integers, `timestamptz` a real, `numeric` and `jsonb` text,
+    /// `bytea` and `uuid` bytes), told from the type without converting the value.
+    package func storageClass(_ index: Int32) -> StorageClass { rows?.storageClass(row, index) ?? .null }
     /// The column as an integer.
     package func int64(_ index: Int32) -> Int64 { rows?.int64(row, index) ?? 0 }
     /// The column as a floating-point number.

@@ -102,7 +102,19 @@ struct PostgresEngineTests {
         for json in ["{}", "[]", "{\"a\": [1, 2.5, \"it's\"]}", "\"é🙂\"", "{\"k\": \"a\\u0000b\"}"] {
             add(.jsonb, .text(json), json.contains("\\u0000") ? nil : .text(json))
         }
+        for column in PostgresDialect.ColumnType.allCases { add(column, .null, .null) }
         return cases
+    }
+
+    /// The storage class of a value as the runtime reads it.
+    static func storageClass(of value: SQLValue) -> StorageClass {
+        switch value {
+        case .null: .null
+        case .integer: .integer
+        case .real: .real
+        case .text: .text
+        case .blob: .blob
+        }
     }
 
     /// Whether `read` is `expected`, bit for bit for numbers, as a number for `numeric`, as the
@@ -155,6 +167,8 @@ struct PostgresEngineTests {
             #expect(try statement.step(), "\(test)")
             let read = statement.value(0)
             #expect(Self.same(read, expected, column: test.column), "\(test): read \(read)")
+            // The class a row decoder asks for first, told from the column's type, is the value's.
+            #expect(statement.storageClass(0) == Self.storageClass(of: read), "\(test)")
             // The typed readers agree with the value.
             switch expected {
             case .integer(let integer): #expect(statement.int64(0) == integer, "\(test)")

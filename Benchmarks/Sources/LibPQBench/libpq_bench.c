@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <valgrind/callgrind.h>
 
 static uint64_t be64(uint64_t value) {
     return ((uint64_t)htonl((uint32_t)(value & 0xffffffffu)) << 32) | htonl((uint32_t)(value >> 32));
@@ -23,102 +24,129 @@ static int exec(PGconn *conn, const char *sql) {
     return good;
 }
 
-int libpq_bench_insert(const char *conninfo, int count, const unsigned char *ids) {
+PGconn *libpq_bench_connect(const char *conninfo) {
     PGconn *conn = PQconnectdb(conninfo);
-    if (PQstatus(conn) != CONNECTION_OK) return -1;
-    PGresult *prepared = PQprepare(conn, "insert",
-        "INSERT INTO \"Item\" (id, title, rating, score) VALUES ($1, $2, $3, $4)", 0, NULL);
-    if (!ok(prepared)) return -1;
+    if (PQstatus(conn) != CONNECTION_OK) {
+        fprintf(stderr, "libpq: %s", PQerrorMessage(conn));
+        PQfinish(conn);
+        return NULL;
+    }
+    return conn;
+}
+
+void libpq_bench_finish(PGconn *conn) { PQfinish(conn); }
+
+static int prepare(PGconn *conn, const char *name, const char *sql) {
+    // A statement prepared by an earlier call on this connection stays.
+    PGresult *described = PQdescribePrepared(conn, name);
+    int known = PQresultStatus(described) == PGRES_COMMAND_OK;
+    PQclear(described);
+    if (known) return 1;
+    PGresult *prepared = PQprepare(conn, name, sql, 0, NULL);
+    int good = ok(prepared);
     PQclear(prepared);
-    exec(conn, "BEGIN");
-    char title[32];
+    return good;
+}
+
+int libpq_bench_insert(PGconn *conn, int count, const libpq_bench_person *people) {
+    if (!prepare(conn, "insert",
+                 "INSERT INTO \"Person\" (\"id\", \"firstName\", \"lastName\", \"age\", \"createdAt\", \"nickname\") "
+                 "VALUES ($1, $2, $3, $4, $5, $6)"))
+        return -1;
+    if (!exec(conn, "BEGIN")) return -1;
     for (int row = 0; row < count; row++) {
-        snprintf(title, sizeof title, "item %d", row);
-        uint64_t rating = be64((uint64_t)(row % 100));
-        double score = row * 0.5;
-        uint64_t bits;
-        memcpy(&bits, &score, 8);
-        bits = be64(bits);
-        const char *values[4] = {(const char *)ids + 16 * row, title, (const char *)&rating, (const char *)&bits};
-        int lengths[4] = {16, (int)strlen(title), 8, 8};
-        int formats[4] = {1, 1, 1, 1};
-        PGresult *result = PQexecPrepared(conn, "insert", 4, values, lengths, formats, 1);
-        if (!ok(result)) return -1;
+        const libpq_bench_person *person = &people[row];
+        uint64_t age = be64((uint64_t)person->age);
+        uint64_t created = be64((uint64_t)person->created_at);
+        const char *values[6] = {(const char *)person->id, person->first_name, person->last_name,
+                                 (const char *)&age, (const char *)&created, person->nickname};
+        int lengths[6] = {16, (int)strlen(person->first_name), (int)strlen(person->last_name), 8, 8,
+                          person->nickname ? (int)strlen(person->nickname) : 0};
+        int formats[6] = {1, 1, 1, 1, 1, 1};
+        PGresult *result = PQexecPrepared(conn, "insert", 6, values, lengths, formats, 1);
+        if (!ok(result)) {
+            PQclear(result);
+            exec(conn, "ROLLBACK");
+            return -1;
+        }
         PQclear(result);
     }
-    exec(conn, "COMMIT");
-    PQfinish(conn);
-    return 0;
+    return exec(conn, "COMMIT") ? 0 : -1;
 }
 
-/// Reads every column of every row, as a decoder would: sums what it reads so nothing is skipped.
-static long read_rows(PGresult *result, volatile uint64_t *sink) {
-    long rows = PQntuples(result);
-    for (long row = 0; row < rows; row++) {
-        unsigned char id[16];
-        memcpy(id, PQgetvalue(result, row, 0), 16);
-        const char *title = PQgetvalue(result, row, 1);
-        int length = PQgetlength(result, row, 1);
-        char *copy = malloc(length + 1);
-        memcpy(copy, title, length);
-        copy[length] = 0;
-        uint64_t rating, score;
-        memcpy(&rating, PQgetvalue(result, row, 2), 8);
-        memcpy(&score, PQgetvalue(result, row, 3), 8);
-        *sink += id[0] + copy[0] + be64(rating) + be64(score);
-        free(copy);
+static char *copy_text(const PGresult *result, int row, int column) {
+    if (PQgetisnull(result, row, column)) return NULL;
+    int length = PQgetlength(result, row, column);
+    char *copy = malloc((size_t)length + 1);
+    memcpy(copy, PQgetvalue(result, row, column), (size_t)length);
+    copy[length] = 0;
+    return copy;
+}
+
+static int64_t int64_at(const PGresult *result, int row, int column) {
+    uint64_t value;
+    memcpy(&value, PQgetvalue(result, row, column), 8);
+    return (int64_t)be64(value);
+}
+
+/// Reads row `row` of `result` into `person`, copying the text out of libpq's buffer.
+static void read_person(const PGresult *result, int row, libpq_bench_person *person) {
+    memcpy(person->id, PQgetvalue(result, row, 0), 16);
+    person->first_name = copy_text(result, row, 1);
+    person->last_name = copy_text(result, row, 2);
+    person->age = int64_at(result, row, 3);
+    person->created_at = int64_at(result, row, 4);
+    person->nickname = copy_text(result, row, 5);
+}
+
+long libpq_bench_fetch(PGconn *conn, const char *sql, int with_parameter, int64_t parameter,
+                       libpq_bench_person **people) {
+    uint64_t value = be64((uint64_t)parameter);
+    const char *values[1] = {(const char *)&value};
+    int lengths[1] = {8};
+    int formats[1] = {1};
+    PGresult *result = PQexecParams(conn, sql, with_parameter ? 1 : 0, NULL, values, lengths, formats, 1);
+    if (!ok(result)) {
+        PQclear(result);
+        return -1;
     }
-    return rows;
-}
-
-long libpq_bench_fetch(const char *conninfo) {
-    PGconn *conn = PQconnectdb(conninfo);
-    if (PQstatus(conn) != CONNECTION_OK) return -1;
-    PGresult *result = PQexecParams(conn, "SELECT id, title, rating, score FROM \"Item\"", 0, NULL, NULL, NULL, NULL, 1);
-    if (!ok(result)) return -1;
-    volatile uint64_t sink = 0;
-    long rows = read_rows(result, &sink);
+    long rows = PQntuples(result);
+    *people = malloc(sizeof(libpq_bench_person) * (size_t)(rows > 0 ? rows : 1));
+    for (long row = 0; row < rows; row++) read_person(result, (int)row, &(*people)[row]);
     PQclear(result);
-    PQfinish(conn);
     return rows;
 }
 
-long libpq_bench_lookups(const char *conninfo, int count, const unsigned char *ids) {
-    PGconn *conn = PQconnectdb(conninfo);
-    if (PQstatus(conn) != CONNECTION_OK) return -1;
-    PGresult *prepared = PQprepare(conn, "lookup",
-        "SELECT id, title, rating, score FROM \"Item\" WHERE id = $1", 0, NULL);
-    if (!ok(prepared)) return -1;
-    PQclear(prepared);
-    volatile uint64_t sink = 0;
+long libpq_bench_lookups(PGconn *conn, const char *sql, int count, const unsigned char *ids,
+                         libpq_bench_person **people) {
+    if (!prepare(conn, "lookup", sql)) return -1;
+    if (!exec(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ")) return -1;
+    *people = malloc(sizeof(libpq_bench_person) * (size_t)(count > 0 ? count : 1));
     long found = 0;
     for (int index = 0; index < count; index++) {
         const char *values[1] = {(const char *)ids + 16 * index};
         int lengths[1] = {16};
         int formats[1] = {1};
         PGresult *result = PQexecPrepared(conn, "lookup", 1, values, lengths, formats, 1);
-        if (!ok(result)) return -1;
-        found += read_rows(result, &sink);
+        if (!ok(result)) {
+            PQclear(result);
+            exec(conn, "ROLLBACK");
+            return -1;
+        }
+        if (PQntuples(result) == 1) read_person(result, 0, &(*people)[found++]);
         PQclear(result);
     }
-    PQfinish(conn);
-    return found;
+    return exec(conn, "COMMIT") ? found : -1;
 }
 
-long libpq_bench_filtered(const char *conninfo, int64_t bound) {
-    PGconn *conn = PQconnectdb(conninfo);
-    if (PQstatus(conn) != CONNECTION_OK) return -1;
-    uint64_t value = be64((uint64_t)bound);
-    const char *values[1] = {(const char *)&value};
-    int lengths[1] = {8};
-    int formats[1] = {1};
-    PGresult *result = PQexecParams(conn,
-        "SELECT id, title, rating, score FROM \"Item\" WHERE rating > $1 ORDER BY title", 1, NULL, values, lengths,
-        formats, 1);
-    if (!ok(result)) return -1;
-    volatile uint64_t sink = 0;
-    long rows = read_rows(result, &sink);
-    PQclear(result);
-    PQfinish(conn);
-    return rows;
+void libpq_bench_free(libpq_bench_person *people, long count) {
+    if (!people) return;
+    for (long index = 0; index < count; index++) {
+        free(people[index].first_name);
+        free(people[index].last_name);
+        free(people[index].nickname);
+    }
+    free(people);
 }
+
+void libpq_bench_toggle_profiling(void) { CALLGRIND_TOGGLE_COLLECT; }

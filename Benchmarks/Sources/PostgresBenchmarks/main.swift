@@ -1,176 +1,180 @@
+import BenchmarkSupport
 import Foundation
 import LibPQBench
 import ModelwrightPostgres
 
-// PostgreSQL benchmarks (issue 27): the same four workloads through Modelwright's
-// PostgresConnection (its public API) and through raw libpq in C, on one throwaway cluster this
-// run starts (initdb into a temporary folder, a free port, fsync off) and removes. One run each;
-// the ratio is Modelwright's time over libpq's.
+// PostgreSQL benchmarks (issue 27): what a server runs through Modelwright's Store on PostgreSQL
+// (the shared `Person` records), next to the same workloads in C on raw libpq and through
+// PostgresNIO, on one throwaway cluster this run starts and removes, the same table and rows for
+// all. Contenders take turns in a rotating order in every repetition; the table shows the median
+// wall time and the median CPU time of this process (the client's share: the server runs in its
+// own processes) and their ratios to raw libpq.
 //
-//     swift run -c release PostgresBenchmarks [--rows 100000]
+//     swift run -c release PostgresBenchmarks [--rows 100000] [--repetitions 5]
+//         [--only modelwright|libpq|nio] [--workloads insert,fetch,lookups,filtered] [--log-statements] [--port N]
+//
+// Under `valgrind --tool=callgrind --collect-atstart=no` only the timed workloads are counted;
+// valgrind cannot follow the start of a cluster, so give it one already running with `--port N`
+// (its public schema is emptied first).
 
 let arguments = CommandLine.arguments
-let rows = arguments.firstIndex(of: "--rows").flatMap { Int(arguments[$0 + 1]) } ?? 100_000
-let lookups = 1_000
+func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.dropFirst($0 + 1).first } }
+let rows = option("--rows").flatMap(Int.init) ?? 100_000
+let repetitions = option("--repetitions").flatMap(Int.init) ?? 5
+let lookups = min(1_000, rows)
+let minimumAge = 50
+let workloads = Set((option("--workloads") ?? "insert,fetch,lookups,filtered").split(separator: ",").map(String.init))
+let logStatements = arguments.contains("--log-statements")
 
-struct Failure: Error, CustomStringConvertible {
-    let description: String
+/// The SQL Modelwright's store sends for each workload (read from the server's log with
+/// `--log-statements`), which the other contenders send as well.
+enum SQL {
+    static let insert =
+        #"INSERT INTO "Person" ("id", "firstName", "lastName", "age", "createdAt", "nickname") VALUES ($1, $2, $3, $4, $5, $6)"#
+    static let fetchAll =
+        #"SELECT t0."id", t0."firstName", t0."lastName", t0."age", t0."createdAt", t0."nickname" FROM "Person" t0"#
+    static let lookUp =
+        #"SELECT t0."id", t0."firstName", t0."lastName", t0."age", t0."createdAt", t0."nickname" FROM "Person" t0 WHERE t0."id" = $1"#
+    static let fetchFiltered =
+        #"SELECT t0."id", t0."firstName", t0."lastName", t0."age", t0."createdAt", t0."nickname" FROM "Person" t0 WHERE t0."age" >= $1 ORDER BY (t0."lastName" COLLATE "C") ASC"#
 }
 
-/// Runs a command, as `postgres` when this runs as root (the server refuses root), with its
-/// output to /dev/null. Not through `Process`, whose wait never ends when the server `pg_ctl`
-/// starts inherits the descriptors it watches.
-@discardableResult
-func run(_ command: [String], asPostgres: Bool) throws -> Int32 {
-    let arguments = asPostgres ? ["/sbin/runuser", "-u", "postgres", "--"] + command : command
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for descriptor: Int32 in [0, 1, 2] {
-        posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-    }
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { for argument in argv { free(argument) } }
-    var pid = pid_t()
-    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0 else {
-        throw Failure(description: "could not run \(arguments[0])")
-    }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    return status
-}
-
-let binaries =
-    ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
-    .compactMap(Int.init).sorted(by: >).map { "/usr/lib/postgresql/\($0)/bin" }.first ?? "/usr/bin"
-let asRoot = getuid() == 0
-let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mw-pg-bench-\(getpid())").path
-try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-if asRoot { try run(["/bin/chown", "postgres", folder], asPostgres: false) }
-let port = 20_000 + Int(getpid() % 20_000)
-guard
-    try run(
-        [binaries + "/initdb", "-D", folder + "/data", "-U", "postgres", "--auth=trust", "--no-sync"],
-        asPostgres: asRoot) == 0,
-    try run(
-        [
-            binaries + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-o",
-            "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off", "start",
-        ],
-        asPostgres: asRoot) == 0
-else { throw Failure(description: "the cluster did not start (see \(folder)/log)") }
+let cluster =
+    try option("--port").flatMap(Int.init).map(Cluster.init(runningOn:)) ?? Cluster(logStatements: logStatements)
 defer {
-    _ = try? run([binaries + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "stop"], asPostgres: asRoot)
-    try? FileManager.default.removeItem(atPath: folder)
+    cluster.stop(keepingFolder: logStatements)
+    if logStatements { print("server log: \(cluster.folder)/log") }
 }
 
-let conninfo = "host=127.0.0.1 port=\(port) user=postgres dbname=postgres"
-let admin = try await PostgresConnection(PostgresConfiguration(conninfo))
-let ids = (0..<rows).map { _ in UUID() }
-let idBytes = ids.flatMap { uuid in withUnsafeBytes(of: uuid.uuid) { Array($0) } }
-let lookupIDs = (0..<lookups).map { ids[($0 * 7_919) % rows] }
-let lookupBytes = lookupIDs.flatMap { uuid in withUnsafeBytes(of: uuid.uuid) { Array($0) } }
-
-func resetTable() async throws {
-    try await admin.execute("DROP TABLE IF EXISTS \"Item\"")
-    try await admin.execute(
-        "CREATE TABLE \"Item\" (id uuid PRIMARY KEY, title text NOT NULL, rating bigint NOT NULL, score double precision NOT NULL)"
-    )
-    try await admin.execute("CREATE INDEX ON \"Item\" (rating)")
+let people = makePeople(count: rows)
+let lookupIDs = (0..<lookups).map { people[($0 * 7_919) % rows].id.uuid }
+let admin = try await PostgresConnection(PostgresConfiguration(cluster.conninfo))
+// A server of an earlier run: an empty database again.
+try await admin.execute("DROP SCHEMA public CASCADE")
+try await admin.execute("CREATE SCHEMA public")
+// The store first: it creates the table, its index and its change-feed triggers.
+let modelwright = try ModelwrightStoreContender(conninfo: cluster.conninfo, people: people)
+var contenders: [any PostgresContender] = [
+    modelwright, try LibPQContender(conninfo: cluster.conninfo, people: people),
+]
+#if canImport(PostgresNIO)
+    contenders.append(try await PostgresNIOContender(port: cluster.port, people: people))
+#else
+    print("PostgresNIO left out (built with MODELWRIGHT_BENCHMARKS_WITHOUT_NIO=1)")
+#endif
+if let only = option("--only") {
+    contenders = contenders.filter { $0.name.lowercased().contains(only.lowercased()) }
 }
 
-func time(_ body: () async throws -> Void) async rethrows -> Duration {
+/// One timed run: wall time and this process's CPU time (user and system, all threads).
+struct Sample {
+    let wall: Double
+    let cpu: Double
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+@MainActor func measure(_ body: @MainActor () async throws -> (any FetchedPeople)?) async throws -> (Sample, Digest?) {
+    libpq_bench_toggle_profiling()
+    let cpu = cpuSeconds()
     let start = ContinuousClock.now
-    try await body()
-    return ContinuousClock.now - start
+    let fetched = try await body()
+    let wall = ContinuousClock.now - start
+    let sample = Sample(
+        wall: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18, cpu: cpuSeconds() - cpu)
+    libpq_bench_toggle_profiling()
+    return (sample, fetched?.digest)
 }
 
-/// Reads a row as a record decoder would.
-func read(_ result: PostgresRows, _ row: Int) throws -> Int {
-    guard case .uuid = try result.value(row: row, column: 0),
-        case .text(let title) = try result.value(row: row, column: 1),
-        case .int64(let rating) = try result.value(row: row, column: 2),
-        case .double = try result.value(row: row, column: 3)
-    else { throw Failure(description: "unexpected row") }
-    return title.utf8.count + Int(rating)
-}
-
-var results: [(String, Duration, Duration)] = []
-
-// Insert
-try await resetTable()
-let libpqInsert = try await time {
-    guard libpq_bench_insert(conninfo, Int32(rows), idBytes) == 0 else { throw Failure(description: "libpq insert") }
-}
-try await resetTable()
-let connection = try await PostgresConnection(PostgresConfiguration(conninfo))
-/// Inserts a row per ID in one transaction, a prepared INSERT per row.
-func insert(_ ids: [UUID], on connection: PostgresConnection) async throws {
-    try await connection.transaction { connection in
-        for (row, id) in ids.enumerated() {
-            try await connection.execute(
-                "INSERT INTO \"Item\" (id, title, rating, score) VALUES ($1, $2, $3, $4)",
-                [.uuid(id), .text("item \(row)"), .int64(Int64(row % 100)), .double(Double(row) * 0.5)])
+/// Runs `workload` for every contender `repetitions` times, in a rotating order; every contender
+/// must read what the first one read.
+@MainActor func run(
+    _ workload: String, before: @MainActor () async throws -> Void = {},
+    _ body: @MainActor (any PostgresContender) async throws -> (any FetchedPeople)?
+) async throws -> [String: [Sample]] {
+    var samples: [String: [Sample]] = [:]
+    var expected: Digest?
+    for repetition in 0..<repetitions {
+        for turn in contenders.indices {
+            let contender = contenders[(repetition + turn) % contenders.count]
+            try await before()
+            let (sample, digest) = try await measure { try await body(contender) }
+            if let digest {
+                if expected == nil { expected = digest }
+                guard digest == expected else {
+                    throw Failure(description: "\(contender.name) read \(digest) in \(workload), not \(expected!)")
+                }
+            }
+            samples[contender.name, default: []].append(sample)
         }
     }
+    return samples
 }
-let modelwrightInsert = try await time { try await insert(ids, on: connection) }
-results.append(("insert \(rows) rows", modelwrightInsert, libpqInsert))
 
-// Fetch
-let libpqFetch = try await time {
-    guard libpq_bench_fetch(conninfo) == rows else { throw Failure(description: "libpq fetch") }
+var table: [(String, [String: [Sample]])] = []
+if workloads.contains("insert") {
+    let samples = try await run(
+        "insert", before: { try await admin.execute(#"TRUNCATE "Person""#) },
+        { contender in
+            try await contender.insert()
+            return nil
+        })
+    table.append(("insert \(rows) rows (one transaction)", samples))
+    try await admin.execute(#"VACUUM ANALYZE "Person""#)
+} else {
+    try await modelwright.insert()
+    try await admin.execute(#"VACUUM ANALYZE "Person""#)
 }
-let modelwrightFetch = try await time {
-    let fetched = try await connection.query("SELECT id, title, rating, score FROM \"Item\"")
-    var sink = 0
-    for row in 0..<fetched.count { sink &+= try read(fetched, row) }
-    guard fetched.count == rows, sink != 0 else { throw Failure(description: "fetch") }
+if workloads.contains("fetch") {
+    table.append(("fetch \(rows) rows into records", try await run("fetch") { try await $0.fetchAll() }))
 }
-let modelwrightFetchText = try await time {
-    let fetched = try await connection.query("SELECT id, title, rating, score FROM \"Item\"", format: .text)
-    var sink = 0
-    for row in 0..<fetched.count { sink &+= try read(fetched, row) }
-    guard fetched.count == rows, sink != 0 else { throw Failure(description: "fetch") }
+if workloads.contains("lookups") {
+    table.append(("\(lookups) lookups by ID", try await run("lookups") { try await $0.lookUp(lookupIDs) }))
 }
-results.append(("fetch \(rows) rows", modelwrightFetch, libpqFetch))
-results.append(("fetch \(rows) rows, text format", modelwrightFetchText, libpqFetch))
+if workloads.contains("filtered") {
+    let samples = try await run("filtered") { try await $0.fetchFiltered(minimumAge: minimumAge) }
+    table.append(("filtered sorted fetch (age ≥ \(minimumAge), by lastName)", samples))
+}
 
-// Key lookups
-let libpqLookups = try await time {
-    guard libpq_bench_lookups(conninfo, Int32(lookups), lookupBytes) == lookups else {
-        throw Failure(description: "libpq lookups")
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+func milliseconds(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1_000) }
+
+var load = [Double](repeating: 0, count: 3)
+_ = getloadavg(&load, 3)
+print(
+    "\(rows) rows, \(repetitions) repetitions, medians; load average \(String(format: "%.2f %.2f %.2f", load[0], load[1], load[2]))"
+)
+let names = contenders.map(\.name)
+let baseline = "raw libpq (C)"
+print(
+    "| Workload | " + names.map { "\($0) wall / client CPU (ms)" }.joined(separator: " | ") + " | "
+        + names.filter { $0 != baseline }.map { "\($0) ÷ libpq wall / CPU" }.joined(separator: " | ") + " |")
+print("|---|" + String(repeating: "---|", count: names.count * 2 - 1))
+for (workload, samples) in table {
+    var cells = [workload]
+    for name in names {
+        let runs = samples[name] ?? []
+        cells.append("\(milliseconds(median(runs.map(\.wall)))) / \(milliseconds(median(runs.map(\.cpu))))")
     }
-}
-let modelwrightLookups = try await time {
-    for id in lookupIDs {
-        let found = try await connection.query(
-            "SELECT id, title, rating, score FROM \"Item\" WHERE id = $1", [.uuid(id)])
-        guard found.count == 1 else { throw Failure(description: "lookup") }
-        _ = try read(found, 0)
+    let base = samples[baseline] ?? []
+    for name in names where name != baseline {
+        let runs = samples[name] ?? []
+        guard !base.isEmpty, !runs.isEmpty else {
+            cells.append("–")
+            continue
+        }
+        let wall = median(runs.map(\.wall)) / median(base.map(\.wall))
+        let cpu = median(runs.map(\.cpu)) / median(base.map(\.cpu))
+        cells.append(String(format: "%.2f× / %.2f×", wall, cpu))
     }
-}
-results.append(("\(lookups) key lookups", modelwrightLookups, libpqLookups))
-
-// Filtered, sorted
-let expectedFiltered = libpq_bench_filtered(conninfo, 49)
-let libpqFiltered = await time { _ = libpq_bench_filtered(conninfo, 49) }
-let modelwrightFiltered = try await time {
-    let fetched = try await connection.query(
-        "SELECT id, title, rating, score FROM \"Item\" WHERE rating > $1 ORDER BY title", [.int64(49)])
-    var sink = 0
-    for row in 0..<fetched.count { sink &+= try read(fetched, row) }
-    guard fetched.count == expectedFiltered else { throw Failure(description: "filtered") }
-}
-results.append(("filtered sorted fetch (\(expectedFiltered) rows)", modelwrightFiltered, libpqFiltered))
-
-func milliseconds(_ duration: Duration) -> String {
-    String(
-        format: "%.1f ms", Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15)
-}
-print("| Workload | PostgresConnection | raw libpq (C) | ratio |")
-print("|---|---|---|---|")
-for (name, modelwright, libpq) in results {
-    let ratio = (modelwright / libpq)
-    print("| \(name) | \(milliseconds(modelwright)) | \(milliseconds(libpq)) | \(String(format: "%.2f", ratio))× |")
+    print("| " + cells.joined(separator: " | ") + " |")
 }
