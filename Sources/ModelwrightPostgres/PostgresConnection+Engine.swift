@@ -37,12 +37,26 @@ extension PostgresConnection: DatabaseConnection {
     /// lock), so writers of all processes take turns as they do on SQLite, and reads the newest
     /// committed rows (`READ COMMITTED`), which no other writer can change before it commits.
     package func begin(_ kind: TransactionKind) throws {
+        _ = try controlSynchronously(Self.beginning(kind))
+    }
+
+    /// Begins as ``begin(_:)`` does and runs `query` in the same simple-protocol message, so the
+    /// `BEGIN`, the writer lock and the store's checksum read cost one round trip instead of two:
+    /// a read went from four round trips (BEGIN, check, query, COMMIT) to three (BEGIN with the
+    /// check, query, COMMIT). `query` runs inside the transaction, after the lock, as its first
+    /// statement (in a read, the one that takes the snapshot), exactly as it would alone; its
+    /// value comes back as text.
+    package func begin(_ kind: TransactionKind, reading query: String) throws -> String? {
+        let rows = try controlSynchronously(Self.beginning(kind) + "; " + query)
+        guard rows.count > 0, !rows.isNull(0, 0) else { return nil }
+        return rows.string(0, 0)
+    }
+
+    /// The statements that begin a transaction of `kind`.
+    private static func beginning(_ kind: TransactionKind) -> String {
         switch kind {
-        case .deferred:
-            _ = try controlSynchronously("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        case .immediate:
-            _ = try controlSynchronously(
-                "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(\(Self.writerLockKey))")
+        case .deferred: "BEGIN ISOLATION LEVEL REPEATABLE READ"
+        case .immediate: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(\(writerLockKey))"
         }
     }
 

@@ -577,7 +577,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Sends one command with `sendCommand` and waits for its result without blocking in libpq:
     /// a server that stops answering (a frozen process, a dead network) is given up after the
     /// statement timeout (or a cancel) plus ``grace`` of silence; the connection is then lost.
-    /// `nil` when the connection broke or was given up.
+    /// `nil` when the connection broke or was given up. A query of several statements (the simple
+    /// protocol's `BEGIN …; SELECT …`) answers with one result each: this returns the first that
+    /// failed, or else the last, so a failure after the first statement is not lost and the last
+    /// statement's rows are read.
     private func send(
         _ handle: OpaquePointer, request: CancelRequest, watch: () -> Bool = { false }, _ sendCommand: () -> Int32
     ) -> OpaquePointer? {
@@ -587,14 +590,14 @@ public final class PostgresConnection: @unchecked Sendable {
             _ = poll(&descriptor, 1, 100)
         }
         var lastProgress = ContinuousClock.now
-        var first: OpaquePointer?
+        var kept: OpaquePointer?
         while true {
             while PQisBusy(handle) == 1 {
                 var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
                 let ready = poll(&descriptor, 1, 100)
                 if ready > 0 {
                     guard PQconsumeInput(handle) == 1 else {
-                        PQclear(first)
+                        PQclear(kept)
                         return nil
                     }
                     lastProgress = .now
@@ -602,7 +605,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 }
                 if ready < 0 {
                     guard errno == EINTR else {
-                        PQclear(first)
+                        PQclear(kept)
                         return nil
                     }
                     continue
@@ -616,14 +619,25 @@ public final class PostgresConnection: @unchecked Sendable {
                 if timedOut || cancelledFor.map({ $0 > Self.grace && silence > Self.grace }) == true {
                     // The server does not answer: ask it to stop, and give the connection up as lost.
                     canceller.send()
-                    PQclear(first)
+                    PQclear(kept)
                     isBroken = true
                     return nil
                 }
             }
-            guard let result = PQgetResult(handle) else { return first }
-            if first == nil { first = result } else { PQclear(result) }
+            guard let result = PQgetResult(handle) else { return kept }
+            if let previous = kept, !Self.succeeded(previous) {
+                PQclear(result)
+            } else {
+                PQclear(kept)
+                kept = result
+            }
         }
+    }
+
+    /// Whether `result` is a statement's success (rows, a command's tag or an empty query).
+    private static func succeeded(_ result: OpaquePointer) -> Bool {
+        let status = PQresultStatus(result)
+        return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY
     }
 
     /// The rows of `result`, or the error it (or its absence) stands for.

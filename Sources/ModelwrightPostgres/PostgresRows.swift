@@ -8,9 +8,13 @@ public final class PostgresRows: @unchecked Sendable {
     // @unchecked: a PGresult is never changed after libpq returns it, and libpq documents it as
     // safe to read from several threads; it is freed only in deinit.
     private let result: OpaquePointer
+    /// Each column's type and whether it came in binary, read from libpq once per result rather
+    /// than twice per cell.
+    private let columns: [(oid: UInt32, binary: Bool)]
 
     init(_ result: OpaquePointer) {
         self.result = result
+        columns = (0..<PQnfields(result)).map { (UInt32(PQftype(result, $0)), PQfformat(result, $0) == 1) }
     }
 
     deinit {
@@ -64,11 +68,17 @@ public final class PostgresRows: @unchecked Sendable {
         PQgetisnull(result, row, column) != 0
     }
 
-    /// The cell's type and bytes, in the result's format.
+    /// The cell's type and bytes, in the result's format; `nil` for NULL or outside the result.
+    /// Two libpq calls per cell (the value and its length); only an empty cell, which NULL is, asks
+    /// `PQgetisnull` as well.
     private func cell(_ row: Int32, _ column: Int32) -> (oid: UInt32, binary: Bool, bytes: UnsafeRawBufferPointer)? {
-        guard PQgetisnull(result, row, column) == 0, let pointer = PQgetvalue(result, row, column) else { return nil }
-        let bytes = UnsafeRawBufferPointer(start: pointer, count: Int(PQgetlength(result, row, column)))
-        return (UInt32(PQftype(result, column)), PQfformat(result, column) == 1, bytes)
+        guard column >= 0, Int(column) < columns.count, let pointer = PQgetvalue(result, row, column) else {
+            return nil
+        }
+        let length = Int(PQgetlength(result, row, column))
+        if length == 0, PQgetisnull(result, row, column) != 0 { return nil }
+        let type = columns[Int(column)]
+        return (type.oid, type.binary, UnsafeRawBufferPointer(start: pointer, count: length))
     }
 
     private static func bigEndian<T: FixedWidthInteger>(_: T.Type, _ bytes: UnsafeRawBufferPointer) -> T? {

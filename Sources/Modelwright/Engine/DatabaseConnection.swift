@@ -43,6 +43,12 @@ package protocol DatabaseConnection: AnyObject {
     /// Begins a transaction, which only ``commit()`` or ``rollback()`` ends.
     func begin(_ kind: TransactionKind) throws
 
+    /// Begins a transaction and runs `query`, a statement without parameters, as its first
+    /// statement, returning the text of its first row's first column (`nil` for no row): the
+    /// store's schema check, which opens every transaction. An engine whose every statement is a
+    /// round trip to a server sends both together; the default begins, then runs `query`.
+    func begin(_ kind: TransactionKind, reading query: String) throws -> String?
+
     /// Commits the open transaction; throws ``StoreError/transactionAborted(cause:)`` when the
     /// engine rolled it back.
     func commit() throws
@@ -141,6 +147,14 @@ extension DatabaseConnection {
 
     /// Forgets the rendered SQL.
     package func forgetShapes() { renderedSQL.removeAll() }
+
+    /// Begins, then reads `query` with a cached statement (see the requirement).
+    package func begin(_ kind: TransactionKind, reading query: String) throws -> String? {
+        try begin(kind)
+        let statement = try statement(query)
+        defer { statement.reset() }
+        return try statement.step() ? statement.string(0) : nil
+    }
 
     /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
     package func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {

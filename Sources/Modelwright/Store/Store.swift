@@ -298,8 +298,10 @@ public final class Store: Sendable {
     /// the one last verified, the whole schema is verified again before the transaction goes on,
     /// and ``StoreError/unexpectedSchema(path:differences:)`` refuses it, in this transaction
     /// and every later one.
-    private func checkSchema(on connection: any DatabaseConnection) throws {
-        let checksum = try StoreMetadata.checksum(on: connection)
+    ///
+    /// `checksum` is what the transaction's first statement read (`StoreMetadata.beginReadingChecksum(_:on:)`,
+    /// sent with the `BEGIN` where the engine can).
+    private func checkSchema(_ checksum: String?, on connection: any DatabaseConnection) throws {
         guard checksum == schema.checksum.hexDigits else {
             throw StoreError.schemaMismatch(
                 storeChecksum: checksum ?? "none", storeVersion: try StoreMetadata.read(on: connection).version,
@@ -344,9 +346,14 @@ public final class Store: Sendable {
         try checkOpen()
         let connection = reader.connection
         let context = ReadContext(connection: connection, layout: layout)
-        return try connection.inTransaction(.deferred) {
-            try checkSchema(on: connection)
-            return try body(context)
+        do {
+            try checkSchema(StoreMetadata.beginReadingChecksum(.deferred, on: connection), on: connection)
+            let result = try body(context)
+            try connection.commit()
+            return result
+        } catch {
+            connection.rollback()
+            throw error
         }
     }
 
@@ -415,9 +422,8 @@ public final class Store: Sendable {
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
         try connection.checkInPlace()
-        try connection.begin(.immediate)
         do {
-            try checkSchema(on: connection)
+            try checkSchema(StoreMetadata.beginReadingChecksum(.immediate, on: connection), on: connection)
             let result = try body(context)
             // A closure that caught the error of an operation SQLite answered by rolling back the
             // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no
