@@ -55,8 +55,13 @@ final class SQLiteConnection: DatabaseConnection {
         // A store file can come from outside. Functions a hostile schema names (in a trigger, a
         // view, a CHECK, a default, a generated column) run only if SQLite deems them harmless,
         // and no SQL can edit `sqlite_master` or the file's pages directly (defensive mode).
+        // A double-quoted name that names no column is an error, as in standard SQL and on
+        // PostgreSQL, rather than SQLite's legacy fallback to a string: `WHERE "user_name" = 'x'`
+        // with a misspelled name would otherwise compare two strings and hold for every row.
         guard csqlite_db_config_flag(handle, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0) == SQLITE_OK,
-            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DEFENSIVE, 1) == SQLITE_OK
+            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DEFENSIVE, 1) == SQLITE_OK,
+            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DQS_DML, 0) == SQLITE_OK,
+            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DQS_DDL, 0) == SQLITE_OK
         else {
             let error = SQLiteError(connection: handle, code: SQLITE_ERROR, sql: nil)
             sqlite3_close_v2(handle)
