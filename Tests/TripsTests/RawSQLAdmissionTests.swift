@@ -44,10 +44,10 @@ struct RawSQLAdmissionTests {
     }
 
     /// How a drawn statement is written: in any case, behind space and comments, with a trailing semicolon.
-    static func dressed(_ statement: String, _ random: inout SplitMix64) -> String {
+    static func dressed(_ statement: String, _ random: inout SplitMix64, lowercased: Bool = true) -> String {
         let prefix = random.pick(["", " ", "\n", "-- c\n", "/* c */ ", "\t/* a */ -- b\n"])
         let suffix = random.pick(["", ";", " ;", " -- end"])
-        let cased = random.chance(0.3) ? statement.lowercased() : statement
+        let cased = lowercased && random.chance(0.3) ? statement.lowercased() : statement
         return prefix + cased + suffix
     }
 
@@ -96,12 +96,15 @@ struct RawSQLAdmissionTests {
                 // Nothing of a refused statement outlived it on the session.
                 let (cursors, locks, objects) = try await store.performQuery { context in
                     (
-                        try context.fetch("SELECT COUNT(*) FROM pg_cursors", as: Int.self),
-                        try context.fetch("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'", as: Int.self),
+                        try context.fetch("SELECT COUNT(*) FROM pg_cursors WHERE name <> ''", as: Int.self),
+                        try context.fetch(
+                            "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242", as: Int.self),
                         try context.fetch("SELECT COUNT(*) FROM pg_largeobject_metadata", as: Int.self)
                     )
                 }
-                #expect(cursors == [0] && locks == [0] && objects == [0], "\(engine)")
+                #expect(cursors == [0], "\(engine)")
+                #expect(locks == [0], "\(engine)")
+                #expect(objects == [0], "\(engine)")
             }
         }
     }
@@ -113,19 +116,23 @@ struct RawSQLAdmissionTests {
         try await engine.withStore(schema: Trips.schema) { store in
             for index in 0..<(Self.cases / 5) {
                 var random = SplitMix64(seed: 313, index: index)
-                let read = Self.dressed(
-                    random.pick([
+                // SQLite takes no parenthesis before a statement's first word (a syntax error there).
+                let reads =
+                    [
                         "SELECT 'a'", "WITH x(v) AS (SELECT 'a') SELECT v FROM x", "VALUES ('a')",
-                        "(SELECT 'a')", "SELECT 'a' UNION SELECT 'a'",
-                    ]), &random)
+                        "SELECT 'a' UNION SELECT 'a'",
+                    ]
+                    + (engine == .postgres ? ["(SELECT 'a')"] : [])
+                let read = Self.dressed(random.pick(reads), &random)
                 let rows = try await store.performQuery { try $0.fetch(SQLQuery(stringLiteral: read), as: String.self) }
                 #expect(rows.map { $0.lowercased() } == ["a"], "\(engine) case \(index): \(read)")
                 var writes = [
-                    #"INSERT INTO "User" SELECT * FROM "User" WHERE 1 = 0"#, #"UPDATE "User" SET "rating" = 1 WHERE 1 = 0"#,
+                    #"INSERT INTO "User" SELECT * FROM "User" WHERE 1 = 0"#,
+                    #"UPDATE "User" SET "rating" = 1 WHERE 1 = 0"#,
                     #"DELETE FROM "User" WHERE 1 = 0"#, #"WITH x AS (SELECT 1) DELETE FROM "User" WHERE 1 = 0"#,
                 ]
                 if engine == .sqlite { writes.append(#"REPLACE INTO "User" SELECT * FROM "User" WHERE 1 = 0"#) }
-                let write = SQLQuery(stringLiteral: Self.dressed(random.pick(writes), &random))
+                let write = SQLQuery(stringLiteral: Self.dressed(random.pick(writes), &random, lowercased: false))
                 #expect(try await store.performAndSave { try $0.execute(write) } == 0, "\(engine) case \(index)")
             }
         }
@@ -143,7 +150,8 @@ struct RawSQLAdmissionTests {
             }
             for index in 0..<Self.cases {
                 var random = SplitMix64(seed: 317, index: index)
-                let name = random.pick(["user_name", "x", "rating ", "é", "a\"b", "1", "id2", "user name"])
+                let name =
+                    random.pick(["user_name", "x", "rating ", "é", "a\"b", "1", "id2", "user name"])
                     + (random.chance(0.5) ? "\(random.next(below: 100))" : "")
                 let statement: SQLQuery =
                     switch random.next(below: 7) {
@@ -188,7 +196,9 @@ struct RawSQLAdmissionTests {
                 }
                 let same: SQLQuery = "SELECT \(identifier: first) FROM (SELECT 1 AS \(identifier: first)) t"
                 if tooLong {
-                    await #expect(throws: SQLQueryError.self) { try await store.performQuery { try $0.fetch(same, as: Int.self) } }
+                    await #expect(throws: SQLQueryError.self) {
+                        try await store.performQuery { try $0.fetch(same, as: Int.self) }
+                    }
                 } else {
                     let rows = try await store.performQuery { try $0.fetch(same, as: Int.self) }
                     #expect(rows == [1], "\(engine) case \(index)")
@@ -220,10 +230,11 @@ struct RawSQLAdmissionTests {
                             : try await store.performQuery { try $0.fetch(query, as: Int.self) }
                         #expect(counted == [hit < size ? 1 : 0], "\(engine) case \(index): \(size) values")
                     } catch {
-                        #expect(size > limit, "\(engine) case \(index): \(size) values: \(error)")
+                        // The list's values and the one compared with them.
+                        #expect(size + 1 > limit, "\(engine) case \(index): \(size) values: \(error)")
                         if engine == .postgres {
                             #expect(
-                                error as? SQLQueryError == .tooManyValues(count: size, limit: limit),
+                                error as? SQLQueryError == .tooManyValues(count: size + 1, limit: limit),
                                 "\(engine) case \(index): \(error)")
                         }
                     }
@@ -248,7 +259,8 @@ struct RawSQLAdmissionTests {
                     random.chance(0.05)
                     ? sign * .infinity
                     : random.chance(0.1)
-                        ? sign * Double(Float.greatestFiniteMagnitude).nextUp : sign * magnitude * pow(10, Double(exponent))
+                        ? sign * Double(Float.greatestFiniteMagnitude).nextUp
+                        : sign * magnitude * pow(10, Double(exponent))
                 let expected = Float(value)
                 let beyond = value.isFinite && !expected.isFinite
                 do {

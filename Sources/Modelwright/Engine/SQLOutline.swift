@@ -72,7 +72,9 @@ package struct SQLOutline {
     /// ``HandWrittenSQLRules/statementWords``, else a word refused wherever it stands
     /// (``refusedInside``); `nil` when the statement may run.
     package func refusedWord(_ rules: HandWrittenSQLRules) -> String? {
-        guard rules.statementWords.contains(firstWord) else { return firstWord.isEmpty ? "an empty statement" : firstWord }
+        guard rules.statementWords.contains(firstWord) else {
+            return firstWord.isEmpty ? "an empty statement" : firstWord
+        }
         return refusedInside
     }
 

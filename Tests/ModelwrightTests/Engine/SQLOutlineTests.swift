@@ -116,7 +116,8 @@ struct SQLOutlineTests {
         let postgresRules = PostgresDialect().handWritten
         for function in postgresRules.refusedFunctions {
             #expect(SQLOutline("SELECT \(function)(1)", rules: postgresRules).refusedWord(postgresRules) == function)
-            #expect(SQLOutline("SELECT \"\(function)\"(1)", rules: postgresRules).refusedWord(postgresRules) == function)
+            #expect(
+                SQLOutline("SELECT \"\(function)\"(1)", rules: postgresRules).refusedWord(postgresRules) == function)
             #expect(SQLOutline("SELECT '\(function)'", rules: postgresRules).refusedWord(postgresRules) == nil)
         }
     }
