@@ -40,9 +40,11 @@ struct RawSQLPropertyTests {
                 let hostile = Self.hostileString(&random) + "\(index)"
                 let other = Self.hostileString(&random)
                 let name = Self.hostileName(&random)
-                if name.utf8.contains(0) {
-                    // No name holds NUL on either engine: refused before anything runs.
-                    await #expect(throws: StoreError.self, "\(engine) case \(index)") {
+                // No name holds NUL on either engine, and PostgreSQL keeps 63 bytes of one: refused
+                // before anything runs.
+                let refusedName = name.utf8.contains(0) || (engine == .postgres && name.utf8.count > 63)
+                if refusedName {
+                    await #expect(throws: (any Error).self, "\(engine) case \(index)") {
                         try await store.performQuery { try $0.fetch("SELECT 7 AS \(identifier: name)", as: Int.self) }
                     }
                 }
@@ -65,7 +67,7 @@ struct RawSQLPropertyTests {
                         try context.fetch(
                             #"SELECT COUNT(*) FROM "User" WHERE "username" IN \#(list: [hostile, other])"#,
                             as: Int.self),
-                        name.utf8.contains(0) ? [7] : try context.fetch("SELECT 7 AS \(identifier: name)", as: Int.self)
+                        refusedName ? [7] : try context.fetch("SELECT 7 AS \(identifier: name)", as: Int.self)
                     )
                 }
                 #expect(found == [user], "\(engine) \(hostile.debugDescription) is compared as a value")
@@ -485,7 +487,7 @@ struct RawSQLPropertyTests {
                                 users.filter { $0.rating == Int16(rating) }.count
                             ))
                     case 1: steps.append(("SELECT 1", 0))
-                    case 2: steps.append(("CREATE TEMP TABLE t\(index)_\(step) (x integer)", 0))
+                    case 2: steps.append((#"INSERT INTO "User" SELECT * FROM "User" WHERE 1 = 0"#, 0))
                     default: steps.append((#"UPDATE "User" SET "rating" = 9 WHERE "rating" = 7"#, 0))
                     }
                 }
@@ -501,7 +503,8 @@ struct RawSQLPropertyTests {
         }
     }
 
-    /// The statements each engine refuses because they change the connection rather than the data.
+    /// Statements each engine refuses because they change the connection rather than the data
+    /// (``RawSQLAdmissionTests`` draws the ones that got past a list of refused first words).
     static func connectionStatements(_ engine: TestEngine) -> [String] {
         switch engine {
         case .sqlite:

@@ -1,12 +1,25 @@
 /// How an engine reads the text of a statement written by hand (``SQLQuery``), as far as the store
-/// needs to: which quotes and comments it has, which first words change the connection rather than
-/// the data, and how an interpolated value's marker is spelled. Each dialect gives its own
+/// needs to: which quotes and comments it has, which first words a statement may start with, and
+/// how an interpolated value's marker is spelled. Each dialect gives its own
 /// (``SQLDialect/handWritten``); ``SQLOutline`` reads a statement by them.
 package struct HandWrittenSQLRules: Sendable {
-    /// The first words (in upper case) of statements that change the connection's state rather than
-    /// its data, and would outlive the transaction they run in; `\` stands for a client's
-    /// backslash command (psql's `\copy`, `\set`).
-    package var connectionStatements: Set<String>
+    /// The only first words (in upper case) a statement may start with, `(` for a parenthesis:
+    /// statements that read or write rows. Every other statement (`PRAGMA`, `EXPLAIN`, `CREATE`,
+    /// `SET`, `DECLARE`, transaction control …) is refused, whatever the engine adds to its
+    /// language later: an allowlist, so a statement the store did not foresee cannot change the
+    /// connection, the session or the schema and outlive the transaction it runs in.
+    package var statementWords: Set<String>
+    /// Functions (in lower case) whose effect outlives the transaction or reaches outside the
+    /// store (PostgreSQL's session advisory locks, `set_config`, `pg_notify`, large objects),
+    /// refused wherever their name appears outside strings; empty where the engine has none.
+    package var refusedFunctions: Set<String> = []
+    /// The most bytes an interpolated name may have, where the engine would otherwise cut a
+    /// longer one silently (PostgreSQL's 63); `nil` where names have no such limit.
+    package var nameByteLimit: Int?
+    /// The most parameters one statement may have, where the engine would fail worse than with an
+    /// error on more (PostgreSQL's protocol counts them in 16 bits); `nil` where the engine
+    /// refuses more itself with an error that leaves the connection working (SQLite).
+    package var parameterLimit: Int?
     /// Whether `` `name` `` and `[name]` are quoted names (SQLite).
     package var bracketedNames = false
     /// Whether `E'…'` strings take backslash escapes, so `E'\''` is one string (PostgreSQL).
@@ -19,10 +32,10 @@ package struct HandWrittenSQLRules: Sendable {
     /// rather than the dialect's plain ``SQLDialect/parameter``.
     package var numberedMarkers = false
 
-    /// Rules with the connection statements `connectionStatements` and otherwise standard SQL
+    /// Rules that admit statements starting with `statementWords` and otherwise read standard SQL
     /// (`'text'`, `"name"`, `--` and `/* */` comments).
-    package init(connectionStatements: Set<String>) {
-        self.connectionStatements = connectionStatements
+    package init(statementWords: Set<String>) {
+        self.statementWords = statementWords
     }
 }
 
@@ -33,9 +46,13 @@ package struct HandWrittenSQLRules: Sendable {
 package struct SQLOutline {
     /// The whole statement, as written.
     package let text: String
-    /// The first word, in upper case (`\` for a backslash command); empty when the statement starts
-    /// otherwise.
+    /// The first word, in upper case; otherwise the first token's first character (`(`, `\` for a
+    /// backslash command, a quote); empty for a statement with no token.
     package private(set) var firstWord = ""
+    /// The first word that makes the statement more than a read or write of rows wherever it
+    /// stands: `INTO` other than `INSERT`'s (`SELECT … INTO` creates a table on PostgreSQL), or
+    /// the name of one of the rules' ``HandWrittenSQLRules/refusedFunctions``, bare or quoted.
+    package private(set) var refusedInside: String?
     /// The text up to the end of its last token other than a semicolon.
     package private(set) var body = ""
     /// The parameter markers outside strings, quoted names and comments, in order: `?` and `?1`,
@@ -51,9 +68,14 @@ package struct SQLOutline {
         body = String(decoding: bytes[..<reader.end], as: UTF8.self)
     }
 
-    /// Whether the statement changes the connection rather than the data, by `rules`.
-    package func changesTheConnection(_ rules: HandWrittenSQLRules) -> Bool {
-        rules.connectionStatements.contains(firstWord)
+    /// The word for which `rules` refuse the statement: its first word when that is not one of the
+    /// ``HandWrittenSQLRules/statementWords``, else a word refused wherever it stands
+    /// (``refusedInside``); `nil` when the statement may run.
+    package func refusedWord(_ rules: HandWrittenSQLRules) -> String? {
+        guard rules.statementWords.contains(firstWord) else {
+            return firstWord.isEmpty ? "an empty statement" : firstWord
+        }
+        return refusedInside
     }
 
     /// The lexer behind an outline: one pass over the bytes.
@@ -64,6 +86,12 @@ package struct SQLOutline {
         /// Where the last token other than a semicolon ends.
         var end = 0
         var seenToken = false
+        /// The word before the current token, in upper case; empty after any other token.
+        var previousWord = ""
+        /// Where the byte being read starts, so a token knows its first character.
+        var tokenStart = 0
+        /// The words after which `INTO` names the table a row goes into.
+        static let insertWords: Set<String> = ["INSERT", "REPLACE", "IGNORE", "ABORT", "FAIL", "ROLLBACK"]
 
         init(bytes: [UInt8], rules: HandWrittenSQLRules) {
             self.bytes = bytes
@@ -87,6 +115,7 @@ package struct SQLOutline {
             while index < bytes.count {
                 let current = bytes[index]
                 let following = byte(at: index + 1)
+                tokenStart = index
                 switch current {
                 case UInt8(ascii: "-") where following == UInt8(ascii: "-"):
                     while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
@@ -94,48 +123,65 @@ package struct SQLOutline {
                     skipBlockComment()
                 case 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, UInt8(ascii: ";"):
                     index += 1
-                case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                case UInt8(ascii: "'"):
                     skipQuoted(closing: current, backslashEscapes: false)
-                    token()
+                    token(into: &outline)
+                case UInt8(ascii: "\""):
+                    let start = index
+                    skipQuoted(closing: current, backslashEscapes: false)
+                    quotedName(from: start, into: &outline)
+                    token(into: &outline)
                 case UInt8(ascii: "`") where rules.bracketedNames:
                     skipQuoted(closing: current, backslashEscapes: false)
-                    token()
+                    token(into: &outline)
                 case UInt8(ascii: "[") where rules.bracketedNames:
                     skipQuoted(closing: UInt8(ascii: "]"), backslashEscapes: false)
-                    token()
+                    token(into: &outline)
                 case UInt8(ascii: "E"), UInt8(ascii: "e"):
                     if rules.escapeStrings, following == UInt8(ascii: "'") {
                         index += 1
                         skipQuoted(closing: following, backslashEscapes: true)
-                        token()
+                        token(into: &outline)
                     } else {
                         word(into: &outline)
                     }
                 case UInt8(ascii: "$") where rules.dollarQuotes && !Self.isDigit(following):
                     if !skipDollarQuoted() { marker(into: &outline) }
-                    token()
+                    token(into: &outline)
                 case UInt8(ascii: "?"), UInt8(ascii: "$"), UInt8(ascii: ":"), UInt8(ascii: "@"):
                     marker(into: &outline)
-                    token()
+                    token(into: &outline)
                 case UInt8(ascii: "\\"):
-                    if !seenToken { outline.firstWord = "\\" }
                     index += 1
-                    token()
+                    token(into: &outline)
                 default:
                     if Self.isWordByte(current) {
                         word(into: &outline)
                     } else {
                         index += 1
-                        token()
+                        token(into: &outline)
                     }
                 }
             }
         }
 
-        /// Marks a token as ending at `index`.
-        mutating func token() {
+        /// Marks a token other than a word as ending at `index`; the first one's first character
+        /// is the outline's ``SQLOutline/firstWord``.
+        mutating func token(into outline: inout SQLOutline) {
+            if !seenToken, tokenStart < bytes.count {
+                outline.firstWord = String(decoding: [bytes[tokenStart]], as: UTF8.self)
+            }
             seenToken = true
+            previousWord = ""
             end = index
+        }
+
+        /// A quoted name ending at `index`: a refused function's name is refused quoted too.
+        mutating func quotedName(from start: Int, into outline: inout SQLOutline) {
+            guard !rules.refusedFunctions.isEmpty, index - start >= 2 else { return }
+            let inner = String(decoding: bytes[(start + 1)..<(index - 1)], as: UTF8.self)
+                .replacingOccurrences(of: "\"\"", with: "\"").lowercased()
+            if rules.refusedFunctions.contains(inner), outline.refusedInside == nil { outline.refusedInside = inner }
         }
 
         /// A word (a keyword or a bare name), which takes digits and `$` after its first byte.
@@ -144,10 +190,18 @@ package struct SQLOutline {
             while index < bytes.count, Self.isWordByte(bytes[index]) || bytes[index] == UInt8(ascii: "$") {
                 index += 1
             }
-            if !seenToken {
-                outline.firstWord = String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
+            let word = String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
+            if !seenToken { outline.firstWord = word }
+            if outline.refusedInside == nil {
+                if word == "INTO", !Self.insertWords.contains(previousWord) {
+                    outline.refusedInside = word
+                } else if rules.refusedFunctions.contains(word.lowercased()) {
+                    outline.refusedInside = word.lowercased()
+                }
             }
-            token()
+            seenToken = true
+            previousWord = word
+            end = index
         }
 
         /// A parameter marker: `?` and `?NNN`, `$NNN`; `:name`, `@name` and `$name` (which only an

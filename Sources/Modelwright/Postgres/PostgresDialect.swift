@@ -248,6 +248,13 @@ extension PostgresDialect {
     /// PostgreSQL keeps the first 63 bytes of a name and silently drops the rest.
     package static let maximumNameLength = 63
 
+    /// The most parameters a statement the store describes may have. The protocol counts them in 16
+    /// bits (65,535), but libpq (15.18 measured) takes a message of another kind than rows and
+    /// errors over 30,000 bytes as lost synchronization and drops the connection: the server's
+    /// description of a statement's parameters takes 6 bytes plus 4 a parameter, so a statement of
+    /// 7,499 or more loses the connection as it is described. Refused before anything is sent.
+    package static let parameterLimit = (30_000 - 6) / 4
+
     /// Every statement that creates `schema` in an empty PostgreSQL schema, in order: the metadata
     /// table, a table per hierarchy and per join table (named and laid out by ``SchemaLayout``
     /// and ``SchemaSQL``, as on SQLite), then foreign keys (deferred to commit, as on SQLite; added
@@ -582,16 +589,25 @@ extension PostgresDialect: SQLDialect {
         "$\(number)"
     }
 
-    /// `E'…'` escapes, dollar quotes and nested comments; the statements that change the session
-    /// (`SET`, `RESET`, `LISTEN`, `COPY`, `DO`, `CALL`, prepared statements, transaction control,
-    /// a client's backslash commands) are refused. Each value's marker is numbered, `$1`, `$2` …,
-    /// and the connection runs the text as written, without numbering `?`s of its own.
+    /// `E'…'` escapes, dollar quotes and nested comments; a statement starts with `SELECT`, `WITH`,
+    /// `VALUES`, `INSERT`, `UPDATE`, `DELETE` or a parenthesis, so nothing that changes the session
+    /// or the schema (`SET`, `DECLARE … WITH HOLD`, `CREATE TEMP VIEW`, `ALTER ROLE` …) runs. The
+    /// functions whose effect outlives the transaction that the store knows of are refused by
+    /// name; Runtime.md says what stays possible. An interpolated name longer than PostgreSQL keeps
+    /// (``maximumNameLength``) and more values than libpq can have described (``parameterLimit``)
+    /// are refused before anything is sent. Each value's marker is numbered, `$1`, `$2` …, and the connection
+    /// runs the text as written, without numbering `?`s of its own.
     package var handWritten: HandWrittenSQLRules {
-        var rules = HandWrittenSQLRules(connectionStatements: [
-            "SET", "RESET", "LISTEN", "UNLISTEN", "NOTIFY", "COPY", "DO", "CALL", "BEGIN", "START", "COMMIT", "END",
-            "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE", "PREPARE", "EXECUTE", "DEALLOCATE", "DISCARD", "LOAD",
-            "VACUUM", "CHECKPOINT", "\\",
-        ])
+        var rules = HandWrittenSQLRules(statementWords: ["SELECT", "WITH", "VALUES", "INSERT", "UPDATE", "DELETE", "("])
+        rules.refusedFunctions = [
+            "pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock", "pg_try_advisory_lock_shared",
+            "pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_unlock_all", "set_config", "pg_notify",
+            "lo_import", "lo_export", "lo_from_bytea", "lo_create", "lo_creat", "lo_unlink", "lo_put", "lo_truncate",
+            "lo_truncate64", "lowrite", "dblink", "dblink_exec", "pg_terminate_backend", "pg_cancel_backend",
+            "pg_reload_conf",
+        ]
+        rules.nameByteLimit = Self.maximumNameLength
+        rules.parameterLimit = Self.parameterLimit
         rules.escapeStrings = true
         rules.dollarQuotes = true
         rules.nestedComments = true

@@ -19,10 +19,13 @@ import Foundation
 /// There is no interpolation that splices text: only the literal parts of the string are SQL. The
 /// same statement runs on SQLite and PostgreSQL, each engine reading the text by its own rules: a
 /// parameter marker written in the literal text (SQLite's `?`, `?1`, `:name`, `@name`, `$name`;
-/// PostgreSQL's `?`, `$1`) is refused, as are statements that change the connection rather than
-/// the data (SQLite's `PRAGMA`, `ATTACH`, `VACUUM`; PostgreSQL's `SET`, `LISTEN`, `COPY`, `DO`,
-/// `CALL`; transaction statements on both, and the like), which would outlive the transaction
-/// they run in.
+/// PostgreSQL's `?`, `$1`) is refused. A statement may only read or write rows: it starts with
+/// `SELECT`, `WITH`, `VALUES` or a parenthesis, or in a write with `INSERT`, `UPDATE`, `DELETE`
+/// (and SQLite's `REPLACE`); every other statement (`PRAGMA`, `EXPLAIN`, `CREATE`, `SET`,
+/// `DECLARE`, transaction control …) is refused, since it could change the connection, the session
+/// or the schema and outlive the transaction it runs in. On SQLite the authorizer refuses the same
+/// whatever the text; on PostgreSQL the functions with lasting effects that the store knows of are
+/// refused by name (Runtime.md lists what remains possible).
 public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
     /// The statement's pieces, in order.
     let pieces: [Piece]
@@ -119,10 +122,16 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation {
                         "the name \(name.debugDescription) of an SQL statement holds NUL (U+0000), which no table "
                             + "or column name can: remove it")
                 }
+                if let limit = dialect.handWritten.nameByteLimit, name.utf8.count > limit {
+                    throw SQLQueryError.nameTooLong(name: name, limit: limit)
+                }
                 text += dialect.identifier(name)
             case .emptyList(let storage):
                 text += "(SELECT \(storage.map { dialect.cast("NULL", to: $0) } ?? "NULL") WHERE 1 = 0)"
             }
+        }
+        if let limit = dialect.handWritten.parameterLimit, arguments.count > limit {
+            throw SQLQueryError.tooManyValues(count: arguments.count, limit: limit)
         }
         return (text, arguments)
     }
@@ -164,8 +173,16 @@ public enum SQLQueryError: Error, Sendable, Equatable, CustomStringConvertible {
     case columnCount(expected: Int, found: Int, sql: String)
     /// The literal text of the statement holds a parameter marker of its own.
     case parameterMarker(sql: String)
-    /// The statement changes the connection (a `PRAGMA`, `ATTACH`, a transaction statement…).
+    /// The statement is not one that only reads or writes rows: it starts with another word than
+    /// `SELECT`, `WITH`, `VALUES`, `INSERT`, `UPDATE`, `DELETE` (`PRAGMA`, `EXPLAIN`, `CREATE`,
+    /// a transaction statement…), or does more than read or write rows (`SELECT … INTO`, a function
+    /// whose effect outlives the transaction). `keyword` is the word refused.
     case connectionStatement(keyword: String, sql: String)
+    /// An interpolated name is longer than the engine keeps (PostgreSQL cuts names at 63 bytes,
+    /// so two long names would be one).
+    case nameTooLong(name: String, limit: Int)
+    /// The statement has more interpolated values than the engine takes parameters.
+    case tooManyValues(count: Int, limit: Int)
 
     /// What went wrong, and what to do instead.
     public var description: String {
@@ -185,8 +202,16 @@ public enum SQLQueryError: Error, Sendable, Equatable, CustomStringConvertible {
             "the statement's text holds a parameter marker of its own (a `?`, a `$1`, a `:name`): "
                 + "interpolate the value instead, as \\(value) (\(sql))"
         case .connectionStatement(let keyword, let sql):
-            "\(keyword) changes the connection, not the data, and would outlive the transaction: "
-                + "configure the store when opening it instead (\(sql))"
+            "\(keyword) is refused: SQL written by hand may only read rows (SELECT, WITH, VALUES) or, in "
+                + "performAndSave, write them (INSERT, UPDATE, DELETE); a statement that changes the connection, "
+                + "the session or the schema would outlive the transaction: configure the store when opening it, "
+                + "or change the schema with a migration (\(sql))"
+        case .nameTooLong(let name, let limit):
+            "the name \(name.debugDescription) has \(name.utf8.count) bytes, but the engine keeps only \(limit) "
+                + "and would silently cut it to another name: use a shorter name"
+        case .tooManyValues(let count, let limit):
+            "the statement has \(count) interpolated values, but the engine takes at most \(limit) parameters: "
+                + "split the list, or put the values in a table and join it"
         }
     }
 }
@@ -258,7 +283,7 @@ extension ReadContext {
         return rows
     }
 
-    /// Prepares `sql`, refusing a statement that changes the connection, one with parameter markers
+    /// Prepares `sql`, refusing a statement other than a read or write of rows, one with parameter markers
     /// other than the `parameters` interpolated values', and one that writes unless this is a
     /// write transaction (each engine by its own rules, ``SQLDialect/handWritten``).
     private func checkedStatement<Connection: DatabaseConnection>(
@@ -266,8 +291,8 @@ extension ReadContext {
     ) throws -> Connection.Statement {
         let rules = connection.dialect.handWritten
         let outline = SQLOutline(sql, rules: rules)
-        if outline.changesTheConnection(rules) {
-            throw SQLQueryError.connectionStatement(keyword: outline.firstWord, sql: sql)
+        if let refused = outline.refusedWord(rules) {
+            throw SQLQueryError.connectionStatement(keyword: refused, sql: sql)
         }
         return try connection.handWrittenStatement(outline, parameters: parameters, readOnly: !(self is WriteContext))
     }

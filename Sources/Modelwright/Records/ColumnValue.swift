@@ -109,9 +109,13 @@ extension Double: ColumnValue {
 extension Float: ColumnValue {
     /// The value as a `Double`; NaN is refused.
     @_spi(Generated) public var sqlValue: SQLValue { get throws { try Double(self).sqlValue } }
-    /// Reads a real, rounded to the nearest `Float`.
+    /// Reads a real, rounded to the nearest `Float`; a finite value beyond `Float`'s range is a
+    /// mismatch, as an integer beyond `Int16`'s is, rather than an infinity.
     @_spi(Generated) public init(sqlValue: SQLValue) throws {
-        self = Float(try Double(sqlValue: sqlValue))
+        let double = try Double(sqlValue: sqlValue)
+        let value = Float(double)
+        guard value.isFinite || !double.isFinite else { throw ColumnValueError.mismatch(sqlValue, Float.self) }
+        self = value
     }
 }
 

@@ -22,10 +22,21 @@ extension SQLiteConnection {
     var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 
     /// Prepares the statement's text without a trailing comment or semicolon (which SQLite would
-    /// read as a second statement), then refuses it when its parameters are not the values' `?`s
-    /// or, in a read, when SQLite says it writes.
+    /// read as a second statement) under the authorizer's allowlist for statements written by hand
+    /// (only reading and writing rows: no `PRAGMA`, `ATTACH`, temporary object or schema change,
+    /// whatever the text), then refuses it when its parameters are not the values' `?`s or, in a
+    /// read, when SQLite says it writes.
     func handWrittenStatement(_ outline: SQLOutline, parameters: Int, readOnly: Bool) throws -> SQLiteStatement {
-        let statement = try prepare(outline.body)
+        isPreparingHandWritten = true
+        refusedHandWrittenAction = nil
+        let statement: SQLiteStatement
+        do {
+            defer {
+                isPreparingHandWritten = false
+                refusedHandWrittenAction = nil
+            }
+            statement = try prepare(outline.body)
+        }
         guard statement.hasOnlyAnonymousParameters(count: parameters) else {
             throw SQLQueryError.parameterMarker(sql: outline.text)
         }

@@ -25,6 +25,12 @@ final class SQLiteConnection: DatabaseConnection {
     private var isControllingTransaction = false
     /// Set when the authorizer refused a transaction statement, so the error can say why.
     var refusedTransactionStatement = false
+    /// Set while a statement written by hand (``SQLQuery``) is prepared: the authorizer then lets
+    /// through only what reads and writes rows.
+    var isPreparingHandWritten = false
+    /// What the authorizer refused in a statement written by hand (`PRAGMA`, `CREATE` …), so the
+    /// error can name it.
+    var refusedHandWrittenAction: String?
     /// SQL text the store rendered, by the shape of the request it came from; see `ReadContext.select`.
     var renderedSQL: [RequestShape: String] = [:]
     /// Prepared statements by the shape of the request they run (``keptStatement(for:)``), at most
@@ -55,8 +61,13 @@ final class SQLiteConnection: DatabaseConnection {
         // A store file can come from outside. Functions a hostile schema names (in a trigger, a
         // view, a CHECK, a default, a generated column) run only if SQLite deems them harmless,
         // and no SQL can edit `sqlite_master` or the file's pages directly (defensive mode).
+        // A double-quoted name that names no column is an error, as in standard SQL and on
+        // PostgreSQL, rather than SQLite's legacy fallback to a string: `WHERE "user_name" = 'x'`
+        // with a misspelled name would otherwise compare two strings and hold for every row.
         guard csqlite_db_config_flag(handle, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0) == SQLITE_OK,
-            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DEFENSIVE, 1) == SQLITE_OK
+            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DEFENSIVE, 1) == SQLITE_OK,
+            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DQS_DML, 0) == SQLITE_OK,
+            csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DQS_DDL, 0) == SQLITE_OK
         else {
             let error = SQLiteError(connection: handle, code: SQLITE_ERROR, sql: nil)
             sqlite3_close_v2(handle)
@@ -294,8 +305,36 @@ final class SQLiteConnection: DatabaseConnection {
         }
     }
 
+    /// The actions a statement written by hand may take: reading and writing rows, calling
+    /// functions, recursive common table expressions. An allowlist, so that `PRAGMA`, `ATTACH`,
+    /// temporary objects, schema changes and transaction statements are refused whatever text
+    /// leads to them (`EXPLAIN PRAGMA …` runs its pragma while being prepared).
+    private static let handWrittenActions: Set<Int32> = [
+        SQLITE_SELECT, SQLITE_READ, SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE, SQLITE_FUNCTION, SQLITE_RECURSIVE,
+    ]
+
+    /// The statement an authorizer action stands for, to name it in an error.
+    private static func statementName(of action: Int32) -> String {
+        switch action {
+        case SQLITE_PRAGMA: "PRAGMA"
+        case SQLITE_ATTACH: "ATTACH"
+        case SQLITE_DETACH: "DETACH"
+        case SQLITE_TRANSACTION, SQLITE_SAVEPOINT: "a transaction statement"
+        case SQLITE_ALTER_TABLE: "ALTER TABLE"
+        case SQLITE_REINDEX: "REINDEX"
+        case SQLITE_ANALYZE: "ANALYZE"
+        case SQLITE_CREATE_INDEX...SQLITE_CREATE_VIEW, SQLITE_CREATE_VTABLE: "CREATE"
+        case SQLITE_DROP_INDEX...SQLITE_DROP_VIEW, SQLITE_DROP_VTABLE: "DROP"
+        default: "a statement that does more than read or write rows"
+        }
+    }
+
     /// The authorizer's answer for one action of a statement being prepared.
     fileprivate func authorize(_ action: Int32) -> Int32 {
+        if isPreparingHandWritten, !Self.handWrittenActions.contains(action) {
+            refusedHandWrittenAction = refusedHandWrittenAction ?? Self.statementName(of: action)
+            return SQLITE_DENY
+        }
         guard action == SQLITE_TRANSACTION, !isControllingTransaction else { return SQLITE_OK }
         refusedTransactionStatement = true
         return SQLITE_DENY

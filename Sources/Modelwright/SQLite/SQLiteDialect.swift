@@ -32,12 +32,13 @@ struct SQLiteDialect: SQLDialect {
         "?\(number)"
     }
 
-    /// Backticks and brackets quote names too; `PRAGMA`, `ATTACH` and the transaction statements
-    /// change the connection. Each value's marker is a plain `?`, and the statement's parameters
-    /// are checked to be those alone (``SQLiteConnection/handWrittenStatement(_:parameters:readOnly:)``).
+    /// Backticks and brackets quote names too; a statement starts with `SELECT`, `WITH`, `VALUES`,
+    /// `INSERT`, `REPLACE`, `UPDATE`, `DELETE` or a parenthesis, and SQLite's authorizer refuses
+    /// whatever else its text would do (``SQLiteConnection/handWrittenStatement(_:parameters:readOnly:)``).
+    /// Each value's marker is a plain `?`, and the statement's parameters are checked to be those alone.
     var handWritten: HandWrittenSQLRules {
-        var rules = HandWrittenSQLRules(connectionStatements: [
-            "PRAGMA", "ATTACH", "DETACH", "VACUUM", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+        var rules = HandWrittenSQLRules(statementWords: [
+            "SELECT", "WITH", "VALUES", "INSERT", "REPLACE", "UPDATE", "DELETE", "(",
         ])
         rules.bracketedNames = true
         return rules

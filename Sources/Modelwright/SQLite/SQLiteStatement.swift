@@ -41,6 +41,10 @@ final class SQLiteStatement: DatabaseStatement {
         self.handle = handle
         prepared = PreparedHandle(handle)
         guard code == SQLITE_OK else {
+            if code == SQLITE_AUTH, let refused = connection.refusedHandWrittenAction {
+                connection.refusedHandWrittenAction = nil
+                throw SQLQueryError.connectionStatement(keyword: refused, sql: sql)
+            }
             if code == SQLITE_AUTH, connection.refusedTransactionStatement {
                 connection.refusedTransactionStatement = false
                 throw SQLiteError.transactionStatementRefused(sql: sql)

@@ -88,18 +88,37 @@ struct SQLOutlineTests {
         }
     }
 
-    /// Each engine's connection statements are read as such whatever comes before them.
-    @Test func connectionStatementsAreFoundBehindCommentsAndSpace() {
-        for rules in [PostgresDialect().handWritten, SQLiteDialect().handWritten] {
-            for keyword in rules.connectionStatements {
-                for prefix in ["", " \n", "-- c\n", "/* c */ "] {
-                    let outline = SQLOutline(prefix + keyword.lowercased() + " x", rules: rules)
-                    #expect(outline.changesTheConnection(rules), "\(prefix.debugDescription)\(keyword)")
-                }
-            }
+    /// A statement is admitted by its first word alone from each engine's allowlist, found
+    /// behind space and comments; any other first word or token is the word refused, and a
+    /// word refused wherever it stands (`SELECT … INTO`, PostgreSQL's functions with lasting
+    /// effects) is found outside strings only.
+    @Test(arguments: [false, true])
+    func onlyTheAllowlistsFirstWordsAreAdmitted(postgres: Bool) {
+        let rules = postgres ? PostgresDialect().handWritten : SQLiteDialect().handWritten
+        let others = [
+            "PRAGMA", "EXPLAIN", "CREATE", "DROP", "ALTER", "ATTACH", "SET", "DECLARE", "BEGIN", "TABLE", "MERGE",
+            "TRUNCATE", "COPY", "\\", "'", "\"", ")", "SELECTX", "WITHOUT", "REPLACE",
+        ]
+        for index in 0..<Self.cases {
+            var random = SplitMix64(seed: postgres ? 93 : 94, index: index)
+            let prefix = random.pick(["", " \n", "-- c\n", "/* c */ ", ";"])
+            let first = random.pick(Array(rules.statementWords) + others)
+            let spelled = random.chance(0.5) ? first.lowercased() : first
+            let outline = SQLOutline(prefix + spelled + " x", rules: rules)
+            let admitted = rules.statementWords.contains(first)
+            #expect(
+                outline.refusedWord(rules) == (admitted ? nil : first),
+                "\(postgres) case \(index): \((prefix + spelled).debugDescription)")
         }
-        let postgres = PostgresDialect().handWritten
-        #expect(SQLOutline("/* /* nested */ */ SET x = 1", rules: postgres).changesTheConnection(postgres))
-        #expect(!SQLOutline("SELECT 'SET'", rules: postgres).changesTheConnection(postgres))
+        #expect(SQLOutline("SELECT 1 INTO t", rules: rules).refusedWord(rules) == "INTO")
+        #expect(SQLOutline("INSERT INTO t SELECT 1", rules: rules).refusedWord(rules) == nil)
+        #expect(SQLOutline("SELECT 'INTO'", rules: rules).refusedWord(rules) == nil)
+        let postgresRules = PostgresDialect().handWritten
+        for function in postgresRules.refusedFunctions {
+            #expect(SQLOutline("SELECT \(function)(1)", rules: postgresRules).refusedWord(postgresRules) == function)
+            #expect(
+                SQLOutline("SELECT \"\(function)\"(1)", rules: postgresRules).refusedWord(postgresRules) == function)
+            #expect(SQLOutline("SELECT '\(function)'", rules: postgresRules).refusedWord(postgresRules) == nil)
+        }
     }
 }
