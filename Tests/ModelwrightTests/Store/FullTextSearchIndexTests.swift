@@ -246,6 +246,77 @@ struct FullTextSearchIndexTests {
         }
     }
 
+    /// Text drawn from the classes where the store's tokenizer and `SearchQuery.matches` once split
+    /// words differently: letters with the combining marks of Hebrew, Arabic and Devanagari
+    /// (points, harakat, vowel signs, virama), scalars Unicode never assigned (U+0378, U+10FFFF)
+    /// or assigned after FTS5's Unicode 6.1 (U+1F642, U+20BA), beside ASCII, accents, spaces and
+    /// punctuation. Every word `matches` finds in a row, and a prefix of it, selects in the store
+    /// exactly the rows `matches` selects. Pointed `שָׁלוֹם` is three words in the store and one in
+    /// memory, and `a\u{378}b` one in the store and two in memory.
+    ///
+    /// Disabled: it fails on the current code (red-team rtfts B1, B2), and still failed with a first
+    /// fix (FTS5 `categories 'L* N* Co M*'` and a Unicode 6.1 rule in `SearchTokenizer`), not yet
+    /// diagnosed. Run it with `MODELWRIGHT_SEARCH_SCRIPTS=1`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MODELWRIGHT_SEARCH_SCRIPTS"] == "1"))
+    func theStoreAndMatchesSplitWordsAlikeInEveryScript() async throws {
+        var random = SplitMix64(seed: 0xB1_B2)
+        let letters: [[Unicode.Scalar]] = [
+            ["a", "b", "k", "z"], ["\u{5E9}", "\u{5DC}", "\u{5D5}", "\u{5DD}"],
+            ["\u{645}", "\u{631}", "\u{62D}", "\u{628}"],
+            ["\u{939}", "\u{928}", "\u{926}"], ["\u{378}", "\u{10FFFF}", "\u{1F642}", "\u{20BA}"],
+        ]
+        let marks: [Unicode.Scalar] = [
+            "\u{5B8}", "\u{5C1}", "\u{5B9}", "\u{64E}", "\u{652}", "\u{64B}", "\u{93F}", "\u{94D}", "\u{940}",
+            "\u{301}",
+        ]
+        let separators: [Unicode.Scalar] = [" ", " ", ",", "-", "\u{5BE}", "\u{60C}", "\u{964}"]
+        func text() -> String {
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<(3 + Int(random.next() % 14)) {
+                switch random.next() % 6 {
+                case 0: scalars.append(separators[Int(random.next() % UInt64(separators.count))])
+                case 1: scalars.append(marks[Int(random.next() % UInt64(marks.count))])
+                default:
+                    let script = letters[Int(random.next() % UInt64(letters.count))]
+                    scalars.append(script[Int(random.next() % UInt64(script.count))])
+                }
+            }
+            return String(scalars)
+        }
+        var compared = 0
+        for world in 0..<4 {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            let store = try Store(url: url, schema: SearchTag.schema)
+            let rows = (0..<30).map { number in
+                SearchTag(id: SearchTag.ID(), slug: "u\(number)", title: text(), body: nil, grp: Int64(number), code: 0)
+            }
+            try await store.performAndSave { context in
+                for row in rows { try context.insert(row) }
+            }
+            var words = Set<String>()
+            for row in rows.prefix(12) {
+                for token in SearchTokenizer.tokens(of: row.title) {
+                    words.insert(token)
+                    if token.unicodeScalars.count > 1 { words.insert(String(token.prefix(1)) + "*") }
+                }
+            }
+            for word in words.sorted() {
+                guard let query = word.hasSuffix("*") ? try? SearchQuery(word) : SearchQuery(words: word) else {
+                    continue
+                }
+                let found = try await store.performQuery { context in
+                    Set(try context.fetch(SearchTag.request().filter { $0.title.matches(query) }).map(\.id))
+                }
+                let expected = Set(rows.filter { query.matches($0.title) }.map(\.id))
+                #expect(found == expected, "world \(world): \(word.unicodeScalars.map { String($0.value, radix: 16) })")
+                compared += 1
+            }
+            try store.close()
+        }
+        #expect(compared > 100, "\(compared) words compared")
+    }
+
     /// Every word of the vocabulary (and those `formedText` writes in other forms) selects in the
     /// store what `SearchQuery.matches` selects over its rows.
     private static func expectSearchesAgree(_ store: Store, world: Int) async throws {
