@@ -255,8 +255,12 @@ struct FullTextSearchIndexTests {
     /// memory, and `a\u{378}b` one in the store and two in memory.
     ///
     /// Disabled: it fails on the current code (red-team rtfts B1, B2), and still failed with a first
-    /// fix (FTS5 `categories 'L* N* Co M*'` and a Unicode 6.1 rule in `SearchTokenizer`), not yet
-    /// diagnosed. Run it with `MODELWRIGHT_SEARCH_SCRIPTS=1`.
+    /// fix (FTS5 `categories 'L* N* Co M*'` and a Unicode 6.1 rule in `SearchTokenizer`): the
+    /// splitting then agreed, the folding did not. Foundation's `diacriticInsensitive` drops a
+    /// Hebrew point or Arabic haraka after a Latin letter (`z\u{5B8}` is `z`) but keeps it after
+    /// its own script's letters and keeps a word's leading U+0301, while FTS5's `remove_diacritics 2`
+    /// drops only its own set (U+0300…U+0331 in part) wherever it stands and keeps every other
+    /// mark: the fold has to follow FTS5's set. Run it with `MODELWRIGHT_SEARCH_SCRIPTS=1`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["MODELWRIGHT_SEARCH_SCRIPTS"] == "1"))
     func theStoreAndMatchesSplitWordsAlikeInEveryScript() async throws {
         var random = SplitMix64(seed: 0xB1_B2)
