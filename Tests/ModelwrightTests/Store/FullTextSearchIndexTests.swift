@@ -260,7 +260,9 @@ struct FullTextSearchIndexTests {
     /// Hebrew point or Arabic haraka after a Latin letter (`z\u{5B8}` is `z`) but keeps it after
     /// its own script's letters and keeps a word's leading U+0301, while FTS5's `remove_diacritics 2`
     /// drops only its own set (U+0300…U+0331 in part) wherever it stands and keeps every other
-    /// mark: the fold has to follow FTS5's set. Run it with `MODELWRIGHT_SEARCH_SCRIPTS=1`.
+    /// mark. A fold following that set (and ASCII bases of letters decomposing into it) still
+    /// left disagreements in every world, even for a plain `a`, not diagnosed: the query side (how
+    /// a word reaches FTS5) is the next place to look. Run it with `MODELWRIGHT_SEARCH_SCRIPTS=1`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["MODELWRIGHT_SEARCH_SCRIPTS"] == "1"))
     func theStoreAndMatchesSplitWordsAlikeInEveryScript() async throws {
         var random = SplitMix64(seed: 0xB1_B2)
