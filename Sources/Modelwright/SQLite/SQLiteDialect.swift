@@ -100,6 +100,10 @@ struct SQLiteDialect: SQLDialect {
         "", "_pending", "_content", "_data", "_idx", "_docsize", "_config", "_ids",
     ]
 
+    /// The suffixes of a full-text index's triggers (see ``createSearchIndex(_:of:columns:uniqueKeys:)``),
+    /// the ones earlier releases created included.
+    static let searchIndexTriggerSuffixes = ["_insert", "_update", "_delete", "_replacinginsert", "_replacingupdate"]
+
     /// An FTS5 table beside `table`: the ID unindexed, then the columns, each in NFKC (FTS5's
     /// tokenizer normalises nothing, see ``SearchTokenizer``), with the `unicode61` tokenizer
     /// folding every diacritic; an index on the FTS5 table's content (its `c0` column
@@ -183,11 +187,15 @@ struct SQLiteDialect: SQLDialect {
         return ([prefix + "\"id\""] + columns.map { "mw_search_text(\(prefix)\(quoted($0)))" }).joined(separator: ", ")
     }
 
+    /// Its triggers, its FTS5 table (which takes its shadow tables and their index along), the
+    /// pending table, and then any of those names left as a plain table or index (the FTS5 table
+    /// dropped by another program leaves its shadow tables behind as plain ones).
     func dropSearchIndex(_ index: String, of table: String) -> [String] {
-        ["_insert", "_update", "_delete", "_replacinginsert", "_replacingupdate"].map {
-            "DROP TRIGGER IF EXISTS \(quoted(index + $0))"
-        }
-            + ["DROP TABLE IF EXISTS \(quoted(index))", "DROP TABLE IF EXISTS \(quoted(index + "_pending"))"]
+        Self.searchIndexTriggerSuffixes.map { "DROP TRIGGER IF EXISTS \(quoted(index + $0))" }
+            + ["DROP TABLE IF EXISTS \(quoted(index))", "DROP INDEX IF EXISTS \(quoted(index + "_ids"))"]
+            + Self.searchIndexTableSuffixes.filter { !$0.isEmpty }.map {
+                "DROP TABLE IF EXISTS \(quoted(index + $0))"
+            }
     }
 
     /// Four checks, cheapest first: FTS5's settings are the ones it was created with (only its

@@ -55,8 +55,13 @@ struct SQLiteEngine: StoreEngine {
         try StoreVerification.schemaCookie(on: writer)
     }
 
-    /// Nothing: ``prepareForOpening(_:layout:plan:)`` verified the whole file already.
-    func verifyOpened(_ writer: SQLiteConnection, layout: SchemaLayout) throws {}
+    /// ``prepareForOpening(_:layout:plan:)`` verified the whole file already, letting through a
+    /// store whose full-text index objects alone differ (a store of an earlier release lacks
+    /// triggers added since): those are recreated here, in the opening transaction, before any
+    /// row is read or written.
+    func verifyOpened(_ writer: SQLiteConnection, layout: SchemaLayout) throws {
+        try StoreVerification.restoreSearchObjects(writer, layout: layout)
+    }
 
     func didCreateSchema(on writer: SQLiteConnection) throws {
         try StoreVerification.stampIdentity(on: writer)

@@ -62,7 +62,7 @@ enum StoreVerification {
             // One read transaction, so the schema and the metadata naming it come from one
             // snapshot, even while another process migrates the store.
             return try connection.inTransaction(.deferred) {
-                try verifySchema(connection, path: path, layout: layout, plan: plan)
+                try verifySchema(connection, path: path, layout: layout, plan: plan, searchObjectsRestorable: true)
                 if let fileIdentity, fileIdentity != 0, try identity(on: connection) != fileIdentity {
                     throw StoreError.damagedStore(
                         path: path, problems: ["the write-ahead log holds the first page of another store"])
@@ -93,8 +93,17 @@ enum StoreVerification {
     /// Compares the schema with what its metadata names (see ``verify(_:path:layout:plan:)``),
     /// inside the caller's transaction; an open store calls it again whenever the schema cookie
     /// changed, since another process may have edited the schema while it was open.
+    ///
+    /// With `searchObjectsRestorable` (the check before the opening transaction), a store of the
+    /// current version whose only differences are in the objects of its full-text indexes (their
+    /// triggers, tables and index, found by their exact names and kinds) passes: they hold no data,
+    /// and the opening transaction drops and recreates them before anything else reads or writes
+    /// the rows (``restoreSearchObjects(_:layout:)``). A store of an earlier release lacks the
+    /// triggers added since; refusing it would leave the app no way on. A store that a migration
+    /// stage is due to read first, or an open store's schema changed meanwhile, is compared in full.
     static func verifySchema(
-        _ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?
+        _ connection: SQLiteConnection, path: String, layout: SchemaLayout, plan: MigrationPlan?,
+        searchObjectsRestorable: Bool = false
     ) throws {
         let actual: [Entry]
         do {
@@ -116,10 +125,69 @@ enum StoreVerification {
         let metadata = try StoreMetadata.read(on: connection)
         guard let expectedLayout = try self.layout(recorded: metadata, current: layout, plan: plan) else { return }
         let historyFormat = metadata.values[StoreMetadata.historyFormatKey]
-        let found = try differences(
-            actual, on: connection, layout: expectedLayout,
-            historyIsKnown: historyFormat.map { $0 == HistorySQL.format })
-        guard found.isEmpty else { throw StoreError.unexpectedSchema(path: path, differences: found) }
+        let historyIsKnown = historyFormat.map { $0 == HistorySQL.format }
+        let found = try differences(actual, on: connection, layout: expectedLayout, historyIsKnown: historyIsKnown)
+        guard !found.isEmpty else { return }
+        if searchObjectsRestorable, expectedLayout.schema.checksum == layout.schema.checksum {
+            let names = searchObjectNames(of: layout)
+            let rest = try differences(
+                actual, on: connection, layout: expectedLayout, historyIsKnown: historyIsKnown,
+                setAside: { names.isRestorable($0) })
+            if rest.isEmpty { return }
+        }
+        throw StoreError.unexpectedSchema(path: path, differences: found)
+    }
+
+    /// In the opening transaction of a store of `layout`: drops and recreates, with its rows, every
+    /// full-text index whose objects (triggers, tables, index) differ from what the runtime creates,
+    /// or are missing. ``verifySchema(_:path:layout:plan:searchObjectsRestorable:)`` let such a
+    /// store through only when nothing else differs. Returns the names of the indexes recreated.
+    @discardableResult
+    static func restoreSearchObjects(_ connection: SQLiteConnection, layout: SchemaLayout) throws -> [String] {
+        let indexes = SchemaSQL.searchIndexes(for: layout)
+        guard !indexes.isEmpty else { return [] }
+        let actual = try entries(of: connection)
+        let created = try entries(created: try SchemaSQL.createStatements(for: layout, in: connection.dialect))
+        var restored: [String] = []
+        for index in indexes {
+            let names = SearchObjectNames(indexes: [index])
+            let expected = created.filter { names.contains($0.name) }
+            let found = actual.filter { names.contains($0.name) }
+            guard !differences(found, expected: expected).isEmpty else { continue }
+            try connection.execute(
+                try index.drop(in: connection.dialect) + index.create(in: connection.dialect))
+            restored.append(index.name)
+        }
+        return restored
+    }
+
+    /// The names (compared without case, as SQLite does) of the objects of a store's full-text
+    /// indexes, each with the kinds of entry it may be.
+    private struct SearchObjectNames {
+        private var kinds: [String: Set<String>] = [:]
+
+        init(indexes: [SchemaSQL.SearchIndex]) {
+            for index in indexes {
+                for suffix in SQLiteDialect.searchIndexTableSuffixes {
+                    kinds[(index.name + suffix).lowercased()] = ["table", "index"]
+                }
+                for suffix in SQLiteDialect.searchIndexTriggerSuffixes {
+                    kinds[(index.name + suffix).lowercased()] = ["trigger"]
+                }
+            }
+        }
+
+        func contains(_ name: String) -> Bool { kinds[name.lowercased()] != nil }
+
+        /// Whether `entry` is one the opening transaction drops by its name: a search object's name
+        /// and one of its kinds.
+        func isRestorable(_ entry: Entry) -> Bool {
+            kinds[entry.name.lowercased()]?.contains(entry.type) == true
+        }
+    }
+
+    private static func searchObjectNames(of layout: SchemaLayout) -> SearchObjectNames {
+        SearchObjectNames(indexes: SchemaSQL.searchIndexes(for: layout))
     }
 
     /// What differs between the schema of the database `connection` is open on and what the
@@ -138,10 +206,12 @@ enum StoreVerification {
     /// runtime's: those tables are set aside here, and an opening that records history refuses
     /// the store with ``StoreError/unsupportedHistoryFormat(found:supported:)`` (one that does
     /// not never touches them).
+    /// Entries for which `setAside` holds are left out of both sides.
     private static func differences(
-        _ actual: [Entry], on connection: SQLiteConnection, layout: SchemaLayout, historyIsKnown: Bool?
+        _ actual: [Entry], on connection: SQLiteConnection, layout: SchemaLayout, historyIsKnown: Bool?,
+        setAside: (Entry) -> Bool = { _ in false }
     ) throws -> [String] {
-        var actual = actual
+        var actual = actual.filter { !setAside($0) }
         var statements = try SchemaSQL.createStatements(for: layout, in: connection.dialect)
         // History tables are the store's whether or not this opening records history: when any is
         // there, all must be, exactly as the runtime creates them (what they bring beside them,
@@ -155,7 +225,7 @@ enum StoreVerification {
         if actual.contains(where: { $0.name.hasPrefix(SyncBookkeeping.tablePrefix) }) {
             statements += SyncBookkeeping.createStatements
         }
-        var expected = try entries(created: statements)
+        var expected = try entries(created: statements).filter { !setAside($0) }
         if historyIsKnown == false {
             actual.removeAll { $0.table.hasPrefix(HistorySQL.tablePrefix) }
             expected.removeAll { $0.table.hasPrefix(HistorySQL.tablePrefix) }
