@@ -101,7 +101,7 @@ extension DatabaseConnection {
                 + "JOIN pg_collation o ON o.oid = a.attcollation JOIN pg_namespace k ON k.oid = o.collnamespace "
                 + "WHERE \(own) AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped",
             "SELECT c.relname::text, 'trigger', pg_get_triggerdef(t.oid) || CASE t.tgenabled WHEN 'O' THEN '' "
-                + "ELSE ' (enabled ' || t.tgenabled || ')' END FROM pg_trigger t "
+                + "ELSE ' (enabled ' || t.tgenabled::text || ')' END FROM pg_trigger t "
                 + "\(inSchema.replacingOccurrences(of: "= x", with: "= t.tgrelid"))JOIN pg_proc f ON f.oid = t.tgfoid "
                 + "WHERE \(own) AND NOT t.tgisinternal AND NOT (t.tgenabled = 'O' AND f.proname = '_mw_notify_changes' "
                 + "AND f.pronamespace = c.relnamespace AND t.tgnargs = 0 AND t.tgqual IS NULL "

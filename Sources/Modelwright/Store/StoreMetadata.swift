@@ -76,7 +76,8 @@ enum StoreMetadata: Equatable {
                 into: quoted(SchemaSQL.metadataTable), columns: ["\"key\"", "\"value\""], key: ["\"key\""],
                 "VALUES (\(connection.dialect.parameters(2)))"))
         let readBack = try connection.prepare(
-            "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = \(connection.dialect.parameters(1))")
+            "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = \(connection.dialect.parameters(1))"
+        )
         for (key, value) in rows {
             insert.reset()
             insert.bind(key, 1)
