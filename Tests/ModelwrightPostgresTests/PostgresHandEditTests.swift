@@ -261,7 +261,7 @@ struct PostgresMetadataWriteTests {
                 + "IF to_regclass('public._modelwright_metadata') IS NOT NULL AND NOT EXISTS "
                 + "(SELECT 1 FROM pg_trigger WHERE tgname = 'hand_meta') THEN "
                 + "CREATE TRIGGER hand_meta BEFORE \(events) ON public._modelwright_metadata FOR EACH ROW "
-                + "EXECUTE FUNCTION hand_meta(); END IF; END $$",
+                + "EXECUTE FUNCTION public.hand_meta(); END IF; END $$",
             "CREATE EVENT TRIGGER hand_install ON ddl_command_end WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', "
                 + "'CREATE INDEX', 'DROP INDEX', 'DROP TABLE') EXECUTE FUNCTION hand_install()",
         ]
@@ -302,7 +302,10 @@ struct PostgresMetadataWriteTests {
                 try store.close()
                 Issue.record("\(label): the store opened though its metadata write did not take")
             } catch StoreError.metadataNotRecorded(let key, let value, let found) {
-                #expect(found != value, "\(label): \(key)")
+                // A swallowed write of an unchanged value (the model's name) reads back as written:
+                // it is refused because it changed no row.
+                #expect(
+                    ["model", "version", "checksum"].contains(key) && (found != value || swallow), "\(label): \(key)")
                 #expect(
                     StoreError.metadataNotRecorded(key: key, value: value, found: found).description
                         .contains("_modelwright_metadata"))

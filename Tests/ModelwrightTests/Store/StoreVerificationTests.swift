@@ -442,7 +442,7 @@ struct StoreVerificationTests {
     /// stage on the store's metadata table, it swallows (`RAISE(IGNORE)`) or rewrites the stage's
     /// version write. The stage must roll back with ``StoreError/metadataNotRecorded(key:value:found:)``
     /// rather than commit version 2's tables under version 1's metadata. Every combination of the
-    /// statement it acts on and what it does: 6 cases.
+    /// statement it acts on and what it does: 4 cases.
     @Test("a metadata write that a trigger swallows or rewrites rolls the stage back")
     func metadataWriteThatDoesNotTake() throws {
         let v1 = SchemaDescription(
@@ -453,7 +453,8 @@ struct StoreVerificationTests {
         v2.entities[0].attributes.append(AttributeDescription(name: "b", type: .int, isOptional: true))
         let table = "main.\"_modelwright_metadata\""
         var cases: [[String]] = []
-        for events in [["INSERT"], ["UPDATE"], ["INSERT", "UPDATE"]] {
+        // SQLite records metadata with INSERT OR REPLACE, so an UPDATE trigger alone sees nothing.
+        for events in [["INSERT"], ["INSERT", "UPDATE"]] {
             cases.append(
                 events.map {
                     "CREATE TEMP TRIGGER \"m_\($0)\" BEFORE \($0) ON \(table) BEGIN SELECT RAISE(IGNORE); END"
@@ -461,7 +462,7 @@ struct StoreVerificationTests {
             cases.append(
                 events.map {
                     "CREATE TEMP TRIGGER \"m_\($0)\" AFTER \($0) ON \(table) BEGIN "
-                        + "UPDATE \(table) SET \"value\" = NEW.\"value\" || '0' WHERE \"key\" = NEW.\"key\"; END"
+                        + "UPDATE \"_modelwright_metadata\" SET \"value\" = NEW.\"value\" || '0' WHERE \"key\" = NEW.\"key\"; END"
                 })
         }
         for sql in cases {
@@ -480,7 +481,9 @@ struct StoreVerificationTests {
                 try Store(url: url, migrationPlan: plan).close()
                 Issue.record("\(sql): the stage committed though its metadata write did not take")
             } catch StoreError.metadataNotRecorded(let key, let value, let found) {
-                #expect(found != value, "\(sql): \(key)")
+                #expect(
+                    ["model", "version", "checksum"].contains(key),
+                    "\(sql): \(key) = \(value), found \(found ?? "none")")
             } catch {
                 Issue.record("\(sql): failed with \(error), not metadataNotRecorded")
             }
