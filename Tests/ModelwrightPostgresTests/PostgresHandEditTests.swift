@@ -12,18 +12,133 @@ import Trips
 /// the name it was made with, so a renamed foreign key, primary key or index is harmless, and the
 /// migration must then succeed with every value kept. What changes what a step may write or what
 /// a later opening reads is refused with ``StoreError/unexpectedSchema(_:)``, the database
-/// untouched: a dropped index, a check constraint the version does not declare, a changed default.
+/// untouched: a dropped index, a check constraint the version does not declare, a changed default,
+/// an index recreated partial, descending, `NULLS NOT DISTINCT`, with another collation or of
+/// another method, a column's collation, a trigger on a model table or on the metadata table, a
+/// rule on the metadata table, row level security with a policy, an unlogged table. The refusal
+/// names the table the edit changed.
 ///
-/// `MODELWRIGHT_LARGE=1` draws 60 edits instead of the CI's 10.
+/// `MODELWRIGHT_LARGE=1` draws 96 edits instead of the CI's 16 (one of each kind).
 @Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresHandEditTests {
     private enum Edit: CaseIterable {
         case renameConstraint, renameIndex, dropIndex, addCheck, changeDefault
+        case partialIndex, descendingIndex, nullsNotDistinct, indexCollation, hashIndex
+        case columnCollation, modelTrigger, rowLevelSecurity, metadataTrigger, metadataRule, unlogged
 
         var isHarmless: Bool { self == .renameConstraint || self == .renameIndex }
     }
 
-    private static let caseCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 60 : 10
+    private static let caseCount =
+        Edit.allCases.count * (ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 6 : 1)
+
+    /// The statements of kind `edit` over the database's catalog, drawn with `random`, and the
+    /// table they change.
+    private static func statements(
+        _ edit: Edit, on connection: PostgresConnection, _ random: inout SplitMix64
+    ) async throws -> (statements: [String], table: String) {
+        if let (statement, table) = try await redefinition(edit, on: connection, &random) {
+            return ([statement], table)
+        }
+        return ([try await statement(edit, on: connection, &random)], "")
+    }
+
+    /// The statements of an edit that ``statement(_:on:_:)`` does not make, and the table they
+    /// change: an index recreated with another definition, a collation, a trigger, a rule, row
+    /// level security, a table made unlogged; `nil` for the others.
+    private static func redefinition(
+        _ edit: Edit, on connection: PostgresConnection, _ random: inout SplitMix64
+    ) async throws -> (String, String)? {
+        func rows(_ sql: String) async throws -> [[String]] {
+            let result = try await connection.query(sql)
+            return (0..<result.count).map { row in
+                (0..<result.columnCount).map { column in
+                    if case .text(let text) = result[row, column] { text } else { "" }
+                }
+            }
+        }
+        let own =
+            "n.nspname = current_schema() AND c.relname <> '_modelwright_metadata' AND c.relname NOT LIKE '\\_mw\\_%'"
+        // Name, table, definition, first column as the definition prints it, whether unique, the
+        // number of key columns and whether the first is text.
+        let indexes =
+            "SELECT i.relname::text, c.relname::text, pg_get_indexdef(x.indexrelid), "
+            + "pg_get_indexdef(x.indexrelid, 1, true), x.indisunique::text, x.indnkeyatts::text, "
+            + "(a.atttypid = 'text'::regtype)::text FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+            + "JOIN pg_class c ON c.oid = x.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+            + "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = x.indkey[0] "
+            + "WHERE \(own) AND NOT x.indisprimary ORDER BY 1"
+        func recreate(_ index: [String], _ definition: String) -> (String, String) {
+            ("DROP INDEX \"\(index[0])\";\n\(definition)", index[1])
+        }
+        let tables = try await rows(
+            "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "WHERE \(own) AND c.relkind = 'r' ORDER BY 1")
+        switch edit {
+        case .partialIndex:
+            let index = random.pick(try await rows(indexes))
+            return recreate(index, index[2] + " WHERE \(index[3]) IS NOT NULL")
+        case .descendingIndex:
+            let index = random.pick(try await rows(indexes))
+            return recreate(index, String(index[2].dropLast()) + " DESC)")
+        case .nullsNotDistinct:
+            let index = random.pick(try await rows(indexes).filter { $0[4] == "true" })
+            return recreate(index, index[2] + " NULLS NOT DISTINCT")
+        case .indexCollation:
+            let index = random.pick(try await rows(indexes).filter { $0[6] == "true" })
+            return recreate(
+                index, index[2].replacingOccurrences(of: "(\(index[3])", with: "(\(index[3]) COLLATE \"C\""))
+        case .hashIndex:
+            let index = random.pick(try await rows(indexes).filter { $0[4] == "false" && $0[5] == "1" })
+            return recreate(index, index[2].replacingOccurrences(of: " USING btree ", with: " USING hash "))
+        case .columnCollation:
+            let column = random.pick(
+                try await rows(
+                    "SELECT c.relname::text, a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+                        + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) AND c.relkind = 'r' "
+                        + "AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'text'::regtype ORDER BY 1, 2"))
+            return ("ALTER TABLE \"\(column[0])\" ALTER COLUMN \"\(column[1])\" TYPE text COLLATE \"C\"", column[0])
+        case .modelTrigger:
+            // Harmless in what it does (it returns the row unchanged), refused for what it could do.
+            let table = random.pick(tables)[0]
+            return (
+                "CREATE FUNCTION hand_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;\n"
+                    + "CREATE TRIGGER hand_keep BEFORE INSERT OR UPDATE ON \"\(table)\" FOR EACH ROW "
+                    + "EXECUTE FUNCTION hand_keep()", table
+            )
+        case .rowLevelSecurity:
+            let table = random.pick(tables)[0]
+            let force = random.next() % 2 == 0 ? "ALTER TABLE \"\(table)\" FORCE ROW LEVEL SECURITY;\n" : ""
+            return (
+                "ALTER TABLE \"\(table)\" ENABLE ROW LEVEL SECURITY;\n\(force)"
+                    + "CREATE POLICY hand_policy ON \"\(table)\" USING (true)", table
+            )
+        case .metadataTrigger:
+            // Swallows the metadata's writes: the migration's DDL would commit under the old version.
+            let events = random.pick(["INSERT OR UPDATE", "UPDATE", "INSERT"])
+            return (
+                "CREATE FUNCTION hand_swallow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;\n"
+                    + "CREATE TRIGGER hand_swallow BEFORE \(events) ON _modelwright_metadata FOR EACH ROW "
+                    + "EXECUTE FUNCTION hand_swallow()", "_modelwright_metadata"
+            )
+        case .metadataRule:
+            let event = random.pick(["UPDATE", "INSERT"])
+            return (
+                "CREATE RULE hand_rule AS ON \(event) TO _modelwright_metadata DO INSTEAD NOTHING",
+                "_modelwright_metadata"
+            )
+        case .unlogged:
+            // A table no foreign key refers to: PostgreSQL refuses to unlog one that is referred to.
+            let table = random.pick(
+                try await rows(
+                    "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        + "WHERE \(own) AND c.relkind = 'r' AND NOT EXISTS (SELECT 1 FROM pg_constraint k "
+                        + "WHERE k.confrelid = c.oid AND k.contype = 'f' AND k.conrelid <> c.oid) ORDER BY 1"))[0]
+            return ("ALTER TABLE \"\(table)\" SET UNLOGGED", table)
+        default:
+            return nil
+        }
+    }
 
     /// One statement of kind `edit` over the database's catalog, drawn with `random`.
     private static func statement(
@@ -78,6 +193,8 @@ struct PostgresHandEditTests {
             if !column[3].isEmpty && random.next() % 2 == 0 { return alter + "DROP DEFAULT" }
             return alter
                 + (column[2] == "text" ? "SET DEFAULT 'hand'" : column[3].isEmpty ? "SET DEFAULT 42" : "DROP DEFAULT")
+        default:
+            return ""
         }
     }
 
@@ -88,8 +205,11 @@ struct PostgresHandEditTests {
             let edit = Edit.allCases[Int(seed) % Edit.allCases.count]
             let database = try await PostgresMigrationTests.populatedVersion1()
             let connection = try await PostgresConnection(database.configuration)
-            let statement = try await Self.statement(edit, on: connection, &random)
-            _ = try await connection.execute(statement)
+            let (statements, table) = try await Self.statements(edit, on: connection, &random)
+            let statement = statements.joined(separator: "; ")
+            for part in statements.flatMap({ $0.components(separatedBy: ";\n") }) {
+                _ = try await connection.execute(part)
+            }
             await connection.close()
             let before = try await PostgresMigrationRefusalTests.snapshot(database.configuration)
             let opened = Result {
@@ -105,14 +225,110 @@ struct PostgresHandEditTests {
                 counts["\(edit) migrated", default: 0] += 1
             case .failure(let error):
                 #expect(!edit.isHarmless, "seed \(seed): \(statement) was refused: \(error)")
-                guard case StoreError.unexpectedSchema = error else {
+                guard case StoreError.unexpectedSchema(_, let differences) = error else {
                     Issue.record("seed \(seed): \(statement) failed with \(error), not the schema check's error")
                     continue
                 }
+                #expect(
+                    table.isEmpty || differences.contains { $0.hasPrefix(table + " ") },
+                    "seed \(seed): \(statement) was refused without naming \(table): \(differences)")
                 #expect(try await PostgresMigrationRefusalTests.snapshot(database.configuration) == before)
                 counts["\(edit) refused", default: 0] += 1
             }
         }
         print("hand edits before a PostgreSQL migration: \(counts.sorted { $0.key < $1.key })")
+    }
+}
+
+/// A metadata write that does not take: a trigger installed on `_modelwright_metadata` after the
+/// schema check passed (here by an event trigger, which fires on the DDL of the step itself)
+/// swallows the row or changes its value. The step, a migration stage or a new store's creation,
+/// must then roll back with ``StoreError/metadataNotRecorded(key:value:found:)`` rather than
+/// commit tables that the metadata misnames.
+///
+/// `MODELWRIGHT_LARGE=1` draws 24 cases instead of the CI's 4 (one of each).
+@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+struct PostgresMetadataWriteTests {
+    private static let caseCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 24 : 4
+
+    /// The statements that make every later `CREATE TABLE` or `ALTER TABLE` in the `public` schema
+    /// install a trigger on its metadata table that swallows (`swallow`) or rewrites each write.
+    private static func sabotage(swallow: Bool, events: String) -> [String] {
+        [
+            "CREATE FUNCTION hand_meta() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                + (swallow ? "RETURN NULL;" : "NEW.value := NEW.value || '0'; RETURN NEW;") + " END $$",
+            "CREATE FUNCTION hand_install() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN "
+                + "IF to_regclass('public._modelwright_metadata') IS NOT NULL AND NOT EXISTS "
+                + "(SELECT 1 FROM pg_trigger WHERE tgname = 'hand_meta') THEN "
+                + "CREATE TRIGGER hand_meta BEFORE \(events) ON public._modelwright_metadata FOR EACH ROW "
+                + "EXECUTE FUNCTION public.hand_meta(); END IF; END $$",
+            "CREATE EVENT TRIGGER hand_install ON ddl_command_end WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', "
+                + "'CREATE INDEX', 'DROP INDEX', 'DROP TABLE') EXECUTE FUNCTION hand_install()",
+        ]
+    }
+
+    private static func drop(_ configuration: PostgresConfiguration) async throws {
+        let connection = try await PostgresConnection(configuration)
+        _ = try await connection.execute("DROP EVENT TRIGGER hand_install")
+        await connection.close()
+    }
+
+    @Test func aMetadataWriteThatDoesNotTakeRollsTheStepBack() async throws {
+        var counts: [String: Int] = [:]
+        for seed in 0..<UInt64(Self.caseCount) {
+            var random = SplitMix64(seed: seed, index: 2703)
+            let swallow = seed % 2 == 0
+            let migrating = seed % 4 >= 2
+            let events = random.pick(["INSERT OR UPDATE", migrating ? "UPDATE" : "INSERT"])
+            let label = "seed \(seed) (\(migrating ? "migration" : "creation"), \(swallow ? "swallowed" : "rewritten"))"
+            let configuration: PostgresConfiguration
+            if migrating {
+                configuration = try await PostgresMigrationTests.populatedVersion1().configuration
+            } else {
+                configuration = try await makeDatabase()
+            }
+            let connection = try await PostgresConnection(configuration)
+            for statement in Self.sabotage(swallow: swallow, events: events) {
+                _ = try await connection.execute(statement)
+            }
+            await connection.close()
+            let before = migrating ? try await PostgresMigrationRefusalTests.snapshot(configuration) : ""
+            do {
+                let store =
+                    migrating
+                    ? try Store(
+                        postgres: configuration, migrationPlan: Trips.migrationPlan(ServerMigrations()), readers: 1)
+                    : try Store(postgres: configuration, schema: Trips.schema, readers: 1)
+                try store.close()
+                Issue.record("\(label): the store opened though its metadata write did not take")
+            } catch StoreError.metadataNotRecorded(let key, let value, let found) {
+                // A swallowed write of an unchanged value (the model's name) reads back as written:
+                // it is refused because it changed no row.
+                #expect(
+                    ["model", "version", "checksum"].contains(key) && (found != value || swallow), "\(label): \(key)")
+                #expect(
+                    StoreError.metadataNotRecorded(key: key, value: value, found: found).description
+                        .contains("_modelwright_metadata"))
+            } catch {
+                Issue.record("\(label): failed with \(error), not metadataNotRecorded")
+            }
+            try await Self.drop(configuration)
+            let check = try await PostgresConnection(configuration)
+            if migrating {
+                // The stage rolled back: version 1's tables and metadata, as before.
+                let version = try await check.query("SELECT value FROM _modelwright_metadata WHERE key = 'version'")
+                #expect(version.count == 1 && version[0, 0] == .text("1"), "\(label)")
+                await check.close()
+                #expect(try await PostgresMigrationRefusalTests.snapshot(configuration) == before, "\(label)")
+            } else {
+                // The creation rolled back: no table at all.
+                let tables = try await check.query(
+                    "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'")
+                #expect(tables[0, 0] == .text("0") || tables[0, 0] == .int64(0), "\(label): \(tables[0, 0])")
+                await check.close()
+            }
+            counts[label.split(separator: "(")[1].dropLast().description, default: 0] += 1
+        }
+        print("metadata writes that did not take: \(counts.sorted { $0.key < $1.key })")
     }
 }

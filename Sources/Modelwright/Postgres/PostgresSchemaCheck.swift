@@ -17,10 +17,12 @@ extension DatabaseConnection {
         }
         let found = try StoreSchema.read(self)
         let foundConstraints = try otherConstraints()
+        let foundFacts = try catalogFacts()
         let savepoint = "mw_schema_check"
         try execute(dialect.savepoint(savepoint))
         let fresh: StoreSchema
         let freshConstraints: [String]
+        let freshFacts: [String]
         do {
             let scratch = dialect.identifier("mw_schema_check_\(UUID().uuidString.prefix(8).lowercased())")
             // SET LOCAL ends with the savepoint's rollback, so the connection's path is as it was.
@@ -28,6 +30,7 @@ extension DatabaseConnection {
             try execute(SchemaSQL.createStatements(for: layout, in: dialect))
             fresh = try StoreSchema.read(self)
             freshConstraints = try otherConstraints()
+            freshFacts = try catalogFacts()
         } catch {
             try? execute([dialect.rollbackToSavepoint(savepoint), dialect.releaseSavepoint(savepoint)])
             throw error
@@ -38,9 +41,118 @@ extension DatabaseConnection {
             tables.contains(String(line.prefix { $0 != "\u{0}" }))
         }
         let missing = freshConstraints.filter { !foundConstraints.contains($0) }
+        // An index or a collation of a table no fresh store has (persistent history's) is not
+        // compared; a trigger, rule, policy or storage setting is refused on any table.
+        let unexpectedFacts = Self.difference(foundFacts, freshFacts).filter { line in
+            let fields = line.split(separator: "\u{0}", omittingEmptySubsequences: false)
+            return fields.count < 2 || !Self.perTableFacts.contains(String(fields[1]))
+                || tables.contains(String(fields[0]))
+        }
+        let missingFacts = Self.difference(freshFacts, foundFacts)
         return found.differences(from: fresh)
             + unexpected.map { Self.sentence($0, "has an unexpected") }
             + missing.map { Self.sentence($0, "lacks the") }
+            + unexpectedFacts.map { Self.factSentence($0, missing: false) }
+            + missingFacts.map { Self.factSentence($0, missing: true) }
+    }
+
+    /// The kinds of ``catalogFacts()`` a fresh store has on its own tables only.
+    private static var perTableFacts: Set<String> { ["index", "collation"] }
+
+    /// The lines of `lines` that `other` lacks, counted as a multiset: two equal indexes on one
+    /// table are two lines, and one of them missing is a difference.
+    private static func difference(_ lines: [String], _ other: [String]) -> [String] {
+        var left = Dictionary(other.map { ($0, 1) }, uniquingKeysWith: +)
+        return lines.filter { line in
+            guard let count = left[line], count > 0 else { return true }
+            left[line] = count - 1
+            return false
+        }
+    }
+
+    /// What else of the current schema's tables decides what a statement does or what a row
+    /// holds, as `table NUL kind NUL detail`, sorted, compared in full with a fresh store's:
+    ///
+    /// - `index`: every index's whole definition (`pg_get_indexdef`) after its name and table:
+    ///   method, columns with their order, collations and operator classes, `INCLUDE`, a partial
+    ///   index's `WHERE` and `NULLS NOT DISTINCT`, each of which changes what a unique index
+    ///   refuses or what a sorted fetch returns;
+    /// - `collation`: each column's collation, which decides text order and equality;
+    /// - `trigger`: every trigger but the change feed's own (`_mw_changes_…` after each statement,
+    ///   calling `_mw_notify_changes()`, enabled, on a table not the runtime's), since a trigger
+    ///   can rewrite or swallow the rows a step or the app writes;
+    /// - `rule`: every rewrite rule on a table, which can do the same;
+    /// - `security`: row level security enabled or forced, and each policy, which hide rows from
+    ///   the migration and the app;
+    /// - `persistence`: an unlogged or temporary table, whose rows a crash empties.
+    ///
+    /// None but `index` and `collation` exists in a fresh store, so any other is unexpected.
+    private func catalogFacts() throws -> [String] {
+        let inSchema = "JOIN pg_class c ON c.oid = x JOIN pg_namespace n ON n.oid = c.relnamespace "
+        let own = "n.nspname = current_schema()"
+        let queries = [
+            "SELECT c.relname::text, 'index', "
+                + "CASE WHEN i.indisunique THEN 'unique ' ELSE '' END || "
+                + "substr(pg_get_indexdef(i.indexrelid), strpos(pg_get_indexdef(i.indexrelid), ' USING ') + 1) "
+                + "FROM pg_index i \(inSchema.replacingOccurrences(of: "= x", with: "= i.indrelid"))WHERE \(own)",
+            "SELECT c.relname::text, 'collation', quote_ident(a.attname) || ' COLLATE ' || "
+                + "CASE WHEN k.oid = c.relnamespace OR k.nspname = 'pg_catalog' THEN '' ELSE quote_ident(k.nspname) || '.' END "
+                + "|| quote_ident(o.collname) FROM pg_attribute a \(inSchema.replacingOccurrences(of: "= x", with: "= a.attrelid"))"
+                + "JOIN pg_collation o ON o.oid = a.attcollation JOIN pg_namespace k ON k.oid = o.collnamespace "
+                + "WHERE \(own) AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped",
+            "SELECT c.relname::text, 'trigger', pg_get_triggerdef(t.oid) || CASE t.tgenabled WHEN 'O' THEN '' "
+                + "ELSE ' (enabled ' || t.tgenabled::text || ')' END FROM pg_trigger t "
+                + "\(inSchema.replacingOccurrences(of: "= x", with: "= t.tgrelid"))JOIN pg_proc f ON f.oid = t.tgfoid "
+                + "WHERE \(own) AND NOT t.tgisinternal AND NOT (t.tgenabled = 'O' AND f.proname = '_mw_notify_changes' "
+                + "AND f.pronamespace = c.relnamespace AND t.tgnargs = 0 AND t.tgqual IS NULL "
+                + "AND cardinality(t.tgattr::int2[]) = 0 AND left(c.relname, 4) <> '_mw_' "
+                + "AND left(c.relname, 13) <> '_modelwright_' AND ("
+                + "(t.tgname = '_mw_changes_insert' AND t.tgtype = 4 AND t.tgoldtable IS NULL AND t.tgnewtable = '_mw_new') "
+                + "OR (t.tgname = '_mw_changes_update' AND t.tgtype = 16 AND t.tgoldtable = '_mw_old' "
+                + "AND t.tgnewtable = '_mw_new') "
+                + "OR (t.tgname = '_mw_changes_delete' AND t.tgtype = 8 AND t.tgoldtable = '_mw_old' "
+                + "AND t.tgnewtable IS NULL)))",
+            "SELECT c.relname::text, 'rule', pg_get_ruledef(r.oid) FROM pg_rewrite r "
+                + "\(inSchema.replacingOccurrences(of: "= x", with: "= r.ev_class"))WHERE \(own) AND c.relkind IN ('r', 'p')",
+            "SELECT c.relname::text, 'security', 'row level security ' || "
+                + "CASE WHEN c.relforcerowsecurity THEN 'forced' ELSE 'enabled' END FROM pg_class c "
+                + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) AND c.relkind IN ('r', 'p') "
+                + "AND (c.relrowsecurity OR c.relforcerowsecurity)",
+            "SELECT c.relname::text, 'security', 'policy ' || quote_ident(p.polname) || ' (' || p.polcmd::text || ' '"
+                + " || CASE WHEN p.polpermissive THEN 'permissive' ELSE 'restrictive' END || ')' FROM pg_policy p "
+                + "\(inSchema.replacingOccurrences(of: "= x", with: "= p.polrelid"))WHERE \(own)",
+            "SELECT c.relname::text, 'persistence', CASE c.relpersistence WHEN 'u' THEN 'unlogged' ELSE 'temporary' END "
+                + "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) "
+                + "AND c.relkind IN ('r', 'p') AND c.relpersistence <> 'p'",
+        ]
+        var result: [String] = []
+        for query in queries {
+            let statement = try prepare(query)
+            while try statement.step() {
+                result.append(
+                    [statement.string(0), statement.string(1), statement.string(2)].joined(separator: "\u{0}"))
+            }
+        }
+        return result.sorted()
+    }
+
+    /// One difference of ``catalogFacts()`` as a sentence naming the table and what differs.
+    private static func factSentence(_ line: String, missing: Bool) -> String {
+        let parts = line.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3 else { return line }
+        let (table, kind, detail) = (parts[0], parts[1], parts[2])
+        switch (kind, missing) {
+        case ("index", false): return "\(table) has an index the schema does not create: \(detail)"
+        case ("index", true): return "\(table) lacks the index \(detail) (it was changed or dropped)"
+        case ("collation", false): return "\(table) has a column of another collation: \(detail)"
+        case ("collation", true): return "\(table) lacks the column collation \(detail)"
+        case ("trigger", _): return "\(table) has a trigger the runtime does not create: \(detail); drop it"
+        case ("rule", _): return "\(table) has a rule the runtime does not create: \(detail); drop it"
+        case ("security", _):
+            return "\(table) has \(detail), which hides rows from the store; disable it or drop the policy"
+        case ("persistence", _): return "\(table) is \(detail), so a crash empties it; make it logged again"
+        default: return "\(table) \(missing ? "lacks" : "has") \(kind) \(detail)"
+        }
     }
 
     /// The constraints of the current schema's tables that are neither primary nor foreign keys

@@ -64,6 +64,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (`-journal`) beside it holds an interrupted write that does not prove to be the store's
     /// own. Neither file was changed.
     case damagedStore(path: String, problems: [String])
+    /// Writing `value` under `key` into the store's metadata table (`_modelwright_metadata`) did
+    /// not change exactly one row, or reading the row back gives `found` (`nil`: no row) instead:
+    /// a trigger or rule on the table changes or swallows its writes. The transaction that wrote
+    /// it (a new store's schema, a migration stage) was rolled back, so the store never records a
+    /// version its tables do not hold.
+    case metadataNotRecorded(key: String, value: String, found: String?)
 
     /// Why the engine rolled back the transaction, in terms of no particular engine, when this
     /// error is ``transactionAborted(cause:)`` or ``transactionAbortedByEngine(cause:)``.
@@ -133,6 +139,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "belongs to another copy of the store or another database; neither file was changed. Move the log "
                 + "aside to open the store as it was before it, or restore a copy. Found: "
                 + problems.prefix(5).joined(separator: "; ")
+        case .metadataNotRecorded(let key, let value, let found):
+            "the store's table \(SchemaSQL.metadataTable) did not record \(key) = \(value) (it holds "
+                + (found.map { "\($0)" } ?? "no such row")
+                + "): a trigger or rule on the table changes its writes. The transaction was rolled back and "
+                + "nothing it wrote was kept. Drop the trigger or rule on \(SchemaSQL.metadataTable), then open "
+                + "the store again"
         case .storeFileReplaced(let path):
             "the store's file at \(path) was moved, replaced or deleted while the store was open; nothing more was "
                 + "written to it. Close the store and open the file again"

@@ -66,17 +66,32 @@ enum StoreMetadata: Equatable {
             ], on: connection)
     }
 
-    /// Sets metadata rows, replacing those with the same keys.
+    /// Sets metadata rows, replacing those with the same keys, inside the caller's transaction,
+    /// and proves each took: the write changed exactly one row and the row reads back as written.
+    /// Otherwise throws ``StoreError/metadataNotRecorded(key:value:found:)``, so that the caller's
+    /// transaction rolls back rather than commit tables that the metadata misnames (a trigger or
+    /// rule on the table can swallow or alter a write on either engine).
     static func write(_ rows: [(key: String, value: String)], on connection: some DatabaseConnection) throws {
         let insert = try connection.prepare(
             connection.dialect.insertReplacing(
                 into: quoted(SchemaSQL.metadataTable), columns: ["\"key\"", "\"value\""], key: ["\"key\""],
                 "VALUES (\(connection.dialect.parameters(2)))"))
+        let readBack = try connection.prepare(
+            "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = \(connection.dialect.parameters(1))"
+        )
         for (key, value) in rows {
             insert.reset()
             insert.bind(key, 1)
             insert.bind(value, 2)
             try insert.run()
+            let changed = connection.changes
+            readBack.reset()
+            readBack.bind(key, 1)
+            var found: [String] = []
+            while try readBack.step() { found.append(readBack.string(0)) }
+            guard changed == 1, found == [value] else {
+                throw StoreError.metadataNotRecorded(key: key, value: value, found: found.first)
+            }
         }
     }
 

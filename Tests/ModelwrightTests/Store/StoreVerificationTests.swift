@@ -438,6 +438,60 @@ struct StoreVerificationTests {
         }
     }
 
+    /// A temporary trigger is the connection's own, so no schema check sees it; made by a custom
+    /// stage on the store's metadata table, it swallows (`RAISE(IGNORE)`) or rewrites the stage's
+    /// version write. The stage must roll back with ``StoreError/metadataNotRecorded(key:value:found:)``
+    /// rather than commit version 2's tables under version 1's metadata. Every combination of the
+    /// statement it acts on and what it does: 4 cases.
+    @Test("a metadata write that a trigger swallows or rewrites rolls the stage back")
+    func metadataWriteThatDoesNotTake() throws {
+        let v1 = SchemaDescription(
+            modelName: "M", version: 1,
+            entities: [EntityDescription(name: "E", attributes: [AttributeDescription(name: "a", type: .string)])])
+        var v2 = v1
+        v2.version = 2
+        v2.entities[0].attributes.append(AttributeDescription(name: "b", type: .int, isOptional: true))
+        let table = "main.\"_modelwright_metadata\""
+        var cases: [[String]] = []
+        // SQLite records metadata with INSERT OR REPLACE, so an UPDATE trigger alone sees nothing.
+        for events in [["INSERT"], ["INSERT", "UPDATE"]] {
+            cases.append(
+                events.map {
+                    "CREATE TEMP TRIGGER \"m_\($0)\" BEFORE \($0) ON \(table) BEGIN SELECT RAISE(IGNORE); END"
+                })
+            cases.append(
+                events.map {
+                    "CREATE TEMP TRIGGER \"m_\($0)\" AFTER \($0) ON \(table) BEGIN "
+                        + "UPDATE \"_modelwright_metadata\" SET \"value\" = NEW.\"value\" || '0' WHERE \"key\" = NEW.\"key\"; END"
+                })
+        }
+        for sql in cases {
+            let url = temporaryStoreURL()
+            defer { removeStore(at: url) }
+            try Store(url: url, schema: v1).close()
+            let stage = MigrationStage.custom(
+                from: v1, to: v2,
+                steps: [
+                    .init(name: "sabotage", label: "sabotage") { context in
+                        for statement in sql { try context.execute(statement) }
+                    }
+                ])
+            let plan = MigrationPlan(current: v2, stages: [stage])
+            do {
+                try Store(url: url, migrationPlan: plan).close()
+                Issue.record("\(sql): the stage committed though its metadata write did not take")
+            } catch StoreError.metadataNotRecorded(let key, let value, let found) {
+                #expect(
+                    ["model", "version", "checksum"].contains(key),
+                    "\(sql): \(key) = \(value), found \(found ?? "none")")
+            } catch {
+                Issue.record("\(sql): failed with \(error), not metadataNotRecorded")
+            }
+            // The stage rolled back: the store is still version 1 and opens as such.
+            try Store(url: url, schema: v1).close()
+        }
+    }
+
     @Test("history of a newer format: refused as such with history on, opened without")
     func newerHistoryFormat() throws {
         let url = temporaryStoreURL()
