@@ -184,9 +184,6 @@ enum SyncBookkeeping {
 
     /// Keeps what is known of a row, with the cursor of its latest change (server) and the token
     /// its pending local changes wait to be acknowledged through (device); `nil` keeps neither.
-    /// On the server, which has no local changes to acknowledge, `pending` holds the origin
-    /// instead: the number of the device whose push the row holds exactly as that device sent it
-    /// (see ``SyncServer``), so its pulls can leave the row out.
     static func write(
         _ change: RowChange, cursor: Int64?, pending: Int64?, on connection: some DatabaseConnection
     ) throws {
@@ -220,26 +217,20 @@ enum SyncBookkeeping {
         )
     }
 
-    /// The rows whose cursor is after `cursor`, in cursor order, at most `limit` of them, each
-    /// with its server-side origin (see ``write(_:cursor:pending:on:)``). A row `skipping` says
-    /// is passed over undecoded (its cursor still counts toward `limit`, so pages end where they
-    /// would), and comes back as `nil`.
-    static func changes(
-        after cursor: Int64, limit: Int, skipping: (_ cursor: Int64, _ origin: Int64?) -> Bool = { _, _ in false },
-        on connection: some DatabaseConnection
-    ) throws -> [(cursor: Int64, change: RowChange?)] {
+    /// The rows whose cursor is after `cursor`, in cursor order, at most `limit` of them.
+    static func changes(after cursor: Int64, limit: Int, on connection: some DatabaseConnection) throws -> [(
+        cursor: Int64, change: RowChange
+    )] {
         let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "SELECT \"cursor\", \"pending\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > \(marker) ORDER BY \"cursor\" LIMIT \(marker)"
+            "SELECT \"cursor\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > \(marker) ORDER BY \"cursor\" LIMIT \(marker)"
         )
         defer { statement.reset() }
         statement.bind(cursor, 1)
         statement.bind(Int64(limit), 2)
-        var result: [(Int64, RowChange?)] = []
+        var result: [(Int64, RowChange)] = []
         while try statement.step() {
-            let position = statement.int64(0)
-            let origin = statement.isNull(1) ? nil : statement.int64(1)
-            result.append((position, skipping(position, origin) ? nil : try decode(statement.string(2))))
+            result.append((statement.int64(0), try decode(statement.string(1))))
         }
         return result
     }
@@ -284,12 +275,11 @@ enum SyncBookkeeping {
         try statement.run()
     }
 
-    /// Deletes the rows that are tombstones whose cursor is at or before `cursor`; returns how many
-    /// went. Only the server purges, where `pending` holds a row's origin, not a pending change.
+    /// Deletes the rows that are tombstones whose cursor is at or before `cursor`; returns how many went.
     static func purgeTombstones(through cursor: Int64, on connection: some DatabaseConnection) throws -> Int {
         let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"cursor\" <= \(marker)")
+            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"cursor\" <= \(marker) AND \"pending\" IS NULL")
         defer { statement.reset() }
         statement.bind(cursor, 1)
         var dead: [RowKey] = []

@@ -162,22 +162,19 @@ public final class SyncServer: SyncTransport {
                 if let latest = request.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
                 try Self.bind(request.device, to: user, on: connection)
                 var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
-                let origin = try Self.originNumber(of: request.device, assigning: true, on: connection)
                 var resolutions: [ConstraintResolution] = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
-                    let merged = existing?.merged(with: change) ?? change
+                    let stored = try Self.storedRows(of: change.key, context: context)
                     if let scopes, let user {
-                        let stored = try Self.storedRows(of: change.key, record: existing, context: context)
-                        guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) }),
-                            scope(user, merged)
+                        guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
                         else { throw SyncError.outOfScope(row: change.key) }
+                        let merged = existing?.merged(with: change) ?? change
+                        guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
                     }
+                    let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
-                    // The row as the device sent it, which the device therefore holds: its own
-                    // pulls leave it out (see `pull`), unless a resolution below changes it.
-                    var rowOrigin = merged == change ? origin : nil
                     var rows = [merged]
                     if let (constraint, other) = try context.syncUniquenessConflict(of: merged) {
                         let resolved = try Self.resolve(
@@ -186,7 +183,6 @@ public final class SyncServer: SyncTransport {
                             context)
                         rows = resolved.rows
                         resolutions.append(resolved.resolution)
-                        rowOrigin = nil
                     }
                     for row in rows {
                         do {
@@ -197,7 +193,7 @@ public final class SyncServer: SyncTransport {
                             throw SyncError.changeRefused(row: row.key, reason: "\(error)")
                         }
                         cursor += 1
-                        try SyncBookkeeping.write(row, cursor: cursor, pending: rowOrigin, on: connection)
+                        try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
                     }
                 }
                 if let scopes, let user {
@@ -314,13 +310,8 @@ public final class SyncServer: SyncTransport {
     /// row is of another entity than `key` names (a sibling sharing the hierarchy's table): the
     /// pushed entity name is never trusted.
     private static func storedRows(of key: RowKey, context: WriteContext) throws -> [RowChange] {
-        try storedRows(of: key, record: SyncBookkeeping.change(of: key, on: context.connection), context: context)
-    }
-
-    /// ``storedRows(of:context:)`` with the sync record of `key` already read.
-    private static func storedRows(of key: RowKey, record: RowChange?, context: WriteContext) throws -> [RowChange] {
         var rows: [RowChange] = []
-        if let record { rows.append(record) }
+        if let record = try SyncBookkeeping.change(of: key, on: context.connection) { rows.append(record) }
         let entity = try context.layout.entity(key.entity)
         guard let concrete = try context.concreteEntity(of: key.id, in: entity) else { return rows }
         guard concrete.name == entity.name else {
@@ -409,15 +400,7 @@ public final class SyncServer: SyncTransport {
             try SyncBookkeeping.setEncoded(
                 DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
             let limit = min(max(request.limit, 1), Self.maximumPullLimit)
-            // The rows this device pushed and the server holds as it sent them are the device's
-            // already, up to its horizon (the cursor of the push answers it received, checked
-            // against the lineage above): left out, they cost neither bytes nor an apply. A device
-            // restored from an older copy of its store has an older horizon and gets them back.
-            let mine = try Self.originNumber(of: request.device, assigning: false, on: connection)
-            let known = request.epoch == nil ? 0 : request.horizon?.position ?? 0
-            let rows = try SyncBookkeeping.changes(
-                after: since, limit: limit + 1,
-                skipping: { cursor, origin in mine != nil && origin == mine && cursor <= known }, on: connection)
+            let rows = try SyncBookkeeping.changes(after: since, limit: limit + 1, on: connection)
             let page = rows.prefix(limit)
             let end = page.last?.cursor ?? since
             let visible: @Sendable (RowChange) -> Bool = { change in
@@ -425,7 +408,7 @@ public final class SyncServer: SyncTransport {
                 return scopes[change.key.entity].map { $0(user, change) } ?? false
             }
             var changes = ChangeSet()
-            let served = page.compactMap(\.change).filter(visible)
+            let served = page.map(\.change).filter(visible)
             for change in served { changes.merge(change) }
             for change in try Self.referencedRows(of: served, after: end, visible: visible, context: context) {
                 changes.merge(change)
@@ -457,10 +440,10 @@ public final class SyncServer: SyncTransport {
                 else { continue }
                 for name in try context.layout.entity(destinationName).entityNames {
                     let key = RowKey(entity: name, id: target)
-                    guard !carried.contains(key), let record = try SyncBookkeeping.record(of: key, on: connection),
-                        let cursor = record.cursor, cursor > end, visible(record.change)
+                    guard !carried.contains(key),
+                        let cursor = try SyncBookkeeping.marks(of: key, on: connection).cursor,
+                        cursor > end, let change = try SyncBookkeeping.change(of: key, on: connection), visible(change)
                     else { continue }
-                    let change = record.change
                     carried.insert(key)
                     result.append(change)
                     waiting.append(change)
@@ -525,21 +508,6 @@ public final class SyncServer: SyncTransport {
         case user?: break
         default: throw SyncError.deviceOfAnotherUser(device: device)
         }
-    }
-
-    /// The number that stands for `device` in the `pending` column of the server's sync rows (see
-    /// ``SyncBookkeeping/write(_:cursor:pending:on:)``), given at its first push when `assigning`;
-    /// `nil` for a device that never pushed.
-    private static func originNumber(
-        of device: SyncNodeID, assigning: Bool, on connection: some DatabaseConnection
-    ) throws -> Int64? {
-        let key = "origin.\(device.uuid.uuidString)"
-        if let number = try SyncBookkeeping.value(key, on: connection).flatMap({ Int64($0) }) { return number }
-        guard assigning else { return nil }
-        let number = (Int64(try SyncBookkeeping.value("origins", on: connection) ?? "0") ?? 0) + 1
-        try SyncBookkeeping.setValue(String(number), for: "origins", on: connection)
-        try SyncBookkeeping.setValue(String(number), for: key, on: connection)
-        return number
     }
 
     /// The key of the user a device was bound to by its first authenticated pull (not `device.`,
