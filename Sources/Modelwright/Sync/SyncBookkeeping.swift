@@ -160,14 +160,26 @@ enum SyncBookkeeping {
 
     /// What is known of row `key`, or `nil`.
     static func change(of key: RowKey, on connection: some DatabaseConnection) throws -> RowChange? {
+        try record(of: key, on: connection)?.change
+    }
+
+    /// What is known of row `key` with its marks (see ``write(_:cursor:pending:on:)``), in one
+    /// read: applying a pulled row needs both, and reading the row twice cost a query per row.
+    static func record(of key: RowKey, on connection: some DatabaseConnection) throws -> (
+        change: RowChange, cursor: Int64?, pending: Int64?
+    )? {
         let marker = connection.dialect.parameter
         let statement = try connection.statement(
-            "SELECT \"change\" FROM \(quoted(rows)) WHERE \"entity\" = \(marker) AND \"id\" = \(marker)")
+            "SELECT \"change\", \"cursor\", \"pending\" FROM \(quoted(rows)) WHERE \"entity\" = \(marker) AND \"id\" = \(marker)"
+        )
         defer { statement.reset() }
         statement.bind(key.entity, 1)
         statement.bind(key.id.uuidString, 2)
         guard try statement.step() else { return nil }
-        return try decode(statement.string(0))
+        return (
+            try decode(statement.string(0)), statement.isNull(1) ? nil : statement.int64(1),
+            statement.isNull(2) ? nil : statement.int64(2)
+        )
     }
 
     /// Keeps what is known of a row, with the cursor of its latest change (server) and the token

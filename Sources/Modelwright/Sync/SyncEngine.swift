@@ -45,6 +45,10 @@ public final class SyncEngine: Sendable {
     public let transport: any SyncTransport
     /// At most how many rows one pull asks for.
     public let pullLimit: Int
+    /// How many rows one pull asks for by default: a page costs a request and a transaction on
+    /// each side, so a burst of offline changes comes down in few of them (the server serves at
+    /// most ``SyncServer/maximumPullLimit``).
+    public static let defaultPullLimit = 5_000
     private let wallClock: @Sendable () -> UInt64
     private let gate = SyncGate()
     private let loop = Locked<(task: Task<Void, Never>, observer: UUID?)?>(nil)
@@ -52,7 +56,7 @@ public final class SyncEngine: Sendable {
 
     /// An engine for `store`, which must record history; its sync tables are created when missing.
     public init(
-        store: Store, transport: any SyncTransport, pullLimit: Int = 500,
+        store: Store, transport: any SyncTransport, pullLimit: Int = SyncEngine.defaultPullLimit,
         wallClock: @escaping @Sendable () -> UInt64 = { HybridLogicalClock.wallMilliseconds() }
     ) async throws {
         guard case .enabled = store.history else { throw SyncError.historyDisabled }
@@ -353,10 +357,11 @@ public final class SyncEngine: Sendable {
         // row that kept its values arrives.
         let page = response.changes.sortedChanges
         for change in page.filter({ !$0.isAlive }) + page.filter(\.isAlive) {
-            let existing = try SyncBookkeeping.change(of: change.key, on: connection)
+            let record = try SyncBookkeeping.record(of: change.key, on: connection)
+            let existing = record?.change
             let merged = existing?.merged(with: change) ?? change
             guard merged != existing else { continue }
-            let pending = try SyncBookkeeping.marks(of: change.key, on: connection).pending
+            let pending = record?.pending
             guard let (constraint, other) = try context.syncUniquenessConflict(of: merged) else {
                 try context.materialize(merged)
                 try SyncBookkeeping.write(merged, cursor: nil, pending: pending, on: connection)

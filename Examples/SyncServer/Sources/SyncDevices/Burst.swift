@@ -10,12 +10,15 @@ struct Burst {
     let token: String
     let changes: Int
     let deviceCount: Int
+    /// Rows per pull (`--pull-limit`, the engine's default when not given).
+    let pullLimit: Int
 
     init(options: Options) throws {
         url = try options.url()
         token = try options.string("token")
         changes = try options.int("changes", default: 10_000)
         deviceCount = max(1, try options.int("devices", default: 3))
+        pullLimit = max(1, try options.int("pull-limit", default: SyncEngine.defaultPullLimit))
     }
 
     func run() async throws {
@@ -23,7 +26,9 @@ struct Burst {
         defer { try? FileManager.default.removeItem(at: directory) }
         var devices: [Device] = []
         for index in 0..<deviceCount {
-            devices.append(try await .open(name: "device\(index)", user: "ines", token: token, url: url, in: directory))
+            devices.append(
+                try await .open(
+                    name: "device\(index)", user: "ines", token: token, url: url, in: directory, pullLimit: pullLimit))
         }
         let offline = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in

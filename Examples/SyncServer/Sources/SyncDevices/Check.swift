@@ -4,7 +4,8 @@ import Notes
 /// CI's check of the example server: three devices of one user make seeded random edits (inserts,
 /// updates, deletes, links and unlinks) between syncs, then must hold the same notes, tags and
 /// links; a second user's device must pull none of them and be refused when it writes as the
-/// first user or over the first user's note; a request with an unknown token is refused.
+/// first user or over the first user's note; a request with an unknown token is refused; every
+/// answer comes from one server epoch.
 struct Check {
     let url: URL
     let token: String
@@ -59,6 +60,25 @@ struct Check {
         print("check: \(devices.count) devices converged after \(edits) edits (seed \(seed)): \(first.summary)")
 
         try await checkIsolation(directory: directory, ines: devices, inesNotes: first.notes)
+        try await checkOneEpoch(schema: devices[0].engine.schemaVersion)
+    }
+
+    /// The server process runs one ``SyncServer``: every answer carries the same epoch. A server
+    /// made per request would begin an epoch each time and send every device back to re-push
+    /// everything and pull from the beginning at each sync (which still converges, so the checks
+    /// above would not notice).
+    private func checkOneEpoch(schema: SyncSchemaVersion) async throws {
+        let transport = URLSessionSyncTransport(url: url, credentials: token)
+        let probe = SyncNodeID()
+        var epochs: [SyncEpoch?] = []
+        for _ in 0..<3 {
+            let request = PullRequest(device: probe, schema: schema, since: nil, limit: 1)
+            epochs.append(try await transport.pull(request).epoch)
+        }
+        guard let epoch = epochs[0], epochs.allSatisfy({ $0 == epoch }) else {
+            throw Failure("the server's answers carry different epochs \(epochs): it makes a SyncServer per request")
+        }
+        print("check: three requests were answered in one server epoch")
     }
 
     /// One random edit on `device`, of its user's rows.

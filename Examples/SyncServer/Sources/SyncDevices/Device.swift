@@ -14,7 +14,8 @@ struct Device: Sendable {
     let engine: SyncEngine
 
     static func open(
-        name: String, user: String, token: String?, url: URL, in directory: URL, pullLimit: Int = 500
+        name: String, user: String, token: String?, url: URL, in directory: URL,
+        pullLimit: Int = SyncEngine.defaultPullLimit
     ) async throws -> Device {
         let store = try Store(
             url: directory.appendingPathComponent("\(name).sqlite"), migrationPlan: Notes.migrationPlan(NotesStages()),

@@ -5,7 +5,7 @@ import Notes
 ///
 /// ```
 /// SyncDevices check   --url URL --token TOKEN --other-token TOKEN [--seed N] [--rounds N]
-/// SyncDevices burst   --url URL --token TOKEN [--changes 10000] [--devices 3]
+/// SyncDevices burst   --url URL --token TOKEN [--changes 10000] [--devices 3] [--pull-limit 5000]
 /// SyncDevices trickle --url URL --token TOKEN [--seconds 60] [--devices 3] [--on-commit true|false]
 /// ```
 ///
