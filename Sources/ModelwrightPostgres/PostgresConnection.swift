@@ -574,7 +574,17 @@ public final class PostgresConnection: @unchecked Sendable {
                 }
             }
             guard let result = PQgetResult(handle) else { return first }
-            if first == nil { first = result } else { PQclear(result) }
+            // A later error wins over the statement's own result: in autocommit, a deferred
+            // constraint fails at the implicit commit, after the statement's result said it
+            // succeeded, and the server kept nothing of it.
+            if first == nil {
+                first = result
+            } else if PQresultStatus(first) != PGRES_FATAL_ERROR, PQresultStatus(result) == PGRES_FATAL_ERROR {
+                PQclear(first)
+                first = result
+            } else {
+                PQclear(result)
+            }
         }
     }
 
