@@ -160,7 +160,7 @@ struct CorpusEndToEnd {
         let tail = try #require(windows.last)
         let first = model.versions[tail.lowerBound].schema
         let store = try CorpusDatabase.create(engine, in: folder, named: "store")
-        let before = try populate(store, at: first)
+        let before = try Self.populate(store, at: first)
         let linksBefore = try Self.linkCounts(store, first)
         let stepwise = try store.copy(in: folder, named: "first-version")
 
@@ -191,7 +191,7 @@ struct CorpusEndToEnd {
         // A bounded run's other steps, each window from a store populated at its first version.
         for window in windows.dropLast() {
             let head = try CorpusDatabase.create(engine, in: folder, named: "head-\(window.lowerBound)")
-            _ = try populate(head, at: model.versions[window.lowerBound].schema)
+            _ = try Self.populate(head, at: model.versions[window.lowerBound].schema)
             let counted = try checkStepByStep(head, steps: window, bundle)
             compared = (
                 compared.steps + counted.steps, compared.values + counted.values, compared.links + counted.links,
@@ -300,7 +300,7 @@ struct CorpusEndToEnd {
 
     /// Creates the store at `schema` with rows in every concrete entity and links in every join
     /// table; returns its rows by entity.
-    private func populate(_ store: CorpusDatabase, at schema: SchemaDescription) throws -> [String: [MigrationRow]] {
+    static func populate(_ store: CorpusDatabase, at schema: SchemaDescription) throws -> [String: [MigrationRow]] {
         let layout = try SchemaLayout(schema)
         let connection = try store.connect()
         defer { connection.close() }
