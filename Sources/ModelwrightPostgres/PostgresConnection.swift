@@ -625,6 +625,8 @@ public final class PostgresConnection: @unchecked Sendable {
                 }
             }
             guard let result = PQgetResult(handle) else { return kept }
+            // The first failure wins, else the last result: in autocommit a deferred constraint fails
+            // at the implicit commit, after the statement's own result said it succeeded.
             if let previous = kept, !Self.succeeded(previous) {
                 PQclear(result)
             } else {

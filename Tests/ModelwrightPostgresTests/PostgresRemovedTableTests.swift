@@ -71,4 +71,60 @@ struct PostgresRemovedTableTests {
         // Verified at open against a fresh store of version 2.
         try Store(postgres: configuration, schema: v2, readers: 1).close()
     }
+
+    /// `plan --engine postgres` prints the `DROP TABLE` statements the migrator runs: an event
+    /// trigger on the server records the text of every `DROP TABLE` the migrator sends in the step,
+    /// and the printed step holds the same statements (one per removed table, with `CASCADE`). Run
+    /// alone in one transaction on another database at version 1 with a row in every table, the
+    /// printed step leaves no removed table and keeps the kept row.
+    @Test(arguments: 0..<10 as Range<UInt64>)
+    func thePrintedStepDropsTheRemovedTablesAsTheMigratorDoes(seed: UInt64) async throws {
+        let (v1, v2, removed, kept) = Self.schemas(seed: seed)
+        let statements = try PostgresDialect.migrationStatements(from: v1, to: v2)
+        let printed = statements.filter { $0.hasPrefix("DROP TABLE") }
+        #expect(printed.count == removed.count, "seed \(seed): \(printed)")
+
+        let migrated = try await makeDatabase()
+        try Store(postgres: migrated, schema: v1, readers: 1).close()
+        let connection = try await PostgresConnection(migrated)
+        // Outside the store's schema, which the store's verification at open reads alone.
+        for statement in [
+            "CREATE SCHEMA audit", "CREATE TABLE audit.drops (number serial PRIMARY KEY, statement text NOT NULL)",
+            """
+            CREATE FUNCTION audit.record() RETURNS event_trigger LANGUAGE plpgsql AS $$
+            BEGIN INSERT INTO audit.drops (statement) VALUES (current_query()); END $$
+            """,
+            "CREATE EVENT TRIGGER record_drops ON ddl_command_start WHEN TAG IN ('DROP TABLE') EXECUTE FUNCTION audit.record()",
+        ] {
+            try await connection.execute(statement)
+        }
+        await connection.close()
+        let losses = removed.map { MigrationStage.Loss($0) } + (kept ? [MigrationStage.Loss("Keep", "removed")] : [])
+        let plan = MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2, lossy: losses)])
+        try Store(postgres: migrated, migrationPlan: plan, readers: 1).close()
+        let reopened = try await PostgresConnection(migrated)
+        let rows = try await reopened.query("SELECT statement FROM audit.drops ORDER BY number", format: .text)
+        await reopened.close()
+        let ran = (0..<rows.count).compactMap { row -> String? in
+            guard case .text(let text) = rows[row, 0] else { return nil }
+            return text
+        }
+        #expect(ran.count == rows.count)
+        #expect(printed.sorted() == ran.sorted(), "seed \(seed): printed \(printed), the migrator ran \(ran)")
+
+        // The printed step alone, in one transaction (psql runs one -c so), on a populated store.
+        let cluster = try #require(PostgresCluster.shared)
+        let database = try cluster.createDatabase()
+        try cluster.psql(try PostgresDialect.createStatements(for: v1).joined(separator: ";\n"), database: database)
+        for name in removed {
+            try cluster.psql("INSERT INTO \"\(name)\" (id, label) VALUES (gen_random_uuid(), 'x')", database: database)
+        }
+        try cluster.psql("INSERT INTO \"Keep\" (id, value) VALUES (gen_random_uuid(), 7)", database: database)
+        try cluster.psql(statements.joined(separator: ";\n"), database: database)
+        let left = try cluster.psql(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'R%'", database: database)
+        #expect(left.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "seed \(seed)")
+        let values = try cluster.psql("SELECT value FROM \"Keep\"", database: database)
+        #expect(values.trimmingCharacters(in: .whitespacesAndNewlines) == "7", "seed \(seed)")
+    }
 }

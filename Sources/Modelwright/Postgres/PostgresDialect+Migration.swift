@@ -10,7 +10,8 @@ extension PostgresDialect {
     /// and a fresh one of `destination` hold the same columns, constraints and indexes. The order:
     /// renames, dropped indexes and foreign keys, new tables, column changes (a required column
     /// without a default is added nullable and tightened after the rows are filled), dropped
-    /// columns and tables (after the row work, which may read them), new foreign keys and indexes, then the metadata row (version, checksum).
+    /// columns and tables (after the row work, which may read them; each table by ``dropTable(_:)``, as the
+    /// migrator drops it), new foreign keys and indexes, then the metadata row (version, checksum).
     ///
     /// `rowWork` lists the row updates the migrator makes in the step (filled defaults, remapped
     /// enum values, a custom stage's values): they depend on the rows, so each is written as an SQL
@@ -127,10 +128,8 @@ extension PostgresDialect {
         }
         statements += rowWork.map { "-- " + $0.replacingOccurrences(of: "\n", with: " ") }
         statements += tightened + droppedColumns
-        let dropped = before.keys.filter { !continued.contains($0) }.sorted()
-        if !dropped.isEmpty {
-            statements.append("DROP TABLE " + dropped.map { SQLSyntax.identifier($0) }.joined(separator: ", "))
-        }
+        // One statement per table, spelled by the dialect as the migrator runs it (with `CASCADE`).
+        statements += before.keys.filter { !continued.contains($0) }.sorted().map(dialect.dropTable)
         let beforeKeys = Set(
             after.flatMap { table in
                 (mapping.sourceTable[table.name].flatMap { before[$0] }).map { old in
