@@ -176,10 +176,13 @@ struct SyncServerTests {
             let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
             let server = try await SyncServer(store: serverStore)
             let phone = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
-            let engine = try await SyncEngine(store: phone, transport: server)
+            let transport = PullCounter(server: server)
+            let engine = try await SyncEngine(store: phone, transport: transport)
             engine.start(every: .seconds(3_600), syncsOnLocalCommits: syncsOnLocalCommits)
             defer { engine.stop() }
-            try await Task.sleep(for: .milliseconds(200))
+            // The engine's first sync (at start) must be over before the commit, or it, not the
+            // commit, would carry the row, however long a loaded machine delays it.
+            while transport.pulls.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
             try await phone.performAndSave { try $0.insert(Card(title: "Lisbon")) }
             var arrived = false
             for _ in 0..<40 where !arrived {
@@ -206,5 +209,21 @@ struct SyncServerTests {
         #expect(try await updates.next()?.map(\.title) == ["Lisbon"])
         // Nothing pulled is pushed back.
         #expect(try await laptopEngine.sync().pushed == 0)
+    }
+}
+
+/// The server, counting the pulls that were answered: a pull ends every sync.
+private final class PullCounter: SyncTransport {
+    let server: SyncServer
+    let pulls = Locked(0)
+
+    init(server: SyncServer) { self.server = server }
+
+    func push(_ request: PushRequest) async throws -> PushResponse { try await server.push(request) }
+
+    func pull(_ request: PullRequest) async throws -> PullResponse {
+        let response = try await server.pull(request)
+        pulls.withLock { $0 += 1 }
+        return response
     }
 }
