@@ -222,6 +222,47 @@ enum HistorySQL {
         _ = try record([], author: migrationAuthor, on: connection)
     }
 
+    /// Renames what the changes after `token` (all of them when `nil`) name, inside a migration
+    /// stage's transaction, for a reader that has not read them yet and reads them at the
+    /// destination version (sync, which stamps local writes from the history): `entity` gives an
+    /// entity's new name and `attribute` an attribute's (given the entity's new name), each `nil`
+    /// when the stage removed it. A change of a removed entity keeps its name, which no reader at
+    /// the destination finds.
+    static func rename(
+        after token: Int64?, on connection: some DatabaseConnection, entity: (String) -> String?,
+        attribute: (_ entity: String, _ name: String) -> String?
+    ) throws {
+        let marker = connection.dialect.parameter
+        let read = try connection.statement(
+            "SELECT \"token\", \"seq\", \"entity\", \"changedAttributes\" FROM \(quoted(changes)) WHERE \"token\" > \(marker)"
+        )
+        read.bind(token ?? Int64.min, 1)
+        var renamed: [(token: Int64, seq: Int64, entity: String, attributes: String)] = []
+        while try read.step() {
+            let oldEntity = read.string(2)
+            let oldAttributes = read.string(3)
+            guard let newEntity = entity(oldEntity) else { continue }
+            let newAttributes = oldAttributes.split(separator: ",").compactMap { attribute(newEntity, String($0)) }
+                .sorted().joined(separator: ",")
+            if newEntity != oldEntity || newAttributes != oldAttributes {
+                renamed.append((read.int64(0), read.int64(1), newEntity, newAttributes))
+            }
+        }
+        read.reset()
+        let update = try connection.statement(
+            "UPDATE \(quoted(changes)) SET \"entity\" = \(marker), \"changedAttributes\" = \(marker) "
+                + "WHERE \"token\" = \(marker) AND \"seq\" = \(marker)")
+        defer { update.reset() }
+        for row in renamed {
+            update.bind(row.entity, 1)
+            update.bind(row.attributes, 2)
+            update.bind(row.token, 3)
+            update.bind(row.seq, 4)
+            try update.run()
+            update.reset()
+        }
+    }
+
     /// Writes one transaction's history on `connection`, inside its open transaction; returns its token.
     static func record(_ changes: [HistoryChange], author: String, on connection: some DatabaseConnection) throws
         -> HistoryToken

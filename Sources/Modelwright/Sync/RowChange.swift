@@ -123,6 +123,15 @@ public struct RowChange: Sendable, Hashable {
         self.links = links
     }
 
+    /// The change without the attributes named in `hidden`: what a device is sent of a row whose
+    /// to-one links there point at rows it may not see (see ``SyncServer/Scope``).
+    func hiding(_ hidden: Set<String>) -> RowChange {
+        guard !hidden.isEmpty else { return self }
+        var copy = self
+        copy.attributes = attributes.filter { !hidden.contains($0.key) }
+        return copy
+    }
+
     /// The insert of row `key` with `values`, all written at `stamp`.
     public static func insert(_ key: RowKey, values: [String: SyncValue], at stamp: HybridTimestamp) -> RowChange {
         RowChange(key: key, inserted: stamp, attributes: values.mapValues { StampedValue($0, at: stamp) })

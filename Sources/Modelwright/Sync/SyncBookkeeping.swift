@@ -377,6 +377,101 @@ enum SyncBookkeeping {
         try statement.run()
     }
 
+    // MARK: - Migration
+
+    /// Carries what sync knows of every row through one migration stage, in the stage's
+    /// transaction, so the bookkeeping speaks the destination version as the tables do: a renamed
+    /// entity, attribute or relationship takes its new name (read from the destination's
+    /// `renamedFrom`), and what the stage removed (an entity, an attribute, a relationship, a
+    /// composite's field) is forgotten; the history's changes sync has not stamped yet are renamed
+    /// alike. Pending changes stay pending and cursors stay as they are,
+    /// so a device pushes its offline writes under the new names and a migrated server serves the
+    /// rows it holds to devices of the new version. A store without sync tables is left alone.
+    static func migrate(
+        from source: SchemaLayout, to destination: SchemaLayout, on connection: some DatabaseConnection
+    ) throws {
+        let exists = try connection.prepare(connection.dialect.tableExists)
+        exists.bind(rows, 1)
+        guard try exists.step() else { return }
+        let renames = RenameMap(from: source.schema, to: destination.schema)
+        // Local writes not yet stamped are read from the history after the migration.
+        try HistorySQL.rename(
+            after: try value("stamped", on: connection).flatMap { Int64($0) }, on: connection,
+            entity: { renames.entities[$0] }, attribute: { renames.property($1, of: $0) })
+        let read = try connection.statement(
+            "SELECT \"entity\", \"id\", \"cursor\", \"pending\", \"change\" FROM \(quoted(rows)) ORDER BY \"entity\", \"id\""
+        )
+        var kept: [(change: RowChange, cursor: Int64?, pending: Int64?)] = []
+        var changed = false
+        while try read.step() {
+            let old = try decode(read.string(4))
+            let cursor = read.isNull(2) ? nil : read.int64(2)
+            let pending = read.isNull(3) ? nil : read.int64(3)
+            let new = renames.carry(old, into: destination)
+            if new != old { changed = true }
+            if let new { kept.append((new, cursor, pending)) }
+        }
+        read.reset()
+        guard changed else { return }
+        try connection.execute("DELETE FROM \(quoted(rows))")
+        for row in kept { try write(row.change, cursor: row.cursor, pending: row.pending, on: connection) }
+    }
+
+    /// The names one migration stage gives the entities and properties it keeps, old to new.
+    private struct RenameMap {
+        /// Each kept entity's destination name, by its source name.
+        var entities: [String: String] = [:]
+        /// Each kept property's destination name, by its entity's destination name and its source name.
+        var properties: [String: [String: String]] = [:]
+
+        init(from source: SchemaDescription, to destination: SchemaDescription) {
+            for entity in destination.entities {
+                let oldName = entity.renamedFrom ?? entity.name
+                guard let old = source.entity(named: oldName) else { continue }
+                entities[oldName] = entity.name
+                var names: [String: String] = [:]
+                for attribute in entity.attributes {
+                    let was = attribute.renamedFrom ?? attribute.name
+                    if old.attributes.contains(where: { $0.name == was }) { names[was] = attribute.name }
+                }
+                for relationship in entity.relationships {
+                    let was = relationship.renamedFrom ?? relationship.name
+                    if old.relationships.contains(where: { $0.name == was }) { names[was] = relationship.name }
+                }
+                properties[entity.name] = names
+            }
+        }
+
+        /// The new name of property `key` (a composite's field as `attribute.field`) of the entity
+        /// now called `entity`, or `nil` when the stage removed it.
+        func property(_ key: String, of entity: String) -> String? {
+            let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+            guard let first = parts.first, let property = properties[entity]?[first] else { return nil }
+            return parts.count == 2 ? "\(property).\(parts[1])" : property
+        }
+
+        /// `change` under the destination's names, without what the destination no longer has;
+        /// `nil` when its entity was removed.
+        func carry(_ change: RowChange, into layout: SchemaLayout) -> RowChange? {
+            guard let name = entities[change.key.entity], let entity = layout.entities[name] else { return nil }
+            func renamed(_ key: String) -> String? { property(key, of: name) }
+            var attributes: [String: StampedValue] = [:]
+            for (key, value) in change.attributes {
+                guard let new = renamed(key), entity.column(forKey: new) != nil else { continue }
+                attributes[new] = value
+            }
+            var links: [LinkKey: LinkStamps] = [:]
+            for (link, stamps) in change.links {
+                guard let new = renamed(link.relationship), entity.relationships.contains(where: { $0.name == new })
+                else { continue }
+                links[LinkKey(relationship: new, target: link.target)] = stamps
+            }
+            return RowChange(
+                key: RowKey(entity: name, id: change.key.id), inserted: change.inserted, deleted: change.deleted,
+                attributes: attributes, links: links)
+        }
+    }
+
     // MARK: - Coding
 
     private static func encode(_ change: RowChange) throws -> String {

@@ -172,6 +172,9 @@ public final class SyncServer: SyncTransport {
                         else { throw SyncError.outOfScope(row: change.key) }
                         let merged = existing?.merged(with: change) ?? change
                         guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
+                        // An unlink or re-link of a to-one is a change to the row it left too.
+                        try Self.checkToOneTargets(
+                            of: change, in: stored, user: user, scopes: scopes, context: context)
                     }
                     let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
@@ -198,6 +201,10 @@ public final class SyncServer: SyncTransport {
                 }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: request.changes, user: user, scopes: scopes, context: context)
+                    for change in request.changes.sortedChanges {
+                        try Self.checkToOneTargets(
+                            of: change, in: [change], user: user, scopes: scopes, context: context)
+                    }
                 }
                 try context.syncSettleDanglingReferences(
                     onlyDeleted: false, stamp: { try clock.tick(wallMilliseconds: wall) },
@@ -350,6 +357,63 @@ public final class SyncServer: SyncTransport {
         }
     }
 
+    /// Throws ``SyncError/outOfScope(row:)`` unless every to-one link `change` writes points, in
+    /// each of `rows`, at nothing or at a row the user may see: called with the rows as the server
+    /// held them before the push (the link the write leaves) and with the pushed change after it is
+    /// applied (the link the write makes, whose target must exist by then).
+    private static func checkToOneTargets(
+        of change: RowChange, in rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        guard let entity = context.layout.entities[change.key.entity] else { return }
+        for column in entity.columns where column.references != nil && change.attributes[column.key] != nil {
+            for row in rows {
+                guard case .uuid(let target)? = row.attributes[column.key]?.value else { continue }
+                if let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) {
+                    throw SyncError.outOfScope(row: key)
+                }
+            }
+        }
+    }
+
+    /// The row `target` that to-one `column` points at, when the user may not see it (it is out of
+    /// the scope, or the server does not know it); `nil` when the user may see it. One rule for a
+    /// push (which may not make or leave such a link) and a pull (which does not show one).
+    private static func outOfScopeTarget(
+        _ target: UUID, of column: ColumnLayout, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> RowKey? {
+        guard let destinationName = column.destination else { return nil }
+        let destination = try context.layout.entity(destinationName)
+        let concrete = try context.concreteEntity(of: target, in: destination)
+        let key = RowKey(entity: concrete?.name ?? destination.name, id: target)
+        let stored = try storedRows(of: key, context: context)
+        guard !stored.isEmpty, let scope = scopes[key.entity], stored.allSatisfy({ scope(user, $0) }) else {
+            return key
+        }
+        return nil
+    }
+
+    /// `row` as the user is shown it: without the to-one links that point at rows the user may not
+    /// see, so the device holds no link to a row it does not have (its foreign key would fail) and
+    /// learns nothing of the hidden row. The device never wrote those attributes, so its later
+    /// writes of the row leave the server's link as it is. `nil` when such a link is required: the
+    /// row cannot exist on the device without it, so the user is not shown the row.
+    private static func shown(
+        _ row: RowChange, user: String?, scopes: [String: Scope]?, context: WriteContext
+    ) throws -> RowChange? {
+        guard let scopes, let user, row.isAlive, let entity = context.layout.entities[row.key.entity] else {
+            return row
+        }
+        var hidden: Set<String> = []
+        for column in entity.columns where column.references != nil {
+            guard case .uuid(let target)? = row.attributes[column.key]?.value,
+                try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) != nil
+            else { continue }
+            guard column.isOptional else { return nil }
+            hidden.insert(column.key)
+        }
+        return row.hiding(hidden)
+    }
+
     // MARK: - Pull
 
     /// Serves a pull: the rows changed after the request's cursor that the user may see.
@@ -408,10 +472,14 @@ public final class SyncServer: SyncTransport {
                 return scopes[change.key.entity].map { $0(user, change) } ?? false
             }
             var changes = ChangeSet()
-            let served = page.map(\.change).filter(visible)
+            let served = try page.map(\.change).filter(visible).compactMap {
+                try Self.shown($0, user: user, scopes: scopes, context: context)
+            }
             for change in served { changes.merge(change) }
             for change in try Self.referencedRows(of: served, after: end, visible: visible, context: context) {
-                changes.merge(change)
+                if let change = try Self.shown(change, user: user, scopes: scopes, context: context) {
+                    changes.merge(change)
+                }
             }
             return PullResponse(
                 changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit,
