@@ -11,9 +11,20 @@ struct LargeListTests {
 
     @Test(arguments: TestEngine.available, [8_000, 70_000])
     func largeInListsGiveTheRightRowsAndLeaveAWorkingStore(engine: TestEngine, size: Int) async throws {
+        // Issue 27 is open on PostgreSQL: each value is a parameter, and describing the statement
+        // loses the connection. A fix makes this known issue pass, which fails the test until the
+        // wrapper is removed.
+        try await withKnownIssue("issue 27: a list binds one parameter per value on PostgreSQL") {
+            try await check(engine: engine, size: size)
+        } when: {
+            engine == .postgres
+        }
+    }
+
+    private func check(engine: TestEngine, size: Int) async throws {
         try await engine.withStore(schema: Fixture.schema) { store in
             let users = (0..<Self.stored).map { makeUser("user\($0)", "Given\($0)", rating: Int16($0 % 7)) }
-            try await store.performAndSave { try $0.batchInsert(users) }
+            _ = try await store.performAndSave { try $0.batchInsert(users) }
             // Every third stored name, padded with names no record has, up to `size` values.
             let wanted = Set(stride(from: 0, to: Self.stored, by: 3).map { "user\($0)" })
             let names = Array(wanted) + (0..<(size - wanted.count)).map { "absent\($0)" }
