@@ -49,12 +49,18 @@ struct ManyToManyMigrationPropertyTests {
             }
             // Dropping a side's order loses it: the step says so.
             let lossy = version == 1 ? [] : [(old1, first), (old2, second)].filter { $0.0.ordered && !$0.1.ordered }
+            var entities = [
+                declaration(first, second, old: old1, oldOther: old2),
+                declaration(second, first, old: old2, oldOther: old1),
+            ]
+            if first.entity == second.entity {
+                // A self-referencing relationship: one entity declares both sides.
+                var lines = entities[0].components(separatedBy: "\n")
+                lines.insert(entities[1].components(separatedBy: "\n")[lines.count - 2], at: lines.count - 1)
+                entities = [lines.joined(separator: "\n")]
+            }
             return
-                ([
-                    "model Links version \(version)",
-                    declaration(first, second, old: old1, oldOther: old2),
-                    declaration(second, first, old: old2, oldOther: old1),
-                ]
+                (["model Links version \(version)"] + entities
                 + (lossy.isEmpty
                     ? []
                     : ["migration from 1 {"] + lossy.map { "    lossy \($0.0.entity).\($0.0.relationship)" } + ["}"]))
@@ -107,6 +113,49 @@ struct ManyToManyMigrationPropertyTests {
         return Pair(v1: v1, v2: v2)
     }
 
+    /// A self-referencing many-to-many (`follows` ↔ `followers` of one entity): version 2 renames
+    /// the entity, either relationship or both, or makes either side ordered or unordered. Both
+    /// sides live in one table, so which column is `source` is all that tells them apart.
+    private static func selfPair(seed: UInt64) -> Pair {
+        var random = SplitMix64(seed: seed, index: 2628)
+        func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        func pick(_ names: [String], avoiding taken: [String]) -> String {
+            let free = names.filter { !taken.contains($0) }
+            return free[roll(free.count)]
+        }
+        let entity = pick(entityNames, avoiding: [])
+        let names = ["follows", "followers", "likes", "likedBy", "zeta", "alpha"]
+        let firstRelationship = pick(names, avoiding: [])
+        let secondRelationship = pick(names, avoiding: [firstRelationship])
+        let ordered = roll(3)
+        let v1 = (
+            Side(entity: entity, relationship: firstRelationship, ordered: ordered == 0),
+            Side(entity: entity, relationship: secondRelationship, ordered: ordered == 1)
+        )
+        var v2 = v1
+        repeat {
+            switch roll(5) {
+            case 0:
+                v2.0.entity = pick(entityNames, avoiding: [v1.0.entity])
+                v2.1.entity = v2.0.entity
+            case 1:
+                v2.0.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
+            case 2:
+                v2.1.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
+            case 3:
+                v2.0.ordered.toggle()
+                if v2.0.ordered { v2.1.ordered = false }
+            default:
+                v2.1.ordered.toggle()
+                if v2.1.ordered { v2.0.ordered = false }
+            }
+        } while roll(2) == 0
+            || (v2.0.entity == v1.0.entity && v2.0.relationship == v1.0.relationship
+                && v2.1.relationship == v1.1.relationship && v2.0.ordered == v1.0.ordered
+                && v2.1.ordered == v1.1.ordered)
+        return Pair(v1: v1, v2: v2)
+    }
+
     private static func pairCount(on engine: MigrationEngine) -> Int {
         let environment = ProcessInfo.processInfo.environment
         if let count = environment["MODELWRIGHT_MIGRATION_PAIRS"].flatMap({ Int($0) }) { return count }
@@ -116,12 +165,26 @@ struct ManyToManyMigrationPropertyTests {
 
     @Test(arguments: MigrationEngine.available)
     func aRenamedOrReorderedManyToManyKeepsItsLinksAndEndsAsAFreshStore(engine: MigrationEngine) throws {
-        let count = Self.pairCount(on: engine)
+        try Self.check(on: engine, label: "many-to-many", draw: Self.pair(seed:), ownerChanges: true)
+    }
+
+    /// SQLite once renamed a self-referencing join table to its new owner's name without trading
+    /// its columns, so `d follows a, b` became `a, b follow d`, and the schema check saw nothing.
+    @Test(arguments: MigrationEngine.available)
+    func aSelfReferencingManyToManyKeepsEachLinkItsWayRound(engine: MigrationEngine) throws {
+        try Self.check(
+            on: engine, label: "self-referencing many-to-many", draw: Self.selfPair(seed:), ownerChanges: true)
+    }
+
+    private static func check(
+        on engine: MigrationEngine, label: String, draw: (UInt64) -> Pair, ownerChanges: Bool
+    ) throws {
+        let count = pairCount(on: engine)
         var migrated = 0
         var ownerChanged = 0
         var refused: [String] = []
         for seed in 1...UInt64(count) {
-            let pair = Self.pair(seed: seed)
+            let pair = draw(seed)
             let (v1Text, v2Text) = (pair.text(version: 1), pair.text(version: 2))
             let failure = "\(engine) seed \(seed)\n\(v1Text)\(v2Text)"
             let folder = try temporaryModelFolder(
@@ -155,7 +218,7 @@ struct ManyToManyMigrationPropertyTests {
                 if !chosen.isEmpty { expected[row.id] = chosen.map(\.id) }
             }
             let layouts = (try SchemaLayout(v1), try SchemaLayout(v2))
-            if try Self.firstSideOwns(pair.v1, in: layouts.0) != Self.firstSideOwns(pair.v2, in: layouts.1) {
+            if try firstSideOwns(pair.v1, in: layouts.0) != firstSideOwns(pair.v2, in: layouts.1) {
                 ownerChanged += 1
             }
             var migratedStore: Store?
@@ -174,20 +237,21 @@ struct ManyToManyMigrationPropertyTests {
             // The order is kept where both versions order the side; otherwise the links compare as sets.
             let keepsOrder = old1.ordered && new1.ordered
             #expect(
-                Self.normalized(forward, ordered: keepsOrder) == Self.normalized(expected, ordered: keepsOrder),
+                normalized(forward, ordered: keepsOrder) == normalized(expected, ordered: keepsOrder),
                 "\(failure)")
             var backward: [SQLValue: [SQLValue]] = [:]
             for (source, list) in expected { for target in list { backward[target, default: []].append(source) } }
             #expect(
-                Self.normalized(try tester.links(of: new2.entity, new2.relationship), ordered: false)
-                    == Self.normalized(backward, ordered: false), "\(failure)")
+                normalized(try tester.links(of: new2.entity, new2.relationship), ordered: false)
+                    == normalized(backward, ordered: false), "\(failure)")
         }
         print(
-            "many-to-many pairs on \(engine): \(count), migrated and checked: \(migrated) (\(ownerChanged) gave the join table to the other side), refused: \(refused.count)"
+            "\(label) pairs on \(engine): \(count), migrated and checked: \(migrated) (\(ownerChanged) gave the join table to the other side), refused: \(refused.count)"
         )
         #expect(migrated >= count * 3 / 4, "only \(migrated) of \(count) pairs migrated: \(refused)")
         #expect(
-            ownerChanged >= count / 6, "only \(ownerChanged) of \(count) pairs gave the join table to the other side")
+            !ownerChanges || ownerChanged >= count / 6,
+            "only \(ownerChanged) of \(count) pairs gave the join table to the other side")
     }
 
     /// Whether the first side's rows are in the join table's `source` column.
@@ -199,7 +263,7 @@ struct ManyToManyMigrationPropertyTests {
         return source == "source"
     }
 
-    private static func normalized(_ links: [SQLValue: [SQLValue]], ordered: Bool) -> [String: [String]] {
+    fileprivate static func normalized(_ links: [SQLValue: [SQLValue]], ordered: Bool) -> [String: [String]] {
         func name(_ id: SQLValue) -> String {
             guard case .blob(let data) = id else { return "\(id)" }
             return data.map { String(format: "%02x", $0) }.joined()

@@ -151,7 +151,11 @@ struct KeptLinks {
                     let newStorage = Self.storage(of: relationship, from: entity, in: destination)
                 else { continue }
                 let moves = !Self.same(oldStorage, newStorage, mapping: mapping)
-                guard (all && !declared) || moves else { continue }
+                // A join table that passes to the other side keeps its rows but trades its columns:
+                // the links are compared by meaning (which row links to which) after the stage, as a
+                // rename alone once left each link the other way round with the schema unchanged.
+                let tradesSides = Self.tradesSides(oldStorage, newStorage, mapping: mapping)
+                guard (all && !declared) || moves || (tradesSides && !declared) else { continue }
                 let inverse = relationship.inverse.flatMap { name in target.relationships.first { $0.name == name } }
                 kept.append(
                     Kept(
@@ -418,6 +422,15 @@ struct KeptLinks {
             let column = destination.column(forKey: inverse), column.type == nil
         else { return nil }
         return .inverseColumn(table: destination.table, column: column.name, position: nil)
+    }
+
+    /// Whether a continued join table holds this side's rows in the other column after the stage
+    /// (the other side owns it now, or owned it before).
+    private static func tradesSides(_ old: Storage, _ new: Storage, mapping: TableMapping) -> Bool {
+        guard case .joinTable(let oldTable, let oldSource, _) = old, case .joinTable(let table, let source, _) = new,
+            mapping.sourceTable[table] == oldTable
+        else { return false }
+        return oldSource != source
     }
 
     /// Whether the old storage continues as the new one under the stage's renames.

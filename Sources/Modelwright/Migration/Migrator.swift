@@ -788,7 +788,10 @@ private struct StageRun {
         let reshaped = tableOrder.filter { table in
             // Indexes alone never need a rebuild: they are dropped and created below.
             guard let have = actual.tables[table], let want = expected.tables[table] else { return false }
+            // A join table whose sides trade is copied even when its shape stays (both sides of a
+            // self-referencing relationship lead to one table): a rename alone reverses its links.
             return !have.hasShape(of: want)
+                || (tables[table]?.relationship != nil && mapping.copyExpression[table] != nil)
         }
         let recreated = connection.dialect.altersTablesInPlace ? joinTablesToRecreate(actual) : []
         for table in reshaped where connection.dialect.altersTablesInPlace && !recreated.contains(table) {
