@@ -1034,6 +1034,16 @@ private struct StageRun {
                 guard let name = have.indexNames[index] else { continue }
                 try execute(connection.dialect.dropIndex(name), .dropIndex(table: table, name: name))
             }
+            // An index named after an old name of its table (an entity renamed, `Person_index_age`
+            // on `Writer`) is made again under a fresh store's name: the old name would take the
+            // name a later version's new entity of that name needs, which the plan cannot see.
+            for index in definition.indexes {
+                let key = StoreSchema.Index(columns: index.columns, isUnique: index.isUnique)
+                guard have.indexes.contains(key), let name = have.indexNames[key], name != index.name else { continue }
+                try execute(connection.dialect.dropIndex(name), .dropIndex(table: table, name: name))
+                have.indexes.remove(key)
+                have.indexNames[key] = nil
+            }
             for index in definition.indexes
             where !have.indexes.contains(StoreSchema.Index(columns: index.columns, isUnique: index.isUnique)) {
                 try execute(index.create, .createIndex(table: table, name: index.name))
