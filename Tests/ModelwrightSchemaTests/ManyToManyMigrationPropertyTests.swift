@@ -275,3 +275,63 @@ struct ManyToManyMigrationPropertyTests {
             })
     }
 }
+
+extension ManyToManyMigrationPropertyTests {
+    /// A to-many relationship moved from a parent entity down to a sub-entity, the step declaring
+    /// the loss (`lossy Item.tags "moved"`), on drawn names and orders: the links of the parent's
+    /// own rows (not of the sub-entity) go, the sub-entity's stay. They once stayed in the join
+    /// table, read afterwards as the sub-entity's links.
+    @Test(arguments: MigrationEngine.available)
+    func aRelationshipMovedDownDropsTheLinksOfRowsThatLeaveItsSource(engine: MigrationEngine) throws {
+        let count = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 60 : (engine == .sqlite ? 8 : 3)
+        for seed in 1...UInt64(count) {
+            var random = SplitMix64(seed: seed, index: 2706)
+            func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+            let names = ["Item", "Note", "Memo", "Entry", "Post"]
+            let parent = names[roll(names.count)]
+            let rest = names.filter { $0 != parent }
+            let child = rest[roll(rest.count)]
+            let relationship = ["tags", "labels", "marks"][roll(3)]
+            let type = roll(2) == 0 ? "Set<Tag>" : "[Tag]"
+            let texts = [
+                "model Moves version 1\nentity \(parent) {\n    title: String\n    \(relationship): \(type) @noInverse\n}\n"
+                    + "entity \(child): \(parent) {\n    body: String = \"\"\n}\nentity Tag {\n    name: String\n}\n",
+                "model Moves version 2\nentity \(parent) {\n    title: String\n}\n"
+                    + "entity \(child): \(parent) {\n    body: String = \"\"\n    \(relationship): \(type) @noInverse\n}\n"
+                    + "entity Tag {\n    name: String\n}\nmigration from 1 {\n    lossy \(parent).\(relationship) \"moved\"\n}\n",
+            ]
+            let failure = "\(engine) seed \(seed)\n\(texts.joined())"
+            let folder = try temporaryModelFolder(
+                named: "Moves", files: ["Moves.v1.model": texts[0], "Moves.v2.model": texts[1]])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            guard let model = loaded.model, model.versions.count == 2 else {
+                Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)")
+                continue
+            }
+            let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
+            let tester = try engine.tester(
+                plan: MigrationPlan(
+                    current: v2, stages: [.lightweight(from: v1, to: v2, lossy: model.steps[0].losses)]),
+                startingAt: v1)
+            let tags = try (0..<3).map { try tester.insertRow("Tag", ["name": .string("t\($0)")]) }
+            var expected: [SQLValue: [SQLValue]] = [:]
+            for index in 0..<4 {
+                let entity = roll(2) == 0 ? parent : child
+                let chosen = (0..<3).filter { _ in roll(2) == 0 }.map { tags[$0] }
+                var values: [String: FixtureValue] = ["title": .string("r\(index)"), relationship: .toMany(chosen)]
+                if entity == child { values["body"] = .string("b") }
+                let row = try tester.insertRow(entity, values)
+                if entity == child, !chosen.isEmpty { expected[row.id] = chosen.map(\.id) }
+            }
+            var migrated: Store?
+            #expect(throws: Never.self, "\(failure)") { migrated = try tester.migrate() }
+            guard let store = migrated else { continue }
+            try store.close()
+            #expect(try tester.schemaDifferences() == [], "\(failure)")
+            #expect(
+                Self.normalized(try tester.links(of: child, relationship), ordered: false)
+                    == Self.normalized(expected, ordered: false), "\(failure)")
+        }
+    }
+}

@@ -108,8 +108,12 @@ struct KeptLinks {
                 guard let old = oldEntity.relationships.first(where: { $0.name == oldName }) else { continue }
                 let oldStorage = Self.storage(of: old, from: oldEntity, in: source)
                 // Either side of a pair declares its loss: a link is one fact, held by both.
+                // A relationship declared on an ancestor is declared lossy by the ancestor's name (a
+                // relationship moved down to a sub-entity: `lossy Item.tags`).
+                let oldOwner = oldEntity.relationshipOwners[oldName] ?? oldEntity.name
                 let declared =
-                    lossy(oldEntity.name, oldName) || old.inverse.map { lossy(old.destination, $0) } == true
+                    lossy(oldEntity.name, oldName) || lossy(oldOwner, oldName)
+                    || old.inverse.map { lossy(old.destination, $0) } == true
                 // The rows below the old destination whose entity is gone or no longer below it
                 // (by the old destination's own continuation: narrowing the relationship to a
                 // sub-entity is the relationship's change, not a row's departure).
@@ -132,11 +136,12 @@ struct KeptLinks {
                     }
                 }
                 // The rows of the old source whose entity is gone or no longer below the new one.
-                if declared, oldEntity.hasDiscriminator,
+                // Those are the rows of the entity that declared it (an ancestor's rows hold it too).
+                if declared, let ownerLayout = source.entities[oldOwner], ownerLayout.hasDiscriminator,
                     let held = oldStorage ?? Self.keyOnDestination(of: old, in: source)
                 {
                     let below = Set(entity.entityNames)
-                    let leaving = oldEntity.entityNames.filter { name in
+                    let leaving = ownerLayout.entityNames.filter { name in
                         source.entities[name]?.isAbstract == false
                             && continuing[name].map { !below.contains($0) } ?? true
                     }
