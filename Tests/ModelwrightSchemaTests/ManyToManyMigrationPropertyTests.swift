@@ -335,3 +335,60 @@ extension ManyToManyMigrationPropertyTests {
         }
     }
 }
+
+extension ManyToManyMigrationPropertyTests {
+    /// An entity removed with its many-to-many (either side, ordered or not), then a third version
+    /// that changes the kept entity, on drawn names: PostgreSQL once refused to drop the entity's
+    /// table while the join table's key referenced it, and left a three-version history stuck at
+    /// version 2. Each step ends as a fresh store's schema with the kept rows.
+    @Test(arguments: MigrationEngine.available)
+    func anEntityRemovedWithItsManyToManyLeavesAFreshStore(engine: MigrationEngine) throws {
+        let count = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 40 : (engine == .sqlite ? 6 : 3)
+        for seed in 1...UInt64(count) {
+            var random = SplitMix64(seed: seed, index: 2704)
+            func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+            let removed = Self.entityNames[roll(Self.entityNames.count)]
+            let others = Self.entityNames.filter { $0 != removed }
+            let kept = others[roll(others.count)]
+            let forward = Self.relationshipNames[roll(Self.relationshipNames.count)]
+            let backs = Self.relationshipNames.filter { $0 != forward }
+            let backward = backs[roll(backs.count)]
+            let ordered = roll(3)
+            let removedType = ordered == 0 ? "[\(kept)]" : "Set<\(kept)>"
+            let keptType = ordered == 1 ? "[\(removed)]" : "Set<\(removed)>"
+            let texts = [
+                "model Gone version 1\nentity \(removed) {\n    name: String\n    \(forward): \(removedType) @inverse(\(backward))\n}\n"
+                    + "entity \(kept) {\n    label: String\n    \(backward): \(keptType) @inverse(\(forward))\n}\n",
+                "model Gone version 2\nentity \(kept) {\n    label: String\n}\n"
+                    + "migration from 1 {\n    lossy \(removed)\n    lossy \(kept).\(backward)\n}\n",
+                "model Gone version 3\nentity \(kept) {\n    label: String\n    note: String?\n}\n",
+            ]
+            let failure = "\(engine) seed \(seed)\n\(texts.joined())"
+            let folder = try temporaryModelFolder(
+                named: "Gone", files: ["Gone.v1.model": texts[0], "Gone.v2.model": texts[1], "Gone.v3.model": texts[2]])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            guard let model = loaded.model, model.versions.count == 3 else {
+                Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)")
+                continue
+            }
+            let schemas = model.versions.map(\.schema)
+            let tester = try engine.tester(
+                plan: MigrationPlan(
+                    current: schemas[2],
+                    stages: [
+                        .lightweight(from: schemas[0], to: schemas[1], lossy: model.steps[0].losses),
+                        .lightweight(from: schemas[1], to: schemas[2], lossy: model.steps[1].losses),
+                    ]),
+                startingAt: schemas[0])
+            let targets = try (0..<2).map { try tester.insertRow(kept, ["label": .string("k\($0)")]) }
+            _ = try tester.insertRow(removed, ["name": .string("r"), forward: .toMany(targets)])
+            var migrated: Store?
+            #expect(throws: Never.self, "\(failure)") { migrated = try tester.migrate() }
+            guard let store = migrated else { continue }
+            try store.close()
+            #expect(try tester.schemaDifferences() == [], "\(failure)")
+            #expect(Set(try tester.rows(of: kept).map(\.id)) == Set(targets.map(\.id)), "\(failure)")
+        }
+    }
+}
