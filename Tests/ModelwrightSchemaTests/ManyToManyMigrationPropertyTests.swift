@@ -49,12 +49,18 @@ struct ManyToManyMigrationPropertyTests {
             }
             // Dropping a side's order loses it: the step says so.
             let lossy = version == 1 ? [] : [(old1, first), (old2, second)].filter { $0.0.ordered && !$0.1.ordered }
+            var entities = [
+                declaration(first, second, old: old1, oldOther: old2),
+                declaration(second, first, old: old2, oldOther: old1),
+            ]
+            if first.entity == second.entity {
+                // A self-referencing relationship: one entity declares both sides.
+                var lines = entities[0].components(separatedBy: "\n")
+                lines.insert(entities[1].components(separatedBy: "\n")[lines.count - 2], at: lines.count - 1)
+                entities = [lines.joined(separator: "\n")]
+            }
             return
-                ([
-                    "model Links version \(version)",
-                    declaration(first, second, old: old1, oldOther: old2),
-                    declaration(second, first, old: old2, oldOther: old1),
-                ]
+                (["model Links version \(version)"] + entities
                 + (lossy.isEmpty
                     ? []
                     : ["migration from 1 {"] + lossy.map { "    lossy \($0.0.entity).\($0.0.relationship)" } + ["}"]))
@@ -107,6 +113,49 @@ struct ManyToManyMigrationPropertyTests {
         return Pair(v1: v1, v2: v2)
     }
 
+    /// A self-referencing many-to-many (`follows` ↔ `followers` of one entity): version 2 renames
+    /// the entity, either relationship or both, or makes either side ordered or unordered. Both
+    /// sides live in one table, so which column is `source` is all that tells them apart.
+    private static func selfPair(seed: UInt64) -> Pair {
+        var random = SplitMix64(seed: seed, index: 2628)
+        func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        func pick(_ names: [String], avoiding taken: [String]) -> String {
+            let free = names.filter { !taken.contains($0) }
+            return free[roll(free.count)]
+        }
+        let entity = pick(entityNames, avoiding: [])
+        let names = ["follows", "followers", "likes", "likedBy", "zeta", "alpha"]
+        let firstRelationship = pick(names, avoiding: [])
+        let secondRelationship = pick(names, avoiding: [firstRelationship])
+        let ordered = roll(3)
+        let v1 = (
+            Side(entity: entity, relationship: firstRelationship, ordered: ordered == 0),
+            Side(entity: entity, relationship: secondRelationship, ordered: ordered == 1)
+        )
+        var v2 = v1
+        repeat {
+            switch roll(5) {
+            case 0:
+                v2.0.entity = pick(entityNames, avoiding: [v1.0.entity])
+                v2.1.entity = v2.0.entity
+            case 1:
+                v2.0.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
+            case 2:
+                v2.1.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
+            case 3:
+                v2.0.ordered.toggle()
+                if v2.0.ordered { v2.1.ordered = false }
+            default:
+                v2.1.ordered.toggle()
+                if v2.1.ordered { v2.0.ordered = false }
+            }
+        } while roll(2) == 0
+            || (v2.0.entity == v1.0.entity && v2.0.relationship == v1.0.relationship
+                && v2.1.relationship == v1.1.relationship && v2.0.ordered == v1.0.ordered
+                && v2.1.ordered == v1.1.ordered)
+        return Pair(v1: v1, v2: v2)
+    }
+
     private static func pairCount(on engine: MigrationEngine) -> Int {
         let environment = ProcessInfo.processInfo.environment
         if let count = environment["MODELWRIGHT_MIGRATION_PAIRS"].flatMap({ Int($0) }) { return count }
@@ -116,12 +165,26 @@ struct ManyToManyMigrationPropertyTests {
 
     @Test(arguments: MigrationEngine.available)
     func aRenamedOrReorderedManyToManyKeepsItsLinksAndEndsAsAFreshStore(engine: MigrationEngine) throws {
-        let count = Self.pairCount(on: engine)
+        try Self.check(on: engine, label: "many-to-many", draw: Self.pair(seed:), ownerChanges: true)
+    }
+
+    /// SQLite once renamed a self-referencing join table to its new owner's name without trading
+    /// its columns, so `d follows a, b` became `a, b follow d`, and the schema check saw nothing.
+    @Test(arguments: MigrationEngine.available)
+    func aSelfReferencingManyToManyKeepsEachLinkItsWayRound(engine: MigrationEngine) throws {
+        try Self.check(
+            on: engine, label: "self-referencing many-to-many", draw: Self.selfPair(seed:), ownerChanges: true)
+    }
+
+    private static func check(
+        on engine: MigrationEngine, label: String, draw: (UInt64) -> Pair, ownerChanges: Bool
+    ) throws {
+        let count = pairCount(on: engine)
         var migrated = 0
         var ownerChanged = 0
         var refused: [String] = []
         for seed in 1...UInt64(count) {
-            let pair = Self.pair(seed: seed)
+            let pair = draw(seed)
             let (v1Text, v2Text) = (pair.text(version: 1), pair.text(version: 2))
             let failure = "\(engine) seed \(seed)\n\(v1Text)\(v2Text)"
             let folder = try temporaryModelFolder(
@@ -155,7 +218,7 @@ struct ManyToManyMigrationPropertyTests {
                 if !chosen.isEmpty { expected[row.id] = chosen.map(\.id) }
             }
             let layouts = (try SchemaLayout(v1), try SchemaLayout(v2))
-            if try Self.firstSideOwns(pair.v1, in: layouts.0) != Self.firstSideOwns(pair.v2, in: layouts.1) {
+            if try firstSideOwns(pair.v1, in: layouts.0) != firstSideOwns(pair.v2, in: layouts.1) {
                 ownerChanged += 1
             }
             var migratedStore: Store?
@@ -174,20 +237,21 @@ struct ManyToManyMigrationPropertyTests {
             // The order is kept where both versions order the side; otherwise the links compare as sets.
             let keepsOrder = old1.ordered && new1.ordered
             #expect(
-                Self.normalized(forward, ordered: keepsOrder) == Self.normalized(expected, ordered: keepsOrder),
+                normalized(forward, ordered: keepsOrder) == normalized(expected, ordered: keepsOrder),
                 "\(failure)")
             var backward: [SQLValue: [SQLValue]] = [:]
             for (source, list) in expected { for target in list { backward[target, default: []].append(source) } }
             #expect(
-                Self.normalized(try tester.links(of: new2.entity, new2.relationship), ordered: false)
-                    == Self.normalized(backward, ordered: false), "\(failure)")
+                normalized(try tester.links(of: new2.entity, new2.relationship), ordered: false)
+                    == normalized(backward, ordered: false), "\(failure)")
         }
         print(
-            "many-to-many pairs on \(engine): \(count), migrated and checked: \(migrated) (\(ownerChanged) gave the join table to the other side), refused: \(refused.count)"
+            "\(label) pairs on \(engine): \(count), migrated and checked: \(migrated) (\(ownerChanged) gave the join table to the other side), refused: \(refused.count)"
         )
         #expect(migrated >= count * 3 / 4, "only \(migrated) of \(count) pairs migrated: \(refused)")
         #expect(
-            ownerChanged >= count / 6, "only \(ownerChanged) of \(count) pairs gave the join table to the other side")
+            !ownerChanges || ownerChanged >= count / 6,
+            "only \(ownerChanged) of \(count) pairs gave the join table to the other side")
     }
 
     /// Whether the first side's rows are in the join table's `source` column.
@@ -199,7 +263,7 @@ struct ManyToManyMigrationPropertyTests {
         return source == "source"
     }
 
-    private static func normalized(_ links: [SQLValue: [SQLValue]], ordered: Bool) -> [String: [String]] {
+    fileprivate static func normalized(_ links: [SQLValue: [SQLValue]], ordered: Bool) -> [String: [String]] {
         func name(_ id: SQLValue) -> String {
             guard case .blob(let data) = id else { return "\(id)" }
             return data.map { String(format: "%02x", $0) }.joined()
@@ -209,5 +273,122 @@ struct ManyToManyMigrationPropertyTests {
                 let targets = value.map(name)
                 return (name(key), ordered ? targets : targets.sorted())
             })
+    }
+}
+
+extension ManyToManyMigrationPropertyTests {
+    /// A to-many relationship moved from a parent entity down to a sub-entity, the step declaring
+    /// the loss (`lossy Item.tags "moved"`), on drawn names and orders: the links of the parent's
+    /// own rows (not of the sub-entity) go, the sub-entity's stay. They once stayed in the join
+    /// table, read afterwards as the sub-entity's links.
+    @Test(arguments: MigrationEngine.available)
+    func aRelationshipMovedDownDropsTheLinksOfRowsThatLeaveItsSource(engine: MigrationEngine) throws {
+        let count = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 60 : (engine == .sqlite ? 8 : 3)
+        for seed in 1...UInt64(count) {
+            var random = SplitMix64(seed: seed, index: 2706)
+            func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+            let names = ["Item", "Note", "Memo", "Entry", "Post"]
+            let parent = names[roll(names.count)]
+            let rest = names.filter { $0 != parent }
+            let child = rest[roll(rest.count)]
+            let relationship = ["tags", "labels", "marks"][roll(3)]
+            let type = roll(2) == 0 ? "Set<Tag>" : "[Tag]"
+            let texts = [
+                "model Moves version 1\nentity \(parent) {\n    title: String\n    \(relationship): \(type) @noInverse\n}\n"
+                    + "entity \(child): \(parent) {\n    body: String = \"\"\n}\nentity Tag {\n    name: String\n}\n",
+                "model Moves version 2\nentity \(parent) {\n    title: String\n}\n"
+                    + "entity \(child): \(parent) {\n    body: String = \"\"\n    \(relationship): \(type) @noInverse\n}\n"
+                    + "entity Tag {\n    name: String\n}\nmigration from 1 {\n    lossy \(parent).\(relationship) \"moved\"\n}\n",
+            ]
+            let failure = "\(engine) seed \(seed)\n\(texts.joined())"
+            let folder = try temporaryModelFolder(
+                named: "Moves", files: ["Moves.v1.model": texts[0], "Moves.v2.model": texts[1]])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            guard let model = loaded.model, model.versions.count == 2 else {
+                Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)")
+                continue
+            }
+            let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
+            let tester = try engine.tester(
+                plan: MigrationPlan(
+                    current: v2, stages: [.lightweight(from: v1, to: v2, lossy: model.steps[0].losses)]),
+                startingAt: v1)
+            let tags = try (0..<3).map { try tester.insertRow("Tag", ["name": .string("t\($0)")]) }
+            var expected: [SQLValue: [SQLValue]] = [:]
+            for index in 0..<4 {
+                let entity = roll(2) == 0 ? parent : child
+                let chosen = (0..<3).filter { _ in roll(2) == 0 }.map { tags[$0] }
+                var values: [String: FixtureValue] = ["title": .string("r\(index)"), relationship: .toMany(chosen)]
+                if entity == child { values["body"] = .string("b") }
+                let row = try tester.insertRow(entity, values)
+                if entity == child, !chosen.isEmpty { expected[row.id] = chosen.map(\.id) }
+            }
+            var migrated: Store?
+            #expect(throws: Never.self, "\(failure)") { migrated = try tester.migrate() }
+            guard let store = migrated else { continue }
+            try store.close()
+            #expect(try tester.schemaDifferences() == [], "\(failure)")
+            #expect(
+                Self.normalized(try tester.links(of: child, relationship), ordered: false)
+                    == Self.normalized(expected, ordered: false), "\(failure)")
+        }
+    }
+}
+
+extension ManyToManyMigrationPropertyTests {
+    /// An entity removed with its many-to-many (either side, ordered or not), then a third version
+    /// that changes the kept entity, on drawn names: PostgreSQL once refused to drop the entity's
+    /// table while the join table's key referenced it, and left a three-version history stuck at
+    /// version 2. Each step ends as a fresh store's schema with the kept rows.
+    @Test(arguments: MigrationEngine.available)
+    func anEntityRemovedWithItsManyToManyLeavesAFreshStore(engine: MigrationEngine) throws {
+        let count = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 40 : (engine == .sqlite ? 6 : 3)
+        for seed in 1...UInt64(count) {
+            var random = SplitMix64(seed: seed, index: 2704)
+            func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+            let removed = Self.entityNames[roll(Self.entityNames.count)]
+            let others = Self.entityNames.filter { $0 != removed }
+            let kept = others[roll(others.count)]
+            let forward = Self.relationshipNames[roll(Self.relationshipNames.count)]
+            let backs = Self.relationshipNames.filter { $0 != forward }
+            let backward = backs[roll(backs.count)]
+            let ordered = roll(3)
+            let removedType = ordered == 0 ? "[\(kept)]" : "Set<\(kept)>"
+            let keptType = ordered == 1 ? "[\(removed)]" : "Set<\(removed)>"
+            let texts = [
+                "model Gone version 1\nentity \(removed) {\n    name: String\n    \(forward): \(removedType) @inverse(\(backward))\n}\n"
+                    + "entity \(kept) {\n    label: String\n    \(backward): \(keptType) @inverse(\(forward))\n}\n",
+                "model Gone version 2\nentity \(kept) {\n    label: String\n}\n"
+                    + "migration from 1 {\n    lossy \(removed)\n    lossy \(kept).\(backward)\n}\n",
+                "model Gone version 3\nentity \(kept) {\n    label: String\n    note: String?\n}\n",
+            ]
+            let failure = "\(engine) seed \(seed)\n\(texts.joined())"
+            let folder = try temporaryModelFolder(
+                named: "Gone", files: ["Gone.v1.model": texts[0], "Gone.v2.model": texts[1], "Gone.v3.model": texts[2]])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            guard let model = loaded.model, model.versions.count == 3 else {
+                Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)")
+                continue
+            }
+            let schemas = model.versions.map(\.schema)
+            let tester = try engine.tester(
+                plan: MigrationPlan(
+                    current: schemas[2],
+                    stages: [
+                        .lightweight(from: schemas[0], to: schemas[1], lossy: model.steps[0].losses),
+                        .lightweight(from: schemas[1], to: schemas[2], lossy: model.steps[1].losses),
+                    ]),
+                startingAt: schemas[0])
+            let targets = try (0..<2).map { try tester.insertRow(kept, ["label": .string("k\($0)")]) }
+            _ = try tester.insertRow(removed, ["name": .string("r"), forward: .toMany(targets)])
+            var migrated: Store?
+            #expect(throws: Never.self, "\(failure)") { migrated = try tester.migrate() }
+            guard let store = migrated else { continue }
+            try store.close()
+            #expect(try tester.schemaDifferences() == [], "\(failure)")
+            #expect(Set(try tester.rows(of: kept).map(\.id)) == Set(targets.map(\.id)), "\(failure)")
+        }
     }
 }

@@ -361,3 +361,72 @@ struct MigrationPropertyTests {
         #expect(accepted >= count / 5, "only \(accepted) of \(count) pairs were accepted")
     }
 }
+
+extension MigrationPropertyTests {
+    /// An entity renamed in one step and a new entity under its old name with the same index or
+    /// uniqueness constraint in a later one, on drawn names: the rename once kept the old index
+    /// names (`Person_index_age` on `Writer`), so the later step, which `plan` accepts, failed
+    /// creating the new entity's index of that name. After each step the schema is a fresh store's,
+    /// index names included, and every row is kept.
+    @Test(arguments: MigrationEngine.available)
+    func aRenamedEntityHandsItsIndexNamesToALaterEntityOfItsOldName(engine: MigrationEngine) throws {
+        let names = ["Person", "Writer", "Author", "Member", "Client"]
+        let attributes = ["age", "email", "rank", "code"]
+        let count = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 40 : (engine == .sqlite ? 6 : 3)
+        for seed in 1...UInt64(count) {
+            var random = SplitMix64(seed: seed, index: 2701)
+            func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+            let old = names[roll(names.count)]
+            let others = names.filter { $0 != old }
+            let new = others[roll(others.count)]
+            let attribute = attributes[roll(attributes.count)]
+            // 0: an index, 1: a uniqueness constraint, 2: both.
+            let kind = roll(3)
+            func entity(_ name: String, renamedFrom: String? = nil, extra: String = "name") -> String {
+                var lines = ["entity \(name) {"]
+                if let renamedFrom { lines.append("    @renamed(from: \(renamedFrom))") }
+                if kind != 0 { lines.append("    @unique(\(attribute))") }
+                lines.append("    \(extra): String")
+                lines.append("    \(attribute): Int32 = 0\(kind != 1 ? " @indexed" : "")")
+                lines.append("}")
+                return lines.joined(separator: "\n")
+            }
+            let texts = [
+                "model Names version 1\n" + entity(old) + "\n",
+                "model Names version 2\n" + entity(new, renamedFrom: old) + "\n",
+                "model Names version 3\n" + entity(new) + "\n" + entity(old, extra: "nick") + "\n",
+            ]
+            let failure = "\(engine) seed \(seed)\n\(texts.joined())"
+            let folder = try temporaryModelFolder(
+                named: "Names",
+                files: ["Names.v1.model": texts[0], "Names.v2.model": texts[1], "Names.v3.model": texts[2]])
+            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+            let loaded = FrontEnd.run(modelAt: folder.path)
+            guard let model = loaded.model, model.versions.count == 3 else {
+                Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)")
+                continue
+            }
+            let schemas = model.versions.map(\.schema)
+            let tester = try engine.tester(
+                plan: MigrationPlan(
+                    current: schemas[2],
+                    stages: [
+                        .lightweight(from: schemas[0], to: schemas[1], lossy: model.steps[0].losses),
+                        .lightweight(from: schemas[1], to: schemas[2], lossy: model.steps[1].losses),
+                    ]),
+                startingAt: schemas[0])
+            let rows = try (0..<3).map {
+                try tester.insertRow(old, ["name": .string("r\($0)"), attribute: .integer(Int64($0))])
+            }
+            var migrated: Store?
+            #expect(throws: Never.self, "\(failure)") { migrated = try tester.migrate() }
+            guard let store = migrated else { continue }
+            try store.close()
+            let differences = try tester.schemaDifferences()
+            #expect(differences == [], "\(differences)\n\(failure)")
+            #expect(throws: Never.self, "reopen: \(failure)") { try engine.open(tester, schema: schemas[2]).close() }
+            let kept = try tester.rows(of: new)
+            #expect(Set(kept.map(\.id)) == Set(rows.map(\.id)), "\(failure)")
+        }
+    }
+}

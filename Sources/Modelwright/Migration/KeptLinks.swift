@@ -108,8 +108,12 @@ struct KeptLinks {
                 guard let old = oldEntity.relationships.first(where: { $0.name == oldName }) else { continue }
                 let oldStorage = Self.storage(of: old, from: oldEntity, in: source)
                 // Either side of a pair declares its loss: a link is one fact, held by both.
+                // A relationship declared on an ancestor is declared lossy by the ancestor's name (a
+                // relationship moved down to a sub-entity: `lossy Item.tags`).
+                let oldOwner = oldEntity.relationshipOwners[oldName] ?? oldEntity.name
                 let declared =
-                    lossy(oldEntity.name, oldName) || old.inverse.map { lossy(old.destination, $0) } == true
+                    lossy(oldEntity.name, oldName) || lossy(oldOwner, oldName)
+                    || old.inverse.map { lossy(old.destination, $0) } == true
                 // The rows below the old destination whose entity is gone or no longer below it
                 // (by the old destination's own continuation: narrowing the relationship to a
                 // sub-entity is the relationship's change, not a row's departure).
@@ -132,11 +136,12 @@ struct KeptLinks {
                     }
                 }
                 // The rows of the old source whose entity is gone or no longer below the new one.
-                if declared, oldEntity.hasDiscriminator,
+                // Those are the rows of the entity that declared it (an ancestor's rows hold it too).
+                if declared, let ownerLayout = source.entities[oldOwner], ownerLayout.hasDiscriminator,
                     let held = oldStorage ?? Self.keyOnDestination(of: old, in: source)
                 {
                     let below = Set(entity.entityNames)
-                    let leaving = oldEntity.entityNames.filter { name in
+                    let leaving = ownerLayout.entityNames.filter { name in
                         source.entities[name]?.isAbstract == false
                             && continuing[name].map { !below.contains($0) } ?? true
                     }
@@ -151,7 +156,11 @@ struct KeptLinks {
                     let newStorage = Self.storage(of: relationship, from: entity, in: destination)
                 else { continue }
                 let moves = !Self.same(oldStorage, newStorage, mapping: mapping)
-                guard (all && !declared) || moves else { continue }
+                // A join table that passes to the other side keeps its rows but trades its columns:
+                // the links are compared by meaning (which row links to which) after the stage, as a
+                // rename alone once left each link the other way round with the schema unchanged.
+                let tradesSides = Self.tradesSides(oldStorage, newStorage, mapping: mapping)
+                guard (all && !declared) || moves || (tradesSides && !declared) else { continue }
                 let inverse = relationship.inverse.flatMap { name in target.relationships.first { $0.name == name } }
                 kept.append(
                     Kept(
@@ -418,6 +427,15 @@ struct KeptLinks {
             let column = destination.column(forKey: inverse), column.type == nil
         else { return nil }
         return .inverseColumn(table: destination.table, column: column.name, position: nil)
+    }
+
+    /// Whether a continued join table holds this side's rows in the other column after the stage
+    /// (the other side owns it now, or owned it before).
+    private static func tradesSides(_ old: Storage, _ new: Storage, mapping: TableMapping) -> Bool {
+        guard case .joinTable(let oldTable, let oldSource, _) = old, case .joinTable(let table, let source, _) = new,
+            mapping.sourceTable[table] == oldTable
+        else { return false }
+        return oldSource != source
     }
 
     /// Whether the old storage continues as the new one under the stage's renames.

@@ -789,7 +789,10 @@ private struct StageRun {
         let reshaped = tableOrder.filter { table in
             // Indexes alone never need a rebuild: they are dropped and created below.
             guard let have = actual.tables[table], let want = expected.tables[table] else { return false }
+            // A join table whose sides trade is copied even when its shape stays (both sides of a
+            // self-referencing relationship lead to one table): a rename alone reverses its links.
             return !have.hasShape(of: want)
+                || (tables[table]?.relationship != nil && mapping.copyExpression[table] != nil)
         }
         let recreated = connection.dialect.altersTablesInPlace ? joinTablesToRecreate(actual) : []
         for table in reshaped where connection.dialect.altersTablesInPlace && !recreated.contains(table) {
@@ -1031,6 +1034,16 @@ private struct StageRun {
             for index in have.indexes.subtracting(wanted).sorted(by: { "\($0)" < "\($1)" }) {
                 guard let name = have.indexNames[index] else { continue }
                 try execute(connection.dialect.dropIndex(name), .dropIndex(table: table, name: name))
+            }
+            // An index named after an old name of its table (an entity renamed, `Person_index_age`
+            // on `Writer`) is made again under a fresh store's name: the old name would take the
+            // name a later version's new entity of that name needs, which the plan cannot see.
+            for index in definition.indexes {
+                let key = StoreSchema.Index(columns: index.columns, isUnique: index.isUnique)
+                guard have.indexes.contains(key), let name = have.indexNames[key], name != index.name else { continue }
+                try execute(connection.dialect.dropIndex(name), .dropIndex(table: table, name: name))
+                have.indexes.remove(key)
+                have.indexNames[key] = nil
             }
             for index in definition.indexes
             where !have.indexes.contains(StoreSchema.Index(columns: index.columns, isUnique: index.isUnique)) {

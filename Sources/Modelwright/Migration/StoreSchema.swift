@@ -164,6 +164,13 @@ struct StoreSchema: Sendable, Equatable {
             for index in wanted.indexes.subtracting(table.indexes) {
                 result.append("\(name) lacks the \(index.summary)")
             }
+            // Index names count too: a later version drops and creates indexes by name.
+            for index in table.indexes.intersection(wanted.indexes).sorted(by: { $0.summary < $1.summary }) {
+                guard let have = table.indexNames[index], let want = wanted.indexNames[index], have != want else {
+                    continue
+                }
+                result.append("\(name)'s \(index.summary) is named \(have), expected \(want)")
+            }
             for key in table.foreignKeys.symmetricDifference(wanted.foreignKeys) {
                 let verb = table.foreignKeys.contains(key) ? "has an unexpected" : "lacks the"
                 result.append("\(name) \(verb) foreign key \(key.column) → \(key.table)")
