@@ -134,7 +134,15 @@ struct MigratorTests {
     @Test("a lightweight stage renames in place and keeps every value")
     func lightweightStage() throws {
         let operations = try MigrationStage.lightweight(from: People.v1, to: People.v2).operations()
-        #expect(operations.allSatisfy { $0.isConstantTime }, "\(operations)")
+        // Renames are in place; only the renamed tables' and columns' indexes are built again under
+        // a fresh store's names (one index build each), so a later entity of the old name fits.
+        let indexBuilds = operations.filter {
+            switch $0 {
+            case .dropIndex, .createIndex: true
+            default: false
+            }
+        }
+        #expect(operations.filter { !indexBuilds.contains($0) }.allSatisfy { $0.isConstantTime }, "\(operations)")
         #expect(operations.contains(.renameTable(from: "Person", to: "Owner")))
         #expect(operations.contains(.renameColumn(table: "Owner", from: "name", to: "fullName")))
         #expect(operations.contains(.renameColumn(table: "Pet", from: "owner", to: "keeper")))
