@@ -27,9 +27,7 @@ struct PostgresMigrationRaceTests {
                     let output = Pipe()
                     process.standardOutput = output
                     process.standardError = output
-                    try process.run()
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
+                    let data = try await runToEnd(process, output: output)
                     return String(decoding: data, as: UTF8.self) + (process.terminationStatus == 0 ? "" : "failed")
                 }
             }

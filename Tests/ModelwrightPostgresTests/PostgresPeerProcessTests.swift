@@ -27,9 +27,7 @@ struct PostgresPeerProcessTests {
                     let output = Pipe()
                     process.standardOutput = output
                     process.standardError = output
-                    try process.run()
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
+                    let data = try await runToEnd(process, output: output)
                     let status = process.terminationStatus == 0 ? "" : "failed \(process.terminationStatus)"
                     return (me, String(decoding: data, as: UTF8.self) + status)
                 }

@@ -21,9 +21,7 @@ struct PostgresProcessRaceTests {
                     let output = Pipe()
                     process.standardOutput = output
                     process.standardError = output
-                    try process.run()
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
+                    let data = try await runToEnd(process, output: output)
                     return String(decoding: data, as: UTF8.self) + (process.terminationStatus == 0 ? "" : "failed")
                 }
             }
@@ -53,9 +51,7 @@ struct PostgresProcessRaceTests {
                     let output = Pipe()
                     process.standardOutput = output
                     process.standardError = output
-                    try process.run()
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
+                    let data = try await runToEnd(process, output: output)
                     return String(decoding: data, as: UTF8.self) + (process.terminationStatus == 0 ? "" : "failed")
                 }
             }
