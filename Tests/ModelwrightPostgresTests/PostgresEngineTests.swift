@@ -302,11 +302,12 @@ struct PostgresEngineTests {
     @Test func cancellingTheTaskStopsASynchronousStatement() async throws {
         let connection = try await makeConnection()
         let started = ContinuousClock.now
-        let task = Task.detached { try engine { try connection.execute("SELECT pg_sleep(30)") } }
+        let task = Task.detached { try engine { try connection.execute("SELECT pg_sleep(600)") } }
         try await Task.sleep(for: .milliseconds(300))
         task.cancel()
         await #expect(throws: PostgresError.cancelled) { try await task.value }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Far below the statement's 600 s, far above a loaded machine's delay (10.9 s was seen in CI).
+        #expect(ContinuousClock.now - started < .seconds(120))
         try engine { try connection.execute("SELECT 1") }
     }
 
