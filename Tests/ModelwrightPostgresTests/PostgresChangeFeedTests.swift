@@ -34,7 +34,7 @@ struct PostgresChangeFeedTests {
     /// The next change the observer reports, or `nil` after `timeout` (the observer is then stopped).
     private static func next(
         _ iterator: inout AsyncThrowingStream<PostgresCommittedChanges, any Error>.AsyncIterator,
-        of observer: PostgresChangeObserver, timeout: Duration = .seconds(20)
+        of observer: PostgresChangeObserver, timeout: Duration = .seconds(60)
     ) async throws -> PostgresCommittedChanges? {
         let deadline = Task {
             try await Task.sleep(for: timeout)
