@@ -62,10 +62,24 @@ enum GeneratedCodeTypeChecker {
             guard FileManager.default.fileExists(atPath: modules.appendingPathComponent("\(module).swiftmodule").path)
             else { return nil }
             let folder = modules.deletingLastPathComponent().appendingPathComponent("\(module).build")
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-            let objects = names.filter { $0.hasSuffix(".o") }.sorted().map { folder.appendingPathComponent($0) }
+            let objects = currentObjects(in: folder)
             return objects.isEmpty ? nil : objects
         }
+    }
+
+    /// The objects of the module's current sources, read from the compiler's output file map: a
+    /// developer's `.build` keeps the object of a source file that was since removed, and linking
+    /// every `.o` of the folder would link that stale one too. Without a map, every `.o`.
+    private static func currentObjects(in folder: URL) -> [URL] {
+        let map = folder.appendingPathComponent("output-file-map.json")
+        if let data = try? Data(contentsOf: map),
+            let entries = (try? JSONSerialization.jsonObject(with: data)) as? [String: [String: String]]
+        {
+            let objects = entries.values.compactMap { $0["object"] }.sorted()
+            if !objects.isEmpty { return objects.map { URL(fileURLWithPath: $0) } }
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(".o") }.sorted().map { folder.appendingPathComponent($0) }
     }
 
     /// The files the pipeline renders for the model at `path`.
