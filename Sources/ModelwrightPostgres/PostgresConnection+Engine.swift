@@ -92,6 +92,11 @@ extension PostgresConnection: DatabaseConnection {
         return state == PQTRANS_INTRANS || state == PQTRANS_INERROR || state == PQTRANS_ACTIVE
     }
 
+    /// Whether the session is gone: a statement found the link broken, or libpq's status is bad.
+    /// The store then opens a fresh connection instead of failing every later statement with
+    /// ``PostgresError/closed``.
+    package var isLost: Bool { isBrokenNow }
+
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed (libpq's `PQcmdTuples`).
     package var changes: Int { changesOfLastStatement }
 

@@ -368,6 +368,12 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Whether the connection broke (or was closed): read on its queue, for the store's readers and
+    /// writer, which replace such a connection.
+    var isBrokenNow: Bool {
+        queue.sync { isBroken || handle.map { PQstatus($0) != CONNECTION_OK } ?? true }
+    }
+
     /// The state of the connection's transaction, read on its queue.
     var transactionState: PGTransactionStatusType {
         queue.sync { handle.map { PQtransactionStatus($0) } ?? PQTRANS_UNKNOWN }

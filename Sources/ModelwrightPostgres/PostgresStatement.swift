@@ -86,6 +86,7 @@ package final class PostgresStatement: DatabaseStatement {
     /// `boolean` only when it is 0 or 1, to a `smallint` only when it fits).
     static func parameter(_ value: SQLValue, oid: UInt32) throws -> PostgresValue {
         if let column = columnType(oid: oid) { return try PostgresTypeMap.postgresValue(value, column: column) }
+        if let array = try PostgresTypeMap.postgresArray(value, oid: oid) { return array }
         // A type outside the map (`unknown`, an array): the value in its own type, for the server to cast.
         return switch value {
         case .null: .null

@@ -39,7 +39,11 @@ struct PostgresStoreEngine: StoreEngine {
     }
 
     func openReaders() throws -> [PostgresConnection] {
-        try (0..<readerCount).map { _ in try PostgresConnection(connectingNow: configuration) }
+        try (0..<readerCount).map { _ in try openReader() }
+    }
+
+    func openReader() throws -> PostgresConnection {
+        try PostgresConnection(connectingNow: configuration)
     }
 
     /// Nothing to check before the first statement: a server database has no files to judge.

@@ -99,6 +99,51 @@ public enum PostgresTypeMap {
         }
     }
 
+    /// A list the runtime binds as one argument (`SQLValueList`, a list test's values) for a
+    /// parameter the server typed as an array of a column type (`CAST(? AS uuid[])`): each value
+    /// converted as ``postgresValue(_:column:)`` converts a single one, in PostgreSQL's binary array
+    /// format. `nil` when `oid` is no such array or `value` no such list. An array of `text` may
+    /// hold any value whose text the server casts further (a decimal list's `numeric[]`).
+    static func postgresArray(_ value: SQLValue, oid: UInt32) throws -> PostgresValue? {
+        guard let element = arrayElements[oid], let values = SQLValueList.values(of: value) else { return nil }
+        var bytes: [UInt8] = []
+        func append(_ integer: Int32) { withUnsafeBytes(of: integer.bigEndian) { bytes += $0 } }
+        append(values.isEmpty ? 0 : 1)  // dimensions
+        append(values.contains(.null) ? 1 : 0)
+        append(Int32(bitPattern: element.oid))
+        if !values.isEmpty {
+            append(Int32(values.count))
+            append(1)  // lower bound
+        }
+        for (index, value) in values.enumerated() {
+            let converted: PostgresValue
+            do {
+                converted = try postgresValue(value, column: element.column)
+            } catch PostgresError.invalidValue(let reason) {
+                throw PostgresError.invalidValue("value \(index + 1) of the list: \(reason)")
+            }
+            let (payload, isBinary) = try converted.parameter()
+            guard isBinary else {
+                throw PostgresError.invalidValue("a \(element.column.rawValue) list cannot be bound as an array")
+            }
+            guard let payload else {
+                append(-1)
+                continue
+            }
+            append(Int32(payload.count))
+            bytes += payload
+        }
+        return .other(oid: oid, bytes: Data(bytes))
+    }
+
+    /// The array types a list binds as, by their object ID: each one's element column type and
+    /// element object ID.
+    private static let arrayElements: [UInt32: (column: PostgresDialect.ColumnType, oid: UInt32)] = [
+        1_000: (.boolean, 16), 1_005: (.smallint, 21), 1_007: (.integer, 23), 1_016: (.bigint, 20),
+        1_021: (.real, 700), 1_022: (.doublePrecision, 701), 1_009: (.text, 25), 1_185: (.timestamptz, 1_184),
+        1_001: (.bytea, 17), 2_951: (.uuid, 2_950), 3_807: (.jsonb, 3_802),
+    ]
+
     /// A stored PostgreSQL value as the runtime reads it for an attribute of `type` (`nil`: a
     /// record ID): what a record decodes. The inverse of ``postgresValue(_:storedAs:)``.
     public static func sqlValue(_ value: PostgresValue, storedAs type: AttributeType?) throws -> SQLValue {

@@ -59,6 +59,11 @@ package protocol DatabaseConnection: AnyObject {
     /// Whether a transaction is open.
     var isInTransaction: Bool { get }
 
+    /// Whether the link to the database is gone (the server ended the session or restarted, the
+    /// network failed): every later statement would fail, so the store opens a fresh connection in
+    /// its place (``StoreEngine/openReader()``). Never true for a file or in-memory database.
+    var isLost: Bool { get }
+
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
     var changes: Int { get }
 
@@ -138,6 +143,9 @@ package enum ConstraintFailure: Sendable, Equatable {
 }
 
 extension DatabaseConnection {
+    /// False: a connection to a file or to memory has no link to lose.
+    package var isLost: Bool { false }
+
     /// No statements kept by shape: an engine without that cache finds its statement by the SQL text
     /// (``renderedSQL``, then ``statement(_:)``).
     package func keptStatement(for shape: RequestShape) -> Statement? { nil }

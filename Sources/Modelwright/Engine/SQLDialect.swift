@@ -51,6 +51,17 @@ package protocol SQLDialect: Sendable {
     /// read it as text) declares it; the standard marker otherwise.
     func parameter(typed storage: ColumnStorage) -> String
 
+    /// Whether a list test binds its whole list as one array parameter (``arrayParameter(of:)``,
+    /// bound to ``SQLValueList/argument(_:)``) rather than one parameter per value: where a
+    /// statement's parameters are few (PostgreSQL's ``PostgresDialect/parameterLimit``), a list as
+    /// long as the data must not add a parameter per value.
+    var bindsListsAsArrays: Bool { get }
+
+    /// The marker of one parameter holding a list of `storage` values, as a list test compares a
+    /// value of that storage with it (`value = ANY(marker)`); used only where
+    /// ``bindsListsAsArrays`` is true.
+    func arrayParameter(of storage: ColumnStorage) -> String
+
     /// How the engine reads a statement written by hand (``SQLQuery``): its quotes and comments,
     /// the statements that change the connection rather than the data, and how an interpolated
     /// value's marker is spelled.
@@ -322,6 +333,13 @@ extension SQLDialect {
     }
 
     package func parameter(typed storage: ColumnStorage) -> String {
+        parameter
+    }
+
+    /// False: a list binds one parameter per value (`IN (?, ?, …)`), as SQLite's `IN` takes them.
+    package var bindsListsAsArrays: Bool { false }
+
+    package func arrayParameter(of storage: ColumnStorage) -> String {
         parameter
     }
 

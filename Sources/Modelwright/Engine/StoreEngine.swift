@@ -29,6 +29,9 @@ package protocol StoreEngine: Sendable {
     /// The connections reads run on, each used by one read at a time; none when reads share the writer.
     func openReaders() throws -> [Connection]
 
+    /// One reader, in place of one that was lost (``DatabaseConnection/isLost``).
+    func openReader() throws -> Connection
+
     /// Before the writer's first statement: checks the database as found and prepares it for the
     /// opening transactions; returns the schema version it verified (see ``schemaVersion(of:)``).
     func prepareForOpening(_ writer: Connection, layout: SchemaLayout, plan: MigrationPlan?) throws -> Int64
@@ -62,6 +65,11 @@ package protocol StoreEngine: Sendable {
 }
 
 extension StoreEngine {
+    /// The first of ``openReaders()``, or the writer's kind of connection where reads share it.
+    package func openReader() throws -> Connection {
+        try openReaders().first ?? openWriter()
+    }
+
     /// Nothing: SQLite's `BEGIN IMMEDIATE` is the database's one write lock already.
     package func lockForOpening(_ writer: Connection, modelName: String) throws {}
 }

@@ -643,6 +643,19 @@ extension PostgresDialect: SQLDialect {
         cast(parameter, to: storage)
     }
 
+    /// True: a list of 8,000 values as 8,000 parameters passes ``parameterLimit`` and loses the
+    /// connection (issue 27), so every list is one array parameter, whatever its length.
+    package var bindsListsAsArrays: Bool { true }
+
+    /// `CAST(? AS type[])`, the column's own type, so each element converts exactly as a single
+    /// parameter of that column would (`ModelwrightPostgres`'s `PostgresTypeMap` binds it). A decimal
+    /// list travels as `text[]` and the server reads each element as `numeric`: numeric's binary
+    /// form is not one the runtime writes, and its text is exact.
+    package func arrayParameter(of storage: ColumnStorage) -> String {
+        guard storage != .decimal else { return "CAST(CAST(\(parameter) AS text[]) AS numeric[])" }
+        return "CAST(\(parameter) AS \(columnType(storage))[])"
+    }
+
     /// `numeric`: decimal columns are exact here, and so are their comparisons and sorts.
     package var decimalComparison: ColumnStorage { .decimal }
 

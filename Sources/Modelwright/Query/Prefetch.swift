@@ -146,11 +146,11 @@ extension ReadContext {
         of records: [Target], _ request: FetchRequest<Target>, entity: EntityLayout
     ) throws -> (String, [SQLValue]) {
         guard records.count <= Self.boundParentsAtMost else { return try select("t0.\"id\"", request, entity: entity) }
-        let markers = Array(repeating: marker, count: records.count).joined(separator: ", ")
-        return (
-            "SELECT t0.\"id\" FROM \(quoted(entity.table)) t0 WHERE t0.\"id\" IN (\(markers))",
-            records.map(\.id.sqlValue)
-        )
+        // Rendered as a list test, so an engine with few parameters (PostgreSQL) binds one array.
+        var renderer = SQLPredicateRenderer(layout: layout, dialect: connection.dialect)
+        let test = try renderer.render(
+            .inList(ColumnPath(column: "id"), records.map(\.id.sqlValue)), entity: entity, alias: "t0")
+        return ("SELECT t0.\"id\" FROM \(quoted(entity.table)) t0 WHERE \(test)", renderer.arguments)
     }
 }
 

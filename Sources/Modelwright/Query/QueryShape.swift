@@ -12,9 +12,11 @@ enum QueryShape {
         return condition.accept(&shaper, in: ())
     }
 
-    /// The condition's parameter values, in the order the rendered SQL binds them.
-    static func collectArguments(of condition: Condition, into arguments: inout [SQLValue]) {
-        var collector = SQLArgumentCollector()
+    /// The condition's parameter values, in the order the rendered SQL binds them on `dialect`'s engine.
+    static func collectArguments(
+        of condition: Condition, dialect: any SQLDialect, into arguments: inout [SQLValue]
+    ) {
+        var collector = SQLArgumentCollector(dialect: dialect)
         condition.accept(&collector, in: ())
         arguments += collector.arguments
     }

@@ -231,17 +231,28 @@ extension SQLPredicateRenderer: ConditionVisitor {
     }
 
     mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: SQLScope) throws -> String {
-        try atColumn(path, in: scope) { renderer, column, isDecimal, isText in
-            // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
-            let present = values.filter { $0 != .null }
-            let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
-            let test = ConditionSQL.inList(
-                ConditionSQL.compared(column, isDecimal: isDecimal, isText: isText, in: renderer.dialect), placeholders,
-                in: renderer.dialect)
-            guard present.count < values.count else { return test }
-            return present.isEmpty
-                ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
-        }
+        let hops = try follow(path.hops, from: scope)
+        let layout = try path.column == "id" ? nil : column(path.column, of: hops.scope.entity)
+        let storage = layout?.storage ?? .uuid
+        return hops.wrap(
+            try atColumn(ColumnPath(column: path.column), in: hops.scope) { renderer, column, isDecimal, isText in
+                // `IN (NULL)` never matches; a nil in the list means "or missing", as NSPredicate reads it.
+                let present = values.filter { $0 != .null }
+                let compared = ConditionSQL.compared(
+                    column, isDecimal: isDecimal, isText: isText, in: renderer.dialect)
+                let test: String
+                if renderer.dialect.bindsListsAsArrays, !present.isEmpty {
+                    // One parameter for the whole list: `= ANY` is `IN`'s test, NULL for a missing value alike.
+                    renderer.arguments.append(SQLValueList.argument(present))
+                    test = ConditionSQL.anyOf(compared, renderer.dialect.arrayParameter(of: storage))
+                } else {
+                    let placeholders = present.map { renderer.parameter($0, isDecimal: isDecimal) }
+                    test = ConditionSQL.inList(compared, placeholders, in: renderer.dialect)
+                }
+                guard present.count < values.count else { return test }
+                return present.isEmpty
+                    ? ConditionSQL.isNull(column, negated: false) : ConditionSQL.orNull(test, column: column)
+            })
     }
 
     mutating func string(
@@ -322,6 +333,12 @@ struct SQLArgumentCollector: ConditionVisitor {
 
     /// The values collected so far.
     private(set) var arguments: [SQLValue] = []
+    /// The engine's dialect, which says whether a list binds as one argument or one per value.
+    private let dialect: any SQLDialect
+
+    init(dialect: any SQLDialect) {
+        self.dialect = dialect
+    }
 
     /// Collects the values a leaf binds, in the order the renderer places their markers.
     mutating func collect(_ values: SQLValue...) {
@@ -338,7 +355,12 @@ struct SQLArgumentCollector: ConditionVisitor {
     }
 
     mutating func inList(_ path: ColumnPath, _ values: [SQLValue], in scope: Void) {
-        arguments += values.filter { $0 != .null }
+        let present = values.filter { $0 != .null }
+        guard dialect.bindsListsAsArrays else {
+            arguments += present
+            return
+        }
+        if !present.isEmpty { arguments.append(SQLValueList.argument(present)) }
     }
 
     mutating func string(
@@ -434,11 +456,16 @@ enum ConditionSQL {
         comparison == .notEqual ? dialect.differs(lhs, rhs) : "\(lhs) \(comparison.sqlSymbol) \(rhs)"
     }
 
-    /// `lhs IN (placeholders)`.
     /// `lhs IN (…)`; an empty list is false, spelled so on every engine (PostgreSQL refuses `IN ()`).
     static func inList(_ lhs: String, _ placeholders: [String], in dialect: any SQLDialect) -> String {
         guard !placeholders.isEmpty else { return constant(false, in: dialect) }
         return "\(lhs) IN (\(placeholders.joined(separator: ", ")))"
+    }
+
+    /// `lhs = ANY(array)`: `lhs` is one of the array parameter's values, with `IN`'s NULL rules (a
+    /// missing `lhs` gives NULL; the array never holds NULL).
+    static func anyOf(_ lhs: String, _ array: String) -> String {
+        "\(lhs) = ANY(\(array))"
     }
 
     /// `test`, or the column is missing.

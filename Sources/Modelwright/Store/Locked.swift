@@ -18,10 +18,11 @@ final class Locked<Value>: @unchecked Sendable {
     }
 }
 
-/// A connection and the serial queue it is used on; the connection is only touched there,
-/// which is why this type can be `Sendable` although no connection is.
+/// A connection and the serial queue it is used on; the connection is only touched (and only
+/// replaced, when it was lost) there, which is why this type can be `Sendable` although no
+/// connection is.
 final class ConnectionQueue: @unchecked Sendable {
-    let connection: any DatabaseConnection
+    var connection: any DatabaseConnection
     let queue: DispatchQueue
 
     init(_ connection: any DatabaseConnection, label: String) {

@@ -103,7 +103,8 @@ public class ReadContext {
         }
         // Its order cannot matter, so it has none.
         var arguments: [SQLValue] = []
-        QueryShape.collectArguments(of: .comparison(path, .equal, value), into: &arguments)
+        QueryShape.collectArguments(
+            of: .comparison(path, .equal, value), dialect: connection.dialect, into: &arguments)
         return try fetchRow(keyLookup(path, value, entity: entity, Target.self), arguments, entity: entity)
     }
 
@@ -221,7 +222,9 @@ public class ReadContext {
                 scopeOrderArgument = scope.source.sqlValue
             }
         }
-        if let condition = request.condition { QueryShape.collectArguments(of: condition, into: &arguments) }
+        if let condition = request.condition {
+            QueryShape.collectArguments(of: condition, dialect: connection.dialect, into: &arguments)
+        }
         if let scopeOrderArgument { arguments.append(scopeOrderArgument) }
         return arguments
     }

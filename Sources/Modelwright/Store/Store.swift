@@ -344,10 +344,10 @@ public final class Store: Sendable {
     /// Runs a read on the caller's thread, which must be `reader`'s queue.
     func read<Result>(on reader: ConnectionQueue, _ body: (ReadContext) throws -> Result) throws -> Result {
         try checkOpen()
-        let connection = reader.connection
+        let (connection, checksum) = try begin(.deferred, on: reader)
         let context = ReadContext(connection: connection, layout: layout)
         do {
-            try checkSchema(StoreMetadata.beginReadingChecksum(.deferred, on: connection), on: connection)
+            try checkSchema(checksum, on: connection)
             let result = try body(context)
             try connection.commit()
             return result
@@ -416,14 +416,14 @@ public final class Store: Sendable {
     /// Runs a write transaction on the caller's thread, which must be the writer's queue.
     private func write<Result>(author: String? = nil, _ body: (WriteContext) throws -> Result) throws -> Result {
         try checkOpen()
-        let connection = writer.connection
+        try writer.connection.checkInPlace()
+        let (connection, checksum) = try begin(.immediate, on: writer)
         let context = WriteContext(connection: connection, layout: layout)
         let storeAuthor: String?
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
-        try connection.checkInPlace()
         do {
-            try checkSchema(StoreMetadata.beginReadingChecksum(.immediate, on: connection), on: connection)
+            try checkSchema(checksum, on: connection)
             let result = try body(context)
             // A closure that caught the error of an operation SQLite answered by rolling back the
             // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no
@@ -458,6 +458,52 @@ public final class Store: Sendable {
             connection.rollback()
             throw error
         }
+    }
+
+    // MARK: - Lost connections
+
+    /// Begins a transaction on `queue`'s connection, reading the store's checksum
+    /// (`StoreMetadata.beginReadingChecksum(_:on:)`), and returns the connection it began on.
+    ///
+    /// A connection whose link is gone (``DatabaseConnection/isLost``: the server ended the session
+    /// or restarted) is replaced by a fresh one first, so one lost link fails at most the statement
+    /// that found it, never every later read or write. A link found lost by the `BEGIN` itself is
+    /// replaced and the `BEGIN` sent once more: nothing of the transaction ran, so this repeats no
+    /// write. A write that loses its link later fails as before (`COMMIT` saying its outcome is
+    /// unknown), and the next transaction gets a fresh connection.
+    private func begin(_ kind: TransactionKind, on queue: ConnectionQueue) throws -> (any DatabaseConnection, String?) {
+        let connection = try liveConnection(of: queue)
+        do {
+            return (connection, try StoreMetadata.beginReadingChecksum(kind, on: connection))
+        } catch {
+            guard connection.isLost else {
+                connection.rollback()
+                throw error
+            }
+            let fresh = try liveConnection(of: queue)
+            do {
+                return (fresh, try StoreMetadata.beginReadingChecksum(kind, on: fresh))
+            } catch {
+                fresh.rollback()
+                throw error
+            }
+        }
+    }
+
+    /// `queue`'s connection, opened afresh (``StoreEngine/openReader()``, or the writer with its
+    /// settings) when the one it had is lost; only on `queue`.
+    private func liveConnection(of queue: ConnectionQueue) throws -> any DatabaseConnection {
+        guard queue.connection.isLost else { return queue.connection }
+        let fresh: any DatabaseConnection
+        if queue === writer {
+            fresh = try engine.openWriter()
+            try fresh.execute(fresh.dialect.writerSettings)
+        } else {
+            fresh = try engine.openReader()
+        }
+        queue.connection.close()
+        queue.connection = fresh
+        return fresh
     }
 
     /// Commits, turning a deferred foreign-key failure into an error that names the relationship:

@@ -104,20 +104,24 @@ struct ConditionPropertyTests {
 
     /// A statement cached for a shape binds the values `QueryShape` collects: they must be the
     /// rendered statement's arguments, in its order, for every tree.
+    /// On each engine's dialect: PostgreSQL binds a list as one argument, SQLite a value each.
     @Test func cachedArgumentsAreTheRenderedOnes() throws {
         let layout = try SchemaLayout(Fixture.schema)
+        let dialects: [any SQLDialect] = [SQLiteDialect(), PostgresDialect()]
         for index in 0..<2000 {
             let condition = ConditionGenerator.tree(structure: UInt64(index), values: 6, derived: true)
-            var renderer = SQLPredicateRenderer(layout: layout, dialect: SQLiteDialect())
-            _ = try renderer.render(QueryShape.shape(condition), entity: layout.entity("Trip"), alias: "t0")
-            var shapeArguments: [SQLValue] = []
-            QueryShape.collectArguments(of: QueryShape.shape(condition), into: &shapeArguments)
-            #expect(shapeArguments == renderer.arguments, "\(condition)")
-            var rendered = SQLPredicateRenderer(layout: layout, dialect: SQLiteDialect())
-            _ = try rendered.render(condition, entity: layout.entity("Trip"), alias: "t0")
-            var collected: [SQLValue] = []
-            QueryShape.collectArguments(of: condition, into: &collected)
-            #expect(collected == rendered.arguments, "\(condition)")
+            for dialect in dialects {
+                var renderer = SQLPredicateRenderer(layout: layout, dialect: dialect)
+                _ = try renderer.render(QueryShape.shape(condition), entity: layout.entity("Trip"), alias: "t0")
+                var shapeArguments: [SQLValue] = []
+                QueryShape.collectArguments(of: QueryShape.shape(condition), dialect: dialect, into: &shapeArguments)
+                #expect(shapeArguments == renderer.arguments, "\(condition)")
+                var rendered = SQLPredicateRenderer(layout: layout, dialect: dialect)
+                _ = try rendered.render(condition, entity: layout.entity("Trip"), alias: "t0")
+                var collected: [SQLValue] = []
+                QueryShape.collectArguments(of: condition, dialect: dialect, into: &collected)
+                #expect(collected == rendered.arguments, "\(condition)")
+            }
         }
     }
 

@@ -5,23 +5,13 @@ import Testing
 
 /// Typed requests whose `in` lists hold more values than libpq can have described in one
 /// statement (issue 27: past 7,498 parameters the describe message exceeds 30,000 bytes and the
-/// connection is lost). They must still give the right rows and leave a store that works.
+/// connection is lost). PostgreSQL binds each list as one array parameter, so they give the right
+/// rows and leave a store that works.
 struct LargeListTests {
     private static let stored = 2_000
 
     @Test(arguments: TestEngine.available, [8_000, 70_000])
     func largeInListsGiveTheRightRowsAndLeaveAWorkingStore(engine: TestEngine, size: Int) async throws {
-        // Issue 27 is open on PostgreSQL: each value is a parameter, and describing the statement
-        // loses the connection. A fix makes this known issue pass, which fails the test until the
-        // wrapper is removed.
-        try await withKnownIssue("issue 27: a list binds one parameter per value on PostgreSQL") {
-            try await check(engine: engine, size: size)
-        } when: {
-            engine == .postgres
-        }
-    }
-
-    private func check(engine: TestEngine, size: Int) async throws {
         try await engine.withStore(schema: Fixture.schema) { store in
             let users = (0..<Self.stored).map { makeUser("user\($0)", "Given\($0)", rating: Int16($0 % 7)) }
             _ = try await store.performAndSave { try $0.batchInsert(users) }
