@@ -11,9 +11,17 @@ extension DatabaseConnection {
     /// rolled back, and both are read with the dialect's introspection queries. So the comparison
     /// needs no second spelling of the types PostgreSQL reports, and nothing of the scratch schema
     /// stays behind.
-    package func serverSchemaDifferences(from layout: SchemaLayout) throws -> [String] {
+    ///
+    /// `ownedFunctions` are the statements that create the functions the store installs beside its
+    /// tables (the change feed's trigger function): they run in the scratch schema too, so each
+    /// function of the store's schema is compared, body included, with the one the runtime makes
+    /// (see ``catalogFacts()``). Event triggers of the whole database are refused as well
+    /// (``eventTriggerDifferences()``).
+    package func serverSchemaDifferences(from layout: SchemaLayout, ownedFunctions: [String] = []) throws -> [String] {
         guard isInTransaction else {
-            return try inTransaction(.deferred) { try serverSchemaDifferences(from: layout) }
+            return try inTransaction(.deferred) {
+                try serverSchemaDifferences(from: layout, ownedFunctions: ownedFunctions)
+            }
         }
         let found = try StoreSchema.read(self)
         let foundConstraints = try otherConstraints()
@@ -28,6 +36,7 @@ extension DatabaseConnection {
             // SET LOCAL ends with the savepoint's rollback, so the connection's path is as it was.
             try execute(["CREATE SCHEMA \(scratch)", "SET LOCAL search_path TO \(scratch)"])
             try execute(SchemaSQL.createStatements(for: layout, in: dialect))
+            try execute(ownedFunctions)
             fresh = try StoreSchema.read(self)
             freshConstraints = try otherConstraints()
             freshFacts = try catalogFacts()
@@ -48,12 +57,36 @@ extension DatabaseConnection {
             return fields.count < 2 || !Self.perTableFacts.contains(String(fields[1]))
                 || tables.contains(String(fields[0]))
         }
-        let missingFacts = Self.difference(freshFacts, foundFacts)
-        return found.differences(from: fresh)
+        // A function the runtime installs after it opens a store (the change feed's) may be missing:
+        // opening installs it. Changed, it is both unexpected and missing, and refused as unexpected.
+        let missingFacts = Self.difference(freshFacts, foundFacts).filter { !$0.contains("\u{0}function\u{0}") }
+        return try eventTriggerDifferences() + found.differences(from: fresh)
             + unexpected.map { Self.sentence($0, "has an unexpected") }
             + missing.map { Self.sentence($0, "lacks the") }
             + unexpectedFacts.map { Self.factSentence($0, missing: false) }
             + missingFacts.map { Self.factSentence($0, missing: true) }
+    }
+
+    /// The event triggers of the database, one sentence each: an event trigger runs its function
+    /// on DDL, so on every statement of a migration step and of a new store's creation, whatever
+    /// schema it sits in; the runtime creates none, and a store is refused while one is enabled.
+    package func eventTriggerDifferences() throws -> [String] {
+        let statement = try prepare(
+            "SELECT quote_ident(e.evtname), e.evtevent::text, e.evtfoid::regprocedure::text, "
+                + "coalesce(array_to_string(e.evttags, ', '), '') FROM pg_event_trigger e "
+                + "WHERE e.evtenabled <> 'D' ORDER BY 1")
+        var result: [String] = []
+        while try statement.step() {
+            let (name, event, function, tags) = (
+                statement.string(0), statement.string(1), statement.string(2), statement.string(3)
+            )
+            let filter = tags.isEmpty ? "" : " (\(tags))"
+            result.append(
+                "event trigger \(name) has the database run \(function) on \(event)\(filter), so on the DDL of "
+                    + "every migration step: the runtime creates none; drop it (DROP EVENT TRIGGER \(name)) "
+                    + "or disable it (ALTER EVENT TRIGGER \(name) DISABLE) before opening the store")
+        }
+        return result
     }
 
     /// The kinds of ``catalogFacts()`` a fresh store has on its own tables only.
@@ -84,9 +117,16 @@ extension DatabaseConnection {
     /// - `rule`: every rewrite rule on a table, which can do the same;
     /// - `security`: row level security enabled or forced, and each policy, which hide rows from
     ///   the migration and the app;
-    /// - `persistence`: an unlogged or temporary table, whose rows a crash empties.
+    /// - `persistence`: an unlogged or temporary table, whose rows a crash empties;
+    /// - `function`: every function and procedure of the store's schema but an extension's (as
+    ///   `unaccent`'s), with its arguments, result, language, volatility, `SECURITY DEFINER`,
+    ///   settings and body, under its name in place of a table: the change feed's trigger function
+    ///   runs on every write of a step and of the app, so a body edited to write elsewhere or to
+    ///   drop notifications changes what they do; any other function may take a call the runtime
+    ///   makes (an overload of `unaccent`), so it is refused too.
     ///
-    /// None but `index` and `collation` exists in a fresh store, so any other is unexpected.
+    /// None but `index`, `collation` and the runtime's own functions exists in a fresh store, so any
+    /// other is unexpected.
     private func catalogFacts() throws -> [String] {
         let inSchema = "JOIN pg_class c ON c.oid = x JOIN pg_namespace n ON n.oid = c.relnamespace "
         let own = "n.nspname = current_schema()"
@@ -124,6 +164,16 @@ extension DatabaseConnection {
             "SELECT c.relname::text, 'persistence', CASE c.relpersistence WHEN 'u' THEN 'unlogged' ELSE 'temporary' END "
                 + "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) "
                 + "AND c.relkind IN ('r', 'p') AND c.relpersistence <> 'p'",
+            "SELECT p.proname::text || '(' || pg_get_function_identity_arguments(p.oid) || ')', 'function', "
+                + "CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' WHEN 'w' THEN 'window' "
+                + "ELSE 'function' END || ' returning ' || coalesce(pg_get_function_result(p.oid), 'nothing') "
+                + "|| ' in ' || l.lanname || ', volatility ' || p.provolatile::text "
+                + "|| CASE WHEN p.prosecdef THEN ', security definer' ELSE '' END "
+                + "|| CASE WHEN p.proisstrict THEN ', strict' ELSE '' END "
+                + "|| coalesce(', set ' || array_to_string(p.proconfig, ', '), '') || ', body ' || p.prosrc "
+                + "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "
+                + "WHERE n.nspname = current_schema() AND NOT EXISTS (SELECT 1 FROM pg_depend d "
+                + "WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')",
         ]
         var result: [String] = []
         for query in queries {
@@ -151,6 +201,11 @@ extension DatabaseConnection {
         case ("security", _):
             return "\(table) has \(detail), which hides rows from the store; disable it or drop the policy"
         case ("persistence", _): return "\(table) is \(detail), so a crash empties it; make it logged again"
+        case ("function", _):
+            let body = detail.range(of: ", body ").map { String(detail[..<$0.lowerBound]) } ?? detail
+            return "\(table) is a \(body) that the runtime does not create as it is (its definition or body "
+                + "was edited, or it was added): drop it (DROP FUNCTION \(table)) or move it to another schema; a "
+                + "function of the runtime's is installed again when the store opens"
         default: return "\(table) \(missing ? "lacks" : "has") \(kind) \(detail)"
         }
     }
