@@ -31,9 +31,9 @@ struct PostgresHandEditTests {
         case columnCollation, modelTrigger, rowLevelSecurity, metadataTrigger, metadataRule, unlogged
         case eventTrigger, feedBody, feedDefinition, addedFunction
 
-        /// A renamed index is refused since the schema check compares index names (a later entity
-        /// of the old name would collide with it); a renamed constraint is still harmless.
-        var isHarmless: Bool { self == .renameConstraint }
+        /// None: a renamed index or primary or foreign key is refused since the schema check compares
+        /// their names (a later entity of the old name would collide with them).
+        var isHarmless: Bool { false }
     }
 
     private static let caseCount =

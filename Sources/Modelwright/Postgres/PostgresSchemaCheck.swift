@@ -4,7 +4,8 @@ extension DatabaseConnection {
     /// What differs between the store's schema on a PostgreSQL database and the schema `layout`
     /// creates, one sentence each, as ``StoreSchema/differences(from:)`` words them: tables,
     /// columns with their types, `NOT NULL`, defaults and primary keys, indexes and foreign keys,
-    /// and checks and other constraints (``otherConstraints()``); not names.
+    /// and checks and other constraints (``otherConstraints()``); of names, those of indexes and of
+    /// primary and foreign keys.
     ///
     /// The expected schema is PostgreSQL's own report of a fresh store: the runtime's DDL runs in
     /// a scratch schema inside a savepoint (in a transaction of its own when none is open) that is
@@ -90,7 +91,7 @@ extension DatabaseConnection {
     }
 
     /// The kinds of ``catalogFacts()`` a fresh store has on its own tables only.
-    private static var perTableFacts: Set<String> { ["index", "collation"] }
+    private static var perTableFacts: Set<String> { ["index", "collation", "key name"] }
 
     /// The lines of `lines` that `other` lacks, counted as a multiset: two equal indexes on one
     /// table are two lines, and one of them missing is a difference.
@@ -111,6 +112,8 @@ extension DatabaseConnection {
     ///   index's `WHERE` and `NULLS NOT DISTINCT`, each of which changes what a unique index
     ///   refuses or what a sorted fetch returns;
     /// - `collation`: each column's collation, which decides text order and equality;
+    /// - `key name`: the name of each primary and foreign key, which a later step's new table of an
+    ///   old name would need (a renamed entity's keys take a fresh store's names, as its indexes do);
     /// - `trigger`: every trigger but the change feed's own (`_mw_changes_…` after each statement,
     ///   calling `_mw_notify_changes()`, enabled, on a table not the runtime's), since a trigger
     ///   can rewrite or swallow the rows a step or the app writes;
@@ -152,6 +155,11 @@ extension DatabaseConnection {
                 + "AND t.tgnewtable = '_mw_new') "
                 + "OR (t.tgname = '_mw_changes_delete' AND t.tgtype = 8 AND t.tgoldtable = '_mw_old' "
                 + "AND t.tgnewtable IS NULL)))",
+            "SELECT c.relname::text, 'key name', CASE k.contype WHEN 'p' THEN 'primary key' ELSE 'foreign key on ' "
+                + "|| (SELECT string_agg(quote_ident(a.attname), ', ') FROM pg_attribute a "
+                + "WHERE a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)) END || ' named ' || quote_ident(k.conname) "
+                + "FROM pg_constraint k \(inSchema.replacingOccurrences(of: "= x", with: "= k.conrelid"))"
+                + "WHERE \(own) AND k.contype IN ('p', 'f')",
             "SELECT c.relname::text, 'rule', pg_get_ruledef(r.oid) FROM pg_rewrite r "
                 + "\(inSchema.replacingOccurrences(of: "= x", with: "= r.ev_class"))WHERE \(own) AND c.relkind IN ('r', 'p')",
             "SELECT c.relname::text, 'security', 'row level security ' || "
@@ -196,6 +204,9 @@ extension DatabaseConnection {
         case ("index", true): return "\(table) lacks the index \(detail) (it was changed or dropped)"
         case ("collation", false): return "\(table) has a column of another collation: \(detail)"
         case ("collation", true): return "\(table) lacks the column collation \(detail)"
+        case ("key name", false):
+            return "\(table) has a \(detail), a name a fresh store does not give it; rename it back"
+        case ("key name", true): return "\(table) lacks the \(detail) (it was renamed or dropped)"
         case ("trigger", _): return "\(table) has a trigger the runtime does not create: \(detail); drop it"
         case ("rule", _): return "\(table) has a rule the runtime does not create: \(detail); drop it"
         case ("security", _):
@@ -215,9 +226,9 @@ extension DatabaseConnection {
     /// definition`, sorted; by definition, not by name. ``StoreSchema`` reads a table's columns,
     /// indexes and keys but not these, and a check the version does not declare can refuse the
     /// values a migration step writes, or a write of the app, so the store is refused for one.
-    /// Names are not compared, here or for keys and indexes: every statement the migrator runs
-    /// finds a key by its column and an index by its columns in the catalog, never by the name it
-    /// was created with, so a renamed one changes nothing a step or the app does.
+    /// Their names are not compared (a renamed check changes nothing a step or the app does); the
+    /// names of keys and indexes are, in ``catalogFacts()``, since a later version's new table of an
+    /// old name needs them.
     private func otherConstraints() throws -> [String] {
         let statement = try prepare(
             "SELECT c.relname::text, k.contype::text, pg_get_constraintdef(k.oid) FROM pg_constraint k "
