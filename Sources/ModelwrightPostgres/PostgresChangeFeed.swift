@@ -34,8 +34,12 @@ public enum PostgresChangeFeed {
     /// migration: it is idempotent, and it covers tables a migration created.
     ///
     /// Names are quoted by the server (`format('%I')`), so no table name is spliced into SQL here.
-    public static let installation = [
-        """
+    public static let installation = [function, triggers]
+
+    /// The statement that creates (or replaces) the trigger function, unqualified, so it lands in the
+    /// first schema of the search path; the schema check at open creates it in its scratch schema
+    /// too and compares the store's with it, body included.
+    static let function = """
         CREATE OR REPLACE FUNCTION _mw_notify_changes() RETURNS trigger LANGUAGE plpgsql AS $feed$
         DECLARE
             payload jsonb := jsonb_build_object(
@@ -79,8 +83,10 @@ public enum PostgresChangeFeed {
             RETURN NULL;
         END
         $feed$
-        """,
         """
+
+    /// The statement that creates (or replaces) the three triggers on every table of the current schema.
+    private static let triggers = """
         DO $install$
         DECLARE
             name text;
@@ -105,8 +111,7 @@ public enum PostgresChangeFeed {
             END LOOP;
         END
         $install$
-        """,
-    ]
+        """
 
     /// One notification's payload as the triggers write it.
     private struct Payload: Decodable {

@@ -127,11 +127,12 @@ extension PostgresConnection: DatabaseConnection {
 
     /// What differs from the schema `layout` creates: a missing or unexpected table or column,
     /// read from `information_schema`, and otherwise every column type, default, index and foreign
-    /// key, compared with a fresh store created and rolled back in a scratch schema.
+    /// key, compared with a fresh store created and rolled back in a scratch schema, and the change
+    /// feed's trigger function with the one the runtime installs.
     package func schemaDifferences(from layout: SchemaLayout) throws -> [String] {
         let missing = try tableAndColumnDifferences(from: layout)
         guard missing.isEmpty else { return missing }
-        return try serverSchemaDifferences(from: layout)
+        return try serverSchemaDifferences(from: layout, ownedFunctions: [PostgresChangeFeed.function])
     }
 
     /// Reads the SQLSTATE of a server error: `23505` (unique; the detail names the columns,

@@ -38,6 +38,8 @@ public final class PostgresConnection: @unchecked Sendable {
     private var statementNumber = 0
     private let statementTimeout: Duration?
     private var isBroken = false
+    /// The database's name on the server, for ``PostgresStatementLog``.
+    private let databaseName: String
     private let canceller: Canceller
     private let redaction: Redaction
 
@@ -86,6 +88,7 @@ public final class PostgresConnection: @unchecked Sendable {
         self.handle = handle.pointer
         self.redaction = redaction
         self.statementTimeout = configuration.statementTimeout
+        self.databaseName = PQdb(handle.pointer).map { String(cString: $0) } ?? ""
         self.serverProcessID = PQbackendPID(handle.pointer)
         self.canceller = Canceller(PQgetCancel(handle.pointer))
     }
@@ -100,6 +103,7 @@ public final class PostgresConnection: @unchecked Sendable {
         self.handle = handle.pointer
         self.redaction = redaction
         self.statementTimeout = configuration.statementTimeout
+        self.databaseName = PQdb(handle.pointer).map { String(cString: $0) } ?? ""
         self.serverProcessID = PQbackendPID(handle.pointer)
         self.canceller = Canceller(PQgetCancel(handle.pointer))
     }
@@ -315,7 +319,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// conversion can round it. Inside a transaction that failed, throws
     /// ``StoreError/transactionAbortedByEngine(cause:)`` without sending anything.
     func runSynchronously(_ sql: String, _ values: [SQLValue], cached: Bool) throws -> PostgresRows {
-        try withUnsafeCurrentTask { task in
+        PostgresStatementLog.shared.sent(sql, to: databaseName)
+        return try withUnsafeCurrentTask { task in
             try queue.sync {
                 try self.runOnQueue(sql, values, cached: cached, isCancelled: { task?.isCancelled == true })
             }

@@ -51,10 +51,19 @@ struct PostgresStoreEngine: StoreEngine {
         0
     }
 
-    /// Nothing: PostgreSQL keeps no schema counter (see `PostgresConnection.verifySchema(_:since:)`).
+    /// In each opening transaction, after its lock: refuses the database while it has an enabled
+    /// event trigger (``DatabaseConnection/eventTriggerDifferences()``), which would run on the DDL
+    /// of the store's creation or of each migration step, with
+    /// ``StoreError/unexpectedSchema(path:differences:)``, before anything is written. The tables
+    /// need no second look: PostgreSQL keeps no schema counter (see
+    /// `PostgresConnection.verifySchema(_:since:)`), and the schema is compared before a stage and
+    /// at open.
     func verifyAgain(_ writer: PostgresConnection, layout: SchemaLayout, plan: MigrationPlan?, since verified: Int64)
         throws
-    {}
+    {
+        let differences = try writer.eventTriggerDifferences()
+        guard differences.isEmpty else { throw StoreError.unexpectedSchema(path: location, differences: differences) }
+    }
 
     func schemaVersion(of writer: PostgresConnection) throws -> Int64 { 0 }
 

@@ -21,8 +21,10 @@ enum PlanCommand {
         OPTIONS:
           --json       Print the plan as JSON, for tools.
           --engine postgres
-                       Also print each step's PostgreSQL statements, in the order they run in
-                       the step's one transaction (row updates the migrator makes are comments).
+                       Also print each step's PostgreSQL statements for the step's one
+                       transaction (row updates the migrator makes are comments). They are
+                       derived from the two versions apart from the migrator, which may run
+                       others to the same end (a join table made again rather than altered).
           -h, --help   Show this help.
 
         Exit codes: 0 planned, 1 problems in the input (every step that cannot be migrated

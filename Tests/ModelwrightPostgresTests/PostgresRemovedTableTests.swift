@@ -72,11 +72,12 @@ struct PostgresRemovedTableTests {
         try Store(postgres: configuration, schema: v2, readers: 1).close()
     }
 
-    /// `plan --engine postgres` prints the `DROP TABLE` statements the migrator runs: an event
-    /// trigger on the server records the text of every `DROP TABLE` the migrator sends in the step,
-    /// and the printed step holds the same statements (one per removed table, with `CASCADE`). Run
-    /// alone in one transaction on another database at version 1 with a row in every table, the
-    /// printed step leaves no removed table and keeps the kept row.
+    /// `plan --engine postgres` prints the `DROP TABLE` statements the migrator runs: the
+    /// connection's statement log (``PostgresStatementLog``) records every statement the migrator
+    /// sends in the step (an event trigger on the server recorded them before the store refused
+    /// event triggers), and the printed step holds the same `DROP TABLE` statements (one per removed
+    /// table, with `CASCADE`). Run alone in one transaction on another database at version 1 with a
+    /// row in every table, the printed step leaves no removed table and keeps the kept row.
     @Test(arguments: 0..<10 as Range<UInt64>)
     func thePrintedStepDropsTheRemovedTablesAsTheMigratorDoes(seed: UInt64) async throws {
         let (v1, v2, removed, kept) = Self.schemas(seed: seed)
@@ -86,30 +87,13 @@ struct PostgresRemovedTableTests {
 
         let migrated = try await makeDatabase()
         try Store(postgres: migrated, schema: v1, readers: 1).close()
-        let connection = try await PostgresConnection(migrated)
-        // Outside the store's schema, which the store's verification at open reads alone.
-        for statement in [
-            "CREATE SCHEMA audit", "CREATE TABLE audit.drops (number serial PRIMARY KEY, statement text NOT NULL)",
-            """
-            CREATE FUNCTION audit.record() RETURNS event_trigger LANGUAGE plpgsql AS $$
-            BEGIN INSERT INTO audit.drops (statement) VALUES (current_query()); END $$
-            """,
-            "CREATE EVENT TRIGGER record_drops ON ddl_command_start WHEN TAG IN ('DROP TABLE') EXECUTE FUNCTION audit.record()",
-        ] {
-            try await connection.execute(statement)
-        }
-        await connection.close()
+        let name = try await databaseName(migrated)
         let losses = removed.map { MigrationStage.Loss($0) } + (kept ? [MigrationStage.Loss("Keep", "removed")] : [])
         let plan = MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2, lossy: losses)])
-        try Store(postgres: migrated, migrationPlan: plan, readers: 1).close()
-        let reopened = try await PostgresConnection(migrated)
-        let rows = try await reopened.query("SELECT statement FROM audit.drops ORDER BY number", format: .text)
-        await reopened.close()
-        let ran = (0..<rows.count).compactMap { row -> String? in
-            guard case .text(let text) = rows[row, 0] else { return nil }
-            return text
-        }
-        #expect(ran.count == rows.count)
+        PostgresStatementLog.shared.record(name)
+        let opened = Result { try Store(postgres: migrated, migrationPlan: plan, readers: 1).close() }
+        let ran = PostgresStatementLog.shared.stop(name).filter { $0.hasPrefix("DROP TABLE") }
+        try opened.get()
         #expect(printed.sorted() == ran.sorted(), "seed \(seed): printed \(printed), the migrator ran \(ran)")
 
         // The printed step alone, in one transaction (psql runs one -c so), on a populated store.

@@ -6,6 +6,15 @@ import Testing
 /// Whether the suites can run: the cluster started (its reason is printed once when it did not).
 let postgresIsAvailable = PostgresCluster.shared != nil
 
+/// The server's name of the database `configuration` connects to, as ``PostgresStatementLog`` knows it.
+func databaseName(_ configuration: PostgresConfiguration) async throws -> String {
+    let connection = try await PostgresConnection(configuration)
+    let rows = try await connection.query("SELECT current_database()", format: .text)
+    await connection.close()
+    guard case .text(let name) = rows[0, 0] else { return "" }
+    return name
+}
+
 /// A fresh database on the shared cluster, so suites running in parallel never meet; its
 /// configuration connects over TCP with the password.
 func makeDatabase() async throws -> PostgresConfiguration {

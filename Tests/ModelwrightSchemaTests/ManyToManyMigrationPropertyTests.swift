@@ -20,14 +20,14 @@ import Testing
 /// `MODELWRIGHT_MIGRATION_PAIRS=<n>` runs `n` pairs instead of the CI's 24 on SQLite and 6 on
 /// PostgreSQL (`MODELWRIGHT_LARGE=1`: 400 and 150).
 struct ManyToManyMigrationPropertyTests {
-    /// One side of the relationship in one version.
-    private struct Side {
+    /// One side of the relationship in one version (also drawn by `PlannedStatementsPropertyTests`).
+    struct Side {
         var entity: String
         var relationship: String
         var ordered: Bool
     }
 
-    private struct Pair {
+    struct Pair {
         let v1: (Side, Side)
         let v2: (Side, Side)
 
@@ -71,7 +71,7 @@ struct ManyToManyMigrationPropertyTests {
     private static let entityNames = ["Apple", "Gadget", "Tag", "Thing", "Zebra", "Mango"]
     private static let relationshipNames = ["tags", "things", "alpha", "zeta", "items", "members"]
 
-    private static func pair(seed: UInt64) -> Pair {
+    static func pair(seed: UInt64) -> Pair {
         var random = SplitMix64(seed: seed, index: 2627)
         func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         func pick(_ names: [String], avoiding taken: [String]) -> String {
@@ -116,7 +116,7 @@ struct ManyToManyMigrationPropertyTests {
     /// A self-referencing many-to-many (`follows` ↔ `followers` of one entity): version 2 renames
     /// the entity, either relationship or both, or makes either side ordered or unordered. Both
     /// sides live in one table, so which column is `source` is all that tells them apart.
-    private static func selfPair(seed: UInt64) -> Pair {
+    static func selfPair(seed: UInt64) -> Pair {
         var random = SplitMix64(seed: seed, index: 2628)
         func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         func pick(_ names: [String], avoiding taken: [String]) -> String {

@@ -161,6 +161,11 @@ package protocol SQLDialect: Sendable {
     /// alteration); an engine that rebuilds tables instead throws ``SQLDialectError/unsupported(_:)``.
     func dropForeignKey(_ column: String, of table: String) throws -> String
 
+    /// Gives the foreign key on `column` of `table` the name a fresh store gives it, whatever name it
+    /// was created with (a table or column renamed since keeps its key's old name); `nil` for an
+    /// engine whose keys have no names to keep (SQLite).
+    func renameForeignKey(_ column: String, of table: String) -> String?
+
     /// The statements that begin and end a scratch namespace inside the open transaction, in which a
     /// migration creates a fresh store's tables to read their schema as this engine reports it
     /// (types, defaults as the catalog prints them); `nil` where the runtime reads a private
@@ -406,6 +411,8 @@ extension SQLDialect {
         "ALTER TABLE \(identifier(table)) ADD FOREIGN KEY (\(identifier(column))) REFERENCES \(identifier(target))(\"id\") "
             + "DEFERRABLE INITIALLY DEFERRED"
     }
+
+    package func renameForeignKey(_ column: String, of table: String) -> String? { nil }
 
     package var scratchNamespace: (enter: [String], leave: [String])? { nil }
 

@@ -809,11 +809,28 @@ private struct StageRun {
             actual.tables[table]?.indexes = []
             actual.tables[table]?.indexNames = [:]
         }
+        try renameForeignKeys(except: recreated)
         // An alteration in place drops the indexes of the columns it dropped: read what is left.
         if connection.dialect.altersTablesInPlace { actual = try StoreSchema.read(connection) }
         try synchronizeIndexes(actual)
         if !filled.isEmpty { try connection.execute("DROP TABLE IF EXISTS \(Self.exactValues)") }
         try connection.execute(connection.dialect.alterationsBracket.after)
+    }
+
+    /// Gives the foreign keys of each continued table whose name or columns the step renamed the
+    /// names a fresh store gives them (``SQLDialect/renameForeignKey(_:of:)``), as a renamed
+    /// table's primary key and indexes get theirs; a join table made again has them already. One
+    /// statement per key of such a table, so a step stays constant time.
+    private mutating func renameForeignKeys(except recreated: [String]) throws {
+        for table in tableOrder where !recreated.contains(table) {
+            guard let old = mapping.sourceTable[table], let keys = expected.tables[table]?.foreignKeys else { continue }
+            let renamedColumns = mapping.sourceColumn[table]?.contains { $0.key != $0.value } ?? false
+            guard old != table || renamedColumns else { continue }
+            for key in keys.sorted(by: { $0.column < $1.column }) {
+                guard let sql = connection.dialect.renameForeignKey(key.column, of: table) else { return }
+                try execute(sql, nil)
+            }
+        }
     }
 
     /// Drops the links to the rows `ids` selects of `table`, which leave it (rows of an entity

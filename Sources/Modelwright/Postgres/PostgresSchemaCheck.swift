@@ -4,16 +4,25 @@ extension DatabaseConnection {
     /// What differs between the store's schema on a PostgreSQL database and the schema `layout`
     /// creates, one sentence each, as ``StoreSchema/differences(from:)`` words them: tables,
     /// columns with their types, `NOT NULL`, defaults and primary keys, indexes and foreign keys,
-    /// and checks and other constraints (``otherConstraints()``); not names.
+    /// and checks and other constraints (``otherConstraints()``); of names, those of indexes and of
+    /// primary and foreign keys.
     ///
     /// The expected schema is PostgreSQL's own report of a fresh store: the runtime's DDL runs in
     /// a scratch schema inside a savepoint (in a transaction of its own when none is open) that is
     /// rolled back, and both are read with the dialect's introspection queries. So the comparison
     /// needs no second spelling of the types PostgreSQL reports, and nothing of the scratch schema
     /// stays behind.
-    package func serverSchemaDifferences(from layout: SchemaLayout) throws -> [String] {
+    ///
+    /// `ownedFunctions` are the statements that create the functions the store installs beside its
+    /// tables (the change feed's trigger function): they run in the scratch schema too, so each
+    /// function of the store's schema is compared, body included, with the one the runtime makes
+    /// (see ``catalogFacts()``). Event triggers of the whole database are refused as well
+    /// (``eventTriggerDifferences()``).
+    package func serverSchemaDifferences(from layout: SchemaLayout, ownedFunctions: [String] = []) throws -> [String] {
         guard isInTransaction else {
-            return try inTransaction(.deferred) { try serverSchemaDifferences(from: layout) }
+            return try inTransaction(.deferred) {
+                try serverSchemaDifferences(from: layout, ownedFunctions: ownedFunctions)
+            }
         }
         let found = try StoreSchema.read(self)
         let foundConstraints = try otherConstraints()
@@ -28,6 +37,7 @@ extension DatabaseConnection {
             // SET LOCAL ends with the savepoint's rollback, so the connection's path is as it was.
             try execute(["CREATE SCHEMA \(scratch)", "SET LOCAL search_path TO \(scratch)"])
             try execute(SchemaSQL.createStatements(for: layout, in: dialect))
+            try execute(ownedFunctions)
             fresh = try StoreSchema.read(self)
             freshConstraints = try otherConstraints()
             freshFacts = try catalogFacts()
@@ -48,16 +58,40 @@ extension DatabaseConnection {
             return fields.count < 2 || !Self.perTableFacts.contains(String(fields[1]))
                 || tables.contains(String(fields[0]))
         }
-        let missingFacts = Self.difference(freshFacts, foundFacts)
-        return found.differences(from: fresh)
+        // A function the runtime installs after it opens a store (the change feed's) may be missing:
+        // opening installs it. Changed, it is both unexpected and missing, and refused as unexpected.
+        let missingFacts = Self.difference(freshFacts, foundFacts).filter { !$0.contains("\u{0}function\u{0}") }
+        return try eventTriggerDifferences() + found.differences(from: fresh)
             + unexpected.map { Self.sentence($0, "has an unexpected") }
             + missing.map { Self.sentence($0, "lacks the") }
             + unexpectedFacts.map { Self.factSentence($0, missing: false) }
             + missingFacts.map { Self.factSentence($0, missing: true) }
     }
 
+    /// The event triggers of the database, one sentence each: an event trigger runs its function
+    /// on DDL, so on every statement of a migration step and of a new store's creation, whatever
+    /// schema it sits in; the runtime creates none, and a store is refused while one is enabled.
+    package func eventTriggerDifferences() throws -> [String] {
+        let statement = try prepare(
+            "SELECT quote_ident(e.evtname), e.evtevent::text, e.evtfoid::regprocedure::text, "
+                + "coalesce(array_to_string(e.evttags, ', '), '') FROM pg_event_trigger e "
+                + "WHERE e.evtenabled <> 'D' ORDER BY 1")
+        var result: [String] = []
+        while try statement.step() {
+            let (name, event, function, tags) = (
+                statement.string(0), statement.string(1), statement.string(2), statement.string(3)
+            )
+            let filter = tags.isEmpty ? "" : " (\(tags))"
+            result.append(
+                "event trigger \(name) has the database run \(function) on \(event)\(filter), so on the DDL of "
+                    + "every migration step: the runtime creates none; drop it (DROP EVENT TRIGGER \(name)) "
+                    + "or disable it (ALTER EVENT TRIGGER \(name) DISABLE) before opening the store")
+        }
+        return result
+    }
+
     /// The kinds of ``catalogFacts()`` a fresh store has on its own tables only.
-    private static var perTableFacts: Set<String> { ["index", "collation"] }
+    private static var perTableFacts: Set<String> { ["index", "collation", "key name"] }
 
     /// The lines of `lines` that `other` lacks, counted as a multiset: two equal indexes on one
     /// table are two lines, and one of them missing is a difference.
@@ -78,15 +112,24 @@ extension DatabaseConnection {
     ///   index's `WHERE` and `NULLS NOT DISTINCT`, each of which changes what a unique index
     ///   refuses or what a sorted fetch returns;
     /// - `collation`: each column's collation, which decides text order and equality;
+    /// - `key name`: the name of each primary and foreign key, which a later step's new table of an
+    ///   old name would need (a renamed entity's keys take a fresh store's names, as its indexes do);
     /// - `trigger`: every trigger but the change feed's own (`_mw_changes_…` after each statement,
     ///   calling `_mw_notify_changes()`, enabled, on a table not the runtime's), since a trigger
     ///   can rewrite or swallow the rows a step or the app writes;
     /// - `rule`: every rewrite rule on a table, which can do the same;
     /// - `security`: row level security enabled or forced, and each policy, which hide rows from
     ///   the migration and the app;
-    /// - `persistence`: an unlogged or temporary table, whose rows a crash empties.
+    /// - `persistence`: an unlogged or temporary table, whose rows a crash empties;
+    /// - `function`: every function and procedure of the store's schema but an extension's (as
+    ///   `unaccent`'s), with its arguments, result, language, volatility, `SECURITY DEFINER`,
+    ///   settings and body, under its name in place of a table: the change feed's trigger function
+    ///   runs on every write of a step and of the app, so a body edited to write elsewhere or to
+    ///   drop notifications changes what they do; any other function may take a call the runtime
+    ///   makes (an overload of `unaccent`), so it is refused too.
     ///
-    /// None but `index` and `collation` exists in a fresh store, so any other is unexpected.
+    /// None but `index`, `collation` and the runtime's own functions exists in a fresh store, so any
+    /// other is unexpected.
     private func catalogFacts() throws -> [String] {
         let inSchema = "JOIN pg_class c ON c.oid = x JOIN pg_namespace n ON n.oid = c.relnamespace "
         let own = "n.nspname = current_schema()"
@@ -112,6 +155,11 @@ extension DatabaseConnection {
                 + "AND t.tgnewtable = '_mw_new') "
                 + "OR (t.tgname = '_mw_changes_delete' AND t.tgtype = 8 AND t.tgoldtable = '_mw_old' "
                 + "AND t.tgnewtable IS NULL)))",
+            "SELECT c.relname::text, 'key name', CASE k.contype WHEN 'p' THEN 'primary key' ELSE 'foreign key on ' "
+                + "|| (SELECT string_agg(quote_ident(a.attname), ', ') FROM pg_attribute a "
+                + "WHERE a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)) END || ' named ' || quote_ident(k.conname) "
+                + "FROM pg_constraint k \(inSchema.replacingOccurrences(of: "= x", with: "= k.conrelid"))"
+                + "WHERE \(own) AND k.contype IN ('p', 'f')",
             "SELECT c.relname::text, 'rule', pg_get_ruledef(r.oid) FROM pg_rewrite r "
                 + "\(inSchema.replacingOccurrences(of: "= x", with: "= r.ev_class"))WHERE \(own) AND c.relkind IN ('r', 'p')",
             "SELECT c.relname::text, 'security', 'row level security ' || "
@@ -124,6 +172,16 @@ extension DatabaseConnection {
             "SELECT c.relname::text, 'persistence', CASE c.relpersistence WHEN 'u' THEN 'unlogged' ELSE 'temporary' END "
                 + "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) "
                 + "AND c.relkind IN ('r', 'p') AND c.relpersistence <> 'p'",
+            "SELECT p.proname::text || '(' || pg_get_function_identity_arguments(p.oid) || ')', 'function', "
+                + "CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' WHEN 'w' THEN 'window' "
+                + "ELSE 'function' END || ' returning ' || coalesce(pg_get_function_result(p.oid), 'nothing') "
+                + "|| ' in ' || l.lanname || ', volatility ' || p.provolatile::text "
+                + "|| CASE WHEN p.prosecdef THEN ', security definer' ELSE '' END "
+                + "|| CASE WHEN p.proisstrict THEN ', strict' ELSE '' END "
+                + "|| coalesce(', set ' || array_to_string(p.proconfig, ', '), '') || ', body ' || p.prosrc "
+                + "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "
+                + "WHERE n.nspname = current_schema() AND NOT EXISTS (SELECT 1 FROM pg_depend d "
+                + "WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')",
         ]
         var result: [String] = []
         for query in queries {
@@ -146,11 +204,19 @@ extension DatabaseConnection {
         case ("index", true): return "\(table) lacks the index \(detail) (it was changed or dropped)"
         case ("collation", false): return "\(table) has a column of another collation: \(detail)"
         case ("collation", true): return "\(table) lacks the column collation \(detail)"
+        case ("key name", false):
+            return "\(table) has a \(detail), a name a fresh store does not give it; rename it back"
+        case ("key name", true): return "\(table) lacks the \(detail) (it was renamed or dropped)"
         case ("trigger", _): return "\(table) has a trigger the runtime does not create: \(detail); drop it"
         case ("rule", _): return "\(table) has a rule the runtime does not create: \(detail); drop it"
         case ("security", _):
             return "\(table) has \(detail), which hides rows from the store; disable it or drop the policy"
         case ("persistence", _): return "\(table) is \(detail), so a crash empties it; make it logged again"
+        case ("function", _):
+            let body = detail.range(of: ", body ").map { String(detail[..<$0.lowerBound]) } ?? detail
+            return "\(table) is a \(body) that the runtime does not create as it is (its definition or body "
+                + "was edited, or it was added): drop it (DROP FUNCTION \(table)) or move it to another schema; a "
+                + "function of the runtime's is installed again when the store opens"
         default: return "\(table) \(missing ? "lacks" : "has") \(kind) \(detail)"
         }
     }
@@ -160,9 +226,9 @@ extension DatabaseConnection {
     /// definition`, sorted; by definition, not by name. ``StoreSchema`` reads a table's columns,
     /// indexes and keys but not these, and a check the version does not declare can refuse the
     /// values a migration step writes, or a write of the app, so the store is refused for one.
-    /// Names are not compared, here or for keys and indexes: every statement the migrator runs
-    /// finds a key by its column and an index by its columns in the catalog, never by the name it
-    /// was created with, so a renamed one changes nothing a step or the app does.
+    /// Their names are not compared (a renamed check changes nothing a step or the app does); the
+    /// names of keys and indexes are, in ``catalogFacts()``, since a later version's new table of an
+    /// old name needs them.
     private func otherConstraints() throws -> [String] {
         let statement = try prepare(
             "SELECT c.relname::text, k.contype::text, pg_get_constraintdef(k.oid) FROM pg_constraint k "

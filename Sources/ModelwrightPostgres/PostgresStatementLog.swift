@@ -1,0 +1,32 @@
+import Foundation
+
+/// The statements the runtime's engine interface sends to chosen databases, in the order sent: how
+/// a test sees what the migrator really runs, to compare it with what `plan --engine postgres`
+/// prints. Nothing is recorded until a test names a database, and a database is named by its
+/// server-side name, so tests on other databases of the same server are not seen.
+package final class PostgresStatementLog: @unchecked Sendable {
+    // @unchecked: `statements` is touched only under `lock`.
+    private let lock = NSLock()
+    private var statements: [String: [String]] = [:]
+
+    /// The log every connection of the process writes to.
+    package static let shared = PostgresStatementLog()
+
+    /// Starts recording the statements sent to `database` (after any recorded before).
+    package func record(_ database: String) {
+        lock.withLock { statements[database] = statements[database] ?? [] }
+    }
+
+    /// Stops recording `database` and returns what was sent to it.
+    package func stop(_ database: String) -> [String] {
+        lock.withLock { statements.removeValue(forKey: database) ?? [] }
+    }
+
+    /// Notes that `sql` was sent to `database`, if it is recorded.
+    func sent(_ sql: String, to database: String) {
+        lock.withLock {
+            guard statements[database] != nil else { return }
+            statements[database]?.append(sql)
+        }
+    }
+}
