@@ -21,7 +21,7 @@ import Testing
 /// PostgreSQL (`MODELWRIGHT_LARGE=1`: 400 and 150).
 struct ManyToManyMigrationPropertyTests {
     /// One side of the relationship in one version.
-    private struct Side {
+    private struct Side: Equatable {
         var entity: String
         var relationship: String
         var ordered: Bool
@@ -71,89 +71,94 @@ struct ManyToManyMigrationPropertyTests {
     private static let entityNames = ["Apple", "Gadget", "Tag", "Thing", "Zebra", "Mango"]
     private static let relationshipNames = ["tags", "things", "alpha", "zeta", "items", "members"]
 
-    private static func pair(seed: UInt64) -> Pair {
-        var random = SplitMix64(seed: seed, index: 2627)
-        func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
-        func pick(_ names: [String], avoiding taken: [String]) -> String {
+    /// The draws both generators make: a number, a name not taken yet, version 1's two sides, and
+    /// version 2 as edits of them.
+    private struct Draw {
+        var random: SplitMix64
+
+        mutating func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+
+        mutating func pick(_ names: [String], avoiding taken: [String]) -> String {
             let free = names.filter { !taken.contains($0) }
             return free[roll(free.count)]
         }
-        let firstEntity = pick(entityNames, avoiding: [])
-        let secondEntity = pick(entityNames, avoiding: [firstEntity])
-        let firstRelationship = pick(relationshipNames, avoiding: [])
-        let secondRelationship = pick(relationshipNames, avoiding: [firstRelationship])
-        // The store keeps the order of one side of a many-to-many: at most one side is ordered.
-        let ordered = roll(3)
-        let v1 = (
-            Side(entity: firstEntity, relationship: firstRelationship, ordered: ordered == 0),
-            Side(entity: secondEntity, relationship: secondRelationship, ordered: ordered == 1)
-        )
-        var v2 = v1
-        repeat {
-            switch roll(6) {
-            case 0: v2.0.entity = pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.1.entity])
-            case 1: v2.1.entity = pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.0.entity])
+
+        /// Version 1: `entities`' sides under two different names of `relationships`.
+        mutating func firstVersion(of entities: (String, String), relationships: [String]) -> (Side, Side) {
+            let firstRelationship = pick(relationships, avoiding: [])
+            let secondRelationship = pick(relationships, avoiding: [firstRelationship])
+            // The store keeps the order of one side of a many-to-many: at most one side is ordered.
+            let ordered = roll(3)
+            return (
+                Side(entity: entities.0, relationship: firstRelationship, ordered: ordered == 0),
+                Side(entity: entities.1, relationship: secondRelationship, ordered: ordered == 1)
+            )
+        }
+
+        /// The pair whose version 2 is `v1` with `edit` (given a roll of `edits`) applied once, then
+        /// again while a coin says so or while nothing has changed.
+        mutating func pair(
+            from v1: (Side, Side), edits: Int, _ edit: (inout Draw, Int, inout (Side, Side)) -> Void
+        ) -> Pair {
+            var v2 = v1
+            repeat {
+                let choice = roll(edits)
+                edit(&self, choice, &v2)
+            } while roll(2) == 0 || (v2.0 == v1.0 && v2.1 == v1.1)
+            return Pair(v1: v1, v2: v2)
+        }
+    }
+
+    /// Makes `side` ordered or unordered; `other` loses its order when `side` gains one.
+    private static func toggleOrder(of side: inout Side, other: inout Side) {
+        side.ordered.toggle()
+        if side.ordered { other.ordered = false }
+    }
+
+    private static func pair(seed: UInt64) -> Pair {
+        var draw = Draw(random: SplitMix64(seed: seed, index: 2627))
+        let firstEntity = draw.pick(entityNames, avoiding: [])
+        let secondEntity = draw.pick(entityNames, avoiding: [firstEntity])
+        let v1 = draw.firstVersion(of: (firstEntity, secondEntity), relationships: relationshipNames)
+        return draw.pair(from: v1, edits: 6) { draw, choice, v2 in
+            switch choice {
+            case 0: v2.0.entity = draw.pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.1.entity])
+            case 1: v2.1.entity = draw.pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.0.entity])
             case 2:
-                v2.0.relationship = pick(
+                v2.0.relationship = draw.pick(
                     relationshipNames, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
             case 3:
-                v2.1.relationship = pick(
+                v2.1.relationship = draw.pick(
                     relationshipNames, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
-            case 4:
-                v2.0.ordered.toggle()
-                if v2.0.ordered { v2.1.ordered = false }
-            default:
-                v2.1.ordered.toggle()
-                if v2.1.ordered { v2.0.ordered = false }
+            case 4: toggleOrder(of: &v2.0, other: &v2.1)
+            default: toggleOrder(of: &v2.1, other: &v2.0)
             }
-        } while roll(2) == 0
-            || (v2.0.entity == v1.0.entity && v2.1.entity == v1.1.entity
-                && v2.0.relationship == v1.0.relationship && v2.1.relationship == v1.1.relationship
-                && v2.0.ordered == v1.0.ordered && v2.1.ordered == v1.1.ordered)
-        return Pair(v1: v1, v2: v2)
+        }
     }
 
     /// A self-referencing many-to-many (`follows` ↔ `followers` of one entity): version 2 renames
     /// the entity, either relationship or both, or makes either side ordered or unordered. Both
     /// sides live in one table, so which column is `source` is all that tells them apart.
     private static func selfPair(seed: UInt64) -> Pair {
-        var random = SplitMix64(seed: seed, index: 2628)
-        func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
-        func pick(_ names: [String], avoiding taken: [String]) -> String {
-            let free = names.filter { !taken.contains($0) }
-            return free[roll(free.count)]
-        }
-        let entity = pick(entityNames, avoiding: [])
+        var draw = Draw(random: SplitMix64(seed: seed, index: 2628))
+        let entity = draw.pick(entityNames, avoiding: [])
         let names = ["follows", "followers", "likes", "likedBy", "zeta", "alpha"]
-        let firstRelationship = pick(names, avoiding: [])
-        let secondRelationship = pick(names, avoiding: [firstRelationship])
-        let ordered = roll(3)
-        let v1 = (
-            Side(entity: entity, relationship: firstRelationship, ordered: ordered == 0),
-            Side(entity: entity, relationship: secondRelationship, ordered: ordered == 1)
-        )
-        var v2 = v1
-        repeat {
-            switch roll(5) {
+        let v1 = draw.firstVersion(of: (entity, entity), relationships: names)
+        return draw.pair(from: v1, edits: 5) { draw, choice, v2 in
+            switch choice {
             case 0:
-                v2.0.entity = pick(entityNames, avoiding: [v1.0.entity])
+                v2.0.entity = draw.pick(entityNames, avoiding: [v1.0.entity])
                 v2.1.entity = v2.0.entity
             case 1:
-                v2.0.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
+                v2.0.relationship = draw.pick(
+                    names, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
             case 2:
-                v2.1.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
-            case 3:
-                v2.0.ordered.toggle()
-                if v2.0.ordered { v2.1.ordered = false }
-            default:
-                v2.1.ordered.toggle()
-                if v2.1.ordered { v2.0.ordered = false }
+                v2.1.relationship = draw.pick(
+                    names, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
+            case 3: toggleOrder(of: &v2.0, other: &v2.1)
+            default: toggleOrder(of: &v2.1, other: &v2.0)
             }
-        } while roll(2) == 0
-            || (v2.0.entity == v1.0.entity && v2.0.relationship == v1.0.relationship
-                && v2.1.relationship == v1.1.relationship && v2.0.ordered == v1.0.ordered
-                && v2.1.ordered == v1.1.ordered)
-        return Pair(v1: v1, v2: v2)
+        }
     }
 
     private static func pairCount(on engine: MigrationEngine) -> Int {
