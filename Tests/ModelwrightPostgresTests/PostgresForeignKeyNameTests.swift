@@ -9,18 +9,7 @@ import Testing
 /// that changes a key drops it by that name: after the step the database holds exactly the keys a
 /// fresh store of the new version holds, no stale one beside them.
 @Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
-struct PostgresForeignKeyNameTests {
-    /// A name of `bytes` UTF-8 bytes at most, of letters and some two-byte ones, starting with `prefix`.
-    private static func name(_ prefix: String, bytes: Int, _ random: inout SplitMix64) -> String {
-        var result = prefix
-        let letters = Array("abcdefghijklmnopqrstuvwxyzéøß")
-        while true {
-            let next = String(random.pick(letters))
-            guard result.utf8.count + next.utf8.count <= bytes else { return result }
-            result += next
-        }
-    }
-
+struct PostgresForeignKeyNameTests: DrawsLongNames {
     /// Two versions: `Source.link` leads to `First` in the first and to `Second` in the second, so
     /// the step replaces the key on a column it keeps.
     private static func versions(seed: UInt64) -> (SchemaDescription, SchemaDescription, table: String, column: String)

@@ -9,18 +9,7 @@ import Testing
 /// whose names share their first 63 bytes (the corpus's wikipedia-ios model has such long names)
 /// are both created, under names PostgreSQL keeps whole, and the store opens again.
 @Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
-struct PostgresIndexNameTests {
-    /// A name of `bytes` UTF-8 bytes at most, of letters and some two-byte ones, starting with `prefix`.
-    private static func name(_ prefix: String, bytes: Int, _ random: inout SplitMix64) -> String {
-        var result = prefix
-        let letters = Array("abcdefghijklmnopqrstuvwxyzéøß")
-        while true {
-            let next = String(random.pick(letters))
-            guard result.utf8.count + next.utf8.count <= bytes else { return result }
-            result += next
-        }
-    }
-
+struct PostgresIndexNameTests: DrawsLongNames {
     /// An entity whose indexes and uniqueness constraints start with one long column and differ
     /// only in the column after it, so their names share (at least) their first 63 bytes.
     private static func schema(seed: UInt64) -> (SchemaDescription, entity: String, indexes: Int) {

@@ -21,7 +21,7 @@ import Testing
 /// PostgreSQL (`MODELWRIGHT_LARGE=1`: 400 and 150).
 struct ManyToManyMigrationPropertyTests {
     /// One side of the relationship in one version (also drawn by `PlannedStatementsPropertyTests`).
-    struct Side {
+    struct Side: Equatable {
         var entity: String
         var relationship: String
         var ordered: Bool
@@ -71,89 +71,94 @@ struct ManyToManyMigrationPropertyTests {
     private static let entityNames = ["Apple", "Gadget", "Tag", "Thing", "Zebra", "Mango"]
     private static let relationshipNames = ["tags", "things", "alpha", "zeta", "items", "members"]
 
-    static func pair(seed: UInt64) -> Pair {
-        var random = SplitMix64(seed: seed, index: 2627)
-        func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
-        func pick(_ names: [String], avoiding taken: [String]) -> String {
+    /// The draws both generators make: a number, a name not taken yet, version 1's two sides, and
+    /// version 2 as edits of them.
+    private struct Draw {
+        var random: SplitMix64
+
+        mutating func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+
+        mutating func pick(_ names: [String], avoiding taken: [String]) -> String {
             let free = names.filter { !taken.contains($0) }
             return free[roll(free.count)]
         }
-        let firstEntity = pick(entityNames, avoiding: [])
-        let secondEntity = pick(entityNames, avoiding: [firstEntity])
-        let firstRelationship = pick(relationshipNames, avoiding: [])
-        let secondRelationship = pick(relationshipNames, avoiding: [firstRelationship])
-        // The store keeps the order of one side of a many-to-many: at most one side is ordered.
-        let ordered = roll(3)
-        let v1 = (
-            Side(entity: firstEntity, relationship: firstRelationship, ordered: ordered == 0),
-            Side(entity: secondEntity, relationship: secondRelationship, ordered: ordered == 1)
-        )
-        var v2 = v1
-        repeat {
-            switch roll(6) {
-            case 0: v2.0.entity = pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.1.entity])
-            case 1: v2.1.entity = pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.0.entity])
+
+        /// Version 1: `entities`' sides under two different names of `relationships`.
+        mutating func firstVersion(of entities: (String, String), relationships: [String]) -> (Side, Side) {
+            let firstRelationship = pick(relationships, avoiding: [])
+            let secondRelationship = pick(relationships, avoiding: [firstRelationship])
+            // The store keeps the order of one side of a many-to-many: at most one side is ordered.
+            let ordered = roll(3)
+            return (
+                Side(entity: entities.0, relationship: firstRelationship, ordered: ordered == 0),
+                Side(entity: entities.1, relationship: secondRelationship, ordered: ordered == 1)
+            )
+        }
+
+        /// The pair whose version 2 is `v1` with `edit` (given a roll of `edits`) applied once, then
+        /// again while a coin says so or while nothing has changed.
+        mutating func pair(
+            from v1: (Side, Side), edits: Int, _ edit: (inout Draw, Int, inout (Side, Side)) -> Void
+        ) -> Pair {
+            var v2 = v1
+            repeat {
+                let choice = roll(edits)
+                edit(&self, choice, &v2)
+            } while roll(2) == 0 || (v2.0 == v1.0 && v2.1 == v1.1)
+            return Pair(v1: v1, v2: v2)
+        }
+    }
+
+    /// Makes `side` ordered or unordered; `other` loses its order when `side` gains one.
+    private static func toggleOrder(of side: inout Side, other: inout Side) {
+        side.ordered.toggle()
+        if side.ordered { other.ordered = false }
+    }
+
+    static func pair(seed: UInt64) -> Pair {
+        var draw = Draw(random: SplitMix64(seed: seed, index: 2627))
+        let firstEntity = draw.pick(entityNames, avoiding: [])
+        let secondEntity = draw.pick(entityNames, avoiding: [firstEntity])
+        let v1 = draw.firstVersion(of: (firstEntity, secondEntity), relationships: relationshipNames)
+        return draw.pair(from: v1, edits: 6) { draw, choice, v2 in
+            switch choice {
+            case 0: v2.0.entity = draw.pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.1.entity])
+            case 1: v2.1.entity = draw.pick(entityNames, avoiding: [v1.0.entity, v1.1.entity, v2.0.entity])
             case 2:
-                v2.0.relationship = pick(
+                v2.0.relationship = draw.pick(
                     relationshipNames, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
             case 3:
-                v2.1.relationship = pick(
+                v2.1.relationship = draw.pick(
                     relationshipNames, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
-            case 4:
-                v2.0.ordered.toggle()
-                if v2.0.ordered { v2.1.ordered = false }
-            default:
-                v2.1.ordered.toggle()
-                if v2.1.ordered { v2.0.ordered = false }
+            case 4: toggleOrder(of: &v2.0, other: &v2.1)
+            default: toggleOrder(of: &v2.1, other: &v2.0)
             }
-        } while roll(2) == 0
-            || (v2.0.entity == v1.0.entity && v2.1.entity == v1.1.entity
-                && v2.0.relationship == v1.0.relationship && v2.1.relationship == v1.1.relationship
-                && v2.0.ordered == v1.0.ordered && v2.1.ordered == v1.1.ordered)
-        return Pair(v1: v1, v2: v2)
+        }
     }
 
     /// A self-referencing many-to-many (`follows` ↔ `followers` of one entity): version 2 renames
     /// the entity, either relationship or both, or makes either side ordered or unordered. Both
     /// sides live in one table, so which column is `source` is all that tells them apart.
     static func selfPair(seed: UInt64) -> Pair {
-        var random = SplitMix64(seed: seed, index: 2628)
-        func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
-        func pick(_ names: [String], avoiding taken: [String]) -> String {
-            let free = names.filter { !taken.contains($0) }
-            return free[roll(free.count)]
-        }
-        let entity = pick(entityNames, avoiding: [])
+        var draw = Draw(random: SplitMix64(seed: seed, index: 2628))
+        let entity = draw.pick(entityNames, avoiding: [])
         let names = ["follows", "followers", "likes", "likedBy", "zeta", "alpha"]
-        let firstRelationship = pick(names, avoiding: [])
-        let secondRelationship = pick(names, avoiding: [firstRelationship])
-        let ordered = roll(3)
-        let v1 = (
-            Side(entity: entity, relationship: firstRelationship, ordered: ordered == 0),
-            Side(entity: entity, relationship: secondRelationship, ordered: ordered == 1)
-        )
-        var v2 = v1
-        repeat {
-            switch roll(5) {
+        let v1 = draw.firstVersion(of: (entity, entity), relationships: names)
+        return draw.pair(from: v1, edits: 5) { draw, choice, v2 in
+            switch choice {
             case 0:
-                v2.0.entity = pick(entityNames, avoiding: [v1.0.entity])
+                v2.0.entity = draw.pick(entityNames, avoiding: [v1.0.entity])
                 v2.1.entity = v2.0.entity
             case 1:
-                v2.0.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
+                v2.0.relationship = draw.pick(
+                    names, avoiding: [v1.0.relationship, v1.1.relationship, v2.1.relationship])
             case 2:
-                v2.1.relationship = pick(names, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
-            case 3:
-                v2.0.ordered.toggle()
-                if v2.0.ordered { v2.1.ordered = false }
-            default:
-                v2.1.ordered.toggle()
-                if v2.1.ordered { v2.0.ordered = false }
+                v2.1.relationship = draw.pick(
+                    names, avoiding: [v1.0.relationship, v1.1.relationship, v2.0.relationship])
+            case 3: toggleOrder(of: &v2.0, other: &v2.1)
+            default: toggleOrder(of: &v2.1, other: &v2.0)
             }
-        } while roll(2) == 0
-            || (v2.0.entity == v1.0.entity && v2.0.relationship == v1.0.relationship
-                && v2.1.relationship == v1.1.relationship && v2.0.ordered == v1.0.ordered
-                && v2.1.ordered == v1.1.ordered)
-        return Pair(v1: v1, v2: v2)
+        }
     }
 
     private static func pairCount(on engine: MigrationEngine) -> Int {
@@ -277,6 +282,31 @@ struct ManyToManyMigrationPropertyTests {
 }
 
 extension ManyToManyMigrationPropertyTests {
+    /// A tester on `engine` at the first version of the model `texts` spell (version 1 first, in
+    /// files named after `name`), whose plan runs each step as a lightweight stage with the step's
+    /// declared losses; nil, with an issue naming `failure`, when the front end refuses the model.
+    fileprivate static func lightweightTester(
+        of name: String, _ texts: [String], on engine: MigrationEngine, failure: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> MigrationTester? {
+        let files = Dictionary(uniqueKeysWithValues: texts.indices.map { ("\(name).v\($0 + 1).model", texts[$0]) })
+        let folder = try temporaryModelFolder(named: name, files: files)
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        let loaded = FrontEnd.run(modelAt: folder.path)
+        guard let model = loaded.model, model.versions.count == texts.count else {
+            Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)", sourceLocation: sourceLocation)
+            return nil
+        }
+        let schemas = model.versions.map(\.schema)
+        return try engine.tester(
+            plan: MigrationPlan(
+                current: schemas[schemas.count - 1],
+                stages: model.steps.indices.map {
+                    .lightweight(from: schemas[$0], to: schemas[$0 + 1], lossy: model.steps[$0].losses)
+                }),
+            startingAt: schemas[0])
+    }
+
     /// A to-many relationship moved from a parent entity down to a sub-entity, the step declaring
     /// the loss (`lossy Item.tags "moved"`), on drawn names and orders: the links of the parent's
     /// own rows (not of the sub-entity) go, the sub-entity's stay. They once stayed in the join
@@ -285,14 +315,12 @@ extension ManyToManyMigrationPropertyTests {
     func aRelationshipMovedDownDropsTheLinksOfRowsThatLeaveItsSource(engine: MigrationEngine) throws {
         let count = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 60 : (engine == .sqlite ? 8 : 3)
         for seed in 1...UInt64(count) {
-            var random = SplitMix64(seed: seed, index: 2706)
-            func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+            var draw = Draw(random: SplitMix64(seed: seed, index: 2706))
             let names = ["Item", "Note", "Memo", "Entry", "Post"]
-            let parent = names[roll(names.count)]
-            let rest = names.filter { $0 != parent }
-            let child = rest[roll(rest.count)]
-            let relationship = ["tags", "labels", "marks"][roll(3)]
-            let type = roll(2) == 0 ? "Set<Tag>" : "[Tag]"
+            let parent = draw.pick(names, avoiding: [])
+            let child = draw.pick(names, avoiding: [parent])
+            let relationship = ["tags", "labels", "marks"][draw.roll(3)]
+            let type = draw.roll(2) == 0 ? "Set<Tag>" : "[Tag]"
             let texts = [
                 "model Moves version 1\nentity \(parent) {\n    title: String\n    \(relationship): \(type) @noInverse\n}\n"
                     + "entity \(child): \(parent) {\n    body: String = \"\"\n}\nentity Tag {\n    name: String\n}\n",
@@ -301,24 +329,14 @@ extension ManyToManyMigrationPropertyTests {
                     + "entity Tag {\n    name: String\n}\nmigration from 1 {\n    lossy \(parent).\(relationship) \"moved\"\n}\n",
             ]
             let failure = "\(engine) seed \(seed)\n\(texts.joined())"
-            let folder = try temporaryModelFolder(
-                named: "Moves", files: ["Moves.v1.model": texts[0], "Moves.v2.model": texts[1]])
-            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let loaded = FrontEnd.run(modelAt: folder.path)
-            guard let model = loaded.model, model.versions.count == 2 else {
-                Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)")
+            guard let tester = try Self.lightweightTester(of: "Moves", texts, on: engine, failure: failure) else {
                 continue
             }
-            let (v1, v2) = (model.versions[0].schema, model.versions[1].schema)
-            let tester = try engine.tester(
-                plan: MigrationPlan(
-                    current: v2, stages: [.lightweight(from: v1, to: v2, lossy: model.steps[0].losses)]),
-                startingAt: v1)
             let tags = try (0..<3).map { try tester.insertRow("Tag", ["name": .string("t\($0)")]) }
             var expected: [SQLValue: [SQLValue]] = [:]
             for index in 0..<4 {
-                let entity = roll(2) == 0 ? parent : child
-                let chosen = (0..<3).filter { _ in roll(2) == 0 }.map { tags[$0] }
+                let entity = draw.roll(2) == 0 ? parent : child
+                let chosen = (0..<3).filter { _ in draw.roll(2) == 0 }.map { tags[$0] }
                 var values: [String: FixtureValue] = ["title": .string("r\(index)"), relationship: .toMany(chosen)]
                 if entity == child { values["body"] = .string("b") }
                 let row = try tester.insertRow(entity, values)
@@ -345,15 +363,12 @@ extension ManyToManyMigrationPropertyTests {
     func anEntityRemovedWithItsManyToManyLeavesAFreshStore(engine: MigrationEngine) throws {
         let count = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 40 : (engine == .sqlite ? 6 : 3)
         for seed in 1...UInt64(count) {
-            var random = SplitMix64(seed: seed, index: 2704)
-            func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
-            let removed = Self.entityNames[roll(Self.entityNames.count)]
-            let others = Self.entityNames.filter { $0 != removed }
-            let kept = others[roll(others.count)]
-            let forward = Self.relationshipNames[roll(Self.relationshipNames.count)]
-            let backs = Self.relationshipNames.filter { $0 != forward }
-            let backward = backs[roll(backs.count)]
-            let ordered = roll(3)
+            var draw = Draw(random: SplitMix64(seed: seed, index: 2704))
+            let removed = draw.pick(Self.entityNames, avoiding: [])
+            let kept = draw.pick(Self.entityNames, avoiding: [removed])
+            let forward = draw.pick(Self.relationshipNames, avoiding: [])
+            let backward = draw.pick(Self.relationshipNames, avoiding: [forward])
+            let ordered = draw.roll(3)
             let removedType = ordered == 0 ? "[\(kept)]" : "Set<\(kept)>"
             let keptType = ordered == 1 ? "[\(removed)]" : "Set<\(removed)>"
             let texts = [
@@ -364,23 +379,9 @@ extension ManyToManyMigrationPropertyTests {
                 "model Gone version 3\nentity \(kept) {\n    label: String\n    note: String?\n}\n",
             ]
             let failure = "\(engine) seed \(seed)\n\(texts.joined())"
-            let folder = try temporaryModelFolder(
-                named: "Gone", files: ["Gone.v1.model": texts[0], "Gone.v2.model": texts[1], "Gone.v3.model": texts[2]])
-            defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
-            let loaded = FrontEnd.run(modelAt: folder.path)
-            guard let model = loaded.model, model.versions.count == 3 else {
-                Issue.record("refused: \(loaded.diagnostics.map(\.message))\n\(failure)")
+            guard let tester = try Self.lightweightTester(of: "Gone", texts, on: engine, failure: failure) else {
                 continue
             }
-            let schemas = model.versions.map(\.schema)
-            let tester = try engine.tester(
-                plan: MigrationPlan(
-                    current: schemas[2],
-                    stages: [
-                        .lightweight(from: schemas[0], to: schemas[1], lossy: model.steps[0].losses),
-                        .lightweight(from: schemas[1], to: schemas[2], lossy: model.steps[1].losses),
-                    ]),
-                startingAt: schemas[0])
             let targets = try (0..<2).map { try tester.insertRow(kept, ["label": .string("k\($0)")]) }
             _ = try tester.insertRow(removed, ["name": .string("r"), forward: .toMany(targets)])
             var migrated: Store?

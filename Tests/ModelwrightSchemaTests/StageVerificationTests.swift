@@ -25,6 +25,17 @@ struct StageVerificationTests {
         MigrationStage.CustomStep(name: "fix", label: "fix", obligations: [], didMigrate: code)
     }
 
+    /// A tester at `old` whose plan to `new` is one custom stage running `code`.
+    private static func tester(
+        from old: SchemaDescription, to new: SchemaDescription, lossy: [MigrationStage.Loss] = [],
+        _ code: @escaping @Sendable (MigrationContext) throws -> Void
+    ) throws -> MigrationTester {
+        try MigrationTester(
+            plan: MigrationPlan(
+                current: new, stages: [.custom(from: old, to: new, steps: [stage(code)], lossy: lossy)]),
+            startingAt: old)
+    }
+
     /// Generated hierarchies (root abstract or not, a sub-entity below the destination or not, the
     /// relationship with a to-many inverse or none): a stage that points a to-one at a sibling's
     /// row fails naming the entity and relationship; one that points it at the destination's own
@@ -60,26 +71,16 @@ struct StageVerificationTests {
                     if !abstractRoot { targets["Animal"] = false }
                     if withKitten { targets["Kitten"] = true }
                     for (target, allowed) in targets.sorted(by: { $0.key < $1.key }) {
-                        let tester = try MigrationTester(
-                            plan: MigrationPlan(
-                                current: v2,
-                                stages: [
-                                    .custom(
-                                        from: v1, to: v2,
-                                        steps: [
-                                            Self.stage { context in
-                                                let pet = try context.rows(of: target).first {
-                                                    $0["_entity"] == .text(target)
-                                                }
-                                                for owner in try context.rows(of: "Owner") {
-                                                    try context.execute(
-                                                        "UPDATE \"Owner\" SET \"pet\" = ? WHERE \"id\" = ?",
-                                                        [pet?.id ?? .null, owner.id])
-                                                }
-                                            }
-                                        ])
-                                ]),
-                            startingAt: v1)
+                        let tester = try Self.tester(from: v1, to: v2) { context in
+                            let pet = try context.rows(of: target).first {
+                                $0["_entity"] == .text(target)
+                            }
+                            for owner in try context.rows(of: "Owner") {
+                                try context.execute(
+                                    "UPDATE \"Owner\" SET \"pet\" = ? WHERE \"id\" = ?",
+                                    [pet?.id ?? .null, owner.id])
+                            }
+                        }
                         for entity in targets.keys { try tester.insert(entity, ["name": .text(entity)]) }
                         try tester.insert("Owner", [:])
                         let label = "abstract \(abstractRoot) kitten \(withKitten) inverse \(withInverse) → \(target)"
@@ -149,21 +150,11 @@ struct StageVerificationTests {
         let (old, new) = try Self.versions(v1, v2)
         for rows in [0, 1, 3] {
             for moved in Set([0, rows / 2, rows]).sorted() {
-                let tester = try MigrationTester(
-                    plan: MigrationPlan(
-                        current: new,
-                        stages: [
-                            .custom(
-                                from: old, to: new,
-                                steps: [
-                                    Self.stage { context in
-                                        try context.execute(
-                                            "DELETE FROM \"Pet\" WHERE \"id\" IN (SELECT \"id\" FROM \"Pet\" WHERE \"_entity\" = 'Cat' ORDER BY \"name\" LIMIT \(rows - moved))"
-                                        )
-                                    }
-                                ])
-                        ]),
-                    startingAt: old)
+                let tester = try Self.tester(from: old, to: new) { context in
+                    try context.execute(
+                        "DELETE FROM \"Pet\" WHERE \"id\" IN (SELECT \"id\" FROM \"Pet\" WHERE \"_entity\" = 'Cat' ORDER BY \"name\" LIMIT \(rows - moved))"
+                    )
+                }
                 for row in 0..<rows { try tester.insert("Cat", ["name": .text("c\(row)"), "lives": .integer(9)]) }
                 if moved == rows {
                     #expect(throws: Never.self, "\(moved) of \(rows)") { _ = try tester.migrate() }
@@ -269,38 +260,28 @@ struct StageVerificationTests {
         let (old, new) = try Self.versions(v1, v2)
         for rows in [1, 3] {
             for sides in ["order", "address", "both", "crossed"] where sides != "crossed" || rows > 1 {
-                let tester = try MigrationTester(
-                    plan: MigrationPlan(
-                        current: new,
-                        stages: [
-                            .custom(
-                                from: old, to: new,
-                                steps: [
-                                    Self.stage { context in
-                                        let orders = try context.rows(of: "Order")
-                                        var addresses: [SQLValue] = []
-                                        for order in orders {
-                                            let id = context.newID()
-                                            addresses.append(id)
-                                            try context.insert(
-                                                into: "Address", values: ["id": id, "street": order["street"]])
-                                        }
-                                        for (index, order) in orders.enumerated() {
-                                            if sides != "address" {
-                                                try context.update(
-                                                    "Order", id: order.id, set: ["address": addresses[index]])
-                                            }
-                                            if sides != "order" {
-                                                let back = orders[
-                                                    sides == "crossed" ? (index + 1) % orders.count : index]
-                                                try context.update(
-                                                    "Address", id: addresses[index], set: ["order": back.id])
-                                            }
-                                        }
-                                    }
-                                ])
-                        ]),
-                    startingAt: old)
+                let tester = try Self.tester(from: old, to: new) { context in
+                    let orders = try context.rows(of: "Order")
+                    var addresses: [SQLValue] = []
+                    for order in orders {
+                        let id = context.newID()
+                        addresses.append(id)
+                        try context.insert(
+                            into: "Address", values: ["id": id, "street": order["street"]])
+                    }
+                    for (index, order) in orders.enumerated() {
+                        if sides != "address" {
+                            try context.update(
+                                "Order", id: order.id, set: ["address": addresses[index]])
+                        }
+                        if sides != "order" {
+                            let back = orders[
+                                sides == "crossed" ? (index + 1) % orders.count : index]
+                            try context.update(
+                                "Address", id: addresses[index], set: ["order": back.id])
+                        }
+                    }
+                }
                 for row in 0..<rows { try tester.insert("Order", ["street": .text("s\(row)")]) }
                 if sides == "crossed" {
                     do {
@@ -345,29 +326,19 @@ struct StageVerificationTests {
         for seed in UInt64(1)...12 {
             let people = 2 + Int(seed % 4)
             let clears = seed % 3 == 0
-            let tester = try MigrationTester(
-                plan: MigrationPlan(
-                    current: new,
-                    stages: [
-                        .custom(
-                            from: old, to: new,
-                            steps: [
-                                Self.stage { context in
-                                    var random = SplitMix64(seed: seed)
-                                    let owners = try context.rows(of: "Person").map(\.id)
-                                    for (index, pet) in try context.rows(of: "Pet").enumerated() {
-                                        if clears, index == 0 {
-                                            try context.update("Pet", id: pet.id, set: ["owner": .null])
-                                        } else if random.next() % 2 == 0 || index == 1 {
-                                            let other = owners.filter { $0 != pet["owner"] }
-                                            let owner = other[Int(random.next() % UInt64(other.count))]
-                                            try context.update("Pet", id: pet.id, set: ["owner": owner])
-                                        }
-                                    }
-                                }
-                            ])
-                    ]),
-                startingAt: old)
+            let tester = try Self.tester(from: old, to: new) { context in
+                var random = SplitMix64(seed: seed)
+                let owners = try context.rows(of: "Person").map(\.id)
+                for (index, pet) in try context.rows(of: "Pet").enumerated() {
+                    if clears, index == 0 {
+                        try context.update("Pet", id: pet.id, set: ["owner": .null])
+                    } else if random.next() % 2 == 0 || index == 1 {
+                        let other = owners.filter { $0 != pet["owner"] }
+                        let owner = other[Int(random.next() % UInt64(other.count))]
+                        try context.update("Pet", id: pet.id, set: ["owner": owner])
+                    }
+                }
+            }
             for index in 0..<people {
                 let pet = try tester.insertRow("Pet", ["name": .string("pet\(index)")])
                 _ = try tester.insertRow("Person", ["name": .string("p\(index)"), "pet": .to(pet)])
@@ -410,11 +381,7 @@ struct StageVerificationTests {
         let (old, new) = try Self.versions(v1, v2)
         var cleared = 0
         for seed in 0..<6 {
-            let tester = try MigrationTester(
-                plan: MigrationPlan(
-                    current: new,
-                    stages: [.custom(from: old, to: new, steps: [Self.stage { _ in }], lossy: [.init("Owner", "pet")])]),
-                startingAt: old)
+            let tester = try Self.tester(from: old, to: new, lossy: [.init("Owner", "pet")]) { _ in }
             let cow = try tester.insertRow("Cow", ["name": .string("daisy")])
             let animal = try tester.insertRow("Animal", [:])
             let pets: [FixtureValue] = [.to(cow), .to(animal), .null]

@@ -485,8 +485,7 @@ private struct IndexDatabaseError: Error, CustomStringConvertible {
 }
 
 /// A record with a unique attribute, a compound unique key and two searchable attributes.
-private struct SearchTag: Record, Equatable {
-    typealias ID = RecordID<SearchTag>
+private struct SearchTag: ListedRecord {
     static let entityName = "Tag"
     static let schema = SchemaDescription(
         modelName: "Tags", version: 1,
@@ -504,38 +503,16 @@ private struct SearchTag: Record, Equatable {
                 searchableAttributes: ["title", "body"])
         ])
 
-    let id: ID
-    var slug: String
-    var title: String
+    static var columns: [RecordColumn<SearchTag>] {
+        [RecordColumn(\.slug), RecordColumn(\.title), RecordColumn(\.body), RecordColumn(\.grp), RecordColumn(\.code)]
+    }
+
+    var id = RecordID<SearchTag>()
+    var slug = ""
+    var title = ""
     var body: String?
-    var grp: Int64
-    var code: Int64
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(slug)
-        try row.encode(title)
-        try row.encode(body)
-        try row.encode(grp)
-        try row.encode(code)
-    }
-
-    init(id: ID, slug: String, title: String, body: String?, grp: Int64, code: Int64) {
-        self.id = id
-        self.slug = slug
-        self.title = title
-        self.body = body
-        self.grp = grp
-        self.code = code
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        slug = try row.decode()
-        title = try row.decode()
-        body = try row.decode()
-        grp = try row.decode()
-        code = try row.decode()
-    }
+    var grp: Int64 = 0
+    var code: Int64 = 0
 
     struct Fields: RecordFields {
         typealias Target = SearchTag

@@ -61,32 +61,13 @@ struct SiblingColumnTests {
     }
 }
 
-private struct SiblingA: Record {
+private struct SiblingA: ListedRecord {
     static let entityName = "A"
-    let id: RecordID<SiblingA>
-    let title: String
-    let v: Int?
-    let image: RecordID<SiblingMedia>?
-
-    init(id: ID = ID(), title: String, v: Int?, image: RecordID<SiblingMedia>?) {
-        self.id = id
-        self.title = title
-        self.v = v
-        self.image = image
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(title)
-        try row.encode(v)
-        try row.encode(image)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        title = try row.decode()
-        v = try row.decode()
-        image = try row.decode()
-    }
+    static var columns: [RecordColumn<SiblingA>] { [RecordColumn(\.title), RecordColumn(\.v), RecordColumn(\.image)] }
+    var id = RecordID<SiblingA>()
+    var title = ""
+    var v: Int?
+    var image: RecordID<SiblingMedia>?
 
     struct Fields: RecordFields {
         typealias Target = SiblingA
@@ -96,32 +77,13 @@ private struct SiblingA: Record {
     }
 }
 
-private struct SiblingB: Record {
+private struct SiblingB: ListedRecord {
     static let entityName = "B"
-    let id: RecordID<SiblingB>
-    let title: String
-    let v: String
-    let image: String?
-
-    init(id: ID = ID(), title: String, v: String, image: String?) {
-        self.id = id
-        self.title = title
-        self.v = v
-        self.image = image
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(title)
-        try row.encode(v)
-        try row.encode(image)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        title = try row.decode()
-        v = try row.decode()
-        image = try row.decode()
-    }
+    static var columns: [RecordColumn<SiblingB>] { [RecordColumn(\.title), RecordColumn(\.v), RecordColumn(\.image)] }
+    var id = RecordID<SiblingB>()
+    var title = ""
+    var v = ""
+    var image: String?
 
     struct Fields: RecordFields {
         typealias Target = SiblingB
@@ -131,24 +93,11 @@ private struct SiblingB: Record {
     }
 }
 
-private struct SiblingMedia: Record {
+private struct SiblingMedia: ListedRecord {
     static let entityName = "Media"
-    let id: RecordID<SiblingMedia>
-    let url: String
-
-    init(id: ID = ID(), url: String) {
-        self.id = id
-        self.url = url
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(url)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        url = try row.decode()
-    }
+    static var columns: [RecordColumn<SiblingMedia>] { [RecordColumn(\.url)] }
+    var id = RecordID<SiblingMedia>()
+    var url = ""
 
     struct Fields: RecordFields {
         typealias Target = SiblingMedia

@@ -101,29 +101,12 @@ enum LinkedModel {
     )
 }
 
-struct LinkedNode: Record, Hashable {
-    typealias ID = RecordID<LinkedNode>
+struct LinkedNode: ListedRecord {
     static let entityName = "LinkedNode"
-    let id: ID
-    var name: String
-    var nextID: LinkedNode.ID?
-
-    init(id: ID = ID(), name: String, nextID: LinkedNode.ID? = nil) {
-        self.id = id
-        self.name = name
-        self.nextID = nextID
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(name)
-        try row.encode(nextID)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        name = try row.decode()
-        nextID = try row.decode()
-    }
+    static var columns: [RecordColumn<LinkedNode>] { [RecordColumn(\.name), RecordColumn(\.nextID)] }
+    var id = RecordID<LinkedNode>()
+    var name = ""
+    var nextID: RecordID<LinkedNode>?
 
     struct Fields: RecordFields {
         typealias Target = LinkedNode

@@ -70,152 +70,50 @@ enum UniqueSyncModel {
     )
 }
 
-struct UParent: Record, Hashable {
-    typealias ID = RecordID<UParent>
+struct UParent: ListedRecord {
+    typealias Fields = NoFields<UParent>
     static let entityName = "UParent"
-
-    struct Fields: RecordFields {
-        typealias Target = UParent
-        let path: FieldPath
-    }
-
-    let id: ID
-    var name: String
-
-    init(id: ID = ID(), name: String) {
-        self.id = id
-        self.name = name
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(name)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        name = try row.decode()
-    }
+    static var columns: [RecordColumn<UParent>] { [RecordColumn(\.name)] }
+    var id = RecordID<UParent>()
+    var name = ""
 }
 
-struct UChild: Record, Hashable {
-    typealias ID = RecordID<UChild>
+struct UChild: ListedRecord {
+    typealias Fields = NoFields<UChild>
     static let entityName = "UChild"
-
-    struct Fields: RecordFields {
-        typealias Target = UChild
-        let path: FieldPath
+    static var columns: [RecordColumn<UChild>] {
+        [RecordColumn(\.title), RecordColumn(\.parents[0]), RecordColumn(\.parents[1]), RecordColumn(\.parents[2])]
     }
-
-    let id: ID
-    var title: String
+    var id = RecordID<UChild>()
+    var title = ""
     /// The parent through each relationship: 0 nullify, 1 cascade, 2 deny.
-    var parents: [UParent.ID?]
-
-    init(id: ID = ID(), title: String, parents: [UParent.ID?]) {
-        self.id = id
-        self.title = title
-        self.parents = parents
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(title)
-        for parent in parents { try row.encode(parent) }
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        title = try row.decode()
-        parents = [try row.decode(), try row.decode(), try row.decode()]
-    }
+    var parents: [UParent.ID?] = [nil, nil, nil]
 }
 
-struct UTag: Record, Hashable {
-    typealias ID = RecordID<UTag>
+struct UTag: ListedRecord {
+    typealias Fields = NoFields<UTag>
     static let entityName = "UTag"
-
-    struct Fields: RecordFields {
-        typealias Target = UTag
-        let path: FieldPath
-    }
-
-    let id: ID
-    var name: String
-    var color: String
-
-    init(id: ID = ID(), name: String, color: String) {
-        self.id = id
-        self.name = name
-        self.color = color
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(name)
-        try row.encode(color)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        name = try row.decode()
-        color = try row.decode()
-    }
+    static var columns: [RecordColumn<UTag>] { [RecordColumn(\.name), RecordColumn(\.color)] }
+    var id = RecordID<UTag>()
+    var name = ""
+    var color = ""
 }
 
-struct UCode: Record, Hashable {
-    typealias ID = RecordID<UCode>
+struct UCode: ListedRecord {
+    typealias Fields = NoFields<UCode>
     static let entityName = "UCode"
-
-    struct Fields: RecordFields {
-        typealias Target = UCode
-        let path: FieldPath
-    }
-
-    let id: ID
-    var value: String
-
-    init(id: ID = ID(), value: String) {
-        self.id = id
-        self.value = value
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(value)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        value = try row.decode()
-    }
+    static var columns: [RecordColumn<UCode>] { [RecordColumn(\.value)] }
+    var id = RecordID<UCode>()
+    var value = ""
 }
 
-struct UNote: Record, Hashable {
-    typealias ID = RecordID<UNote>
+struct UNote: ListedRecord {
+    typealias Fields = NoFields<UNote>
     static let entityName = "UNote"
-
-    struct Fields: RecordFields {
-        typealias Target = UNote
-        let path: FieldPath
-    }
-
-    let id: ID
-    var title: String
+    static var columns: [RecordColumn<UNote>] { [RecordColumn(\.title), RecordColumn(\.tagID)] }
+    var id = RecordID<UNote>()
+    var title = ""
     var tagID: UTag.ID?
-
-    init(id: ID = ID(), title: String, tagID: UTag.ID?) {
-        self.id = id
-        self.title = title
-        self.tagID = tagID
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(title)
-        try row.encode(tagID)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        title = try row.decode()
-        tagID = try row.decode()
-    }
 }
 
 /// Devices offline create rows whose unique values collide; the server resolves them by the
