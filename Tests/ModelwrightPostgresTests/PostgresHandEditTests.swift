@@ -26,14 +26,15 @@ import Trips
 @Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresHandEditTests {
     private enum Edit: CaseIterable {
-        case renameConstraint, renameIndex, dropIndex, addCheck, changeDefault
+        case renamePrimaryKey, renameForeignKey, renameIndex, dropIndex, addCheck, changeDefault
         case partialIndex, descendingIndex, nullsNotDistinct, indexCollation, hashIndex
         case columnCollation, modelTrigger, rowLevelSecurity, metadataTrigger, metadataRule, unlogged
         case eventTrigger, feedBody, feedDefinition, addedFunction
 
-        /// None: a renamed index or primary or foreign key is refused since the schema check compares
-        /// their names (a later entity of the old name would collide with them).
-        var isHarmless: Bool { false }
+        /// A renamed foreign key: its name is unique only on its table, so nothing can collide with
+        /// it and the schema check does not compare it. A renamed index or primary key is refused
+        /// (a later entity of the old name would collide with it).
+        var isHarmless: Bool { self == .renameForeignKey }
     }
 
     private static let caseCount =
@@ -208,11 +209,11 @@ struct PostgresHandEditTests {
         let own =
             "n.nspname = current_schema() AND c.relname <> '_modelwright_metadata' AND c.relname NOT LIKE '\\_mw\\_%'"
         switch edit {
-        case .renameConstraint:
+        case .renamePrimaryKey, .renameForeignKey:
             let keys = try await rows(
                 "SELECT c.relname::text, k.conname::text FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "
-                    + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) AND k.contype IN ('f', 'p') "
-                    + "ORDER BY 1, 2")
+                    + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) "
+                    + "AND k.contype = '\(edit == .renamePrimaryKey ? "p" : "f")' ORDER BY 1, 2")
             let key = random.pick(keys)
             return "ALTER TABLE \"\(key[0])\" RENAME CONSTRAINT \"\(key[1])\" TO \"hand_\(random.next() % 1000)\""
         case .renameIndex, .dropIndex:

@@ -112,8 +112,11 @@ extension DatabaseConnection {
     ///   index's `WHERE` and `NULLS NOT DISTINCT`, each of which changes what a unique index
     ///   refuses or what a sorted fetch returns;
     /// - `collation`: each column's collation, which decides text order and equality;
-    /// - `key name`: the name of each primary and foreign key, which a later step's new table of an
-    ///   old name would need (a renamed entity's keys take a fresh store's names, as its indexes do);
+    /// - `key name`: the name of each primary key, which names its index among all the schema's
+    ///   relations, so a later step's new table of an old name would need it (a renamed entity's
+    ///   keys take a fresh store's names, as its indexes do). A foreign key's name is unique only on
+    ///   its own table, so it cannot collide and is not compared: a database a release before this
+    ///   one migrated through a rename keeps its old foreign-key names and still opens;
     /// - `trigger`: every trigger but the change feed's own (`_mw_changes_…` after each statement,
     ///   calling `_mw_notify_changes()`, enabled, on a table not the runtime's), since a trigger
     ///   can rewrite or swallow the rows a step or the app writes;
@@ -155,11 +158,9 @@ extension DatabaseConnection {
                 + "AND t.tgnewtable = '_mw_new') "
                 + "OR (t.tgname = '_mw_changes_delete' AND t.tgtype = 8 AND t.tgoldtable = '_mw_old' "
                 + "AND t.tgnewtable IS NULL)))",
-            "SELECT c.relname::text, 'key name', CASE k.contype WHEN 'p' THEN 'primary key' ELSE 'foreign key on ' "
-                + "|| (SELECT string_agg(quote_ident(a.attname), ', ') FROM pg_attribute a "
-                + "WHERE a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey)) END || ' named ' || quote_ident(k.conname) "
+            "SELECT c.relname::text, 'key name', 'primary key named ' || quote_ident(k.conname) "
                 + "FROM pg_constraint k \(inSchema.replacingOccurrences(of: "= x", with: "= k.conrelid"))"
-                + "WHERE \(own) AND k.contype IN ('p', 'f')",
+                + "WHERE \(own) AND k.contype = 'p'",
             "SELECT c.relname::text, 'rule', pg_get_ruledef(r.oid) FROM pg_rewrite r "
                 + "\(inSchema.replacingOccurrences(of: "= x", with: "= r.ev_class"))WHERE \(own) AND c.relkind IN ('r', 'p')",
             "SELECT c.relname::text, 'security', 'row level security ' || "
