@@ -34,10 +34,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The two GRDB contenders' records and workloads, one source for FetchProbe (instructions)
+        // and ModelwrightBenchmarks (wall time).
+        .target(name: "GRDBPeople", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "ModelwrightBenchmarks",
             dependencies: [
-                "CSQLiteBench", "BenchmarkSupport",
+                "CSQLiteBench", "BenchmarkSupport", "GRDBPeople",
                 .product(name: "Modelwright", package: modelwrightIdentity),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -52,7 +55,8 @@ let package = Package(
         .executableTarget(
             name: "FetchProbe",
             dependencies: [
-                "CSQLiteBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
+                "CSQLiteBench", "BenchmarkSupport", "GRDBPeople",
+                .product(name: "Modelwright", package: modelwrightIdentity),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

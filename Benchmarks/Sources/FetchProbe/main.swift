@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import CSQLiteBench
 import Foundation
+import GRDBPeople
 import Modelwright
 
 // Every read workload and the insert, for each contender (Modelwright, raw C, GRDB optimised, GRDB
@@ -182,7 +183,7 @@ enum Pets {
 
 /// The raw C contender's reads, on the same file; `--toggle-collect` counts them by the same names.
 enum Raw {
-    static let columns = #""id", "firstName", "lastName", "age", "createdAt", "nickname""#
+    static let columns = personColumns
     static let newestSQL = "SELECT \(columns) FROM \"Person\" WHERE \"age\" = ? ORDER BY \"createdAt\" DESC LIMIT ?"
     /// The same SQL shape as Modelwright's hop: the owner's IDs in a subquery.
     static let petsSQL =
