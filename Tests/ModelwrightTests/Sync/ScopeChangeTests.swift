@@ -39,7 +39,8 @@ struct ScopeChangeTests {
                     AttributeDescription(name: "sharedWith", type: .string),
                 ],
                 relationships: [
-                    RelationshipDescription(name: "owner", destination: "Person", inverse: "trips", cardinality: .toOne),
+                    RelationshipDescription(
+                        name: "owner", destination: "Person", inverse: "trips", cardinality: .toOne),
                     RelationshipDescription(
                         name: "stops", destination: "Stop", inverse: "trip", cardinality: .toMany, deleteRule: .cascade),
                 ]),
@@ -157,7 +158,8 @@ struct ScopeChangeTests {
                         "name": .text("p\(step)"), "creator": .text(user), "sharedWith": .text(random.pick(Self.users)),
                     ], at: try Self.stamp())
             case 1:
-                let owner: SyncValue = ownPeople.isEmpty || random.chance(0.3) ? .null : .uuid(random.pick(ownPeople).id)
+                let owner: SyncValue =
+                    ownPeople.isEmpty || random.chance(0.3) ? .null : .uuid(random.pick(ownPeople).id)
                 change = .insert(
                     RowKey(entity: "Trip", id: UUID()),
                     values: [
@@ -180,7 +182,8 @@ struct ScopeChangeTests {
             case 6:
                 let ownTrips = own.filter { $0.entity == "Trip" }
                 guard let trip = ownTrips.randomElement(using: &random) else { break }
-                let owner: SyncValue = ownPeople.isEmpty || random.chance(0.3) ? .null : .uuid(random.pick(ownPeople).id)
+                let owner: SyncValue =
+                    ownPeople.isEmpty || random.chance(0.3) ? .null : .uuid(random.pick(ownPeople).id)
                 change = .insert(trip, values: ["owner": owner], at: try Self.stamp())
             case 7:
                 let ownStops = own.filter { $0.entity == "Stop" }
@@ -197,7 +200,9 @@ struct ScopeChangeTests {
                 }
             }
             if ProcessInfo.processInfo.environment["MODELWRIGHT_TRACE"] != nil {
-                print("step \(step) \(user)@\(devices.firstIndex { $0.store === device.store } ?? -1): \(change.map { "\($0)" } ?? "sync")")
+                print(
+                    "step \(step) \(user)@\(devices.firstIndex { $0.store === device.store } ?? -1): \(change.map { "\($0)" } ?? "sync")"
+                )
             }
             if let change {
                 counts.writes += 1
@@ -212,7 +217,8 @@ struct ScopeChangeTests {
                 } catch {
                     let pending = try await device.store.performQuery { try SyncBookkeeping.pending(on: $0.connection) }
                     Issue.record(
-                        "seed \(seed): a device of \(device.user) failed to sync after the edits: \(error); pending \(pending)")
+                        "seed \(seed): a device of \(device.user) failed to sync after the edits: \(error); pending \(pending)"
+                    )
                     return
                 }
             }
@@ -226,7 +232,9 @@ struct ScopeChangeTests {
                 held.rows == expected,
                 "seed \(seed): device \(index) of \(device.user) holds \(Self.difference(held.rows, expected))")
             counts.hiddenLinks +=
-                expected.filter { $0.key.entity == "Trip" && $0.value["owner"] == .null && truth.rows[$0.key]?["owner"] != .null }.count
+                expected.filter {
+                    $0.key.entity == "Trip" && $0.value["owner"] == .null && truth.rows[$0.key]?["owner"] != .null
+                }.count
             counts.withheldStops +=
                 truth.rows.filter {
                     $0.key.entity == "Stop" && Self.inScope($0.value, of: device.user) && expected[$0.key] == nil
@@ -240,7 +248,9 @@ struct ScopeChangeTests {
     ) -> String {
         var lines: [String] = []
         for key in Set(held.keys).union(expected.keys).sorted() where held[key] != expected[key] {
-            lines.append("\(key): held \(held[key].map { "\($0)" } ?? "nothing"), expected \(expected[key].map { "\($0)" } ?? "nothing")")
+            lines.append(
+                "\(key): held \(held[key].map { "\($0)" } ?? "nothing"), expected \(expected[key].map { "\($0)" } ?? "nothing")"
+            )
         }
         return lines.joined(separator: "; ")
     }
