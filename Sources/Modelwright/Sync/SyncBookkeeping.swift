@@ -201,6 +201,18 @@ enum SyncBookkeeping {
         try statement.run()
     }
 
+    /// Forgets row `key` and its marks: a device drops a row that left its user's scope, and
+    /// keeps no record of it to push.
+    static func forget(_ key: RowKey, on connection: some DatabaseConnection) throws {
+        let marker = connection.dialect.parameter
+        let statement = try connection.statement(
+            "DELETE FROM \(quoted(rows)) WHERE \"entity\" = \(marker) AND \"id\" = \(marker)")
+        defer { statement.reset() }
+        statement.bind(key.entity, 1)
+        statement.bind(key.id.uuidString, 2)
+        try statement.run()
+    }
+
     /// The cursor and pending token kept with row `key`.
     static func marks(of key: RowKey, on connection: some DatabaseConnection) throws -> (
         cursor: Int64?, pending: Int64?

@@ -263,7 +263,7 @@ public final class SyncEngine: Sendable {
 
     /// Pushes the pending rows; returns how many. A server that lost what it acknowledged (see
     /// ``SyncEpoch``) refuses the push; then everything is marked pending and pushed once more.
-    private func push(resending: Bool = false) async throws -> Int {
+    private func push(resending: Bool = false, pulledFirst: Bool = false) async throws -> Int {
         let (node, pending, stamped, acknowledged, epoch, horizon) = try await store.performQuery { context in
             let connection = context.connection
             return (
@@ -285,7 +285,13 @@ public final class SyncEngine: Sendable {
             try await store.performAndSave(author: Self.author) { context in
                 try SyncBookkeeping.resend(on: context.connection)
             }
-            return try await push(resending: true)
+            return try await push(resending: true, pulledFirst: pulledFirst)
+        }
+        if case .outOfScope? = response.refusal, !pulledFirst {
+            // A row this device changed may have left its user's scope since it last pulled: the
+            // pull drops it (and its pending change), and what remains is pushed once more.
+            _ = try await pull()
+            return try await push(resending: resending, pulledFirst: true)
         }
         if let refusal = response.refusal { throw refusal }
         guard let through = response.acknowledged else { return 0 }
@@ -387,6 +393,9 @@ public final class SyncEngine: Sendable {
                 try SyncBookkeeping.write(row, cursor: nil, pending: stamped ?? pending ?? 0, on: connection)
             }
         }
+        // Scopes over time: links to rows out of sight are held as nil, rows out of sight dropped.
+        for hidden in response.hiddenLinks { try context.syncHide(hidden.attributes, of: hidden.row) }
+        for key in response.dropped { try context.syncDrop(key) }
         // A pulled delete of a row a local row still links to: settled as the server settles it.
         try context.syncSettleDanglingReferences(
             onlyDeleted: true, stamp: { try clock.tick(wallMilliseconds: wall) },

@@ -350,11 +350,17 @@ public struct PullResponse: Sendable, Hashable, Codable {
     /// The server's current epoch, which `cursor` belongs to: the device sends it with its next
     /// pull (`nil` from a server without epochs).
     public let epoch: SyncEpoch?
+    /// The rows that left the user's scope since the device was shown them: the device drops them
+    /// from its store (a local removal, not a delete it pushes), with its links to them. Sorted.
+    public let dropped: [RowKey]
+    /// The to-one links of rows the device holds that point at rows outside the user's scope: the
+    /// device clears them locally (they stay on the server). Sorted by row.
+    public let hiddenLinks: [HiddenLinks]
 
     /// A response.
     public init(
         changes: ChangeSet, cursor: SyncCursor, hasMore: Bool, resolutions: [ConstraintResolution] = [],
-        refusal: SyncError? = nil, epoch: SyncEpoch? = nil
+        refusal: SyncError? = nil, epoch: SyncEpoch? = nil, dropped: [RowKey] = [], hiddenLinks: [HiddenLinks] = []
     ) {
         protocolVersion = SyncProtocol.version
         self.changes = changes
@@ -363,10 +369,12 @@ public struct PullResponse: Sendable, Hashable, Codable {
         self.resolutions = resolutions
         self.refusal = refusal
         self.epoch = epoch
+        self.dropped = dropped.sorted()
+        self.hiddenLinks = hiddenLinks.sorted { $0.row < $1.row }
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, changes, cursor, hasMore, resolutions, refusal, epoch
+        case protocolVersion, changes, cursor, hasMore, resolutions, refusal, epoch, dropped, hiddenLinks
     }
 
     /// Decodes a response, refusing an unsupported protocol version first.
@@ -379,5 +387,22 @@ public struct PullResponse: Sendable, Hashable, Codable {
         resolutions = try container.decode([ConstraintResolution].self, forKey: .resolutions)
         refusal = try container.decodeIfPresent(SyncError.self, forKey: .refusal)
         epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
+        dropped = try container.decodeIfPresent([RowKey].self, forKey: .dropped) ?? []
+        hiddenLinks = try container.decodeIfPresent([HiddenLinks].self, forKey: .hiddenLinks) ?? []
+    }
+}
+
+/// The to-one links of one row that a pull does not show: their targets are outside the user's
+/// scope (see ``SyncServer/Scope``), so the device holds them as `nil`.
+public struct HiddenLinks: Sendable, Hashable, Codable {
+    /// The row.
+    public let row: RowKey
+    /// The keys of its hidden to-one relationships, sorted.
+    public let attributes: [String]
+
+    /// The hidden links `attributes` of `row`.
+    public init(row: RowKey, attributes: [String]) {
+        self.row = row
+        self.attributes = attributes.sorted()
     }
 }

@@ -199,9 +199,15 @@ public final class SyncServer: SyncTransport {
                         try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
                     }
                 }
+                if scopes != nil, user != nil {
+                    try Self.recordPushed(request.changes.sortedChanges, by: request.device, on: connection)
+                }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: request.changes, user: user, scopes: scopes, context: context)
-                    for change in request.changes.sortedChanges {
+                    // A row deleted after the push makes no link (its tombstone keeps the last values,
+                    // which may name a row that has left the scope since).
+                    for change in request.changes.sortedChanges
+                    where try SyncBookkeeping.change(of: change.key, on: connection)?.isAlive ?? true {
                         try Self.checkToOneTargets(
                             of: change, in: [change], user: user, scopes: scopes, context: context)
                     }
@@ -366,7 +372,8 @@ public final class SyncServer: SyncTransport {
     ) throws {
         guard let entity = context.layout.entities[change.key.entity] else { return }
         for column in entity.columns where column.references != nil && change.attributes[column.key] != nil {
-            for row in rows {
+            // A deleted row holds no link: its tombstone's last values may name a row out of sight.
+            for row in rows where row.isAlive || row.deleted == nil {
                 guard case .uuid(let target)? = row.attributes[column.key]?.value else { continue }
                 if let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) {
                     throw SyncError.outOfScope(row: key)
@@ -397,7 +404,7 @@ public final class SyncServer: SyncTransport {
     /// learns nothing of the hidden row. The device never wrote those attributes, so its later
     /// writes of the row leave the server's link as it is. `nil` when such a link is required: the
     /// row cannot exist on the device without it, so the user is not shown the row.
-    private static func shown(
+    static func shown(
         _ row: RowChange, user: String?, scopes: [String: Scope]?, context: WriteContext
     ) throws -> RowChange? {
         guard let scopes, let user, row.isAlive, let entity = context.layout.entities[row.key.entity] else {
@@ -471,15 +478,29 @@ public final class SyncServer: SyncTransport {
                 guard let scopes, let user else { return true }
                 return scopes[change.key.entity].map { $0(user, change) } ?? false
             }
-            var changes = ChangeSet()
-            let served = try page.map(\.change).filter(visible).compactMap {
-                try Self.shown($0, user: user, scopes: scopes, context: context)
+            if let scopes, let user {
+                // Under scopes the device's record of what it was shown decides drops and re-sends.
+                var scoped = ScopedPull(device: request.device, user: user, scopes: scopes, since: since, end: end)
+                for change in page.map(\.change) { try scoped.offer(change, context: context) }
+                // Rows carried for foreign keys may enter the scope too, and so move their referrers.
+                var carried: Set<RowKey> = []
+                while true {
+                    try scoped.followReferrers(context: context)
+                    let fresh = try Self.referencedRows(
+                        of: scoped.changes.aliveRows, after: end, visible: visible, context: context
+                    ).filter { carried.insert($0.key).inserted }
+                    guard !fresh.isEmpty else { break }
+                    for change in fresh { try scoped.offer(change, context: context) }
+                }
+                return PullResponse(
+                    changes: scoped.changes, cursor: SyncCursor(end), hasMore: rows.count > limit, epoch: epoch,
+                    dropped: Array(scoped.dropped), hiddenLinks: scoped.hiddenLinks)
             }
+            var changes = ChangeSet()
+            let served = page.map(\.change)
             for change in served { changes.merge(change) }
             for change in try Self.referencedRows(of: served, after: end, visible: visible, context: context) {
-                if let change = try Self.shown(change, user: user, scopes: scopes, context: context) {
-                    changes.merge(change)
-                }
+                changes.merge(change)
             }
             return PullResponse(
                 changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit,

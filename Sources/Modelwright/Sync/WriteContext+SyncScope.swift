@@ -1,0 +1,87 @@
+import Foundation
+
+// A device's side of scopes over time: a row that left the user's scope is dropped from the
+// store (not deleted: nothing is pushed), and a to-one link whose target is out of sight is held
+// as `nil`. Both write under the sync engine's author, so the engine does not stamp them.
+extension WriteContext {
+    /// The rows that link to row `key` through a to-one with a foreign key, by their concrete
+    /// entity, in key order.
+    func syncReferrers(of key: RowKey) throws -> [RowKey] {
+        guard let target = layout.entities[key.entity] else { return [] }
+        var result: Set<RowKey> = []
+        var seen: Set<[String]> = []
+        for entity in layout.entities.values.sorted(by: { $0.name < $1.name }) {
+            for column in entity.columns where column.references == target.table {
+                guard seen.insert([entity.table, column.name]).inserted else { continue }
+                let statement = try connection.statement(
+                    "SELECT \"id\" FROM \(quoted(entity.table)) WHERE \(quoted(column.name)) = \(marker)")
+                statement.bind(key.id, 1)
+                var ids: [UUID] = []
+                while try statement.step() {
+                    if let id = statement.uuid(0) { ids.append(id) }
+                }
+                statement.reset()
+                for id in ids {
+                    if let concrete = try concreteEntity(of: id, in: entity) {
+                        result.insert(RowKey(entity: concrete.name, id: id))
+                    }
+                }
+            }
+        }
+        return result.sorted()
+    }
+
+    /// Holds the to-one links `attributes` of row `key` as `nil`, and forgets them in sync's
+    /// record of the row, so the device neither shows nor pushes a link to a row it may not see;
+    /// the server keeps its value, and sends it again when the target comes into sight.
+    func syncHide(_ attributes: [String], of key: RowKey) throws {
+        guard let entity = layout.entities[key.entity] else { return }
+        let columns = entity.columns.filter { attributes.contains($0.key) && $0.references != nil && $0.isOptional }
+        let present = try syncValues(of: key.id, in: entity)
+        let set = columns.filter { column in present.map { ($0[column.key] ?? .null) != .null } ?? false }
+        if !set.isEmpty {
+            let assignments = set.map { "\(quoted($0.name)) = NULL" }.joined(separator: ", ")
+            try run("UPDATE \(quoted(entity.table)) SET \(assignments) WHERE \"id\" = \(marker)", entity: entity) {
+                $0.bind(key.id, 1)
+            }
+            rowsUpdated([key.id], columns: set.map(\.name), in: entity)
+        }
+        guard let record = try SyncBookkeeping.record(of: key, on: connection) else { return }
+        let hidden = record.change.hiding(Set(columns.map(\.key)))
+        if hidden != record.change {
+            try SyncBookkeeping.write(hidden, cursor: record.cursor, pending: record.pending, on: connection)
+        }
+    }
+
+    /// Drops row `key` from the device: the row, its join-table links and sync's record of it go
+    /// (its pending changes too: the server would refuse them), local rows that need it through a
+    /// required to-one are dropped with it, and optional to-one links to it are hidden. Nothing
+    /// of this is pushed; the row comes back by a pull once it is in the user's scope again.
+    func syncDrop(_ key: RowKey) throws {
+        var done: Set<RowKey> = []
+        try syncDrop(key, done: &done)
+    }
+
+    private func syncDrop(_ key: RowKey, done: inout Set<RowKey>) throws {
+        guard done.insert(key).inserted, let target = layout.entities[key.entity] else { return }
+        for referrer in try syncReferrers(of: key) where referrer != key {
+            let entity = try layout.entity(referrer.entity)
+            let columns = entity.columns.filter { $0.references == target.table }
+            guard let values = try syncValues(of: referrer.id, in: entity) else { continue }
+            let pointing = columns.filter { values[$0.key] == .uuid(key.id) }
+            if pointing.contains(where: { !$0.isOptional }) {
+                try syncDrop(referrer, done: &done)
+            } else {
+                try syncHide(pointing.map(\.key), of: referrer)
+            }
+        }
+        if let concrete = try concreteEntity(of: key.id, in: target) {
+            try run("DELETE FROM \(quoted(concrete.table)) WHERE \"id\" = \(marker)", entity: concrete) {
+                $0.bind(key.id, 1)
+            }
+            try rowsDeleted([key.id], from: concrete)
+            try forgetLinks(of: key.id, entity: concrete)
+        }
+        try SyncBookkeeping.forget(key, on: connection)
+    }
+}
