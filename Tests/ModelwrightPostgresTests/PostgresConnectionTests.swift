@@ -123,7 +123,7 @@ struct PostgresConnectionTests {
             try await admin.execute("SELECT pg_cancel_backend($1)", [.int32(process)])
         }
         await #expect {
-            try await connection.query("SELECT pg_sleep(600)")
+            try await connection.query("SELECT pg_sleep(30)")
         } throws: { error in
             guard case PostgresError.server(let sqlState, _, _, _) = error else { return false }
             return sqlState == "57014"
