@@ -54,7 +54,8 @@ enum FTS5Tokenizer {
         init?() {
             var handle: OpaquePointer?
             guard
-                sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+                sqlite3_open_v2(
+                    ":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
                     == SQLITE_OK, let handle
             else {
                 sqlite3_close(handle)
@@ -101,7 +102,9 @@ enum FTS5Tokenizer {
         }
 
         func tokenize(_ text: String) -> [[UInt8]] {
-            guard let create = module.xCreate, let delete = module.xDelete, let run = module.xTokenize else { return [] }
+            guard let create = module.xCreate, let delete = module.xDelete, let run = module.xTokenize else {
+                return []
+            }
             var instance: OpaquePointer?
             let created = FTS5Tokenizer.withCStrings(Array(FTS5Tokenizer.arguments.dropFirst())) { arguments in
                 create(context, arguments.baseAddress, Int32(arguments.count), &instance)
@@ -135,7 +138,7 @@ enum FTS5Tokenizer {
         _ strings: [String], _ body: (UnsafeMutableBufferPointer<UnsafePointer<CChar>?>) -> Result
     ) -> Result {
         let copies = strings.map { strdup($0) }
-        defer { copies.forEach { free($0) } }
+        defer { for copy in copies { free(copy) } }
         var pointers = copies.map { $0.map { UnsafePointer($0) } }
         return pointers.withUnsafeMutableBufferPointer { body($0) }
     }
