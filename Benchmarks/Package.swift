@@ -91,6 +91,11 @@ let package = Package(
                 "CSQLiteBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
             ]
         ),
+        // Issue 31's full-text matching in memory: `SearchQuery.matches` through FTS5's own tokenizer.
+        .executableTarget(
+            name: "SearchBenchmarks",
+            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
         // PostgreSQL (issue 27): Modelwright's Store on PostgreSQL with the shared Person records, next
         // to the same workloads in C on raw libpq and through PostgresNIO, on a cluster the run starts.
         .target(

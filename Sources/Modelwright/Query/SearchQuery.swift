@@ -71,8 +71,8 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
             root = .nothing
             return
         }
-        var terms = words.dropLast().map { Node.term([$0], prefix: false) }
-        terms.append(.term([last], prefix: true))
+        var terms = words.dropLast().map { Node.phrase([$0], prefix: false) }
+        terms.append(.phrase([last], prefix: true))
         root = terms.count == 1 ? terms[0] : .and(terms)
     }
 
@@ -85,14 +85,15 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
     /// Whether `text` matches the query, compared as the store's tokenizer compares words: the
     /// evaluation a request's search makes, without a store.
     public func matches(_ text: String) -> Bool {
-        root.matches(SearchTokenizer.tokens(of: text))
+        root.matches(SearchTokenizer.indexedTerms(of: text))
     }
 
     /// A parsed query: each word already split as the tokenizer splits it, lowercased and folded.
     fileprivate indirect enum Node: Sendable, Hashable {
-        /// A word, phrase or prefix: tokens that must follow one another; `prefix` lets the last one
-        /// start a longer word.
-        case term([String], prefix: Bool)
+        /// A word, phrase or prefix: `text` is the phrase the store's FTS5 receives (its words,
+        /// separated by spaces), `terms` what FTS5's tokenizer reads from that very text, which
+        /// must follow one another in a match; `prefix` lets the last one start a longer term.
+        case term(text: String, terms: [[UInt8]], prefix: Bool)
         case and([Node])
         case or([Node])
         /// The first without the second.
@@ -100,11 +101,18 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
         /// Matches nothing (an empty ``SearchQuery/init(words:)``).
         case nothing
 
+        /// The term of the words `words`, read back as FTS5 reads the phrase they make.
+        static func phrase(_ words: [String], prefix: Bool) -> Node {
+            let text = words.joined(separator: " ")
+            return .term(text: text, terms: SearchTokenizer.queryTerms(of: text), prefix: prefix)
+        }
+
         var ftsText: String {
             switch self {
-            case .term(let tokens, let prefix):
-                // Tokens are letters and digits only, so no quote can occur inside one.
-                return "\"" + tokens.joined(separator: " ") + "\"" + (prefix ? "*" : "")
+            case .term(let text, _, let prefix):
+                // A tokenizer's word holds no quote; doubled anyway, FTS5's escape, so none could
+                // end the phrase.
+                return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (prefix ? "*" : "")
             case .and(let nodes): return "(" + nodes.map(\.ftsText).joined(separator: " AND ") + ")"
             case .or(let nodes): return "(" + nodes.map(\.ftsText).joined(separator: " OR ") + ")"
             case .without(let kept, let removed): return "(" + kept.ftsText + " NOT " + removed.ftsText + ")"
@@ -114,15 +122,17 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
             }
         }
 
-        func matches(_ words: [String]) -> Bool {
+        /// Whether a text of the terms `words` (as ``SearchTokenizer/indexedTerms(of:)`` reads it)
+        /// matches, comparing bytes as FTS5 does.
+        func matches(_ words: [[UInt8]]) -> Bool {
             switch self {
-            case .term(let tokens, let prefix):
+            case .term(_, let tokens, let prefix):
                 guard !tokens.isEmpty, words.count >= tokens.count else { return false }
                 for start in 0...(words.count - tokens.count) {
                     let found = tokens.indices.allSatisfy { offset in
                         let word = words[start + offset]
                         return prefix && offset == tokens.count - 1
-                            ? word.hasPrefix(tokens[offset]) : word == tokens[offset]
+                            ? word.starts(with: tokens[offset]) : word == tokens[offset]
                     }
                     if found { return true }
                 }
@@ -226,7 +236,7 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
                     offset: offset, message: "the query has more than \(SearchQuery.maximumTerms) words and phrases",
                     fix: "search for fewer words")
             }
-            return Parsed(node: .term(tokens, prefix: readStar()), height: 0)
+            return Parsed(node: .phrase(tokens, prefix: readStar()), height: 0)
         }
 
         private mutating func parsePrimary() throws(SearchQueryError) -> Parsed {
@@ -358,9 +368,11 @@ public struct SearchQueryError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 /// The one rule for what a word of a search is, for the stored text and for queries alike: the
-/// text in Unicode NFKC (``normalized(_:)``, the form the store's index holds), split as SQLite
-/// FTS5's `unicode61` tokenizer splits most text, into runs of letters and digits, lowercased,
-/// diacritics removed.
+/// text in Unicode NFKC (``normalized(_:)``, the form the store's index holds), split and folded by
+/// SQLite FTS5's own tokenizer, configured as the store's indexes are (``FTS5Tokenizer``): runs of
+/// letters and digits, lowercased, diacritics removed, as FTS5's tables of Unicode 6.1 say. No
+/// rule of this module imitates the tokenizer, so the store and ``SearchQuery/matches(_:)`` cannot
+/// read a word differently.
 package enum SearchTokenizer {
     /// `text` in Unicode NFKC: composed (`e` + U+0301 is `é`, conjoining jamo are their Hangul
     /// syllable) and with compatibility characters replaced (U+212B ANGSTROM SIGN is `Å`, `ﬁ` is
@@ -370,32 +382,20 @@ package enum SearchTokenizer {
         text.precomposedStringWithCompatibilityMapping
     }
 
-    /// The words of `text`, in order.
+    /// The words of `text`, in order, whole: what a query is built from.
     package static func tokens(of text: String) -> [String] {
-        var tokens: [String] = []
-        var current = ""
-        for scalar in normalized(text).unicodeScalars {
-            let properties = scalar.properties
-            // A combining mark stays in its word, as in FTS5 (which then drops it as a diacritic):
-            // decomposed "nai\u{308}ve" is one word, "naive", like precomposed "na\u{EF}ve".
-            if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .privateUse
-                || properties.generalCategory == .nonspacingMark
-            {
-                current.unicodeScalars.append(scalar)
-            } else if !current.isEmpty {
-                tokens.append(fold(current))
-                current = ""
-            }
-        }
-        if !current.isEmpty { tokens.append(fold(current)) }
-        return tokens
+        FTS5Tokenizer.words(of: normalized(text))
     }
 
-    private static func fold(_ word: String) -> String {
-        // FTS5 folds the final sigma to the ordinary one, which `lowercased()` keeps apart. Folding
-        // may decompose (a Hangul syllable into its jamo): composed again, as FTS5 reads the text.
-        word.folding(options: [.diacriticInsensitive], locale: nil).lowercased().replacingOccurrences(
-            of: "ς", with: "σ"
-        ).precomposedStringWithCanonicalMapping
+    /// The terms the store's index holds for `text` stored in a searchable attribute, as the bytes
+    /// FTS5 compares.
+    static func indexedTerms(of text: String) -> [[UInt8]] {
+        FTS5Tokenizer.tokens(of: normalized(text))
+    }
+
+    /// The terms FTS5 reads from `phrase`, the text of one quoted phrase of a query (bound as it is,
+    /// without normalising), as the bytes it compares.
+    static func queryTerms(of phrase: String) -> [[UInt8]] {
+        FTS5Tokenizer.tokens(of: phrase)
     }
 }

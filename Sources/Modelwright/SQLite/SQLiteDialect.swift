@@ -105,8 +105,9 @@ struct SQLiteDialect: SQLDialect {
     static let searchIndexTriggerSuffixes = ["_insert", "_update", "_delete", "_replacinginsert", "_replacingupdate"]
 
     /// An FTS5 table beside `table`: the ID unindexed, then the columns, each in NFKC (FTS5's
-    /// tokenizer normalises nothing, see ``SearchTokenizer``), with the `unicode61` tokenizer
-    /// folding every diacritic; an index on the FTS5 table's content (its `c0` column
+    /// tokenizer normalises nothing, see ``SearchTokenizer``), with the tokenizer of
+    /// ``FTS5Tokenizer/arguments`` (`unicode61`, folding every diacritic), which `SearchQuery.matches`
+    /// also asks; an index on the FTS5 table's content (its `c0` column
     /// holds the ID) finds a row's entry without a scan, since FTS5 cannot look up an unindexed
     /// column.
     ///
@@ -134,7 +135,8 @@ struct SQLiteDialect: SQLDialect {
         let changed = (["id"] + columns).map { "old.\(quoted($0)) IS NOT new.\(quoted($0))" }
             .joined(separator: " OR ")
         return [
-            "CREATE VIRTUAL TABLE \(quoted(index)) USING fts5(\(definitions), tokenize = 'unicode61 remove_diacritics 2')",
+            "CREATE VIRTUAL TABLE \(quoted(index)) USING fts5(\(definitions), "
+                + "tokenize = '\(FTS5Tokenizer.arguments.joined(separator: " "))')",
             "CREATE INDEX \(quoted(index + "_ids")) ON \(quoted(index + "_content")) (\"c0\")",
             "CREATE TABLE \(pending) (\"id\" \(columnType(.uuid)) NOT NULL)",
             "INSERT INTO \(quoted(index)) (\(names)) SELECT \(searchText(columns, of: nil)) FROM \(quoted(table))",
