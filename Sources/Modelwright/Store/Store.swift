@@ -299,8 +299,8 @@ public final class Store: Sendable {
     /// and ``StoreError/unexpectedSchema(path:differences:)`` refuses it, in this transaction
     /// and every later one.
     ///
-    /// `checksum` is what the transaction's first statement read (`StoreMetadata.beginReadingChecksum(_:on:)`,
-    /// sent with the `BEGIN` where the engine can).
+    /// `checksum` is what the transaction's first statement read (`StoreMetadata.beginCheckingChecksum`,
+    /// sent with the `BEGIN` where the engine can, and on PostgreSQL with a read's first query).
     private func checkSchema(_ checksum: String?, on connection: any DatabaseConnection) throws {
         guard checksum == schema.checksum.hexDigits else {
             throw StoreError.schemaMismatch(
@@ -347,7 +347,9 @@ public final class Store: Sendable {
         let connection = reader.connection
         let context = ReadContext(connection: connection, layout: layout)
         do {
-            try checkSchema(StoreMetadata.beginReadingChecksum(.deferred, on: connection), on: connection)
+            try StoreMetadata.beginCheckingChecksum(.deferred, on: connection) { checksum in
+                try self.checkSchema(checksum, on: connection)
+            }
             let result = try body(context)
             try connection.commit()
             return result
@@ -423,7 +425,9 @@ public final class Store: Sendable {
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
         try connection.checkInPlace()
         do {
-            try checkSchema(StoreMetadata.beginReadingChecksum(.immediate, on: connection), on: connection)
+            try StoreMetadata.beginCheckingChecksum(.immediate, on: connection) { checksum in
+                try self.checkSchema(checksum, on: connection)
+            }
             let result = try body(context)
             // A closure that caught the error of an operation SQLite answered by rolling back the
             // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no
