@@ -106,6 +106,12 @@ extension PostgresConnection: DatabaseConnection {
         forgetAbort()
     }
 
+    /// Runs `body` with its statements that return no rows sent in pipelines of up to 512, each
+    /// answered in one round trip (``batchingSynchronously(_:)``).
+    package func batching<Result>(_ body: () throws -> Result) throws -> Result {
+        try batchingSynchronously(body)
+    }
+
     /// Whether a transaction is open (a failed one included, until it is rolled back).
     package var isInTransaction: Bool {
         let state = transactionState

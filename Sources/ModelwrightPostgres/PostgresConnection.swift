@@ -21,8 +21,8 @@ import Modelwright
 /// by its SQL text and its parameters' types. Results come in PostgreSQL's binary format by
 /// default (no number is printed and parsed again); ``ResultFormat/text`` asks for text.
 public final class PostgresConnection: @unchecked Sendable {
-    // @unchecked: `handle`, `statements`, `isBroken`, `heldBegin`, `isReading` and
-    // `commitInFlight` are touched only on `queue`; `canceller` has its own lock. That is the
+    // @unchecked: `handle`, `statements`, `isBroken`, `heldBegin`, `isReading`, `commitInFlight`
+    // and the batch's state are touched only on `queue`; `canceller` has its own lock. That is the
     // whole of the shared state.
 
     /// How the server sends result values.
@@ -77,6 +77,15 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Whether a read's `COMMIT` was sent and its answer not read yet (see `settleCommit`).
     private var commitInFlight = false
+
+    /// Whether statements that return no rows are pipelined (``batchingSynchronously(_:)``).
+    private var isBatching = false
+
+    /// How many statements of the batch were sent since the pipeline's last sync.
+    private var batchPending = 0
+
+    /// The SQL of the batch's statements, for its errors.
+    private var batchSQL = ""
 
     /// SQL the runtime rendered for a request's shape (see `DatabaseConnection.renderedSQL`); touched
     /// only on the store's queue for this connection, like every engine-interface call.
@@ -418,7 +427,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 try held.check(read.checked)
             } catch {
                 rollback()
-                isReadingAgain()
+                markReading()
                 try beginNow(held)
                 return try runSynchronously(sql, values, cached: true)
             }
@@ -426,8 +435,8 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Marks the open transaction a read again, after a read began once more.
-    private func isReadingAgain() {
+    /// Marks the open transaction a read, after a read began once more.
+    private func markReading() {
         queue.sync { isReading = true }
     }
 
@@ -602,6 +611,7 @@ public final class PostgresConnection: @unchecked Sendable {
         _ sql: String, _ values: [SQLValue], cached: Bool, types: [UInt32]? = nil, isCancelled: () -> Bool
     ) throws -> PostgresRows {
         guard let handle, !isBroken else { throw PostgresError.closed }
+        if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { try endBatch(handle) }
         // `ROLLBACK TO SAVEPOINT` is what a failed transaction still accepts: it undoes the failed
         // operation (the runtime runs each in a savepoint), and the transaction goes on, as on SQLite.
         if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR,
@@ -647,6 +657,118 @@ public final class PostgresConnection: @unchecked Sendable {
                 if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
                 throw error
             }
+        }
+    }
+
+    // MARK: - Batches
+
+    /// The most statements of a batch sent before the connection waits for their answers: enough
+    /// that the round trips stop mattering, few enough that the answers never fill the socket's
+    /// buffer while libpq blocks sending (libpq's pipeline mode on a blocking connection).
+    private static let batchWindow = 512
+
+    /// Runs `body` with its statements that return no rows pipelined (see
+    /// `DatabaseConnection.batching(_:)`): the failure of one is thrown by a later one or when
+    /// `body` returns.
+    func batchingSynchronously<Result>(_ body: () throws -> Result) throws -> Result {
+        queue.sync { isBatching = true }
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            queue.sync {
+                isBatching = false
+                if let handle { _ = try? endBatch(handle) }
+            }
+            throw error
+        }
+        try queue.sync {
+            isBatching = false
+            guard let handle else { return }
+            try endBatch(handle)
+        }
+        return result
+    }
+
+    /// Runs a statement that returns no rows: in a batch, sent without waiting when it was prepared
+    /// before on this connection, otherwise as ``runSynchronously(_:_:cached:)``.
+    func runWithoutRows(_ sql: String, _ values: [SQLValue], cached: Bool) throws {
+        if cached, try queue.sync(execute: { try self.sendInBatch(sql, values) }) { return }
+        _ = try runSynchronously(sql, values, cached: cached)
+    }
+
+    /// Sends `sql` in the open batch's pipeline; false when it cannot be (no batch, a statement
+    /// never prepared here, a read's `BEGIN` held back, a failed transaction).
+    private func sendInBatch(_ sql: String, _ values: [SQLValue]) throws -> Bool {
+        guard isBatching, heldBegin == nil, let handle, !isBroken, abortCause == nil,
+            let prepared = statements[StatementKey(sql: sql, types: nil)]
+        else { return false }
+        // Only before the batch's first statement: `settleCommit` also ends a batch under way.
+        if batchPending == 0 { settleCommit(handle) }
+        let encoded = try encode(values, as: prepared.parameterTypes)
+        if batchPending == 0 {
+            guard PQpipelineStatus(handle) == PQ_PIPELINE_ON || PQenterPipelineMode(handle) == 1 else { return false }
+        }
+        let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
+        let formats = encoded.map { Int32($0.isBinary ? 1 : 0) }
+        let sent = withParameterPointers(encoded.map(\.bytes)) { pointers in
+            PQsendQueryPrepared(
+                handle, prepared.name, Int32(encoded.count), pointers, lengths, formats,
+                Self.engineResultFormat.rawValue)
+        }
+        guard sent == 1 else {
+            try endBatch(handle)
+            throw lostOrFailed(during: sql)
+        }
+        batchSQL = sql
+        batchPending += 1
+        if batchPending >= Self.batchWindow { try endBatch(handle) }
+        return true
+    }
+
+    /// Waits for the answers of the batch's statements sent so far and leaves pipeline mode;
+    /// throws the first failure (the transaction is then aborted, as after any failed statement).
+    private func endBatch(_ handle: OpaquePointer) throws {
+        guard PQpipelineStatus(handle) != PQ_PIPELINE_OFF else { return }
+        defer { batchPending = 0 }
+        let request = CancelRequest()
+        var failure: OpaquePointer?
+        var last: OpaquePointer?
+        var complete = false
+        if PQpipelineSync(handle) == 1 {
+            flush(handle)
+            var lastProgress = ContinuousClock.now
+            while awaitResult(handle, request: request, watch: { false }, lastProgress: &lastProgress) {
+                guard let result = PQgetResult(handle) else { continue }
+                let status = PQresultStatus(result)
+                if status == PGRES_PIPELINE_SYNC {
+                    PQclear(result)
+                    complete = true
+                    break
+                }
+                if failure == nil, status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK,
+                    status != PGRES_PIPELINE_ABORTED
+                {
+                    failure = result
+                } else {
+                    PQclear(last)
+                    last = result
+                }
+            }
+        }
+        if PQexitPipelineMode(handle) != 1 { isBroken = true }
+        defer { PQclear(last) }
+        guard complete, !isBroken else {
+            PQclear(failure)
+            throw lostOrFailed(during: batchSQL)
+        }
+        if let last { lastChanges = Int(String(cString: PQcmdTuples(last))) ?? 0 }
+        guard let failure else { return }
+        do {
+            _ = try check(failure, sql: batchSQL, request: request)
+        } catch let error as PostgresError {
+            if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
+            throw error
         }
     }
 
@@ -796,7 +918,9 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Flushes what was sent and reads the results of one command, as ``send(_:request:watch:_:)``
     /// describes: the first that failed, or else the last; `nil` when the connection was lost.
-    private func collect(_ handle: OpaquePointer, request: CancelRequest, watch: () -> Bool = { false }) -> OpaquePointer? {
+    private func collect(_ handle: OpaquePointer, request: CancelRequest, watch: () -> Bool = { false })
+        -> OpaquePointer?
+    {
         flush(handle)
         var lastProgress = ContinuousClock.now
         var kept: OpaquePointer?
@@ -864,6 +988,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// before anything else is sent or the transaction's state is read. Its outcome changes nothing
     /// the read returned; a lost connection fails the next command.
     private func settleCommit(_ handle: OpaquePointer) {
+        // A batch's statements still owed answers are read first; their failure, recorded as the
+        // transaction's abort, fails whatever is sent next.
+        if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { try? endBatch(handle) }
         guard commitInFlight else { return }
         commitInFlight = false
         PQclear(collect(handle, request: CancelRequest()))

@@ -183,8 +183,10 @@ for (workload, samples) in table {
 // within each repetition (the contenders take turns in one repetition, so the load they meet is
 // closer than across repetitions).
 print()
-print("| Workload | " + names.map { "\($0) wall min–max (ms)" }.joined(separator: " | ") + " | "
-    + names.filter { $0 != baseline }.map { "\($0) ÷ libpq wall, per repetition min–max" }.joined(separator: " | ") + " |")
+print(
+    "| Workload | " + names.map { "\($0) wall min–max (ms)" }.joined(separator: " | ") + " | "
+        + names.filter { $0 != baseline }.map { "\($0) ÷ libpq wall, per repetition min–max" }.joined(separator: " | ")
+        + " |")
 print("|---|" + String(repeating: "---|", count: names.count * 2 - 1))
 for (workload, samples) in table {
     var cells = [workload]

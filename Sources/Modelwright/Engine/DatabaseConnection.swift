@@ -61,6 +61,12 @@ package protocol DatabaseConnection: AnyObject {
     /// Rolls back the open transaction, if the engine has not already, and forgets an abort.
     func rollback()
 
+    /// Runs `body`, whose statements return no rows (a batch of inserts), letting the engine send
+    /// them without waiting for each answer: a statement's failure is then thrown by a later
+    /// statement of `body` or when `body` returns, so the caller runs the batch atomically and
+    /// reports a failure for the batch as a whole. The default runs `body` as it is.
+    func batching<Result>(_ body: () throws -> Result) throws -> Result
+
     /// Whether a transaction is open.
     var isInTransaction: Bool { get }
 
@@ -162,6 +168,9 @@ extension DatabaseConnection {
         defer { statement.reset() }
         try check(try statement.step() ? statement.string(0) : nil)
     }
+
+    /// Runs `body`, each statement waiting for its answer (see the requirement).
+    package func batching<Result>(_ body: () throws -> Result) throws -> Result { try body() }
 
     /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
     package func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {
