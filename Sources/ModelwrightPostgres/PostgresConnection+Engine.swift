@@ -40,20 +40,32 @@ extension PostgresConnection: DatabaseConnection {
         _ = try controlSynchronously(Self.beginning(kind))
     }
 
-    /// Begins as ``begin(_:)`` does and runs `query` in the same simple-protocol message, so the
-    /// `BEGIN`, the writer lock and the store's checksum read cost one round trip instead of two:
-    /// a read went from four round trips (BEGIN, check, query, COMMIT) to three (BEGIN with the
-    /// check, query, COMMIT). `query` runs inside the transaction, after the lock, as its first
-    /// statement (in a read, the one that takes the snapshot), exactly as it would alone; its
-    /// value comes back as text.
-    package func begin(_ kind: TransactionKind, reading query: String) throws -> String? {
-        let rows = try controlSynchronously(Self.beginning(kind) + "; " + query)
-        guard rows.count > 0, !rows.isNull(0, 0) else { return nil }
-        return rows.string(0, 0)
+    /// Begins as ``begin(_:)`` does, with `query` as the transaction's first statement and
+    /// `check` run on its value (see the requirement). A write sends the `BEGIN`, the writer lock
+    /// and `query` in one simple-protocol message now, and checks before its body runs. A read
+    /// sends nothing yet: its `BEGIN` and `query` go with its first statement, pipelined in one
+    /// round trip (``runSynchronously(_:_:cached:)``), or with its `COMMIT`, and `check` runs before
+    /// that statement's rows are returned.
+    package func begin(
+        _ kind: TransactionKind, checking query: String, with check: @escaping (String?) throws -> Void
+    ) throws {
+        let begin = HeldBegin(sql: Self.beginning(kind), query: query, check: check)
+        if kind == .deferred {
+            holdBegin(begin)
+        } else {
+            try beginNow(begin)
+        }
+    }
+
+    /// Sends a held-back `BEGIN` and its first statement in one simple-protocol message and runs
+    /// the check on the value the statement read.
+    func beginNow(_ begin: HeldBegin) throws {
+        let rows = try controlSynchronously(begin.sql + "; " + begin.query)
+        try begin.check(rows.count > 0 && !rows.isNull(0, 0) ? rows.string(0, 0) : nil)
     }
 
     /// The statements that begin a transaction of `kind`.
-    private static func beginning(_ kind: TransactionKind) -> String {
+    static func beginning(_ kind: TransactionKind) -> String {
         switch kind {
         case .deferred: "BEGIN ISOLATION LEVEL REPEATABLE READ"
         case .immediate: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(\(writerLockKey))"
@@ -64,11 +76,18 @@ extension PostgresConnection: DatabaseConnection {
     /// a statement of it failed (PostgreSQL rolled it back), and
     /// ``PostgresError/commitOutcomeUnknown`` when the connection was lost during `COMMIT`: the
     /// server may have committed before the link broke.
+    ///
+    /// A read's `COMMIT` is sent without waiting for the answer, which the connection reads before
+    /// it sends anything else: what the read returned came from its snapshot, which no outcome of
+    /// the `COMMIT` changes (a read cannot write; a lost connection fails the next statement).
     package func commit() throws {
         if let cause = transactionAbortCause {
             rollback()
             throw StoreError.transactionAbortedByEngine(cause: cause.engineFailure)
         }
+        // A read that ran no statement still checks the schema, as every transaction does.
+        if let held = takeHeldBegin() { try beginNow(held) }
+        if commitWithoutWaitingIfReading() { return }
         let rows: PostgresRows
         do {
             rows = try controlSynchronously("COMMIT")
@@ -82,8 +101,15 @@ extension PostgresConnection: DatabaseConnection {
 
     /// Rolls back the open transaction, if there is one, and forgets a failure that aborted it.
     package func rollback() {
+        _ = takeHeldBegin()  // nothing was sent
         if transactionState != PQTRANS_IDLE { _ = try? controlSynchronously("ROLLBACK") }
         forgetAbort()
+    }
+
+    /// Runs `body` with its statements that return no rows sent in pipelines of up to 512, each
+    /// answered in one round trip (``batchingSynchronously(_:)``).
+    package func batching<Result>(_ body: () throws -> Result) throws -> Result {
+        try batchingSynchronously(body)
     }
 
     /// Whether a transaction is open (a failed one included, until it is rolled back).

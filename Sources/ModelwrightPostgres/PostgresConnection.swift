@@ -21,8 +21,9 @@ import Modelwright
 /// by its SQL text and its parameters' types. Results come in PostgreSQL's binary format by
 /// default (no number is printed and parsed again); ``ResultFormat/text`` asks for text.
 public final class PostgresConnection: @unchecked Sendable {
-    // @unchecked: `handle`, `statements` and `isBroken` are touched only on `queue`; `canceller`
-    // has its own lock. That is the whole of the shared state.
+    // @unchecked: `handle`, `statements`, `isBroken`, `heldBegin`, `isReading`, `commitInFlight`
+    // and the batch's state are touched only on `queue`; `canceller` has its own lock. That is the
+    // whole of the shared state.
 
     /// How the server sends result values.
     public enum ResultFormat: Int32, Sendable {
@@ -69,6 +70,24 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// What the last statement run through the engine interface reported changing (`PQcmdTuples`).
     private var lastChanges = 0
+
+    /// A read's `BEGIN` and schema check, held back to be sent with its first statement.
+    private var heldBegin: HeldBegin?
+
+    /// Whether the open transaction is a read, whose `COMMIT` need not be waited for.
+    private var isReading = false
+
+    /// Whether a read's `COMMIT` was sent and its answer not read yet (see `settleCommit`).
+    private var commitInFlight = false
+
+    /// Whether statements that return no rows are pipelined (``batchingSynchronously(_:)``).
+    private var isBatching = false
+
+    /// How many statements of the batch were sent since the pipeline's last sync.
+    private var batchPending = 0
+
+    /// The SQL of the batch's statements, for its errors.
+    private var batchSQL = ""
 
     /// SQL the runtime rendered for a request's shape (see `DatabaseConnection.renderedSQL`); touched
     /// only on the store's queue for this connection, like every engine-interface call.
@@ -249,6 +268,7 @@ public final class PostgresConnection: @unchecked Sendable {
         get async {
             await onQueue {
                 guard let handle = self.handle, !self.isBroken, PQstatus(handle) == CONNECTION_OK else { return false }
+                self.settleCommit(handle)
                 switch PQtransactionStatus(handle) {
                 case PQTRANS_IDLE:
                     return true
@@ -318,7 +338,14 @@ public final class PostgresConnection: @unchecked Sendable {
     /// `Date`'s seconds become a `timestamptz`, an integer 0 or 1 a `boolean`), so no text
     /// conversion can round it. Inside a transaction that failed, throws
     /// ``StoreError/transactionAbortedByEngine(cause:)`` without sending anything.
+    ///
+    /// The first statement of a read whose `BEGIN` is held back (``holdBegin(_:)``) is sent with
+    /// the `BEGIN` and the schema check in one pipeline (``runWithHeldBegin(_:_:_:)``).
     func runSynchronously(_ sql: String, _ values: [SQLValue], cached: Bool) throws -> PostgresRows {
+        if let held = takeHeldBegin() {
+            if cached, let rows = try runWithHeldBegin(held, sql, values) { return rows }
+            try beginNow(held)
+        }
         PostgresStatementLog.shared.sent(sql, to: databaseName)
         return try withUnsafeCurrentTask { task in
             try queue.sync {
@@ -327,11 +354,188 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// A read's `BEGIN`, held back until its first statement, and the schema check that must
+    /// accept the transaction before any of its rows are returned.
+    struct HeldBegin {
+        /// The statement that begins the transaction.
+        let sql: String
+        /// The transaction's first statement: the store's checksum read.
+        let query: String
+        /// Throws to refuse the transaction, given the text `query` read.
+        let check: (String?) throws -> Void
+    }
+
+    /// Holds `begin` back until the transaction's first statement or its end; the open
+    /// transaction is a read.
+    func holdBegin(_ begin: HeldBegin) {
+        queue.sync {
+            heldBegin = begin
+            isReading = true
+        }
+    }
+
+    /// The `BEGIN` held back, if any, which the caller now sends.
+    func takeHeldBegin() -> HeldBegin? {
+        queue.sync {
+            defer { heldBegin = nil }
+            return heldBegin
+        }
+    }
+
+    /// Sends the held `BEGIN` (if any) and runs its check, before a statement that is not pipelined.
+    private func settleHeldBegin() throws {
+        if let held = takeHeldBegin() { try beginNow(held) }
+    }
+
+    /// When the open transaction is a read: sends its `COMMIT` without waiting for the answer (read
+    /// before the next command, by ``settleCommit(_:)``) and returns true.
+    func commitWithoutWaitingIfReading() -> Bool {
+        queue.sync {
+            defer { isReading = false }
+            guard isReading, let handle, !isBroken, PQtransactionStatus(handle) == PQTRANS_INTRANS,
+                PQsendQuery(handle, "COMMIT") == 1
+            else { return false }
+            flush(handle)
+            commitInFlight = true
+            return true
+        }
+    }
+
+    /// What the pipeline of a read's first statement returned.
+    private struct PipelinedRead {
+        /// The text the schema check read.
+        let checked: String?
+        /// The statement's rows, or why it failed.
+        let rows: Result<PostgresRows, any Error>
+    }
+
+    /// Sends `held`'s `BEGIN`, its schema check and the cached statement `sql` in one pipeline
+    /// (libpq's pipeline mode, one flush, one round trip), then runs the check before returning the
+    /// statement's rows; `nil` when `sql` was never prepared on this connection (its parameter
+    /// types are unknown), and the caller begins the usual way.
+    ///
+    /// The statement runs in the transaction's snapshot, after the check, as it would alone; only
+    /// its rows wait for the check. When the statement failed and the check refuses, the check is
+    /// made again in a fresh transaction, since the failure aborted the transaction a refusal reads
+    /// its error's details in; the statement then runs again there if the check accepts.
+    private func runWithHeldBegin(_ held: HeldBegin, _ sql: String, _ values: [SQLValue]) throws -> PostgresRows? {
+        let read = try withUnsafeCurrentTask { task in
+            try queue.sync { try self.pipeline(held, sql, values, isCancelled: { task?.isCancelled == true }) }
+        }
+        guard let read else { return nil }
+        switch read.rows {
+        case .success(let rows):
+            try held.check(read.checked)
+            return rows
+        case .failure(let failure):
+            do {
+                try held.check(read.checked)
+            } catch {
+                rollback()
+                markReading()
+                try beginNow(held)
+                return try runSynchronously(sql, values, cached: true)
+            }
+            throw failure
+        }
+    }
+
+    /// Marks the open transaction a read, after a read began once more.
+    private func markReading() {
+        queue.sync { isReading = true }
+    }
+
+    /// The pipeline of ``runWithHeldBegin(_:_:_:)``, on the queue. Throws the failure of the
+    /// `BEGIN` or the check (the transaction then stands as it would have after them alone).
+    private func pipeline(
+        _ held: HeldBegin, _ sql: String, _ values: [SQLValue], isCancelled: () -> Bool
+    ) throws -> PipelinedRead? {
+        guard let handle, !isBroken else { throw PostgresError.closed }
+        guard let prepared = statements[StatementKey(sql: sql, types: nil)] else { return nil }
+        guard !isCancelled() else { throw PostgresError.cancelled }
+        settleCommit(handle)
+        let encoded = try encode(values, as: prepared.parameterTypes)
+        guard PQenterPipelineMode(handle) == 1 else { return nil }
+        let request = CancelRequest()
+        guard request.begin(canceller) else {
+            PQexitPipelineMode(handle)
+            throw PostgresError.cancelled
+        }
+        defer { request.end(canceller) }
+        let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
+        let formats = encoded.map { Int32($0.isBinary ? 1 : 0) }
+        let started = ContinuousClock.now
+        var sent =
+            PQsendQueryParams(handle, held.sql, 0, nil, nil, nil, nil, 0) == 1
+            && PQsendQueryParams(handle, held.query, 0, nil, nil, nil, nil, 0) == 1
+        sent =
+            sent
+            && withParameterPointers(encoded.map(\.bytes)) { pointers in
+                PQsendQueryPrepared(
+                    handle, prepared.name, Int32(encoded.count), pointers, lengths, formats,
+                    Self.engineResultFormat.rawValue) == 1
+            }
+        sent = sent && PQpipelineSync(handle) == 1
+        // Each statement's results end with a NULL, the pipeline with its sync.
+        var results: [OpaquePointer?] = [nil, nil, nil]
+        var index = 0
+        var complete = false
+        if sent {
+            flush(handle)
+            var lastProgress = ContinuousClock.now
+            while awaitResult(handle, request: request, watch: isCancelled, lastProgress: &lastProgress) {
+                guard let result = PQgetResult(handle) else {
+                    index += 1
+                    continue
+                }
+                if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
+                    PQclear(result)
+                    complete = true
+                    break
+                }
+                guard index < results.count, results[index] == nil else {
+                    PQclear(result)
+                    continue
+                }
+                results[index] = result
+            }
+        }
+        if PQexitPipelineMode(handle) != 1 { isBroken = true }
+        guard complete, !isBroken else {
+            for result in results { PQclear(result) }
+            throw lostOrFailed(during: held.sql)
+        }
+        // The BEGIN, then the check: a failure of either is the transaction's, as when sent alone.
+        let checked: String?
+        do {
+            _ = try check(results[0], sql: held.sql, request: request)
+            let rows = try check(results[1], sql: held.query, request: request)
+            results[1] = nil  // the rows own it now
+            checked = rows.count > 0 && !rows.isNull(0, 0) ? rows.string(0, 0) : nil
+        } catch {
+            PQclear(results[1])
+            PQclear(results[2])
+            throw error
+        }
+        do {
+            let rows = try check(results[2], sql: sql, request: request, started: started)
+            lastChanges = rows.affectedRows
+            return PipelinedRead(checked: checked, rows: .success(rows))
+        } catch let error as PostgresError {
+            if case .server(let sqlState, _, _, _) = error, sqlState == "0A000" || sqlState == "26000" {
+                statements.removeAll()  // a cached plan another session's DDL changed, or a DISCARD
+            }
+            if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
+            return PipelinedRead(checked: checked, rows: .failure(error))
+        }
+    }
+
     /// Runs `sql` once, as the unnamed statement prepared with the parameter types `types` (a
     /// statement written by hand, see ``describeSynchronously(_:)``), otherwise as
     /// ``runSynchronously(_:_:cached:)`` does.
     func runSynchronously(_ sql: String, _ values: [SQLValue], types: [UInt32]) throws -> PostgresRows {
-        try withUnsafeCurrentTask { task in
+        try settleHeldBegin()
+        return try withUnsafeCurrentTask { task in
             try queue.sync {
                 try self.runOnQueue(
                     sql, values, cached: false, types: types, isCancelled: { task?.isCancelled == true })
@@ -343,7 +547,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// from the unnamed statement prepared and described; nothing runs. A failure aborts the open
     /// transaction, as a statement's does.
     func describeSynchronously(_ sql: String) throws -> (parameterTypes: [UInt32], columnNames: [String]) {
-        try queue.sync {
+        try settleHeldBegin()
+        return try queue.sync {
             guard let handle, !isBroken else { throw PostgresError.closed }
             if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR {
                 throw StoreError.transactionAbortedByEngine(cause: abortCause.engineFailure)
@@ -366,7 +571,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs a statement that takes no parameters with the simple query protocol, on the caller's
     /// thread; for `BEGIN`, `COMMIT` and `ROLLBACK`, which need no prepared statement.
     func controlSynchronously(_ sql: String) throws -> PostgresRows {
-        try queue.sync {
+        try settleHeldBegin()
+        return try queue.sync {
             guard let handle, !isBroken else { throw PostgresError.closed }
             let request = CancelRequest()
             return try check(send(handle, request: request) { PQsendQuery(handle, sql) }, sql: sql, request: request)
@@ -381,7 +587,11 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// The state of the connection's transaction, read on its queue.
     var transactionState: PGTransactionStatusType {
-        queue.sync { handle.map { PQtransactionStatus($0) } ?? PQTRANS_UNKNOWN }
+        queue.sync {
+            guard let handle else { return PQTRANS_UNKNOWN }
+            settleCommit(handle)
+            return PQtransactionStatus(handle)
+        }
     }
 
     /// What the last statement of the engine interface changed.
@@ -392,7 +602,10 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Forgets the failure that aborted the transaction, once it is rolled back.
     func forgetAbort() {
-        queue.sync { abortCause = nil }
+        queue.sync {
+            abortCause = nil
+            isReading = false
+        }
     }
 
     /// Closes the connection on the caller's thread.
@@ -400,6 +613,7 @@ public final class PostgresConnection: @unchecked Sendable {
         queue.sync {
             PQfinish(handle)
             handle = nil
+            heldBegin = nil
             isBroken = true
         }
     }
@@ -408,6 +622,7 @@ public final class PostgresConnection: @unchecked Sendable {
         _ sql: String, _ values: [SQLValue], cached: Bool, types: [UInt32]? = nil, isCancelled: () -> Bool
     ) throws -> PostgresRows {
         guard let handle, !isBroken else { throw PostgresError.closed }
+        if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { try endBatch(handle) }
         // `ROLLBACK TO SAVEPOINT` is what a failed transaction still accepts: it undoes the failed
         // operation (the runtime runs each in a savepoint), and the transaction goes on, as on SQLite.
         if let abortCause, PQtransactionStatus(handle) == PQTRANS_INERROR,
@@ -453,6 +668,118 @@ public final class PostgresConnection: @unchecked Sendable {
                 if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
                 throw error
             }
+        }
+    }
+
+    // MARK: - Batches
+
+    /// The most statements of a batch sent before the connection waits for their answers: enough
+    /// that the round trips stop mattering, few enough that the answers never fill the socket's
+    /// buffer while libpq blocks sending (libpq's pipeline mode on a blocking connection).
+    private static let batchWindow = 512
+
+    /// Runs `body` with its statements that return no rows pipelined (see
+    /// `DatabaseConnection.batching(_:)`): the failure of one is thrown by a later one or when
+    /// `body` returns.
+    func batchingSynchronously<Result>(_ body: () throws -> Result) throws -> Result {
+        queue.sync { isBatching = true }
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            queue.sync {
+                isBatching = false
+                if let handle { _ = try? endBatch(handle) }
+            }
+            throw error
+        }
+        try queue.sync {
+            isBatching = false
+            guard let handle else { return }
+            try endBatch(handle)
+        }
+        return result
+    }
+
+    /// Runs a statement that returns no rows: in a batch, sent without waiting when it was prepared
+    /// before on this connection, otherwise as ``runSynchronously(_:_:cached:)``.
+    func runWithoutRows(_ sql: String, _ values: [SQLValue], cached: Bool) throws {
+        if cached, try queue.sync(execute: { try self.sendInBatch(sql, values) }) { return }
+        _ = try runSynchronously(sql, values, cached: cached)
+    }
+
+    /// Sends `sql` in the open batch's pipeline; false when it cannot be (no batch, a statement
+    /// never prepared here, a read's `BEGIN` held back, a failed transaction).
+    private func sendInBatch(_ sql: String, _ values: [SQLValue]) throws -> Bool {
+        guard isBatching, heldBegin == nil, let handle, !isBroken, abortCause == nil,
+            let prepared = statements[StatementKey(sql: sql, types: nil)]
+        else { return false }
+        // Only before the batch's first statement: `settleCommit` also ends a batch under way.
+        if batchPending == 0 { settleCommit(handle) }
+        let encoded = try encode(values, as: prepared.parameterTypes)
+        if batchPending == 0 {
+            guard PQpipelineStatus(handle) == PQ_PIPELINE_ON || PQenterPipelineMode(handle) == 1 else { return false }
+        }
+        let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }
+        let formats = encoded.map { Int32($0.isBinary ? 1 : 0) }
+        let sent = withParameterPointers(encoded.map(\.bytes)) { pointers in
+            PQsendQueryPrepared(
+                handle, prepared.name, Int32(encoded.count), pointers, lengths, formats,
+                Self.engineResultFormat.rawValue)
+        }
+        guard sent == 1 else {
+            try endBatch(handle)
+            throw lostOrFailed(during: sql)
+        }
+        batchSQL = sql
+        batchPending += 1
+        if batchPending >= Self.batchWindow { try endBatch(handle) }
+        return true
+    }
+
+    /// Waits for the answers of the batch's statements sent so far and leaves pipeline mode;
+    /// throws the first failure (the transaction is then aborted, as after any failed statement).
+    private func endBatch(_ handle: OpaquePointer) throws {
+        guard PQpipelineStatus(handle) != PQ_PIPELINE_OFF else { return }
+        defer { batchPending = 0 }
+        let request = CancelRequest()
+        var failure: OpaquePointer?
+        var last: OpaquePointer?
+        var complete = false
+        if PQpipelineSync(handle) == 1 {
+            flush(handle)
+            var lastProgress = ContinuousClock.now
+            while awaitResult(handle, request: request, watch: { false }, lastProgress: &lastProgress) {
+                guard let result = PQgetResult(handle) else { continue }
+                let status = PQresultStatus(result)
+                if status == PGRES_PIPELINE_SYNC {
+                    PQclear(result)
+                    complete = true
+                    break
+                }
+                if failure == nil, status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK,
+                    status != PGRES_PIPELINE_ABORTED
+                {
+                    failure = result
+                } else {
+                    PQclear(last)
+                    last = result
+                }
+            }
+        }
+        if PQexitPipelineMode(handle) != 1 { isBroken = true }
+        defer { PQclear(last) }
+        guard complete, !isBroken else {
+            PQclear(failure)
+            throw lostOrFailed(during: batchSQL)
+        }
+        if let last { lastChanges = Int(String(cString: PQcmdTuples(last))) ?? 0 }
+        guard let failure else { return }
+        do {
+            _ = try check(failure, sql: batchSQL, request: request)
+        } catch let error as PostgresError {
+            if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
+            throw error
         }
     }
 
@@ -595,45 +922,23 @@ public final class PostgresConnection: @unchecked Sendable {
     private func send(
         _ handle: OpaquePointer, request: CancelRequest, watch: () -> Bool = { false }, _ sendCommand: () -> Int32
     ) -> OpaquePointer? {
+        settleCommit(handle)
         guard sendCommand() == 1 else { return nil }
-        while PQflush(handle) == 1 {
-            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLOUT), revents: 0)
-            _ = poll(&descriptor, 1, 100)
-        }
+        return collect(handle, request: request, watch: watch)
+    }
+
+    /// Flushes what was sent and reads the results of one command, as ``send(_:request:watch:_:)``
+    /// describes: the first that failed, or else the last; `nil` when the connection was lost.
+    private func collect(_ handle: OpaquePointer, request: CancelRequest, watch: () -> Bool = { false })
+        -> OpaquePointer?
+    {
+        flush(handle)
         var lastProgress = ContinuousClock.now
         var kept: OpaquePointer?
         while true {
-            while PQisBusy(handle) == 1 {
-                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-                let ready = poll(&descriptor, 1, 100)
-                if ready > 0 {
-                    guard PQconsumeInput(handle) == 1 else {
-                        PQclear(kept)
-                        return nil
-                    }
-                    lastProgress = .now
-                    continue
-                }
-                if ready < 0 {
-                    guard errno == EINTR else {
-                        PQclear(kept)
-                        return nil
-                    }
-                    continue
-                }
-                // A caller blocked in the engine interface has no cancellation handler: its task
-                // is asked here, between waits, and a cancel sent when it was cancelled.
-                if watch() { request.cancel(using: canceller) }
-                let silence = ContinuousClock.now - lastProgress
-                let cancelledFor = request.cancelledFor
-                let timedOut = statementTimeout.map { silence > $0 + Self.grace } ?? false
-                if timedOut || cancelledFor.map({ $0 > Self.grace && silence > Self.grace }) == true {
-                    // The server does not answer: ask it to stop, and give the connection up as lost.
-                    canceller.send()
-                    PQclear(kept)
-                    isBroken = true
-                    return nil
-                }
+            guard awaitResult(handle, request: request, watch: watch, lastProgress: &lastProgress) else {
+                PQclear(kept)
+                return nil
             }
             guard let result = PQgetResult(handle) else { return kept }
             // The first failure wins, else the last result: in autocommit a deferred constraint fails
@@ -645,6 +950,61 @@ public final class PostgresConnection: @unchecked Sendable {
                 kept = result
             }
         }
+    }
+
+    /// Sends what libpq holds for the server.
+    private func flush(_ handle: OpaquePointer) {
+        while PQflush(handle) == 1 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLOUT), revents: 0)
+            _ = poll(&descriptor, 1, 100)
+        }
+    }
+
+    /// Waits until libpq holds a whole result (or the end of one command's results) without
+    /// blocking in libpq; false when the connection broke or the server was given up after its
+    /// silence outlasted the statement timeout (or a cancel) by ``grace``.
+    private func awaitResult(
+        _ handle: OpaquePointer, request: CancelRequest, watch: () -> Bool,
+        lastProgress: inout ContinuousClock.Instant
+    ) -> Bool {
+        while PQisBusy(handle) == 1 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 100)
+            if ready > 0 {
+                guard PQconsumeInput(handle) == 1 else { return false }
+                lastProgress = .now
+                continue
+            }
+            if ready < 0 {
+                guard errno == EINTR else { return false }
+                continue
+            }
+            // A caller blocked in the engine interface has no cancellation handler: its task
+            // is asked here, between waits, and a cancel sent when it was cancelled.
+            if watch() { request.cancel(using: canceller) }
+            let silence = ContinuousClock.now - lastProgress
+            let cancelledFor = request.cancelledFor
+            let timedOut = statementTimeout.map { silence > $0 + Self.grace } ?? false
+            if timedOut || cancelledFor.map({ $0 > Self.grace && silence > Self.grace }) == true {
+                // The server does not answer: ask it to stop, and give the connection up as lost.
+                canceller.send()
+                isBroken = true
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Reads the answer to a read's `COMMIT` sent without waiting (``commitWithoutWaitingIfReading()``),
+    /// before anything else is sent or the transaction's state is read. Its outcome changes nothing
+    /// the read returned; a lost connection fails the next command.
+    private func settleCommit(_ handle: OpaquePointer) {
+        // A batch's statements still owed answers are read first; their failure, recorded as the
+        // transaction's abort, fails whatever is sent next.
+        if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { try? endBatch(handle) }
+        guard commitInFlight else { return }
+        commitInFlight = false
+        PQclear(collect(handle, request: CancelRequest()))
     }
 
     /// Whether `result` is a statement's success (rows, a command's tag or an empty query).

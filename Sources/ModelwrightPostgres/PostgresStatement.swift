@@ -146,11 +146,14 @@ package final class PostgresStatement: DatabaseStatement {
         return Int(row) < rows?.count ?? 0
     }
 
-    /// Runs the statement, keeping no rows.
+    /// Runs the statement, keeping no rows; in a batch (``PostgresConnection/batching(_:)``), sends
+    /// it without waiting for its answer.
     package func run() throws {
-        _ =
-            try handWritten.map { try connection.runHandWritten(sql, bindings, $0) }
-            ?? connection.runSynchronously(sql, bindings, cached: cached)
+        if let handWritten {
+            _ = try connection.runHandWritten(sql, bindings, handWritten)
+        } else {
+            try connection.runWithoutRows(sql, bindings, cached: cached)
+        }
         rows = nil
         row = -1
     }

@@ -178,3 +178,26 @@ for (workload, samples) in table {
     }
     print("| " + cells.joined(separator: " | ") + " |")
 }
+
+// The spread: each contender's fastest and slowest wall time, and the range of its ratio to libpq
+// within each repetition (the contenders take turns in one repetition, so the load they meet is
+// closer than across repetitions).
+print()
+print(
+    "| Workload | " + names.map { "\($0) wall min–max (ms)" }.joined(separator: " | ") + " | "
+        + names.filter { $0 != baseline }.map { "\($0) ÷ libpq wall, per repetition min–max" }.joined(separator: " | ")
+        + " |")
+print("|---|" + String(repeating: "---|", count: names.count * 2 - 1))
+for (workload, samples) in table {
+    var cells = [workload]
+    for name in names {
+        let walls = (samples[name] ?? []).map(\.wall)
+        cells.append(walls.isEmpty ? "–" : "\(milliseconds(walls.min()!))–\(milliseconds(walls.max()!))")
+    }
+    let base = samples[baseline] ?? []
+    for name in names where name != baseline {
+        let ratios = zip(samples[name] ?? [], base).map { $0.wall / $1.wall }
+        cells.append(ratios.isEmpty ? "–" : String(format: "%.2f×–%.2f×", ratios.min()!, ratios.max()!))
+    }
+    print("| " + cells.joined(separator: " | ") + " |")
+}

@@ -43,11 +43,16 @@ package protocol DatabaseConnection: AnyObject {
     /// Begins a transaction, which only ``commit()`` or ``rollback()`` ends.
     func begin(_ kind: TransactionKind) throws
 
-    /// Begins a transaction and runs `query`, a statement without parameters, as its first
-    /// statement, returning the text of its first row's first column (`nil` for no row): the
-    /// store's schema check, which opens every transaction. An engine whose every statement is a
-    /// round trip to a server sends both together; the default begins, then runs `query`.
-    func begin(_ kind: TransactionKind, reading query: String) throws -> String?
+    /// Begins a transaction whose first statement is `query` (a statement without parameters: the
+    /// store's schema check, which opens every transaction) and hands the text of its first row's
+    /// first column (`nil` for no row) to `check`, which throws to refuse the transaction. No row of
+    /// a later statement reaches the caller before `check` accepted, and `commit()` runs it too.
+    ///
+    /// The default begins, runs `query` and calls `check` at once. An engine whose every statement
+    /// is a round trip to a server may hold a ``TransactionKind/deferred`` transaction's `BEGIN`
+    /// and `query` back and send them with its first statement, or its `COMMIT`: a read then waits
+    /// for one round trip where it waited for three. `check` may run statements on the connection.
+    func begin(_ kind: TransactionKind, checking query: String, with check: @escaping (String?) throws -> Void) throws
 
     /// Commits the open transaction; throws ``StoreError/transactionAborted(cause:)`` when the
     /// engine rolled it back.
@@ -55,6 +60,12 @@ package protocol DatabaseConnection: AnyObject {
 
     /// Rolls back the open transaction, if the engine has not already, and forgets an abort.
     func rollback()
+
+    /// Runs `body`, whose statements return no rows (a batch of inserts), letting the engine send
+    /// them without waiting for each answer: a statement's failure is then thrown by a later
+    /// statement of `body` or when `body` returns, so the caller runs the batch atomically and
+    /// reports a failure for the batch as a whole. The default runs `body` as it is.
+    func batching<Result>(_ body: () throws -> Result) throws -> Result
 
     /// Whether a transaction is open.
     var isInTransaction: Bool { get }
@@ -156,13 +167,18 @@ extension DatabaseConnection {
     /// Forgets the rendered SQL.
     package func forgetShapes() { renderedSQL.removeAll() }
 
-    /// Begins, then reads `query` with a cached statement (see the requirement).
-    package func begin(_ kind: TransactionKind, reading query: String) throws -> String? {
+    /// Begins, reads `query` with a cached statement and checks its value (see the requirement).
+    package func begin(
+        _ kind: TransactionKind, checking query: String, with check: @escaping (String?) throws -> Void
+    ) throws {
         try begin(kind)
         let statement = try statement(query)
         defer { statement.reset() }
-        return try statement.step() ? statement.string(0) : nil
+        try check(try statement.step() ? statement.string(0) : nil)
     }
+
+    /// Runs `body`, each statement waiting for its answer (see the requirement).
+    package func batching<Result>(_ body: () throws -> Result) throws -> Result { try body() }
 
     /// Runs `body` in a transaction that commits when it returns and rolls back when it throws.
     package func inTransaction<Result>(_ kind: TransactionKind, _ body: () throws -> Result) throws -> Result {

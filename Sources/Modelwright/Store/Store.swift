@@ -299,8 +299,8 @@ public final class Store: Sendable {
     /// and ``StoreError/unexpectedSchema(path:differences:)`` refuses it, in this transaction
     /// and every later one.
     ///
-    /// `checksum` is what the transaction's first statement read (`StoreMetadata.beginReadingChecksum(_:on:)`,
-    /// sent with the `BEGIN` where the engine can).
+    /// `checksum` is what the transaction's first statement read (`StoreMetadata.beginCheckingChecksum`,
+    /// sent with the `BEGIN` where the engine can, and on PostgreSQL with a read's first query).
     private func checkSchema(_ checksum: String?, on connection: any DatabaseConnection) throws {
         guard checksum == schema.checksum.hexDigits else {
             throw StoreError.schemaMismatch(
@@ -344,10 +344,9 @@ public final class Store: Sendable {
     /// Runs a read on the caller's thread, which must be `reader`'s queue.
     func read<Result>(on reader: ConnectionQueue, _ body: (ReadContext) throws -> Result) throws -> Result {
         try checkOpen()
-        let (connection, checksum) = try begin(.deferred, on: reader)
+        let connection = try begin(.deferred, on: reader)
         let context = ReadContext(connection: connection, layout: layout)
         do {
-            try checkSchema(checksum, on: connection)
             let result = try body(context)
             try connection.commit()
             return result
@@ -417,13 +416,12 @@ public final class Store: Sendable {
     private func write<Result>(author: String? = nil, _ body: (WriteContext) throws -> Result) throws -> Result {
         try checkOpen()
         try writer.connection.checkInPlace()
-        let (connection, checksum) = try begin(.immediate, on: writer)
+        let connection = try begin(.immediate, on: writer)
         let context = WriteContext(connection: connection, layout: layout)
         let storeAuthor: String?
         if case .enabled(let author) = history { storeAuthor = author } else { storeAuthor = nil }
         context.history = HistoryLog(isEnabled: storeAuthor != nil)
         do {
-            try checkSchema(checksum, on: connection)
             let result = try body(context)
             // A closure that caught the error of an operation SQLite answered by rolling back the
             // whole transaction (a full disk, a trigger's RAISE(ROLLBACK)) saves nothing: no
@@ -462,8 +460,9 @@ public final class Store: Sendable {
 
     // MARK: - Lost connections
 
-    /// Begins a transaction on `queue`'s connection, reading the store's checksum
-    /// (`StoreMetadata.beginReadingChecksum(_:on:)`), and returns the connection it began on.
+    /// Begins a transaction on `queue`'s connection with the store's schema check
+    /// (`StoreMetadata.beginCheckingChecksum(_:on:_:)`, ``checkSchema(_:on:)``), and returns the
+    /// connection it began on.
     ///
     /// A connection whose link is gone (``DatabaseConnection/isLost``: the server ended the session
     /// or restarted) is replaced by a fresh one first, so one lost link fails at most the statement
@@ -471,10 +470,11 @@ public final class Store: Sendable {
     /// replaced and the `BEGIN` sent once more: nothing of the transaction ran, so this repeats no
     /// write. A write that loses its link later fails as before (`COMMIT` saying its outcome is
     /// unknown), and the next transaction gets a fresh connection.
-    private func begin(_ kind: TransactionKind, on queue: ConnectionQueue) throws -> (any DatabaseConnection, String?) {
+    private func begin(_ kind: TransactionKind, on queue: ConnectionQueue) throws -> any DatabaseConnection {
         let connection = try liveConnection(of: queue)
         do {
-            return (connection, try StoreMetadata.beginReadingChecksum(kind, on: connection))
+            try beginChecked(kind, on: connection)
+            return connection
         } catch {
             guard connection.isLost else {
                 connection.rollback()
@@ -482,11 +482,18 @@ public final class Store: Sendable {
             }
             let fresh = try liveConnection(of: queue)
             do {
-                return (fresh, try StoreMetadata.beginReadingChecksum(kind, on: fresh))
+                try beginChecked(kind, on: fresh)
+                return fresh
             } catch {
                 fresh.rollback()
                 throw error
             }
+        }
+    }
+
+    private func beginChecked(_ kind: TransactionKind, on connection: any DatabaseConnection) throws {
+        try StoreMetadata.beginCheckingChecksum(kind, on: connection) { checksum in
+            try self.checkSchema(checksum, on: connection)
         }
     }
 

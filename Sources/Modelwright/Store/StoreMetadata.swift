@@ -35,14 +35,17 @@ enum StoreMetadata: Equatable {
         return .store(values)
     }
 
-    /// Begins a transaction of `kind` and reads, as its first statement, the checksum the store
-    /// records: the check an open store makes in every transaction (see `Store.checkSchema`),
-    /// sent with the `BEGIN` where the engine can (one round trip on PostgreSQL instead of two).
-    static func beginReadingChecksum(_ kind: TransactionKind, on connection: some DatabaseConnection) throws
-        -> String?
-    {
+    /// Begins a transaction of `kind` whose first statement reads the checksum the store records,
+    /// and hands it to `check`: the check an open store makes in every transaction (see
+    /// `Store.checkSchema`), sent with the `BEGIN` where the engine can, and on PostgreSQL with a
+    /// read's first query as well (one round trip for the three).
+    static func beginCheckingChecksum(
+        _ kind: TransactionKind, on connection: some DatabaseConnection,
+        _ check: @escaping (String?) throws -> Void
+    ) throws {
         try connection.begin(
-            kind, reading: "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = '\(checksumKey)'")
+            kind, checking: "SELECT \"value\" FROM \(quoted(SchemaSQL.metadataTable)) WHERE \"key\" = '\(checksumKey)'",
+            with: check)
     }
 
     /// The metadata rows, empty unless the file is a store.

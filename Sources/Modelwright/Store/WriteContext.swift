@@ -90,9 +90,17 @@ public final class WriteContext: ReadContext {
     func run(
         _ statement: any DatabaseStatement, entity: EntityLayout, bind: (any DatabaseStatement) throws -> Void
     ) throws {
-        do {
+        try translatingFailures(of: entity) {
             try bind(statement)
             try statement.run()
+        }
+    }
+
+    /// Runs `body`, turning a column value error or an engine's constraint error into a
+    /// ``StoreError`` that names `entity` (and its attributes).
+    func translatingFailures<Result>(of entity: EntityLayout, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
         } catch let error as ColumnValueError {
             throw StoreError.invalidValue(entity: entity.name, message: error.message)
         } catch {
