@@ -88,7 +88,11 @@ func peakResidentBytes() -> Int {
 /// This process's CPU time (user and system) so far, in seconds.
 func processCPUSeconds() -> Double {
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    #if os(Linux)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+        getrusage(RUSAGE_SELF, &usage)
+    #endif
     let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
