@@ -229,22 +229,70 @@ enum SyncBookkeeping {
         )
     }
 
-    /// The rows whose cursor is after `cursor`, in cursor order, at most `limit` of them.
-    static func changes(after cursor: Int64, limit: Int, on connection: some DatabaseConnection) throws -> [(
-        cursor: Int64, change: RowChange
-    )] {
+    /// The rows whose cursor is after `cursor` and in none of `skipped`, in cursor order, at most
+    /// `limit` of them. The ranges are tested in the statement, so a skipped row is neither read
+    /// nor decoded, and a page holds `limit` rows that are sent.
+    static func changes(
+        after cursor: Int64, skipping skipped: [ClosedRange<Int64>] = [], limit: Int,
+        on connection: some DatabaseConnection
+    ) throws -> [(cursor: Int64, change: RowChange)] {
         let marker = connection.dialect.parameter
+        let skips = skipped.map { _ in " AND \"cursor\" NOT BETWEEN \(marker) AND \(marker)" }.joined()
         let statement = try connection.statement(
-            "SELECT \"cursor\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > \(marker) ORDER BY \"cursor\" LIMIT \(marker)"
+            "SELECT \"cursor\", \"change\" FROM \(quoted(rows)) WHERE \"cursor\" > \(marker)\(skips) ORDER BY \"cursor\" LIMIT \(marker)"
         )
         defer { statement.reset() }
         statement.bind(cursor, 1)
-        statement.bind(Int64(limit), 2)
+        var next: Int32 = 2
+        for range in skipped {
+            statement.bind(range.lowerBound, next)
+            statement.bind(range.upperBound, next + 1)
+            next += 2
+        }
+        statement.bind(Int64(limit), next)
         var result: [(Int64, RowChange)] = []
         while try statement.step() {
             result.append((statement.int64(0), try decode(statement.string(1))))
         }
         return result
+    }
+
+    // MARK: - Own rows
+
+    /// The most ranges of own rows a pull names, and a server reads: a device that holds more
+    /// sends the first ones and is sent the rest of its rows back, which is safe, only larger.
+    static let maximumOwnRanges = 32
+
+    /// `ranges` sorted, overlapping and adjacent ones joined, without those that end at or before
+    /// `cursor` (no pull after it reaches them), at most ``maximumOwnRanges``.
+    static func normalized(_ ranges: [ClosedRange<Int64>], after cursor: Int64) -> [ClosedRange<Int64>] {
+        var result: [ClosedRange<Int64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.upperBound > cursor {
+            // The second test runs only when the first fails, so `last.upperBound` is below the maximum.
+            if let last = result.last, range.lowerBound <= last.upperBound || range.lowerBound == last.upperBound + 1 {
+                result[result.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                result.append(range)
+            }
+        }
+        return Array(result.prefix(maximumOwnRanges))
+    }
+
+    /// On a device: the cursor ranges of its own pushed rows that its store holds (see
+    /// ``PushResponse/ownRows``), kept with the acknowledgment of the push that took them.
+    static func ownRows(on connection: some DatabaseConnection) throws -> [ClosedRange<Int64>] {
+        try decoded([[Int64]].self, "ownRows", on: connection)?.compactMap { pair in
+            pair.count == 2 && pair[0] <= pair[1] ? pair[0]...pair[1] : nil
+        } ?? []
+    }
+
+    /// Keeps `ranges` as the device's own rows, without those a pull from `cursor` no longer reaches.
+    static func keepOwnRows(_ ranges: [ClosedRange<Int64>], after cursor: Int64, on connection: some DatabaseConnection)
+        throws
+    {
+        let kept = normalized(ranges, after: cursor)
+        if kept.isEmpty, try value("ownRows", on: connection) == nil { return }
+        try setEncoded(kept.map { [$0.lowerBound, $0.upperBound] }, for: "ownRows", on: connection)
     }
 
     /// The rows with local changes not yet acknowledged.
@@ -272,7 +320,7 @@ enum SyncBookkeeping {
         statement.bind(stamped, 1)
         try statement.run()
         let forget = try connection.statement(
-            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged', 'epoch', 'horizon')")
+            "DELETE FROM \(quoted(state)) WHERE \"key\" IN ('cursor', 'acknowledged', 'epoch', 'horizon', 'ownRows')")
         defer { forget.reset() }
         try forget.run()
     }

@@ -296,9 +296,19 @@ public final class SyncEngine: Sendable {
         if let refusal = response.refusal { throw refusal }
         guard let through = response.acknowledged else { return 0 }
         try await store.performAndSave(author: Self.author) { context in
-            try SyncBookkeeping.acknowledge(through: through.value, on: context.connection)
-            try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: context.connection)
-            try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: context.connection)
+            let connection = context.connection
+            try SyncBookkeeping.acknowledge(through: through.value, on: connection)
+            try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: connection)
+            try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
+            // The pushed rows are in this store (a copy of it taken from now on holds them too),
+            // so the ranges they took are kept with the acknowledgment, in the same transaction.
+            if !response.ownRows.isEmpty {
+                try SyncBookkeeping.keepOwnRows(
+                    try SyncBookkeeping.ownRows(on: connection)
+                        + response.ownRows.map { $0.lowerBound.position...$0.upperBound.position },
+                    after: try SyncBookkeeping.value("cursor", on: connection).flatMap { Int64($0) } ?? 0,
+                    on: connection)
+            }
         }
         return pending.count
     }
@@ -307,18 +317,20 @@ public final class SyncEngine: Sendable {
     private func pull() async throws -> Int {
         var count = 0
         while true {
-            let (node, cursor, epoch, horizon) = try await store.performQuery { context in
+            let (node, cursor, epoch, horizon, ownRows) = try await store.performQuery { context in
                 (
                     try SyncBookkeeping.node(on: context.connection),
                     try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) },
                     try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: context.connection),
-                    try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) }
+                    try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) },
+                    try SyncBookkeeping.ownRows(on: context.connection)
                 )
             }
             let response = try await transport.pull(
                 PullRequest(
                     device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit,
-                    epoch: epoch, horizon: horizon.map(SyncCursor.init)))
+                    epoch: epoch, horizon: horizon.map(SyncCursor.init),
+                    ownRows: ownRows.map { SyncCursor($0.lowerBound)...SyncCursor($0.upperBound) }))
             switch response.refusal {
             case .epochChanged?, .cursorAhead?:
                 // The server's sequence no longer contains this device's cursor: it was restored
@@ -403,6 +415,8 @@ public final class SyncEngine: Sendable {
         try SyncBookkeeping.save(clock, on: connection)
         try SyncBookkeeping.setValue(String(response.cursor.position), for: "cursor", on: connection)
         try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
+        try SyncBookkeeping.keepOwnRows(
+            try SyncBookkeeping.ownRows(on: connection), after: response.cursor.position, on: connection)
     }
 }
 

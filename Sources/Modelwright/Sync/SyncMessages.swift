@@ -241,11 +241,16 @@ public struct PushResponse: Sendable, Hashable, Codable {
     public let refusal: SyncError?
     /// The server's current epoch, which `cursor` belongs to (`nil` from a server without epochs).
     public let epoch: SyncEpoch?
+    /// The cursors the push's rows took where the server now holds each row exactly as the device
+    /// sent it, in increasing ranges: the device holds those rows, so it names the ranges in its
+    /// pulls (``PullRequest/ownRows``) and is not sent them back. A row changed again later takes
+    /// a new cursor, outside every range. Empty from a server that does not tell.
+    public let ownRows: [ClosedRange<SyncCursor>]
 
     /// A response.
     public init(
         acknowledged: HistoryToken?, cursor: SyncCursor, resolutions: [ConstraintResolution] = [],
-        refusal: SyncError? = nil, epoch: SyncEpoch? = nil
+        refusal: SyncError? = nil, epoch: SyncEpoch? = nil, ownRows: [ClosedRange<SyncCursor>] = []
     ) {
         protocolVersion = SyncProtocol.version
         self.acknowledged = acknowledged
@@ -253,10 +258,11 @@ public struct PushResponse: Sendable, Hashable, Codable {
         self.resolutions = resolutions
         self.refusal = refusal
         self.epoch = epoch
+        self.ownRows = ownRows
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, acknowledged, cursor, resolutions, refusal, epoch
+        case protocolVersion, acknowledged, cursor, resolutions, refusal, epoch, ownRows
     }
 
     /// Decodes a response, refusing an unsupported protocol version first.
@@ -268,6 +274,7 @@ public struct PushResponse: Sendable, Hashable, Codable {
         resolutions = try container.decode([ConstraintResolution].self, forKey: .resolutions)
         refusal = try container.decodeIfPresent(SyncError.self, forKey: .refusal)
         epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
+        ownRows = try container.decodeIfPresent([ClosedRange<SyncCursor>].self, forKey: .ownRows) ?? []
     }
 }
 
@@ -288,11 +295,17 @@ public struct PullRequest: Sendable, Hashable, Codable {
     public let epoch: SyncEpoch?
     /// The furthest cursor of `epoch` the device's state depends on (see ``PushRequest/horizon``).
     public let horizon: SyncCursor?
+    /// The ranges of ``PushResponse/ownRows`` the device's store holds (those its store recorded
+    /// with the push's acknowledgment) that end after `since`: the server leaves the rows whose
+    /// cursor is in one of them out of the pull. A store restored from an older copy holds only
+    /// the ranges of the pushes the copy had acknowledged, so the rows it lost come back.
+    public let ownRows: [ClosedRange<SyncCursor>]
 
-    /// A pull of changes after `since` (a cursor of `epoch`), at most `limit` rows.
+    /// A pull of changes after `since` (a cursor of `epoch`), at most `limit` rows, without the
+    /// device's own rows in `ownRows`.
     public init(
         device: SyncNodeID, schema: SyncSchemaVersion, since: SyncCursor?, limit: Int, epoch: SyncEpoch? = nil,
-        horizon: SyncCursor? = nil
+        horizon: SyncCursor? = nil, ownRows: [ClosedRange<SyncCursor>] = []
     ) {
         protocolVersion = SyncProtocol.version
         self.device = device
@@ -301,10 +314,11 @@ public struct PullRequest: Sendable, Hashable, Codable {
         self.limit = limit
         self.epoch = epoch
         self.horizon = horizon
+        self.ownRows = ownRows
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, device, schema, since, limit, epoch, horizon
+        case protocolVersion, device, schema, since, limit, epoch, horizon, ownRows
     }
 
     /// Decodes a pull, refusing an unsupported protocol version first, and a negative cursor or
@@ -318,6 +332,7 @@ public struct PullRequest: Sendable, Hashable, Codable {
         limit = try container.decode(Int.self, forKey: .limit)
         epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
         horizon = try container.decodeIfPresent(SyncCursor.self, forKey: .horizon)
+        ownRows = try container.decodeIfPresent([ClosedRange<SyncCursor>].self, forKey: .ownRows) ?? []
         if let since, since.position < 0 {
             throw SyncError.malformedMessage(
                 field: SyncProtocol.fieldPath(container.codingPath + [CodingKeys.since]),

@@ -147,7 +147,7 @@ public final class SyncServer: SyncTransport {
         let scopes = self.scopes
         let recordsHistory = self.recordsHistory
         do {
-            let (cursor, resolutions, epoch) = try await store.performAndSave(author: Self.author) { context in
+            let (cursor, resolutions, epoch, ownRows) = try await store.performAndSave(author: Self.author) { context in
                 let connection = context.connection
                 // Pushes this server acknowledged and then lost (restored from a copy) must come again first.
                 if let theirs = request.epoch, let horizon = request.horizon {
@@ -163,6 +163,8 @@ public final class SyncServer: SyncTransport {
                 try Self.bind(request.device, to: user, on: connection)
                 var cursor = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
                 var resolutions: [ConstraintResolution] = []
+                // The cursors of rows now held exactly as the device sent them (see PushResponse.ownRows).
+                var ownRows: [ClosedRange<Int64>] = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
@@ -179,7 +181,9 @@ public final class SyncServer: SyncTransport {
                     let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
                     var rows = [merged]
+                    var asSent = merged == change
                     if let (constraint, other) = try context.syncUniquenessConflict(of: merged) {
+                        asSent = false
                         let resolved = try Self.resolve(
                             merged, against: other, constraint: constraint,
                             stamp: try clock.tick(wallMilliseconds: wall),
@@ -197,6 +201,13 @@ public final class SyncServer: SyncTransport {
                         }
                         cursor += 1
                         try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
+                        if asSent {
+                            if let last = ownRows.last, last.upperBound == cursor - 1 {
+                                ownRows[ownRows.count - 1] = last.lowerBound...cursor
+                            } else {
+                                ownRows.append(cursor...cursor)
+                            }
+                        }
                     }
                 }
                 if scopes != nil, user != nil {
@@ -220,10 +231,11 @@ public final class SyncServer: SyncTransport {
                     })
                 try SyncBookkeeping.save(clock, on: connection)
                 try SyncBookkeeping.setValue(String(cursor), for: "cursor", on: connection)
-                return (cursor, resolutions, try SyncBookkeeping.currentEpoch(on: connection))
+                return (cursor, resolutions, try SyncBookkeeping.currentEpoch(on: connection), ownRows)
             }
             return PushResponse(
-                acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions, epoch: epoch)
+                acknowledged: request.through, cursor: SyncCursor(cursor), resolutions: resolutions, epoch: epoch,
+                ownRows: ownRows.map { SyncCursor($0.lowerBound)...SyncCursor($0.upperBound) })
         } catch let error as SyncError {
             let (cursor, epoch) = try await currentCursor()
             return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
@@ -471,9 +483,13 @@ public final class SyncServer: SyncTransport {
             try SyncBookkeeping.setEncoded(
                 DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
             let limit = min(max(request.limit, 1), Self.maximumPullLimit)
-            let rows = try SyncBookkeeping.changes(after: since, limit: limit + 1, on: connection)
+            // The device's own rows it holds (see PullRequest.ownRows) are left out.
+            let own = SyncBookkeeping.normalized(
+                request.ownRows.map { $0.lowerBound.position...$0.upperBound.position }, after: since)
+            let rows = try SyncBookkeeping.changes(after: since, skipping: own, limit: limit + 1, on: connection)
             let page = rows.prefix(limit)
-            let end = page.last?.cursor ?? since
+            // The last page ends at the newest cursor: every row up to it was sent or left out.
+            let end = rows.count > limit ? page.last?.cursor ?? since : max(newest, page.last?.cursor ?? since)
             let visible: @Sendable (RowChange) -> Bool = { change in
                 guard let scopes, let user else { return true }
                 return scopes[change.key.entity].map { $0(user, change) } ?? false
@@ -502,9 +518,7 @@ public final class SyncServer: SyncTransport {
             for change in try Self.referencedRows(of: served, after: end, visible: visible, context: context) {
                 changes.merge(change)
             }
-            return PullResponse(
-                changes: changes, cursor: SyncCursor(page.last?.cursor ?? since), hasMore: rows.count > limit,
-                epoch: epoch)
+            return PullResponse(changes: changes, cursor: SyncCursor(end), hasMore: rows.count > limit, epoch: epoch)
         }
     }
 

@@ -25,10 +25,12 @@ struct Burst {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var devices: [Device] = []
+        let timing = TransportTiming()
         for index in 0..<deviceCount {
             devices.append(
                 try await .open(
-                    name: "device\(index)", user: "ines", token: token, url: url, in: directory, pullLimit: pullLimit))
+                    name: "device\(index)", user: "ines", token: token, url: url, in: directory, pullLimit: pullLimit,
+                    timing: timing))
         }
         let offline = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -39,12 +41,19 @@ struct Burst {
         print("burst: \(deviceCount) devices made \(changes) changes each offline in \(ContinuousClock.now - offline)")
 
         let before = try await ServerStats.read(from: url)
+        let cpuBefore = processCPUSeconds()
         let start = ContinuousClock.now
         var rounds = 0
         while true {
             rounds += 1
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for device in devices { group.addTask { try await device.engine.sync() } }
+                for device in devices {
+                    group.addTask {
+                        let begun = ContinuousClock.now
+                        try await device.engine.sync()
+                        await timing.record(sync: ContinuousClock.now - begun)
+                    }
+                }
                 try await group.waitForAll()
             }
             let counts = try await devices.asyncMap { try await $0.noteCount() }
@@ -52,6 +61,7 @@ struct Burst {
             guard rounds < 10 else { throw Failure("no convergence after \(rounds) rounds: \(counts) of \(expected)") }
         }
         let converged = ContinuousClock.now - start
+        let cpu = processCPUSeconds() - cpuBefore
         let after = try await ServerStats.read(from: url)
 
         let first = try await devices[0].snapshot(withLinks: false)
@@ -67,6 +77,26 @@ struct Burst {
         print(
             "burst: peak memory: devices' process \(megabytes(peakResidentBytes())), "
                 + "server \(megabytes(after.peakResidentBytes))")
+        // Where the time went, summed over the devices (they sync at once, so the sums exceed the
+        // time to converge): waiting on pushes and pulls (the server's work and HTTP), and the rest
+        // of each sync (stamping, reading pending rows, applying pages) on the device.
+        let (push, pull, pushes, pulls) = (
+            await timing.push, await timing.pull, await timing.pushes, await timing.pulls
+        )
+        let seconds = { (duration: Duration) in
+            let (whole, fraction) = duration.components
+            return String(format: "%.2f s", Double(whole) + Double(fraction) / 1e18)
+        }
+        let total = await timing.syncing
+        print(
+            "burst: device time, summed: syncing \(seconds(total)) = waiting on \(pushes) pushes \(seconds(push)) "
+                + "+ on \(pulls) pulls \(seconds(pull)) + on the device \(seconds(total - push - pull))")
+        let figure = { (value: Double?) in value.map { String(format: "%.2f s", $0) } ?? "?" }
+        print(
+            "burst: CPU: devices' process \(String(format: "%.2f s", cpu)), server "
+                + "\(figure(after.cpuSeconds.flatMap { now in before.cpuSeconds.map { now - $0 } })); server answering "
+                + "pushes \(figure(after.pushSeconds.flatMap { now in before.pushSeconds.map { now - $0 } })), "
+                + "pulls \(figure(after.pullSeconds.flatMap { now in before.pullSeconds.map { now - $0 } }))")
     }
 
     private func makeChanges(on device: Device) async throws {

@@ -15,12 +15,13 @@ struct Device: Sendable {
 
     static func open(
         name: String, user: String, token: String?, url: URL, in directory: URL,
-        pullLimit: Int = SyncEngine.defaultPullLimit
+        pullLimit: Int = SyncEngine.defaultPullLimit, timing: TransportTiming? = nil
     ) async throws -> Device {
         let store = try Store(
             url: directory.appendingPathComponent("\(name).sqlite"), migrationPlan: Notes.migrationPlan(NotesStages()),
             history: .enabled(author: "app"))
-        let transport = URLSessionSyncTransport(url: url, credentials: token)
+        let http = URLSessionSyncTransport(url: url, credentials: token)
+        let transport: any SyncTransport = timing.map { TimedTransport(http, timing: $0) } ?? http
         let engine = try await SyncEngine(store: store, transport: transport, pullLimit: pullLimit)
         return Device(name: name, user: user, store: store, engine: engine)
     }
@@ -84,12 +85,78 @@ func peakResidentBytes() -> Int {
     return 0
 }
 
+/// This process's CPU time (user and system) so far, in seconds.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+        getrusage(RUSAGE_SELF, &usage)
+    #endif
+    let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The time the devices' engines spent in syncs, and waited on pushes and on pulls within them:
+/// each request from its encoding to its decoded answer (the server's work and HTTP with it),
+/// summed over every device.
+actor TransportTiming {
+    private(set) var syncing: Duration = .zero
+    private(set) var push: Duration = .zero
+    private(set) var pull: Duration = .zero
+    private(set) var pushes = 0
+    private(set) var pulls = 0
+
+    func record(sync duration: Duration) {
+        syncing += duration
+    }
+
+    func record(push duration: Duration) {
+        push += duration
+        pushes += 1
+    }
+
+    func record(pull duration: Duration) {
+        pull += duration
+        pulls += 1
+    }
+}
+
+/// A transport that times every request of the one it wraps.
+struct TimedTransport: SyncTransport {
+    let wrapped: any SyncTransport
+    let timing: TransportTiming
+
+    init(_ wrapped: any SyncTransport, timing: TransportTiming) {
+        self.wrapped = wrapped
+        self.timing = timing
+    }
+
+    func push(_ request: PushRequest) async throws -> PushResponse {
+        let start = ContinuousClock.now
+        let response = try await wrapped.push(request)
+        await timing.record(push: ContinuousClock.now - start)
+        return response
+    }
+
+    func pull(_ request: PullRequest) async throws -> PullResponse {
+        let start = ContinuousClock.now
+        let response = try await wrapped.pull(request)
+        await timing.record(pull: ContinuousClock.now - start)
+        return response
+    }
+}
+
 /// What the server's `GET /stats` reports.
 struct ServerStats: Decodable {
     var requests: Int
     var receivedBytes: Int
     var sentBytes: Int
     var peakResidentBytes: Int
+    /// The server process's CPU time so far, and the time it spent answering pushes and pulls.
+    var cpuSeconds: Double?
+    var pushSeconds: Double?
+    var pullSeconds: Double?
 
     static func read(from syncURL: URL) async throws -> ServerStats {
         let url = syncURL.deletingLastPathComponent().appendingPathComponent("stats")

@@ -47,8 +47,11 @@ struct SyncServerApp {
         router.post("sync") { request, _ -> Response in
             var request = request
             let body = try await request.collectBody(upTo: settings.maximumBodyBytes)
+            let start = ContinuousClock.now
             let answer = await server.handle(Data(body.readableBytesView), credentials: request.bearerToken)
-            await traffic.record(received: body.readableBytes, sent: answer.count)
+            let isPush = body.readableBytesView.starts(with: Array("{\"push\"".utf8))
+            await traffic.record(
+                received: body.readableBytes, sent: answer.count, took: ContinuousClock.now - start, isPush: isPush)
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
@@ -83,21 +86,42 @@ extension Request {
     }
 }
 
-/// The bytes of sync bodies received and sent since the server started.
+/// The bytes of sync bodies received and sent since the server started, the time spent answering
+/// pushes and pulls (from the body read to the answer encoded), and the process's CPU time.
 private actor Traffic {
     private var requests = 0
     private var received = 0
     private var sent = 0
+    private var pushing: Duration = .zero
+    private var pulling: Duration = .zero
 
-    func record(received: Int, sent: Int) {
+    func record(received: Int, sent: Int, took: Duration, isPush: Bool) {
         requests += 1
         self.received += received
         self.sent += sent
+        if isPush { pushing += took } else { pulling += took }
     }
 
     func json() -> String {
         "{\"requests\":\(requests),\"receivedBytes\":\(received),\"sentBytes\":\(sent),"
-            + "\"peakResidentBytes\":\(peakResidentBytes())}"
+            + "\"peakResidentBytes\":\(peakResidentBytes()),\"cpuSeconds\":\(cpuSeconds()),"
+            + "\"pushSeconds\":\(Self.seconds(pushing)),\"pullSeconds\":\(Self.seconds(pulling))}"
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The process's CPU time (user and system) so far, in seconds.
+    private func cpuSeconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+        #endif
+        let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// The process's peak resident memory (`VmHWM`), where `/proc` tells it; 0 elsewhere.
