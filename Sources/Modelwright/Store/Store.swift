@@ -342,8 +342,22 @@ public final class Store: Sendable {
     }
 
     /// Runs a read on the caller's thread, which must be `reader`'s queue.
+    ///
+    /// A read whose connection is found lost (``DatabaseConnection/isLost``: the server ended the
+    /// session) runs once more on a fresh one: a read changes nothing, so running it again repeats
+    /// nothing, and on PostgreSQL a read's `BEGIN` travels with its first statement, so a link lost
+    /// before the read began is only found there (a write's `BEGIN` is retried in ``begin(_:on:)``).
     func read<Result>(on reader: ConnectionQueue, _ body: (ReadContext) throws -> Result) throws -> Result {
         try checkOpen()
+        do {
+            return try readOnce(on: reader, body)
+        } catch {
+            guard reader.connection.isLost else { throw error }
+            return try readOnce(on: reader, body)
+        }
+    }
+
+    private func readOnce<Result>(on reader: ConnectionQueue, _ body: (ReadContext) throws -> Result) throws -> Result {
         let connection = try begin(.deferred, on: reader)
         let context = ReadContext(connection: connection, layout: layout)
         do {
