@@ -134,7 +134,7 @@ struct Migrator {
             try run.checkOneToOnes(everyTable: !stage.customSteps.isEmpty)
             try run.checkKeptRows(kept)
         }
-        try SyncBookkeeping.migrate(from: run.source, to: run.destination, on: connection)
+        try SyncBookkeeping.migrate(from: run.source, to: run.destination, mapping: run.mapping, on: connection)
         try StoreMetadata.record(run.destination.schema, on: connection)
         try HistorySQL.recordMigration(on: connection)
         return StageResult(

@@ -9,6 +9,10 @@ struct TableMapping {
     /// column (a lossless type conversion, a default for a newly required column, a join table
     /// whose sides swapped).
     private(set) var copyExpression: [String: [String: String]] = [:]
+    /// For each destination join table that continues a source one: the source table's name, and
+    /// whether the other side owned it before (its `source` and `destination` columns trade places).
+    /// Sync's record of the links follows the table by it.
+    private(set) var joinTableSource: [String: (table: String, tradesSides: Bool)] = [:]
     /// Entities renamed inside a table with an `_entity` column: destination table → (old, new).
     private(set) var entityRenames: [String: [(old: String, new: String)]] = [:]
     /// Destination tables whose `_entity` column is new, with the entity existing rows belong to.
@@ -225,6 +229,7 @@ struct TableMapping {
                     of: oldRelationship, from: oldLayout)
             else { continue }
             sourceTable[name] = oldName
+            joinTableSource[name] = (oldName, oldSource != "source")
             var columns = ["source": "source", "destination": "destination"]
             if position != nil, oldPosition != nil { columns["position"] = "position" }
             sourceColumn[name] = columns

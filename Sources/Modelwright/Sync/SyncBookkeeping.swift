@@ -447,12 +447,20 @@ enum SyncBookkeeping {
     /// alike. Pending changes stay pending and cursors stay as they are,
     /// so a device pushes its offline writes under the new names and a migrated server serves the
     /// rows it holds to devices of the new version. A store without sync tables is left alone.
+    ///
+    /// The links last seen in each join table follow the table by `mapping`'s identity of it (a
+    /// renamed entity or relationship renames its join table): kept under its new name, each pair
+    /// turned round when the other side owns the table now, so the next local edit of a row's links
+    /// is told apart from the links it already had. Where the other side owns the table now, the
+    /// links' stamps move to the rows of that side, where the destination version keeps them.
     static func migrate(
-        from source: SchemaLayout, to destination: SchemaLayout, on connection: some DatabaseConnection
+        from source: SchemaLayout, to destination: SchemaLayout, mapping: TableMapping,
+        on connection: some DatabaseConnection
     ) throws {
         let exists = try connection.prepare(connection.dialect.tableExists)
         exists.bind(rows, 1)
         guard try exists.step() else { return }
+        try carryLinks(following: mapping.joinTableSource, on: connection)
         let renames = RenameMap(from: source.schema, to: destination.schema)
         // Local writes not yet stamped are read from the history after the migration.
         try HistorySQL.rename(
@@ -472,9 +480,107 @@ enum SyncBookkeeping {
             if let new { kept.append((new, cursor, pending)) }
         }
         read.reset()
+        if try turnLinksRound(&kept, in: destination, on: connection) { changed = true }
         guard changed else { return }
         try connection.execute("DELETE FROM \(quoted(rows))")
         for row in kept { try write(row.change, cursor: row.cursor, pending: row.pending, on: connection) }
+    }
+
+    /// Keeps the record of each join table's links under the name the stage gives the table
+    /// (`origins`: new name → old name, and whether its columns trade places), and forgets the
+    /// records of the tables the stage does not continue.
+    private static func carryLinks(
+        following origins: [String: (table: String, tradesSides: Bool)], on connection: some DatabaseConnection
+    ) throws {
+        var successors: [String: (table: String, tradesSides: Bool)] = [:]
+        for (table, origin) in origins { successors[origin.table] = (table, origin.tradesSides) }
+        let read = try connection.statement(
+            "SELECT \"joinTable\", \"source\", \"destination\" FROM \(quoted(links)) "
+                + "ORDER BY \"joinTable\", \"source\", \"destination\"")
+        var kept: [(table: String, pair: [UUID])] = []
+        var changed = false
+        while try read.step() {
+            let table = read.string(0)
+            guard let successor = successors[table], let first = UUID(uuidString: read.string(1)),
+                let second = UUID(uuidString: read.string(2))
+            else {
+                changed = true
+                continue
+            }
+            if successor.table != table || successor.tradesSides { changed = true }
+            kept.append((successor.table, successor.tradesSides ? [second, first] : [first, second]))
+        }
+        read.reset()
+        guard changed else { return }
+        try connection.execute("DELETE FROM \(quoted(links))")
+        for link in kept { try setLink(link.pair, present: true, in: link.table, on: connection) }
+    }
+
+    /// Moves each link kept on a row whose relationship's join table the other side owns now to
+    /// the row at its other end, as a link of the inverse relationship (the one every node spells
+    /// a link by, see `WriteContext.syncLinkTable`). The row taking the link takes the pending mark
+    /// of the row it came from (a device pushes it), and on the server a new cursor, so a device
+    /// that had not pulled the link yet is served it. A link whose other row sync has no record of
+    /// is dropped: the server checks every link's target, so it keeps it, and serves it again.
+    /// Returns whether any link moved.
+    private static func turnLinksRound(
+        _ kept: inout [(change: RowChange, cursor: Int64?, pending: Int64?)], in layout: SchemaLayout,
+        on connection: some DatabaseConnection
+    ) throws -> Bool {
+        var moving: [(target: UUID, link: LinkKey, stamps: LinkStamps, cursor: Int64?, pending: Int64?)] = []
+        for index in kept.indices {
+            let change = kept[index].change
+            guard let entity = layout.entities[change.key.entity] else { continue }
+            var stay: [LinkKey: LinkStamps] = [:]
+            for (link, stamps) in change.links {
+                guard let description = entity.relationships.first(where: { $0.name == link.relationship }),
+                    case .joinTable(_, let column, _, _)? = try? layout.storage(of: description, from: entity),
+                    column != "source", let inverse = description.inverse
+                else {
+                    stay[link] = stamps
+                    continue
+                }
+                moving.append(
+                    (
+                        link.target, LinkKey(relationship: inverse, target: change.key.id), stamps,
+                        kept[index].cursor, kept[index].pending
+                    ))
+            }
+            if stay.count != change.links.count {
+                kept[index].change = RowChange(
+                    key: change.key, inserted: change.inserted, deleted: change.deleted,
+                    attributes: change.attributes, links: stay)
+            }
+        }
+        guard !moving.isEmpty else { return false }
+        var byID: [UUID: [Int]] = [:]
+        for (index, row) in kept.enumerated() { byID[row.change.key.id, default: []].append(index) }
+        var cursor = Int64(try value("cursor", on: connection) ?? "0") ?? 0
+        let start = cursor
+        var renewed: Set<Int> = []
+        for move in moving.sorted(by: { ($0.target.uuidString, $0.link) < ($1.target.uuidString, $1.link) }) {
+            guard
+                let index = byID[move.target]?.first(where: { candidate in
+                    layout.entities[kept[candidate].change.key.entity]?.relationships.contains {
+                        $0.name == move.link.relationship
+                    } == true
+                })
+            else { continue }
+            let change = kept[index].change
+            var links = change.links
+            links[move.link] = links[move.link].map { $0.merged(with: move.stamps) } ?? move.stamps
+            kept[index].change = RowChange(
+                key: change.key, inserted: change.inserted, deleted: change.deleted, attributes: change.attributes,
+                links: links)
+            if let pending = move.pending { kept[index].pending = max(kept[index].pending ?? pending, pending) }
+            if move.cursor != nil || kept[index].cursor != nil, !renewed.contains(index) {
+                cursor += 1
+                kept[index].cursor = cursor
+                renewed.insert(index)
+            }
+        }
+        if cursor != start { try setValue(String(cursor), for: "cursor", on: connection) }
+        return true
     }
 
     /// The names one migration stage gives the entities and properties it keeps, old to new.
