@@ -25,7 +25,7 @@ import Foundation
 ///
 /// A query is bounded so that every query the parser accepts is one the store's FTS5 parser
 /// accepts too, and every walk over it (its description, ``matches(_:)``, hashing) stays shallow:
-/// at most ``maximumLength`` characters, ``maximumTerms`` words, prefixes and phrases, and
+/// at most ``maximumLength`` Unicode scalars, ``maximumTerms`` words, prefixes and phrases, and
 /// ``maximumNesting`` levels of operators and groups (a chain `a NOT b NOT c` nests one level per
 /// `NOT`). Text beyond a bound throws ``SearchQueryError`` at the place it is crossed.
 ///
@@ -39,7 +39,7 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
     /// The parsed query.
     private let root: Node
 
-    /// The most characters a query's text may have.
+    /// The most Unicode scalars a query's text may have (a character is one or more scalars).
     public static let maximumLength = 10_000
     /// The most words, prefixes and phrases a query may have; ``init(words:)`` keeps the first ones.
     public static let maximumTerms = 256
@@ -51,11 +51,12 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``SearchQueryError`` naming the position (a character offset from 0) and the fix.
     public init(_ text: String) throws(SearchQueryError) {
-        guard text.count <= Self.maximumLength else {
+        // Counted in scalars: a character can hold any number of them (a letter and its marks).
+        guard text.unicodeScalars.count <= Self.maximumLength else {
             throw SearchQueryError(
-                offset: Self.maximumLength,
-                message: "the search text is longer than \(Self.maximumLength) characters",
-                fix: "shorten it to at most \(Self.maximumLength) characters")
+                offset: min(Self.maximumLength, text.count),
+                message: "the search text has more than \(Self.maximumLength) Unicode scalars",
+                fix: "shorten it to at most \(Self.maximumLength) scalars (letters, digits, marks, spaces)")
         }
         var parser = Parser(text)
         root = try parser.parseQuery()
@@ -378,8 +379,42 @@ package enum SearchTokenizer {
     /// syllable) and with compatibility characters replaced (U+212B ANGSTROM SIGN is `Å`, `ﬁ` is
     /// `fi`, full-width `Ａ` is `A`). The store indexes each searchable attribute in this form
     /// (its SQL function `mw_search_text`), since FTS5's tokenizer normalises nothing.
+    ///
+    /// The text is first put in Unicode's Stream-Safe Text Format (UAX #15): a U+034F COMBINING
+    /// GRAPHEME JOINER, a starter, after every 30 non-starters in a row. Normalisation reorders a
+    /// run of non-starters as a whole, in time growing with the square of its length, so one record
+    /// or query of a letter and 100,000 marks held a writer for minutes; with runs cut at 30 the
+    /// cost grows with the text's length. The joiner is a mark to FTS5's tokenizer, so a word stays
+    /// one word, and the store and ``SearchQuery/matches(_:)`` read it through this same function.
     package static func normalized(_ text: String) -> String {
-        text.precomposedStringWithCompatibilityMapping
+        streamSafe(text).precomposedStringWithCompatibilityMapping
+    }
+
+    /// The longest run of non-starters ``streamSafe(_:)`` leaves (UAX #15's limit).
+    static let longestMarkRun = 30
+
+    /// `text` with U+034F after every ``longestMarkRun`` non-starters in a row (scalars of a
+    /// canonical combining class other than 0); `text` itself when it has no such run.
+    static func streamSafe(_ text: String) -> String {
+        // Every scalar below U+0300 is a starter, and UTF-8 encodes those with bytes below 0xCC.
+        guard text.utf8.contains(where: { $0 >= 0xCC }) else { return text }
+        var run = 0
+        var result = String.UnicodeScalarView()
+        var changed = false
+        for scalar in text.unicodeScalars {
+            if scalar.properties.canonicalCombiningClass == .notReordered {
+                run = 0
+            } else {
+                if run == longestMarkRun {
+                    result.append("\u{034F}")
+                    changed = true
+                    run = 0
+                }
+                run += 1
+            }
+            result.append(scalar)
+        }
+        return changed ? String(result) : text
     }
 
     /// The words of `text`, in order, whole: what a query is built from.
