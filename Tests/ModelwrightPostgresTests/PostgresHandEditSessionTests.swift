@@ -93,7 +93,7 @@ struct PostgresHandEditSessionTests {
         }
     }
 
-    @Test(arguments: [Edit.userSchema, .databasePath, .shadowedLower, .shadowedCollation, .replicaDatabase, .replicaRole])
+    @Test(arguments: [Edit.userSchema, .databasePath, .shadowedLower, .shadowedCollation, .replicaDatabase, .replicaRole, .inheritingTable])
     func editIsRefusedOrHarmless(_ edit: Edit) async throws {
         let configuration = try await makeDatabase()
         let store = try Store(postgres: configuration, schema: Trips.schema, readers: 1)

@@ -131,6 +131,9 @@ extension DatabaseConnection {
     ///   drop notifications changes what they do; any other function may take a call the runtime
     ///   makes (an overload of `unaccent`), so it is refused too.
     ///
+    /// - `inheritance`: a table of any schema inheriting from one of the store's (or one of the
+    ///   store's inheriting from another), whose rows the store's reads and deletes would take too.
+    ///
     /// None but `index`, `collation` and the runtime's own functions exists in a fresh store, so any
     /// other is unexpected.
     private func catalogFacts() throws -> [String] {
@@ -173,6 +176,10 @@ extension DatabaseConnection {
             "SELECT c.relname::text, 'persistence', CASE c.relpersistence WHEN 'u' THEN 'unlogged' ELSE 'temporary' END "
                 + "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) "
                 + "AND c.relkind IN ('r', 'p') AND c.relpersistence <> 'p'",
+            "SELECT c.relname::text, 'inheritance', 'inherited by ' || i.inhrelid::regclass::text FROM pg_inherits i "
+                + "\(inSchema.replacingOccurrences(of: "= x", with: "= i.inhparent"))WHERE \(own) UNION ALL "
+                + "SELECT c.relname::text, 'inheritance', 'inheriting from ' || i.inhparent::regclass::text "
+                + "FROM pg_inherits i \(inSchema.replacingOccurrences(of: "= x", with: "= i.inhrelid"))WHERE \(own)",
             "SELECT p.proname::text || '(' || pg_get_function_identity_arguments(p.oid) || ')', 'function', "
                 + "CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' WHEN 'w' THEN 'window' "
                 + "ELSE 'function' END || ' returning ' || coalesce(pg_get_function_result(p.oid), 'nothing') "
@@ -213,6 +220,9 @@ extension DatabaseConnection {
         case ("security", _):
             return "\(table) has \(detail), which hides rows from the store; disable it or drop the policy"
         case ("persistence", _): return "\(table) is \(detail), so a crash empties it; make it logged again"
+        case ("inheritance", _):
+            return "\(table) is \(detail), so the store's reads, updates and deletes of one take the other's rows "
+                + "too: a fresh store has no inheritance; remove it (ALTER TABLE … NO INHERIT …)"
         case ("function", _):
             let body = detail.range(of: ", body ").map { String(detail[..<$0.lowerBound]) } ?? detail
             return "\(table) is a \(body) that the runtime does not create as it is (its definition or body "
