@@ -93,7 +93,7 @@ struct PostgresHandEditSessionTests {
         }
     }
 
-    @Test(arguments: [Edit.userSchema, .databasePath, .shadowedLower, .shadowedCollation, .replicaDatabase, .replicaRole, .inheritingTable])
+    @Test(arguments: Edit.allCases)
     func editIsRefusedOrHarmless(_ edit: Edit) async throws {
         let configuration = try await makeDatabase()
         let store = try Store(postgres: configuration, schema: Trips.schema, readers: 1)
