@@ -22,6 +22,10 @@ public struct PostgresConfiguration: Sendable {
     /// The name the server shows for the connection (`application_name`).
     public var applicationName = "modelwright"
 
+    /// Whether a connection fixes `search_path` to exactly the store's schema
+    /// (`PostgresConnection.storeSchema(in:)`): set on the connections a store opens.
+    var pinsStoreSchema = false
+
     /// A configuration for `connectionString`, with a 10-second connect timeout.
     public init(_ connectionString: String) {
         self.connectionString = connectionString

@@ -158,7 +158,9 @@ extension PostgresConnection: DatabaseConnection {
     package func schemaDifferences(from layout: SchemaLayout) throws -> [String] {
         let missing = try tableAndColumnDifferences(from: layout)
         guard missing.isEmpty else { return missing }
-        return try serverSchemaDifferences(from: layout, ownedFunctions: [PostgresChangeFeed.function])
+        return try serverSchemaDifferences(
+            from: layout, ownedFunctions: [PostgresChangeFeed.function],
+            extensionFunctions: PostgresStoreEngine.unaccentFunctions)
     }
 
     /// Reads the SQLSTATE of a server error: `23505` (unique; the detail names the columns,

@@ -154,10 +154,11 @@ public final class PostgresConnection: @unchecked Sendable {
             option += 1
         }
         PQconninfoFree(parsed)
+        ownOptions = ownOptions ?? ProcessInfo.processInfo.environment["PGOPTIONS"]
         var keywords = ["dbname", "application_name", "fallback_application_name", "client_encoding", "options"]
         var values = [
             configuration.connectionString, configuration.applicationName, "modelwright", "UTF8",
-            Self.sessionOptions(after: ownOptions ?? ProcessInfo.processInfo.environment["PGOPTIONS"], configuration),
+            Self.sessionOptions(after: ownOptions, configuration),
         ]
         if let timeout = configuration.connectTimeout {
             keywords.append("connect_timeout")
@@ -189,11 +190,100 @@ public final class PostgresConnection: @unchecked Sendable {
             "DateStyle=ISO", "bytea_output=hex", "extra_float_digits=3", "standard_conforming_strings=on",
             "client_encoding=UTF8",
         ]
+        if configuration.pinsStoreSchema {
+            let schema = Self.storeSchema(in: own)
+            // Exactly the store's schema: pg_catalog, not on the path, is then searched first, so no
+            // function, operator or collation of another schema can shadow the ones statements call.
+            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let escaped = quoted.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: " ", with: "\\ ")
+            settings.append("search_path=\(escaped)")
+        }
         if let timeout = configuration.statementTimeout {
             // PostgreSQL takes at most Int32.max milliseconds (about 24 days): longer is that long.
             settings.append("statement_timeout=\(min(max(timeout.roundedUpMilliseconds, 1), Int64(Int32.max)))")
         }
         return ([own].compactMap { $0 } + settings.map { "-c \($0)" }).joined(separator: " ")
+    }
+
+    /// The schema a store keeps its tables in: the first schema of a `search_path` the connection
+    /// string's own `options` (or `PGOPTIONS`) set, other than `"$user"`, and otherwise `public`;
+    /// never one taken from `"$user"` or from `ALTER DATABASE`/`ALTER ROLE … SET search_path`, which
+    /// a hand edit can change under an existing store.
+    private static func storeSchema(in options: String?) -> String {
+        var words: [String] = []
+        var word = ""
+        var escaped = false
+        for character in options ?? "" {
+            if escaped {
+                word.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character.isWhitespace {
+                if !word.isEmpty { words.append(word) }
+                word = ""
+            } else {
+                word.append(character)
+            }
+        }
+        if !word.isEmpty { words.append(word) }
+        var path: String?
+        for (index, word) in words.enumerated() {
+            var setting = word
+            if setting == "-c", index + 1 < words.count {
+                continue
+            } else if index > 0, words[index - 1] == "-c" {
+                setting = word
+            } else if setting.hasPrefix("--") {
+                setting.removeFirst(2)
+            } else if setting.hasPrefix("-c") {
+                setting.removeFirst(2)
+            } else {
+                continue
+            }
+            guard let equals = setting.firstIndex(of: "=") else { continue }
+            let name = setting[..<equals].lowercased().replacingOccurrences(of: "-", with: "_")
+            if name == "search_path" { path = String(setting[setting.index(after: equals)...]) }
+        }
+        for entry in Self.pathEntries(path ?? "") where entry != "$user" && !entry.isEmpty {
+            return entry
+        }
+        return "public"
+    }
+
+    /// The schemas of a `search_path` value, unquoted (a quoted name kept as written, another
+    /// folded to lower case, as the server reads them).
+    private static func pathEntries(_ path: String) -> [String] {
+        var entries: [String] = []
+        var entry = ""
+        var quoted = false
+        var wasQuoted = false
+        var characters = Array(path)[...]
+        while let character = characters.popFirst() {
+            if quoted {
+                if character == "\"" {
+                    if characters.first == "\"" {
+                        entry.append("\"")
+                        characters.removeFirst()
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    entry.append(character)
+                }
+            } else if character == "\"" {
+                quoted = true
+                wasQuoted = true
+            } else if character == "," {
+                entries.append(wasQuoted ? entry : entry.trimmingCharacters(in: .whitespaces).lowercased())
+                entry = ""
+                wasQuoted = false
+            } else if !character.isWhitespace {
+                entry.append(character)
+            }
+        }
+        entries.append(wasQuoted ? entry : entry.lowercased())
+        return entries
     }
 
     // MARK: - Statements

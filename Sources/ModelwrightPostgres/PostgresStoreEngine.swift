@@ -35,7 +35,7 @@ struct PostgresStoreEngine: StoreEngine {
     }
 
     func openWriter() throws -> PostgresConnection {
-        try PostgresConnection(connectingNow: configuration)
+        try connect()
     }
 
     func openReaders() throws -> [PostgresConnection] {
@@ -43,7 +43,29 @@ struct PostgresStoreEngine: StoreEngine {
     }
 
     func openReader() throws -> PostgresConnection {
-        try PostgresConnection(connectingNow: configuration)
+        try connect()
+    }
+
+    /// A connection of the store's (writer or reader; the listener's and the migrator's are the
+    /// writer's configuration too): its `search_path` is exactly the store's schema (fixed at
+    /// connect), and it is refused with ``StoreError/unexpectedSchema(path:differences:)`` unless
+    /// `session_replication_role` is `origin`, since under `replica` (set by `ALTER DATABASE` or
+    /// `ALTER ROLE … SET`) neither foreign keys, cascades nor the change feed's triggers fire.
+    private func connect() throws -> PostgresConnection {
+        let connection = try PostgresConnection(connectingNow: configuration)
+        let statement = try connection.prepare("SELECT current_setting('session_replication_role')")
+        let role = try statement.step() ? statement.string(0) : ""
+        guard role == "origin" else {
+            throw StoreError.unexpectedSchema(
+                path: location,
+                differences: [
+                    "the session's session_replication_role is \(role), under which foreign keys, cascades and "
+                        + "triggers do not fire; the store needs origin: reset it where it was set "
+                        + "(ALTER DATABASE … RESET session_replication_role, ALTER ROLE … RESET "
+                        + "session_replication_role, or the connection's options)"
+                ])
+        }
+        return connection
     }
 
     /// Nothing to check before the first statement: a server database has no files to judge.
@@ -90,6 +112,21 @@ struct PostgresStoreEngine: StoreEngine {
             try writer.execute(PostgresChangeFeed.installation)
         }
     }
+
+    /// The functions `unaccent` 1.1 (PostgreSQL 9.6 to 17) installs, as the schema check reads
+    /// them (`serverSchemaDifferences(from:ownedFunctions:extensionFunctions:)`): a function of the
+    /// store's schema of one of these names, or a member of the extension, that differs is refused,
+    /// since `diacriticInsensitive` tests call `unaccent(text)`.
+    static let unaccentFunctions: [String: String] = {
+        let file = ", object file $libdir/unaccent, member of extension unaccent, body "
+        let dictionary = "function returning text in c, volatility s, strict" + file + "unaccent_dict"
+        return [
+            "unaccent(regdictionary, text)": dictionary, "unaccent(text)": dictionary,
+            "unaccent_init(internal)": "function returning internal in c, volatility v" + file + "unaccent_init",
+            "unaccent_lexize(internal, internal, internal, internal)":
+                "function returning internal in c, volatility v" + file + "unaccent_lexize",
+        ]
+    }()
 
     /// Creates `unaccent` where the database lacks it; a role that may not gets
     /// ``PostgresError/extensionUnavailable(name:reason:)`` with the server's reason.

@@ -1,6 +1,15 @@
 import Foundation
 import Modelwright
 
+extension PostgresConfiguration {
+    /// The configuration the store's connections use: each fixes `search_path` to the store's schema.
+    fileprivate var forStore: PostgresConfiguration {
+        var configuration = self
+        configuration.pinsStoreSchema = true
+        return configuration
+    }
+}
+
 extension Store {
     /// How many read connections a store on PostgreSQL opens unless told otherwise.
     public static let defaultPostgresReaderCount = 2
@@ -26,7 +35,8 @@ extension Store {
         readers: Int = Store.defaultPostgresReaderCount
     ) throws {
         try self.init(
-            engine: PostgresStoreEngine(configuration: configuration, readerCount: max(1, readers)), schema: schema,
+            engine: PostgresStoreEngine(configuration: configuration.forStore, readerCount: max(1, readers)),
+            schema: schema,
             history: history)
     }
 
@@ -43,7 +53,7 @@ extension Store {
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
         try self.init(
-            engine: PostgresStoreEngine(configuration: configuration, readerCount: max(1, readers)),
+            engine: PostgresStoreEngine(configuration: configuration.forStore, readerCount: max(1, readers)),
             schema: migrationPlan.current, history: history, plan: migrationPlan, progress: progress)
     }
 }

@@ -18,15 +18,26 @@ extension DatabaseConnection {
     /// function of the store's schema is compared, body included, with the one the runtime makes
     /// (see ``catalogFacts()``). Event triggers of the whole database are refused as well
     /// (``eventTriggerDifferences()``).
-    package func serverSchemaDifferences(from layout: SchemaLayout, ownedFunctions: [String] = []) throws -> [String] {
+    ///
+    /// `extensionFunctions` are the functions, by `name(arguments)`, of the extensions whose
+    /// functions the runtime calls (`unaccent`), each with the definition the extension ships, in
+    /// ``catalogFacts()``'s words: a function of the store's schema that is a member of such an
+    /// extension, or that shares a name with one of them or with a runtime function (`_mw_…`), is
+    /// accepted only as that definition, so neither replacing an extension's function nor adding a
+    /// function to an extension hides it from the check. Members of other extensions, which no
+    /// statement of the runtime calls, are not compared.
+    package func serverSchemaDifferences(
+        from layout: SchemaLayout, ownedFunctions: [String] = [], extensionFunctions: [String: String] = [:]
+    ) throws -> [String] {
         guard isInTransaction else {
             return try inTransaction(.deferred) {
-                try serverSchemaDifferences(from: layout, ownedFunctions: ownedFunctions)
+                try serverSchemaDifferences(
+                    from: layout, ownedFunctions: ownedFunctions, extensionFunctions: extensionFunctions)
             }
         }
         let found = try StoreSchema.read(self)
         let foundConstraints = try otherConstraints()
-        let foundFacts = try catalogFacts()
+        let foundFacts = try catalogFacts().filter { !Self.isUncalledExtensionFunction($0, extensionFunctions) }
         let savepoint = "mw_schema_check"
         try execute(dialect.savepoint(savepoint))
         let fresh: StoreSchema
@@ -40,7 +51,9 @@ extension DatabaseConnection {
             try execute(ownedFunctions)
             fresh = try StoreSchema.read(self)
             freshConstraints = try otherConstraints()
-            freshFacts = try catalogFacts()
+            freshFacts = try
+                (catalogFacts()
+                + extensionFunctions.map { [$0.key, "function", $0.value].joined(separator: "\u{0}") }).sorted()
         } catch {
             try? execute([dialect.rollbackToSavepoint(savepoint), dialect.releaseSavepoint(savepoint)])
             throw error
@@ -90,6 +103,25 @@ extension DatabaseConnection {
         return result
     }
 
+    /// Whether `line` of ``catalogFacts()`` is a function of an extension that the runtime never
+    /// calls: a member only of extensions none of whose functions are in `expected`, under a name
+    /// neither of those nor of the runtime's own (`_mw_…`).
+    private static func isUncalledExtensionFunction(_ line: String, _ expected: [String: String]) -> Bool {
+        let fields = line.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+        guard fields.count == 3, fields[1] == "function" else { return false }
+        let definition = fields[2].range(of: ", body ").map { String(fields[2][..<$0.lowerBound]) } ?? fields[2]
+        let extensions = definition.components(separatedBy: ", member of extension ").dropFirst()
+        guard !extensions.isEmpty else { return false }
+        let called = Set(
+            expected.values.flatMap { value in
+                let head = value.range(of: ", body ").map { String(value[..<$0.lowerBound]) } ?? value
+                return head.components(separatedBy: ", member of extension ").dropFirst()
+            })
+        let name = String(fields[0].prefix { $0 != "(" })
+        let calledNames = Set(expected.keys.map { String($0.prefix { $0 != "(" }) })
+        return !extensions.contains { called.contains($0) } && !calledNames.contains(name) && !name.hasPrefix("_mw_")
+    }
+
     /// The kinds of ``catalogFacts()`` a fresh store has on its own tables only.
     private static var perTableFacts: Set<String> { ["index", "collation", "key name"] }
 
@@ -124,12 +156,15 @@ extension DatabaseConnection {
     /// - `security`: row level security enabled or forced, and each policy, which hide rows from
     ///   the migration and the app;
     /// - `persistence`: an unlogged or temporary table, whose rows a crash empties;
-    /// - `function`: every function and procedure of the store's schema but an extension's (as
-    ///   `unaccent`'s), with its arguments, result, language, volatility, `SECURITY DEFINER`,
-    ///   settings and body, under its name in place of a table: the change feed's trigger function
+    /// - `function`: every function and procedure of the store's schema, an extension's members
+    ///   included, with its arguments, result, language, volatility, `SECURITY DEFINER`,
+    ///   settings, object file, extension and body, under its name in place of a table: the change feed's trigger function
     ///   runs on every write of a step and of the app, so a body edited to write elsewhere or to
     ///   drop notifications changes what they do; any other function may take a call the runtime
     ///   makes (an overload of `unaccent`), so it is refused too.
+    ///
+    /// - `inheritance`: a table of any schema inheriting from one of the store's (or one of the
+    ///   store's inheriting from another), whose rows the store's reads and deletes would take too.
     ///
     /// None but `index`, `collation` and the runtime's own functions exists in a fresh store, so any
     /// other is unexpected.
@@ -173,16 +208,24 @@ extension DatabaseConnection {
             "SELECT c.relname::text, 'persistence', CASE c.relpersistence WHEN 'u' THEN 'unlogged' ELSE 'temporary' END "
                 + "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) "
                 + "AND c.relkind IN ('r', 'p') AND c.relpersistence <> 'p'",
+            "SELECT c.relname::text, 'inheritance', 'inherited by ' || i.inhrelid::regclass::text FROM pg_inherits i "
+                + "\(inSchema.replacingOccurrences(of: "= x", with: "= i.inhparent"))WHERE \(own) UNION ALL "
+                + "SELECT c.relname::text, 'inheritance', 'inheriting from ' || i.inhparent::regclass::text "
+                + "FROM pg_inherits i \(inSchema.replacingOccurrences(of: "= x", with: "= i.inhrelid"))WHERE \(own)",
             "SELECT p.proname::text || '(' || pg_get_function_identity_arguments(p.oid) || ')', 'function', "
                 + "CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' WHEN 'w' THEN 'window' "
                 + "ELSE 'function' END || ' returning ' || coalesce(pg_get_function_result(p.oid), 'nothing') "
                 + "|| ' in ' || l.lanname || ', volatility ' || p.provolatile::text "
                 + "|| CASE WHEN p.prosecdef THEN ', security definer' ELSE '' END "
                 + "|| CASE WHEN p.proisstrict THEN ', strict' ELSE '' END "
-                + "|| coalesce(', set ' || array_to_string(p.proconfig, ', '), '') || ', body ' || p.prosrc "
+                + "|| coalesce(', set ' || array_to_string(p.proconfig, ', '), '') "
+                + "|| coalesce(', object file ' || p.probin, '') "
+                + "|| coalesce((SELECT string_agg(', member of extension ' || e.extname, '' ORDER BY e.extname) "
+                + "FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid WHERE d.classid = 'pg_proc'::regclass "
+                + "AND d.objid = p.oid AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'), '') "
+                + "|| ', body ' || p.prosrc "
                 + "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "
-                + "WHERE n.nspname = current_schema() AND NOT EXISTS (SELECT 1 FROM pg_depend d "
-                + "WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')",
+                + "WHERE n.nspname = current_schema()",
         ]
         var result: [String] = []
         for query in queries {
@@ -213,6 +256,9 @@ extension DatabaseConnection {
         case ("security", _):
             return "\(table) has \(detail), which hides rows from the store; disable it or drop the policy"
         case ("persistence", _): return "\(table) is \(detail), so a crash empties it; make it logged again"
+        case ("inheritance", _):
+            return "\(table) is \(detail), so the store's reads, updates and deletes of one take the other's rows "
+                + "too: a fresh store has no inheritance; remove it (ALTER TABLE … NO INHERIT …)"
         case ("function", _):
             let body = detail.range(of: ", body ").map { String(detail[..<$0.lowerBound]) } ?? detail
             return "\(table) is a \(body) that the runtime does not create as it is (its definition or body "
