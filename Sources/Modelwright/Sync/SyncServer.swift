@@ -184,12 +184,22 @@ public final class SyncServer: SyncTransport {
                     var asSent = merged == change
                     if let (constraint, other) = try context.syncUniquenessConflict(of: merged) {
                         asSent = false
-                        let resolved = try Self.resolve(
-                            merged, against: other, constraint: constraint,
-                            stamp: try clock.tick(wallMilliseconds: wall),
-                            context)
-                        rows = resolved.rows
-                        resolutions.append(resolved.resolution)
+                        let stamp = try clock.tick(wallMilliseconds: wall)
+                        if let scopes, let user,
+                            try !Self.isVisible(
+                                other, as: merged.key.entity, user: user, scopes: scopes, context: context)
+                        {
+                            // The other row is not the user's to merge into, change or learn of:
+                            // this row alone is refused, as `reject` would, and the push goes on.
+                            rows = [merged.merged(with: .delete(merged.key, at: stamp))]
+                            resolutions.append(
+                                .refused(entity: merged.key.entity, constraint: constraint, row: merged.key.id))
+                        } else {
+                            let resolved = try Self.resolve(
+                                merged, against: other, constraint: constraint, stamp: stamp, context)
+                            rows = resolved.rows
+                            resolutions.append(resolved.resolution)
+                        }
                     }
                     for row in rows {
                         do {
@@ -364,11 +374,8 @@ public final class SyncServer: SyncTransport {
                 guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }) else {
                     continue
                 }
-                let destination = try context.layout.entity(relationship.destination)
-                let concrete = try context.concreteEntity(of: link.target, in: destination)
-                let key = RowKey(entity: concrete?.name ?? destination.name, id: link.target)
-                let stored = try storedRows(of: key, context: context)
-                guard !stored.isEmpty, let scope = scopes[key.entity], stored.allSatisfy({ scope(user, $0) }) else {
+                let key = try rowKey(of: link.target, as: relationship.destination, context: context)
+                guard try isVisible(key, user: user, scopes: scopes, context: context) else {
                     throw SyncError.outOfScope(row: key)
                 }
             }
@@ -400,15 +407,33 @@ public final class SyncServer: SyncTransport {
     private static func outOfScopeTarget(
         _ target: UUID, of column: ColumnLayout, user: String, scopes: [String: Scope], context: WriteContext
     ) throws -> RowKey? {
-        guard let destinationName = column.destination else { return nil }
-        let destination = try context.layout.entity(destinationName)
-        let concrete = try context.concreteEntity(of: target, in: destination)
-        let key = RowKey(entity: concrete?.name ?? destination.name, id: target)
+        guard let destination = column.destination else { return nil }
+        let key = try rowKey(of: target, as: destination, context: context)
+        return try isVisible(key, user: user, scopes: scopes, context: context) ? nil : key
+    }
+
+    /// The key of row `id`, named by its concrete entity when the store holds it (else by `entity`).
+    private static func rowKey(of id: UUID, as entity: String, context: WriteContext) throws -> RowKey {
+        let declared = try context.layout.entity(entity)
+        let concrete = try context.concreteEntity(of: id, in: declared)
+        return RowKey(entity: concrete?.name ?? declared.name, id: id)
+    }
+
+    /// Whether row `id` (of `entity` or one of its sub-entities) is one the user may see.
+    private static func isVisible(
+        _ id: UUID, as entity: String, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
+        try isVisible(rowKey(of: id, as: entity, context: context), user: user, scopes: scopes, context: context)
+    }
+
+    /// Whether the user may see row `key`: the server holds it, and it is in the user's scope as
+    /// its sync record and its table's row hold it. The one rule every scope check reads.
+    private static func isVisible(
+        _ key: RowKey, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
         let stored = try storedRows(of: key, context: context)
-        guard !stored.isEmpty, let scope = scopes[key.entity], stored.allSatisfy({ scope(user, $0) }) else {
-            return key
-        }
-        return nil
+        guard !stored.isEmpty, let scope = scopes[key.entity] else { return false }
+        return stored.allSatisfy { scope(user, $0) }
     }
 
     /// `row` as the user is shown it: without the to-one links that point at rows the user may not
