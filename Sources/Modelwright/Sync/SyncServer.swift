@@ -165,9 +165,15 @@ public final class SyncServer: SyncTransport {
                 var resolutions: [ConstraintResolution] = []
                 // The cursors of rows now held exactly as the device sent them (see PushResponse.ownRows).
                 var ownRows: [ClosedRange<Int64>] = []
+                // The links each row's change adds or removes: those whose stamps the server's record lacks.
+                var linkChanges: [(row: RowKey, links: [LinkKey])] = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
+                    let changedLinks = change.links.filter { link, stamps in
+                        existing?.links[link].map { $0.merged(with: stamps) != $0 } ?? true
+                    }
+                    linkChanges.append((change.key, changedLinks.keys.sorted()))
                     let stored = try Self.storedRows(of: change.key, context: context)
                     if let scopes, let user {
                         guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
@@ -224,7 +230,7 @@ public final class SyncServer: SyncTransport {
                     try Self.recordPushed(request.changes.sortedChanges, by: request.device, on: connection)
                 }
                 if let scopes, let user {
-                    try Self.checkLinkTargets(of: request.changes, user: user, scopes: scopes, context: context)
+                    try Self.checkLinkTargets(of: linkChanges, user: user, scopes: scopes, context: context)
                     // A row deleted after the push makes no link (its tombstone keeps the last values,
                     // which may name a row that has left the scope since).
                     for change in request.changes.sortedChanges
@@ -364,13 +370,16 @@ public final class SyncServer: SyncTransport {
 
     /// Throws ``SyncError/outOfScope(row:)`` unless both ends of every link a push adds or removes
     /// are in the user's scope: the target row (read from its table and sync record after the
-    /// push is applied, in the same transaction) must exist and be one the user may see.
+    /// push is applied, in the same transaction) must exist and be one the user may see. A link
+    /// the device sends again as the server holds it changes nothing and is not checked: a device
+    /// keeps in its record the links to a row that left the scope (the row dropped, the link kept
+    /// on the server), and sends them with every later change of the row.
     private static func checkLinkTargets(
-        of changes: ChangeSet, user: String, scopes: [String: Scope], context: WriteContext
+        of changes: [(row: RowKey, links: [LinkKey])], user: String, scopes: [String: Scope], context: WriteContext
     ) throws {
-        for change in changes.sortedChanges {
-            let entity = try context.layout.entity(change.key.entity)
-            for link in change.links.keys {
+        for change in changes {
+            let entity = try context.layout.entity(change.row.entity)
+            for link in change.links {
                 guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }) else {
                     continue
                 }

@@ -91,6 +91,42 @@ import Testing
         #expect(truth.rows[RowKey(entity: "UCode", id: bobsRow)] == nil)
         #expect(try await SyncSnapshot.read(bob).rows[RowKey(entity: "UCode", id: bobsRow)] == nil)
     }
+
+    /// Bob's card is linked (many-to-many) to a label that then leaves his scope and is dropped on
+    /// his device; his later edits of the card and other rows still push (the server keeps the link).
+    @Test func manyToManyTargetLeavingTheScopeDoesNotBlockTheDevice() async throws {
+        let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(
+            store: serverStore, authenticate: { $0 }, scopes: ["Card": Self.ownerScope, "Label": Self.ownerScope])
+        let (alice, aliceEngine) = try await Self.device(SyncPlanner.schema, server.transport(credentials: "alice"))
+        let (bob, bobEngine) = try await Self.device(SyncPlanner.schema, server.transport(credentials: "bob"))
+        var label = Label(name: "L", owner: "all")
+        var card = Card(title: "C", owner: "bob")
+        try await alice.performAndSave { [label] in try $0.insert(label) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        try await bob.performAndSave { [label, card] context in
+            try context.insert(card)
+            try context.link(card.id, to: label.id) { $0.labels }
+        }
+        try await bobEngine.sync()
+        label.owner = "alice"  // leaves bob's scope
+        try await alice.performAndSave { [label] in try $0.update(label) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()  // drops the label on bob's device
+        card.title = "C-edited"
+        let unrelated = Card(title: "unrelated", owner: "bob")
+        try await bob.performAndSave { [card] context in
+            try context.update(card)
+            try context.insert(unrelated)
+        }
+        var errors: [String] = []
+        for _ in 0..<3 { do { try await bobEngine.sync() } catch { errors.append("\(error)") } }
+        let truth = try await SyncSnapshot.read(serverStore)
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"] == .text("C-edited"))
+        #expect(truth.rows[RowKey(entity: "Card", id: unrelated.id.uuid)] != nil)
+    }
 }
 
 /// A transport that keeps every push answer, to read what the server told the device.
