@@ -457,7 +457,8 @@ public final class SyncServer: SyncTransport {
             return row
         }
         var hidden: Set<String> = []
-        for column in entity.columns where column.references != nil {
+        // Every to-one, with a foreign key or without (no inverse): the link names the row either way.
+        for column in entity.columns where column.destination != nil {
             guard case .uuid(let target)? = row.attributes[column.key]?.value,
                 try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) != nil
             else { continue }

@@ -127,6 +127,30 @@ import Testing
         #expect(truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"] == .text("C-edited"))
         #expect(truth.rows[RowKey(entity: "Card", id: unrelated.id.uuid)] != nil)
     }
+
+    /// An optional to-one without inverse (`Card.parent`) to a row that leaves the scope is hidden on
+    /// the device, as a to-one with an inverse is.
+    @Test func toOneWithoutInverseToARowThatLeftIsHidden() async throws {
+        let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(
+            store: serverStore, authenticate: { $0 }, scopes: ["Card": Self.ownerScope, "Label": Self.ownerScope])
+        let (alice, aliceEngine) = try await Self.device(SyncPlanner.schema, server.transport(credentials: "alice"))
+        let (bob, bobEngine) = try await Self.device(SyncPlanner.schema, server.transport(credentials: "bob"))
+        var parent = Card(title: "parent", owner: "all")
+        try await alice.performAndSave { [parent] in try $0.insert(parent) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        let child = Card(title: "child", owner: "bob", parentID: parent.id)
+        try await bob.performAndSave { try $0.insert(child) }
+        try await bobEngine.sync()
+        parent.owner = "alice"  // leaves bob's scope
+        try await alice.performAndSave { [parent] in try $0.update(parent) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        let held = try await SyncSnapshot.read(bob)
+        #expect(held.rows[RowKey(entity: "Card", id: parent.id.uuid)] == nil)
+        #expect(held.rows[RowKey(entity: "Card", id: child.id.uuid)]?["parent"] == .null, "bob: \(held.rows)")
+    }
 }
 
 /// A transport that keeps every push answer, to read what the server told the device.
