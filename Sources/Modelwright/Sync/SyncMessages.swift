@@ -168,6 +168,11 @@ public enum ConstraintResolution: Sendable, Hashable, Codable {
     /// The later row was refused (`@sync(unique: reject)`) and deleted: the first to reach the
     /// server keeps the value.
     case rejected(entity: String, constraint: [String], row: UUID, kept: UUID)
+    /// The pushed row was refused and deleted, as with `reject`, because the row that holds its
+    /// values is outside the pushing user's scope (see ``SyncServer/Scope``), whatever the
+    /// entity's rule: a resolution never merges into, changes or names a row the user may not
+    /// see, so the other row is not named. The rest of the push applies.
+    case refused(entity: String, constraint: [String], row: UUID)
 }
 
 /// A device's push: its local changes since the last token the server acknowledged.

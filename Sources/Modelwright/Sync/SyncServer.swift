@@ -165,9 +165,15 @@ public final class SyncServer: SyncTransport {
                 var resolutions: [ConstraintResolution] = []
                 // The cursors of rows now held exactly as the device sent them (see PushResponse.ownRows).
                 var ownRows: [ClosedRange<Int64>] = []
+                // The links each row's change adds or removes: those whose stamps the server's record lacks.
+                var linkChanges: [(row: RowKey, links: [LinkKey])] = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
+                    let changedLinks = change.links.filter { link, stamps in
+                        existing?.links[link].map { $0.merged(with: stamps) != $0 } ?? true
+                    }
+                    linkChanges.append((change.key, changedLinks.keys.sorted()))
                     let stored = try Self.storedRows(of: change.key, context: context)
                     if let scopes, let user {
                         guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
@@ -184,12 +190,22 @@ public final class SyncServer: SyncTransport {
                     var asSent = merged == change
                     if let (constraint, other) = try context.syncUniquenessConflict(of: merged) {
                         asSent = false
-                        let resolved = try Self.resolve(
-                            merged, against: other, constraint: constraint,
-                            stamp: try clock.tick(wallMilliseconds: wall),
-                            context)
-                        rows = resolved.rows
-                        resolutions.append(resolved.resolution)
+                        let stamp = try clock.tick(wallMilliseconds: wall)
+                        if let scopes, let user,
+                            try !Self.isVisible(
+                                other, as: merged.key.entity, user: user, scopes: scopes, context: context)
+                        {
+                            // The other row is not the user's to merge into, change or learn of:
+                            // this row alone is refused, as `reject` would, and the push goes on.
+                            rows = [merged.merged(with: .delete(merged.key, at: stamp))]
+                            resolutions.append(
+                                .refused(entity: merged.key.entity, constraint: constraint, row: merged.key.id))
+                        } else {
+                            let resolved = try Self.resolve(
+                                merged, against: other, constraint: constraint, stamp: stamp, context)
+                            rows = resolved.rows
+                            resolutions.append(resolved.resolution)
+                        }
                     }
                     for row in rows {
                         do {
@@ -214,7 +230,7 @@ public final class SyncServer: SyncTransport {
                     try Self.recordPushed(request.changes.sortedChanges, by: request.device, on: connection)
                 }
                 if let scopes, let user {
-                    try Self.checkLinkTargets(of: request.changes, user: user, scopes: scopes, context: context)
+                    try Self.checkLinkTargets(of: linkChanges, user: user, scopes: scopes, context: context)
                     // A row deleted after the push makes no link (its tombstone keeps the last values,
                     // which may name a row that has left the scope since).
                     for change in request.changes.sortedChanges
@@ -354,21 +370,21 @@ public final class SyncServer: SyncTransport {
 
     /// Throws ``SyncError/outOfScope(row:)`` unless both ends of every link a push adds or removes
     /// are in the user's scope: the target row (read from its table and sync record after the
-    /// push is applied, in the same transaction) must exist and be one the user may see.
+    /// push is applied, in the same transaction) must exist and be one the user may see. A link
+    /// the device sends again as the server holds it changes nothing and is not checked: a device
+    /// keeps in its record the links to a row that left the scope (the row dropped, the link kept
+    /// on the server), and sends them with every later change of the row.
     private static func checkLinkTargets(
-        of changes: ChangeSet, user: String, scopes: [String: Scope], context: WriteContext
+        of changes: [(row: RowKey, links: [LinkKey])], user: String, scopes: [String: Scope], context: WriteContext
     ) throws {
-        for change in changes.sortedChanges {
-            let entity = try context.layout.entity(change.key.entity)
-            for link in change.links.keys {
+        for change in changes {
+            let entity = try context.layout.entity(change.row.entity)
+            for link in change.links {
                 guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }) else {
                     continue
                 }
-                let destination = try context.layout.entity(relationship.destination)
-                let concrete = try context.concreteEntity(of: link.target, in: destination)
-                let key = RowKey(entity: concrete?.name ?? destination.name, id: link.target)
-                let stored = try storedRows(of: key, context: context)
-                guard !stored.isEmpty, let scope = scopes[key.entity], stored.allSatisfy({ scope(user, $0) }) else {
+                let key = try rowKey(of: link.target, as: relationship.destination, context: context)
+                guard try isVisible(key, user: user, scopes: scopes, context: context) else {
                     throw SyncError.outOfScope(row: key)
                 }
             }
@@ -400,15 +416,33 @@ public final class SyncServer: SyncTransport {
     private static func outOfScopeTarget(
         _ target: UUID, of column: ColumnLayout, user: String, scopes: [String: Scope], context: WriteContext
     ) throws -> RowKey? {
-        guard let destinationName = column.destination else { return nil }
-        let destination = try context.layout.entity(destinationName)
-        let concrete = try context.concreteEntity(of: target, in: destination)
-        let key = RowKey(entity: concrete?.name ?? destination.name, id: target)
+        guard let destination = column.destination else { return nil }
+        let key = try rowKey(of: target, as: destination, context: context)
+        return try isVisible(key, user: user, scopes: scopes, context: context) ? nil : key
+    }
+
+    /// The key of row `id`, named by its concrete entity when the store holds it (else by `entity`).
+    private static func rowKey(of id: UUID, as entity: String, context: WriteContext) throws -> RowKey {
+        let declared = try context.layout.entity(entity)
+        let concrete = try context.concreteEntity(of: id, in: declared)
+        return RowKey(entity: concrete?.name ?? declared.name, id: id)
+    }
+
+    /// Whether row `id` (of `entity` or one of its sub-entities) is one the user may see.
+    private static func isVisible(
+        _ id: UUID, as entity: String, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
+        try isVisible(rowKey(of: id, as: entity, context: context), user: user, scopes: scopes, context: context)
+    }
+
+    /// Whether the user may see row `key`: the server holds it, and it is in the user's scope as
+    /// its sync record and its table's row hold it. The one rule every scope check reads.
+    private static func isVisible(
+        _ key: RowKey, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
         let stored = try storedRows(of: key, context: context)
-        guard !stored.isEmpty, let scope = scopes[key.entity], stored.allSatisfy({ scope(user, $0) }) else {
-            return key
-        }
-        return nil
+        guard !stored.isEmpty, let scope = scopes[key.entity] else { return false }
+        return stored.allSatisfy { scope(user, $0) }
     }
 
     /// `row` as the user is shown it: without the to-one links that point at rows the user may not
@@ -423,7 +457,8 @@ public final class SyncServer: SyncTransport {
             return row
         }
         var hidden: Set<String> = []
-        for column in entity.columns where column.references != nil {
+        // Every to-one, with a foreign key or without (no inverse): the link names the row either way.
+        for column in entity.columns where column.destination != nil {
             guard case .uuid(let target)? = row.attributes[column.key]?.value,
                 try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) != nil
             else { continue }

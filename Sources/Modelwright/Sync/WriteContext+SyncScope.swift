@@ -4,14 +4,14 @@ import Foundation
 // store (not deleted: nothing is pushed), and a to-one link whose target is out of sight is held
 // as `nil`. Both write under the sync engine's author, so the engine does not stamp them.
 extension WriteContext {
-    /// The rows that link to row `key` through a to-one with a foreign key, by their concrete
-    /// entity, in key order.
+    /// The rows that link to row `key` through a to-one, with a foreign key or without (a to-one
+    /// without inverse), by their concrete entity, in key order.
     func syncReferrers(of key: RowKey) throws -> [RowKey] {
         guard let target = layout.entities[key.entity] else { return [] }
         var result: Set<RowKey> = []
         var seen: Set<[String]> = []
         for entity in layout.entities.values.sorted(by: { $0.name < $1.name }) {
-            for column in entity.columns where column.references == target.table {
+            for column in entity.columns where syncTargetTable(of: column) == target.table {
                 guard seen.insert([entity.table, column.name]).inserted else { continue }
                 let statement = try connection.statement(
                     "SELECT \"id\" FROM \(quoted(entity.table)) WHERE \(quoted(column.name)) = \(marker)")
@@ -31,12 +31,20 @@ extension WriteContext {
         return result.sorted()
     }
 
+    /// The table the to-one link of `column` points into, with a foreign key or without (a to-one
+    /// without inverse); `nil` for a column that holds no to-one link.
+    func syncTargetTable(of column: ColumnLayout) -> String? {
+        column.references ?? column.destination.flatMap { layout.entities[$0]?.table }
+    }
+
     /// Holds the to-one links `attributes` of row `key` as `nil`, and forgets them in sync's
     /// record of the row, so the device neither shows nor pushes a link to a row it may not see;
     /// the server keeps its value, and sends it again when the target comes into sight.
     func syncHide(_ attributes: [String], of key: RowKey) throws {
         guard let entity = layout.entities[key.entity] else { return }
-        let columns = entity.columns.filter { attributes.contains($0.key) && $0.references != nil && $0.isOptional }
+        let columns = entity.columns.filter {
+            attributes.contains($0.key) && syncTargetTable(of: $0) != nil && $0.isOptional
+        }
         let present = try syncValues(of: key.id, in: entity)
         let set = columns.filter { column in present.map { ($0[column.key] ?? .null) != .null } ?? false }
         if !set.isEmpty {
@@ -66,7 +74,7 @@ extension WriteContext {
         guard done.insert(key).inserted, let target = layout.entities[key.entity] else { return }
         for referrer in try syncReferrers(of: key) where referrer != key {
             let entity = try layout.entity(referrer.entity)
-            let columns = entity.columns.filter { $0.references == target.table }
+            let columns = entity.columns.filter { syncTargetTable(of: $0) == target.table }
             guard let values = try syncValues(of: referrer.id, in: entity) else { continue }
             let pointing = columns.filter { values[$0.key] == .uuid(key.id) }
             if pointing.contains(where: { !$0.isOptional }) {
