@@ -89,9 +89,15 @@ public enum PredicateArgument: Sendable, Hashable {
 /// - ``render(_:)``
 public enum PredicateFormatRenderer {
     /// The format string and arguments for `condition`.
+    ///
+    /// A condition with a full-text search anywhere in it renders as `FALSEPREDICATE` whole:
+    /// `NSPredicate` has no full-text search, and no stand-in for the search alone keeps its
+    /// meaning under `NOT` (`NOT (FALSEPREDICATE)` would select every row, the searched ones too).
+    /// A fetch then finds nothing rather than rows the store would not return.
     public static func render(_ condition: Condition) -> PredicateFormat {
         var writer = FormatWriter()
         let format = condition.accept(&writer, in: 0)
+        guard !writer.hasSearch else { return PredicateFormat(format: "FALSEPREDICATE", arguments: []) }
         return PredicateFormat(format: format, arguments: writer.arguments)
     }
 }
@@ -107,6 +113,9 @@ struct FormatWriter: ConditionVisitor {
     typealias Failure = Never
 
     private(set) var arguments: [PredicateArgument] = []
+    /// Whether the condition holds a full-text search, which makes the whole of it
+    /// `FALSEPREDICATE` (see ``PredicateFormatRenderer/render(_:)``).
+    private(set) var hasSearch = false
 
     mutating func constant(_ value: Bool, in depth: Int) -> String {
         value ? "TRUEPREDICATE" : "FALSEPREDICATE"
@@ -142,10 +151,10 @@ struct FormatWriter: ConditionVisitor {
     }
 
     /// `NSPredicate` has no full-text search (Core Data's is Spotlight's, outside the predicate):
-    /// a search renders as `FALSEPREDICATE`, so a Core Data fetch finds nothing rather than rows
-    /// the store would not return.
+    /// the search is noted, and the whole condition renders as `FALSEPREDICATE`.
     mutating func search(_ path: ColumnPath, _ query: SearchQuery, in depth: Int) -> String {
-        "FALSEPREDICATE"
+        hasSearch = true
+        return "FALSEPREDICATE"
     }
 
     mutating func count(

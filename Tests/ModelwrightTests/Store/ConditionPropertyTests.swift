@@ -77,6 +77,24 @@ struct ConditionPropertyTests {
         #expect(checked > 100, "enough changes that matter")
     }
 
+    /// `NSPredicate` has no full-text search: a tree holding one anywhere (under `NOT`, `OR`, a
+    /// quantifier) renders as `FALSEPREDICATE` whole, never as a predicate that selects rows the
+    /// store's search excludes (`NOT (FALSEPREDICATE)` selected every row).
+    @Test func aConditionWithASearchAnywhereRendersAsFindingNothing() throws {
+        var searches = 0
+        for index in 0..<2000 {
+            let drawn = ConditionGenerator.tree(structure: UInt64(index), values: 4, derived: true)
+            let search = Condition.search(ColumnPath(column: "title"), try SearchQuery("swift"))
+            for condition in [drawn, .not(search), .or([drawn, .not(search)]), .and([.not(.not(search)), drawn])] {
+                guard "\(condition)".contains("search") else { continue }
+                searches += 1
+                let rendered = PredicateFormatRenderer.render(condition)
+                #expect(rendered.format == "FALSEPREDICATE" && rendered.arguments.isEmpty, "\(condition)")
+            }
+        }
+        #expect(searches >= 6000)
+    }
+
     @Test func predicateFormatHasOneArgumentPerPlaceholder() {
         for index in 0..<1000 {
             let condition = ConditionGenerator.tree(structure: UInt64(index), values: 4, derived: true)
