@@ -10,8 +10,9 @@ import Testing
 #endif
 
 /// A tiny HTTP/1.1 server on loopback, for the test only: one request per connection, answered by
-/// a closure with the body and the bearer token, then closed.
-private final class LoopbackHTTPServer: @unchecked Sendable {
+/// a closure with the body and the bearer token, then closed. `ProcessConvergenceTests` serves its
+/// device processes through it too.
+final class LoopbackHTTPServer: @unchecked Sendable {
     let port: UInt16
     private let socketDescriptor: Int32
     private let thread: Thread
