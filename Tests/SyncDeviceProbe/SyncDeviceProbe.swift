@@ -190,17 +190,11 @@ struct Device {
     /// Draws one operation, logs its intent, commits it, logs the commit. An operation that would
     /// change nothing (a value already there, a link already in place) is skipped, unlogged.
     func perform(operation: Int, random: inout SplitMix64) async throws {
-        let (cards, labels, links) = try await store.performQuery { context in
-            let cards = try context.fetch(Card.request()).sorted { $0.id.uuid.uuidString < $1.id.uuid.uuidString }
-            let labels = try context.fetch(Label.request()).sorted { $0.id.uuid.uuidString < $1.id.uuid.uuidString }
-            var links: Set<[UUID]> = []
-            for label in labels {
-                let id = label.id
-                for card in try context.fetch(Card.request().filter { $0.labels.any { $0.id == id } }) {
-                    links.insert([card.id.uuid, label.id.uuid])
-                }
-            }
-            return (cards, labels, links)
+        let (cards, labels) = try await store.performQuery { context in
+            (
+                try context.fetch(Card.request()).sorted { $0.id.uuid.uuidString < $1.id.uuid.uuidString },
+                try context.fetch(Label.request()).sorted { $0.id.uuid.uuidString < $1.id.uuid.uuidString }
+            )
         }
         let tag = "d\(number)-\(operation)"
         var entry: [String: String] = ["phase": "intent", "op": "\(operation)"]
@@ -245,7 +239,9 @@ struct Device {
         } else if choice < 16 {
             let card = random.pick(cards).id
             let label = random.pick(labels).id
-            let linked = links.contains([card.uuid, label.uuid])
+            let linked = try await store.performQuery { context in
+                try !context.fetch(Card.request().filter { $0.id == card && $0.labels.any { $0.id == label } }).isEmpty
+            }
             entry["kind"] = linked ? "unlink" : "link"
             entry["card"] = card.uuid.uuidString
             entry["label"] = label.uuid.uuidString
