@@ -28,6 +28,10 @@ import Foundation
 /// back after that, with a cursor before the purge, is answered
 /// ``SyncError/cursorExpired(since:purgedThrough:)`` and pulls again from the beginning.
 ///
+/// **Devices** leave state on the server (when each last pulled; under scopes, what each was
+/// shown). ``forgetDevices(unseenFor:)`` and ``forgetDevice(_:)`` remove it; a forgotten device
+/// that returns pulls everything again from the beginning.
+///
 /// **Access control**: with an `authenticate` closure and `scopes`, every request's credentials
 /// name a user, a pull returns only the rows in that user's scope, and a push that touches a row
 /// outside it (before or after the change) is refused whole with ``SyncError/outOfScope(row:)``.
