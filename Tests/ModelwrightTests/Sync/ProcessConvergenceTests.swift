@@ -296,7 +296,9 @@ import Testing
         for _ in 0..<2 {
             for device in 0..<plan.devices {
                 let process = try launch(device, ["settle", logs[device]])
-                process.waitUntilExit()
+                // Polled, not waited for: a blocked thread of the cooperative pool would be one the
+                // server's answers cannot run on.
+                while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
                 guard process.terminationStatus == 0 else {
                     Issue.record(Comment(rawValue: failure(device, "did not settle (\(process.terminationStatus))")))
                     return Outcome()
