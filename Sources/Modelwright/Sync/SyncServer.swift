@@ -669,6 +669,7 @@ public final class SyncServer: SyncTransport {
             let connection = context.connection
             let statement = try connection.statement(
                 "SELECT \"key\", \"value\" FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE 'device.%'")
+            defer { statement.reset() }
             var unseen: [SyncNodeID] = []
             while try statement.step() {
                 let seen = try JSONDecoder().decode(DeviceSeen.self, from: Data(statement.string(1).utf8))
