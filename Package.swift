@@ -104,7 +104,7 @@ let package = Package(
         .testTarget(
             name: "ModelwrightTests",
             dependencies: [
-                "Modelwright", "CSQLite", "MigrationCrashProbe", "HistoryProbe", "StoreRaceProbe",
+                "Modelwright", "CSQLite", "MigrationCrashProbe", "HistoryProbe", "StoreRaceProbe", "SyncDeviceProbe",
                 "ModelwrightTestSupport", "ModelwrightEngineTestSupport",
                 // The sync tests take `@sync(unique:)` rules from the front end's lowering.
                 "ModelwrightSchema",
@@ -119,6 +119,12 @@ let package = Package(
         // that each migration stage runs once and creation never fails, whoever wins the race.
         .executableTarget(
             name: "StoreRaceProbe", dependencies: ["Modelwright", "CSQLite"], path: "Tests/StoreRaceProbe"),
+        // One sync device as its own process, for the multi-process convergence test: it writes to
+        // its own store file and syncs over loopback HTTP with the server the test hosts, and the
+        // test kills it with SIGKILL (mid-push, mid-pull, mid-commit) and starts it again.
+        .executableTarget(
+            name: "SyncDeviceProbe", dependencies: ["Modelwright", "ModelwrightTestSupport"],
+            path: "Tests/SyncDeviceProbe"),
         // Core Data fixtures are read from their folder by path, like TripsTests' golden files.
         .testTarget(
             name: "ModelwrightSchemaTests",

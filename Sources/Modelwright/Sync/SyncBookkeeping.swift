@@ -61,6 +61,15 @@ enum SyncBookkeeping {
         try statement.run()
     }
 
+    /// Removes the value under `key`, if any.
+    static func deleteValue(_ key: String, on connection: some DatabaseConnection) throws {
+        let statement = try connection.statement(
+            "DELETE FROM \(quoted(state)) WHERE \"key\" = \(connection.dialect.parameter)")
+        defer { statement.reset() }
+        statement.bind(key, 1)
+        try statement.run()
+    }
+
     /// The `Codable` value kept under `key`, as JSON.
     static func decoded<Value: Decodable>(
         _ type: Value.Type, _ key: String, on connection: some DatabaseConnection

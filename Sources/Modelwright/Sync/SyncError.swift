@@ -25,8 +25,10 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     case notAuthenticated
     /// The push touches a row outside the user's scope: nothing of it was applied.
     case outOfScope(row: RowKey)
-    /// The pull's cursor is before tombstones the server has purged: the device must start again
-    /// from the beginning (a pull without a cursor).
+    /// The pull's cursor is before what the server has purged: tombstones, or, for a device the
+    /// server forgot (``SyncServer/forgetDevices(unseenFor:)``), everything it knew of the device,
+    /// `purgedThrough` then being the server's newest cursor. The device must start again from the
+    /// beginning (a pull without a cursor).
     case cursorExpired(since: SyncCursor, purgedThrough: SyncCursor)
     /// The pull's cursor is beyond the newest the server has given out: the server was restored
     /// from an earlier copy, or the cursor was forged. The device must start again from the
@@ -67,7 +69,7 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
         case .outOfScope(let row):
             "the change to \(row) touches a row this user may not see or change; nothing of the push was applied"
         case .cursorExpired(let since, let purged):
-            "the pull's cursor \(since.position) is before tombstones the server purged (through \(purged.position)): pull again from the beginning"
+            "the pull's cursor \(since.position) is before what the server purged (tombstones or this device's records, through \(purged.position)): pull again from the beginning"
         case .cursorAhead(let since, let newest):
             "the pull's cursor \(since.position) is beyond the server's newest (\(newest.position)): the server was restored from an earlier copy; pull again from the beginning and send every change again"
         case .epochChanged(let since, let device, let server):

@@ -22,7 +22,12 @@ extension SyncServer {
     /// The state key of what `device` was told of row `key` (not `device.` nor `owner.`, which
     /// the purge and the device binding read).
     private static func shownKey(_ device: SyncNodeID, _ key: RowKey) -> String {
-        "shown.\(device.uuid.uuidString).\(key.entity).\(key.id.uuidString)"
+        "\(shownPrefix(device))\(key.entity).\(key.id.uuidString)"
+    }
+
+    /// The start of every state key of what `device` was told, for forgetting them all at once.
+    static func shownPrefix(_ device: SyncNodeID) -> String {
+        "shown.\(device.uuid.uuidString)."
     }
 
     /// Records that `device` holds the rows it pushed, with none of their links hidden: it wrote
@@ -48,6 +53,10 @@ extension SyncServer {
         let since: Int64
         /// The cursor the answer ends at.
         let end: Int64
+        /// Whether the server forgot what the device was told (see
+        /// ``SyncServer/forgetDevices(unseenFor:)``) and the device has not pulled everything
+        /// since: a row with no record may be on the device.
+        let forgotten: Bool
         private var rows: [RowKey: RowChange] = [:]
         private(set) var hidden: [RowKey: Set<String>] = [:]
         private(set) var dropped: Set<RowKey> = []
@@ -56,12 +65,15 @@ extension SyncServer {
         /// Rows whose referrers were looked at again in this answer.
         private var followed: Set<RowKey> = []
 
-        init(device: SyncNodeID, user: String, scopes: [String: Scope], since: Int64, end: Int64) {
+        init(
+            device: SyncNodeID, user: String, scopes: [String: Scope], since: Int64, end: Int64, forgotten: Bool = false
+        ) {
             self.device = device
             self.user = user
             self.scopes = scopes
             self.since = since
             self.end = end
+            self.forgotten = forgotten
         }
 
         /// The rows served, as the device is shown them.
@@ -83,12 +95,16 @@ extension SyncServer {
             let visible = scopes[row.key.entity].map { $0(user, row) } ?? false
             let shown = visible ? try SyncServer.shown(row, user: user, scopes: scopes, context: context) : nil
             guard let shown else {
-                // Out of sight now: a device that held it (or may have) drops it.
-                guard let before, before.held || trusted == nil else { return }
+                // Out of sight now: a device that held it (or may have: told in an answer it may
+                // have lost, or told before the server forgot it) drops it.
+                guard before.map({ $0.held || trusted == nil }) ?? forgotten else { return }
                 dropped.insert(row.key)
                 rows[row.key] = nil
                 hidden[row.key] = nil
                 moved.append(row.key)
+                // A forgotten device's drop of a row it was never told of since is not recorded:
+                // once it has pulled everything, no record means it does not hold the row.
+                guard let before else { return }
                 let now = ShownRow(held: false, hidden: [], at: end)
                 if before != now { try SyncBookkeeping.setEncoded(now, for: stateKey, on: connection) }
                 return

@@ -28,6 +28,10 @@ import Foundation
 /// back after that, with a cursor before the purge, is answered
 /// ``SyncError/cursorExpired(since:purgedThrough:)`` and pulls again from the beginning.
 ///
+/// **Devices** leave state on the server (when each last pulled; under scopes, what each was
+/// shown). ``forgetDevices(unseenFor:)`` and ``forgetDevice(_:)`` remove it; a forgotten device
+/// that returns pulls everything again from the beginning.
+///
 /// **Access control**: with an `authenticate` closure and `scopes`, every request's credentials
 /// name a user, a pull returns only the rows in that user's scope, and a push that touches a row
 /// outside it (before or after the change) is refused whole with ``SyncError/outOfScope(row:)``.
@@ -509,6 +513,14 @@ public final class SyncServer: SyncTransport {
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
                     refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)), epoch: epoch)
             }
+            // A forgotten device pulls everything again before its cursor means anything.
+            var forgotten = try SyncBookkeeping.decoded(
+                Forgotten.self, Self.forgottenKey(request.device), on: connection)
+            if let forgotten, request.since != nil, !forgotten.restarted {
+                return PullResponse(
+                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(newest)), epoch: epoch)
+            }
             do {
                 try Self.bind(request.device, to: user, on: connection)
             } catch let error as SyncError {
@@ -525,13 +537,26 @@ public final class SyncServer: SyncTransport {
             let page = rows.prefix(limit)
             // The last page ends at the newest cursor: every row up to it was sent or left out.
             let end = rows.count > limit ? page.last?.cursor ?? since : max(newest, page.last?.cursor ?? since)
+            if var state = forgotten {
+                if request.since == nil { state = Forgotten(restarted: true) }
+                if let through = state.through, since >= through {
+                    // The device applied the last page of its pull from the beginning.
+                    try SyncBookkeeping.deleteValue(Self.forgottenKey(request.device), on: connection)
+                    forgotten = nil
+                } else {
+                    if rows.count <= limit { state.through = end }
+                    try SyncBookkeeping.setEncoded(state, for: Self.forgottenKey(request.device), on: connection)
+                }
+            }
             let visible: @Sendable (RowChange) -> Bool = { change in
                 guard let scopes, let user else { return true }
                 return scopes[change.key.entity].map { $0(user, change) } ?? false
             }
             if let scopes, let user {
                 // Under scopes the device's record of what it was shown decides drops and re-sends.
-                var scoped = ScopedPull(device: request.device, user: user, scopes: scopes, since: since, end: end)
+                var scoped = ScopedPull(
+                    device: request.device, user: user, scopes: scopes, since: since, end: end,
+                    forgotten: forgotten != nil)
                 for change in page.map(\.change) { try scoped.offer(change, context: context) }
                 // Rows carried for foreign keys may enter the scope too, and so move their referrers.
                 var carried: Set<RowKey> = []
@@ -622,6 +647,73 @@ public final class SyncServer: SyncTransport {
             try SyncBookkeeping.setValue(String(max(purged, through)), for: "purgedThrough", on: connection)
             return count
         }
+    }
+
+    // MARK: - Forgetting devices
+
+    /// Forgets what the server keeps for each device not seen within `period` (a device is seen
+    /// when it pulls): what it was shown under scopes, which grows with the rows it was shown, and
+    /// when it was last seen. Returns the devices forgotten. Call it from the same scheduled job as
+    /// ``purgeTombstones(forgettingDevicesUnseenFor:)``, with a period no shorter.
+    ///
+    /// A forgotten device that syncs again is told its cursor expired
+    /// (``SyncError/cursorExpired(since:purgedThrough:)``) and pulls everything from the
+    /// beginning, as a new device would; until it has, every row out of its user's scope is
+    /// dropped on it, since the server no longer knows whether it holds the row. Its binding to its
+    /// user is kept (one short row), so no other user can take its ID over.
+    @discardableResult
+    public func forgetDevices(unseenFor period: Duration = .seconds(90 * 24 * 3600)) async throws -> [SyncNodeID] {
+        let now = wallClock()
+        let periodMilliseconds = UInt64(max(0, period.components.seconds)) * 1000
+        return try await store.performAndSave(author: Self.author) { context in
+            let connection = context.connection
+            let statement = try connection.statement(
+                "SELECT \"key\", \"value\" FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE 'device.%'")
+            defer { statement.reset() }
+            var unseen: [SyncNodeID] = []
+            while try statement.step() {
+                let seen = try JSONDecoder().decode(DeviceSeen.self, from: Data(statement.string(1).utf8))
+                guard now >= periodMilliseconds, seen.milliseconds < now - periodMilliseconds,
+                    let id = UUID(uuidString: String(statement.string(0).dropFirst("device.".count)))
+                else { continue }
+                unseen.append(SyncNodeID(id))
+            }
+            statement.reset()
+            for device in unseen { try Self.forget(device, on: connection) }
+            return unseen.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
+        }
+    }
+
+    /// Forgets what the server keeps for `device`, seen lately or not: the call an app makes when
+    /// it removes a device (signed out, lost). If the device syncs again, it is treated as
+    /// ``forgetDevices(unseenFor:)`` says.
+    public func forgetDevice(_ device: SyncNodeID) async throws {
+        try await store.performAndSave(author: Self.author) { context in
+            try Self.forget(device, on: context.connection)
+        }
+    }
+
+    private static func forget(_ device: SyncNodeID, on connection: some DatabaseConnection) throws {
+        let statement = try connection.statement(
+            "DELETE FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE \(connection.dialect.parameter)")
+        defer { statement.reset() }
+        statement.bind(shownPrefix(device) + "%", 1)
+        try statement.run()
+        try SyncBookkeeping.deleteValue(deviceKey(device), on: connection)
+        try SyncBookkeeping.setEncoded(Forgotten(restarted: false), for: forgottenKey(device), on: connection)
+    }
+
+    /// What the server remembers of a device it forgot, until the device has pulled everything
+    /// again: whether it started its pull from the beginning, and where the last page of that
+    /// pull ended (a pull from there or later shows the device applied it).
+    private struct Forgotten: Codable {
+        var restarted: Bool
+        var through: Int64?
+    }
+
+    /// The key of a forgotten device's mark (not `device.`, which the tombstone purge reads).
+    private static func forgottenKey(_ device: SyncNodeID) -> String {
+        "forgotten.\(device.uuid.uuidString)"
     }
 
     /// When a device last pulled, and from which cursor.

@@ -10,8 +10,9 @@ import Testing
 #endif
 
 /// A tiny HTTP/1.1 server on loopback, for the test only: one request per connection, answered by
-/// a closure with the body and the bearer token, then closed.
-private final class LoopbackHTTPServer: @unchecked Sendable {
+/// a closure with the body and the bearer token, then closed. `ProcessConvergenceTests` serves its
+/// device processes through it too.
+final class LoopbackHTTPServer: @unchecked Sendable {
     let port: UInt16
     private let socketDescriptor: Int32
     private let thread: Thread
@@ -36,7 +37,9 @@ private final class LoopbackHTTPServer: @unchecked Sendable {
             while true {
                 let client = accept(descriptor, nil, nil)
                 guard client >= 0 else { return }
-                Task { await Self.serve(client, answer: answer) }
+                // A thread per connection: its reads and writes block, and on the cooperative pool
+                // (two threads on a two-core machine) a few slow clients would stall every task.
+                Thread { Self.serve(client, answer: answer) }.start()
             }
         }
         thread.start()
@@ -47,7 +50,7 @@ private final class LoopbackHTTPServer: @unchecked Sendable {
         close(socketDescriptor)
     }
 
-    private static func serve(_ client: Int32, answer: @Sendable (Data, String?) async -> Data) async {
+    private static func serve(_ client: Int32, answer: @escaping @Sendable (Data, String?) async -> Data) {
         defer { close(client) }
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -75,7 +78,16 @@ private final class LoopbackHTTPServer: @unchecked Sendable {
         }
         guard let headerEnd else { return }
         let body = received[headerEnd.upperBound..<(headerEnd.upperBound + length)]
-        let reply = await answer(Data(body), token)
+        let request = Data(body)
+        let answered = Locked(Data())
+        let done = DispatchSemaphore(value: 0)
+        Task { [token] in
+            let reply = await answer(request, token)
+            answered.withLock { $0 = reply }
+            done.signal()
+        }
+        done.wait()
+        let reply = answered.withLock { $0 }
         let head =
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(reply.count)\r\nConnection: close\r\n\r\n"
         let bytes = Array(Data(head.utf8) + reply)
