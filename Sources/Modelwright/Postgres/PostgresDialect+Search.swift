@@ -17,24 +17,50 @@ extension PostgresDialect {
     /// immutable built-in so that it can be an index's expression (`unaccent` is only stable):
     ///
     /// 1. Unicode NFKC, as ``SearchTokenizer/normalized(_:)`` puts stored text on SQLite;
-    /// 2. lowercase by ICU's root locale (`und-x-icu`, whatever the database's locale), with the
-    ///    final sigma `ς` read as `σ`, as FTS5 folds it;
-    /// 3. diacritics removed: decomposed (NFD), the combining diacritical marks U+0300–U+036F
-    ///    dropped, composed again (NFC), which is what FTS5's `remove_diacritics 2` does to Latin,
-    ///    Greek and Cyrillic letters;
+    /// 2. lowercase by ICU's root locale (`und-x-icu`, whatever the database's locale);
+    /// 3. folded as FTS5's `remove_diacritics 2` folds (``searchFolding``): the combining marks it
+    ///    drops, and each precomposed letter it reads as another (`é` is `e`, a final `ς` is `σ`,
+    ///    `ø` stays); Greek `ό` and Cyrillic `й` keep their marks, as in FTS5;
     /// 4. every run of characters that are not letters or digits (ICU's `[:alnum:]`) made one
     ///    space, so PostgreSQL's parser sees plain words only (it would read `foo-bar` as three
     ///    words, an e-mail address or a URL as one), and each word cut to ``searchWordLength``;
     /// 5. `to_tsvector` with ``searchConfiguration``: a lexeme per word, positions in order.
     package func searchVector(of column: String) -> String {
         let icu = "COLLATE \"und-x-icu\""
+        let folding = Self.searchFolding
         var text = "lower((normalize(\(column), NFKC)) \(icu))"
-        text = "translate(\(text), 'ς', 'σ')"
-        text = "normalize(regexp_replace(normalize(\(text), NFD), '[\\u0300-\\u036f]', '', 'g'), NFC)"
+        if !folding.removed.isEmpty { text = "regexp_replace(\(text), '[\(folding.removed)]', '', 'g')" }
+        if !folding.from.isEmpty { text = "translate(\(text), \(string(folding.from)), \(string(folding.to)))" }
         text = "regexp_replace((\(text)) \(icu), '[^[:alnum:]]+', ' ', 'g')"
         text = "regexp_replace(\(text), '(\\S{\(Self.searchWordLength)})\\S+', '\\1', 'g')"
         return "to_tsvector('\(Self.searchConfiguration)'::regconfig, \(text))"
     }
+
+    /// What FTS5's `unicode61` tokenizer with `remove_diacritics 2` removes, read from the
+    /// tokenizer itself (``FTS5Tokenizer``), so the two engines cannot disagree on a letter it
+    /// knows: `removed` holds the combining marks of U+0300–U+036F it drops inside a word (as
+    /// `\uXXXX` escapes of a regular expression's class), `from` and `to` each lowercase letter
+    /// of the Latin, Greek and Cyrillic blocks (U+00C0–U+052F, U+1E00–U+1FFF) it folds to another
+    /// letter, and that letter. Computed once, in code point order: the same text on every run.
+    package static let searchFolding: (removed: String, from: String, to: String) = {
+        var removed = ""
+        for value in UInt32(0x300)...0x36F {
+            guard let mark = Unicode.Scalar(value) else { continue }
+            if FTS5Tokenizer.words(of: "a\(Character(mark))b".decomposedStringWithCanonicalMapping) == ["ab"] {
+                removed += String(format: "\\u%04x", value)
+            }
+        }
+        var from = String.UnicodeScalarView()
+        var to = String.UnicodeScalarView()
+        for value in Array(UInt32(0xC0)...0x52F) + Array(UInt32(0x1E00)...0x1FFF) {
+            guard let scalar = Unicode.Scalar(value), scalar.properties.isLowercase else { continue }
+            let folded = FTS5Tokenizer.words(of: String(Character(scalar))).first?.unicodeScalars
+            guard let folded, folded.count == 1, let letter = folded.first, letter != scalar else { continue }
+            from.append(scalar)
+            to.append(letter)
+        }
+        return (removed, String(from), String(to))
+    }()
 
     /// The table a full-text index covers: its name is ``SchemaSQL/searchIndexName(of:)`` of the
     /// table, which the requirements below receive instead of the table.
