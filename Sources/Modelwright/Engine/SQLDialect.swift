@@ -209,8 +209,13 @@ package protocol SQLDialect: Sendable {
         _ operation: StringOperation, options: StringComparisonOptions, value: String, needle: String
     ) throws -> String
 
-    /// A test that the row whose ID is `row` (a column) matches `query` (a parameter holding a
-    /// ``SearchQuery``'s ``SearchQuery/ftsText``) in `column` of the full-text index `index`.
+    /// The text a search's query parameter holds: `query` in the engine's own query syntax, every
+    /// word quoted, so no text of the user's is read as an operator (FTS5's syntax,
+    /// ``SearchQuery/ftsText``, on SQLite; a `tsquery`, ``SearchQuery/tsqueryText``, on PostgreSQL).
+    func searchQuery(_ query: SearchQuery) -> String
+
+    /// A test that the row whose ID is `row` (a column) matches `query` (a parameter holding
+    /// ``searchQuery(_:)`` of a ``SearchQuery``) in `column` of the full-text index `index`.
     func searchTest(row: String, index: String, column: String, query: String) throws -> String
 
     /// The matches of `query` (a parameter) in `column` (the `position`-th of the index's columns,

@@ -246,43 +246,6 @@ extension PostgresDialect: SQLDialect {
         return term + (ascending ? " NULLS FIRST" : " NULLS LAST")
     }
 
-    /// Full-text search (`@searchable`) is SQLite's FTS5 today; PostgreSQL's equivalent, a
-    /// `tsvector` column with a GIN index, is not built yet, so a search is refused rather than
-    /// answered differently.
-    package func searchTest(row: String, index: String, column: String, query: String) throws -> String {
-        throw Self.searchUnsupported
-    }
-
-    package func rankedSearch(
-        index: String, column: String, position: Int, query: String, candidates: String,
-        marks: (open: String, close: String, ellipsis: String, words: String)
-    ) throws -> String {
-        throw Self.searchUnsupported
-    }
-
-    package func createSearchIndex(
-        _ index: String, of table: String, columns: [String], uniqueKeys: [[String]]
-    ) throws -> [String] {
-        throw Self.searchUnsupported
-    }
-
-    package func synchronizeSearchIndex(_ index: String, of table: String, columns: [String]) throws -> [String] {
-        throw Self.searchUnsupported
-    }
-
-    package func dropSearchIndex(_ index: String, of table: String) throws -> [String] {
-        throw Self.searchUnsupported
-    }
-
-    package func searchIndexChecks(_ index: String, of table: String, columns: [String]) throws -> [String] {
-        throw Self.searchUnsupported
-    }
-
-    /// What every full-text requirement throws.
-    package static let searchUnsupported = SQLDialectError.unsupported(
-        "PostgreSQL stores have no full-text index yet (@searchable is SQLite's FTS5): remove @searchable, "
-            + "or use the SQLite engine for full-text search")
-
     /// A deferred transaction is PostgreSQL's default; an immediate one takes the serialisable
     /// level, since PostgreSQL takes no database-wide write lock at `BEGIN` and a writer that must
     /// not see its reads change is told so at commit instead.

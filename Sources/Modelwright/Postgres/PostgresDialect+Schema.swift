@@ -17,20 +17,22 @@ extension PostgresDialect {
     /// table, a table per hierarchy and per join table (named and laid out by ``SchemaLayout``
     /// and ``SchemaSQL``, as on SQLite), then foreign keys (deferred to commit, as on SQLite; added
     /// after every table exists, since PostgreSQL resolves a reference when it is declared), then
-    /// the indexes.
+    /// the indexes, the full-text indexes last (see `PostgresDialect+Search.swift`).
     ///
     /// Throws a ``PostgresValueError`` naming the entity when a table or column name is longer
     /// than PostgreSQL keeps (63 bytes); index names, which are the runtime's own, are shortened
     /// with a digest instead.
     package static func createStatements(for schema: SchemaDescription) throws -> [String] {
-        if schema.entities.contains(where: { !$0.searchableAttributes.isEmpty }) { throw searchUnsupported }
         let tables = try tableDefinitions(for: schema)
         let creates = tables.map { table in
             "CREATE TABLE \(table.quotedName) (\((table.columns.map(\.definition) + table.constraints).joined(separator: ", ")))"
         }
         let foreignKeys = tables.flatMap { $0.foreignKeys.map(\.statement) }
         let indexes = tables.flatMap { $0.indexes.map(\.statement) }
-        return [createMetadata] + creates + foreignKeys + indexes
+        let search = try SchemaSQL.searchIndexes(for: SchemaLayout(schema)).flatMap {
+            try $0.create(in: PostgresDialect())
+        }
+        return [createMetadata] + creates + foreignKeys + indexes + search
     }
 
     /// The statement that creates the metadata table (version and checksum).

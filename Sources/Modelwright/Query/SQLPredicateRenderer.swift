@@ -277,7 +277,7 @@ extension SQLPredicateRenderer: ConditionVisitor {
             throw StoreError.unsupportedQuery(
                 "'\(path.keyPath)' has no full-text index: mark it @searchable in the schema to search it")
         }
-        let parameter = parameter(.text(query.ftsText), isDecimal: false)
+        let parameter = parameter(.text(dialect.searchQuery(query)), isDecimal: false)
         return hops.wrap(
             try dialect.searchTest(
                 row: ConditionSQL.column("id", of: hops.scope.alias),
@@ -371,7 +371,7 @@ struct SQLArgumentCollector: ConditionVisitor {
     }
 
     mutating func search(_ path: ColumnPath, _ query: SearchQuery, in scope: Void) {
-        arguments.append(.text(query.ftsText))
+        arguments.append(.text(dialect.searchQuery(query)))
     }
 
     mutating func count(_ path: RelationshipPath, _ comparison: ComparisonOperator, _ number: Int, in scope: Void) {

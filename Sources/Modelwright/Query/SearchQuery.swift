@@ -80,6 +80,14 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
     /// The query in SQLite FTS5's syntax, every word quoted: what the store binds.
     package var ftsText: String { root.ftsText }
 
+    /// The query as PostgreSQL's `tsquery` input: every word one quoted lexeme (its quotes doubled,
+    /// its backslashes escaped, so nothing in it is an operator), a phrase's words joined by `<->`,
+    /// the last one a prefix (`:*`) for `conc*`, and `&`, `|` and `& !` for `AND`, `OR` and `NOT`.
+    /// Each lexeme is the word as FTS5 folds it, cut to ``PostgresDialect/searchWordLength``
+    /// scalars as the store's `tsvector` cuts a stored word (<doc:Runtime#Full-text-search> lists
+    /// where PostgreSQL's search differs from SQLite's).
+    package var tsqueryText: String { root.tsqueryText }
+
     /// The query in its canonical spelling (every group in parentheses).
     public var description: String { root.ftsText }
 
@@ -120,6 +128,27 @@ public struct SearchQuery: Sendable, Hashable, CustomStringConvertible {
             // A phrase of one character no tokenizer keeps: FTS5 reads it as a phrase with no
             // tokens, which matches no row.
             case .nothing: return "\"\u{1}\""
+            }
+        }
+
+        var tsqueryText: String {
+            switch self {
+            case .term(_, let terms, let prefix):
+                let lexemes = terms.map { bytes in
+                    let word = String(decoding: bytes, as: UTF8.self)
+                    let cut = String(
+                        String.UnicodeScalarView(word.unicodeScalars.prefix(PostgresDialect.searchWordLength)))
+                    return "'"
+                        + cut.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
+                        + "'"
+                }
+                guard !lexemes.isEmpty else { return Node.nothing.tsqueryText }
+                return "(" + lexemes.joined(separator: " <-> ") + (prefix ? ":*" : "") + ")"
+            case .and(let nodes): return "(" + nodes.map(\.tsqueryText).joined(separator: " & ") + ")"
+            case .or(let nodes): return "(" + nodes.map(\.tsqueryText).joined(separator: " | ") + ")"
+            case .without(let kept, let removed): return "(" + kept.tsqueryText + " & !" + removed.tsqueryText + ")"
+            // A lexeme no stored text holds: the store's `tsvector` keeps letters and digits only.
+            case .nothing: return "'!'"
             }
         }
 

@@ -260,6 +260,10 @@ struct SQLiteDialect: SQLDialect {
         "mw_string(\(operation.rawValue), \(options.rawValue), \(value), \(needle))"
     }
 
+    func searchQuery(_ query: SearchQuery) -> String {
+        query.ftsText
+    }
+
     func searchTest(row: String, index: String, column: String, query: String) -> String {
         "\(row) IN (SELECT \"id\" FROM \(quoted(index)) WHERE \(quoted(index)).\(quoted(column)) MATCH \(query))"
     }

@@ -112,7 +112,7 @@ extension ReadContext {
             marks: (marker, marker, marker, marker))
         var arguments: [SQLValue] = [
             .text(String(Self.open)), .text(String(Self.close)), .text("…"),
-            .integer(Int64(min(max(snippetWords, 1), 64))), .text(query.ftsText),
+            .integer(Int64(min(max(snippetWords, 1), 64))), .text(connection.dialect.searchQuery(query)),
         ]
         arguments += innerArguments
         if request.fetchLimit != nil || request.fetchOffset > 0 {
@@ -174,8 +174,8 @@ extension ReadContext {
         let statement = try connection.statement(sql)
         defer { statement.reset() }
         let arguments: [SQLValue] = [
-            .text(String(marks[0])), .text(String(marks[1])), .text("…"), words, .text(query.ftsText),
-            .blob(withUnsafeBytes(of: id.uuid) { Data($0) }),
+            .text(String(marks[0])), .text(String(marks[1])), .text("…"), words,
+            .text(connection.dialect.searchQuery(query)), .blob(withUnsafeBytes(of: id.uuid) { Data($0) }),
         ]
         for (number, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(number + 1))
