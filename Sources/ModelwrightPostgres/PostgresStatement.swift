@@ -193,6 +193,13 @@ package final class PostgresStatement: DatabaseStatement {
     package func uuid(_ index: Int32) -> UUID? { rows?.uuid(row, index) }
     /// The column as the runtime's value.
     package func value(_ index: Int32) -> SQLValue { rows?.value(row, index) ?? .null }
+    /// The column's text, `nil` for a value of another class: the row decoder's read, answered
+    /// with one look at the cell rather than its class and then its text.
+    package func text(_ index: Int32) -> String? { rows?.text(row, index) }
+    /// The column's integer, `nil` for a value of another class.
+    package func integer(_ index: Int32) -> Int64? { rows?.integer(row, index) }
+    /// The column's number (a real, or an integer as a real), `nil` for a value of another class.
+    package func number(_ index: Int32) -> Double? { rows?.number(row, index) }
 
     /// The names of the result's columns, known once the statement has stepped (it runs then), or
     /// from its description for a statement written by hand.
