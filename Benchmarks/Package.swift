@@ -108,6 +108,14 @@ let package = Package(
                 .product(name: "ModelwrightPostgres", package: modelwrightIdentity),
             ] + (withPostgresNIO ? [.product(name: "PostgresNIO", package: "postgres-nio")] : [])
         ),
+        // PostgresBenchmarks' reads in callgrind instructions, synchronous (see main.swift).
+        .executableTarget(
+            name: "PostgresProbe",
+            dependencies: [
+                "LibPQBench", "BenchmarkSupport", .product(name: "Modelwright", package: modelwrightIdentity),
+                .product(name: "ModelwrightPostgres", package: modelwrightIdentity),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -41,6 +41,9 @@ public final class PostgresConnection: @unchecked Sendable {
     private var isBroken = false
     /// The database's name on the server, for ``PostgresStatementLog``.
     private let databaseName: String
+    /// The statement log, when the connection opened while its database was recorded; `nil` (and
+    /// no lock per statement) otherwise.
+    private let log: PostgresStatementLog?
     private let canceller: Canceller
     private let redaction: Redaction
 
@@ -107,7 +110,9 @@ public final class PostgresConnection: @unchecked Sendable {
         self.handle = handle.pointer
         self.redaction = redaction
         self.statementTimeout = configuration.statementTimeout
-        self.databaseName = PQdb(handle.pointer).map { String(cString: $0) } ?? ""
+        let databaseName = PQdb(handle.pointer).map { String(cString: $0) } ?? ""
+        self.databaseName = databaseName
+        self.log = PostgresStatementLog.shared.attached(to: databaseName)
         self.serverProcessID = PQbackendPID(handle.pointer)
         self.canceller = Canceller(PQgetCancel(handle.pointer))
     }
@@ -122,7 +127,9 @@ public final class PostgresConnection: @unchecked Sendable {
         self.handle = handle.pointer
         self.redaction = redaction
         self.statementTimeout = configuration.statementTimeout
-        self.databaseName = PQdb(handle.pointer).map { String(cString: $0) } ?? ""
+        let databaseName = PQdb(handle.pointer).map { String(cString: $0) } ?? ""
+        self.databaseName = databaseName
+        self.log = PostgresStatementLog.shared.attached(to: databaseName)
         self.serverProcessID = PQbackendPID(handle.pointer)
         self.canceller = Canceller(PQgetCancel(handle.pointer))
     }
@@ -436,7 +443,7 @@ public final class PostgresConnection: @unchecked Sendable {
             if cached, let rows = try runWithHeldBegin(held, sql, values) { return rows }
             try beginNow(held)
         }
-        PostgresStatementLog.shared.sent(sql, to: databaseName)
+        log?.sent(sql, to: databaseName)
         return try withUnsafeCurrentTask { task in
             try queue.sync {
                 try self.runOnQueue(sql, values, cached: cached, isCancelled: { task?.isCancelled == true })

@@ -8,21 +8,60 @@ public final class PostgresRows: @unchecked Sendable {
     // @unchecked: a PGresult is never changed after libpq returns it, and libpq documents it as
     // safe to read from several threads; it is freed only in deinit.
     private let result: OpaquePointer
-    /// Each column's type and whether it came in binary, read from libpq once per result rather
-    /// than twice per cell.
-    private let columns: [(oid: UInt32, binary: Bool)]
+    /// How each column's cells are read, resolved once per result from the column's type and
+    /// format (libpq's `PQftype` and `PQfformat`), not per cell; and the type, for the readers
+    /// that build a ``PostgresValue``.
+    private let columns: [(kind: ColumnKind, oid: UInt32)]
+    /// The number of rows, read once.
+    public let count: Int
+
+    /// How the typed readers read a column's cells: in place for the types a store's columns use
+    /// in binary, through a ``PostgresValue`` for anything else.
+    private enum ColumnKind {
+        /// `bigint`, `integer`, `smallint`, `boolean`, in binary: an integer.
+        case int64, int32, int16, bool
+        /// `double precision`, `real` in binary: a floating-point number.
+        case float64, float32
+        /// `timestamptz` (or `timestamp`) in binary: a `Date`'s seconds.
+        case timestamp
+        /// `text`, `varchar`, `name`, `char`, in either format (they are the same bytes): UTF-8 text.
+        case text
+        /// `bytea` in binary: bytes.
+        case bytes
+        /// `uuid` in binary: 16 bytes.
+        case uuid
+        /// Anything else (`numeric`, `jsonb`, a text-format number …): through its value.
+        case other
+
+        init(oid: UInt32, binary: Bool) {
+            switch (oid, binary) {
+            case (25, _), (1_043, _), (19, _), (1_042, _): self = .text
+            case (20, true): self = .int64
+            case (23, true): self = .int32
+            case (21, true): self = .int16
+            case (16, true): self = .bool
+            case (701, true): self = .float64
+            case (700, true): self = .float32
+            case (1_184, true), (1_114, true): self = .timestamp
+            case (17, true): self = .bytes
+            case (2_950, true): self = .uuid
+            default: self = .other
+            }
+        }
+    }
 
     init(_ result: OpaquePointer) {
         self.result = result
-        columns = (0..<PQnfields(result)).map { (UInt32(PQftype(result, $0)), PQfformat(result, $0) == 1) }
+        columns = (0..<PQnfields(result)).map { column in
+            let oid = UInt32(PQftype(result, column))
+            return (ColumnKind(oid: oid, binary: PQfformat(result, column) == 1), oid)
+        }
+        count = Int(PQntuples(result))
     }
 
     deinit {
         PQclear(result)
     }
-
-    /// The number of rows.
-    public var count: Int { Int(PQntuples(result)) }
 
     /// The number of columns.
     public var columnCount: Int { Int(PQnfields(result)) }
@@ -62,23 +101,29 @@ public final class PostgresRows: @unchecked Sendable {
 
     // The engine interface's column readers (``PostgresStatement``) read a cell where libpq keeps
     // it, without building a ``PostgresValue`` (no Data, no String) for numbers: the fetch path.
+    // The column's kind was resolved when the result arrived, so a cell costs `PQgetvalue`,
+    // `PQgetlength` and a switch on the kind.
 
     /// Whether the cell is NULL (or outside the result).
     func isNull(_ row: Int32, _ column: Int32) -> Bool {
         PQgetisnull(result, row, column) != 0
     }
 
-    /// The cell's type and bytes, in the result's format; `nil` for NULL or outside the result.
-    /// Two libpq calls per cell (the value and its length); only an empty cell, which NULL is, asks
+    /// The column's kind; `.other` outside the result.
+    private func kind(_ column: Int32) -> ColumnKind {
+        column >= 0 && Int(column) < columns.count ? columns[Int(column)].kind : .other
+    }
+
+    /// The cell's bytes, in the result's format; `nil` for NULL or outside the result. Two libpq
+    /// calls per cell (the value and its length); only an empty cell, which NULL is, asks
     /// `PQgetisnull` as well.
-    private func cell(_ row: Int32, _ column: Int32) -> (oid: UInt32, binary: Bool, bytes: UnsafeRawBufferPointer)? {
+    private func cell(_ row: Int32, _ column: Int32) -> UnsafeRawBufferPointer? {
         guard column >= 0, Int(column) < columns.count, let pointer = PQgetvalue(result, row, column) else {
             return nil
         }
         let length = Int(PQgetlength(result, row, column))
         if length == 0, PQgetisnull(result, row, column) != 0 { return nil }
-        let type = columns[Int(column)]
-        return (type.oid, type.binary, UnsafeRawBufferPointer(start: pointer, count: length))
+        return UnsafeRawBufferPointer(start: pointer, count: length)
     }
 
     private static func bigEndian<T: FixedWidthInteger>(_: T.Type, _ bytes: UnsafeRawBufferPointer) -> T? {
@@ -86,24 +131,59 @@ public final class PostgresRows: @unchecked Sendable {
         return T(bigEndian: bytes.loadUnaligned(as: T.self))
     }
 
-    /// The class of the cell's value as ``value(_:_:)`` would give it, told from the column's type
+    /// The integer of a cell of an integer kind in its binary form (a boolean as 0 or 1); `nil`
+    /// for another kind or bytes of another length, which are not that type's binary form.
+    private static func integer(_ kind: ColumnKind, _ bytes: UnsafeRawBufferPointer) -> Int64? {
+        switch kind {
+        case .int64: bigEndian(Int64.self, bytes)
+        case .int32: bigEndian(Int32.self, bytes).map(Int64.init)
+        case .int16: bigEndian(Int16.self, bytes).map(Int64.init)
+        case .bool: bytes.count == 1 ? (bytes[0] == 0 ? 0 : 1) : nil
+        default: nil
+        }
+    }
+
+    /// The number of a cell of a floating-point or timestamp kind in its binary form (a timestamp
+    /// as seconds since 2001-01-01, as a `Date` is stored); `nil` otherwise.
+    private static func real(_ kind: ColumnKind, _ bytes: UnsafeRawBufferPointer) -> Double? {
+        switch kind {
+        case .float64: bigEndian(UInt64.self, bytes).map(Double.init(bitPattern:))
+        case .float32: bigEndian(UInt32.self, bytes).map { Double(Float(bitPattern: $0)) }
+        case .timestamp: bigEndian(Int64.self, bytes).map(PostgresDialect.secondsSinceReferenceDate)
+        default: nil
+        }
+    }
+
+    /// `bytes` as text when they are valid UTF-8; `nil` otherwise (a SQL_ASCII database hands over
+    /// whatever bytes it stored). `String(decoding:as:)` validates as it copies and repairs what is
+    /// not UTF-8; what it makes is always UTF-8, so it is the very bytes given exactly when they
+    /// were UTF-8, which one comparison of the two tells. (`String(validating:as:)` answers the same
+    /// through its generic path, which looked up type metadata four times per call: 15 % of the
+    /// client's instructions in a 100,000-row fetch into records.)
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let units = bytes.assumingMemoryBound(to: UInt8.self)
+        var text = String(decoding: units, as: UTF8.self)
+        let exact = text.withUTF8 { made in
+            made.count == units.count
+                && (units.isEmpty || memcmp(made.baseAddress!, units.baseAddress!, units.count) == 0)
+        }
+        return exact ? text : nil
+    }
+
+    /// The class of the cell's value as ``value(_:_:)`` would give it, told from the column's kind
     /// and the cell's bytes without building the value, for the types a store's columns use;
-    /// other types, and a cell whose bytes are not its type's binary form or not UTF-8, are
-    /// classed by building the value, so the answer is always the same as that one's. A row
-    /// decoder asks it before every read, and building the value to answer cost 19 % of the
-    /// client's CPU time in a 20,000-row fetch into records (13.8 against 11.2 ms; BENCHMARKS.md,
-    /// "PostgreSQL").
+    /// other types, and a cell whose bytes are not its type's binary form, are classed by building
+    /// the value, so the answer is always the same as that one's.
     func storageClass(_ row: Int32, _ column: Int32) -> StorageClass {
-        guard let cell = cell(row, column) else { return .null }
-        if cell.binary {
-            switch (cell.oid, cell.bytes.count) {
-            case (20, 8), (23, 4), (21, 2), (16, 1): return .integer
-            case (701, 8), (700, 4), (1_184, 8), (1_114, 8): return .real
-            case (17, _), (2_950, 16): return .blob
-            case (25, _), (1_043, _), (19, _), (1_042, _):
-                if Self.isUTF8(cell.bytes) { return .text }
-            default: break
-            }
+        guard let bytes = cell(row, column) else { return .null }
+        let kind = kind(column)
+        if Self.integer(kind, bytes) != nil { return .integer }
+        if Self.real(kind, bytes) != nil { return .real }
+        switch (kind, bytes.count) {
+        case (.bytes, _), (.uuid, 16): return .blob
+        // Text that is not UTF-8 cannot be read as a value: NULL, as the value says.
+        case (.text, _): return Self.isUTF8(bytes) ? .text : .null
+        default: break
         }
         switch value(row, column) {
         case .null: return .null
@@ -123,18 +203,43 @@ public final class PostgresRows: @unchecked Sendable {
         return !failed
     }
 
+    // The row decoder's typed reads: the value when its class is the one asked for, `nil` for any
+    // other class (NULL included), answering what ``storageClass(_:_:)`` followed by the read would,
+    // with one look at the cell.
+
+    /// The cell's text, when its class is text.
+    func text(_ row: Int32, _ column: Int32) -> String? {
+        guard let bytes = cell(row, column) else { return nil }
+        if kind(column) == .text { return Self.text(bytes) }
+        return storageClass(row, column) == .text ? string(row, column) : nil
+    }
+
+    /// The cell's integer, when its class is integer.
+    func integer(_ row: Int32, _ column: Int32) -> Int64? {
+        guard let bytes = cell(row, column) else { return nil }
+        if let integer = Self.integer(kind(column), bytes) { return integer }
+        return storageClass(row, column) == .integer ? int64(row, column) : nil
+    }
+
+    /// The cell's number, when its class is real or integer (an integer as a real).
+    func number(_ row: Int32, _ column: Int32) -> Double? {
+        guard let bytes = cell(row, column) else { return nil }
+        let kind = kind(column)
+        if let real = Self.real(kind, bytes) { return real }
+        if let integer = Self.integer(kind, bytes) { return Double(integer) }
+        switch storageClass(row, column) {
+        case .real, .integer: return double(row, column)
+        default: return nil
+        }
+    }
+
     /// The cell as an integer: integers and booleans (as 0 or 1) directly, other types through
     /// their ``SQLValue``; 0 for NULL, as SQLite reads it.
     func int64(_ row: Int32, _ column: Int32) -> Int64 {
-        guard let cell = cell(row, column) else { return 0 }
-        if cell.binary {
-            switch cell.oid {
-            case 20: return Self.bigEndian(Int64.self, cell.bytes) ?? 0
-            case 23: return Self.bigEndian(Int32.self, cell.bytes).map(Int64.init) ?? 0
-            case 21: return Self.bigEndian(Int16.self, cell.bytes).map(Int64.init) ?? 0
-            case 16: return cell.bytes.first.map { $0 == 0 ? 0 : 1 } ?? 0
-            default: break
-            }
+        guard let bytes = cell(row, column) else { return 0 }
+        switch kind(column) {
+        case .int64, .int32, .int16, .bool: return Self.integer(kind(column), bytes) ?? 0
+        default: break
         }
         switch value(row, column) {
         case .integer(let value): return value
@@ -147,15 +252,10 @@ public final class PostgresRows: @unchecked Sendable {
     /// The cell as a floating-point number: `real`, `double precision` directly, a `timestamptz`
     /// as seconds since 2001-01-01 (as a `Date` is stored), other types through their ``SQLValue``.
     func double(_ row: Int32, _ column: Int32) -> Double {
-        guard let cell = cell(row, column) else { return 0 }
-        if cell.binary {
-            switch cell.oid {
-            case 701: return Self.bigEndian(UInt64.self, cell.bytes).map(Double.init(bitPattern:)) ?? 0
-            case 700: return Self.bigEndian(UInt32.self, cell.bytes).map { Double(Float(bitPattern: $0)) } ?? 0
-            case 1_184, 1_114:
-                return Self.bigEndian(Int64.self, cell.bytes).map(PostgresDialect.secondsSinceReferenceDate) ?? 0
-            default: break
-            }
+        guard let bytes = cell(row, column) else { return 0 }
+        switch kind(column) {
+        case .float64, .float32, .timestamp: return Self.real(kind(column), bytes) ?? 0
+        default: break
         }
         switch value(row, column) {
         case .integer(let value): return Double(value)
@@ -168,16 +268,16 @@ public final class PostgresRows: @unchecked Sendable {
     /// The cell as text: `text` and `jsonb` directly, a `numeric` as its exact decimal text, a
     /// `uuid` as its canonical text, other types through their ``SQLValue``.
     func string(_ row: Int32, _ column: Int32) -> String {
-        guard let cell = cell(row, column) else { return "" }
-        switch (cell.oid, cell.binary) {
+        guard let bytes = cell(row, column) else { return "" }
+        switch (columns[Int(column)].oid, PQfformat(result, column) == 1) {
         case (25, _), (1_043, _), (19, _), (1_042, _), (114, _), (3_802, false):
-            return String(decoding: cell.bytes, as: UTF8.self)
+            return String(decoding: bytes, as: UTF8.self)
         case (3_802, true):
-            return String(decoding: UnsafeRawBufferPointer(rebasing: cell.bytes.dropFirst()), as: UTF8.self)
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: UTF8.self)
         default:
             break
         }
-        if cell.oid == 2_950, let uuid = uuid(row, column) { return uuid.uuidString }
+        if columns[Int(column)].oid == 2_950, let uuid = uuid(row, column) { return uuid.uuidString }
         switch value(row, column) {
         case .integer(let value): return String(value)
         case .real(let value): return String(value)
@@ -189,8 +289,11 @@ public final class PostgresRows: @unchecked Sendable {
 
     /// The cell as bytes: `bytea` directly, a `uuid` as its 16 bytes, text as its UTF-8.
     func data(_ row: Int32, _ column: Int32) -> Data {
-        guard let cell = cell(row, column) else { return Data() }
-        if cell.binary, cell.oid == 17 || cell.oid == 2_950 { return Data(cell.bytes) }
+        guard let bytes = cell(row, column) else { return Data() }
+        switch kind(column) {
+        case .bytes, .uuid: return Data(bytes)
+        default: break
+        }
         switch value(row, column) {
         case .blob(let data): return data
         case .text(let text): return Data(text.utf8)
@@ -200,11 +303,14 @@ public final class PostgresRows: @unchecked Sendable {
 
     /// The cell as a UUID, when it holds one (a `uuid`, or 16 bytes of `bytea`).
     func uuid(_ row: Int32, _ column: Int32) -> UUID? {
-        guard let cell = cell(row, column) else { return nil }
-        if cell.binary, cell.oid == 2_950 || cell.oid == 17, cell.bytes.count == 16 {
+        guard let bytes = cell(row, column) else { return nil }
+        switch kind(column) {
+        case .uuid, .bytes:
+            guard bytes.count == 16 else { break }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: cell.bytes) }
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: bytes) }
             return UUID(uuid: uuid)
+        default: break
         }
         if case .uuid(let uuid) = (try? value(row: Int(row), column: Int(column))) ?? .null { return uuid }
         return nil

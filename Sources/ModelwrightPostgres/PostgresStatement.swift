@@ -14,7 +14,13 @@ package final class PostgresStatement: DatabaseStatement {
     private let sql: String
     private let cached: Bool
     private var bindings: [SQLValue] = []
-    private var rows: PostgresRows?
+    private var rows: PostgresRows? {
+        didSet { current = rows.map(Unmanaged.passUnretained) }
+    }
+    /// `rows`, unretained, for the readers: a row decoder reads every cell through them, and
+    /// reaching the rows through the stored reference retained and released them around each read
+    /// (7 % of a 100,000-row fetch's instructions). `rows` keeps them alive while this is set.
+    private var current: Unmanaged<PostgresRows>?
     private var row: Int32 = -1
     /// What the server said of a statement written by hand when it was described; `nil` for the
     /// runtime's own statements.
@@ -125,6 +131,12 @@ package final class PostgresStatement: DatabaseStatement {
         bindings[position] = value
     }
 
+    /// `read` of the current row's rows, reached without a retain; `none` before the statement ran.
+    private func reading<Value>(_ none: Value, _ read: (PostgresRows, Int32) -> Value) -> Value {
+        guard let current else { return none }
+        return current._withUnsafeGuaranteedRef { read($0, row) }
+    }
+
     // MARK: - DatabaseStatement
 
     /// Forgets the rows and the bindings, so the statement can run again.
@@ -176,23 +188,30 @@ package final class PostgresStatement: DatabaseStatement {
     package func bind(_ value: SQLValue, _ index: Int32) { bindValue(value, index) }
 
     /// Whether the column of the current row is NULL.
-    package func isNull(_ index: Int32) -> Bool { rows?.isNull(row, index) ?? true }
+    package func isNull(_ index: Int32) -> Bool { reading(true) { $0.isNull($1, index) } }
     /// The class of the column's value, as ``value(_:)`` gives it (the column's type decides:
     /// `boolean` and the integers are integers, `timestamptz` a real, `numeric` and `jsonb` text,
     /// `bytea` and `uuid` bytes), told from the type without converting the value.
-    package func storageClass(_ index: Int32) -> StorageClass { rows?.storageClass(row, index) ?? .null }
+    package func storageClass(_ index: Int32) -> StorageClass { reading(.null) { $0.storageClass($1, index) } }
     /// The column as an integer.
-    package func int64(_ index: Int32) -> Int64 { rows?.int64(row, index) ?? 0 }
+    package func int64(_ index: Int32) -> Int64 { reading(0) { $0.int64($1, index) } }
     /// The column as a floating-point number.
-    package func double(_ index: Int32) -> Double { rows?.double(row, index) ?? 0 }
+    package func double(_ index: Int32) -> Double { reading(0) { $0.double($1, index) } }
     /// The column as text.
-    package func string(_ index: Int32) -> String { rows?.string(row, index) ?? "" }
+    package func string(_ index: Int32) -> String { reading("") { $0.string($1, index) } }
     /// The column as bytes.
-    package func data(_ index: Int32) -> Data { rows?.data(row, index) ?? Data() }
+    package func data(_ index: Int32) -> Data { reading(Data()) { $0.data($1, index) } }
     /// The column as a UUID, when it holds one.
-    package func uuid(_ index: Int32) -> UUID? { rows?.uuid(row, index) }
+    package func uuid(_ index: Int32) -> UUID? { reading(nil) { $0.uuid($1, index) } }
     /// The column as the runtime's value.
-    package func value(_ index: Int32) -> SQLValue { rows?.value(row, index) ?? .null }
+    package func value(_ index: Int32) -> SQLValue { reading(.null) { $0.value($1, index) } }
+    /// The column's text, `nil` for a value of another class: the row decoder's read, answered
+    /// with one look at the cell rather than its class and then its text.
+    package func text(_ index: Int32) -> String? { reading(nil) { $0.text($1, index) } }
+    /// The column's integer, `nil` for a value of another class.
+    package func integer(_ index: Int32) -> Int64? { reading(nil) { $0.integer($1, index) } }
+    /// The column's number (a real, or an integer as a real), `nil` for a value of another class.
+    package func number(_ index: Int32) -> Double? { reading(nil) { $0.number($1, index) } }
 
     /// The names of the result's columns, known once the statement has stepped (it runs then), or
     /// from its description for a statement written by hand.

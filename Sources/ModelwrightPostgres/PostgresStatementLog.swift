@@ -4,6 +4,12 @@ import Foundation
 /// a test sees what the migrator really runs, to compare it with what `plan --engine postgres`
 /// prints. Nothing is recorded until a test names a database, and a database is named by its
 /// server-side name, so tests on other databases of the same server are not seen.
+///
+/// A connection asks once, when it opens, whether its database is recorded
+/// (``attached(to:)``), and only such a connection writes here: a connection opened while
+/// nothing records its database never takes the log's lock, so the log costs a production
+/// server nothing per statement. Name the database before opening the store whose statements
+/// are wanted.
 package final class PostgresStatementLog: @unchecked Sendable {
     // @unchecked: `statements` is touched only under `lock`.
     private let lock = NSLock()
@@ -20,6 +26,12 @@ package final class PostgresStatementLog: @unchecked Sendable {
     /// Stops recording `database` and returns what was sent to it.
     package func stop(_ database: String) -> [String] {
         lock.withLock { statements.removeValue(forKey: database) ?? [] }
+    }
+
+    /// The log, for a connection to `database` that opens while `database` is recorded; `nil`
+    /// otherwise, and that connection records nothing.
+    func attached(to database: String) -> PostgresStatementLog? {
+        lock.withLock { statements[database] != nil } ? self : nil
     }
 
     /// Notes that `sql` was sent to `database`, if it is recorded.

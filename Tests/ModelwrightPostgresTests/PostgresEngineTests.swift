@@ -181,6 +181,7 @@ struct PostgresEngineTests {
                 }
             case .null: #expect(statement.isNull(0))
             }
+            #expect(Self.typedReadsAgree(statement), "\(test)")
             #expect(!(try statement.step()), "\(test): one row")
             statement.reset()
             checked += 1
@@ -191,6 +192,81 @@ struct PostgresEngineTests {
             "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'INSERT%'")
         #expect(try prepared.step())
         #expect(prepared.int64(0) == Int64(PostgresDialect.ColumnType.allCases.count))
+    }
+
+    /// Whether the row decoder's typed reads of column 0 (`text`, `integer`, `number`, which a
+    /// record's decoding calls and the engine answers with one look at the cell) say what the
+    /// value's class followed by the read says, bit for bit.
+    static func typedReadsAgree(_ statement: any DatabaseStatement) -> Bool {
+        let storageClass = statement.storageClass(0)
+        let number: Double? =
+            switch storageClass {
+            case .real, .integer: statement.double(0)
+            default: nil
+            }
+        return statement.text(0) == (storageClass == .text ? statement.string(0) : nil)
+            && statement.integer(0) == (storageClass == .integer ? statement.int64(0) : nil)
+            && statement.number(0)?.bitPattern == number?.bitPattern
+    }
+
+    /// Text columns read as exactly the bytes the server holds: in a SQL_ASCII database (which
+    /// stores any bytes and converts none), drawn byte strings, valid UTF-8 or not, in every column
+    /// type read as text. Valid UTF-8 is read as that text, bit for bit, by every reader; anything
+    /// else never reaches a reader as text with U+FFFD in it (the server refuses to send it to a
+    /// UTF-8 client, 22021).
+    @Test func textReadsItsBytesExactlyAndNeverRepairsThem() async throws {
+        let admin = try await makeConnection()
+        let name = "mw_bytes_\(UUID().uuidString.prefix(8).lowercased())"
+        try await admin.execute(
+            "CREATE DATABASE \(name) ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+        var configuration = try await makeDatabase()
+        configuration.connectionString = configuration.connectionString.replacingOccurrences(
+            of: #"dbname=mw_[0-9a-f]+"#, with: "dbname=\(name)", options: .regularExpression)
+        let connection = try await PostgresConnection(configuration)
+        var random = SplitMix64(seed: 0x7E_87)
+        var checked = (valid: 0, invalid: 0)
+        for index in 0..<Self.randomCount * 2 {
+            // Mostly ASCII, some multi-byte scalars, some stray bytes (a lone continuation byte, a
+            // truncated sequence, an overlong form, a surrogate's encoding).
+            var bytes: [UInt8] = []
+            for _ in 0..<random.size(in: 0...40) {
+                switch random.next(below: 10) {
+                case 0, 1: bytes += Array(random.pick(["é", "🙂", "€", "ß"]).utf8)
+                case 2: bytes.append(UInt8(truncatingIfNeeded: random.next()) | 0x80)
+                case 3:
+                    bytes += random.pick([[0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80]])
+                default: bytes.append(UInt8(1 + random.next(below: 127)))
+                }
+            }
+            let hex = bytes.map { String(format: "%02x", $0) }.joined()
+            let type = ["text", "varchar", "name", "bpchar"][index % 4]
+            // `name` keeps 63 bytes: the oracle is the bytes the server holds, read as bytea.
+            let statement = try connection.statement(
+                "SELECT CAST(convert_from(decode('\(hex)', 'hex'), 'SQL_ASCII') AS \(type)), "
+                    + "convert_to(CAST(convert_from(decode('\(hex)', 'hex'), 'SQL_ASCII') AS \(type)), 'SQL_ASCII')")
+            let held: Data
+            do {
+                #expect(try statement.step())
+                held = statement.data(1)
+            } catch {
+                // Refused by the server: the bytes it holds are not UTF-8.
+                #expect(String(validating: bytes.prefix(type == "name" ? 63 : bytes.count), as: UTF8.self) == nil)
+                #expect("\(error)".contains("22021"), "\(type) \(hex): \(error)")
+                checked.invalid += 1
+                statement.reset()
+                try engine { try connection.execute("SELECT 1") }
+                continue
+            }
+            let expected = try #require(String(validating: held, as: UTF8.self), "\(type) \(hex)")
+            #expect(statement.text(0).map { Data($0.utf8) } == held, "\(type) \(hex)")
+            #expect(statement.string(0) == expected, "\(type) \(hex)")
+            #expect(statement.storageClass(0) == .text, "\(type) \(hex)")
+            #expect(statement.value(0) == .text(expected), "\(type) \(hex)")
+            #expect(Self.typedReadsAgree(statement), "\(type) \(hex)")
+            checked.valid += 1
+            statement.reset()
+        }
+        #expect(checked.valid > Self.randomCount / 4 && checked.invalid > Self.randomCount / 4, "\(checked)")
     }
 
     /// `?` markers are numbered outside literals, quoted names and comments, whatever surrounds them.
