@@ -174,15 +174,30 @@ public final class SyncServer: SyncTransport {
                         existing?.links[link].map { $0.merged(with: stamps) != $0 } ?? true
                     }
                     linkChanges.append((change.key, changedLinks.keys.sorted()))
+                    if let scopes, let user {
+                        // A row the user may not see, named by another entity than its own, is
+                        // refused as an unknown ID is: the answer tells neither that it exists nor what it is.
+                        let concrete = try Self.rowKey(of: change.key.id, as: change.key.entity, context: context)
+                        if concrete != change.key,
+                            try !Self.isVisible(concrete, user: user, scopes: scopes, context: context)
+                        {
+                            throw SyncError.outOfScope(row: change.key)
+                        }
+                    }
                     let stored = try Self.storedRows(of: change.key, context: context)
                     if let scopes, let user {
                         guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
                         else { throw SyncError.outOfScope(row: change.key) }
                         let merged = existing?.merged(with: change) ?? change
                         guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
-                        // An unlink or re-link of a to-one is a change to the row it left too.
-                        try Self.checkToOneTargets(
-                            of: change, in: stored, user: user, scopes: scopes, context: context)
+                        // An unlink or re-link of a to-one is a change to the row it left too. The
+                        // refusal names the pushed row: the link it leaves may be hidden from the user.
+                        do {
+                            try Self.checkToOneTargets(
+                                of: change, in: stored, user: user, scopes: scopes, context: context)
+                        } catch SyncError.outOfScope {
+                            throw SyncError.outOfScope(row: change.key)
+                        }
                     }
                     let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
@@ -383,9 +398,12 @@ public final class SyncServer: SyncTransport {
                 guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }) else {
                     continue
                 }
-                let key = try rowKey(of: link.target, as: relationship.destination, context: context)
-                guard try isVisible(key, user: user, scopes: scopes, context: context) else {
-                    throw SyncError.outOfScope(row: key)
+                guard
+                    try isVisible(
+                        link.target, as: relationship.destination, user: user, scopes: scopes, context: context)
+                else {
+                    // Named as the link names it: the same refusal as for an unknown ID.
+                    throw SyncError.outOfScope(row: RowKey(entity: relationship.destination, id: link.target))
                 }
             }
         }
@@ -418,7 +436,9 @@ public final class SyncServer: SyncTransport {
     ) throws -> RowKey? {
         guard let destination = column.destination else { return nil }
         let key = try rowKey(of: target, as: destination, context: context)
-        return try isVisible(key, user: user, scopes: scopes, context: context) ? nil : key
+        // Named as the link names it, so a refusal says no more than it would of an unknown ID.
+        return try isVisible(key, user: user, scopes: scopes, context: context)
+            ? nil : RowKey(entity: destination, id: target)
     }
 
     /// The key of row `id`, named by its concrete entity when the store holds it (else by `entity`).
@@ -445,27 +465,40 @@ public final class SyncServer: SyncTransport {
         return stored.allSatisfy { scope(user, $0) }
     }
 
-    /// `row` as the user is shown it: without the to-one links that point at rows the user may not
-    /// see, so the device holds no link to a row it does not have (its foreign key would fail) and
-    /// learns nothing of the hidden row. The device never wrote those attributes, so its later
-    /// writes of the row leave the server's link as it is. `nil` when such a link is required: the
-    /// row cannot exist on the device without it, so the user is not shown the row.
+    /// `row` as the user is shown it: the one rule for what of a row any answer to a device names.
+    /// Without the to-one links that point at rows the user may not see, so the device holds no
+    /// link to a row it does not have (its foreign key would fail) and learns nothing of the hidden
+    /// row; without the many-to-many links to such rows; and a tombstone's last values likewise
+    /// (a deleted row holds no link, but its record still names its last targets). The device
+    /// never wrote those parts, so its later writes of the row leave the server's as they are.
+    /// `nil` when a live row's required to-one is hidden: the row cannot exist on the device
+    /// without it, so the user is not shown the row.
     static func shown(
         _ row: RowChange, user: String?, scopes: [String: Scope]?, context: WriteContext
     ) throws -> RowChange? {
-        guard let scopes, let user, row.isAlive, let entity = context.layout.entities[row.key.entity] else {
-            return row
-        }
+        guard let scopes, let user, let entity = context.layout.entities[row.key.entity] else { return row }
         var hidden: Set<String> = []
         // Every to-one, with a foreign key or without (no inverse): the link names the row either way.
         for column in entity.columns where column.destination != nil {
             guard case .uuid(let target)? = row.attributes[column.key]?.value,
                 try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) != nil
             else { continue }
-            guard column.isOptional else { return nil }
+            guard column.isOptional || !row.isAlive else { return nil }
             hidden.insert(column.key)
         }
-        return row.hiding(hidden)
+        var links = row.links
+        for link in row.links.keys {
+            guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }),
+                try isVisible(link.target, as: relationship.destination, user: user, scopes: scopes, context: context)
+            else {
+                links[link] = nil
+                continue
+            }
+        }
+        guard !hidden.isEmpty || links.count != row.links.count else { return row }
+        return RowChange(
+            key: row.key, inserted: row.inserted, deleted: row.deleted, attributes: row.hiding(hidden).attributes,
+            links: links)
     }
 
     // MARK: - Pull
