@@ -167,6 +167,9 @@ public final class SyncServer: SyncTransport {
                 var ownRows: [ClosedRange<Int64>] = []
                 // The links each row's change adds or removes: those whose stamps the server's record lacks.
                 var linkChanges: [(row: RowKey, links: [LinkKey])] = []
+                // The pushed rows that were alive before the push: a row the push brings to life
+                // must hold no link out of sight, whatever the push names.
+                var aliveBefore: Set<RowKey> = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
@@ -185,6 +188,7 @@ public final class SyncServer: SyncTransport {
                         }
                     }
                     let stored = try Self.storedRows(of: change.key, context: context)
+                    if stored.contains(where: \.isAlive) { aliveBefore.insert(change.key) }
                     if let scopes, let user {
                         guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
                         else { throw SyncError.outOfScope(row: change.key) }
@@ -246,12 +250,10 @@ public final class SyncServer: SyncTransport {
                 }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: linkChanges, user: user, scopes: scopes, context: context)
-                    // A row deleted after the push makes no link (its tombstone keeps the last values,
-                    // which may name a row that has left the scope since).
-                    for change in request.changes.sortedChanges
-                    where try SyncBookkeeping.change(of: change.key, on: connection)?.isAlive ?? true {
-                        try Self.checkToOneTargets(
-                            of: change, in: [change], user: user, scopes: scopes, context: context)
+                    for change in request.changes.sortedChanges {
+                        try Self.checkLinksAfterPush(
+                            of: change, aliveBefore: aliveBefore.contains(change.key), user: user, scopes: scopes,
+                            context: context)
                     }
                 }
                 try context.syncSettleDanglingReferences(
@@ -417,13 +419,47 @@ public final class SyncServer: SyncTransport {
         of change: RowChange, in rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
     ) throws {
         guard let entity = context.layout.entities[change.key.entity] else { return }
-        for column in entity.columns where column.references != nil && change.attributes[column.key] != nil {
+        // Every to-one, with a foreign key or without (no inverse): the link names the row either way.
+        for column in entity.columns where column.destination != nil && change.attributes[column.key] != nil {
             // A deleted row holds no link: its tombstone's last values may name a row out of sight.
             for row in rows where row.isAlive || row.deleted == nil {
                 guard case .uuid(let target)? = row.attributes[column.key]?.value else { continue }
                 if let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) {
                     throw SyncError.outOfScope(row: key)
                 }
+            }
+        }
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` unless every link row `change.key` holds as the push
+    /// leaves it (read in the push's transaction: what the merge kept, not what the push names)
+    /// points at a row the user may see, or is a link the row held before the push and still holds
+    /// unwritten (a link hidden from the user, which the server keeps). A row the push brought to
+    /// life (new, or an insert after its tombstone) holds only links the user may see: a tombstone's
+    /// last values are no link, so they may not come back as one. A row deleted after the push holds
+    /// none.
+    private static func checkLinksAfterPush(
+        of change: RowChange, aliveBefore: Bool, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        guard let record = try SyncBookkeeping.change(of: change.key, on: context.connection), record.isAlive,
+            let entity = context.layout.entities[change.key.entity]
+        else { return }
+        for column in entity.columns where column.destination != nil {
+            guard aliveBefore == false || change.attributes[column.key] != nil,
+                case .uuid(let target)? = record.attributes[column.key]?.value,
+                let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context)
+            else { continue }
+            // Name the target only when the device sent it: the kept value may be a hidden one.
+            throw SyncError.outOfScope(
+                row: change.attributes[column.key]?.value == .uuid(target) ? key : change.key)
+        }
+        guard !aliveBefore else { return }
+        for (relationship, targets) in record.linkedTargets.sorted(by: { $0.key < $1.key }) {
+            guard let destination = entity.relationships.first(where: { $0.name == relationship })?.destination
+            else { continue }
+            for target in targets.sorted()
+            where try !isVisible(target, as: destination, user: user, scopes: scopes, context: context) {
+                throw SyncError.outOfScope(row: change.key)
             }
         }
     }
@@ -444,8 +480,16 @@ public final class SyncServer: SyncTransport {
     /// The key of row `id`, named by its concrete entity when the store holds it (else by `entity`).
     private static func rowKey(of id: UUID, as entity: String, context: WriteContext) throws -> RowKey {
         let declared = try context.layout.entity(entity)
-        let concrete = try context.concreteEntity(of: id, in: declared)
-        return RowKey(entity: concrete?.name ?? declared.name, id: id)
+        if let concrete = try context.concreteEntity(of: id, in: declared) {
+            return RowKey(entity: concrete.name, id: id)
+        }
+        // A deleted row is in no table: its tombstone names its entity (a link to an abstract
+        // parent without a foreign key may still point at it).
+        for name in declared.entityNames
+        where try SyncBookkeeping.change(of: RowKey(entity: name, id: id), on: context.connection) != nil {
+            return RowKey(entity: name, id: id)
+        }
+        return RowKey(entity: declared.name, id: id)
     }
 
     /// Whether row `id` (of `entity` or one of its sub-entities) is one the user may see.

@@ -105,7 +105,116 @@ struct AccessControlTests {
         #expect(counts.messages > 0 && counts.probes > 0)
     }
 
+    // MARK: - Writes
+
+    /// Every link a push makes or keeps is checked on the rows as the push leaves them: a to-one
+    /// (with a foreign key or without, to an abstract parent) or a many-to-many add at a row of b's
+    /// or at an unknown ID, a write of a link hidden from a, and a resurrection of a row whose
+    /// tombstone smuggled such links are refused whole, the server unchanged; a's other pushes
+    /// are accepted.
+    @Test func aPushThatMakesOrKeepsALinkOutOfSightIsRefusedWhole() async throws {
+        let schema = try #require(Self.schema)
+        var counts = Counts()
+        var attacks: [String: Int] = [:]
+        for seed in Self.seeds() {
+            var random = SplitMix64(seed: 28_029, index: seed)
+            let world = try await World(schema: schema)
+            for round in 0..<2 {
+                try await world.bWrites(&random, round: round, counts: &counts)
+                try await world.aEngine.sync()
+                try await world.aWrites(&random, round: round, counts: &counts)
+            }
+            let secrets = world.owners.filter { $0.value == "b" }.map(\.key).sorted()
+            let aDocs = world.visible(to: "a", ["Doc"]).filter { world.creators[$0] == "a" }
+            guard !secrets.isEmpty, !aDocs.isEmpty else { continue }
+            for _ in 0..<12 {
+                let target = random.chance(0.8) ? random.pick(secrets).id : Self.uuid(&random)
+                let toOne = Self.toOnes.randomElement(using: &random)!.name
+                let doc = random.pick(aDocs)
+                let kind = random.next(below: 5)
+                var pushes: [[RowChange]] = []
+                switch kind {
+                case 0:
+                    pushes = [[.update(doc, values: [toOne: .uuid(target)], at: try world.a.stamp())]]
+                case 1:
+                    let row = world.newRow("Doc", owner: "a", stamp: try world.a.stamp(), &random)
+                    pushes = [
+                        [row.merged(with: .update(row.key, values: [toOne: .uuid(target)], at: try world.a.stamp()))]
+                    ]
+                case 2:
+                    pushes = [[.link(doc, "tags", to: target, at: try world.a.stamp())]]
+                case 3:
+                    // A link hidden from a, on a shared doc of b's: written over, or cleared.
+                    let truth = try await SyncSnapshot.read(world.serverStore)
+                    var hidden: [(RowKey, String)] = []
+                    for (key, values) in truth.rows where key.entity == "Doc" && world.owners[key] == "all" {
+                        for link in Self.toOnes {
+                            guard case .uuid(let id)? = values[link.name],
+                                let owner = world.owners.first(where: { $0.key.id == id })?.value, owner == "b"
+                            else { continue }
+                            hidden.append((key, link.name))
+                        }
+                    }
+                    guard let (shared, name) = hidden.sorted(by: { $0.0 < $1.0 }).randomElement(using: &random) else {
+                        continue
+                    }
+                    let value: SyncValue = random.chance(0.5) ? .null : .uuid(doc.id)
+                    pushes = [[.update(shared, values: [name: value], at: try world.a.stamp())]]
+                default:
+                    // A row made and deleted with links to b's rows, then brought back by an insert
+                    // that names no attribute: the tombstone's links would come back with it.
+                    let row = world.newRow("Doc", owner: "a", stamp: try world.a.stamp(), &random)
+                    var smuggled = row.merged(
+                        with: .update(row.key, values: [toOne: .uuid(target)], at: try world.a.stamp()))
+                    if random.chance(0.5) {
+                        smuggled = smuggled.merged(with: .link(row.key, "tags", to: target, at: try world.a.stamp()))
+                    }
+                    let dead = smuggled.merged(with: .delete(row.key, at: try world.a.stamp()))
+                    _ = try await world.push([dead], by: world.a, counts: &counts, expectAccepted: false)
+                    pushes = [[RowChange(key: row.key, inserted: try world.a.stamp())]]
+                }
+                for push in pushes {
+                    let before = try await Self.serverState(world.serverStore)
+                    let answer = try await world.push(push, by: world.a, counts: &counts, expectAccepted: false)
+                    let after = try await Self.serverState(world.serverStore)
+                    attacks["\(kind)", default: 0] += 1
+                    #expect(answer.refusal != nil, "seed \(seed): attack \(kind) was accepted: \(push)")
+                    #expect(before == after, "seed \(seed): a refused push changed the server: \(push)")
+                }
+            }
+        }
+        if Self.isLarge {
+            print("SyncAccessControl writes: \(counts); attacks by kind \(attacks.sorted { $0.key < $1.key })")
+        }
+        #expect(attacks.count == 5)
+    }
+
+    /// The server's rows, links and latest cursor.
+    static func serverState(_ store: Store) async throws -> SyncSnapshot {
+        var snapshot = try await SyncSnapshot.read(store)
+        let cursor = try await store.performQuery { try SyncBookkeeping.value("cursor", on: $0.connection) }
+        snapshot.rows[RowKey(entity: "cursor", id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))] = [
+            "cursor": .text(cursor ?? "0")
+        ]
+        return snapshot
+    }
+
     // MARK: - Support
+
+    /// A drawn ID, so a seed names the same rows in every run.
+    static func uuid(_ random: inout SplitMix64) -> UUID {
+        let high = random.next()
+        let low = random.next()
+        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: high >> ($0 * 8)) }
+        bytes += (0..<8).map { UInt8(truncatingIfNeeded: low >> ($0 * 8)) }
+        bytes[6] = 0x70 | (bytes[6] & 0x0F)
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+    }
 
     static func seeds() -> [Int] {
         let only = ProcessInfo.processInfo.environment["MODELWRIGHT_SEED"].flatMap { Int($0) }
@@ -192,7 +301,7 @@ struct AccessControlTests {
         func newRow(_ entity: String, owner: String, stamp: HybridTimestamp, _ random: inout SplitMix64)
             -> RowChange
         {
-            let key = RowKey(entity: entity, id: UUID())
+            let key = RowKey(entity: entity, id: AccessControlTests.uuid(&random))
             owners[key] = owner
             creators[key] = stamp.node == a.node ? "a" : "b"
             var values: [String: SyncValue] = ["owner": .text(owner)]
@@ -273,7 +382,7 @@ struct AccessControlTests {
             let aDocs = visible(to: "a", ["Doc"]).filter { owners[$0] == "a" }
             for _ in 0..<4 {
                 let secret = random.pick(secrets)
-                let unknown = UUID()
+                let unknown = AccessControlTests.uuid(&random)
                 let stamp = try a.stamp()
                 let probe: (UUID) -> RowChange
                 switch random.next(below: 3) {
@@ -308,7 +417,9 @@ struct AccessControlTests {
             let shared = visible(to: "a", ["Doc"]).filter { owners[$0] == "all" }
             for doc in shared where random.chance(0.5) {
                 let toOne = AccessControlTests.toOnes.randomElement(using: &random)!
-                let targets = visible(to: "a", toOne.targets)
+                // Shared targets only: a link to a's private row would hide it from b, who then may
+                // not write it (refused, rightly), which this run does not model.
+                let targets = visible(to: "a", toOne.targets).filter { owners[$0] == "all" }
                 let value: SyncValue = targets.isEmpty || random.chance(0.3) ? .null : .uuid(random.pick(targets).id)
                 counts.probes += 1
                 _ = try await push(
@@ -327,7 +438,16 @@ struct AccessControlTests {
             let answer = try await hand.push(changes, to: hand.user == "a" ? aTransport : bTransport)
             if let refusal = answer.refusal {
                 counts.refused += 1
-                if expectAccepted { Issue.record("\(hand.user)'s own push was refused: \(refusal)") }
+                if expectAccepted {
+                    var record = ""
+                    if case .outOfScope(let key) = refusal {
+                        record =
+                            "\(try await serverStore.performQuery { try SyncBookkeeping.change(of: key, on: $0.connection) }.map { "\($0.values) \($0.links.keys)" } ?? "-")"
+                        record +=
+                            " change: \(changes.first { $0.key == key }.map { "\($0.values) \($0.links)" } ?? "-")"
+                    }
+                    Issue.record("\(hand.user)'s own push was refused: \(refusal): \(record)")
+                }
             }
             return answer
         }
