@@ -222,8 +222,18 @@ public final class SyncServer: SyncTransport {
                         } else {
                             let resolved = try Self.resolve(
                                 merged, against: other, constraint: constraint, stamp: stamp, context)
-                            rows = resolved.rows
-                            resolutions.append(resolved.resolution)
+                            if let scopes, let user,
+                                try !Self.staysInSight(resolved.rows, user: user, scopes: scopes, context: context)
+                            {
+                                // A merge that would rewrite a row or link the user may not see is
+                                // refused as one into such a row is: this row alone, the push goes on.
+                                rows = [merged.merged(with: .delete(merged.key, at: stamp))]
+                                resolutions.append(
+                                    .refused(entity: merged.key.entity, constraint: constraint, row: merged.key.id))
+                            } else {
+                                rows = resolved.rows
+                                resolutions.append(resolved.resolution)
+                            }
                         }
                     }
                     for row in rows {
@@ -429,6 +439,30 @@ public final class SyncServer: SyncTransport {
                 }
             }
         }
+    }
+
+    /// Whether the rows a uniqueness resolution writes (the pushed row's tombstone, the survivor,
+    /// the rows whose links it moves) stay in the user's sight: each row live after it is one the
+    /// user may see, and every part the resolution changes is one the user may be shown (see
+    /// ``shown(_:user:scopes:context:)``): a merge triggered by a user never rewrites another's row.
+    private static func staysInSight(
+        _ rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
+        for row in rows where row.isAlive {
+            guard try isVisible(row.key, user: user, scopes: scopes, context: context),
+                let shownRow = try shown(row, user: user, scopes: scopes, context: context)
+            else { return false }
+            let before = try SyncBookkeeping.change(of: row.key, on: context.connection)
+            for name in Set(row.attributes.keys).subtracting(shownRow.attributes.keys)
+            where before?.attributes[name] != row.attributes[name] {
+                return false
+            }
+            for link in Set(row.links.keys).subtracting(shownRow.links.keys)
+            where before?.links[link] != row.links[link] {
+                return false
+            }
+        }
+        return true
     }
 
     /// Throws ``SyncError/outOfScope(row:)`` unless every link row `change.key` holds as the push

@@ -199,6 +199,64 @@ struct AccessControlTests {
         return snapshot
     }
 
+    // MARK: - Uniqueness merges
+
+    /// A rename by a of a shared tag to the name of one of her private tags merges the shared tag
+    /// into hers (`@sync(unique: merge)`), which would move b's private docs' links onto a's
+    /// private tag: then a's row is refused instead, and no row of b's a may not see changes.
+    @Test func aUniquenessMergeNeverRewritesRowsOutOfSight() async throws {
+        let schema = try #require(Self.schema)
+        var counts = Counts()
+        var outcomes: [String: Int] = [:]
+        for seed in Self.seeds() {
+            var random = SplitMix64(seed: 28_030, index: seed)
+            let world = try await World(schema: schema)
+            for round in 0..<2 {
+                try await world.bWrites(&random, round: round, counts: &counts)
+                try await world.aWrites(&random, round: round, counts: &counts)
+            }
+            for _ in 0..<4 {
+                let shared = world.visible(to: "a", ["Tag"]).filter { world.owners[$0] == "all" }
+                guard !shared.isEmpty else { break }
+                let mine = world.newRow("Tag", owner: "a", stamp: try world.a.stamp(), &random)
+                try await world.push([mine], by: world.a, counts: &counts)
+                let theirs = world.owners.filter { $0.value == "b" }.map(\.key).sorted()
+                let before = try await Self.records(of: theirs, in: world.serverStore)
+                let tag = random.pick(shared)
+                let answer = try await world.push(
+                    [.update(tag, values: ["name": mine.values["name"]!], at: try world.a.stamp())], by: world.a,
+                    counts: &counts)
+                let after = try await Self.records(of: theirs, in: world.serverStore)
+                for resolution in answer.resolutions {
+                    switch resolution {
+                    case .merged: outcomes["merged", default: 0] += 1
+                    case .refused: outcomes["refused", default: 0] += 1
+                    case .rejected: outcomes["rejected", default: 0] += 1
+                    }
+                }
+                // Merged away or refused: the shared tag is deleted either way.
+                world.deleted.insert(tag)
+                for key in theirs where before[key] != after[key] {
+                    Issue.record(
+                        "seed \(seed): a's merge changed b's private \(key): \(after[key].map { "\($0)" } ?? "-")")
+                }
+            }
+        }
+        if Self.isLarge {
+            print("SyncAccessControl merges: \(counts); outcomes \(outcomes.sorted { $0.key < $1.key })")
+        }
+        #expect(outcomes["merged", default: 0] > 0 && outcomes["refused", default: 0] > 0, "\(outcomes)")
+    }
+
+    /// The server's sync records of `keys`.
+    static func records(of keys: [RowKey], in store: Store) async throws -> [RowKey: RowChange] {
+        try await store.performQuery { context in
+            var records: [RowKey: RowChange] = [:]
+            for key in keys { records[key] = try SyncBookkeeping.change(of: key, on: context.connection) }
+            return records
+        }
+    }
+
     // MARK: - Support
 
     /// A drawn ID, so a seed names the same rows in every run.
