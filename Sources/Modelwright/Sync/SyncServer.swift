@@ -626,8 +626,10 @@ public final class SyncServer: SyncTransport {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error, epoch: epoch)
             }
-            try SyncBookkeeping.setEncoded(
-                DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
+            let seenKey = Self.deviceKey(request.device)
+            var seen = try SyncBookkeeping.decoded(DeviceSeen.self, seenKey, on: connection)
+            seen = seen?.pulled(from: since, at: now) ?? DeviceSeen(cursor: since, milliseconds: now)
+            try SyncBookkeeping.setEncoded(seen, for: seenKey, on: connection)
             let limit = min(max(request.limit, 1), Self.maximumPullLimit)
             // The device's own rows it holds (see PullRequest.ownRows) are left out.
             let own = SyncBookkeeping.normalized(
@@ -723,8 +725,10 @@ public final class SyncServer: SyncTransport {
             var through: Int64?
             while try statement.step() {
                 let seen = try JSONDecoder().decode(DeviceSeen.self, from: Data(statement.string(0).utf8))
-                guard now < periodMilliseconds || seen.milliseconds >= now - periodMilliseconds else { continue }
-                through = min(through ?? seen.cursor, seen.cursor)
+                let start = now < periodMilliseconds ? 0 : now - periodMilliseconds
+                guard seen.milliseconds >= start else { continue }
+                let floor = seen.floor(since: start)
+                through = min(through ?? floor, floor)
             }
             statement.reset()
             guard let through, through > 0 else { return 0 }
@@ -735,10 +739,56 @@ public final class SyncServer: SyncTransport {
         }
     }
 
-    /// When a device last pulled, and from which cursor.
+    /// When a device last pulled, and from which cursor; and the smallest cursor it pulled from
+    /// since any moment, which the purge reads. A node ID is no secret (every stamp a device makes
+    /// carries it), so another connection with the same user's credentials can pull under it, from
+    /// any cursor: the purge never trusts the latest pull alone, but holds tombstones back to the
+    /// oldest cursor pulled from under the ID within the period. So an impostor cannot make the
+    /// purge pass what the real device pulled from unless the real device was not seen for a whole
+    /// period, which forgets it anyway.
     private struct DeviceSeen: Codable {
         var cursor: Int64
         var milliseconds: UInt64
+        /// The pulls that may still be the oldest cursor of a period ending now: cursors rising
+        /// with time, at most one a day (a day's entry keeps its smallest cursor and its latest time,
+        /// which only ever holds tombstones longer). `nil` in a record written before this existed.
+        var floors: [Floor]?
+
+        /// A pull from `cursor` at `milliseconds`, and when the entry last did.
+        struct Floor: Codable {
+            var cursor: Int64
+            var milliseconds: UInt64
+        }
+
+        init(cursor: Int64, milliseconds: UInt64) {
+            self.cursor = cursor
+            self.milliseconds = milliseconds
+            floors = [Floor(cursor: cursor, milliseconds: milliseconds)]
+        }
+
+        /// The record after a pull from `since` at `now`: a later pull from a lower cursor makes
+        /// every earlier entry from a cursor as high or higher irrelevant to any period that holds
+        /// both, so those go.
+        func pulled(from since: Int64, at now: UInt64) -> DeviceSeen {
+            let day: UInt64 = 24 * 3600 * 1000
+            var copy = self
+            var floors = self.floors ?? [Floor(cursor: cursor, milliseconds: milliseconds)]
+            while let last = floors.last, last.cursor >= since { floors.removeLast() }
+            if let last = floors.last, last.milliseconds / day == now / day {
+                floors[floors.count - 1].milliseconds = max(last.milliseconds, now)
+            } else {
+                floors.append(Floor(cursor: since, milliseconds: now))
+            }
+            copy.floors = floors
+            copy.cursor = since
+            copy.milliseconds = now
+            return copy
+        }
+
+        /// The smallest cursor pulled from under this ID at or after `start` (or earlier the same day).
+        func floor(since start: UInt64) -> Int64 {
+            (floors ?? []).first { $0.milliseconds >= start }?.cursor ?? cursor
+        }
     }
 
     private static func deviceKey(_ device: SyncNodeID) -> String {

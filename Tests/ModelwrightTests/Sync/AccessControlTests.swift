@@ -257,6 +257,79 @@ struct AccessControlTests {
         }
     }
 
+    // MARK: - Devices under the same user
+
+    /// Red team C1, drawn: b's two devices sync docs, one deletes some; a third connection with b's
+    /// credentials pulls under the first device's node ID from the newest cursor, one to three
+    /// times; the purge must not pass what the real device pulled from, so it converges on the
+    /// deletes. And the purge still goes on: once every device pulled past the deletes and a
+    /// period has gone by since their older pulls, the tombstones go.
+    @Test func anImpostorUnderADevicesIDCannotHurryThePurge() async throws {
+        let schema = try #require(Self.schema)
+        var purgedAfterAPeriod = 0
+        for seed in Self.seeds() {
+            var random = SplitMix64(seed: 28_031, index: seed)
+            let clock = WallClock()
+            let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
+            let server = try await SyncServer(
+                store: serverStore, authenticate: { $0 }, scopes: Self.scopes, wallClock: { clock.now })
+            var devices: [(Store, SyncEngine)] = []
+            for _ in 0..<2 {
+                let store = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+                devices.append(
+                    (store, try await SyncEngine(store: store, transport: server.transport(credentials: "b"))))
+            }
+            var docs: [RowKey] = []
+            for _ in 0..<(2 + random.next(below: 4)) {
+                let key = RowKey(entity: "Doc", id: Self.uuid(&random))
+                docs.append(key)
+                let change = RowChange.insert(
+                    key, values: ["title": .text("d"), "owner": .text("b")],
+                    at: try Hand("b", version: server.schemaVersion).stamp())
+                try await devices[0].0.performAndSave(author: "app") { try $0.materialize(change) }
+            }
+            try await devices[0].1.sync()
+            try await devices[1].1.sync()
+            let node = try await devices[0].0.performQuery { try SyncBookkeeping.node(on: $0.connection) }
+            for key in docs where random.chance(0.6) {
+                let change = RowChange.delete(key, at: try Hand("b", version: server.schemaVersion).stamp())
+                try await devices[1].0.performAndSave(author: "app") { try $0.materialize(change) }
+            }
+            try await devices[1].1.sync()
+            try await devices[1].1.sync()
+            // The newest cursor, as the second device holds it after pulling its own deletes.
+            let newest = try await devices[1].0.performQuery {
+                Int64(try SyncBookkeeping.value("cursor", on: $0.connection) ?? "0") ?? 0
+            }
+            for _ in 0..<(1 + random.next(below: 3)) {
+                _ = try await server.pull(
+                    PullRequest(device: node, schema: server.schemaVersion, since: SyncCursor(newest), limit: 1_000),
+                    credentials: "b")
+            }
+            try await server.purgeTombstones()
+            for (store, engine) in devices {
+                try await engine.sync()
+                try await engine.sync()
+                let held = try await SyncSnapshot.read(store)
+                let truth = try await SyncSnapshot.read(serverStore)
+                #expect(held == truth, "seed \(seed): a device of b diverged after the purge: \(held) vs \(truth)")
+            }
+            // A period later, every device having pulled past the deletes, the tombstones go.
+            clock.advance(by: 91 * 24 * 3600 * 1000)
+            for (_, engine) in devices { try await engine.sync() }
+            purgedAfterAPeriod += try await server.purgeTombstones()
+        }
+        #expect(purgedAfterAPeriod > 0)
+    }
+
+    /// A wall clock a test moves.
+    final class WallClock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var offset: UInt64 = 0
+        var now: UInt64 { lock.withLock { HybridLogicalClock.wallMilliseconds() + offset } }
+        func advance(by milliseconds: UInt64) { lock.withLock { offset += milliseconds } }
+    }
+
     // MARK: - Support
 
     /// A drawn ID, so a seed names the same rows in every run.
