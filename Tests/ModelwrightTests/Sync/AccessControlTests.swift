@@ -570,12 +570,15 @@ struct AccessControlTests {
             if let refusal = answer.refusal {
                 counts.refused += 1
                 if expectAccepted {
+                    // What the server holds of the refused row, to tell a broken run from a wrong rule.
                     var record = ""
                     if case .outOfScope(let key) = refusal {
-                        record =
-                            "\(try await serverStore.performQuery { try SyncBookkeeping.change(of: key, on: $0.connection) }.map { "\($0.values) \($0.links.keys)" } ?? "-")"
+                        let held = try await serverStore.performQuery {
+                            try SyncBookkeeping.change(of: key, on: $0.connection)
+                        }
+                        record = "server \(held.map { "\($0.values) \($0.links.keys)" } ?? "-")"
                         record +=
-                            " change: \(changes.first { $0.key == key }.map { "\($0.values) \($0.links)" } ?? "-")"
+                            ", pushed \(changes.first { $0.key == key }.map { "\($0.values) \($0.links)" } ?? "-")"
                     }
                     Issue.record("\(hand.user)'s own push was refused: \(refusal): \(record)")
                 }
