@@ -109,7 +109,8 @@ extension SyncServer {
                 if before != now { try SyncBookkeeping.setEncoded(now, for: stateKey, on: connection) }
                 return
             }
-            let hiddenNow = Set(row.attributes.keys).subtracting(shown.attributes.keys)
+            // A tombstone's hidden last values are no link the device holds.
+            let hiddenNow = row.isAlive ? Set(row.attributes.keys).subtracting(shown.attributes.keys) : []
             let now = ShownRow(held: row.isAlive, hidden: hiddenNow.sorted(), at: end)
             if onlyIfChanged, let trusted, trusted.held == now.held, trusted.hidden == now.hidden { return }
             rows[row.key] = rows[row.key].map { $0.merged(with: shown) } ?? shown

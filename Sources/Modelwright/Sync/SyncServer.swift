@@ -171,6 +171,9 @@ public final class SyncServer: SyncTransport {
                 var ownRows: [ClosedRange<Int64>] = []
                 // The links each row's change adds or removes: those whose stamps the server's record lacks.
                 var linkChanges: [(row: RowKey, links: [LinkKey])] = []
+                // The pushed rows that were alive before the push: a row the push brings to life
+                // must hold no link out of sight, whatever the push names.
+                var aliveBefore: Set<RowKey> = []
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
@@ -178,15 +181,31 @@ public final class SyncServer: SyncTransport {
                         existing?.links[link].map { $0.merged(with: stamps) != $0 } ?? true
                     }
                     linkChanges.append((change.key, changedLinks.keys.sorted()))
+                    if let scopes, let user {
+                        // A row the user may not see, named by another entity than its own, is
+                        // refused as an unknown ID is: the answer tells neither that it exists nor what it is.
+                        let concrete = try Self.rowKey(of: change.key.id, as: change.key.entity, context: context)
+                        if concrete != change.key,
+                            try !Self.isVisible(concrete, user: user, scopes: scopes, context: context)
+                        {
+                            throw SyncError.outOfScope(row: change.key)
+                        }
+                    }
                     let stored = try Self.storedRows(of: change.key, context: context)
+                    if stored.contains(where: \.isAlive) { aliveBefore.insert(change.key) }
                     if let scopes, let user {
                         guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
                         else { throw SyncError.outOfScope(row: change.key) }
                         let merged = existing?.merged(with: change) ?? change
                         guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
-                        // An unlink or re-link of a to-one is a change to the row it left too.
-                        try Self.checkToOneTargets(
-                            of: change, in: stored, user: user, scopes: scopes, context: context)
+                        // An unlink or re-link of a to-one is a change to the row it left too. The
+                        // refusal names the pushed row: the link it leaves may be hidden from the user.
+                        do {
+                            try Self.checkToOneTargets(
+                                of: change, in: stored, user: user, scopes: scopes, context: context)
+                        } catch SyncError.outOfScope {
+                            throw SyncError.outOfScope(row: change.key)
+                        }
                     }
                     let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
@@ -207,8 +226,18 @@ public final class SyncServer: SyncTransport {
                         } else {
                             let resolved = try Self.resolve(
                                 merged, against: other, constraint: constraint, stamp: stamp, context)
-                            rows = resolved.rows
-                            resolutions.append(resolved.resolution)
+                            if let scopes, let user,
+                                try !Self.staysInSight(resolved.rows, user: user, scopes: scopes, context: context)
+                            {
+                                // A merge that would rewrite a row or link the user may not see is
+                                // refused as one into such a row is: this row alone, the push goes on.
+                                rows = [merged.merged(with: .delete(merged.key, at: stamp))]
+                                resolutions.append(
+                                    .refused(entity: merged.key.entity, constraint: constraint, row: merged.key.id))
+                            } else {
+                                rows = resolved.rows
+                                resolutions.append(resolved.resolution)
+                            }
                         }
                     }
                     for row in rows {
@@ -235,12 +264,10 @@ public final class SyncServer: SyncTransport {
                 }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: linkChanges, user: user, scopes: scopes, context: context)
-                    // A row deleted after the push makes no link (its tombstone keeps the last values,
-                    // which may name a row that has left the scope since).
-                    for change in request.changes.sortedChanges
-                    where try SyncBookkeeping.change(of: change.key, on: connection)?.isAlive ?? true {
-                        try Self.checkToOneTargets(
-                            of: change, in: [change], user: user, scopes: scopes, context: context)
+                    for change in request.changes.sortedChanges {
+                        try Self.checkLinksAfterPush(
+                            of: change, aliveBefore: aliveBefore.contains(change.key), user: user, scopes: scopes,
+                            context: context)
                     }
                 }
                 try context.syncSettleDanglingReferences(
@@ -387,9 +414,12 @@ public final class SyncServer: SyncTransport {
                 guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }) else {
                     continue
                 }
-                let key = try rowKey(of: link.target, as: relationship.destination, context: context)
-                guard try isVisible(key, user: user, scopes: scopes, context: context) else {
-                    throw SyncError.outOfScope(row: key)
+                guard
+                    try isVisible(
+                        link.target, as: relationship.destination, user: user, scopes: scopes, context: context)
+                else {
+                    // Named as the link names it: the same refusal as for an unknown ID.
+                    throw SyncError.outOfScope(row: RowKey(entity: relationship.destination, id: link.target))
                 }
             }
         }
@@ -403,13 +433,71 @@ public final class SyncServer: SyncTransport {
         of change: RowChange, in rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
     ) throws {
         guard let entity = context.layout.entities[change.key.entity] else { return }
-        for column in entity.columns where column.references != nil && change.attributes[column.key] != nil {
+        // Every to-one, with a foreign key or without (no inverse): the link names the row either way.
+        for column in entity.columns where column.destination != nil && change.attributes[column.key] != nil {
             // A deleted row holds no link: its tombstone's last values may name a row out of sight.
             for row in rows where row.isAlive || row.deleted == nil {
                 guard case .uuid(let target)? = row.attributes[column.key]?.value else { continue }
                 if let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) {
                     throw SyncError.outOfScope(row: key)
                 }
+            }
+        }
+    }
+
+    /// Whether the rows a uniqueness resolution writes (the pushed row's tombstone, the survivor,
+    /// the rows whose links it moves) stay in the user's sight: each row live after it is one the
+    /// user may see, and every part the resolution changes is one the user may be shown (see
+    /// ``shown(_:user:scopes:context:)``): a merge triggered by a user never rewrites another's row.
+    private static func staysInSight(
+        _ rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
+        for row in rows where row.isAlive {
+            guard try isVisible(row.key, user: user, scopes: scopes, context: context),
+                let shownRow = try shown(row, user: user, scopes: scopes, context: context)
+            else { return false }
+            let before = try SyncBookkeeping.change(of: row.key, on: context.connection)
+            for name in Set(row.attributes.keys).subtracting(shownRow.attributes.keys)
+            where before?.attributes[name] != row.attributes[name] {
+                return false
+            }
+            for link in Set(row.links.keys).subtracting(shownRow.links.keys)
+            where before?.links[link] != row.links[link] {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` unless every link row `change.key` holds as the push
+    /// leaves it (read in the push's transaction: what the merge kept, not what the push names)
+    /// points at a row the user may see, or is a link the row held before the push and still holds
+    /// unwritten (a link hidden from the user, which the server keeps). A row the push brought to
+    /// life (new, or an insert after its tombstone) holds only links the user may see: a tombstone's
+    /// last values are no link, so they may not come back as one. A row deleted after the push holds
+    /// none.
+    private static func checkLinksAfterPush(
+        of change: RowChange, aliveBefore: Bool, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        guard let record = try SyncBookkeeping.change(of: change.key, on: context.connection), record.isAlive,
+            let entity = context.layout.entities[change.key.entity]
+        else { return }
+        for column in entity.columns where column.destination != nil {
+            guard aliveBefore == false || change.attributes[column.key] != nil,
+                case .uuid(let target)? = record.attributes[column.key]?.value,
+                let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context)
+            else { continue }
+            // Name the target only when the device sent it: the kept value may be a hidden one.
+            throw SyncError.outOfScope(
+                row: change.attributes[column.key]?.value == .uuid(target) ? key : change.key)
+        }
+        guard !aliveBefore else { return }
+        for (relationship, targets) in record.linkedTargets.sorted(by: { $0.key < $1.key }) {
+            guard let destination = entity.relationships.first(where: { $0.name == relationship })?.destination
+            else { continue }
+            for target in targets.sorted()
+            where try !isVisible(target, as: destination, user: user, scopes: scopes, context: context) {
+                throw SyncError.outOfScope(row: change.key)
             }
         }
     }
@@ -422,14 +510,24 @@ public final class SyncServer: SyncTransport {
     ) throws -> RowKey? {
         guard let destination = column.destination else { return nil }
         let key = try rowKey(of: target, as: destination, context: context)
-        return try isVisible(key, user: user, scopes: scopes, context: context) ? nil : key
+        // Named as the link names it, so a refusal says no more than it would of an unknown ID.
+        return try isVisible(key, user: user, scopes: scopes, context: context)
+            ? nil : RowKey(entity: destination, id: target)
     }
 
     /// The key of row `id`, named by its concrete entity when the store holds it (else by `entity`).
     private static func rowKey(of id: UUID, as entity: String, context: WriteContext) throws -> RowKey {
         let declared = try context.layout.entity(entity)
-        let concrete = try context.concreteEntity(of: id, in: declared)
-        return RowKey(entity: concrete?.name ?? declared.name, id: id)
+        if let concrete = try context.concreteEntity(of: id, in: declared) {
+            return RowKey(entity: concrete.name, id: id)
+        }
+        // A deleted row is in no table: its tombstone names its entity (a link to an abstract
+        // parent without a foreign key may still point at it).
+        for name in declared.entityNames
+        where try SyncBookkeeping.change(of: RowKey(entity: name, id: id), on: context.connection) != nil {
+            return RowKey(entity: name, id: id)
+        }
+        return RowKey(entity: declared.name, id: id)
     }
 
     /// Whether row `id` (of `entity` or one of its sub-entities) is one the user may see.
@@ -449,27 +547,40 @@ public final class SyncServer: SyncTransport {
         return stored.allSatisfy { scope(user, $0) }
     }
 
-    /// `row` as the user is shown it: without the to-one links that point at rows the user may not
-    /// see, so the device holds no link to a row it does not have (its foreign key would fail) and
-    /// learns nothing of the hidden row. The device never wrote those attributes, so its later
-    /// writes of the row leave the server's link as it is. `nil` when such a link is required: the
-    /// row cannot exist on the device without it, so the user is not shown the row.
+    /// `row` as the user is shown it: the one rule for what of a row any answer to a device names.
+    /// Without the to-one links that point at rows the user may not see, so the device holds no
+    /// link to a row it does not have (its foreign key would fail) and learns nothing of the hidden
+    /// row; without the many-to-many links to such rows; and a tombstone's last values likewise
+    /// (a deleted row holds no link, but its record still names its last targets). The device
+    /// never wrote those parts, so its later writes of the row leave the server's as they are.
+    /// `nil` when a live row's required to-one is hidden: the row cannot exist on the device
+    /// without it, so the user is not shown the row.
     static func shown(
         _ row: RowChange, user: String?, scopes: [String: Scope]?, context: WriteContext
     ) throws -> RowChange? {
-        guard let scopes, let user, row.isAlive, let entity = context.layout.entities[row.key.entity] else {
-            return row
-        }
+        guard let scopes, let user, let entity = context.layout.entities[row.key.entity] else { return row }
         var hidden: Set<String> = []
         // Every to-one, with a foreign key or without (no inverse): the link names the row either way.
         for column in entity.columns where column.destination != nil {
             guard case .uuid(let target)? = row.attributes[column.key]?.value,
                 try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) != nil
             else { continue }
-            guard column.isOptional else { return nil }
+            guard column.isOptional || !row.isAlive else { return nil }
             hidden.insert(column.key)
         }
-        return row.hiding(hidden)
+        var links = row.links
+        for link in row.links.keys {
+            guard let relationship = entity.relationships.first(where: { $0.name == link.relationship }),
+                try isVisible(link.target, as: relationship.destination, user: user, scopes: scopes, context: context)
+            else {
+                links[link] = nil
+                continue
+            }
+        }
+        guard !hidden.isEmpty || links.count != row.links.count else { return row }
+        return RowChange(
+            key: row.key, inserted: row.inserted, deleted: row.deleted, attributes: row.hiding(hidden).attributes,
+            links: links)
     }
 
     // MARK: - Pull
@@ -527,8 +638,10 @@ public final class SyncServer: SyncTransport {
                 return PullResponse(
                     changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error, epoch: epoch)
             }
-            try SyncBookkeeping.setEncoded(
-                DeviceSeen(cursor: since, milliseconds: now), for: Self.deviceKey(request.device), on: connection)
+            let seenKey = Self.deviceKey(request.device)
+            var seen = try SyncBookkeeping.decoded(DeviceSeen.self, seenKey, on: connection)
+            seen = seen?.pulled(from: since, at: now) ?? DeviceSeen(cursor: since, milliseconds: now)
+            try SyncBookkeeping.setEncoded(seen, for: seenKey, on: connection)
             let limit = min(max(request.limit, 1), Self.maximumPullLimit)
             // The device's own rows it holds (see PullRequest.ownRows) are left out.
             let own = SyncBookkeeping.normalized(
@@ -637,8 +750,10 @@ public final class SyncServer: SyncTransport {
             var through: Int64?
             while try statement.step() {
                 let seen = try JSONDecoder().decode(DeviceSeen.self, from: Data(statement.string(0).utf8))
-                guard now < periodMilliseconds || seen.milliseconds >= now - periodMilliseconds else { continue }
-                through = min(through ?? seen.cursor, seen.cursor)
+                let start = now < periodMilliseconds ? 0 : now - periodMilliseconds
+                guard seen.milliseconds >= start else { continue }
+                let floor = seen.floor(since: start)
+                through = min(through ?? floor, floor)
             }
             statement.reset()
             guard let through, through > 0 else { return 0 }
@@ -716,10 +831,56 @@ public final class SyncServer: SyncTransport {
         "forgotten.\(device.uuid.uuidString)"
     }
 
-    /// When a device last pulled, and from which cursor.
+    /// When a device last pulled, and from which cursor; and the smallest cursor it pulled from
+    /// since any moment, which the purge reads. A node ID is no secret (every stamp a device makes
+    /// carries it), so another connection with the same user's credentials can pull under it, from
+    /// any cursor: the purge never trusts the latest pull alone, but holds tombstones back to the
+    /// oldest cursor pulled from under the ID within the period. So an impostor cannot make the
+    /// purge pass what the real device pulled from unless the real device was not seen for a whole
+    /// period, which forgets it anyway.
     private struct DeviceSeen: Codable {
         var cursor: Int64
         var milliseconds: UInt64
+        /// The pulls that may still be the oldest cursor of a period ending now: cursors rising
+        /// with time, at most one a day (a day's entry keeps its smallest cursor and its latest time,
+        /// which only ever holds tombstones longer). `nil` in a record written before this existed.
+        var floors: [Floor]?
+
+        /// A pull from `cursor` at `milliseconds`, and when the entry last did.
+        struct Floor: Codable {
+            var cursor: Int64
+            var milliseconds: UInt64
+        }
+
+        init(cursor: Int64, milliseconds: UInt64) {
+            self.cursor = cursor
+            self.milliseconds = milliseconds
+            floors = [Floor(cursor: cursor, milliseconds: milliseconds)]
+        }
+
+        /// The record after a pull from `since` at `now`: a later pull from a lower cursor makes
+        /// every earlier entry from a cursor as high or higher irrelevant to any period that holds
+        /// both, so those go.
+        func pulled(from since: Int64, at now: UInt64) -> DeviceSeen {
+            let day: UInt64 = 24 * 3600 * 1000
+            var copy = self
+            var floors = self.floors ?? [Floor(cursor: cursor, milliseconds: milliseconds)]
+            while let last = floors.last, last.cursor >= since { floors.removeLast() }
+            if let last = floors.last, last.milliseconds / day == now / day {
+                floors[floors.count - 1].milliseconds = max(last.milliseconds, now)
+            } else {
+                floors.append(Floor(cursor: since, milliseconds: now))
+            }
+            copy.floors = floors
+            copy.cursor = since
+            copy.milliseconds = now
+            return copy
+        }
+
+        /// The smallest cursor pulled from under this ID at or after `start` (or earlier the same day).
+        func floor(since start: UInt64) -> Int64 {
+            (floors ?? []).first { $0.milliseconds >= start }?.cursor ?? cursor
+        }
     }
 
     private static func deviceKey(_ device: SyncNodeID) -> String {
