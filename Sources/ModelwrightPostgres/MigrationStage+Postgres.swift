@@ -51,17 +51,28 @@ extension PostgresStatementLog {
     /// sent: each statement that changes the schema (`CREATE`, `ALTER`, `DROP`, `DO` blocks), the
     /// row work as the comments ``MigrationStage/postgresStatements(on:)`` notes where it ran (row
     /// updates depend on the rows, and their values are bound, not in the text), and the metadata
-    /// row as a comment. Left out: reads, savepoints, and everything inside the scratch schemas the
-    /// migrator's own checks enter and leave (``SQLDialect/scratchNamespace``).
+    /// row as a comment. Left out: reads, savepoints, everything inside the scratch schemas the
+    /// migrator's own checks enter and leave (``SQLDialect/scratchNamespace``), and its temporary
+    /// tables (the links it checks are kept), which end with the transaction.
     package static func printed(_ log: [String]) -> [String] {
         var result: [String] = []
         var scratch = false
+        var temporary: [String] = []
         for statement in log {
             if statement.hasPrefix("CREATE SCHEMA ") { scratch = true }
             if scratch {
                 if statement.hasPrefix("DROP SCHEMA ") || statement.hasPrefix("ROLLBACK TO SAVEPOINT") {
                     scratch = false
                 }
+                continue
+            }
+            if statement.hasPrefix("CREATE TEMP TABLE "), let name = Self.quotedName(after: "CREATE TEMP TABLE ", in: statement) {
+                temporary.append(name)
+                continue
+            }
+            if temporary.contains(where: {
+                statement.hasPrefix("DROP TABLE \($0)") || (statement.hasPrefix("CREATE INDEX ") && statement.contains(" ON \($0) "))
+            }) {
                 continue
             }
             if statement.hasPrefix("--") {
@@ -74,5 +85,21 @@ extension PostgresStatementLog {
             }
         }
         return result
+    }
+
+    /// The quoted name that follows `prefix` at the start of `statement` (`"name"`, quotes kept).
+    private static func quotedName(after prefix: String, in statement: String) -> String? {
+        let rest = statement.dropFirst(prefix.count)
+        guard rest.first == "\"" else { return nil }
+        var name = "\""
+        var characters = rest.dropFirst()[...]
+        while let character = characters.popFirst() {
+            name.append(character)
+            if character == "\"" {
+                guard characters.first == "\"" else { return name }
+                name.append(characters.removeFirst())
+            }
+        }
+        return nil
     }
 }

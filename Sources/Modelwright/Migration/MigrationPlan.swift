@@ -357,7 +357,8 @@ public struct MigrationStage: Sendable {
     }
 
     /// Runs the stage as ``operations()`` does, on a fresh store of the source version that it
-    /// creates with `connection` (in the namespace the connection names unqualified tables in),
+    /// creates with `connection` (in the namespace the connection names unqualified tables in) and
+    /// fills with ``SyntheticRows``,
     /// inside the caller's open transaction, which the caller rolls back: how `plan` learns what
     /// the migrator sends to an engine whose DDL is transactional (PostgreSQL), from the migrator
     /// itself. `willRun` is called once the store exists, right before the stage's first statement;
@@ -369,6 +370,8 @@ public struct MigrationStage: Sendable {
         let layout = try SchemaLayout(source.schema())
         try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
         try StoreMetadata.record(layout.schema, on: connection)
+        // Rows in every table, as a store being migrated has, so the row work runs where it would.
+        try SyntheticRows.insert(for: layout, into: connection)
         willRun()
         var migrator = Migrator(connection: connection, progress: nil)
         migrator.stubsObligations = true
