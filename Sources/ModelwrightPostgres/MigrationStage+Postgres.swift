@@ -26,6 +26,9 @@ extension MigrationStage {
         try connection.execute("CREATE SCHEMA \(scratch)")
         try connection.execute("SELECT set_config('search_path', \(PostgresDialect().string(scratch)), true)")
         _ = try runOnFreshStore(inOpenTransactionOn: connection) {
+            // The store's rows are checked now, as a migrated store's were when they committed:
+            // ALTER TABLE refuses a table with foreign-key checks still pending.
+            try connection.execute(["SET CONSTRAINTS ALL IMMEDIATE", "SET CONSTRAINTS ALL DEFERRED"])
             log.record(database)
         } onOperation: { operation in
             if case .updateRows = operation {

@@ -5,6 +5,10 @@ import Testing
 
 @testable import ModelwrightCLI
 
+#if canImport(ModelwrightPostgres)
+    import ModelwrightPostgres
+#endif
+
 /// `plan --engine postgres` (issue 27): each step's PostgreSQL statements are those the migrator
 /// sends when it runs the step on a real server (a scratch schema in a transaction rolled back),
 /// deterministic whichever server runs them, pinned by a golden file; run alone, the printed
@@ -78,42 +82,49 @@ struct PostgresPlanTests {
         #expect(!console.errors.contains("secret-word"))
     }
 
-    /// Each printed step, its statements run alone by psql in one transaction on a store created at
-    /// the step's source version, leaves the same columns (type, nullability, default), indexes and
-    /// foreign keys as a fresh store of its destination: the printout is complete as well as true.
-    @Test(.enabled(if: PostgresCluster.shared != nil, "PostgreSQL is not installed"))
-    func eachPrintedStepRunsAloneOnARealServerAndReachesItsDestination() throws {
-        let cluster = try #require(PostgresCluster.shared)
-        var console = BufferConsole()
-        let model = try #require(ModelFolder.plan(Self.trips, console: &console))
-        let scratch = try cluster.createDatabase()
-        let (code, json) = Self.run([
-            "plan", Self.trips, "--json", "--engine", "postgres", "--postgres", cluster.url(database: scratch),
-        ])
-        #expect(code == .success, "\(json.errors)")
-        let plan = try #require(
-            try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
-        let steps = try #require(plan["steps"] as? [[String: Any]])
-        #expect(steps.count == model.steps.count)
-        let first = try #require(model.steps.first)
-        let migrated = try cluster.createDatabase()
-        try cluster.psql(
-            try PostgresDialect.createStatements(for: first.from.schema).joined(separator: ";\n"), database: migrated)
-        for (step, printed) in zip(model.steps, steps) {
-            let statements = try #require(printed["postgres"] as? [String]).filter { !$0.hasPrefix("--") }
-            // psql runs the statements of one -c in one transaction.
-            try cluster.psql(statements.joined(separator: ";\n"), database: migrated)
-            let fresh = try cluster.createDatabase()
-            try cluster.psql(
-                try PostgresDialect.createStatements(for: step.to.schema).joined(separator: ";\n"), database: fresh)
-            let have = try cluster.schemaLines(database: migrated)
-            let want = try cluster.schemaLines(database: fresh)
-            #expect(
-                have == want,
-                "after version \(step.to.number): extra \(have.subtracting(want)), missing \(want.subtracting(have))")
-            #expect(want.count > 30)
+    #if canImport(ModelwrightPostgres)
+        /// Each printed step, its statements run alone by psql in one transaction on a store created
+        /// at the step's source version, leaves the same columns (type, nullability, default), indexes
+        /// and foreign keys as a fresh store of its destination: the printout is complete as well as
+        /// true.
+        @Test(.enabled(if: PostgresCluster.shared != nil, "PostgreSQL is not installed"))
+        func eachPrintedStepRunsAloneOnARealServerAndReachesItsDestination() throws {
+            let cluster = try #require(PostgresCluster.shared)
+            var console = BufferConsole()
+            let model = try #require(ModelFolder.plan(Self.trips, console: &console))
+            let scratch = try cluster.createDatabase()
+            let (code, json) = Self.run([
+                "plan", Self.trips, "--json", "--engine", "postgres", "--postgres", cluster.url(database: scratch),
+            ])
+            #expect(code == .success, "\(json.errors)")
+            let plan = try #require(
+                try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            let steps = try #require(plan["steps"] as? [[String: Any]])
+            #expect(steps.count == model.steps.count)
+            let first = try #require(model.steps.first)
+            // Created as a store creates its tables.
+            func store(_ schema: SchemaDescription) throws -> String {
+                let database = try cluster.createDatabase()
+                let configuration = PostgresConfiguration(cluster.connectionString(database: database))
+                try Store(postgres: configuration, schema: schema, readers: 1).close()
+                return database
+            }
+            let migrated = try store(first.from.schema)
+            for (step, printed) in zip(model.steps, steps) {
+                let statements = try #require(printed["postgres"] as? [String]).filter { !$0.hasPrefix("--") }
+                // psql runs the statements of one -c in one transaction.
+                try cluster.psql(statements.joined(separator: ";\n"), database: migrated)
+                let fresh = try store(step.to.schema)
+                let have = try cluster.schemaLines(database: migrated)
+                let want = try cluster.schemaLines(database: fresh)
+                #expect(
+                    have == want,
+                    "after version \(step.to.number): extra \(have.subtracting(want)), missing \(want.subtracting(have))"
+                )
+                #expect(want.count > 30)
+            }
         }
-    }
+    #endif
 
     /// The throwaway clusters' folders in the temporary folder.
     private static func clusterFolders() -> Set<String> {

@@ -361,10 +361,12 @@ public struct MigrationStage: Sendable {
     /// fills with ``SyntheticRows``,
     /// inside the caller's open transaction, which the caller rolls back: how `plan` learns what
     /// the migrator sends to an engine whose DDL is transactional (PostgreSQL), from the migrator
-    /// itself. `willRun` is called once the store exists, right before the stage's first statement;
+    /// itself. `willRun` is called once the store and its rows exist, right before the stage's first
+    /// statement (an engine that checks foreign keys at commit checks the rows there, as a store's
+    /// committed rows were);
     /// `onOperation` is told of each operation as the stage records it, after its statement ran.
     package func runOnFreshStore(
-        inOpenTransactionOn connection: some DatabaseConnection, willRun: () -> Void,
+        inOpenTransactionOn connection: some DatabaseConnection, willRun: () throws -> Void,
         onOperation: @escaping (MigrationOperation) -> Void
     ) throws -> [MigrationOperation] {
         let layout = try SchemaLayout(source.schema())
@@ -372,7 +374,7 @@ public struct MigrationStage: Sendable {
         try StoreMetadata.record(layout.schema, on: connection)
         // Rows in every table, as a store being migrated has, so the row work runs where it would.
         try SyntheticRows.insert(for: layout, into: connection)
-        willRun()
+        try willRun()
         var migrator = Migrator(connection: connection, progress: nil)
         migrator.stubsObligations = true
         migrator.onOperation = onOperation
