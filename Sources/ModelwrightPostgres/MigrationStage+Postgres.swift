@@ -69,12 +69,15 @@ extension PostgresStatementLog {
                 }
                 continue
             }
-            if statement.hasPrefix("CREATE TEMP TABLE "), let name = Self.quotedName(after: "CREATE TEMP TABLE ", in: statement) {
+            if statement.hasPrefix("CREATE TEMP TABLE "),
+                let name = Self.quotedName(after: "CREATE TEMP TABLE ", in: statement)
+            {
                 temporary.append(name)
                 continue
             }
             if temporary.contains(where: {
-                statement.hasPrefix("DROP TABLE \($0)") || (statement.hasPrefix("CREATE INDEX ") && statement.contains(" ON \($0) "))
+                statement.hasPrefix("DROP TABLE \($0)")
+                    || (statement.hasPrefix("CREATE INDEX ") && statement.contains(" ON \($0) "))
             }) {
                 continue
             }

@@ -73,7 +73,9 @@ package final class ThrowawayCluster: Sendable {
     package init(tls: (certificate: String, key: String)? = nil) throws {
         guard let binaries = Self.binaries() else {
             throw Failure(
-                description: "no initdb found (install PostgreSQL's server, such as Debian's postgresql package, or set MODELWRIGHT_PG_BIN to the folder of its programs)")
+                description:
+                    "no initdb found (install PostgreSQL's server, such as Debian's postgresql package, or set MODELWRIGHT_PG_BIN to the folder of its programs)"
+            )
         }
         self.binaries = binaries
         runAsPostgres = getuid() == 0

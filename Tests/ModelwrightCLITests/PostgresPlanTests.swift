@@ -36,7 +36,8 @@ struct PostgresPlanTests {
         let (code, console) = Self.run(["plan", Self.trips, "--engine", "postgres", "--postgres", server])
         #expect(code == .success, "\(console.errors)")
         // Deterministic: a second run prints the same bytes, and nothing of the first stayed.
-        #expect(Self.run(["plan", Self.trips, "--engine", "postgres", "--postgres", server]).1.output == console.output)
+        #expect(
+            Self.run(["plan", Self.trips, "--engine", "postgres", "--postgres", server]).1.output == console.output)
         let left = try cluster.psql(
             "SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_mw\\_%'", database: database)
         #expect(left.trimmingCharacters(in: .whitespacesAndNewlines) == "0")

@@ -117,8 +117,10 @@ struct PlannedStatementsPropertyTests {
             let alone = try cluster.createDatabase()
             defer { _ = try? cluster.psql("DROP DATABASE \(alone)", database: "postgres") }
             // Created as a store creates it (`PostgresDialect.createStatements` spells defaults otherwise).
-            try Store(postgres: PostgresConfiguration(cluster.connectionString(database: alone)), schema: v1, readers: 1)
-                .close()
+            try Store(
+                postgres: PostgresConfiguration(cluster.connectionString(database: alone)), schema: v1, readers: 1
+            )
+            .close()
             try cluster.psql(printed.filter { !$0.hasPrefix("--") }.joined(separator: ";\n"), database: alone)
             let have = try cluster.schemaLines(database: alone).union(cluster.constraintLines(database: alone))
             let want = try cluster.schemaLines(database: database).union(cluster.constraintLines(database: database))
@@ -155,7 +157,9 @@ struct PlannedStatementsPropertyTests {
                                 for attribute in part.attributes where !attribute.isOptional {
                                     values[attribute.name] = MigrationPropertyTests.value(of: attribute.type, row: 1)
                                 }
-                                if part.relationships.contains(where: { $0.name == "solo" }) { values["solo"] = solo.id }
+                                if part.relationships.contains(where: { $0.name == "solo" }) {
+                                    values["solo"] = solo.id
+                                }
                                 try context.insert(into: "Part", values: values)
                                 try context.update("Solo", id: solo.id, set: ["part": id])
                             }
