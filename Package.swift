@@ -191,6 +191,14 @@ if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(wh
             name: "PostgresRaceProbe", dependencies: ["ModelwrightPostgres", "Modelwright", "Trips"],
             path: "Tests/PostgresRaceProbe"),
     ]
+    // `plan --engine postgres` runs the migrator on a server; the tests start their cluster with the
+    // engine's `ThrowawayCluster`, as `plan` does.
+    for name in ["ModelwrightCLI", "ModelwrightTestSupport"] {
+        if let target = package.targets.first(where: { $0.name == name }) {
+            target.dependencies.append("ModelwrightPostgres")
+            target.swiftSettings = (target.swiftSettings ?? []) + [.define("MODELWRIGHT_POSTGRES")]
+        }
+    }
     // The shared behavioural suites run on PostgreSQL too.
     if let engines = package.targets.first(where: { $0.name == "ModelwrightEngineTestSupport" }) {
         engines.dependencies.append("ModelwrightPostgres")

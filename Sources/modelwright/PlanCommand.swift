@@ -2,13 +2,17 @@ import Foundation
 import Modelwright
 import ModelwrightSchema
 
+#if MODELWRIGHT_POSTGRES
+    import ModelwrightPostgres
+#endif
+
 /// `modelwright plan`: shows how each version step migrates.
 enum PlanCommand {
     static let usage = """
         OVERVIEW: Show the migration plan between every pair of adjacent versions: each change,
         how it migrates, and what it costs in the store.
 
-        USAGE: modelwright plan <model folder> [--json] [--engine sqlite|postgres]
+        USAGE: modelwright plan <model folder> [--json] [--engine sqlite|postgres] [--postgres <url>]
 
         Each change is one of:
           lightweight            inferred; nothing is lost
@@ -21,10 +25,17 @@ enum PlanCommand {
         OPTIONS:
           --json       Print the plan as JSON, for tools.
           --engine postgres
-                       Also print each step's PostgreSQL statements for the step's one
-                       transaction (row updates the migrator makes are comments). They are
-                       derived from the two versions apart from the migrator, which may run
-                       others to the same end (a join table made again rather than altered).
+                       Also print each step's PostgreSQL statements, in its one transaction:
+                       the statements the migrator sends, recorded while it runs the step
+                       on a real server (on a fresh store of the step's older version, in a
+                       scratch schema, in a transaction that is rolled back: nothing stays).
+                       Row updates, which depend on the rows, are comments where they run;
+                       a custom stage's own code is not run (its values are stubs).
+          --postgres <url>
+                       The server to run the steps on (a libpq URL or key=value string; the
+                       role needs to create a schema in the database). Without it, plan
+                       starts a throwaway cluster of its own (PostgreSQL's server programs:
+                       initdb on PATH, in /usr/lib/postgresql/<n>/bin or MODELWRIGHT_PG_BIN).
           -h, --help   Show this help.
 
         Exit codes: 0 planned, 1 problems in the input (every step that cannot be migrated
@@ -47,54 +58,90 @@ enum PlanCommand {
             postgres = paths[index + 1] == "postgres"
             paths.removeSubrange(index...(index + 1))
         }
+        var server: String?
+        if let index = paths.firstIndex(of: "--postgres") {
+            guard index + 1 < paths.count, postgres else {
+                console.printError("error: --postgres takes a server's URL, with --engine postgres\n\n\(usage)")
+                return .usage
+            }
+            server = paths[index + 1]
+            paths.removeSubrange(index...(index + 1))
+        }
         guard paths.count == 1, let folder = paths.first, !folder.hasPrefix("-") else {
             console.printError("error: expected one model folder\n\n\(usage)")
             return .usage
         }
         if ModelFolder.refusesFile(folder, command: "plan", console: &console) { return .usage }
         guard let model = ModelFolder.plan(folder, console: &console) else { return .invalidInput }
+        var statements: [[String]]?
+        if postgres {
+            guard let printed = postgresStatements(model, server: server, console: &console) else {
+                return .invalidInput
+            }
+            statements = printed
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             var plan = PlanJSON(model: model.name, steps: model.steps.map(PlanJSON.Step.init))
-            if postgres {
-                for index in plan.steps.indices {
-                    guard let statements = postgresStatements(model.steps[index], console: &console) else {
-                        return .invalidInput
-                    }
-                    plan.steps[index].postgres = statements
-                }
+            if let statements {
+                for index in plan.steps.indices { plan.steps[index].postgres = statements[index] }
             }
             let json = String(decoding: (try? encoder.encode(plan)) ?? Data(), as: UTF8.self)
             console.print(DiagnosticText.escapedJSON(json))
         } else {
-            var statements: [[String]]?
-            if postgres {
-                var rendered: [[String]] = []
-                for step in model.steps {
-                    guard let step = postgresStatements(step, console: &console) else { return .invalidInput }
-                    rendered.append(step)
-                }
-                statements = rendered
-            }
             console.print(text(model, postgres: statements))
         }
         return .success
     }
 
-    /// A step's PostgreSQL statements, or `nil` after printing why PostgreSQL cannot hold it (a
-    /// name longer than it keeps, a default it cannot spell).
-    private static func postgresStatements(_ step: PlannedStep, console: inout some Console) -> [String]? {
-        let rowWork = step.operations.compactMap { operation -> String? in
-            if case .updateRows = operation { operation.description } else { nil }
-        }
-        do {
-            return try PostgresDialect.migrationStatements(from: step.from.schema, to: step.to.schema, rowWork: rowWork)
-        } catch {
+    /// Each step's PostgreSQL statements, as the migrator sends them on `server` (a throwaway
+    /// cluster when `nil`): `MigrationStage.postgresStatements(on:)`, the one source. `nil` after
+    /// printing, located at the model's files, why no server could run them, or which step failed.
+    private static func postgresStatements(
+        _ model: PlannedModel, server: String?, console: inout some Console
+    ) -> [[String]]? {
+        guard let first = model.steps.first else { return [] }
+        #if MODELWRIGHT_POSTGRES
+            var cluster: ThrowawayCluster?
+            defer { cluster?.remove() }
+            let connection: PostgresConnection
+            do {
+                if let server {
+                    connection = try PostgresConnection(connectingNow: PostgresConfiguration(server))
+                } else {
+                    let started = try ThrowawayCluster()
+                    cluster = started
+                    connection = try PostgresConnection(
+                        connectingNow: PostgresConfiguration(started.connectionString()))
+                }
+            } catch {
+                console.printError(
+                    "\(first.to.path): error: no PostgreSQL server to run the steps on: \(error)\n"
+                        + "  note: pass --postgres <url> to name a server, or install PostgreSQL's server programs "
+                        + "(Debian: apt-get install postgresql) so plan can start a throwaway one")
+                return nil
+            }
+            defer { connection.close() }
+            var result: [[String]] = []
+            for step in model.steps {
+                do {
+                    result.append(try step.shadowStage.postgresStatements(on: connection))
+                } catch {
+                    console.printError(
+                        "\(step.to.path): error: the step from version \(step.from.number) to \(step.to.number) "
+                            + "fails on PostgreSQL: \(error)")
+                    return nil
+                }
+            }
+            return result
+        #else
             console.printError(
-                "\(step.to.path): error: version \(step.to.number) cannot be stored on PostgreSQL: \(error)")
+                "\(first.to.path): error: this modelwright was built without the PostgreSQL engine, so it cannot "
+                    + "run the steps on PostgreSQL\n  note: install libpq's header (Debian: apt-get install libpq-dev) "
+                    + "and build modelwright again; the server programs or --postgres <url> are needed too")
             return nil
-        }
+        #endif
     }
 
     static func text(_ model: PlannedModel, postgres: [[String]]? = nil) -> String {

@@ -19,17 +19,18 @@ import Trips
 /// trigger in the database (in any schema; it runs on the step's DDL), the change feed's trigger
 /// function with another body (notifications dropped, sent elsewhere, a limit changed) or another
 /// definition (`SECURITY DEFINER`, a setting, `STRICT`), and a function added to the store's schema
-/// (an overload of the feed's function or of `unaccent`). The refusal names the table, event
-/// trigger or function the edit changed.
+/// (an overload of the feed's function or of `unaccent`), and a foreign key made `NOT DEFERRABLE` or
+/// `INITIALLY IMMEDIATE` (a transaction that links rows before both exist would then fail). The
+/// refusal names the table, event trigger or function the edit changed.
 ///
-/// `MODELWRIGHT_LARGE=1` draws 120 edits instead of the CI's 20 (one of each kind).
+/// `MODELWRIGHT_LARGE=1` draws 138 edits instead of the CI's 23 (one of each kind).
 @Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresHandEditTests {
     private enum Edit: CaseIterable {
         case renamePrimaryKey, renameForeignKey, renameIndex, dropIndex, addCheck, changeDefault
         case partialIndex, descendingIndex, nullsNotDistinct, indexCollation, hashIndex
         case columnCollation, modelTrigger, rowLevelSecurity, metadataTrigger, metadataRule, unlogged
-        case eventTrigger, feedBody, feedDefinition, addedFunction
+        case eventTrigger, feedBody, feedDefinition, addedFunction, notDeferrable, initiallyImmediate
 
         /// A renamed foreign key: its name is unique only on its table, so nothing can collide with
         /// it and the schema check does not compare it. A renamed index or primary key is refused
@@ -209,6 +210,13 @@ struct PostgresHandEditTests {
         let own =
             "n.nspname = current_schema() AND c.relname <> '_modelwright_metadata' AND c.relname NOT LIKE '\\_mw\\_%'"
         switch edit {
+        case .notDeferrable, .initiallyImmediate:
+            let keys = try await rows(
+                "SELECT c.relname::text, k.conname::text FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "
+                    + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \(own) AND k.contype = 'f' ORDER BY 1, 2")
+            let key = random.pick(keys)
+            return "ALTER TABLE \"\(key[0])\" ALTER CONSTRAINT \"\(key[1])\" "
+                + (edit == .notDeferrable ? "NOT DEFERRABLE" : "DEFERRABLE INITIALLY IMMEDIATE")
         case .renamePrimaryKey, .renameForeignKey:
             let keys = try await rows(
                 "SELECT c.relname::text, k.conname::text FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "

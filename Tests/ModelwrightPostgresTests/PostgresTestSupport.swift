@@ -1,4 +1,5 @@
 import Foundation
+import Modelwright
 import ModelwrightPostgres
 import ModelwrightTestSupport
 import Testing
@@ -29,4 +30,12 @@ func makeDatabase() async throws -> PostgresConfiguration {
 /// A connection to a fresh database.
 func makeConnection() async throws -> PostgresConnection {
     try await PostgresConnection(makeDatabase())
+}
+
+/// What `plan --engine postgres` prints for `stage` (``MigrationStage/postgresStatements(on:)``),
+/// run on a fresh database of its own.
+func printedStatements(of stage: MigrationStage) async throws -> [String] {
+    let connection = try PostgresConnection(connectingNow: try await makeDatabase())
+    defer { connection.close() }
+    return try stage.postgresStatements(on: connection)
 }

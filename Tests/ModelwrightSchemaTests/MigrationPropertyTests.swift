@@ -22,7 +22,7 @@ import Testing
 /// 25's done-when on SQLite, 150 on PostgreSQL); `MODELWRIGHT_MIGRATION_FIRST_SEED=<s>` starts at
 /// seed `s` instead of 1, so a long run can go in chunks on a busy machine.
 struct MigrationPropertyTests {
-    private struct Pair {
+    struct Pair {
         let v1: String
         let v2: String
     }
@@ -51,7 +51,7 @@ struct MigrationPropertyTests {
 
     /// A hierarchy Base ← Middle ← Leaf (Base sometimes abstract) and a standalone entity, with
     /// attributes of random types; then version 2, the same with one to three random changes.
-    private static func pair(seed: UInt64) -> Pair {
+    static func pair(seed: UInt64) -> Pair {
         var random = SplitMix64(seed: seed)
         func roll(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
         let entities = ["Base", "Middle", "Leaf", "Solo"]
@@ -171,7 +171,7 @@ struct MigrationPropertyTests {
     }
 
     /// A value of `type` for row `row`: extremes first, then ordinary ones.
-    private static func value(of type: AttributeType, row: Int) -> SQLValue {
+    static func value(of type: AttributeType, row: Int) -> SQLValue {
         switch type {
         case .bool: .integer(Int64(row % 2))
         case .int16: .integer(row == 0 ? Int64(Int16.min) : 12)

@@ -332,16 +332,52 @@ public struct MigrationStage: Sendable {
             }
             try kept?.readBefore(connection)
         }
-        // The app's code is not there: each obligation is met by a stub, `willMigrate` and
-        // `didMigrate` do nothing, so what the stage does besides is checked on the rows.
+        let operations = try shadow.run(on: connection, freshSchemas: freshSchemas)
+        try kept?.compare(connection, stage: "from version \(self.source.version) to \(destination.version)")
+        return operations
+    }
+
+    /// The stage as tools run it before any app implements it: the app's code is not there, so
+    /// each obligation is met by a stub and `willMigrate` and `didMigrate` do nothing; what the
+    /// stage does besides is the same.
+    private var shadow: MigrationStage {
         let stubs = customSteps.map {
             CustomStep(name: $0.name, label: $0.label, obligations: $0.obligations, didMigrate: { _ in })
         }
-        let shadow = MigrationStage(source: self.source, destination: destination, customSteps: stubs, losses: losses)
+        return MigrationStage(source: source, destination: destination, customSteps: stubs, losses: losses)
+    }
+
+    /// Runs the stage with stubs (as ``operations()`` does) in its own transaction on `connection`.
+    private func run(on connection: some DatabaseConnection, freshSchemas: FreshSchemaCache?) throws
+        -> [MigrationOperation]
+    {
         var migrator = Migrator(connection: connection, progress: nil)
         migrator.stubsObligations = true
-        let operations = try migrator.run(shadow, number: 1, of: 1, freshSchemas: freshSchemas)
-        try kept?.compare(connection, stage: "from version \(self.source.version) to \(destination.version)")
-        return operations
+        return try migrator.run(self, number: 1, of: 1, freshSchemas: freshSchemas)
+    }
+
+    /// Runs the stage as ``operations()`` does, on a fresh store of the source version that it
+    /// creates with `connection` (in the namespace the connection names unqualified tables in) and
+    /// fills with ``SyntheticRows``,
+    /// inside the caller's open transaction, which the caller rolls back: how `plan` learns what
+    /// the migrator sends to an engine whose DDL is transactional (PostgreSQL), from the migrator
+    /// itself. `willRun` is called once the store and its rows exist, right before the stage's first
+    /// statement (an engine that checks foreign keys at commit checks the rows there, as a store's
+    /// committed rows were);
+    /// `onOperation` is told of each operation as the stage records it, after its statement ran.
+    package func runOnFreshStore(
+        inOpenTransactionOn connection: some DatabaseConnection, willRun: () throws -> Void,
+        onOperation: @escaping (MigrationOperation) -> Void
+    ) throws -> [MigrationOperation] {
+        let layout = try SchemaLayout(source.schema())
+        try connection.execute(SchemaSQL.createStatements(for: layout, in: connection.dialect))
+        try StoreMetadata.record(layout.schema, on: connection)
+        // Rows in every table, as a store being migrated has, so the row work runs where it would.
+        try SyntheticRows.insert(for: layout, into: connection)
+        try willRun()
+        var migrator = Migrator(connection: connection, progress: nil)
+        migrator.stubsObligations = true
+        migrator.onOperation = onOperation
+        return try migrator.runInOpenTransaction(shadow, number: 1, of: 1).operations
     }
 }

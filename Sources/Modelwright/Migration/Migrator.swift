@@ -27,6 +27,9 @@ struct Migrator {
     /// Whether custom steps' obligations are met by synthetic stubs instead of the app's code:
     /// how tools run a custom stage on rows before any app implements it.
     var stubsObligations = false
+    /// Told of each operation as the stage records it, right after its statement ran: how a tool
+    /// that records the statements sent places the stage's row work among them.
+    var onOperation: ((MigrationOperation) -> Void)?
 
     /// Runs one stage in its own transaction and returns what it did to the tables;
     /// `freshSchemas` remembers what fresh stores look like across stages (the planner runs
@@ -73,6 +76,7 @@ struct Migrator {
             event, table, rows in
             report(event, stage: stage, number: number, of: count, table: table, rows: rows)
         }
+        run.onOperation = onOperation
         run.report(.stageStarted, nil)
         let kept = try run.keptRowCounts()
         let before = MigrationContext(connection: connection, layout: run.source)
@@ -167,7 +171,14 @@ struct StageRun {
     let sourceTables: [String]
     let expected: StoreSchema
     let onProgress: (MigrationProgress.Event, String?, Int) -> Void
-    var operations: [MigrationOperation] = []
+    var operations: [MigrationOperation] = [] {
+        didSet {
+            guard let onOperation else { return }
+            for operation in operations.dropFirst(oldValue.count) { onOperation(operation) }
+        }
+    }
+    /// Told of each operation appended to ``operations`` (``Migrator/onOperation``).
+    var onOperation: ((MigrationOperation) -> Void)?
     var rowsCopied = 0
     /// Tables whose rows this stage changed, for the foreign key check.
     var touched: Set<String> = []

@@ -149,6 +149,9 @@ extension DatabaseConnection {
     ///   keys take a fresh store's names, as its indexes do). A foreign key's name is unique only on
     ///   its own table, so it cannot collide and is not compared: a database a release before this
     ///   one migrated through a rename keeps its old foreign-key names and still opens;
+    /// - `foreign key`: every foreign key's definition (`pg_get_constraintdef`, without its name):
+    ///   its columns, target, delete action and whether it is `DEFERRABLE INITIALLY DEFERRED`, which
+    ///   the store's writes depend on (a transaction links rows before both exist);
     /// - `trigger`: every trigger but the change feed's own (`_mw_changes_…` after each statement,
     ///   calling `_mw_notify_changes()`, enabled, on a table not the runtime's), since a trigger
     ///   can rewrite or swallow the rows a step or the app writes;
@@ -166,7 +169,7 @@ extension DatabaseConnection {
     /// - `inheritance`: a table of any schema inheriting from one of the store's (or one of the
     ///   store's inheriting from another), whose rows the store's reads and deletes would take too.
     ///
-    /// None but `index`, `collation` and the runtime's own functions exists in a fresh store, so any
+    /// None but `index`, `collation`, `foreign key` and the runtime's own functions exists in a fresh store, so any
     /// other is unexpected.
     private func catalogFacts() throws -> [String] {
         let inSchema = "JOIN pg_class c ON c.oid = x JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -196,6 +199,11 @@ extension DatabaseConnection {
             "SELECT c.relname::text, 'key name', 'primary key named ' || quote_ident(k.conname) "
                 + "FROM pg_constraint k \(inSchema.replacingOccurrences(of: "= x", with: "= k.conrelid"))"
                 + "WHERE \(own) AND k.contype = 'p'",
+            // By definition, not name: whether a key is DEFERRABLE and INITIALLY DEFERRED decides
+            // whether a write that links rows in either order commits.
+            "SELECT c.relname::text, 'foreign key', pg_get_constraintdef(k.oid) "
+                + "FROM pg_constraint k \(inSchema.replacingOccurrences(of: "= x", with: "= k.conrelid"))"
+                + "WHERE \(own) AND k.contype = 'f'",
             "SELECT c.relname::text, 'rule', pg_get_ruledef(r.oid) FROM pg_rewrite r "
                 + "\(inSchema.replacingOccurrences(of: "= x", with: "= r.ev_class"))WHERE \(own) AND c.relkind IN ('r', 'p')",
             "SELECT c.relname::text, 'security', 'row level security ' || "
@@ -251,6 +259,10 @@ extension DatabaseConnection {
         case ("key name", false):
             return "\(table) has a \(detail), a name a fresh store does not give it; rename it back"
         case ("key name", true): return "\(table) lacks the \(detail) (it was renamed or dropped)"
+        case ("foreign key", false):
+            return "\(table) has a foreign key a fresh store does not: \(detail) (made NOT DEFERRABLE, INITIALLY "
+                + "IMMEDIATE or otherwise redefined); drop it and add it again as a fresh store has it"
+        case ("foreign key", true): return "\(table) lacks the foreign key \(detail) (it was changed or dropped)"
         case ("trigger", _): return "\(table) has a trigger the runtime does not create: \(detail); drop it"
         case ("rule", _): return "\(table) has a rule the runtime does not create: \(detail); drop it"
         case ("security", _):

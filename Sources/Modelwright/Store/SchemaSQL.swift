@@ -2,9 +2,9 @@ import Foundation
 
 /// The DDL that creates a store for a schema: tables, indexes for uniqueness, lookups and
 /// foreign keys, and the metadata row that records which schema the store holds.
-enum SchemaSQL {
+package enum SchemaSQL {
     /// The table that records the model name, version and checksum of a store.
-    static let metadataTable = "_modelwright_metadata"
+    package static let metadataTable = "_modelwright_metadata"
 
     /// The statement that creates the metadata table.
     static func createMetadata(in dialect: some SQLDialect) -> String {

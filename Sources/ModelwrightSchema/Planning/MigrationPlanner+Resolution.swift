@@ -168,25 +168,11 @@ extension MigrationPlanner {
             // with every obligation of its custom stages met by a stub (what the app must at
             // least do), so a step that would leave a value the next version cannot read, a
             // broken link or a changed kept value is found now, not on a device.
-            let steps = stages.map { stage in
-                MigrationStage.CustomStep(
-                    name: stage.name, label: stage.label,
-                    obligations: obligations.filter { $0.stage == stage.name }.map { obligation in
-                        let value: Bool? =
-                            switch obligation.work {
-                            case .value(_, _, let onlyRowsWithoutValue): onlyRowsWithoutValue
-                            case .hook: nil
-                            }
-                        return .stubbed(of: obligation.entity, obligation.property, value: value)
-                    },
-                    didMigrate: { _ in })
-            }
             // The losses the step declares, as the generated plan carries them to the runtime.
             let losses = accepted.map { MigrationStage.Loss($0.entity, $0.property) }
             let stage = { (source: SchemaDescription, destination: SchemaDescription) in
-                steps.isEmpty
-                    ? MigrationStage.lightweight(from: source, to: destination, lossy: losses)
-                    : MigrationStage.custom(from: source, to: destination, steps: steps, lossy: losses)
+                PlannedStep.shadowStage(
+                    from: source, to: destination, customStages: stages, obligations: obligations, losses: losses)
             }
             do {
                 // The tables the step touches are enough to learn its cost; the whole schema is the

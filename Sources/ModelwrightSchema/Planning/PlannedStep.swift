@@ -40,6 +40,38 @@ package struct PlannedStep: Sendable {
         changes.compactMap { change in change.caution.map { "\(change.summary): \($0)" } }
     }
 
+    /// The step as the runtime's stage that tools run before any app implements its custom
+    /// stages: each obligation met by a stub (what the app must at least do). `plan` runs it on an
+    /// empty store to learn the step's operations, and on PostgreSQL to print its statements.
+    package var shadowStage: MigrationStage {
+        Self.shadowStage(
+            from: from.schema, to: to.schema, customStages: customStages, obligations: obligations, losses: losses)
+    }
+
+    /// ``shadowStage`` between `source` and `destination` (the planner also runs it between
+    /// schemas reduced to the tables the step touches).
+    package static func shadowStage(
+        from source: SchemaDescription, to destination: SchemaDescription, customStages: [EntityGraph.CustomStage],
+        obligations: [StageObligation], losses: [MigrationStage.Loss]
+    ) -> MigrationStage {
+        let steps = customStages.map { stage in
+            MigrationStage.CustomStep(
+                name: stage.name, label: stage.label,
+                obligations: obligations.filter { $0.stage == stage.name }.map { obligation in
+                    let value: Bool? =
+                        switch obligation.work {
+                        case .value(_, _, let onlyRowsWithoutValue): onlyRowsWithoutValue
+                        case .hook: nil
+                        }
+                    return .stubbed(of: obligation.entity, obligation.property, value: value)
+                },
+                didMigrate: { _ in })
+        }
+        return steps.isEmpty
+            ? MigrationStage.lightweight(from: source, to: destination, lossy: losses)
+            : MigrationStage.custom(from: source, to: destination, steps: steps, lossy: losses)
+    }
+
     /// The tables the step visits row by row (rebuilds, updates, new indexes), which take time
     /// in proportion to their rows; tables the step creates are empty and left out.
     package var rewrittenTables: [String] {
