@@ -78,7 +78,8 @@ final class SQLiteStatement: DatabaseStatement {
         // Inside a transaction (autocommit off) the check has nothing to find (see
         // ``SQLiteConnection/checkTransaction()``), so SQLite is asked first: the check reads the
         // connection's handle, with a dynamic exclusivity check, which cost every row of a fetch
-        // 96 instructions (2.8 % of fetching 100,000 people; BENCHMARKS.md, issue 30).
+        // 112 instructions (fetching 100,000 people: 343.5 M with it, 332.3 M without; BENCHMARKS.md,
+        // issue 30).
         if database == nil || sqlite3_get_autocommit(database) != 0 {
             try connection.checkTransaction()
         }
