@@ -52,6 +52,11 @@ public struct Person: Record {
             id: id, firstName: firstName, lastName: lastName, age: age, createdAt: createdAt, nickname: nickname)
     }
 
+    /// Decodes every row of a fetch, with the loop specialised for this record.
+    @_spi(Generated) public static func appendRecords(of rows: RowCursor, to records: inout [Person]) throws {
+        try rows.append(to: &records)
+    }
+
     /// The person's fields, for requests.
     public struct Fields: RecordFields {
         /// The record the fields belong to.

@@ -142,12 +142,26 @@ import Foundation
 }
 
 /// Reads a record's columns from the current row, in column order.
+///
+/// The reads of the common types are `@inlinable`, so that a record's `init(id:row:)` and the fetch
+/// loop that calls it (``RowCursor/append(to:)``) are specialised in the app's module. On SQLite they
+/// read the statement directly (``SQLiteRow``); another engine's statement is read through the
+/// ``DatabaseStatement`` seam, one call per column.
 @_spi(Generated) public struct RowDecoder {
     private let statement: any DatabaseStatement
-    private var index: Int32
+    /// The statement's row when it is SQLite's, read without a call through the seam.
+    @usableFromInline let sqlite: SQLiteRow?
+    @usableFromInline var index: Int32
 
     init(statement: any DatabaseStatement, firstIndex: Int32) {
+        self.init(statement: statement, sqlite: SQLiteRow.of(statement), firstIndex: firstIndex)
+    }
+
+    /// A decoder for `statement`, whose row `sqlite` reads directly when it is SQLite's (found once
+    /// per query rather than once per row).
+    init(statement: any DatabaseStatement, sqlite: SQLiteRow?, firstIndex: Int32) {
         self.statement = statement
+        self.sqlite = sqlite
         index = firstIndex
     }
 
@@ -163,79 +177,114 @@ import Foundation
 
     // The overloads below skip the `SQLValue` step of `ColumnValue` for speed, and read exactly
     // what it reads: a value of another storage class is refused, never converted by the engine (SQLite
-    // would read the integer 7 as the text "7", or text as the number 0). The statement's typed read
-    // (`text`, `integer`, `number`, `uuid`) answers `nil` for any other class, so the check costs no
-    // second question; an optional asks whether the value is NULL only when the typed read said no.
+    // would read the integer 7 as the text "7", or text as the number 0). The typed reads (`text`,
+    // `integer`, `number`, `uuid`) answer `nil` for any other class, so the check costs no second
+    // question; an optional asks whether the value is NULL only when the typed read said no.
 
     /// Reads the next column.
-    public mutating func decode(_ type: String.Type = String.self) throws -> String {
+    @inlinable public mutating func decode(_ type: String.Type = String.self) throws -> String {
         defer { index += 1 }
-        guard let text = statement.text(index) else { throw mismatch(String.self) }
+        guard let text = text() else { throw mismatch(String.self) }
         return text
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: Int64.Type = Int64.self) throws -> Int64 {
+    @inlinable public mutating func decode(_ type: Int64.Type = Int64.self) throws -> Int64 {
         defer { index += 1 }
-        guard let integer = statement.integer(index) else { throw mismatch(Int64.self) }
+        guard let integer = integer() else { throw mismatch(Int64.self) }
         return integer
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: Int.Type = Int.self) throws -> Int {
+    @inlinable public mutating func decode(_ type: Int.Type = Int.self) throws -> Int {
         defer { index += 1 }
-        guard let integer = statement.integer(index) else { throw mismatch(Int.self) }
+        guard let integer = integer() else { throw mismatch(Int.self) }
         return Int(integer)
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: Date.Type = Date.self) throws -> Date {
+    @inlinable public mutating func decode(_ type: Date.Type = Date.self) throws -> Date {
         defer { index += 1 }
-        guard let seconds = statement.number(index) else { throw mismatch(Date.self) }
+        guard let seconds = number() else { throw mismatch(Date.self) }
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: UUID.Type = UUID.self) throws -> UUID {
+    @inlinable public mutating func decode(_ type: UUID.Type = UUID.self) throws -> UUID {
         defer { index += 1 }
-        guard let uuid = statement.uuid(index) else { throw mismatch(UUID.self) }
+        guard let uuid = uuid() else { throw mismatch(UUID.self) }
         return uuid
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: String?.Type = String?.self) throws -> String? {
+    @inlinable public mutating func decode(_ type: String?.Type = String?.self) throws -> String? {
         defer { index += 1 }
-        if let text = statement.text(index) { return text }
-        guard statement.isNull(index) else { throw mismatch(String.self) }
+        if let text = text() { return text }
+        guard isNull() else { throw mismatch(String.self) }
         return nil
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: Int64?.Type = Int64?.self) throws -> Int64? {
+    @inlinable public mutating func decode(_ type: Int64?.Type = Int64?.self) throws -> Int64? {
         defer { index += 1 }
-        if let integer = statement.integer(index) { return integer }
-        guard statement.isNull(index) else { throw mismatch(Int64.self) }
+        if let integer = integer() { return integer }
+        guard isNull() else { throw mismatch(Int64.self) }
         return nil
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: Int?.Type = Int?.self) throws -> Int? {
+    @inlinable public mutating func decode(_ type: Int?.Type = Int?.self) throws -> Int? {
         defer { index += 1 }
-        if let integer = statement.integer(index) { return Int(integer) }
-        guard statement.isNull(index) else { throw mismatch(Int.self) }
+        if let integer = integer() { return Int(integer) }
+        guard isNull() else { throw mismatch(Int.self) }
         return nil
     }
 
     /// Reads the next column.
-    public mutating func decode(_ type: Date?.Type = Date?.self) throws -> Date? {
+    @inlinable public mutating func decode(_ type: Date?.Type = Date?.self) throws -> Date? {
         defer { index += 1 }
-        if let seconds = statement.number(index) { return Date(timeIntervalSinceReferenceDate: seconds) }
-        guard statement.isNull(index) else { throw mismatch(Date.self) }
+        if let seconds = number() { return Date(timeIntervalSinceReferenceDate: seconds) }
+        guard isNull() else { throw mismatch(Date.self) }
         return nil
     }
+
+    // MARK: - Typed reads of the current column, SQLite's directly
+
+    @inlinable func text() -> String? {
+        if let sqlite { return sqlite.text(index) }
+        return statementText()
+    }
+
+    @inlinable func integer() -> Int64? {
+        if let sqlite { return sqlite.integer(index) }
+        return statementInteger()
+    }
+
+    @inlinable func number() -> Double? {
+        if let sqlite { return sqlite.number(index) }
+        return statementNumber()
+    }
+
+    @inlinable func uuid() -> UUID? {
+        if let sqlite { return sqlite.uuid(index) }
+        return statementUUID()
+    }
+
+    @inlinable func isNull() -> Bool {
+        if let sqlite { return sqlite.isNull(index) }
+        return statementIsNull()
+    }
+
+    // The same reads through the seam, for another engine (not inlined: the statement stays private).
+
+    @usableFromInline func statementText() -> String? { statement.text(index) }
+    @usableFromInline func statementInteger() -> Int64? { statement.integer(index) }
+    @usableFromInline func statementNumber() -> Double? { statement.number(index) }
+    @usableFromInline func statementUUID() -> UUID? { statement.uuid(index) }
+    @usableFromInline func statementIsNull() -> Bool { statement.isNull(index) }
 
     /// The error for the current column's value, which is not of `type`'s storage class.
-    private func mismatch(_ type: Any.Type) -> ColumnValueError {
+    @usableFromInline func mismatch(_ type: Any.Type) -> ColumnValueError {
         ColumnValueError.mismatch(statement.value(index), type)
     }
 

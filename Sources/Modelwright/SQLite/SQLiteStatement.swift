@@ -8,6 +8,8 @@ final class SQLiteStatement: DatabaseStatement {
     let prepared: PreparedHandle
     /// A `let`, so reading it costs no runtime exclusivity check on every bind and column read.
     let handle: OpaquePointer?
+    /// The connection's handle, for ``step()``'s transaction check: a `let`, unlike the connection's.
+    private let database: OpaquePointer?
     let sql: String
 
     /// A statement over a handle the connection prepared before (from its cache).
@@ -16,6 +18,7 @@ final class SQLiteStatement: DatabaseStatement {
         self.sql = sql
         self.prepared = prepared
         handle = prepared.pointer
+        database = sqlite3_db_handle(prepared.pointer)
     }
 
     init(connection: SQLiteConnection, sql: String) throws {
@@ -39,6 +42,7 @@ final class SQLiteStatement: DatabaseStatement {
             }
         }
         self.handle = handle
+        database = sqlite3_db_handle(handle)
         prepared = PreparedHandle(handle)
         guard code == SQLITE_OK else {
             if code == SQLITE_AUTH, let refused = connection.refusedHandWrittenAction {
@@ -71,7 +75,14 @@ final class SQLiteStatement: DatabaseStatement {
     /// ``StoreError/transactionAborted(cause:)``, without running anything, once SQLite has rolled
     /// back the connection's transaction (see ``SQLiteConnection``).
     func step() throws -> Bool {
-        try connection.checkTransaction()
+        // Inside a transaction (autocommit off) the check has nothing to find (see
+        // ``SQLiteConnection/checkTransaction()``), so SQLite is asked first: the check reads the
+        // connection's handle, with a dynamic exclusivity check, which cost every row of a fetch
+        // 112 instructions (fetching 100,000 people: 343.5 M with it, 332.3 M without; BENCHMARKS.md,
+        // issue 30).
+        if database == nil || sqlite3_get_autocommit(database) != 0 {
+            try connection.checkTransaction()
+        }
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
@@ -183,47 +194,23 @@ final class SQLiteStatement: DatabaseStatement {
         return Data(bytes: bytes, count: count)
     }
 
-    // The typed reads below ask for the column once (`sqlite3_column_value`) and read its class and
-    // content from that value. Each `sqlite3_column_*` call looks the column up again and checks the
-    // connection's error state on the way out, so a class check then a read cost two or three lookups
-    // per column where raw C makes one or two: 19.5 M of the 127 M instructions fetching 100,000
-    // people took beyond raw C (BENCHMARKS.md, issue 30). SQLite calls the value "unprotected": reading
-    // it is safe while no other thread uses the connection, which a connection here never shares.
+    // The typed reads, one question per column: see ``SQLiteRow``, which the row decoder reads
+    // through directly.
 
     func text(_ index: Int32) -> String? {
-        guard let value = sqlite3_column_value(handle, index), sqlite3_value_type(value) == SQLITE_TEXT else {
-            return nil
-        }
-        // The text first, then its length, as SQLite asks.
-        guard let text = sqlite3_value_text(value) else { return "" }
-        let count = Int(sqlite3_value_bytes(value))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        handle.flatMap { SQLiteRow($0).text(index) }
     }
 
     func integer(_ index: Int32) -> Int64? {
-        guard let value = sqlite3_column_value(handle, index), sqlite3_value_type(value) == SQLITE_INTEGER else {
-            return nil
-        }
-        return sqlite3_value_int64(value)
+        handle.flatMap { SQLiteRow($0).integer(index) }
     }
 
     func number(_ index: Int32) -> Double? {
-        guard let value = sqlite3_column_value(handle, index) else { return nil }
-        let type = sqlite3_value_type(value)
-        guard type == SQLITE_FLOAT || type == SQLITE_INTEGER else { return nil }
-        return sqlite3_value_double(value)
+        handle.flatMap { SQLiteRow($0).number(index) }
     }
 
     func uuid(_ index: Int32) -> UUID? {
-        // A blob only, as `UUID(sqlValue:)` reads it: 16 bytes of text are not an ID.
-        guard let value = sqlite3_column_value(handle, index), sqlite3_value_type(value) == SQLITE_BLOB,
-            sqlite3_value_bytes(value) == 16, let bytes = sqlite3_value_blob(value)
-        else {
-            return nil
-        }
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 16)) }
-        return UUID(uuid: uuid)
+        handle.flatMap { SQLiteRow($0).uuid(index) }
     }
 
     func value(_ index: Int32) -> SQLValue {

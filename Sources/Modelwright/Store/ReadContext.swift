@@ -47,7 +47,7 @@ public class ReadContext {
         if let limit = request.fetchLimit, limit > 0 {
             records.reserveCapacity(Swift.min(limit, RowCursor.reservedAtMost))
         }
-        try records.append(recordsOf: cursor)
+        try Target.appendRecords(of: cursor, to: &records)
         return records
     }
 
@@ -307,73 +307,5 @@ public class ReadContext {
             sql += connection.dialect.limit(marker, offset: marker)
         }
         return (sql, arguments)
-    }
-}
-
-extension Array where Element: Record {
-    /// Appends the record of each row left in `cursor`.
-    ///
-    /// The loop is a method of the array rather than of `fetch`, so that the array's type comes in
-    /// with `self`. In `fetch`, which is not specialised for the app's record, every `append` looked
-    /// up `Array<Target>`'s metadata: 32.8 M instructions, 7 % of fetching 100,000 people (BENCHMARKS.md,
-    /// issue 30). It is written out rather than shared with `forEach` through a closure: a closure
-    /// called for each row checked the captured array's exclusive access on every append.
-    fileprivate mutating func append(recordsOf cursor: RowCursor) throws {
-        while let id = try cursor.next() {
-            var row = cursor.decoder
-            do {
-                append(try Element(id: RecordID(id), row: &row))
-            } catch let error as ColumnValueError {
-                throw cursor.invalid(error)
-            }
-        }
-    }
-}
-
-/// A statement's rows as a fetch steps through them: each row's ID, then a decoder for its columns.
-private struct RowCursor {
-    /// The capacity a limited fetch reserves at most, however large its limit.
-    static let reservedAtMost = 1_024
-
-    private let statement: any DatabaseStatement
-    /// The entity the rows belong to, for errors.
-    private let entity: String
-
-    init(statement: any DatabaseStatement, entity: String) {
-        self.statement = statement
-        self.entity = entity
-    }
-
-    /// Steps to the next row and reads its ID; `nil` after the last row.
-    func next() throws -> UUID? {
-        guard try statement.step() else { return nil }
-        guard let uuid = statement.uuid(0) else {
-            throw StoreError.invalidValue(entity: entity, message: "a row has no valid ID")
-        }
-        return uuid
-    }
-
-    /// A decoder for the current row's columns after the ID.
-    var decoder: RowDecoder { RowDecoder(statement: statement, firstIndex: 1) }
-
-    /// Decodes the current row's columns with `body`, a column the record cannot read named as
-    /// the store names it.
-    func decode<Value>(_ body: (inout RowDecoder) throws -> Value) throws -> Value {
-        var row = decoder
-        do {
-            return try body(&row)
-        } catch let error as ColumnValueError {
-            throw invalid(error)
-        }
-    }
-
-    /// A column error as the store reports it, with the entity.
-    func invalid(_ error: ColumnValueError) -> StoreError {
-        StoreError.invalidValue(entity: entity, message: error.message)
-    }
-
-    /// Resets the statement, so the connection's cache can hand it out again.
-    func close() {
-        statement.reset()
     }
 }

@@ -29,7 +29,8 @@ package enum NameRules {
     package static let reservedTypeNames: Set<String> = [
         "Record", "RecordID", "RecordFields", "Field", "Fields", "FieldPath", "ID", "Target", "ToOne", "ToMany",
         "FetchRequest", "CompositePath", "CompositeFields", "CompositeFieldsWithPresence", "CompositeValue",
-        "OptionalComposite", "ColumnValue", "RowEncoder", "RowDecoder", "Store", "MigrationPlan", "MigrationStage",
+        "OptionalComposite", "ColumnValue", "RowEncoder", "RowDecoder", "RowCursor", "Store", "MigrationPlan",
+        "MigrationStage",
         "MigrationContext", "MigrationProgress", "SchemaDescription", "EntityDescription", "AttributeDescription",
         "RelationshipDescription", "EnumDescription", "CompositeDescription", "SortDescription", "SchemaChecksum",
         "SchemaVersion", "Condition", "SortKey", "DefaultValue", "AttributeType", "Hashable", "Codable", "Sendable",

@@ -83,16 +83,23 @@ struct DecodingRuleTests {
             try insert.run()
         }
         let select = try SQLiteStatement(connection: connection, sql: "SELECT a, b FROM t ORDER BY k")
+        #expect(SQLiteRow.of(select) != nil)
         var read = 0
         while try select.step() {
             let stored = select.value(0)
             #expect(stored == values[read], "SQLite kept \(values[read]) as \(stored)")
+            // Each read twice: from SQLite's row directly, as a fetch reads on SQLite, and through the
+            // statement's typed reads, as the decoder reads another engine's statement.
             func agrees<Value: ColumnValue & Equatable>(
                 _ type: Value.Type, _ decode: (inout RowDecoder) throws -> Value
             ) {
-                var row = RowDecoder(statement: select, firstIndex: 1)
-                #expect((try? decode(&row)) == (try? Value(sqlValue: stored)), "\(Value.self) from \(stored)")
-                #expect(row.nextIndex == 2)
+                for sqlite in [SQLiteRow.of(select), nil] {
+                    var row = RowDecoder(statement: select, sqlite: sqlite, firstIndex: 1)
+                    let path = sqlite == nil ? "through the statement" : "directly"
+                    #expect(
+                        (try? decode(&row)) == (try? Value(sqlValue: stored)), "\(Value.self) from \(stored), \(path)")
+                    #expect(row.nextIndex == 2)
+                }
             }
             agrees(String.self) { try $0.decode(String.self) }
             agrees(String?.self) { try $0.decode(String?.self) }
