@@ -262,11 +262,7 @@ final class SQLiteConnection: DatabaseConnection {
 
     /// Throws ``StoreError/transactionAborted(cause:)`` when the transaction this connection began
     /// is gone: rolled back by SQLite after an error, here or in a statement reported earlier.
-    /// Every statement calls it before it steps, unless SQLite says a transaction is open: that one
-    /// can only be the owner's, and not aborted. Only ``begin(_:)`` opens one (the authorizer refuses
-    /// any other `BEGIN`, and a `SAVEPOINT` outside a transaction would step through this check
-    /// first); an abort is noted only once SQLite is back in autocommit, and only ``rollback()`` or
-    /// ``begin(_:)`` leaves that state.
+    /// Every statement calls it before it steps.
     func checkTransaction() throws {
         switch transaction {
         case .none:

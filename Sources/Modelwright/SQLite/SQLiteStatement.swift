@@ -8,8 +8,6 @@ final class SQLiteStatement: DatabaseStatement {
     let prepared: PreparedHandle
     /// A `let`, so reading it costs no runtime exclusivity check on every bind and column read.
     let handle: OpaquePointer?
-    /// The connection's handle, for ``step()``'s transaction check: a `let`, unlike the connection's.
-    private let database: OpaquePointer?
     let sql: String
 
     /// A statement over a handle the connection prepared before (from its cache).
@@ -18,7 +16,6 @@ final class SQLiteStatement: DatabaseStatement {
         self.sql = sql
         self.prepared = prepared
         handle = prepared.pointer
-        database = sqlite3_db_handle(prepared.pointer)
     }
 
     init(connection: SQLiteConnection, sql: String) throws {
@@ -42,7 +39,6 @@ final class SQLiteStatement: DatabaseStatement {
             }
         }
         self.handle = handle
-        database = sqlite3_db_handle(handle)
         prepared = PreparedHandle(handle)
         guard code == SQLITE_OK else {
             if code == SQLITE_AUTH, let refused = connection.refusedHandWrittenAction {
@@ -75,14 +71,7 @@ final class SQLiteStatement: DatabaseStatement {
     /// ``StoreError/transactionAborted(cause:)``, without running anything, once SQLite has rolled
     /// back the connection's transaction (see ``SQLiteConnection``).
     func step() throws -> Bool {
-        // Inside a transaction (autocommit off) the check has nothing to find (see
-        // ``SQLiteConnection/checkTransaction()``), so SQLite is asked first: the check reads the
-        // connection's handle, with a dynamic exclusivity check, which cost every row of a fetch
-        // 112 instructions (fetching 100,000 people: 343.5 M with it, 332.3 M without; BENCHMARKS.md,
-        // issue 30).
-        if database == nil || sqlite3_get_autocommit(database) != 0 {
-            try connection.checkTransaction()
-        }
+        try connection.checkTransaction()
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
