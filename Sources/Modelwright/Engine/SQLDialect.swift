@@ -112,6 +112,10 @@ package protocol SQLDialect: Sendable {
     /// them when it opens, after bringing the index up to date, and rebuilds a damaged index.
     func searchIndexChecks(_ index: String, of table: String, columns: [String]) throws -> [String]
 
+    /// Makes a damaged full-text index `index` one the engine can drop, before a rebuild drops it
+    /// (SQLite's FTS5 cannot even open, so cannot drop, a table whose structure record is gone).
+    func prepareSearchIndexForDrop(_ index: String, on connection: any DatabaseConnection) throws
+
     /// The statements that create the persistent-history tables when they are missing: one row per
     /// transaction, keyed by a token that only grows, and the changes of each transaction.
     func createHistoryTables(transactions: String, changes: String) -> [String]
@@ -325,6 +329,9 @@ package protocol SQLDialect: Sendable {
 /// Standard SQL (DDL, savepoints and aggregates), the same in every engine the runtime targets: an engine's dialect
 /// spells these itself only where it differs.
 extension SQLDialect {
+    /// Nothing to prepare: the engine drops any index it can read.
+    package func prepareSearchIndexForDrop(_ index: String, on connection: any DatabaseConnection) throws {}
+
     package func aggregate(_ function: AggregateFunction, of expression: String) -> String {
         switch function {
         case .count: "COUNT(\(expression))"

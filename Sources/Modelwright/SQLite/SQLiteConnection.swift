@@ -83,6 +83,16 @@ final class SQLiteConnection: DatabaseConnection {
         close()
     }
 
+    /// Runs `body` with SQLite's defensive mode off, and turns it on again: for the one repair that
+    /// writes FTS5's own storage (see ``SQLiteDialect/prepareSearchIndexForDrop(_:on:)``).
+    func withDefensiveModeOff<Result>(_ body: () throws -> Result) throws -> Result {
+        guard csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK else {
+            throw SQLiteError(connection: handle, code: SQLITE_ERROR, sql: nil)
+        }
+        defer { _ = csqlite_db_config_flag(handle, SQLITE_DBCONFIG_DEFENSIVE, 1) }
+        return try body()
+    }
+
     /// Finalizes every cached statement and closes the database; later calls fail with SQLite's
     /// misuse error. Closing twice does nothing.
     func close() {

@@ -228,6 +228,18 @@ struct SQLiteDialect: SQLDialect {
 
     // MARK: - Writes
 
+    /// Replaces the structure record of the FTS5 index `index` with an empty one: FTS5 cannot even
+    /// open, so cannot drop, a table whose structure record is missing or damaged; the index is
+    /// dropped and built again next. SQLite's defensive mode forbids writing FTS5's storage, so it
+    /// is off for that one statement. A `_data` table that is gone is left to the drop.
+    func prepareSearchIndexForDrop(_ index: String, on connection: any DatabaseConnection) throws {
+        guard let connection = connection as? SQLiteConnection else { return }
+        try connection.withDefensiveModeOff {
+            try connection.execute(
+                "INSERT OR REPLACE INTO \(quoted(index + "_data")) (\"id\", \"block\") VALUES (10, X'00000000000000')")
+        }
+    }
+
     func insertIgnoringConflicts(into table: String, columns: [String], _ source: String) -> String {
         "INSERT OR IGNORE INTO \(table) (\(columns.joined(separator: ", "))) \(source)"
     }

@@ -112,7 +112,9 @@ package enum SchemaSQL {
     /// table does not: rebuilding it loses nothing. Returns the names of the indexes rebuilt.
     ///
     /// - Throws: ``StoreError/damagedStore(path:problems:)`` for `path` when a rebuild fails (FTS5
-    ///   cannot drop an index whose settings it cannot read), naming the index and the way out.
+    ///   cannot drop an index whose settings it cannot read, and an index whose structure record it
+    ///   cannot read until ``SQLDialect/prepareSearchIndexForDrop(_:on:)`` replaced it), naming the
+    ///   index and the way out.
     @discardableResult
     static func checkSearchIndexes(
         for layout: SchemaLayout, on connection: any DatabaseConnection, path: String
@@ -120,7 +122,17 @@ package enum SchemaSQL {
         var rebuilt: [String] = []
         for index in searchIndexes(for: layout) where try !isIntact(index, on: connection) {
             do {
-                try connection.execute(try index.drop(in: connection.dialect) + index.create(in: connection.dialect))
+                let dialect = connection.dialect
+                do {
+                    try connection.execute(try index.drop(in: dialect))
+                } catch let error as StoreError {
+                    throw error
+                } catch {
+                    // FTS5 cannot open the index to drop it (its structure record is gone or damaged).
+                    try dialect.prepareSearchIndexForDrop(index.name, on: connection)
+                    try connection.execute(try index.drop(in: dialect))
+                }
+                try connection.execute(try index.create(in: dialect))
             } catch let error as StoreError {
                 throw error
             } catch {
