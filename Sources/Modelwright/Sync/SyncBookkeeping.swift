@@ -640,11 +640,13 @@ enum SyncBookkeeping {
 
     // MARK: - Coding
 
+    /// A record as stored: the JSON `RowChange`'s `Codable` conformance writes, written by hand.
     private static func encode(_ change: RowChange) throws -> String {
-        String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
+        String(decoding: try change.json(), as: UTF8.self)
     }
 
+    /// A stored record, read by hand.
     private static func decode(_ text: String) throws -> RowChange {
-        try JSONDecoder().decode(RowChange.self, from: Data(text.utf8))
+        try RowChange(json: text, field: "(a stored sync record)")
     }
 }

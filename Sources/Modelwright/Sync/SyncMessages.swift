@@ -41,9 +41,14 @@ public enum SyncProtocol {
 
     /// `name`, or ``SyncError/malformedMessage(field:reason:)`` when it is not a valid name.
     static func checkedName(_ name: String, at path: [any CodingKey], _ kind: String) throws -> String {
+        try checkedName(name, field: fieldPath(path), kind)
+    }
+
+    /// `name`, or ``SyncError/malformedMessage(field:reason:)`` naming `field` when it is not a valid name.
+    static func checkedName(_ name: String, field: String, _ kind: String) throws -> String {
         guard isValidName(name) else {
             throw SyncError.malformedMessage(
-                field: fieldPath(path),
+                field: field,
                 reason:
                     "the \(kind) name \(name.debugDescription) is not a schema name (printable ASCII, not empty); send the name as the schema spells it"
             )
