@@ -125,31 +125,36 @@ struct SyncJSONWriter {
 /// whitespace JSON allows, any escape, numbers in any JSON form. What it cannot read is refused
 /// with ``SyncError/malformedMessage(field:reason:)`` naming `field` and the byte offset.
 struct SyncJSONReader {
-    private let bytes: [UInt8]
-    /// The offset of the next byte to read.
+    private let bytes: ArraySlice<UInt8>
+    /// The index in `bytes` of the next byte to read.
     private(set) var offset: Int
     /// What is being read, for errors: `changes[3]`, `(a stored record)`.
     var field: String
 
     /// A reader of `bytes` from their start.
-    init(_ bytes: [UInt8], field: String) {
+    init(_ bytes: ArraySlice<UInt8>, field: String) {
         self.bytes = bytes
-        self.offset = 0
+        self.offset = bytes.startIndex
         self.field = field
+    }
+
+    /// A reader of `bytes` from their start.
+    init(_ bytes: [UInt8], field: String) {
+        self.init(bytes[...], field: field)
     }
 
     /// A reader of a string's UTF-8 bytes.
     init(_ text: String, field: String) {
-        self.init(Array(text.utf8), field: field)
+        self.init(Array(text.utf8)[...], field: field)
     }
 
     /// The error for the byte at `offset`.
     func malformed(_ reason: String) -> SyncError {
-        .malformedMessage(field: field, reason: "\(reason) (at byte \(offset))")
+        .malformedMessage(field: field, reason: "\(reason) (at byte \(offset - bytes.startIndex))")
     }
 
     private mutating func skipWhitespace() {
-        while offset < bytes.count {
+        while offset < bytes.endIndex {
             switch bytes[offset] {
             case 0x20, 0x09, 0x0A, 0x0D: offset += 1
             default: return
@@ -160,7 +165,7 @@ struct SyncJSONReader {
     /// The next byte after whitespace, not consumed; `nil` at the end.
     mutating func peek() -> UInt8? {
         skipWhitespace()
-        return offset < bytes.count ? bytes[offset] : nil
+        return offset < bytes.endIndex ? bytes[offset] : nil
     }
 
     /// Consumes `byte` (after whitespace) or throws.
@@ -184,7 +189,7 @@ struct SyncJSONReader {
     private mutating func literal(_ word: StaticString) throws {
         let count = word.utf8CodeUnitCount
         let matches = word.withUTF8Buffer { expected in
-            offset + count <= bytes.count && bytes[offset..<offset + count].elementsEqual(expected)
+            offset + count <= bytes.endIndex && bytes[offset..<offset + count].elementsEqual(expected)
         }
         guard matches else { throw malformed("expected \(word)") }
         offset += count
@@ -282,7 +287,7 @@ struct SyncJSONReader {
     mutating func string() throws -> String {
         try expect(UInt8(ascii: "\""), "a string")
         let start = offset
-        while offset < bytes.count {
+        while offset < bytes.endIndex {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 defer { offset += 1 }
@@ -303,13 +308,13 @@ struct SyncJSONReader {
     /// The rest of a string that has escapes, from its first byte at `start`.
     private mutating func escapedString(from start: Int) throws -> String {
         var result = Array(bytes[start..<offset])
-        while offset < bytes.count {
+        while offset < bytes.endIndex {
             let byte = bytes[offset]
             offset += 1
             switch byte {
             case UInt8(ascii: "\""): return try text(result[...])
             case UInt8(ascii: "\\"):
-                guard offset < bytes.count else { throw malformed("a string is not closed") }
+                guard offset < bytes.endIndex else { throw malformed("a string is not closed") }
                 let escape = bytes[offset]
                 offset += 1
                 switch escape {
@@ -335,7 +340,8 @@ struct SyncJSONReader {
         let first = try hexQuad()
         var scalar: Unicode.Scalar?
         if (0xD800..<0xDC00).contains(first) {
-            guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u")
+            guard offset + 1 < bytes.endIndex, bytes[offset] == UInt8(ascii: "\\"),
+                bytes[offset + 1] == UInt8(ascii: "u")
             else { throw malformed("a high surrogate escape is followed by its low surrogate") }
             offset += 2
             let second = try hexQuad()
@@ -351,7 +357,7 @@ struct SyncJSONReader {
     }
 
     private mutating func hexQuad() throws -> UInt32 {
-        guard offset + 4 <= bytes.count else { throw malformed("\\u is followed by four hex digits") }
+        guard offset + 4 <= bytes.endIndex else { throw malformed("\\u is followed by four hex digits") }
         var value: UInt32 = 0
         for _ in 0..<4 {
             guard let digit = Self.hexValue(bytes[offset]) else {
@@ -375,7 +381,7 @@ struct SyncJSONReader {
     /// A UUID string, parsed by hand when it is written plainly (36 characters, no escape).
     mutating func uuid() throws -> UUID {
         _ = peek()
-        if offset + 38 <= bytes.count, bytes[offset] == UInt8(ascii: "\""), bytes[offset + 37] == UInt8(ascii: "\""),
+        if offset + 38 <= bytes.endIndex, bytes[offset] == UInt8(ascii: "\""), bytes[offset + 37] == UInt8(ascii: "\""),
             let parsed = Self.parseUUID(bytes, at: offset + 1)
         {
             offset += 38
@@ -392,7 +398,7 @@ struct SyncJSONReader {
 
     /// The UUID of the 36 characters at `start` (hex digits of either case, dashes at 8, 13, 18
     /// and 23), or `nil`.
-    private static func parseUUID(_ bytes: [UInt8], at start: Int) -> UUID? {
+    private static func parseUUID(_ bytes: ArraySlice<UInt8>, at start: Int) -> UUID? {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &raw) { buffer -> Bool in
             var position = start
@@ -420,23 +426,25 @@ struct SyncJSONReader {
         let start = offset
         func digits() -> Int {
             let first = offset
-            while offset < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) { offset += 1 }
+            while offset < bytes.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) {
+                offset += 1
+            }
             return offset - first
         }
-        if offset < bytes.count, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+        if offset < bytes.endIndex, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
         let integerStart = offset
         let integerDigits = digits()
         guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else {
             offset = start
             throw malformed("expected a number")
         }
-        if offset < bytes.count, bytes[offset] == UInt8(ascii: ".") {
+        if offset < bytes.endIndex, bytes[offset] == UInt8(ascii: ".") {
             offset += 1
             guard digits() > 0 else { throw malformed("a number's fraction has digits") }
         }
-        if offset < bytes.count, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
+        if offset < bytes.endIndex, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
             offset += 1
-            if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") {
+            if offset < bytes.endIndex, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") {
                 offset += 1
             }
             guard digits() > 0 else { throw malformed("a number's exponent has digits") }

@@ -210,3 +210,113 @@ struct WideChangeGenerator {
             deleted: random.chance(0.3) ? stamp() : nil, attributes: attributes, links: links)
     }
 }
+
+/// The HTTP bodies that carry rows (a push, a pull's answer), written and read by hand, against
+/// `Codable`'s: drawn messages encode to the bytes `JSONEncoder` with `.sortedKeys` writes and read
+/// back equal, and the server's HTTP answer to a pull, which copies stored rows' text, is byte
+/// for byte `Codable`'s encoding of the same answer, rows hidden in part by scopes included.
+struct SyncMessageJSONTests {
+    static let caseCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 20_000 : 200
+
+    @Test func drawnMessagesMatchCodable() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for index in 0..<Self.caseCount {
+            var generator = WideChangeGenerator(seed: 7_310, index: index)
+            let changes = ChangeSet((0..<generator.random.size(in: 0...6)).map { _ in generator.change() })
+            let cursor = Int64(bitPattern: generator.random.next()) >> generator.random.next(below: 64)
+            let epoch = generator.random.chance(0.5) ? SyncEpoch(generator.uuid()) : nil
+            let schema = SyncSchemaVersion(
+                model: generator.text(), version: generator.random.next(below: 9), checksum: "ab12")
+            let push = SyncHTTPRequest.push(
+                PushRequest(
+                    device: SyncNodeID(generator.uuid()), schema: schema,
+                    after: generator.random.chance(0.5) ? HistoryToken(cursor) : nil,
+                    through: HistoryToken(cursor &+ 1),
+                    changes: changes, epoch: epoch,
+                    horizon: generator.random.chance(0.5) ? SyncCursor(cursor) : nil))
+            let pushBytes = try push.json()
+            #expect(
+                String(decoding: pushBytes, as: UTF8.self) == String(decoding: try encoder.encode(push), as: UTF8.self))
+            #expect(try SyncHTTPRequest(json: pushBytes) == push, "case \(index)")
+            #expect(try SyncHTTPRequest(json: JSONEncoder().encode(push)) == push, "case \(index)")
+
+            let key = RowKey(entity: "Trip", id: generator.uuid())
+            let refusals: [SyncError?] = [
+                nil, .notAuthenticated, .outOfScope(row: key), .malformedMessage(field: "x", reason: generator.text()),
+            ]
+            let pull = SyncHTTPResponse.pull(
+                PullResponse(
+                    changes: changes, cursor: SyncCursor(cursor), hasMore: generator.random.chance(0.5),
+                    resolutions: generator.random.chance(0.5)
+                        ? [.rejected(entity: "Trip", constraint: ["title"], row: key.id, kept: generator.uuid())] : [],
+                    refusal: generator.random.pick(refusals), epoch: epoch,
+                    dropped: generator.random.chance(0.5) ? [key, RowKey(entity: "Stop", id: generator.uuid())] : [],
+                    hiddenLinks: generator.random.chance(0.5) ? [HiddenLinks(row: key, attributes: ["owner"])] : []))
+            let oracle = try encoder.encode(pull)
+            let stored = Dictionary(
+                uniqueKeysWithValues: try changes.rows.values.filter { _ in generator.random.chance(0.5) }.map {
+                    ($0.key, String(decoding: try $0.json(), as: UTF8.self))
+                })
+            #expect(
+                String(decoding: try pull.json(stored: stored), as: UTF8.self)
+                    == String(decoding: oracle, as: UTF8.self))
+            #expect(try SyncHTTPResponse(json: oracle) == pull, "case \(index)")
+            #expect(try SyncHTTPResponse(json: JSONEncoder().encode(pull)) == pull, "case \(index)")
+        }
+        print("SyncMessageJSONTests: \(Self.caseCount) drawn pushes and pull answers, byte-identical to Codable's")
+    }
+
+    /// A server under scopes holds trips whose owner (a to-one) some users may not see: their
+    /// pulls show those trips without the link, so the stored text must not be copied for them.
+    @Test func theHTTPAnswerToAPullIsCodablesEncodingOfTheAnswer() async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var hiddenInPart = 0
+        var rows = 0
+        for seed in 0..<6 {
+            var random = SplitMix64(seed: 7_311, index: seed)
+            let serverStore = try Store.inMemory(schema: ScopeLinkTests.schema, history: .enabled(author: "server"))
+            let server = try await SyncServer(store: serverStore, authenticate: { $0 }, scopes: ScopeLinkTests.scopes)
+            for user in ScopeLinkTests.users {
+                let store = try Store.inMemory(schema: ScopeLinkTests.schema, history: .enabled(author: "app"))
+                let engine = try await SyncEngine(store: store, transport: server.transport(credentials: user))
+                let person = UUID()
+                try await ScopeLinkTests.write(
+                    store,
+                    .insert(
+                        RowKey(entity: "Person", id: person), values: ["name": .text(user)],
+                        at: try ScopeLinkTests.stamp()))
+                for index in 0..<(1 + random.next(below: 4)) {
+                    try await ScopeLinkTests.write(
+                        store,
+                        .insert(
+                            RowKey(entity: "Trip", id: UUID()),
+                            values: [
+                                "title": .text("\(user) \(index) \"/\\ é"), "creator": .text(user),
+                                "sharedWith": .text(random.pick(ScopeLinkTests.users)),
+                                "owner": random.chance(0.7) ? .uuid(person) : .null,
+                            ], at: try ScopeLinkTests.stamp()))
+                }
+                try await engine.sync()
+            }
+            for user in ScopeLinkTests.users {
+                let request = PullRequest(
+                    device: SyncNodeID(),
+                    schema: SyncSchemaVersion(
+                        model: serverStore.schema.modelName, version: serverStore.schema.version,
+                        checksum: serverStore.schema.checksum.hexDigits), since: nil, limit: 1 + random.next(below: 20))
+                let answer = try await server.pull(request, credentials: user)
+                let http = await server.handle(try SyncHTTPRequest.pull(request).json(), credentials: user)
+                #expect(
+                    String(decoding: http, as: UTF8.self)
+                        == String(decoding: try encoder.encode(SyncHTTPResponse.pull(answer)), as: UTF8.self),
+                    "seed \(seed), \(user)")
+                hiddenInPart += answer.hiddenLinks.count
+                rows += answer.changes.rows.count
+            }
+        }
+        #expect(hiddenInPart > 0)
+        print("SyncMessageJSONTests: \(rows) rows pulled over handle(), \(hiddenInPart) of them with a link hidden")
+    }
+}
