@@ -174,7 +174,7 @@ public final class SyncServer: SyncTransport {
                         existing?.links[link].map { $0.merged(with: stamps) != $0 } ?? true
                     }
                     linkChanges.append((change.key, changedLinks.keys.sorted()))
-                    let stored = try Self.storedRows(of: change.key, context: context)
+                    let stored = try Self.storedRows(of: change.key, record: existing, context: context)
                     if let scopes, let user {
                         guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
                         else { throw SyncError.outOfScope(row: change.key) }
@@ -350,9 +350,12 @@ public final class SyncServer: SyncTransport {
     /// server code, or before the server started) is checked as it is. Throws when the table's
     /// row is of another entity than `key` names (a sibling sharing the hierarchy's table): the
     /// pushed entity name is never trusted.
-    private static func storedRows(of key: RowKey, context: WriteContext) throws -> [RowChange] {
+    /// `record` is the row's sync record when the caller has read it already (a push reads it to merge).
+    private static func storedRows(
+        of key: RowKey, record: RowChange?? = nil, context: WriteContext
+    ) throws -> [RowChange] {
         var rows: [RowChange] = []
-        if let record = try SyncBookkeeping.change(of: key, on: context.connection) { rows.append(record) }
+        if let record = try record ?? SyncBookkeeping.change(of: key, on: context.connection) { rows.append(record) }
         let entity = try context.layout.entity(key.entity)
         guard let concrete = try context.concreteEntity(of: key.id, in: entity) else { return rows }
         guard concrete.name == entity.name else {

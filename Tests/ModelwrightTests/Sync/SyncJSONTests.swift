@@ -89,6 +89,23 @@ struct SyncJSONTests {
         print("SyncJSONTests: \(accepted) broken variants still read as JSONDecoder reads them, \(refused) refused")
     }
 
+    /// A device's record of a row it was shown, written by hand, reads back equal, and reads as
+    /// `JSONDecoder` reads it; what `JSONEncoder` wrote before (keys in any order) reads the same.
+    @Test func shownRowRecordsRoundTrip() throws {
+        for index in 0..<Self.caseCount {
+            var generator = WideChangeGenerator(seed: 7_305, index: index)
+            let row = SyncServer.ShownRow(
+                held: generator.random.chance(0.5),
+                hidden: (0..<generator.random.next(below: 4)).map { _ in generator.name() },
+                at: Int64(bitPattern: generator.random.next()) >> generator.random.next(below: 64))
+            #expect(try SyncServer.ShownRow(json: row.json) == row, "case \(index)")
+            #expect(
+                try JSONDecoder().decode(SyncServer.ShownRow.self, from: Data(row.json.utf8)) == row, "case \(index)")
+            let old = String(decoding: try JSONEncoder().encode(row), as: UTF8.self)
+            #expect(try SyncServer.ShownRow(json: old) == row, "case \(index): \(old)")
+        }
+    }
+
     /// UUIDs printed and parsed by hand are Foundation's: uppercase out, either case in.
     @Test func uuidsMatchFoundations() throws {
         var random = SplitMix64(seed: 7_304)
