@@ -96,6 +96,12 @@ let package = Package(
             name: "SearchBenchmarks",
             dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
         ),
+        // Sync's row coding (issue 28): Codable against the hand-written coding; internal API, so
+        // it is built with `-Xswiftc -enable-testing` (see main.swift).
+        .executableTarget(
+            name: "SyncCodingBenchmarks",
+            dependencies: [.product(name: "Modelwright", package: modelwrightIdentity)]
+        ),
         // PostgreSQL (issue 27): Modelwright's Store on PostgreSQL with the shared Person records, next
         // to the same workloads in C on raw libpq and through PostgresNIO, on a cluster the run starts.
         .target(

@@ -238,13 +238,17 @@ enum SyncBookkeeping {
         )
     }
 
+    /// A row of a pull's page: its cursor, its record, and the record's stored text.
+    typealias PageRow = (cursor: Int64, change: RowChange, text: String)
+
     /// The rows whose cursor is after `cursor` and in none of `skipped`, in cursor order, at most
     /// `limit` of them. The ranges are tested in the statement, so a skipped row is neither read
-    /// nor decoded, and a page holds `limit` rows that are sent.
+    /// nor decoded, and a page holds `limit` rows that are sent. Each row comes with its stored
+    /// text, which a pull's answer copies when it sends the row as it is.
     static func changes(
         after cursor: Int64, skipping skipped: [ClosedRange<Int64>] = [], limit: Int,
         on connection: some DatabaseConnection
-    ) throws -> [(cursor: Int64, change: RowChange)] {
+    ) throws -> [PageRow] {
         let marker = connection.dialect.parameter
         let skips = skipped.map { _ in " AND \"cursor\" NOT BETWEEN \(marker) AND \(marker)" }.joined()
         let statement = try connection.statement(
@@ -259,9 +263,10 @@ enum SyncBookkeeping {
             next += 2
         }
         statement.bind(Int64(limit), next)
-        var result: [(Int64, RowChange)] = []
+        var result: [PageRow] = []
         while try statement.step() {
-            result.append((statement.int64(0), try decode(statement.string(1))))
+            let text = statement.string(1)
+            result.append((statement.int64(0), try decode(text), text))
         }
         return result
     }
@@ -649,11 +654,13 @@ enum SyncBookkeeping {
 
     // MARK: - Coding
 
+    /// A record as stored: the JSON `RowChange`'s `Codable` conformance writes, written by hand.
     private static func encode(_ change: RowChange) throws -> String {
-        String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
+        String(decoding: try change.json(), as: UTF8.self)
     }
 
+    /// A stored record, read by hand.
     private static func decode(_ text: String) throws -> RowChange {
-        try JSONDecoder().decode(RowChange.self, from: Data(text.utf8))
+        try RowChange(json: text, field: "(a stored sync record)")
     }
 }

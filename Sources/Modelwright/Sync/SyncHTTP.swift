@@ -79,18 +79,22 @@ public enum SyncHTTPResponse: Sendable, Hashable, Codable {
 extension SyncServer {
     /// Answers one HTTP request's body: the function an app's HTTP server calls for its sync
     /// route, with the request's credentials (its bearer token, say). The body is a
-    /// ``SyncHTTPRequest`` in JSON; the answer a ``SyncHTTPResponse`` in JSON, always, so the
-    /// route answers `200` and the client reads refusals as typed errors.
+    /// ``SyncHTTPRequest`` in JSON; the answer a ``SyncHTTPResponse`` in JSON (with sorted keys),
+    /// always, so the route answers `200` and the client reads refusals as typed errors.
     ///
     /// ```swift
     /// let answer = await server.handle(body, credentials: bearerToken)
     /// ```
     public func handle(_ body: Data, credentials: String?) async -> Data {
         let response: SyncHTTPResponse
+        var stored: [RowKey: String] = [:]
         do {
-            switch try JSONDecoder().decode(SyncHTTPRequest.self, from: body) {
+            switch try SyncHTTPRequest(json: body) {
             case .push(let request): response = .push(try await push(request, credentials: credentials))
-            case .pull(let request): response = .pull(try await pull(request, credentials: credentials))
+            case .pull(let request):
+                let served = try await servePull(request, credentials: credentials)
+                response = .pull(served.response)
+                stored = served.stored
             }
         } catch let error as SyncError {
             response = .refusal(error)
@@ -100,14 +104,8 @@ extension SyncServer {
             response = .refusal(.serverFailure(reason: "\(error)"))
         }
         // Every value of a response encodes (a NaN never enters a store), so this does not fail.
-        return (try? Self.encoder.encode(response))
+        return (try? response.json(stored: stored))
             ?? Data("{\"refusal\":{\"serverFailure\":{\"reason\":\"encoding\"}}}".utf8)
-    }
-
-    private static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
     }
 }
 
@@ -153,9 +151,9 @@ public struct URLSessionSyncTransport: SyncTransport {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let credentials { request.setValue("Bearer \(credentials)", forHTTPHeaderField: "Authorization") }
-        request.httpBody = try JSONEncoder().encode(message)
+        request.httpBody = try message.json()
         let (data, _) = try await session.data(for: request)
-        let response = try JSONDecoder().decode(SyncHTTPResponse.self, from: data)
+        let response = try SyncHTTPResponse(json: data)
         if case .refusal(let error) = response { throw error }
         return response
     }

@@ -12,17 +12,24 @@ public enum SyncProtocol {
     /// Reads the `protocolVersion` of a message and throws unless it is supported: a message
     /// without one, or with one that is not an integer, is not a sync message of any version.
     static func checkVersion<Key: CodingKey>(in container: KeyedDecodingContainer<Key>, key: Key) throws -> Int {
+        try checkVersion(field: fieldPath(container.codingPath + [key])) {
+            try container.decodeIfPresent(Int.self, forKey: key)
+        }
+    }
+
+    /// The version `read` reads (`nil` when the message has none), checked: the one rule for a
+    /// message read with `Codable` and one read by hand.
+    static func checkVersion(field: String, _ read: () throws -> Int?) throws -> Int {
         let found: Int?
         do {
-            found = try container.decodeIfPresent(Int.self, forKey: key)
+            found = try read()
         } catch {
             throw SyncError.malformedMessage(
-                field: fieldPath(container.codingPath + [key]),
-                reason: "the protocol version is not an integer; write `\"protocolVersion\": \(version)`")
+                field: field, reason: "the protocol version is not an integer; write `\"protocolVersion\": \(version)`")
         }
         guard let found else {
             throw SyncError.malformedMessage(
-                field: fieldPath(container.codingPath + [key]),
+                field: field,
                 reason: "a sync message starts with its protocol version; write `\"protocolVersion\": \(version)`")
         }
         guard supportedVersions.contains(found) else {
@@ -41,9 +48,14 @@ public enum SyncProtocol {
 
     /// `name`, or ``SyncError/malformedMessage(field:reason:)`` when it is not a valid name.
     static func checkedName(_ name: String, at path: [any CodingKey], _ kind: String) throws -> String {
+        try checkedName(name, field: fieldPath(path), kind)
+    }
+
+    /// `name`, or ``SyncError/malformedMessage(field:reason:)`` naming `field` when it is not a valid name.
+    static func checkedName(_ name: String, field: String, _ kind: String) throws -> String {
         guard isValidName(name) else {
             throw SyncError.malformedMessage(
-                field: fieldPath(path),
+                field: field,
                 reason:
                     "the \(kind) name \(name.debugDescription) is not a schema name (printable ASCII, not empty); send the name as the schema spells it"
             )

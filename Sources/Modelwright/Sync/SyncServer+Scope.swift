@@ -35,10 +35,12 @@ extension SyncServer {
     static func recordPushed(_ rows: [RowChange], by device: SyncNodeID, on connection: some DatabaseConnection)
         throws
     {
+        // One record for every row, encoded once: a push of thousands of rows writes it thousands of times.
+        let held = ShownRow(held: true, hidden: [], at: 0).json
         for row in rows where row.isAlive {
             let key = shownKey(device, row.key)
             if try SyncBookkeeping.value(key, on: connection) == nil {
-                try SyncBookkeeping.setEncoded(ShownRow(held: true, hidden: [], at: 0), for: key, on: connection)
+                try SyncBookkeeping.setValue(held, for: key, on: connection)
             }
         }
     }
@@ -90,7 +92,7 @@ extension SyncServer {
         mutating func offer(_ row: RowChange, onlyIfChanged: Bool = false, context: WriteContext) throws {
             let connection = context.connection
             let stateKey = SyncServer.shownKey(device, row.key)
-            let before = try SyncBookkeeping.decoded(ShownRow.self, stateKey, on: connection)
+            let before = try SyncBookkeeping.value(stateKey, on: connection).map(ShownRow.init(json:))
             let trusted = before.flatMap { $0.at <= since ? $0 : nil }
             let visible = scopes[row.key.entity].map { $0(user, row) } ?? false
             let shown = visible ? try SyncServer.shown(row, user: user, scopes: scopes, context: context) : nil
@@ -106,7 +108,7 @@ extension SyncServer {
                 // once it has pulled everything, no record means it does not hold the row.
                 guard let before else { return }
                 let now = ShownRow(held: false, hidden: [], at: end)
-                if before != now { try SyncBookkeeping.setEncoded(now, for: stateKey, on: connection) }
+                if before != now { try SyncBookkeeping.setValue(now.json, for: stateKey, on: connection) }
                 return
             }
             // A tombstone's hidden last values are no link the device holds.
@@ -118,7 +120,7 @@ extension SyncServer {
             if !hiddenNow.isEmpty { hidden[row.key, default: []].formUnion(hiddenNow) }
             if trusted?.held != now.held { moved.append(row.key) }
             if trusted == nil || trusted?.held != now.held || trusted?.hidden != now.hidden {
-                try SyncBookkeeping.setEncoded(now, for: stateKey, on: connection)
+                try SyncBookkeeping.setValue(now.json, for: stateKey, on: connection)
             }
         }
 
@@ -137,5 +139,52 @@ extension SyncServer {
                 }
             }
         }
+    }
+}
+
+// MARK: - Coding
+
+extension SyncServer.ShownRow {
+    /// The record as JSON, written by hand: a pull writes one for most rows it serves under
+    /// scopes, and `JSONEncoder` cost more than the row's own coding.
+    var json: String {
+        var writer = SyncJSONWriter(reservingCapacity: 48)
+        writer.ascii("{\"at\":")
+        writer.integer(at)
+        writer.ascii(",\"held\":")
+        writer.bool(held)
+        writer.ascii(",\"hidden\":[")
+        for (index, name) in hidden.enumerated() {
+            if index > 0 { writer.byte(UInt8(ascii: ",")) }
+            writer.string(name)
+        }
+        writer.ascii("]}")
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Reads a record written by ``json`` or by `JSONEncoder` (its keys in any order).
+    init(json text: String) throws {
+        var reader = SyncJSONReader(text, field: "(a device's record of a row it was shown)")
+        var at: Int64?
+        var held: Bool?
+        var hidden: [String]?
+        try reader.beginObject()
+        var first = true
+        while let key = try reader.nextKey(first: first) {
+            first = false
+            switch key {
+            case "at": at = try reader.integer()
+            case "held": held = try reader.bool()
+            case "hidden":
+                var names: [String] = []
+                try reader.beginArray()
+                while try reader.hasElement(first: names.isEmpty) { names.append(try reader.string()) }
+                hidden = names
+            default: _ = try reader.rawValue()
+            }
+        }
+        try reader.expectEnd()
+        guard let at, let held, let hidden else { throw reader.malformed("a shown row is {at, held, hidden}") }
+        self.init(held: held, hidden: hidden, at: at)
     }
 }

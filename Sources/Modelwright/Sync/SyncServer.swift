@@ -191,7 +191,7 @@ public final class SyncServer: SyncTransport {
                             throw SyncError.outOfScope(row: change.key)
                         }
                     }
-                    let stored = try Self.storedRows(of: change.key, context: context)
+                    let stored = try Self.storedRows(of: change.key, record: existing, context: context)
                     if stored.contains(where: \.isAlive) { aliveBefore.insert(change.key) }
                     if let scopes, let user {
                         guard let scope = scopes[change.key.entity], stored.allSatisfy({ scope(user, $0) })
@@ -381,9 +381,12 @@ public final class SyncServer: SyncTransport {
     /// server code, or before the server started) is checked as it is. Throws when the table's
     /// row is of another entity than `key` names (a sibling sharing the hierarchy's table): the
     /// pushed entity name is never trusted.
-    private static func storedRows(of key: RowKey, context: WriteContext) throws -> [RowChange] {
+    /// `record` is the row's sync record when the caller has read it already (a push reads it to merge).
+    private static func storedRows(
+        of key: RowKey, record: RowChange?? = nil, context: WriteContext
+    ) throws -> [RowChange] {
         var rows: [RowChange] = []
-        if let record = try SyncBookkeeping.change(of: key, on: context.connection) { rows.append(record) }
+        if let record = try record ?? SyncBookkeeping.change(of: key, on: context.connection) { rows.append(record) }
         let entity = try context.layout.entity(key.entity)
         guard let concrete = try context.concreteEntity(of: key.id, in: entity) else { return rows }
         guard concrete.name == entity.name else {
@@ -587,18 +590,31 @@ public final class SyncServer: SyncTransport {
 
     /// Serves a pull: the rows changed after the request's cursor that the user may see.
     public func pull(_ request: PullRequest, credentials: String?) async throws -> PullResponse {
+        try await servePull(request, credentials: credentials).response
+    }
+
+    /// Serves a pull, with the stored text of each row the answer sends exactly as the server
+    /// keeps it: the HTTP answer copies those texts instead of encoding the rows again.
+    func servePull(_ request: PullRequest, credentials: String?) async throws -> (
+        response: PullResponse, stored: [RowKey: String]
+    ) {
         let user: String?
         do {
             user = try await self.user(credentials)
             try checkSchema(request.schema)
         } catch let error as SyncError {
-            return PullResponse(
-                changes: ChangeSet(), cursor: request.since ?? SyncCursor(0), hasMore: false, refusal: error)
+            return (
+                PullResponse(
+                    changes: ChangeSet(), cursor: request.since ?? SyncCursor(0), hasMore: false, refusal: error),
+                [:]
+            )
         }
         let scopes = self.scopes
         let now = wallClock()
         let recordsHistory = self.recordsHistory
-        return try await store.performAndSave(author: Self.author) { context in
+        // A refused pull sends no rows.
+        let none: [SyncBookkeeping.PageRow] = []
+        let (response, page) = try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
             if recordsHistory { try Self.recordOwnWrites(context, wall: now) }
             let since = request.since?.position ?? 0
@@ -609,34 +625,48 @@ public final class SyncServer: SyncTransport {
             if request.since != nil || request.horizon != nil, let theirs = request.epoch,
                 try !SyncBookkeeping.continues(theirs, at: depends, newest: newest, on: connection)
             {
-                return PullResponse(
-                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .epochChanged(since: SyncCursor(depends), device: theirs, server: epoch), epoch: epoch)
+                return (
+                    PullResponse(
+                        changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                        refusal: .epochChanged(since: SyncCursor(depends), device: theirs, server: epoch), epoch: epoch),
+                    none
+                )
             }
             let purged = Int64(try SyncBookkeeping.value("purgedThrough", on: connection) ?? "0") ?? 0
             if request.since != nil, since < purged {
-                return PullResponse(
-                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)), epoch: epoch)
+                return (
+                    PullResponse(
+                        changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                        refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(purged)),
+                        epoch: epoch), none
+                )
             }
             if since > newest {
-                return PullResponse(
-                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)), epoch: epoch)
+                return (
+                    PullResponse(
+                        changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                        refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)), epoch: epoch), none
+                )
             }
             // A forgotten device pulls everything again before its cursor means anything.
             var forgotten = try SyncBookkeeping.decoded(
                 Forgotten.self, Self.forgottenKey(request.device), on: connection)
             if let forgotten, request.since != nil, !forgotten.restarted {
-                return PullResponse(
-                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                    refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(newest)), epoch: epoch)
+                return (
+                    PullResponse(
+                        changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
+                        refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(newest)),
+                        epoch: epoch), none
+                )
             }
             do {
                 try Self.bind(request.device, to: user, on: connection)
             } catch let error as SyncError {
-                return PullResponse(
-                    changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error, epoch: epoch)
+                return (
+                    PullResponse(
+                        changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false, refusal: error, epoch: epoch),
+                    none
+                )
             }
             let seenKey = Self.deviceKey(request.device)
             var seen = try SyncBookkeeping.decoded(DeviceSeen.self, seenKey, on: connection)
@@ -681,9 +711,11 @@ public final class SyncServer: SyncTransport {
                     guard !fresh.isEmpty else { break }
                     for change in fresh { try scoped.offer(change, context: context) }
                 }
-                return PullResponse(
-                    changes: scoped.changes, cursor: SyncCursor(end), hasMore: rows.count > limit, epoch: epoch,
-                    dropped: Array(scoped.dropped), hiddenLinks: scoped.hiddenLinks)
+                return (
+                    PullResponse(
+                        changes: scoped.changes, cursor: SyncCursor(end), hasMore: rows.count > limit, epoch: epoch,
+                        dropped: Array(scoped.dropped), hiddenLinks: scoped.hiddenLinks), Array(page)
+                )
             }
             var changes = ChangeSet()
             let served = page.map(\.change)
@@ -691,8 +723,17 @@ public final class SyncServer: SyncTransport {
             for change in try Self.referencedRows(of: served, after: end, visible: visible, context: context) {
                 changes.merge(change)
             }
-            return PullResponse(changes: changes, cursor: SyncCursor(end), hasMore: rows.count > limit, epoch: epoch)
+            return (
+                PullResponse(changes: changes, cursor: SyncCursor(end), hasMore: rows.count > limit, epoch: epoch),
+                Array(page)
+            )
         }
+        // A row is sent as stored when the answer holds it as read: not hidden in part, not merged.
+        var stored: [RowKey: String] = [:]
+        for row in page where response.changes.rows[row.change.key] == row.change {
+            stored[row.change.key] = row.text
+        }
+        return (response, stored)
     }
 
     /// The rows that `rows` link to through a to-one with a foreign key, whose latest change is
