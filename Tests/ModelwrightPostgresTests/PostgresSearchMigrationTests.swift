@@ -111,6 +111,57 @@ struct PostgresSearchMigrationTests {
             return differences.contains { $0.contains("Article") && $0.contains("to_tsvector") }
         }
     }
+
+    /// Hand edits of the text search configuration the indexes use (`pg_catalog.simple`, per
+    /// database): an index and a fresh store built on the changed configuration agree, so only the
+    /// comparison with the configuration PostgreSQL ships sees them, and without it searches miss
+    /// rows (red team rtpg2: `StopWords = english` made "the" find nothing). Each edit is refused at
+    /// open with a sentence naming the configuration; undone, the store opens and searches again.
+    @Test(arguments: [
+        (
+            "ALTER TEXT SEARCH DICTIONARY simple (StopWords = english)",
+            "ALTER TEXT SEARCH DICTIONARY simple (StopWords)"
+        ),
+        (
+            "ALTER TEXT SEARCH CONFIGURATION simple DROP MAPPING FOR asciiword",
+            "ALTER TEXT SEARCH CONFIGURATION simple ADD MAPPING FOR asciiword WITH simple"
+        ),
+        (
+            "ALTER TEXT SEARCH CONFIGURATION simple ALTER MAPPING FOR word WITH english_stem",
+            "ALTER TEXT SEARCH CONFIGURATION simple ALTER MAPPING FOR word WITH simple"
+        ),
+        (
+            "ALTER TEXT SEARCH CONFIGURATION simple ADD MAPPING FOR tag WITH simple",
+            "ALTER TEXT SEARCH CONFIGURATION simple DROP MAPPING FOR tag"
+        ),
+    ])
+    func aChangedSearchConfigurationIsRefusedAtOpen(edit: String, undo: String) async throws {
+        let configuration = try await makeDatabase()
+        let schema = Self.schema(version: 1, searchable: ["title"], renamed: false)
+        let doc = Doc(title: "the café")
+        do {
+            let store = try Store(postgres: configuration, schema: schema, readers: 1)
+            try await store.performAndSave { try $0.insert(doc) }
+            try store.close()
+        }
+        let connection = try await PostgresConnection(configuration)
+        try await connection.execute(edit)
+        #expect {
+            try Store(postgres: configuration, schema: schema, readers: 1)
+        } throws: { error in
+            guard case StoreError.unexpectedSchema(_, let differences) = error else { return false }
+            return differences.contains { $0.contains("pg_catalog.simple") }
+        }
+        try await connection.execute(undo)
+        await connection.close()
+        let store = try Store(postgres: configuration, schema: schema, readers: 1)
+        let query = try SearchQuery("the")
+        let found = try await store.performQuery { context in
+            try context.fetch(Doc.request().filter { $0.title.matches(query) }).map(\.id)
+        }
+        #expect(found == [doc.id])
+        try store.close()
+    }
 }
 
 /// A document before its entity and title were renamed.

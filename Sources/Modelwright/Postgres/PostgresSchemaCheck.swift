@@ -74,7 +74,8 @@ extension DatabaseConnection {
         // A function the runtime installs after it opens a store (the change feed's) may be missing:
         // opening installs it. Changed, it is both unexpected and missing, and refused as unexpected.
         let missingFacts = Self.difference(freshFacts, foundFacts).filter { !$0.contains("\u{0}function\u{0}") }
-        return try eventTriggerDifferences() + found.differences(from: fresh)
+        let search = SchemaSQL.searchIndexes(for: layout).isEmpty ? [] : try searchConfigurationDifferences()
+        return try eventTriggerDifferences() + search + found.differences(from: fresh)
             + unexpected.map { Self.sentence($0, "has an unexpected") }
             + missing.map { Self.sentence($0, "lacks the") }
             + unexpectedFacts.map { Self.factSentence($0, missing: false) }
@@ -99,6 +100,51 @@ extension DatabaseConnection {
                 "event trigger \(name) has the database run \(function) on \(event)\(filter), so on the DDL of "
                     + "every migration step: the runtime creates none; drop it (DROP EVENT TRIGGER \(name)) "
                     + "or disable it (ALTER EVENT TRIGGER \(name) DISABLE) before opening the store")
+        }
+        return result
+    }
+
+    /// What differs in the text search configuration the full-text indexes use
+    /// (``PostgresDialect/searchConfiguration``, `pg_catalog.simple`) from the one PostgreSQL ships:
+    /// its dictionary without options (a `StopWords` option would drop words from every index and
+    /// query) on the `simple` template, the `default` parser, and the 19 token types that carry
+    /// text mapped to that dictionary alone. An index and a fresh store built on a changed
+    /// configuration agree with each other, so only this comparison with the shipped one sees the
+    /// change, which would make searches miss rows that SQLite and `SearchQuery.matches` find.
+    package func searchConfigurationDifferences() throws -> [String] {
+        let name = PostgresDialect.searchConfiguration
+        let dictionary = "'pg_catalog.\(name)'::pg_catalog.regdictionary"
+        let configuration = "'pg_catalog.\(name)'::pg_catalog.regconfig"
+        let statement = try prepare(
+            "SELECT coalesce((SELECT d.dictinitoption IS NULL AND t.tmplname = 'simple' "
+                + "AND t.tmplnamespace = 'pg_catalog'::pg_catalog.regnamespace FROM pg_catalog.pg_ts_dict d "
+                + "JOIN pg_catalog.pg_ts_template t ON t.oid = d.dicttemplate WHERE d.oid = \(dictionary)), false)::int, "
+                + "coalesce((SELECT p.prsname = 'default' AND p.prsnamespace = 'pg_catalog'::pg_catalog.regnamespace "
+                + "FROM pg_catalog.pg_ts_config c JOIN pg_catalog.pg_ts_parser p ON p.oid = c.cfgparser "
+                + "WHERE c.oid = \(configuration)), false)::int, "
+                + "coalesce((SELECT pg_catalog.array_agg(m.maptokentype ORDER BY m.maptokentype, m.mapseqno)::text "
+                + "FROM pg_catalog.pg_ts_config_map m WHERE m.mapcfg = \(configuration) "
+                + "AND m.mapdict = \(dictionary)), '') || '/' || (SELECT pg_catalog.count(*) "
+                + "FROM pg_catalog.pg_ts_config_map m WHERE m.mapcfg = \(configuration))")
+        guard try statement.step() else { return [] }
+        var result: [String] = []
+        if statement.int64(0) != 1 {
+            result.append(
+                "the text search dictionary pg_catalog.\(name), which every full-text index uses, has options or a "
+                    + "template PostgreSQL does not ship it with, so searches would miss words: restore it (for "
+                    + "a stop-word list, ALTER TEXT SEARCH DICTIONARY pg_catalog.\(name) (StopWords))")
+        }
+        if statement.int64(1) != 1 {
+            result.append(
+                "the text search configuration pg_catalog.\(name), which every full-text index uses, has another "
+                    + "parser than PostgreSQL's default: restore it as PostgreSQL ships it")
+        }
+        if statement.string(2) != "{1,2,3,4,5,6,7,8,9,10,11,15,16,17,18,19,20,21,22}/19" {
+            result.append(
+                "the text search configuration pg_catalog.\(name), which every full-text index uses, maps its token "
+                    + "types otherwise than PostgreSQL ships it (each of the 19 that carry text to the dictionary "
+                    + "pg_catalog.\(name) alone), so searches would miss words: restore its mappings (ALTER TEXT "
+                    + "SEARCH CONFIGURATION pg_catalog.\(name) ALTER MAPPING FOR … WITH pg_catalog.\(name))")
         }
         return result
     }
