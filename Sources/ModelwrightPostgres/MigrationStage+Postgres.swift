@@ -10,10 +10,12 @@ extension MigrationStage {
     /// ``PostgresStatementLog`` and read by ``PostgresStatementLog/printed(_:)``: there is no second
     /// planner, so what is printed is what the migrator runs, by construction.
     ///
-    /// The connection must not be in a transaction, nor recorded by the log already.
+    /// The connection must not be in a transaction, nor recorded by the log already; it writes to
+    /// the log from now on (``PostgresConnection/attachStatementLog()``), while its database is recorded.
     package func postgresStatements(on connection: PostgresConnection) throws -> [String] {
         let database = try connection.currentDatabase()
         let log = PostgresStatementLog.shared
+        connection.attachStatementLog()
         // A name of its own, so a schema of the user's is never touched; no statement the stage
         // sends names it (they name tables unqualified, found through the search path).
         let scratch = "\"_mw_plan_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())\""

@@ -41,11 +41,19 @@ public final class PostgresConnection: @unchecked Sendable {
     private var isBroken = false
     /// The database's name on the server, for ``PostgresStatementLog``.
     private let databaseName: String
-    /// The statement log, when the connection opened while its database was recorded; `nil` (and
-    /// no lock per statement) otherwise.
-    private let log: PostgresStatementLog?
+    /// The statement log, when the connection opened while its database was recorded or
+    /// ``attachStatementLog()`` attached it; `nil` (and no lock per statement) otherwise.
+    private var log: PostgresStatementLog?
     private let canceller: Canceller
     private let redaction: Redaction
+
+    /// Makes this connection, opened before its database was recorded, write to
+    /// ``PostgresStatementLog`` whenever its database is: how `plan --engine postgres` records
+    /// what the migrator sends on the connection it opened. Call it from the connection's own
+    /// thread, before the statements to record.
+    package func attachStatementLog() {
+        log = PostgresStatementLog.shared
+    }
 
     /// The process ID of the server process serving this connection, as `pg_stat_activity` and
     /// notifications name it.
