@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCLI
@@ -7,6 +8,7 @@ import Testing
 /// relationship, whatever else the model holds (issue 25's red team saw it four times beside
 /// another error): drawn models of a released version 1 with the pair, and later versions with
 /// or without the pair and with or without another error, through `validate`, `plan` and `lock`.
+@Suite(.heavy)
 struct BothOrderedWarningTests {
     private static func run(_ arguments: [String]) -> (ExitCode, BufferConsole) {
         var console = BufferConsole()

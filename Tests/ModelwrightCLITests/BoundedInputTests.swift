@@ -7,7 +7,7 @@ import Testing
 ///
 /// CI draws one input of every shape; `MODELWRIGHT_LARGE=1` draws `MODELWRIGHT_BOUNDED_SEEDS`
 /// (default 20) of each, of random sizes. `MODELWRIGHT_BOUNDED_REPORT=1` prints every run.
-@Suite(.serialized) struct BoundedInputTests {
+@Suite(.heavy, .serialized) struct BoundedInputTests {
     /// The promise: under 2 s and 500 MB. The machine running CI is shared, so time is checked
     /// as the child's own CPU time (not wall-clock time, which waits for other processes), with
     /// the wall clock only bounded loosely.

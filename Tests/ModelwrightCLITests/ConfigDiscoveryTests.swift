@@ -7,6 +7,7 @@ import Testing
 
 /// Which config file a model uses has one source, `ConfigDiscovery`, which the CLI and both
 /// plugins compile: the build plugin then declares as an input the config that `generate` reads.
+@Suite(.heavy)
 struct ConfigDiscoveryTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -1,10 +1,12 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCLI
 
 /// `modelwright import-coredata` and `export-coredata`: progress, diagnostics as
 /// `path:line:column`, write-if-changed, and exit codes 0 / 1 / 2.
+@Suite(.heavy)
 struct CoreDataCommandTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCLI
@@ -11,6 +12,7 @@ import Testing
 /// sample is run when every command is `modelwright …` or `swift run modelwright …` (run in
 /// process, from the package root) or `echo $?`, and every path it names exists in the
 /// repository; the others (a pipe into `sha256sum`, a model written to `/tmp`) are left as prose.
+@Suite(.heavy)
 struct DocumentationSampleTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -1,12 +1,14 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCLI
 
 /// `modelwright generate` writes the model's Swift files, rewrites only what changed, and writes
 /// nothing for a model with errors.
+@Suite(.heavy)
 struct GenerateCommandTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

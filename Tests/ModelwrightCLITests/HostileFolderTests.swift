@@ -21,6 +21,7 @@ import Testing
 /// links at every level, temporary files planted as links, files or folders, folders named like
 /// outputs). The sandbox is listed before and after, without following links; everything but
 /// the output folder's own entries must be unchanged. `MODELWRIGHT_LARGE=1` runs 2,000 cases instead of 100.
+@Suite(.heavy)
 struct HostileFolderTests {
     private static let caseCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == nil ? 100 : 2000
 

@@ -1,9 +1,11 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCLI
 
 /// `plan`, `new-version` and `lock`, used as a developer would between releases.
+@Suite(.heavy)
 struct MigrationCommandsTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

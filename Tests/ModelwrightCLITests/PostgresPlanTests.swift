@@ -13,6 +13,7 @@ import Testing
 /// sends when it runs the step on a real server (a scratch schema in a transaction rolled back),
 /// deterministic whichever server runs them, pinned by a golden file; run alone, the printed
 /// statements take a store of the step's source version to a fresh one of its destination.
+@Suite(.heavy)
 struct PostgresPlanTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -8,7 +8,7 @@ import Testing
 /// sequences, bidi overrides, zero-width and every other format character are shown escaped by
 /// every command, on standard output and standard error alike. Runs the built executable and
 /// scans the bytes it prints.
-@Suite(.serialized) struct TerminalOutputTests {
+@Suite(.heavy, .serialized) struct TerminalOutputTests {
     /// What a hostile input writes: terminal escapes (erase line, cursor up, window title),
     /// controls, bidi overrides and isolates, zero-width and other format characters, a tag
     /// character, a variation selector, line separators, private-use and unassigned scalars.

@@ -1,9 +1,11 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCLI
 
 /// `modelwright validate` prints diagnostics and summaries and exits 0, 1 or 2.
+@Suite(.heavy)
 struct ValidateCommandTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

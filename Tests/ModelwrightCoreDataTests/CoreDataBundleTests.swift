@@ -1,10 +1,12 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
 @testable import ModelwrightSchema
 
 /// Versions come in natural name order, and `.xccurrentversion` decides which are imported.
+@Suite(.heavy)
 struct CoreDataBundleTests {
     private static let user = CoreDataTestSupport.contents(
         #"    <entity name="User" representedClassName="User" syncable="YES"><attribute name="name" attributeType="String"/></entity>"#

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
@@ -6,6 +7,7 @@ import Testing
 /// Core Data names that are canonically equal (the same text in NFC and NFD) are one name to
 /// Modelwright, as Swift compares strings: the importer keeps the first and reports the second,
 /// instead of merging the two and giving one the other's type.
+@Suite(.heavy)
 struct CoreDataCanonicalNameTests {
     /// Every pair of spellings of one name: precomposed and decomposed accents, a Hangul syllable
     /// and its jamo, and an Angstrom sign against the letter it is equal to.

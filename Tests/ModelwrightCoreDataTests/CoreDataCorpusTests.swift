@@ -1,6 +1,7 @@
 import Foundation
 import Modelwright
 import ModelwrightGenerator
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
@@ -9,7 +10,8 @@ import Testing
 /// Every real model in `../shared/corpus` imports into a model that validates, and round-trips.
 /// The corpus sits beside the package on the team's machines, not in a user's clone: these tests
 /// are skipped when it is absent, and the fixture tests cover the importer there.
-@Suite(.enabled(if: CoreDataTestSupport.corpusIsAvailable, "../shared/corpus is not present beside the package"))
+@Suite(
+    .heavy, .enabled(if: CoreDataTestSupport.corpusIsAvailable, "../shared/corpus is not present beside the package"))
 struct CoreDataCorpusTests {
     @Test func theCorpusHoldsTheExpectedModels() {
         // Guards against the corpus moving or the model search finding nothing, which would make

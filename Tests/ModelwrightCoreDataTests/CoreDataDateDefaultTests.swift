@@ -8,6 +8,7 @@ import Testing
 
 /// Xcode's `defaultDateTimeInterval` imports as the schema's ISO 8601 date default, whose value in
 /// the runtime is the same instant, and exports back as `defaultDateTimeInterval`.
+@Suite(.heavy)
 struct CoreDataDateDefaultTests {
     /// Seconds since 2001 as Xcode could write them: whole, to the millisecond, finer, negative,
     /// and near the ends of the years an ISO 8601 date can name.

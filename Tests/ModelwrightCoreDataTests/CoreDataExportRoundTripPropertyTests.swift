@@ -10,6 +10,7 @@ import Testing
 /// doc comments, default sort and `@sync` back: what Core Data cannot hold travels in `userInfo`.
 /// Drawn over random models of built-in types, and over random histories with enums and custom
 /// stages (composites, `Int` and `Day` have no Core Data form yet and are left out).
+@Suite(.heavy)
 struct CoreDataExportRoundTripPropertyTests {
     private static let types = ["Bool", "Int16", "Int32", "Int64", "Double", "String", "Date", "Data", "UUID", "URL"]
 

@@ -7,6 +7,7 @@ import Testing
 
 /// Hostile or broken Core Data input ends in a located error, fast, never in a signal; and every
 /// value written back as schema text or XML reads back exactly (issue 13).
+@Suite(.heavy)
 struct CoreDataHostileInputTests {
     /// The failure of reading `bytes` as a `contents` file, or `nil` when it reads.
     private static func failure(_ bytes: [UInt8]) -> CoreDataReader.Failure? {

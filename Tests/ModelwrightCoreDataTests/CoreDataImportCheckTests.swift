@@ -8,6 +8,7 @@ import Testing
 /// The import checks the folder it writes by running the front end on the folder as it will read
 /// once written, from the bytes it holds: that check must say what loading the written folder
 /// says, whatever the folder held before.
+@Suite(.heavy)
 struct CoreDataImportCheckTests {
     /// What an output folder may hold before the import, drawn at random.
     private struct FolderState: CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
@@ -7,6 +8,7 @@ import Testing
 
 /// Each Core Data construct becomes the schema construct a Core Data user would expect, and what
 /// the schema language cannot say is reported at its line and column.
+@Suite(.heavy)
 struct CoreDataImportTests {
     static let version1 = CoreDataTestSupport.contents(
         """

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
@@ -6,6 +7,7 @@ import Testing
 
 /// A version Xcode 3 saved (binary `elements` and `layout`, no `contents`) stops the import at its
 /// folder, naming the format and the fix; `--skip-version` leaves it out, with a warning.
+@Suite(.heavy)
 struct CoreDataLegacyVersionTests {
     private static let user = CoreDataTestSupport.contents(
         #"    <entity name="User" representedClassName="User" syncable="YES"><attribute name="name" attributeType="String"/></entity>"#

@@ -1,6 +1,7 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -9,6 +10,7 @@ import Testing
 /// A Core Data history that adds an attribute in one release and removes it in the next (a large
 /// messaging app's `UserClient.legacyPushToken`) imports, validates and plans: versions 1 and 3
 /// share a checksum, and stores tell them apart by the version number they record.
+@Suite(.heavy)
 struct CoreDataRepeatedStructureTests {
     private static func entity(withToken: Bool) -> String {
         CoreDataTestSupport.contents(

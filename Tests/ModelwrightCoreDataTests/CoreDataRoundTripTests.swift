@@ -1,11 +1,13 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
 @testable import ModelwrightSchema
 
 /// Import → export → import gives the same schemas and checksums, and export is deterministic.
+@Suite(.heavy)
 struct CoreDataRoundTripTests {
     /// The schemas of an import of `path`, and those of importing its export again.
     static func roundTrip(
@@ -117,6 +119,7 @@ struct CoreDataRoundTripTests {
 
 /// Export reports a warning that every version repeats once, naming the other versions, as import
 /// does: a long history with an enum attribute gave one identical warning per version.
+@Suite(.heavy)
 struct CoreDataExportWarningTests {
     @Test func aWarningEveryVersionRepeatsIsReportedOnceNamingTheOthers() throws {
         let folder = CoreDataTestSupport.temporaryFolder("export-warnings").appendingPathComponent("Shop")

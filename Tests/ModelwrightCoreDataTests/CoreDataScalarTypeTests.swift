@@ -1,5 +1,6 @@
 import Foundation
 import ModelwrightGenerator
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -9,6 +10,7 @@ import Testing
 /// Export writes every built-in attribute type under the Core Data name the runtime's table gives
 /// it (``ScalarType/CoreDataType``), and import reads that name back as the type itself, or, for a
 /// type Core Data has no counterpart of (`Int`, `Day`), as the type that imports from the name.
+@Suite(.heavy)
 struct CoreDataScalarTypeTests {
     @Test func everyTypeExportsUnderItsNameAndImportsBack() throws {
         let folder = CoreDataTestSupport.temporaryFolder("scalars")

@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
@@ -9,6 +10,7 @@ import Testing
 /// second a column with a numeric suffix). A large blogging app's model has a relationship
 /// `AbstractPost.featuredImage` beside an attribute `ReaderPost.featuredImage` under one root: it
 /// imports, validates, plans, and a store of it keeps both values across a migration.
+@Suite(.heavy)
 struct CoreDataSiblingColumnTests {
     static func version(_ extra: String) -> String {
         CoreDataTestSupport.contents(

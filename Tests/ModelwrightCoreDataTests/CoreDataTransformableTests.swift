@@ -8,6 +8,7 @@ import Testing
 
 /// A Transformable imports as `Codable<T>` only when `T` is built from standard Swift Codable
 /// types, and otherwise as `Data` holding the archived bytes: an imported model compiles as imported.
+@Suite(.heavy)
 struct CoreDataTransformableTests {
     /// The leaf types the generated code may name inside `Codable<…>` (this test's own list).
     static let leaves = [
@@ -196,7 +197,8 @@ struct CoreDataTransformableTests {
 }
 
 /// Over the whole corpus: every imported attribute type compiles on Linux without app code.
-@Suite(.enabled(if: CoreDataTestSupport.corpusIsAvailable, "../shared/corpus is not present beside the package"))
+@Suite(
+    .heavy, .enabled(if: CoreDataTestSupport.corpusIsAvailable, "../shared/corpus is not present beside the package"))
 struct CoreDataTransformableCorpusTests {
     /// Whether `type` is a leaf of the allowed set or `[T]`, `[K: V]`, `Set<T>` of allowed types
     /// (with `T?` inside), read independently of the importer's parser.

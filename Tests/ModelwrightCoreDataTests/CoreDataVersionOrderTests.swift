@@ -7,6 +7,7 @@ import Testing
 
 /// Versions are ordered by name within a name family and by the Xcode builds that saved them
 /// between families; when that cannot decide, opening stops and names `--version-order`.
+@Suite(.heavy)
 struct CoreDataVersionOrderTests {
     /// A `contents` file saved by Xcode build `build`, holding the given entity elements.
     static func contents(build: String, _ body: String = #"<entity name="A" syncable="YES"/>"#) -> String {

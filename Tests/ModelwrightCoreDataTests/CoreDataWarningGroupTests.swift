@@ -7,6 +7,7 @@ import Testing
 
 /// A warning that recurs across versions is reported once, where it first appears, naming the
 /// other versions; errors are never grouped.
+@Suite(.heavy)
 struct CoreDataWarningGroupTests {
     /// A version whose `Item` has a transient attribute (a warning) when `transient` is set.
     static func version(transient: Bool, extra: String = "") -> String {

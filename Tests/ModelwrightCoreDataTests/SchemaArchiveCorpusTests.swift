@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 @testable import ModelwrightCoreData
@@ -8,7 +9,8 @@ import Testing
 /// Every version of every real model in `../shared/corpus`, later versions included, archives and
 /// decodes back to an equal schema with the same checksum: what generated code relies on for
 /// each historical version.
-@Suite(.enabled(if: CoreDataTestSupport.corpusIsAvailable, "../shared/corpus is not present beside the package"))
+@Suite(
+    .heavy, .enabled(if: CoreDataTestSupport.corpusIsAvailable, "../shared/corpus is not present beside the package"))
 struct SchemaArchiveCorpusTests {
     @Test(arguments: CoreDataTestSupport.corpusModels)
     func everyVersionDecodesToAnEqualSchema(path: String) throws {

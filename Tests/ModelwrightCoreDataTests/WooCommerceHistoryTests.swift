@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -9,6 +10,7 @@ import Testing
 /// itself mapped by hand. (`CorpusEndToEndTests` migrates a populated store through all of them
 /// with the generated code and reads every row back.)
 @Suite(
+    .heavy,
     .serialized,
     .enabled(if: CoreDataTestSupport.corpusIsAvailable, "../shared/corpus is not present beside the package"))
 struct WooCommerceHistoryTests {

@@ -7,6 +7,7 @@ import Testing
 
 /// Text from a model reaches generated Swift only as a string literal that the Swift compiler
 /// reads back as exactly that text, or as comment text that cannot end its comment.
+@Suite(.heavy)
 struct SwiftSpellingTests {
     /// Scalars that have broken quoting elsewhere: quotes, backslashes, interpolation, a prepend
     /// character that joins the next scalar into its grapheme cluster, combining marks, joiners,

@@ -1,6 +1,7 @@
 import Foundation
 import Modelwright
 import ModelwrightPostgres
+import ModelwrightTestSupport
 import Testing
 import Trips
 
@@ -32,6 +33,7 @@ private func openSnippet() async throws {
 }
 
 /// Every Swift snippet of the article is in this file, so it compiles with the tests.
+@Suite(.heavy)
 struct ArticleSnippetTests {
     private static func lines(_ text: String) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false)

@@ -12,7 +12,7 @@ import Testing
 ///
 /// Each drawn case inserts rows, some pointing at a row that exists and some at one that does not:
 /// exactly the dangling ones throw (`23503`), and the table then holds exactly the others.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresAutocommitFailureTests {
     @Test(arguments: 0..<20 as Range<UInt64>)
     func aStatementWhoseImplicitCommitFailsThrows(seed: UInt64) async throws {

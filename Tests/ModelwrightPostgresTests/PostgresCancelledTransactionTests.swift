@@ -1,11 +1,12 @@
 import Foundation
 import ModelwrightPostgres
+import ModelwrightTestSupport
 import Testing
 
 /// A task cancelled inside a transaction leaves nothing open: its transaction is rolled back on
 /// every way the body can end, no later transaction commits its writes, its advisory lock is
 /// released, and a pool never lends a connection that is still inside a transaction.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresCancelledTransactionTests {
     /// How the body ends after its task is cancelled (the task cancels itself, so the moment is exact).
     enum Ending: CaseIterable, Sendable {

@@ -8,7 +8,7 @@ import Testing
 /// which tables, columns and rows it changed, with no polling; a rollback and an update that wrote
 /// the same values send nothing; an update too large for one payload falls back to its table; and
 /// random transactions are reported exactly as a model of the triggers' rule says.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresChangeFeedTests {
     /// A database with a few tables and the feed installed, and an observer on it.
     private static func observedDatabase() async throws -> (

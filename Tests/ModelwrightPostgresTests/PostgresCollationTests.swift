@@ -9,7 +9,7 @@ import Trips
 /// default collation is ICU's `en-US` (where `a` sorts before `B`), sorts and comparisons give
 /// exactly the order SQLite gives, drawn strings of both cases, accents, digits, punctuation, Greek,
 /// CJK and emoji.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresCollationTests {
     private static let alphabet = Array("aAbBzZ09 _-.,éÉèeEàÀñÑßøÆαΑΩ漢🙂\u{301}")
 

@@ -5,7 +5,7 @@ import Testing
 
 /// A connection on a real server: parameters, prepared statements, both result formats,
 /// transactions, cancellation, timeouts, a lost connection, advisory locks and the pool.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresConnectionTests {
     @Test func parametersBindByNumberAndBothFormatsReadTheSameValues() async throws {
         let connection = try await makeConnection()
@@ -281,7 +281,7 @@ struct PostgresConnectionTests {
 /// A server process that stops answering (frozen with SIGSTOP, as a hung host or a dead network
 /// would look) cannot hold the caller past the statement timeout or a cancel: the connection is
 /// given up as lost a few seconds later.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresFrozenServerTests {
     enum Way: CaseIterable, Sendable {
         case statementTimeout, cancellation

@@ -8,7 +8,7 @@ import Testing
 /// `PostgresConnection` as a `DatabaseConnection`: the server's constraint errors read as the
 /// runtime's `ConstraintFailure`, so a store on PostgreSQL names the entity and attributes of a
 /// broken constraint as it does on SQLite.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresConstraintFailureTests {
     /// A column name drawn from letters, digits, spaces and double quotes (never a comma, which
     /// the server's detail does not escape).

@@ -6,7 +6,7 @@ import Testing
 /// No error text shows a password, however the connection fails and however the password is
 /// spelled: passwords drawn at random (URL delimiters, quotes, percent signs, spaces, non-ASCII),
 /// each tried on every way of failing a connection can.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresCredentialTests {
     static let passwordCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 500 : 30
 

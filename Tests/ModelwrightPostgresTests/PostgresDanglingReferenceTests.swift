@@ -9,7 +9,7 @@ import Trips
 /// a user who is not there) fails the commit with the same
 /// ``StoreError/danglingReference(entity:relationship:)`` on PostgreSQL as on SQLite, naming the
 /// table and column of the reference, and commits nothing of the write.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresDanglingReferenceTests {
     /// One drawn write: some valid stops and trips, then one dangling reference; and the error it must give.
     private static func write(seed: UInt64, owner: User, trip: Trip) -> (

@@ -7,7 +7,7 @@ import Trips
 
 /// Forgetting devices on a server over PostgreSQL: the state it deletes and the mark it leaves
 /// are read and written there as on SQLite, and forgotten devices come back whole.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresDeviceForgettingTests {
     /// A transport to the server that counts the pulls it refused as expired.
     final class Counting: SyncTransport {

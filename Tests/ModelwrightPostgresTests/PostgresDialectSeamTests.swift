@@ -9,7 +9,7 @@ import Trips
 /// `PostgresDialect` as the runtime's `SQLDialect`: what it spells runs on a real server and means
 /// what the SQLite dialect's statement means, and what PostgreSQL lacks is refused by name, never
 /// answered with SQLite's SQL.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresDialectSeamTests {
     private let dialect = PostgresDialect()
 
@@ -95,6 +95,7 @@ struct PostgresDialectSeamTests {
 }
 
 /// What PostgreSQL has no equivalent of is refused by name, and nothing SQLite-only leaks out.
+@Suite(.heavy)
 struct PostgresDialectRefusalTests {
     private let dialect = PostgresDialect()
 

@@ -11,7 +11,7 @@ import Testing
 /// random values, bound as the runtime binds them (``SQLValue``) and read back by every reader;
 /// statements prepared once, `changes`, both transaction kinds, the aborted-transaction rule,
 /// cancellation, timeouts and a connection lost before `COMMIT`.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresEngineTests {
     static let randomCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 20_000 : 200
 

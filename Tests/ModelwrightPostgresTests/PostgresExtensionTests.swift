@@ -9,7 +9,7 @@ import Trips
 /// creates with its schema. One whose extension went missing (dropped by an administrator, or a
 /// restore without its extensions) creates it again when it opens, instead of failing its first
 /// such request with the server's "function does not exist".
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresExtensionTests {
     @Test func aStoreWhoseUnaccentWasDroppedCreatesItAgainWhenItOpens() async throws {
         let configuration = try await makeDatabase()

@@ -9,7 +9,7 @@ import Testing
 /// bytes of a name and would otherwise cut its own guess where it likes), and a migration step
 /// that changes a key drops it by that name: after the step the database holds exactly the keys a
 /// fresh store of the new version holds, no stale one beside them.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresForeignKeyNameTests: DrawsLongNames {
     /// Two versions: `Source.link` leads to `First` in the first and to `Second` in the second, so
     /// the step replaces the key on a column it keeps.

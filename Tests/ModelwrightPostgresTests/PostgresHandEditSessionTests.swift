@@ -8,7 +8,7 @@ import Trips
 /// Hand edits that reach a store from outside its tables: the database's or role's settings, other
 /// schemas, and extensions (issue 27's red team). Each edit either is refused at open, untouched,
 /// with ``StoreError/unexpectedSchema(path:differences:)``, or cannot change what the store reads.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"), .serialized)
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"), .serialized)
 struct PostgresHandEditSessionTests {
     /// One edit of the red team's, and whether the store must refuse the database after it.
     enum Edit: String, CaseIterable, Sendable {

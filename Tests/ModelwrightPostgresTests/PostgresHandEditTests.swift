@@ -24,7 +24,7 @@ import Trips
 /// refusal names the table, event trigger or function the edit changed.
 ///
 /// `MODELWRIGHT_LARGE=1` draws 138 edits instead of the CI's 23 (one of each kind).
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresHandEditTests {
     private enum Edit: CaseIterable {
         case renamePrimaryKey, renameForeignKey, renameIndex, dropIndex, addCheck, changeDefault
@@ -311,7 +311,7 @@ struct PostgresHandEditTests {
 /// stays for a trigger installed by another program between the check and the write.)
 ///
 /// `MODELWRIGHT_LARGE=1` draws 24 cases instead of the CI's 4 (one of each).
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresMetadataWriteTests {
     private static let caseCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 24 : 4
 

@@ -8,7 +8,7 @@ import Testing
 /// grow with the names they join, and PostgreSQL keeps 63 bytes of a name: two indexes of one table
 /// whose names share their first 63 bytes (the corpus's wikipedia-ios model has such long names)
 /// are both created, under names PostgreSQL keeps whole, and the store opens again.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresIndexNameTests: DrawsLongNames {
     /// An entity whose indexes and uniqueness constraints start with one long column and differ
     /// only in the column after it, so their names share (at least) their first 63 bytes.

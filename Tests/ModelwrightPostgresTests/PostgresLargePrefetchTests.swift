@@ -7,7 +7,7 @@ import Trips
 
 /// A prefetch binds its parents' IDs; with more parents than libpq can have described in one
 /// statement (7,499 parameters, issue 27) it must bind them as one array and keep the connection.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresLargePrefetchTests {
     @Test func aPrefetchOfManyParentsKeepsItsConnection() async throws {
         let store = try Store(postgres: try await makeDatabase(), schema: Trips.schema)

@@ -9,7 +9,7 @@ import Trips
 /// administrator or a server restart does), the store connects and listens again and its
 /// observers read again: a commit made while the feed was down still reaches them, round after
 /// round.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.ownThread, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresListenerReconnectTests {
     /// The server processes listening on the change feed in `configuration`'s database.
     private static func listeners(_ admin: PostgresConnection) async throws -> [Int32] {

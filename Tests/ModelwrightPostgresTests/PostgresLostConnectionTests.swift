@@ -9,7 +9,7 @@ import Trips
 /// restart or a failover does), the store opens fresh connections: the statement that met the
 /// lost link may fail, every later read and write works, and a write is never repeated behind
 /// the app's back (one whose `COMMIT` lost its link says its outcome is unknown).
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.ownThread, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresLostConnectionTests {
     private static let readers = 2
 

@@ -8,7 +8,7 @@ import Trips
 /// Several server processes start on one database at an older version at the same moment: the
 /// migration runs once (each stage committed by one process, under the model's advisory lock), all
 /// of them open the store, and the data reads back migrated once.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.ownThread, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresMigrationRaceTests {
     /// Processes that open a populated version 1 database at the same moment: every one opens it,
     /// each stage is committed by exactly one of them (the others find the version it recorded),

@@ -8,7 +8,7 @@ import Trips
 /// Opening with the migration plan refuses what it must not touch, each with a clear error that
 /// holds no password, and leaves the database exactly as it was: a database of another model, one
 /// at a version newer than the plan's, an unreachable server and wrong credentials.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresMigrationRefusalTests {
     /// Every table, column and row count of the database and every metadata row, to show a refusal
     /// touched nothing.

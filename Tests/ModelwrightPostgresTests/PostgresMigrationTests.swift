@@ -21,7 +21,7 @@ struct ServerMigrations: TripsMigrations {
 /// `Store(postgres:migrationPlan:)` on a database at an older version of Trips: each stage in
 /// one transaction, values and links kept, the custom stage run, the metadata recorded, and the
 /// schema the same as a fresh store's.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresMigrationTests {
     /// The rows of a populated version 1 database.
     struct Version1 {

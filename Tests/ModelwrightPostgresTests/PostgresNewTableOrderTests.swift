@@ -1,13 +1,14 @@
 import Foundation
 import Modelwright
 import ModelwrightPostgres
+import ModelwrightTestSupport
 import Testing
 
 /// A step that adds entities referencing each other migrates on PostgreSQL, which resolves a
 /// reference when it is declared: a new entity with a to-one to a new entity declared after it,
 /// chains of them and pairs referencing each other. The database keeps its rows and ends as a
 /// fresh store of the new version (verified at open).
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresNewTableOrderTests {
     /// A deterministic generator, so a failing case can be drawn again.
     struct Draw {

@@ -6,7 +6,7 @@ import Testing
 /// Two server processes on one database at an older version, started together: the migration runs
 /// once between them, and each one's commits wake the other's `observe` and results controller
 /// through `LISTEN`/`NOTIFY` with exactly the other's rows, and reach its persistent history.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.ownThread, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresPeerProcessTests {
     /// The users each process commits after both are observing.
     private static let count = 5

@@ -1,6 +1,7 @@
 import Foundation
 import Modelwright
 import ModelwrightPostgres
+import ModelwrightTestSupport
 import Testing
 import Trips
 
@@ -8,7 +9,7 @@ import Trips
 /// one round trip, still never returns rows of a database whose schema is no longer the store's,
 /// and a batch insert, sent in pipelines without waiting for each row, stores exactly its rows or,
 /// when any row fails, none of them and names the failure.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresPipelineTests {
     /// Every reader has prepared the fetch (so its next run is pipelined with the `BEGIN`), then
     /// another store replaces the database: the fetch fails in the server (its table is gone) and

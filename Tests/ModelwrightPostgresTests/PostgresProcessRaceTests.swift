@@ -6,7 +6,7 @@ import Testing
 /// Several processes start on one database at the same moment: the schema is created by
 /// exactly one of them (under `pg_advisory_xact_lock`), every one of them finds it, and no
 /// increment any of them makes under the lock is lost.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.ownThread, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresProcessRaceTests {
     @Test(arguments: [2, 5])
     func creationRunsOnceAndNoWriteIsLost(processes: Int) async throws {

@@ -9,7 +9,7 @@ import Testing
 /// migrates on PostgreSQL, which refuses to drop a table a foreign key still names: the removed
 /// tables go with their rows (the step declares the loss), the kept rows stay, and the database
 /// ends as a fresh store of the new version (verified at open).
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresRemovedTableTests {
     /// Version 1: `Keep` and `count` entities `R<n>`, each with a to-one to a later one (drawn) and,
     /// for some (the first always), one back (a cycle), each with its to-many inverse; `Keep` points at one of them when

@@ -9,7 +9,7 @@ import Trips
 /// PostgreSQL's DDL creates the Trips schema (every attribute type, inheritance, a join table,
 /// an ordered relationship, SQL keywords as names), and what the server then holds is what the
 /// runtime's layout says, column by column, index by index.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresSchemaTests {
     /// How `format_type` spells each column type.
     private static let catalogSpelling: [String: String] = [

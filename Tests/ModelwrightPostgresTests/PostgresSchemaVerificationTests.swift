@@ -8,7 +8,7 @@ import Trips
 /// A store on PostgreSQL whose tables, column types, indexes or foreign keys differ from the
 /// schema it records is refused at open with ``StoreError/unexpectedSchema(path:differences:)``
 /// naming the difference, and the refusal changes nothing in the database.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresSchemaVerificationTests {
     /// One change to a store's schema made behind the runtime's back, and the table it is on.
     private enum Mutation: CustomStringConvertible {

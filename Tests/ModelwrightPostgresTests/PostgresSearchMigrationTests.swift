@@ -10,7 +10,7 @@ import Testing
 /// new names, and after each stage every drawn query selects what `SearchQuery.matches` selects
 /// over the rows. The index is part of the schema a store compares at open: dropped by hand, the
 /// store is refused, naming it.
-@Suite(.enabled(if: postgresIsAvailable))
+@Suite(.heavy, .enabled(if: postgresIsAvailable))
 struct PostgresSearchMigrationTests {
     private static let words = ["swift", "sweet", "café", "CAFÉ", "ΟΔΟΣ", "naïve", "x1", "data", "date"]
 

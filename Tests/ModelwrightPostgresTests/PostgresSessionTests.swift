@@ -5,7 +5,7 @@ import Testing
 
 /// What the connection fixes for itself whatever the environment: session settings results
 /// depend on, text that is really UTF-8, values and names PostgreSQL would silently cut short.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresSessionTests {
     /// A connection string's own `options`, and the database's defaults, cannot change how results
     /// are spelled.
@@ -71,7 +71,7 @@ struct PostgresSessionTests {
 
 /// The test cluster is no gift to other users of the machine: its folder, password file and
 /// socket are its owner's alone, and every connection, over the socket too, needs the password.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresClusterTests {
     @Test func onlyItsOwnerCanReachTheClusterAndOnlyWithThePassword() async throws {
         let cluster = try #require(PostgresCluster.shared)

@@ -8,7 +8,7 @@ import Trips
 /// A `Store` opened on PostgreSQL with the generated Trips code, unchanged: creation on an empty
 /// database, opening it again, refusals that touch nothing (another model, another version, a
 /// database that is no store, missing columns), and observation across stores and processes.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.ownThread, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresStoreTests {
     /// Another model, as a tool would describe it.
     static let otherModel = SchemaDescription(

@@ -7,7 +7,7 @@ import Trips
 
 /// The sync server over PostgreSQL, as in production: devices on SQLite push and pull through it
 /// and end with the server's rows.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresSyncServerTests {
     @Test func devicesOnSQLiteConvergeThroughAServerOnPostgres() async throws {
         let configuration = try await makeDatabase()

@@ -7,7 +7,7 @@ import Testing
 /// (made with `openssl`) takes `require`, `verify-ca` and `verify-full` connections that really
 /// are encrypted, and a client trusting another CA is refused with a clear error that holds no
 /// password.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresTLSTests {
     /// The files of a CA, a server certificate it signed for 127.0.0.1, and an unrelated CA.
     private struct Certificates {

@@ -18,7 +18,7 @@ private enum Role: String, ColumnValue, Equatable {
 /// Every attribute type goes through the type map into its PostgreSQL column, in a table, and
 /// comes back as the record reads it: with the extreme values the SQLite suites use
 /// (``ExtremeValues``), random values drawn from the whole range, in both result formats.
-@Suite(.enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresTypeMapTests {
     static let randomCount = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 20_000 : 300
 

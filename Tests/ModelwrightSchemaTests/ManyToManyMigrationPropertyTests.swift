@@ -19,6 +19,7 @@ import Testing
 ///
 /// `MODELWRIGHT_MIGRATION_PAIRS=<n>` runs `n` pairs instead of the CI's 24 on SQLite and 6 on
 /// PostgreSQL (`MODELWRIGHT_LARGE=1`: 400 and 150).
+@Suite(.heavy)
 struct ManyToManyMigrationPropertyTests {
     /// One side of the relationship in one version (also drawn by `PlannedStatementsPropertyTests`).
     struct Side: Equatable {

@@ -21,6 +21,7 @@ import Testing
 /// PostgreSQL, where each pair is a database of its own (`MODELWRIGHT_LARGE=1`: the 10,000 of issue
 /// 25's done-when on SQLite, 150 on PostgreSQL); `MODELWRIGHT_MIGRATION_FIRST_SEED=<s>` starts at
 /// seed `s` instead of 1, so a long run can go in chunks on a busy machine.
+@Suite(.heavy)
 struct MigrationPropertyTests {
     struct Pair {
         let v1: String

@@ -26,7 +26,7 @@ import Testing
 /// version 1, must leave the columns, indexes and constraints the migrator left.
 ///
 /// CI draws 2 pairs of each link kind and 8 general pairs; `MODELWRIGHT_LARGE=1` draws 40 and 150.
-@Suite(.enabled(if: MigrationEngine.available.contains(.postgres), "PostgreSQL is not installed"))
+@Suite(.heavy, .enabled(if: MigrationEngine.available.contains(.postgres), "PostgreSQL is not installed"))
 struct PlannedStatementsPropertyTests {
     private static let large = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"
 

@@ -7,6 +7,7 @@ import Trips
 /// Aggregates agree with a plain evaluation in Swift over the same random records: counts, sums
 /// (exact for decimals, widened for integers), extremes, averages, limits, and groups keyed through
 /// to-one relationships. `MODELWRIGHT_LARGE=1` draws ten times as many cases.
+@Suite(.heavy)
 struct AggregatePropertyTests {
     static let cases = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 400 : 40
 

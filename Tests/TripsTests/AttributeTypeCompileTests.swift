@@ -1,6 +1,7 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -9,6 +10,7 @@ import Testing
 /// is accepted by `validate` as a required and an optional attribute, with a default its literal rule
 /// accepts, as a composite's field and in a request that compares it, and the generated code
 /// compiles with `-warnings-as-errors`.
+@Suite(.heavy)
 struct AttributeTypeCompileTests {
     /// A literal the type's rule accepts, or `nil` for a type without defaults.
     static func literal(for scalar: ScalarType) -> String? {

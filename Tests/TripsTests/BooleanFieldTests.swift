@@ -1,10 +1,12 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 import Trips
 
 /// A Boolean field reads as a condition of its own, alone, negated and combined, and selects the
 /// same records as the comparison it stands for.
+@Suite(.heavy)
 struct BooleanFieldTests {
     @Test func aBooleanFieldSelectsWhatItsComparisonSelects() async throws {
         var generator = SystemRandomNumberGenerator()

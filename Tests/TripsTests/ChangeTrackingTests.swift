@@ -8,6 +8,7 @@ import Trips
 
 /// A commit wakes an observer only when it changed a column the observed request reads; a write
 /// of the values already stored wakes no one (the first two tests on every engine, ``TestEngine``).
+@Suite(.ownThread)
 struct ChangeTrackingTests {
     /// Counts the commits that wake an observer of `request`; the count is final when
     /// `performAndSave` returns, because the store tells observers before it returns.

@@ -1,10 +1,12 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 /// A `Codable` attribute whose Swift type changes is an obligation typed with the new Swift type:
 /// an app that forgets it, or answers with the old type, does not compile; and a store whose stage
 /// leaves JSON of the old type anyway (through `didMigrate`) is not committed: the generated plan
 /// decodes every row with the current records first.
+@Suite(.heavy)
 struct CodableRetypeTests {
     private static func shelf() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shelf-\(UUID().uuidString)")

@@ -10,6 +10,7 @@ import Testing
 /// own layout (`SchemaLayout`), composites taking as many columns as the layout gives them: for the
 /// Trips model, for seeded random models whose entities inherit, hold composites and declare
 /// relationships between their attributes, and (in `CorpusEndToEndTests`) for every corpus bundle.
+@Suite(.heavy)
 struct ColumnOrderTests {
     @Test func tripsRecordsFollowTheStoreLayout() throws {
         let root = GeneratedCodeTypeChecker.root

@@ -1,8 +1,10 @@
+import ModelwrightTestSupport
 import Testing
 
 /// The fields of a composite are typed like any other: a misspelt field, a value of the wrong
 /// type, or a nil test on a required field does not compile. Proved by type-checking the
 /// generated Trips code with a small app file.
+@Suite(.heavy)
 struct CompositeFieldCompileTests {
     private static func typecheck(_ condition: String) throws -> GeneratedCodeTypeChecker.TypeCheck {
         try GeneratedCodeTypeChecker.typecheck(

@@ -28,7 +28,7 @@ import Testing
 ///
 /// The corpus is `../shared/corpus` beside the package, or the folder `MODELWRIGHT_CORPUS` names (so
 /// other apps' histories can be run through the same checks).
-@Suite(.serialized, .enabled(if: CorpusEndToEnd.corpus != nil, "no Core Data corpus beside the package"))
+@Suite(.heavy, .serialized, .enabled(if: CorpusEndToEnd.corpus != nil, "no Core Data corpus beside the package"))
 struct CorpusEndToEndTests {
     @Test(arguments: CorpusEndToEnd.bundles)
     func bundleImportsCompilesMigratesAndReadsBack(_ bundle: String) throws {

@@ -14,7 +14,7 @@ import Testing
 /// Each drawn schema has 2 to 6 entities, each with an attribute and a to-one (optional or
 /// required) to a drawn entity, itself included, before or after it; on each engine the populated
 /// rows and the to-one links are counted, and the engines must agree.
-@Suite(.serialized)
+@Suite(.heavy, .serialized)
 struct CorpusPopulationTests {
     private static func schema(seed: UInt64) -> SchemaDescription {
         var random = SplitMix64(seed: seed, index: 61)

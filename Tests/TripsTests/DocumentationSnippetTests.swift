@@ -1,6 +1,7 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// Every Swift snippet of the README and of the DocC catalog compiles, so the documentation cannot
@@ -27,6 +28,7 @@ import Testing
 ///
 /// Errors point at the document's own lines (through `#sourceLocation`). Plain ``` blocks that hold
 /// a whole schema file (a `model … version …` header, no `...`) must load without errors.
+@Suite(.heavy)
 struct DocumentationSnippetTests {
     /// A fenced block of Swift in a Markdown document.
     struct Snippet {

@@ -7,6 +7,7 @@ import Trips
 
 /// A sectioned list of trips, by their owner's family name, driven through inserts, moves between
 /// sections, updates and deletes, on every engine (``TestEngine``).
+@Suite(.ownThread)
 struct FetchedResultsControllerTests {
     private typealias Update = ResultsUpdate<Trip>
     private typealias Change = ResultsRecordChange<Trip.ID>

@@ -1,11 +1,13 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Observation
 import Testing
 import Trips
 
 /// The `@Observable` model of a results controller, observed as a view model observes it.
 @MainActor
+@Suite(.ownThread)
 struct FetchedResultsModelTests {
     /// Waits until `model.snapshot` satisfies `condition`, observed with `withObservationTracking`,
     /// and returns it. The condition is checked first: a snapshot can arrive while the test awaits a

@@ -1,12 +1,14 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// Generated migration code passes `swift format lint --strict` whatever the shape of its lists:
 /// CI lints only the Trips model's code, whose lists all hold several elements, and a trailing
 /// comma that swift-format wants only in lists of more than one once slipped through. Each model
 /// here has a step or an obligation list of exactly one element (and one of each other length).
+@Suite(.heavy)
 struct GeneratedMigrationsLintTests {
     /// `swift format`, when the toolchain has it.
     static let swiftFormat: Bool = {

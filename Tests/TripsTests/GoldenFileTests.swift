@@ -1,6 +1,7 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// The code generated for Models/Trips is exactly the committed golden files; the build plugin
@@ -8,6 +9,7 @@ import Testing
 ///
 /// After an intended change to the generator or templates, rewrite the goldens with
 /// `MODELWRIGHT_UPDATE_GOLDEN=1 swift test --filter GoldenFileTests` and review the diff.
+@Suite(.heavy)
 struct GoldenFileTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

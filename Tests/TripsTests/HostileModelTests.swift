@@ -1,11 +1,13 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// A model whose doc comments, stage labels, enum raw values and string defaults try every way
 /// out of their comment or literal generates code that compiles with `-warnings-as-errors`,
 /// declares nothing of its own, and reads back every value exactly.
+@Suite(.heavy)
 struct HostileModelTests {
     /// Payloads that try to end a comment or a string and declare `injected`: every line end
     /// Swift or an editor knows, a quote joined to U+0600, interpolation, NUL, bidi overrides.

@@ -1,10 +1,12 @@
 import Foundation
 import ModelwrightCoreData
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// Core Data fetch request templates import as named requests whose parameters the compiler
 /// checks: the Core Data fixture from mogenerator's tests, imported, generated and type-checked.
+@Suite(.heavy)
 struct ImportedRequestCompileTests {
     private static let fixture = GeneratedCodeTypeChecker.root.appendingPathComponent(
         "Tests/ModelwrightCoreDataTests/Fixtures/test.xcdatamodel")

@@ -1,6 +1,7 @@
 import Foundation
 import ModelwrightCoreData
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// The shared corpus of real Core Data models beside the package, on the team's machines.
@@ -9,6 +10,7 @@ private let corpus = GeneratedCodeTypeChecker.root.deletingLastPathComponent().a
 /// Real Core Data models whose Transformables hold `CLLocation`, `NSDictionary` or an app's class
 /// compile as imported, with `-warnings-as-errors` on Linux: those attributes import as `Data`.
 @Suite(
+    .heavy,
     .enabled(
         if: GeneratedCodeTypeChecker.modules != nil, "the built Modelwright module was not found beside the tests"),
     .enabled(

@@ -1,11 +1,13 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 import Trips
 
 /// `MigrationTester` builds a store at an old version from rows typed by that version's archived
 /// schema (no Swift type of the old version exists), migrates it with the app's plan, and the test
 /// reads the result with the current records.
+@Suite(.heavy)
 struct MigrationFixtureTests {
     private static let plan = Trips.migrationPlan(AppMigrations())
 

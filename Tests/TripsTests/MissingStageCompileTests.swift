@@ -1,9 +1,11 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 /// A custom stage the schema declares is a protocol requirement: an app that does not implement
 /// it does not compile. Proved by type-checking the generated Trips code with a small app file,
 /// with and without the implementation.
+@Suite(.heavy)
 struct MissingStageCompileTests {
     @Test(
         .enabled(

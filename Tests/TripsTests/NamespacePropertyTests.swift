@@ -21,6 +21,7 @@ import Testing
 ///
 /// `MODELWRIGHT_NAMESPACE_MODELS=<n>` checks `n` accepted models instead of the CI's 24
 /// (`MODELWRIGHT_NAMESPACE_SEED` starts elsewhere); the test prints the counts.
+@Suite(.heavy)
 struct NamespacePropertyTests {
     static let memberPool: [String] =
         ReservedNameTests.memberNames + [

@@ -1,10 +1,12 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 /// The config's `naming` renames the generated Swift types and nothing else: the schema, its
 /// checksums and the migration plan are the same bytes, and the renamed code compiles.
+@Suite(.heavy)
 struct NamingTests {
     private static let naming = Naming(typeSuffix: "Record", types: ["Group": "StopGroup", "Address": "PostalAddress"])
 

@@ -8,6 +8,7 @@ import Trips
 /// Observing a keyset page and a prefetching request delivers a new value when a row of the page
 /// or a related row changes, and nothing for a write to a table neither reads; an observed
 /// aggregate that is NaN is not delivered again after every commit.
+@Suite(.heavy)
 struct ObservedPageAndPrefetchTests {
     /// Collects every value `stream` delivers, until the returned task is cancelled.
     private static func collect<Element: Sendable>(

@@ -8,6 +8,7 @@ import Trips
 /// record once, in the request's order with the ID breaking ties, whatever the ties, missing values
 /// and to-one hops of the sort, and whatever is deleted between pages. `MODELWRIGHT_LARGE=1`
 /// draws ten times as many cases.
+@Suite(.heavy)
 struct PagingPropertyTests {
     static let cases = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 300 : 30
 

@@ -10,6 +10,7 @@ import Trips
 /// through an inverse column, an ordered to-many nested one level down, and a to-many inherited
 /// destination), and SQLite runs one statement for the records plus one per included relationship,
 /// however many records there are. `MODELWRIGHT_LARGE=1` draws ten times as many cases.
+@Suite(.heavy)
 struct PrefetchPropertyTests {
     static let cases = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 300 : 30
 

@@ -10,6 +10,7 @@ import Trips
 /// lasting effects by name), with names that name something and fit the engine, any number of
 /// values up to the engine's parameters (and an error, not a lost store, beyond), and reals that
 /// fit the type asked for. Each test draws its cases; `MODELWRIGHT_LARGE=1` draws ten times as many.
+@Suite(.heavy)
 struct RawSQLAdmissionTests {
     static let cases = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 1000 : 100
 

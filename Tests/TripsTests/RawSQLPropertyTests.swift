@@ -9,6 +9,7 @@ import Trips
 /// parameters whatever they hold, results decode into generated records (or name the column they
 /// lack) and into plain values as an in-memory evaluation of the same query says, and only
 /// `performAndSave` may write. `MODELWRIGHT_LARGE=1` draws ten times as many cases.
+@Suite(.heavy)
 struct RawSQLPropertyTests {
     static let cases = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1" ? 2000 : 200
 

@@ -6,6 +6,7 @@ import Trips
 
 /// `id` is a typed field like any other: equality, membership and sorting, on the request's
 /// entity and through to-one relationships.
+@Suite(.heavy)
 struct RecordIDFieldTests {
     /// Random users and trips, then random ID queries checked against the same data in memory.
     @Test(arguments: 0..<4) func idQueriesMatchAnInMemoryModel(seed: UInt64) async throws {

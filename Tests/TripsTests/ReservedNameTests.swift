@@ -10,6 +10,7 @@ import Testing
 /// kind and inheritance shape.
 ///
 /// `MODELWRIGHT_NAMES_MODELS=<n>` type-checks `n` random models instead of the CI's 6.
+@Suite(.heavy)
 struct ReservedNameTests {
     static let swiftKeywords = [
         "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout",

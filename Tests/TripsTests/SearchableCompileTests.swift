@@ -1,6 +1,7 @@
 import Foundation
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -8,6 +9,7 @@ import Testing
 /// A model whose current version marks attributes `@searchable` (required and optional, on a parent
 /// and a child entity, after a version without them) generates code that compiles with
 /// `-warnings-as-errors`, together with app code that searches, ranks and reads snippets.
+@Suite(.heavy)
 struct SearchableCompileTests {
     static let versions = [
         """

@@ -1,9 +1,11 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 import Trips
 
 /// `Store.close()` leaves one self-contained file and refuses later work with a clear error.
+@Suite(.ownThread)
 struct StoreCloseTests {
     @Test func closeCheckpointsIntoOneFileAndLaterCallsThrow() async throws {
         let url = temporaryTripsStoreURL()

@@ -10,6 +10,7 @@ import Trips
 /// `caseInsensitive` and `diacriticInsensitive`) select the same records on every engine
 /// (``TestEngine``) as the in-memory evaluation, Swift's own comparison, does; where PostgreSQL
 /// must differ, the difference is pinned. NULL ordering in sorts is the same on both engines.
+@Suite(.heavy)
 struct StringOperatorPropertyTests {
     /// What the drawn strings are made of: ASCII letters of both cases, LIKE's and NSPredicate's
     /// wildcards and the escape, precomposed accented Latin letters, Greek, Cyrillic, CJK and an

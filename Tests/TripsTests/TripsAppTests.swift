@@ -3,11 +3,13 @@ import Modelwright
 import ModelwrightEngineTestSupport
 import ModelwrightGenerator
 import ModelwrightSchema
+import ModelwrightTestSupport
 import Testing
 import Trips
 
 /// Uses the generated Trips module as an app would: schema, records, typed requests, copies,
 /// cascades and observation, on every engine (``TestEngine``).
+@Suite(.heavy)
 struct TripsAppTests {
     private struct World {
         let store: Store

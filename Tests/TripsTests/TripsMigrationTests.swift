@@ -1,5 +1,6 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 import Trips
 
@@ -21,6 +22,7 @@ struct AppMigrations: TripsMigrations {
 
 /// Migrates Trips stores from v1 and v2 to v3 with data, through the generated plan, and checks
 /// the rows and the schema as the app's own migration tests would.
+@Suite(.heavy)
 struct TripsMigrationTests {
     @Test("v1 → v2 → v3 keeps data: the rename keeps values, new attributes get defaults, splitName splits names")
     func fromVersion1() async throws {

@@ -7,6 +7,7 @@ import Trips
 
 /// Upsert matches a record by its ID or by any uniqueness constraint of its entity, and the stored
 /// record keeps its ID, on every engine (``TestEngine``).
+@Suite(.heavy)
 struct UpsertTests {
     /// A join date of whole seconds, which both engines store exactly (PostgreSQL keeps microseconds).
     static let joined = Date(timeIntervalSinceReferenceDate: 790_000_000)

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -7,6 +8,7 @@ import Testing
 /// Our version-hash recipe against the hashes Apple's own model compiler wrote into a compiled
 /// `.momd`'s `VersionInfo.plist`, for the `.xcdatamodeld` they were compiled from (see
 /// `Fixtures/README.md`).
+@Suite(.heavy)
 struct CoreDataAppleVersionHashTests {
     /// Every entity of every version that Apple hashed gets Apple's hash from our recipe, from
     /// what `import-coredata` keeps of the model.

@@ -8,7 +8,7 @@ import Testing
 /// Binary data with external storage reads the same whether SQLite holds the marker and bytes as
 /// a BLOB or as TEXT: the marker says inline (1) or a file in `_EXTERNAL_DATA` (2), and the bytes
 /// are taken as stored, valid UTF-8 or not.
-@Suite struct CoreDataBinaryValueTests {
+@Suite(.heavy) struct CoreDataBinaryValueTests {
     static let cases = 64
 
     @Test(arguments: 0..<cases)

@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -8,7 +9,7 @@ import Testing
 /// real process: the model bundle through `import-coredata`, then the store through
 /// `import-coredata-store`, which must match the version that wrote it, read every object, and
 /// migrate the new store to the model's current version.
-@Suite(.serialized) struct CoreDataRealStoreImportTests {
+@Suite(.heavy, .serialized) struct CoreDataRealStoreImportTests {
     @Test(arguments: [
         ("CoreDataPlus-SampleModel_V1.sqlite", "SampleModel.xcdatamodeld", "SampleModel"),
         ("CoreDataPlus-SampleModel_V2.sqlite", "SampleModel.xcdatamodeld", "SampleModel2"),

@@ -8,7 +8,7 @@ import Testing
 /// Metadata whose binary property list shares objects so that it expands far beyond its bytes
 /// (issue 29): the import refuses it quickly, names the store, and leaves no copy behind, instead
 /// of Foundation expanding it until the process aborts.
-@Suite(.serialized) struct CoreDataStoreBombTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreBombTests {
     /// One object of a hand-written binary property list.
     enum Object {
         case string(String)

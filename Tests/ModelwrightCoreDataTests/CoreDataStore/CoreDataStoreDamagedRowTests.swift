@@ -8,7 +8,7 @@ import Testing
 /// Rows a damaged or hand-edited store holds: read as Core Data reads them where Core Data reads
 /// them at all, and otherwise refused by an error naming the table or entity, attribute and row,
 /// never a bare SQLite constraint error or a silently dropped link.
-@Suite(.serialized) struct CoreDataStoreDamagedRowTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreDamagedRowTests {
     typealias Case = CoreDataStoreRefusalTests.Case
 
     /// The layout of the fixture's store.

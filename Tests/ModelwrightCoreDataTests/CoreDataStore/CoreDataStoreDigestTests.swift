@@ -8,7 +8,7 @@ import Testing
 /// A store's two summaries of its version hashes, `NSStoreModelVersionHashesDigest` and
 /// `NSStoreModelVersionChecksumKey` (`coredata-store-format.md`, §9): the recipes against a store
 /// Core Data wrote, and a store whose summary disagrees with its hashes refused as damaged.
-@Suite(.serialized) struct CoreDataStoreDigestTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreDigestTests {
     /// SHA-512 against coreutils' `sha512sum`, over random messages of every length around the
     /// 128-byte block and its 112-byte padding boundary, and longer ones.
     @Test func sha512AgreesWithCoreutils() throws {

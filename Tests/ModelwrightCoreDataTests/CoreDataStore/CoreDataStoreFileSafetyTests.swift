@@ -8,7 +8,7 @@ import Testing
 /// The importer reads the user's files and nothing else: a link or FIFO in a store file's place,
 /// or in its external data, is refused without touching what it points at; a hot rollback journal
 /// is honoured; and no file or folder of the user's is written or removed, even by a dry run.
-@Suite(.serialized) struct CoreDataStoreFileSafetyTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreFileSafetyTests {
     typealias Case = CoreDataStoreRefusalTests.Case
 
     static let storeFiles = ["", "-wal", "-shm"]

@@ -9,7 +9,7 @@ import Testing
 /// ones too) from random models and random objects: `import-coredata` imports the model, the store
 /// importer finds the version by its hashes, imports, migrates to the current version, and every
 /// value and link reads back.
-@Suite(.serialized) struct CoreDataStoreImportTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreImportTests {
     /// A fixture's model imported: its schema versions, a plan between them, and the store model.
     struct Prepared {
         var folder: URL

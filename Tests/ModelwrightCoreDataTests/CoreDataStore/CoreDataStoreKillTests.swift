@@ -8,7 +8,7 @@ import Testing
 /// The import runs in a real process (`modelwright import-coredata-store`), killed with SIGKILL at a
 /// random moment: the destination is then absent or a complete store, the Core Data store is as it
 /// was, and the next run imports it.
-@Suite(.serialized) struct CoreDataStoreKillTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreKillTests {
     /// Runs the CLI with `arguments`; kills it after `delay` when given. Returns its exit status and
     /// output, or `nil` when it was killed.
     static func runCLI(_ arguments: [String], killAfter delay: Duration? = nil) throws -> (

@@ -8,7 +8,7 @@ import Testing
 /// An output that names one of the Core Data store's own files or a place inside its support
 /// folder (issue 29), however it is spelt, is refused before anything is written: Core Data would
 /// roll a `-journal` back into the store, delete an `-shm`, or read the support folder as its own.
-@Suite(.serialized) struct CoreDataStoreOutputPlaceTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreOutputPlaceTests {
     /// 24 outputs, each a random spelling (as written, another case, through `..`, through a link to
     /// the store's folder or to the support folder) of a sibling file or a path in the support
     /// folder: each is refused naming the output, the store's files stay byte-identical, and

@@ -8,7 +8,7 @@ import Testing
 /// Stores the importer must refuse with a clear error, leaving the Core Data store as it was and
 /// nothing at the destination: truncated, foreign, written by another model or a newer framework,
 /// or missing the write-ahead log that holds its rows.
-@Suite(.serialized) struct CoreDataStoreRefusalTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreRefusalTests {
     /// A store of a random model, written to a fresh folder, and that model imported.
     struct Case {
         var folder: URL

@@ -8,7 +8,7 @@ import Testing
 /// The sweep of a killed import's folders (issue 29): it removes a killed run's folder whatever
 /// output that run wrote, and never a folder the importer did not make, even one named like its
 /// own after a process that no longer runs.
-@Suite(.serialized) struct CoreDataStoreSweepTests {
+@Suite(.heavy, .serialized) struct CoreDataStoreSweepTests {
     /// What a planted folder holds.
     enum Planted: CaseIterable {
         /// A user's file, no marker: not the importer's.

@@ -7,6 +7,7 @@ import Testing
 
 /// Core Data's entity version hashes (`coredata-store-format.md`, §9), computed from what
 /// `import-coredata` keeps of a model.
+@Suite(.heavy)
 struct CoreDataVersionHashTests {
     /// The facts of a one-version model written as `entities` XML.
     static func facts(_ body: String) throws -> CoreDataStoreModel.Version {

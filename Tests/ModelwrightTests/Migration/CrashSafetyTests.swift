@@ -5,7 +5,7 @@ import Testing
 /// A process killed with SIGKILL in the middle of a migration leaves a store that opens at the
 /// old or the new version, passes `PRAGMA integrity_check`, and finishes migrating with nothing lost.
 /// The migrating process is `MigrationCrashProbe`, which kills itself at the chosen point.
-@Suite(.serialized)
+@Suite(.heavy, .serialized)
 struct CrashSafetyTests {
     private static let probe = builtExecutable(named: "MigrationCrashProbe")
 

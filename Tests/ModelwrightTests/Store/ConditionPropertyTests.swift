@@ -11,6 +11,7 @@ import Testing
 /// of a request must cover every column whose change can change its result; the `NSPredicate`
 /// format must place one argument per placeholder; and the SQL text stays what it was before the
 /// renderers shared one traversal.
+@Suite(.heavy)
 struct ConditionPropertyTests {
     /// Worlds (random rows in a fresh store) and trees per world.
     private static let worlds = 40

@@ -1,10 +1,12 @@
 import Foundation
 import Modelwright
 import ModelwrightEngineTestSupport
+import ModelwrightTestSupport
 import Testing
 
 /// Deleting a record applies the delete rule of each of its relationships, on every engine
 /// (``TestEngine``).
+@Suite(.heavy)
 struct DeleteRuleTests {
     private static func seed(_ store: Store) async throws -> (User, Organization, Trip) {
         let acme = Organization(name: "Acme")

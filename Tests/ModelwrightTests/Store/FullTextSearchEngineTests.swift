@@ -11,6 +11,7 @@ import Testing
 /// emoji), searched with random queries drawn from their words and with hostile query text. Each
 /// engine must select exactly what `matches` selects. Where the engines are known to differ, a
 /// test below pins the difference (Runtime.md lists them), and the drawn texts stay outside it.
+@Suite(.heavy)
 struct FullTextSearchEngineTests {
     /// Words both engines read alike: final sigma, diacritics of U+0300–U+036F, ß, ø, CJK, digits.
     private static let words = [

@@ -11,6 +11,7 @@ import Testing
 /// the grammar (words, prefixes, phrases, `AND`, `OR`, `NOT`, groups). Each query is a tree the test
 /// evaluates itself over the documents it holds, independently of the runtime's parser and of
 /// FTS5; the store must select exactly those rows, alone and combined with other conditions.
+@Suite(.heavy)
 struct FullTextSearchTests {
     private static let worlds = 12
     private static let roundsPerWorld = 6

@@ -9,7 +9,7 @@ import Testing
 /// exactly the difference between the store before and after it, whether it ran in this process
 /// or in `HistoryProbe`, a second process that commits as "widget". The tests within one process
 /// run on every engine (``TestEngine``).
-@Suite(.serialized)
+@Suite(.ownThread, .serialized)
 struct HistoryTests {
     private static let probe = builtExecutable(named: "HistoryProbe")
 

@@ -1,12 +1,14 @@
 import Foundation
 import Modelwright
 import ModelwrightEngineTestSupport
+import ModelwrightTestSupport
 import Testing
 
 /// Typed requests whose `in` lists hold more values than libpq can have described in one
 /// statement (issue 27: past 7,498 parameters the describe message exceeds 30,000 bytes and the
 /// connection is lost). PostgreSQL binds each list as one array parameter, so they give the right
 /// rows and leave a store that works.
+@Suite(.heavy)
 struct LargeListTests {
     private static let stored = 2_000
 

@@ -11,6 +11,7 @@ import Testing
 /// value is in no list and outside every one. PostgreSQL binds each list as one array parameter
 /// (issue 27), SQLite a parameter per value; the lists are drawn: empty, one value, duplicates,
 /// absent values, and a long one (3,000 values; 70,000 with `MODELWRIGHT_LARGE=1`).
+@Suite(.heavy)
 struct ListPropertyTests {
     private static let isLarge = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"
     /// The long list's length.

@@ -1,8 +1,10 @@
 import Foundation
 import Modelwright
+import ModelwrightTestSupport
 import Testing
 
 /// An observed request yields its result now and after each commit that touches its tables.
+@Suite(.ownThread)
 struct ObservationTests {
     private struct Abort: Error {}
 

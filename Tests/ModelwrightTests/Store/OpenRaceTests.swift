@@ -9,7 +9,7 @@ import Testing
 /// write lock. The racers are `StoreRaceProbe` processes, started together with random offsets;
 /// its plan's custom stages double prices and then add 3, so a stage that ran twice shows in
 /// every row. `MODELWRIGHT_LARGE=1` runs 25 times as many races.
-@Suite(.serialized)
+@Suite(.heavy, .serialized)
 struct OpenRaceTests {
     private static let probe = builtExecutable(named: "StoreRaceProbe")
     private static let isLarge = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"

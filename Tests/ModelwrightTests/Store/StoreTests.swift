@@ -2,9 +2,11 @@ import Dispatch
 import Foundation
 import Modelwright
 import ModelwrightEngineTestSupport
+import ModelwrightTestSupport
 import Testing
 
 /// Transactions commit when their closure returns and change nothing when it throws.
+@Suite(.heavy)
 struct StoreTests {
     private struct Abort: Error {}
 

@@ -1,10 +1,12 @@
 import Foundation
 import Modelwright
 import ModelwrightEngineTestSupport
+import ModelwrightTestSupport
 import Testing
 
 /// To-many relationships: ordered ones keep their order, many-to-many and one-way ones live in
 /// join tables, and all of them can be fetched, queried and linked, on every engine (``TestEngine``).
+@Suite(.heavy)
 struct ToManyRelationshipTests {
     private static func world(_ store: Store) async throws -> (User, Trip, Trip) {
         let ada = makeUser("ada")

@@ -24,7 +24,7 @@ import Testing
 ///
 /// The CI run is small (3 devices, 30 operations each, one kill mid-push and one mid-pull);
 /// `MODELWRIGHT_LARGE=1` runs 5 devices, 1,500 operations each and 60 kills.
-@Suite(.serialized) struct ProcessConvergenceTests {
+@Suite(.ownThread, .serialized) struct ProcessConvergenceTests {
     static let isLarge = ProcessInfo.processInfo.environment["MODELWRIGHT_LARGE"] == "1"
     private static let probe = builtExecutable(named: "SyncDeviceProbe")
 

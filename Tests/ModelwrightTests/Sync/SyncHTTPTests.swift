@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightTestSupport
 import Testing
 
 @testable import Modelwright
@@ -102,6 +103,7 @@ final class LoopbackHTTPServer: @unchecked Sendable {
 
 /// The HTTP adapter end to end: devices reach the server through `URLSessionSyncTransport` over
 /// real HTTP on loopback, and refusals arrive as typed errors.
+@Suite(.ownThread)
 struct SyncHTTPTests {
     @Test func devicesSyncOverHTTPOnLoopback() async throws {
         let server = try await SyncServerTests.makeServer(
