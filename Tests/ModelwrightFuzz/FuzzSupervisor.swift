@@ -14,7 +14,7 @@ struct FuzzSupervisor {
     struct Limits: Sendable {
         /// An input still running after this long is killed and counted as a hang.
         var hangSeconds: Double = 10
-        /// An input that finished but took this long in one command is counted as slow.
+        /// An input that finished but took this much processor time in one command is counted as slow.
         var slowSeconds: Double = 3
         /// The address-space limit of a child, so a runaway allocation ends it rather than the machine.
         var memoryMegabytes: Int = 4096

@@ -9,7 +9,7 @@ import Testing
 ///
 /// Scale it with `MODELWRIGHT_FUZZ_SCHEMA`, `MODELWRIGHT_FUZZ_XML` and `MODELWRIGHT_FUZZ_SEED`;
 /// the large campaign is described at the top of `Tests/ModelwrightFuzz/ModelwrightFuzz.swift`.
-@Suite(.heavy, .serialized)
+@Suite(.ownThread, .serialized)
 struct FuzzCampaignTests {
     private static let runner = builtExecutable(named: "ModelwrightFuzz")
 

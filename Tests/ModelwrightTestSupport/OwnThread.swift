@@ -48,12 +48,13 @@ extension Trait where Self == OwnThread {
     package static var heavy: Self { OwnThread(gated: true) }
 }
 
-/// The places for ``OwnThread/heavy`` test cases: twice the cores, and at least four.
+/// The places for ``OwnThread/heavy`` test cases: four per core, and at least eight (most of them
+/// wait for a server or a child process rather than compute).
 package actor HeavyTestGate {
     /// The gate of this test process.
     package static let shared = HeavyTestGate()
     /// How many gated test cases run at once.
-    package static let width = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+    package static let width = max(8, 4 * ProcessInfo.processInfo.activeProcessorCount)
 
     private var running = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -77,19 +78,21 @@ package actor HeavyTestGate {
 
 /// A task executor that runs its jobs, in order, on one thread it starts; ``finish()`` ends the
 /// thread once its queue is empty. A job that arrives after that gets a thread of its own.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+package final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var finished = false
 
-    init(name: String) {
+    /// Starts the thread, named `name`.
+    package init(name: String) {
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.stackSize = 8 << 20
         thread.start()
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    /// Runs `job` on the thread after the jobs before it.
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         defer { condition.unlock() }
@@ -102,7 +105,8 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         condition.signal()
     }
 
-    func finish() {
+    /// Ends the thread once its queue is empty.
+    package func finish() {
         condition.lock()
         finished = true
         condition.signal()

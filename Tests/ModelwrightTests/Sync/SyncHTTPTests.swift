@@ -82,7 +82,11 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         let request = Data(body)
         let answered = Locked(Data())
         let done = DispatchSemaphore(value: 0)
-        Task { [token] in
+        // The answer (and the server actor it calls) runs on a thread of its own: on the shared
+        // pool it waited behind every test the run had started, past the devices' time limits.
+        let executor = ThreadExecutor(name: "loopback-answer")
+        defer { executor.finish() }
+        Task(executorPreference: executor) { [token] in
             let reply = await answer(request, token)
             answered.withLock { $0 = reply }
             done.signal()
