@@ -270,8 +270,17 @@ public final class SyncServer: SyncTransport {
                             context: context)
                     }
                 }
+                // The delete rules a push's deletes set off (its own, or a resolution's) write
+                // rows too: each must stay in the pusher's scope, or nothing of the push applies.
+                let firstPushed = request.changes.sortedChanges.first?.key
                 try context.syncSettleDanglingReferences(
                     onlyDeleted: false, stamp: { try clock.tick(wallMilliseconds: wall) },
+                    check: { outcome, cause in
+                        guard let scopes, let user else { return }
+                        try Self.checkEffect(
+                            outcome, cause: cause ?? firstPushed ?? outcome.key, user: user, scopes: scopes,
+                            context: context)
+                    },
                     write: { row in
                         cursor += 1
                         try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
@@ -286,6 +295,21 @@ public final class SyncServer: SyncTransport {
         } catch let error as SyncError {
             let (cursor, epoch) = try await currentCursor()
             return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
+        } catch let error as StoreError {
+            // What the push's effects leave may break a constraint of the store (a `deny` rule
+            // bringing back a row a uniqueness resolution deleted, whose values another row now
+            // holds): the push is refused whole, as any push the store cannot hold. The store's
+            // error names entities and relationships, never a row.
+            switch error {
+            case .uniquenessViolation, .deleteDenied, .requiredRelationshipEmpty, .danglingReference:
+                let (cursor, epoch) = try await currentCursor()
+                let row = request.changes.sortedChanges.first?.key ?? RowKey(entity: "", id: request.device.uuid)
+                return PushResponse(
+                    acknowledged: nil, cursor: cursor,
+                    refusal: .changeRefused(row: row, reason: "what the push sets off breaks the store: \(error)"),
+                    epoch: epoch)
+            default: throw error
+            }
         }
     }
 
@@ -445,6 +469,22 @@ public final class SyncServer: SyncTransport {
                     throw SyncError.outOfScope(row: key)
                 }
             }
+        }
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` naming `cause` (the row whose delete set the rule
+    /// off: one the push deleted, or one an earlier effect deleted, so one the user may see) unless
+    /// the user may see and change `outcome`'s row as sync knew it before and as the effect leaves
+    /// it: a delete rule run by a user's push never clears, deletes or brings back a row of
+    /// another's, and the refusal names no row the user may not see.
+    private static func checkEffect(
+        _ outcome: RowChange, cause: RowKey, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        guard let scope = scopes[outcome.key.entity], scope(user, outcome) else {
+            throw SyncError.outOfScope(row: cause)
+        }
+        if let before = try SyncBookkeeping.change(of: outcome.key, on: context.connection), !scope(user, before) {
+            throw SyncError.outOfScope(row: cause)
         }
     }
 
