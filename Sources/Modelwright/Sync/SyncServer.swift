@@ -228,6 +228,7 @@ public final class SyncServer: SyncTransport {
                                 merged, against: other, constraint: constraint, stamp: stamp, context)
                             if let scopes, let user,
                                 try !Self.staysInSight(resolved.rows, user: user, scopes: scopes, context: context)
+                                    || !Self.keepsEveryoneInSight(resolved.rows, scopes: scopes, context: context)
                             {
                                 // A merge that would rewrite a row or link the user may not see is
                                 // refused as one into such a row is: this row alone, the push goes on.
@@ -510,6 +511,36 @@ public final class SyncServer: SyncTransport {
             }
         }
         return true
+    }
+
+    /// Whether every row a uniqueness resolution leaves alive stays in the scope of every user who
+    /// could see it before: a merge folds the pushed row's values into the survivor by stamp, so a
+    /// later owner (say) would take a shared row away from the others who see it, which no user's
+    /// push may do to another. The users judged are those the server knows, every user a device
+    /// is bound to; a user with no device yet has nothing to lose on one.
+    private static func keepsEveryoneInSight(
+        _ rows: [RowChange], scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
+        let users = try knownUsers(on: context.connection)
+        for row in rows where row.isAlive {
+            guard let scope = scopes[row.key.entity],
+                let before = try SyncBookkeeping.change(of: row.key, on: context.connection)
+            else { continue }
+            for user in users where scope(user, before) && !scope(user, row) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Every user a device is bound to (see ``bind(_:to:on:)``), in order.
+    private static func knownUsers(on connection: some DatabaseConnection) throws -> [String] {
+        let statement = try connection.statement(
+            "SELECT DISTINCT \"value\" FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE 'owner.%' ORDER BY \"value\"")
+        defer { statement.reset() }
+        var users: [String] = []
+        while try statement.step() { users.append(statement.string(0)) }
+        return users
     }
 
     /// Throws ``SyncError/outOfScope(row:)`` unless every link row `change.key` holds as the push

@@ -134,6 +134,81 @@ struct PushEffectScopeTests {
         #expect(outcomes.keys.contains { $0.hasSuffix("accepted") } && outcomes.keys.contains { $0.hasSuffix("refused") })
     }
 
+    // MARK: - Uniqueness merges
+
+    /// A uniqueness merge set off by one user (a new folder, or a rename, holding the name of a
+    /// shared folder, or a shared folder renamed to her private folder's name) never takes a row
+    /// out of another user's scope: every row another user may see before the push and that is
+    /// alive after it is one that user may still see, and no private row of another changes.
+    @Test func aUniquenessMergeNeverTakesARowOutOfAnotherUsersScope() async throws {
+        let schema = try #require(Self.schema)
+        var outcomes: [String: Int] = [:]
+        for seed in Self.seeds() {
+            var random = SplitMix64(seed: 28_041, index: seed)
+            let world = try await World(schema: schema)
+            try await world.populate(&random)
+            for _ in 0..<10 {
+                let user = random.pick(Self.users)
+                let rows = try await world.live()
+                let shared = rows.filter { $0.key.entity == "Folder" && $0.value["owner"] == .text("all") }
+                    .sorted { $0.key < $1.key }
+                let mine = rows.filter { $0.key.entity == "Folder" && $0.value["owner"] == .text(user) }
+                    .sorted { $0.key < $1.key }
+                guard let target = shared.randomElement(using: &random) else { continue }
+                let stamp = try world.hands[user]!.stamp()
+                let kind: String
+                let push: [RowChange]
+                switch random.next(below: 3) {
+                case 0:
+                    kind = "new folder"
+                    let row = try world.newRow("Folder", owner: random.chance(0.7) ? user : "all", by: user, &random)
+                    push = [row.merged(with: .update(row.key, values: ["name": target.value["name"]!], at: stamp))]
+                case 1:
+                    guard let own = mine.randomElement(using: &random) else { continue }
+                    kind = "private renamed"
+                    push = [.update(own.key, values: ["name": target.value["name"]!], at: stamp)]
+                default:
+                    guard let own = mine.randomElement(using: &random) else { continue }
+                    kind = "shared renamed"
+                    push = [.update(target.key, values: ["name": own.value["name"]!], at: stamp)]
+                }
+                let theirs = try await world.privateRows(ofAllBut: user)
+                let recordsBefore = try await AccessControlTests.records(of: theirs, in: world.serverStore)
+                let answer: PushResponse
+                do {
+                    answer = try await world.hands[user]!.push(push, to: world.transports[user]!)
+                } catch {
+                    Issue.record("seed \(seed): \(user)'s \(kind) failed on the server: \(error): \(push)")
+                    continue
+                }
+                let after = try await world.live()
+                for resolution in answer.resolutions {
+                    switch resolution {
+                    case .merged: outcomes["\(kind) merged", default: 0] += 1
+                    case .refused: outcomes["\(kind) refused", default: 0] += 1
+                    case .rejected: outcomes["\(kind) rejected", default: 0] += 1
+                    }
+                }
+                if answer.refusal != nil { outcomes["\(kind) push refused", default: 0] += 1 }
+                for other in Self.users where other != user {
+                    for (key, values) in rows where values["owner"] == .text(other) || values["owner"] == .text("all") {
+                        guard let now = after[key], now["owner"] != .text(other), now["owner"] != .text("all") else {
+                            continue
+                        }
+                        Issue.record(
+                            "seed \(seed): \(user)'s \(kind) took \(key) out of \(other)'s scope: \(values) -> \(now)")
+                    }
+                }
+                let recordsAfter = try await AccessControlTests.records(of: theirs, in: world.serverStore)
+                for key in theirs where recordsBefore[key] != recordsAfter[key] {
+                    Issue.record("seed \(seed): \(user)'s \(kind) changed another's private \(key)")
+                }
+            }
+        }
+        if Self.isLarge { print("SyncPushEffectScope merges: \(outcomes.sorted { $0.key < $1.key })") }
+        #expect(outcomes.keys.contains { $0.hasSuffix(" merged") } && outcomes.keys.contains { $0.hasSuffix(" refused") })
+    }
+
     // MARK: - Support
 
     static func seeds() -> [Int] {
