@@ -317,20 +317,24 @@ public final class SyncEngine: Sendable {
     private func pull() async throws -> Int {
         var count = 0
         while true {
-            let (node, cursor, epoch, horizon, ownRows) = try await store.performQuery { context in
-                (
+            let (node, cursor, epoch, horizon, ownRows, held) = try await store.performQuery { context in
+                let cursor = try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) }
+                return (
                     try SyncBookkeeping.node(on: context.connection),
-                    try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) },
+                    cursor,
                     try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: context.connection),
                     try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) },
-                    try SyncBookkeeping.ownRows(on: context.connection)
+                    try SyncBookkeeping.ownRows(on: context.connection),
+                    // From the beginning, the rows it holds, so the server can tell it which to drop.
+                    cursor == nil ? try SyncBookkeeping.keys(on: context.connection) : []
                 )
             }
             let response = try await transport.pull(
                 PullRequest(
                     device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit,
                     epoch: epoch, horizon: horizon.map(SyncCursor.init),
-                    ownRows: ownRows.map { SyncCursor($0.lowerBound)...SyncCursor($0.upperBound) }))
+                    ownRows: ownRows.map { SyncCursor($0.lowerBound)...SyncCursor($0.upperBound) },
+                    held: held.isEmpty ? nil : held))
             switch response.refusal {
             case .epochChanged?, .cursorAhead?:
                 // The server's sequence no longer contains this device's cursor: it was restored

@@ -768,9 +768,12 @@ public final class SyncServer: SyncTransport {
             }
             if let scopes, let user {
                 // Under scopes the device's record of what it was shown decides drops and re-sends.
-                var scoped = ScopedPull(
-                    device: request.device, user: user, scopes: scopes, since: since, end: end,
-                    forgotten: forgotten != nil)
+                // A device pulling from the beginning names the rows it holds: those out of sight
+                // are dropped on it as the page reaches them, and no other row is named to drop.
+                if request.since == nil, let held = request.held {
+                    try Self.recordHeld(held, by: request.device, on: connection)
+                }
+                var scoped = ScopedPull(device: request.device, user: user, scopes: scopes, since: since, end: end)
                 for change in page.map(\.change) { try scoped.offer(change, context: context) }
                 // Rows carried for foreign keys may enter the scope too, and so move their referrers.
                 var carried: Set<RowKey> = []
