@@ -688,6 +688,7 @@ public final class SyncServer: SyncTransport {
         let (response, page) = try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
             if recordsHistory { try Self.recordOwnWrites(context, wall: now) }
+            try Self.upgradeForgottenMark(of: request.device, on: connection)
             let since = request.since?.position ?? 0
             let epoch = try SyncBookkeeping.currentEpoch(on: connection)
             let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
@@ -719,14 +720,17 @@ public final class SyncServer: SyncTransport {
                         refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)), epoch: epoch), none
                 )
             }
-            // A forgotten device pulls everything again before its cursor means anything.
-            var forgotten = try SyncBookkeeping.decoded(
-                Forgotten.self, Self.forgottenKey(request.device), on: connection)
-            if let forgotten, request.since != nil, !forgotten.restarted {
+            // A cursor given out before the server forgot the device is served only to a request
+            // that names the rows it holds (so those that left the scope are dropped on it), whoever
+            // pulls under the device's ID: no pull clears the mark, so another connection of the
+            // same user cannot spare the device the pull that drops them.
+            if request.since != nil, request.held == nil,
+                let before = try Self.forgottenBefore(request.device, on: connection), since < before
+            {
                 return (
                     PullResponse(
                         changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                        refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(newest)),
+                        refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(before)),
                         epoch: epoch), none
                 )
             }
@@ -751,26 +755,16 @@ public final class SyncServer: SyncTransport {
             let page = rows.prefix(limit)
             // The last page ends at the newest cursor: every row up to it was sent or left out.
             let end = rows.count > limit ? page.last?.cursor ?? since : max(newest, page.last?.cursor ?? since)
-            if var state = forgotten {
-                if request.since == nil { state = Forgotten(restarted: true) }
-                if let through = state.through, since >= through {
-                    // The device applied the last page of its pull from the beginning.
-                    try SyncBookkeeping.deleteValue(Self.forgottenKey(request.device), on: connection)
-                    forgotten = nil
-                } else {
-                    if rows.count <= limit { state.through = end }
-                    try SyncBookkeeping.setEncoded(state, for: Self.forgottenKey(request.device), on: connection)
-                }
-            }
             let visible: @Sendable (RowChange) -> Bool = { change in
                 guard let scopes, let user else { return true }
                 return scopes[change.key.entity].map { $0(user, change) } ?? false
             }
             if let scopes, let user {
                 // Under scopes the device's record of what it was shown decides drops and re-sends.
-                // A device pulling from the beginning names the rows it holds: those out of sight
-                // are dropped on it as the page reaches them, and no other row is named to drop.
-                if request.since == nil, let held = request.held {
+                // A device pulling from the beginning, or from a cursor the server gave out before
+                // it forgot the device, names the rows it holds: those out of sight are dropped on
+                // it as the pages reach them, and no other row is named to drop.
+                if let held = request.held {
                     try Self.recordHeld(held, by: request.device, on: connection)
                 }
                 var scoped = ScopedPull(device: request.device, user: user, scopes: scopes, since: since, end: end)
@@ -887,10 +881,11 @@ public final class SyncServer: SyncTransport {
     /// ``purgeTombstones(forgettingDevicesUnseenFor:)``, with a period no shorter.
     ///
     /// A forgotten device that syncs again is told its cursor expired
-    /// (``SyncError/cursorExpired(since:purgedThrough:)``) and pulls everything from the
-    /// beginning, as a new device would; until it has, every row out of its user's scope is
-    /// dropped on it, since the server no longer knows whether it holds the row. Its binding to its
-    /// user is kept (one short row), so no other user can take its ID over.
+    /// (``SyncError/cursorExpired(since:purgedThrough:)``) until its pull names the rows it holds
+    /// (``PullRequest/held``), which its engine then does; the pages drop those of them out of its
+    /// user's scope. Its binding to its user and a mark (the cursor the server took when it forgot
+    /// it, which no pull clears) are kept, so no other user can take its ID over and no other
+    /// connection can spare it that pull.
     @discardableResult
     public func forgetDevices(unseenFor period: Duration = .seconds(90 * 24 * 3600)) async throws -> [SyncNodeID] {
         let now = wallClock()
@@ -930,15 +925,39 @@ public final class SyncServer: SyncTransport {
         statement.bind(shownPrefix(device) + "%", 1)
         try statement.run()
         try SyncBookkeeping.deleteValue(deviceKey(device), on: connection)
-        try SyncBookkeeping.setEncoded(Forgotten(restarted: false), for: forgottenKey(device), on: connection)
+        try SyncBookkeeping.setValue(String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
     }
 
-    /// What the server remembers of a device it forgot, until the device has pulled everything
-    /// again: whether it started its pull from the beginning, and where the last page of that
-    /// pull ended (a pull from there or later shows the device applied it).
-    private struct Forgotten: Codable {
-        var restarted: Bool
-        var through: Int64?
+    /// Takes the next cursor for no row and returns it: every cursor given out before it is
+    /// before it, and every pull from the beginning ends at it or later, so a forgotten device's
+    /// mark (see ``forgottenBefore(_:on:)``) tells the cursors it held from those of its next full pull.
+    private static func takeEmptyCursor(on connection: some DatabaseConnection) throws -> Int64 {
+        let next = (Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0) + 1
+        try SyncBookkeeping.setValue(String(next), for: "cursor", on: connection)
+        return next
+    }
+
+    /// The cursor the server took when it last forgot `device`: a pull under its ID from a cursor
+    /// before it comes from what the device held before it was forgotten (or from the pages of its
+    /// pull from the beginning since), so it is refused
+    /// (``SyncError/cursorExpired(since:purgedThrough:)``) unless it names the rows the device
+    /// holds (``PullRequest/held``), which the server records so its pages drop those out of the
+    /// scope. The mark stays (one short row, like the device's binding to its user): nothing a
+    /// pull says clears it, so no other connection under the same ID can.
+    private static func forgottenBefore(_ device: SyncNodeID, on connection: some DatabaseConnection) throws
+        -> Int64?
+    {
+        try SyncBookkeeping.value(forgottenKey(device), on: connection).flatMap { Int64($0) }
+    }
+
+    /// A mark written before marks were cursors (`{"restarted":…}`, cleared by a pull, which
+    /// another connection under the device's ID could make) becomes one, as if the device were
+    /// forgotten now.
+    private static func upgradeForgottenMark(of device: SyncNodeID, on connection: some DatabaseConnection) throws {
+        guard let mark = try SyncBookkeeping.value(forgottenKey(device), on: connection), Int64(mark) == nil else {
+            return
+        }
+        try SyncBookkeeping.setValue(String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
     }
 
     /// The key of a forgotten device's mark (not `device.`, which the tombstone purge reads).

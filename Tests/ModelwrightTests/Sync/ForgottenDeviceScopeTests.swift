@@ -150,4 +150,57 @@ struct ForgottenDeviceScopeTests {
         if Self.isLarge { print("SyncForgottenDeviceScope told: \(counts.sorted { $0.key < $1.key })") }
         #expect(counts["left", default: 0] > 0)
     }
+
+    // MARK: - Another connection under the device's ID
+
+    /// After the device is forgotten and rows leave a's scope, another connection with a's
+    /// credentials pulls under the device's node ID in drawn ways (from the beginning, on to the
+    /// end, from the newest cursor, one to three times); the real device then syncs and holds
+    /// exactly a's view: no row that left the scope stays on it, and none that entered is missing.
+    @Test func anImpostorUnderAForgottenDevicesIDCannotMakeItKeepRows() async throws {
+        var counts: [String: Int] = [:]
+        for seed in 0..<Self.caseCount {
+            var random = SplitMix64(seed: 28_051, index: seed)
+            let setup = try await Self.setUp(seed: seed, &random)
+            let world = setup.world
+            try await Self.forget(setup, &random)
+            let left = try await Self.moveRows(world, &random)
+            counts["left", default: 0] += left.count
+            var since: SyncCursor?
+            for _ in 0..<(1 + random.next(below: 3)) {
+                let from: SyncCursor? =
+                    switch random.next(below: 3) {
+                    case 0: nil
+                    case 1: since
+                    default: SyncCursor(Int64(try await world.serverCursor()))
+                    }
+                let answer = try await world.server.pull(
+                    PullRequest(
+                        device: setup.node, schema: world.server.schemaVersion, since: from,
+                        limit: 1 + random.next(below: 10_000)), credentials: "a")
+                counts["impostor pulls", default: 0] += 1
+                if answer.refusal == nil { since = answer.cursor }
+                if answer.hasMore, random.chance(0.7) {
+                    let rest = try await world.server.pull(
+                        PullRequest(
+                            device: setup.node, schema: world.server.schemaVersion, since: answer.cursor,
+                            limit: 10_000), credentials: "a")
+                    if rest.refusal == nil { since = rest.cursor }
+                }
+            }
+            for _ in 0..<2 { try await setup.engine.sync() }
+            let held = try await Self.held(setup.store)
+            let view = try await Self.view(of: "a", world)
+            counts["rows", default: 0] += held.count
+            for key in held.subtracting(view) {
+                counts["kept", default: 0] += 1
+                Issue.record("seed \(seed): the device keeps \(key), out of a's scope")
+            }
+            for key in view.subtracting(held) {
+                Issue.record("seed \(seed): the device lacks \(key), in a's scope")
+            }
+        }
+        if Self.isLarge { print("SyncForgottenDeviceScope impostor: \(counts.sorted { $0.key < $1.key })") }
+        #expect(counts["left", default: 0] > 0)
+    }
 }
