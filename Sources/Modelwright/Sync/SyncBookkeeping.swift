@@ -218,7 +218,9 @@ enum SyncBookkeeping {
         defer { statement.reset() }
         var keys: [RowKey] = []
         while try statement.step() {
-            if let id = UUID(uuidString: statement.string(1)) { keys.append(RowKey(entity: statement.string(0), id: id)) }
+            if let id = UUID(uuidString: statement.string(1)) {
+                keys.append(RowKey(entity: statement.string(0), id: id))
+            }
         }
         return keys
     }

@@ -536,7 +536,8 @@ public final class SyncServer: SyncTransport {
     /// Every user a device is bound to (see ``bind(_:to:on:)``), in order.
     private static func knownUsers(on connection: some DatabaseConnection) throws -> [String] {
         let statement = try connection.statement(
-            "SELECT DISTINCT \"value\" FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE 'owner.%' ORDER BY \"value\"")
+            "SELECT DISTINCT \"value\" FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE 'owner.%' ORDER BY \"value\""
+        )
         defer { statement.reset() }
         var users: [String] = []
         while try statement.step() { users.append(statement.string(0)) }
@@ -925,7 +926,8 @@ public final class SyncServer: SyncTransport {
         statement.bind(shownPrefix(device) + "%", 1)
         try statement.run()
         try SyncBookkeeping.deleteValue(deviceKey(device), on: connection)
-        try SyncBookkeeping.setValue(String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
+        try SyncBookkeeping.setValue(
+            String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
     }
 
     /// Takes the next cursor for no row and returns it: every cursor given out before it is
@@ -957,7 +959,8 @@ public final class SyncServer: SyncTransport {
         guard let mark = try SyncBookkeeping.value(forgottenKey(device), on: connection), Int64(mark) == nil else {
             return
         }
-        try SyncBookkeeping.setValue(String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
+        try SyncBookkeeping.setValue(
+            String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
     }
 
     /// The key of a forgotten device's mark (not `device.`, which the tombstone purge reads).

@@ -128,7 +128,9 @@ struct ForgottenDeviceScopeTests {
             let secrets = try await world.privateRows(ofAllBut: "a")
             for answer in bareAnswers {
                 counts["bare drops", default: 0] += answer.dropped.count
-                #expect(answer.dropped.isEmpty, "seed \(seed): a connection that held nothing is told to drop \(answer.dropped)")
+                #expect(
+                    answer.dropped.isEmpty,
+                    "seed \(seed): a connection that held nothing is told to drop \(answer.dropped)")
                 let text = AccessControlTests.Recording.text(answer)
                 for key in secrets where text.contains(key.id.uuidString.lowercased()) {
                     Issue.record("seed \(seed): a's bare connection is told of \(key)")
@@ -145,7 +147,10 @@ struct ForgottenDeviceScopeTests {
             }
             let held = try await Self.held(setup.store)
             counts["rows", default: 0] += held.count
-            #expect(held == view, "seed \(seed): the device holds \(held.subtracting(view)) out of a's view, lacks \(view.subtracting(held))")
+            #expect(
+                held == view,
+                "seed \(seed): the device holds \(held.subtracting(view)) out of a's view, lacks \(view.subtracting(held))"
+            )
         }
         if Self.isLarge { print("SyncForgottenDeviceScope told: \(counts.sorted { $0.key < $1.key })") }
         #expect(counts["left", default: 0] > 0)

@@ -58,8 +58,9 @@ struct PushEffectScopeTests {
     /// (a device offline may link a row another deletes), so it is lowered as `nullify` and set
     /// here; a server whose store has one still runs it, and so its effects are checked too.
     static let schema: SchemaDescription? = {
-        guard var schema = FrontEnd.lower(ResolvedFile.compile(SourceFile(path: "Effects.v1.model", text: modelText)))?
-            .schema
+        guard
+            var schema = FrontEnd.lower(ResolvedFile.compile(SourceFile(path: "Effects.v1.model", text: modelText)))?
+                .schema
         else { return nil }
         for entity in schema.entities.indices where schema.entities[entity].name == "Folder" {
             for relationship in schema.entities[entity].relationships.indices
@@ -131,7 +132,8 @@ struct PushEffectScopeTests {
             }
         }
         if Self.isLarge { print("SyncPushEffectScope delete rules: \(outcomes.sorted { $0.key < $1.key })") }
-        #expect(outcomes.keys.contains { $0.hasSuffix("accepted") } && outcomes.keys.contains { $0.hasSuffix("refused") })
+        #expect(
+            outcomes.keys.contains { $0.hasSuffix("accepted") } && outcomes.keys.contains { $0.hasSuffix("refused") })
     }
 
     // MARK: - Uniqueness merges
@@ -206,7 +208,8 @@ struct PushEffectScopeTests {
             }
         }
         if Self.isLarge { print("SyncPushEffectScope merges: \(outcomes.sorted { $0.key < $1.key })") }
-        #expect(outcomes.keys.contains { $0.hasSuffix(" merged") } && outcomes.keys.contains { $0.hasSuffix(" refused") })
+        #expect(
+            outcomes.keys.contains { $0.hasSuffix(" merged") } && outcomes.keys.contains { $0.hasSuffix(" refused") })
     }
 
     // MARK: - Support
