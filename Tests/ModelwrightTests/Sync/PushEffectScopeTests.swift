@@ -163,8 +163,10 @@ struct PushEffectScopeTests {
                 switch random.next(below: 3) {
                 case 0:
                     kind = "new folder"
+                    // Stamped after the insert, so the shared folder's name is the row's.
                     let row = try world.newRow("Folder", owner: random.chance(0.7) ? user : "all", by: user, &random)
-                    push = [row.merged(with: .update(row.key, values: ["name": target.value["name"]!], at: stamp))]
+                    let named = try world.hands[user]!.stamp()
+                    push = [row.merged(with: .update(row.key, values: ["name": target.value["name"]!], at: named))]
                 case 1:
                     guard let own = mine.randomElement(using: &random) else { continue }
                     kind = "private renamed"
