@@ -318,9 +318,10 @@ public struct PullRequest: Sendable, Hashable, Codable {
     /// the ranges of the pushes the copy had acknowledged, so the rows it lost come back.
     public let ownRows: [ClosedRange<SyncCursor>]
     /// The rows the device holds, sent with a pull from the beginning (`since` is `nil`) by a
-    /// device that holds rows (its cursor expired, say, or the server forgot it): under scopes the
-    /// server tells it to drop those of them the user may no longer see. The server never names a
-    /// row to drop that the device did not name here or was not shown before.
+    /// device that holds rows (its cursor expired, say), and with every page of a pull whose cursor
+    /// the server refused as given out before it forgot the device: under scopes the server tells
+    /// it to drop those of them the user may no longer see. The server never names a row to drop
+    /// that the device did not name here or was not shown before.
     public let held: [RowKey]?
 
     /// A pull of changes after `since` (a cursor of `epoch`), at most `limit` rows, without the
