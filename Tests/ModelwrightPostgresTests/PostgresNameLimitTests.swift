@@ -17,8 +17,8 @@ import Testing
 /// share all but their last byte, so that each key, index and full-text index PostgreSQL would
 /// name after them by cutting shares its first 63 bytes with another; spelled in ASCII or in
 /// characters of 2, 3 or 4 bytes. The store is created with rows, opened again (the schema check
-/// compares it with a fresh one), and migrated (an entity and a join table renamed to other such
-/// names, a column added), after which the catalog, constraint names included, is a fresh store's
+/// compares it with a fresh one), and migrated (both entities and a join table renamed to other
+/// such names, a column added), after which the catalog, constraint names included, is a fresh store's
 /// and the rows and links are kept. A name one byte longer is refused before anything is created.
 @Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
 struct PostgresNameLimitTests {
@@ -46,6 +46,8 @@ struct PostgresNameLimitTests {
         let spot = CompositeDescription(name: "Spot", fields: [.init(name: field, type: .int64, isOptional: true)])
         func version(_ number: Int) -> SchemaDescription {
             let first = number == 1 ? entity("1") : entity("3")
+            // Renamed too: created second, PostgreSQL's own name for its key was `…_pkey1`.
+            let other = number == 1 ? entity("2") : entity("4")
             let joined = number == 1 ? link("1") : link("3")
             var second = [
                 AttributeDescription(name: attribute("1"), type: .string),
@@ -62,24 +64,24 @@ struct PostgresNameLimitTests {
                             .init(name: attribute("2"), type: .string, isOptional: true),
                             .init(name: "place", type: .composite(spot), isOptional: true),
                         ],
-                        relationships: [.init(name: entity("2"), destination: entity("2"), cardinality: .toOne)],
+                        relationships: [.init(name: entity("2"), destination: other, cardinality: .toOne)],
                         uniquenessConstraints: [[attribute("1")]], indexes: [[attribute("2")]],
                         searchableAttributes: [attribute("1"), attribute("2")],
                         renamedFrom: number == 1 ? nil : entity("1")),
                     EntityDescription(
-                        name: entity("2"), attributes: second,
+                        name: other, attributes: second,
                         relationships: [.init(name: owner, destination: "J", inverse: "items", cardinality: .toOne)],
                         uniquenessConstraints: [[attribute("1")]] + (number == 2 ? [[attribute("3")]] : []),
-                        searchableAttributes: [attribute("1")]),
+                        searchableAttributes: [attribute("1")], renamedFrom: number == 1 ? nil : entity("2")),
                     EntityDescription(
                         name: "J", attributes: [.init(name: "n", type: .string)],
                         relationships: [
                             .init(
-                                name: joined, destination: entity("2"), cardinality: .toMany,
+                                name: joined, destination: other, cardinality: .toMany,
                                 renamedFrom: number == 1 ? nil : link("1")),
                             .init(name: link("2"), destination: first, cardinality: .toMany),
                             .init(
-                                name: "items", destination: entity("2"), inverse: owner, cardinality: .toMany,
+                                name: "items", destination: other, inverse: owner, cardinality: .toMany,
                                 isOrdered: true),
                         ]),
                 ])
@@ -147,7 +149,7 @@ struct PostgresNameLimitTests {
         let kept = try cluster.psql(
             "SELECT (SELECT count(*) FROM \(q(v2.entities[0].name)) WHERE \(q(second)) = '\(id.second)') "
                 + "|| ' ' || (SELECT count(*) FROM \(q(joinTable)) WHERE \"destination\" = '\(id.second)') "
-                + "|| ' ' || (SELECT \(q(v2.entities[1].attributes[2].name)) FROM \(q(second)))",
+                + "|| ' ' || (SELECT \(q(v2.entities[1].attributes[2].name)) FROM \(q(v2.entities[1].name)))",
             database: database)
         #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "1 1 4")
 
