@@ -57,7 +57,9 @@ struct PlannedStatementsPropertyTests {
         let connection = try PostgresConnection(
             connectingNow: PostgresConfiguration(cluster.connectionString(database: scratch)))
         defer { connection.close() }
-        for seed in 1...UInt64(count) {
+        // `MODELWRIGHT_SEED=68` draws that pair alone, to reproduce a failure.
+        let seeds = ProcessInfo.processInfo.environment["MODELWRIGHT_SEED"].flatMap(UInt64.init).map { [$0] }
+        for seed in seeds ?? Array(1...UInt64(count)) {
             let files: [String: String]
             var links: ManyToManyMigrationPropertyTests.Pair?
             var fills: DefaultFills?
@@ -177,10 +179,10 @@ struct PlannedStatementsPropertyTests {
             }
         }
         print(
-            "\(kind) pairs: \(count) drawn, \(compared) compared on PostgreSQL (\(statements) printed statements, "
+            "\(kind) pairs: \(seeds?.count ?? count) drawn, \(compared) compared on PostgreSQL (\(statements) printed statements, "
                 + "each as the migrator sent it), \(withStages) of them with custom stages, \(refused) refused by plan, "
                 + "\(withRows) printouts run alone on the store with its rows and compared row by row")
-        #expect(compared >= count / 5, "only \(compared) of \(count) pairs were compared")
+        #expect(seeds != nil || compared >= count / 5, "only \(compared) of \(count) pairs were compared")
     }
 
     /// The store's tables in `database` (its rows' tables and join tables; not the metadata, the
