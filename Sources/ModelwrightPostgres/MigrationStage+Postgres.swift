@@ -53,16 +53,17 @@ extension PostgresConnection {
 
 extension PostgresStatementLog {
     /// What `plan --engine postgres` prints of the statements a migration stage sent, in the order
-    /// sent: each statement that changes the schema (`CREATE`, `ALTER`, `DROP`, `DO` blocks), the
-    /// row work as the comments ``MigrationStage/postgresStatements(on:)`` notes where it ran (row
-    /// updates depend on the rows, and their values are bound, not in the text), and the metadata
-    /// row as a comment. Left out: reads, savepoints, everything inside the scratch schemas the
-    /// migrator's own checks enter and leave (``SQLDialect/scratchNamespace``), and its temporary
-    /// tables (the links it checks are kept), which end with the transaction.
+    /// sent: every statement that changes the schema (`CREATE`, `ALTER`, `DROP`, `DO` blocks) or
+    /// the rows (`INSERT`, `UPDATE`, `DELETE`), the migrator's temporary tables among them (the
+    /// links and rows it carries across a rebuild, the defaults it fills), so the printout run
+    /// alone reaches the migrator's schema with the same rows. Per-row work with values bound
+    /// (the app's custom stages, run by Swift code) is the comment
+    /// ``MigrationStage/postgresStatements(on:)`` notes where it ran, and the metadata row is a
+    /// comment. Left out: reads, savepoints, and everything inside the scratch schemas the
+    /// migrator's own checks enter and leave (``SQLDialect/scratchNamespace``).
     package static func printed(_ log: [String]) -> [String] {
         var result: [String] = []
         var scratch = false
-        var temporary: [String] = []
         for statement in log {
             if statement.hasPrefix("CREATE SCHEMA ") { scratch = true }
             if scratch {
@@ -71,43 +72,26 @@ extension PostgresStatementLog {
                 }
                 continue
             }
-            if statement.hasPrefix("CREATE TEMP TABLE "),
-                let name = Self.quotedName(after: "CREATE TEMP TABLE ", in: statement)
-            {
-                temporary.append(name)
+            if statement.hasPrefix(boundPrefix) {
+                if statement.dropFirst(boundPrefix.count).hasPrefix(
+                    "INSERT INTO " + PostgresDialect().identifier(SchemaSQL.metadataTable))
+                {
+                    let note = "-- records the destination's version and checksum in " + SchemaSQL.metadataTable
+                    if !result.contains(note) { result.append(note) }
+                }
                 continue
             }
-            if temporary.contains(where: {
-                statement.hasPrefix("DROP TABLE \($0)")
-                    || (statement.hasPrefix("CREATE INDEX ") && statement.contains(" ON \($0) "))
-            }) {
-                continue
-            }
-            if statement.hasPrefix("--") {
-                result.append(statement)
-            } else if statement.hasPrefix("INSERT INTO " + PostgresDialect().identifier(SchemaSQL.metadataTable)) {
-                let note = "-- records the destination's version and checksum in " + SchemaSQL.metadataTable
-                if !result.contains(note) { result.append(note) }
-            } else if ["CREATE", "ALTER", "DROP", "DO"].contains(statement.prefix { $0 != " " }) {
+            if statement.hasPrefix("--") || Self.changesTheStore(statement) {
                 result.append(statement)
             }
         }
         return result
     }
 
-    /// The quoted name that follows `prefix` at the start of `statement` (`"name"`, quotes kept).
-    private static func quotedName(after prefix: String, in statement: String) -> String? {
-        let rest = statement.dropFirst(prefix.count)
-        guard rest.first == "\"" else { return nil }
-        var name = "\""
-        var characters = rest.dropFirst()[...]
-        while let character = characters.popFirst() {
-            name.append(character)
-            if character == "\"" {
-                guard characters.first == "\"" else { return name }
-                name.append(characters.removeFirst())
-            }
-        }
-        return nil
+    /// Whether `statement`, sent without values, changes the schema or the rows: its first word is
+    /// one of those that do (a `WITH` that writes is not among what the migrator sends).
+    private static func changesTheStore(_ statement: String) -> Bool {
+        let word = statement.prefix { $0 != " " && $0 != "\n" }.uppercased()
+        return ["CREATE", "ALTER", "DROP", "DO", "INSERT", "UPDATE", "DELETE", "TRUNCATE"].contains(word)
     }
 }

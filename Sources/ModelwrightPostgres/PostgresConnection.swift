@@ -451,7 +451,7 @@ public final class PostgresConnection: @unchecked Sendable {
             if cached, let rows = try runWithHeldBegin(held, sql, values) { return rows }
             try beginNow(held)
         }
-        log?.sent(sql, to: databaseName)
+        log?.sent(sql, bound: !values.isEmpty, to: databaseName)
         return try withUnsafeCurrentTask { task in
             try queue.sync {
                 try self.runOnQueue(sql, values, cached: cached, isCancelled: { task?.isCancelled == true })

@@ -34,11 +34,16 @@ package final class PostgresStatementLog: @unchecked Sendable {
         lock.withLock { statements[database] != nil } ? self : nil
     }
 
-    /// Notes that `sql` was sent to `database`, if it is recorded.
-    func sent(_ sql: String, to database: String) {
+    /// What a statement sent with values bound to its markers begins with in the log: its text
+    /// alone does not say what it did (per-row work, the metadata row), so a printout cannot run it.
+    package static let boundPrefix = "-- with values: "
+
+    /// Notes that `sql` was sent to `database`, if it is recorded; with values bound to its markers
+    /// when `bound` (after ``boundPrefix``).
+    func sent(_ sql: String, bound: Bool = false, to database: String) {
         lock.withLock {
             guard statements[database] != nil else { return }
-            statements[database]?.append(sql)
+            statements[database]?.append(bound ? Self.boundPrefix + sql : sql)
         }
     }
 }

@@ -73,7 +73,7 @@ struct PostgresDialectSeamTests {
     /// column of each table, in the shape `SchemaIntrospection` fixes.
     @Test func schemaIntrospectionReadsTheTripsStore() async throws {
         let connection = try await makeConnection()
-        for statement in try PostgresDialect.createStatements(for: Trips.schema) {
+        for statement in try SchemaSQL.createStatements(for: Trips.schema, in: PostgresDialect()) {
             try await connection.execute(statement)
         }
         let queries = dialect.schemaIntrospection
@@ -136,7 +136,7 @@ struct PostgresDialectRefusalTests {
         ]
         let queries = dialect.schemaIntrospection
         statements += [queries.tables, queries.columns, queries.indexes, queries.foreignKeys]
-        statements += try PostgresDialect.createStatements(for: Trips.schema)
+        statements += try SchemaSQL.createStatements(for: Trips.schema, in: PostgresDialect())
         for statement in statements {
             #expect(!statement.contains(sqliteWords), "\(statement)")
         }

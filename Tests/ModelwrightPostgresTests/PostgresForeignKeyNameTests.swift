@@ -64,7 +64,8 @@ struct PostgresForeignKeyNameTests: DrawsLongNames {
         }
         // Created by the dialect's own statements, which name every key explicitly (a store's creation
         // leaves a long one to PostgreSQL's own guess), with the metadata a store records.
-        try cluster.psql(try PostgresDialect.createStatements(for: v1).joined(separator: ";\n"), database: migrated)
+        try cluster.psql(
+            try SchemaSQL.createStatements(for: v1, in: PostgresDialect()).joined(separator: ";\n"), database: migrated)
         try cluster.psql(
             "INSERT INTO _modelwright_metadata VALUES ('model', 'Long'), ('version', '1'), "
                 + "('checksum', '\(v1.checksum.hexDigits)')", database: migrated)
@@ -78,7 +79,8 @@ struct PostgresForeignKeyNameTests: DrawsLongNames {
             postgres: PostgresConfiguration(cluster.connectionString(database: migrated)),
             migrationPlan: MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2)]), readers: 1
         ).close()
-        try cluster.psql(try PostgresDialect.createStatements(for: v2).joined(separator: ";\n"), database: fresh)
+        try cluster.psql(
+            try SchemaSQL.createStatements(for: v2, in: PostgresDialect()).joined(separator: ";\n"), database: fresh)
         let keys = try Self.foreignKeys(in: migrated, cluster)
         #expect(keys == (try Self.foreignKeys(in: fresh, cluster)), "\(table).\(column)")
         #expect(keys.count == 1)

@@ -100,7 +100,8 @@ struct PostgresRemovedTableTests {
         // The printed step alone, in one transaction (psql runs one -c so), on a populated store.
         let cluster = try #require(PostgresCluster.shared)
         let database = try cluster.createDatabase()
-        try cluster.psql(try PostgresDialect.createStatements(for: v1).joined(separator: ";\n"), database: database)
+        try cluster.psql(
+            try SchemaSQL.createStatements(for: v1, in: PostgresDialect()).joined(separator: ";\n"), database: database)
         for name in removed {
             try cluster.psql("INSERT INTO \"\(name)\" (id, label) VALUES (gen_random_uuid(), 'x')", database: database)
         }

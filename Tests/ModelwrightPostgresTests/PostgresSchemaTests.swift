@@ -18,7 +18,7 @@ struct PostgresSchemaTests {
 
     @Test func theTripsSchemaIsCreatedAsItsLayoutSays() async throws {
         let connection = try await makeConnection()
-        let statements = try PostgresDialect.createStatements(for: Trips.schema)
+        let statements = try SchemaSQL.createStatements(for: Trips.schema, in: PostgresDialect())
         try await connection.transaction { connection in
             for statement in statements { try await connection.execute(statement) }
         }
@@ -85,7 +85,7 @@ struct PostgresSchemaTests {
 
     @Test func defaultsFillInWhatAnInsertLeavesOut() async throws {
         let connection = try await makeConnection()
-        for statement in try PostgresDialect.createStatements(for: Trips.schema) {
+        for statement in try SchemaSQL.createStatements(for: Trips.schema, in: PostgresDialect()) {
             try await connection.execute(statement)
         }
         let user = UUID()
@@ -113,7 +113,7 @@ struct PostgresSchemaTests {
             modelName: "M", version: 1,
             entities: [EntityDescription(name: "E", attributes: [.init(name: long, type: .string)])])
         #expect {
-            try PostgresDialect.createStatements(for: schema)
+            try SchemaSQL.createStatements(for: schema, in: PostgresDialect())
         } throws: { error in
             "\(error)".contains("63") && "\(error)".contains(long)
         }
@@ -126,7 +126,7 @@ struct PostgresSchemaTests {
                     uniquenessConstraints: [[name, name + "c"]], indexes: [[name], [name + "c"]])
             ])
         let connection = try await makeConnection()
-        for statement in try PostgresDialect.createStatements(for: indexed) {
+        for statement in try SchemaSQL.createStatements(for: indexed, in: PostgresDialect()) {
             try await connection.execute(statement)
         }
         let count = try await connection.query("SELECT count(*) FROM pg_indexes WHERE tablename = 'E'")
@@ -152,7 +152,7 @@ struct PostgresSchemaTests {
                     ]),
             ])
         let connection = try await makeConnection()
-        for statement in try PostgresDialect.createStatements(for: schema) {
+        for statement in try SchemaSQL.createStatements(for: schema, in: PostgresDialect()) {
             try await connection.execute(statement)
         }
         let layout = try SchemaLayout(schema)

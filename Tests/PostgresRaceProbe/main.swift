@@ -166,7 +166,7 @@ func run() async throws {
     let created = try await connection.withAdvisoryLock(27_001) { connection in
         let exists = try await connection.query("SELECT to_regclass('public._modelwright_metadata') IS NOT NULL")
         guard exists[0, 0] == .bool(false) else { return false }
-        for statement in try PostgresDialect.createStatements(for: schema) {
+        for statement in try SchemaSQL.createStatements(for: schema, in: PostgresDialect()) {
             try await connection.execute(statement)
         }
         try await connection.execute("INSERT INTO \"Counter\" VALUES ($1, 0)", [.uuid(UUID())])

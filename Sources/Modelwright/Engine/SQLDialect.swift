@@ -30,6 +30,20 @@ package protocol SQLDialect: Sendable {
     /// silently, a shorter one that still differs for every different `name`.
     func indexName(_ name: String) -> String
 
+    /// The name a store gives the primary key of `table`, or `nil` where the engine's own name is
+    /// kept (SQLite names no constraint). Spelled by the runtime where the engine would cut a long
+    /// name silently, so two long table names never give their keys one name.
+    func primaryKeyName(of table: String) -> String?
+
+    /// The name a store gives the foreign key on `column` of `table`, or `nil` where the engine's
+    /// own name is kept; as ``primaryKeyName(of:)``.
+    func foreignKeyName(of column: String, in table: String) -> String?
+
+    /// The longest table or column name the engine keeps whole, in UTF-8 bytes, or `nil` when it
+    /// keeps any: a store whose schema names a longer one is refused before anything is created
+    /// (``StoreLimits/maximumNameBytes``, which `validate` checks on every model).
+    var maximumNameBytes: Int? { get }
+
     /// A string literal.
     func string(_ text: String) -> String
 

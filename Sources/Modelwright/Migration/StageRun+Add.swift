@@ -105,6 +105,7 @@ extension StageRun {
                 return tables[table]?.columns[column] != nil ? "_mw_removed_" + column : column
             }
             for fill in fills where !fill.sources.isEmpty {
+                try retypeIfUnconvertible(fill.column, in: table, current: current(fill.column))
                 let cases = fill.sources.map { source in
                     let value = source.expression.replacingOccurrences(
                         of: TableMapping.sourcePlaceholder, with: quoted(current(source.column)))
@@ -412,9 +413,30 @@ extension StageRun {
         touched.insert(entity.table)
     }
 
+    /// On an engine that alters tables in place, gives `column` of `table` the destination's type
+    /// now, emptied, when the store still holds it (`current` is its own name) under a source
+    /// column's type whose values no cast converts (``ScalarType/conversion(to:)``): values of the
+    /// new type, which a fill writes next, would not go into the old typed column (42804 on
+    /// PostgreSQL, an attribute moved up its hierarchy and retyped from `Decimal` to `Bool`), and
+    /// the old values cannot be kept (the step declares them lost, or a custom stage fills them).
+    private mutating func retypeIfUnconvertible(_ name: String, in table: String, current: String) throws {
+        let dialect = connection.dialect
+        let sourceTable = mapping.sourceTable[table] ?? table
+        guard dialect.altersTablesInPlace, current == name,
+            let column = destination.entities.values.lazy.filter({ $0.table == table }).flatMap(\.columns)
+                .first(where: { $0.name == name }),
+            let before = source.entities.values.lazy.filter({ $0.table == sourceTable }).flatMap(\.columns)
+                .first(where: { $0.name == name }),
+            dialect.columnType(before.storage) != dialect.columnType(column.storage),
+            let old = before.type?.scalar, let new = column.type?.scalar, old.conversion(to: new) == nil
+        else { return }
+        try retype(column, in: table, using: "NULL")
+    }
+
     /// Gives `column` of `table` the destination's type now, optional and without a default until
-    /// the remove phase sets both (an alteration in place, ``SQLDialect/altersTablesInPlace``).
-    private mutating func retype(_ column: ColumnLayout, in table: String) throws {
+    /// the remove phase sets both (an alteration in place, ``SQLDialect/altersTablesInPlace``),
+    /// converting its values with `using` (``conversion(of:in:to:)`` when `nil`).
+    private mutating func retype(_ column: ColumnLayout, in table: String, using: String? = nil) throws {
         let dialect = connection.dialect
         try connection.execute(dialect.alterationsBracket.before)
         try execute(dialect.setDefault(nil, column: column.name, of: table), nil)
@@ -422,7 +444,7 @@ extension StageRun {
         try execute(
             dialect.alterColumnType(
                 column.name, of: table, to: dialect.columnType(column.storage),
-                using: conversion(of: column.name, in: table, to: column)),
+                using: using ?? conversion(of: column.name, in: table, to: column)),
             .rebuildTable(table))
         try connection.execute(dialect.alterationsBracket.after)
     }

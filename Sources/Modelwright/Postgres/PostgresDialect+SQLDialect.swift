@@ -15,6 +15,16 @@ extension PostgresDialect: SQLDialect {
         Self.shortened(name)
     }
 
+    package func primaryKeyName(of table: String) -> String? {
+        Self.primaryKeyName(table: table)
+    }
+
+    package func foreignKeyName(of column: String, in table: String) -> String? {
+        Self.foreignKeyName(table: table, column: column)
+    }
+
+    package var maximumNameBytes: Int? { Self.maximumNameLength }
+
     /// `CASCADE`: a step drops the tables it removes one by one before it alters the tables it
     /// keeps, and PostgreSQL refuses to drop a table another one's foreign key still names (SQLite,
     /// with foreign keys off for the stage, does not look). The keys it drops with the table are
@@ -386,13 +396,13 @@ extension PostgresDialect: SQLDialect {
         (["SET CONSTRAINTS ALL IMMEDIATE"], ["SET CONSTRAINTS ALL DEFERRED"])
     }
 
-    /// A block that renames the table and its primary key: PostgreSQL names a table's primary key
-    /// (and its index) after the table when it creates it, `<table>_pkey`, with the table's part cut
-    /// to fit 63 bytes, and a rename keeps the old name. Renamed with the table, a migrated table
+    /// A block that renames the table and its primary key: a store names a table's primary key
+    /// (and its index) after the table when it creates it (``primaryKeyName(table:)``), and a
+    /// rename keeps the old name. Renamed with the table, a migrated table
     /// holds the key a fresh store's holds, and a table created later under the old name (a removed
     /// table moved aside, a swap) finds that name free.
     package func renameTable(_ table: String, to name: String) -> String {
-        let key = Self.leadingBytes(of: name, count: Self.maximumNameLength - "_pkey".utf8.count) + "_pkey"
+        let key = Self.primaryKeyName(table: name)
         return "DO $mw$ DECLARE found text; BEGIN ALTER TABLE \(identifier(table)) RENAME TO \(identifier(name)); "
             + "SELECT k.conname INTO found FROM pg_constraint k "
             + "WHERE k.conrelid = to_regclass(\(string(identifier(name)))) AND k.contype = 'p'; "

@@ -14,6 +14,15 @@ struct SQLiteDialect: SQLDialect {
         name
     }
 
+    /// None: SQLite's constraints go unnamed, as its stores always made them.
+    func primaryKeyName(of table: String) -> String? { nil }
+
+    /// None, as ``primaryKeyName(of:)``.
+    func foreignKeyName(of column: String, in table: String) -> String? { nil }
+
+    /// None: SQLite keeps a name of any length.
+    var maximumNameBytes: Int? { nil }
+
     func string(_ text: String) -> String {
         SQLSyntax.string(text)
     }

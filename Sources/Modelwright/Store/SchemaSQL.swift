@@ -44,10 +44,26 @@ package enum SchemaSQL {
         var create: String
     }
 
-    /// Every statement that creates the schema in an empty database, in order.
+    /// Every statement that creates the schema in an empty database, in order: the one way a store
+    /// of any engine is created (a new store, a migration's fresh comparison, `plan`, the tests).
+    ///
+    /// Throws ``StoreError/invalidValue(entity:message:)`` naming the declaration when a table or
+    /// column name is longer than the engine keeps (``SQLDialect/maximumNameBytes``), which
+    /// `validate` refuses in a model file: the engine would cut it and two names could meet.
     static func createStatements(for layout: SchemaLayout, in dialect: some SQLDialect) throws -> [String] {
-        createStatements(for: tables(for: layout, in: dialect), in: dialect)
+        if dialect.maximumNameBytes != nil, let problem = layout.schema.nameLengthProblems(layout).first {
+            throw StoreError.invalidValue(entity: problem.entity, message: problem.message)
+        }
+        return createStatements(for: tables(for: layout, in: dialect), in: dialect)
             + (try searchIndexes(for: layout).flatMap { try $0.create(in: dialect) })
+    }
+
+    /// Every statement that creates `schema`'s store in an empty database of `dialect`'s engine,
+    /// in order (``createStatements(for:in:)``).
+    package static func createStatements(for schema: SchemaDescription, in dialect: some SQLDialect) throws
+        -> [String]
+    {
+        try createStatements(for: SchemaLayout(schema), in: dialect)
     }
 
     /// The statements that create these tables (and the metadata table) in an empty database, in order.
@@ -65,7 +81,7 @@ package enum SchemaSQL {
         statements: [String], tables: [Table]
     ) {
         guard dialect.referencesNeedTheirTable else { return (tables.map(\.create), tables) }
-        let (ordered, laterKeys) = referencedFirst(tables)
+        let (ordered, laterKeys) = referencedFirst(tables, in: dialect)
         return (ordered.map(\.create) + laterKeys, ordered)
     }
 
@@ -211,7 +227,9 @@ package enum SchemaSQL {
     /// sides both hold a key) keep their order, and a reference to a table created later leaves
     /// its `CREATE TABLE` for an `ALTER TABLE … ADD FOREIGN KEY` after every table: the same
     /// constraint, under the same name PostgreSQL gives an inline one (`Table_column_fkey`).
-    private static func referencedFirst(_ tables: [Table]) -> (tables: [Table], laterKeys: [String]) {
+    private static func referencedFirst(_ tables: [Table], in dialect: some SQLDialect) -> (
+        tables: [Table], laterKeys: [String]
+    ) {
         let references = tables.map { table in
             Set(
                 tables.indices.filter { other in
@@ -232,13 +250,15 @@ package enum SchemaSQL {
             var table = tables[index]
             created.insert(table.name)
             for other in references[index] where !created.contains(tables[other].name) {
-                let clause = referenceClause(to: tables[other].name)
-                for (column, definition) in table.columns.sorted(by: { $0.key < $1.key })
-                where definition.hasSuffix(clause) {
+                for (column, definition) in table.columns.sorted(by: { $0.key < $1.key }) {
+                    let clause = referenceClause(to: tables[other].name, from: column, of: table.name, in: dialect)
+                    guard definition.hasSuffix(clause) else { continue }
                     let unreferenced = String(definition.dropLast(clause.count))
                     table.body = table.body.replacingOccurrences(of: definition, with: unreferenced)
+                    let name = dialect.foreignKeyName(of: column, in: table.name).map { " CONSTRAINT \(quoted($0))" }
                     laterKeys.append(
-                        "ALTER TABLE \(quoted(table.name)) ADD FOREIGN KEY (\(quoted(column)))\(clause)")
+                        "ALTER TABLE \(quoted(table.name)) ADD\(name ?? "") FOREIGN KEY (\(quoted(column)))"
+                            + referenceClause(to: tables[other].name))
                 }
             }
             return table
@@ -249,6 +269,19 @@ package enum SchemaSQL {
     /// The clause a key column's definition ends with: a reference checked at commit.
     private static func referenceClause(to table: String) -> String {
         " REFERENCES \(quoted(table))(\"id\") DEFERRABLE INITIALLY DEFERRED"
+    }
+
+    /// The clause `column` of `table` ends with: the reference, under the name the engine's
+    /// dialect gives the key (``SQLDialect/foreignKeyName(of:in:)``), where it names one.
+    private static func referenceClause(
+        to target: String, from column: String, of table: String, in dialect: some SQLDialect
+    ) -> String {
+        constraint(dialect.foreignKeyName(of: column, in: table)) + referenceClause(to: target)
+    }
+
+    /// ` CONSTRAINT "name"`, or nothing where the dialect names no constraint.
+    private static func constraint(_ name: String?) -> String {
+        name.map { " CONSTRAINT \(quoted($0))" } ?? ""
     }
 
     /// The tables a store of this layout has (the metadata table aside), in creation order.
@@ -266,7 +299,8 @@ package enum SchemaSQL {
             guard let rootLayout = layout.entities[root.name] else { continue }
             let family = families[root.name] ?? []
             let rootColumns = Set(rootLayout.columns.map(\.name))
-            var definitions = ["\"id\" \(dialect.columnType(.uuid)) PRIMARY KEY NOT NULL"]
+            let key = constraint(dialect.primaryKeyName(of: root.name))
+            var definitions = ["\"id\" \(dialect.columnType(.uuid))\(key) PRIMARY KEY NOT NULL"]
             var columns = ["id": definitions[0]]
             if rootLayout.hasDiscriminator {
                 definitions.append("\"_entity\" \(dialect.columnType(.text)) NOT NULL")
@@ -284,7 +318,7 @@ package enum SchemaSQL {
                         definition += " DEFAULT " + dialect.defaultExpression(literal, for: column.storage)
                     }
                     if let target = column.references {
-                        definition += referenceClause(to: target)
+                        definition += referenceClause(to: target, from: column.name, of: root.name, in: dialect)
                         foreignKeys.append(column.name)
                     }
                     definitions.append(definition)
@@ -335,16 +369,19 @@ package enum SchemaSQL {
                     let destination = layout.entities[relationship.destination]
                 else { continue }
                 let id = dialect.columnType(.uuid)
+                let keys = ["source", "destination"].map { constraint(dialect.foreignKeyName(of: $0, in: name)) }
                 var definitions = [
-                    "\"source\" \(id) NOT NULL REFERENCES \(quoted(entityLayout.table))(\"id\") ON DELETE CASCADE",
-                    "\"destination\" \(id) NOT NULL REFERENCES \(quoted(destination.table))(\"id\") ON DELETE CASCADE",
+                    "\"source\" \(id) NOT NULL\(keys[0]) REFERENCES \(quoted(entityLayout.table))(\"id\") ON DELETE CASCADE",
+                    "\"destination\" \(id) NOT NULL\(keys[1]) REFERENCES \(quoted(destination.table))(\"id\") ON DELETE CASCADE",
                 ]
                 if position != nil {
                     definitions.append("\"position\" \(dialect.columnType(.integer64)) NOT NULL DEFAULT 0")
                 }
                 var columns = ["source": definitions[0], "destination": definitions[1]]
                 if position != nil { columns["position"] = definitions[2] }
-                definitions.append("PRIMARY KEY (\"source\", \"destination\")")
+                definitions.append(
+                    "\(constraint(dialect.primaryKeyName(of: name)).dropFirst()) PRIMARY KEY (\"source\", \"destination\")"
+                        .trimmingCharacters(in: .whitespaces))
                 tables.append(
                     Table(
                         name: name,

@@ -21,6 +21,13 @@ package enum StoreLimits {
     /// dialect (``SQLiteDialect/searchIndexTableSuffixes``).
     package static var searchIndexSuffixes: [String] { SQLiteDialect.searchIndexTableSuffixes }
 
+    /// The longest name, in UTF-8 bytes, a table or column may have: PostgreSQL keeps the first
+    /// 63 bytes of a name (`NAMEDATALEN` - 1) and drops the rest without a word, so two long names
+    /// that begin alike become one (`42P07`, `42701`) and a store made on SQLite could not be made
+    /// on PostgreSQL. The runtime's own longer names (indexes, foreign keys, full-text indexes) are
+    /// shortened with a digest instead (``PostgresDialect/indexName(_:)``); these are the user's.
+    package static let maximumNameBytes = 63
+
     /// Whether a table of that name would meet one SQLite or the runtime keeps.
     package static func isReserved(tableName name: String) -> Bool {
         let lowercased = name.lowercased()
@@ -109,6 +116,64 @@ extension SchemaDescription {
             }
         }
         problems += searchIndexProblems(layout)
+        problems += nameLengthProblems(layout)
+        return problems
+    }
+
+    /// Every table and column whose name is longer than ``StoreLimits/maximumNameBytes``: an
+    /// entity's table, a join table (named after a side's entity and relationship), an attribute's
+    /// or relationship's column, a composite field's (`attribute.field`), an ordered side's
+    /// position column (`inverse._position`). Each is reported once, at the declaration that names it.
+    func nameLengthProblems(_ layout: SchemaLayout) -> [StoreProblem] {
+        let limit = StoreLimits.maximumNameBytes
+        let tables = SchemaSQL.tables(for: layout, in: SQLiteDialect())
+        func fix(_ name: String) -> String {
+            "is \(name.utf8.count) bytes long, and PostgreSQL keeps only the first \(limit) of a name"
+        }
+        var problems: [StoreProblem] = []
+        for table in tables where table.name.utf8.count > limit {
+            if let relationship = table.relationship {
+                let owner = relationship.split(separator: ".", maxSplits: 1).map(String.init)
+                problems.append(
+                    StoreProblem(
+                        entity: owner[0], property: owner.count > 1 ? owner[1] : nil,
+                        message:
+                            "the join table '\(table.name)' that stores '\(relationship)' \(fix(table.name)); shorten the relationship's name or its entity's (keeping the data with '@renamed(from:)')"
+                    ))
+            } else {
+                problems.append(
+                    StoreProblem(
+                        entity: table.name, property: nil,
+                        message:
+                            "the name of the entity '\(table.name)' names its table and \(fix(table.name)); shorten it (keeping the data with '@renamed(from:)')"
+                    ))
+            }
+        }
+        for entity in entities {
+            guard let entityLayout = layout.entities[entity.name] else { continue }
+            let own = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            for column in entityLayout.columns where column.name.utf8.count > limit && own.contains(column.property) {
+                let what =
+                    column.field == nil ? "'\(column.property)'" : "the field '\(column.name)' of '\(column.property)'"
+                problems.append(
+                    StoreProblem(
+                        entity: entity.name, property: column.property,
+                        message:
+                            "the column of \(what) \(fix(column.name)); shorten the name (keeping the data with '@renamed(from:)')"
+                    ))
+            }
+            for column in entityLayout.positionColumns where column.utf8.count > limit {
+                let key = String(column.dropLast(ToManyStorage.positionColumn(forInverse: "").count))
+                guard let owner = entityLayout.columns.first(where: { $0.name == key }), own.contains(owner.property)
+                else { continue }
+                problems.append(
+                    StoreProblem(
+                        entity: entity.name, property: owner.property,
+                        message:
+                            "the position column '\(column)' that keeps the order of the links '\(owner.property)' makes \(fix(column)); shorten the relationship's name (keeping the data with '@renamed(from:)')"
+                    ))
+            }
+        }
         return problems
     }
 

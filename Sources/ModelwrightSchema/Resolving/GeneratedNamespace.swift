@@ -197,6 +197,20 @@ package enum GeneratedNamespace {
                 count += composite.fields.count
             }
             columns[root] += count
+            // A table or column name PostgreSQL would cut: the longest the entity's names make is
+            // a join table's (`_Entity_relationship`), a composite field's (`attribute.field`) or a
+            // position column's (`relationship._position`).
+            let longest =
+                (entity.attributes.map(\.name) + entity.relationships.map(\.name)).map(\.utf8.count).max() ?? 0
+            let fields = entity.attributes.map { attribute -> Int in
+                guard case .composite(let composite) = attribute.type else { return 0 }
+                return attribute.name.utf8.count + 1 + (composite.fields.map(\.name.utf8.count).max() ?? 0)
+            }
+            if max(entity.name.utf8.count + 2, 10) + longest > StoreLimits.maximumNameBytes
+                || (fields.max() ?? 0) > StoreLimits.maximumNameBytes
+            {
+                return true
+            }
             // A join table is named after one of its sides: each side's name is a candidate.
             for relationship in entity.relationships where relationship.cardinality == .toMany {
                 let name = "_\(entity.name)_\(relationship.name)"

@@ -656,7 +656,7 @@ struct FullTextSearchTests {
     /// which is what lets the planner use the index.
     @Test func postgreSQLIndexesAndSearchesTheSameExpression() throws {
         let dialect = PostgresDialect()
-        let statements = try PostgresDialect.createStatements(for: Doc.schema)
+        let statements = try SchemaSQL.createStatements(for: Doc.schema, in: PostgresDialect())
         let index = try #require(statements.last)
         #expect(index.hasPrefix("CREATE INDEX \"_modelwright_search_Doc\" ON \"Doc\" USING gin ("))
         #expect(
