@@ -171,6 +171,25 @@ struct MigrationPropertyTests {
         return Pair(v1: text(version: 1, attributes, cases: ["a", "b", "c"]), v2: text(version: 2, v2, cases: v2Cases))
     }
 
+    /// The custom step of a drawn split (`Solo.part`): a new part for each solo row, with its
+    /// required attributes, linked both ways, as an app would write it.
+    static func splitHook(part: EntityDescription) -> MigrationStage.Obligation {
+        .hook(of: "Solo", "part") { context in
+            for solo in try context.rows(of: "Solo") {
+                let id = context.newID()
+                var values: [String: SQLValue] = ["id": id]
+                for attribute in part.attributes where !attribute.isOptional {
+                    values[attribute.name] = value(of: attribute.type, row: 1)
+                }
+                if part.relationships.contains(where: { $0.name == "solo" }) {
+                    values["solo"] = solo.id
+                }
+                try context.insert(into: "Part", values: values)
+                try context.update("Solo", id: solo.id, set: ["part": id])
+            }
+        }
+    }
+
     /// A value of `type` for row `row`: extremes first, then ordinary ones.
     static func value(of type: AttributeType, row: Int) -> SQLValue {
         switch type {
@@ -264,20 +283,7 @@ struct MigrationPropertyTests {
                         {
                             // The split: a new part for each row, linked both ways, as an app would.
                             splits += 1
-                            return .hook(of: "Solo", "part") { context in
-                                for solo in try context.rows(of: "Solo") {
-                                    let id = context.newID()
-                                    var values: [String: SQLValue] = ["id": id]
-                                    for attribute in part.attributes where !attribute.isOptional {
-                                        values[attribute.name] = Self.value(of: attribute.type, row: 1)
-                                    }
-                                    if part.relationships.contains(where: { $0.name == "solo" }) {
-                                        values["solo"] = solo.id
-                                    }
-                                    try context.insert(into: "Part", values: values)
-                                    try context.update("Solo", id: solo.id, set: ["part": id])
-                                }
-                            }
+                            return Self.splitHook(part: part)
                         }
                         guard case .value(let type, _, let onlyRowsWithoutValue) = obligation.work,
                             let property = obligation.property

@@ -331,20 +331,7 @@ struct PlannedStatementsPropertyTests {
                 name: stage.name, label: stage.label,
                 obligations: step.obligations.filter { $0.stage == stage.name }.compactMap { obligation in
                     if obligation.entity == "Solo", obligation.property == "part", let part = v2.entity(named: "Part") {
-                        return .hook(of: "Solo", "part") { context in
-                            for solo in try context.rows(of: "Solo") {
-                                let id = context.newID()
-                                var values: [String: SQLValue] = ["id": id]
-                                for attribute in part.attributes where !attribute.isOptional {
-                                    values[attribute.name] = MigrationPropertyTests.value(of: attribute.type, row: 1)
-                                }
-                                if part.relationships.contains(where: { $0.name == "solo" }) {
-                                    values["solo"] = solo.id
-                                }
-                                try context.insert(into: "Part", values: values)
-                                try context.update("Solo", id: solo.id, set: ["part": id])
-                            }
-                        }
+                        return MigrationPropertyTests.splitHook(part: part)
                     }
                     guard case .value(let type, _, let onlyRowsWithoutValue) = obligation.work,
                         let property = obligation.property
