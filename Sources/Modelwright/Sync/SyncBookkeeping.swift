@@ -210,6 +210,21 @@ enum SyncBookkeeping {
         try statement.run()
     }
 
+    /// The keys of every row sync keeps a record of (a device: the rows it holds, and its
+    /// tombstones), in order.
+    static func keys(on connection: some DatabaseConnection) throws -> [RowKey] {
+        let statement = try connection.statement(
+            "SELECT \"entity\", \"id\" FROM \(quoted(rows)) ORDER BY \"entity\", \"id\"")
+        defer { statement.reset() }
+        var keys: [RowKey] = []
+        while try statement.step() {
+            if let id = UUID(uuidString: statement.string(1)) {
+                keys.append(RowKey(entity: statement.string(0), id: id))
+            }
+        }
+        return keys
+    }
+
     /// Forgets row `key` and its marks: a device drops a row that left its user's scope, and
     /// keeps no record of it to push.
     static func forget(_ key: RowKey, on connection: some DatabaseConnection) throws {

@@ -316,21 +316,30 @@ public final class SyncEngine: Sendable {
     /// Pulls page by page until the server has no more; returns how many rows came.
     private func pull() async throws -> Int {
         var count = 0
+        // Whether this pull names the rows the device holds on every page: after the server
+        // refused a cursor it gave out before it forgot this device (see PullRequest.held).
+        var namesHeld = false
+        var restarts = 0
         while true {
-            let (node, cursor, epoch, horizon, ownRows) = try await store.performQuery { context in
-                (
+            let namingHeld = namesHeld
+            let (node, cursor, epoch, horizon, ownRows, held) = try await store.performQuery { context in
+                let cursor = try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) }
+                return (
                     try SyncBookkeeping.node(on: context.connection),
-                    try SyncBookkeeping.value("cursor", on: context.connection).flatMap { Int64($0) },
+                    cursor,
                     try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: context.connection),
                     try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) },
-                    try SyncBookkeeping.ownRows(on: context.connection)
+                    try SyncBookkeeping.ownRows(on: context.connection),
+                    // From the beginning, the rows it holds, so the server can tell it which to drop.
+                    cursor == nil || namingHeld ? try SyncBookkeeping.keys(on: context.connection) : []
                 )
             }
             let response = try await transport.pull(
                 PullRequest(
                     device: node, schema: schemaVersion, since: cursor.map(SyncCursor.init), limit: pullLimit,
                     epoch: epoch, horizon: horizon.map(SyncCursor.init),
-                    ownRows: ownRows.map { SyncCursor($0.lowerBound)...SyncCursor($0.upperBound) }))
+                    ownRows: ownRows.map { SyncCursor($0.lowerBound)...SyncCursor($0.upperBound) },
+                    held: namesHeld || (cursor == nil && !held.isEmpty) ? held : nil))
             switch response.refusal {
             case .epochChanged?, .cursorAhead?:
                 // The server's sequence no longer contains this device's cursor: it was restored
@@ -345,7 +354,14 @@ public final class SyncEngine: Sendable {
                 break
             }
             if case .cursorExpired = response.refusal {
+                if cursor != nil, !namesHeld {
+                    // The server forgot this device: the same cursor, naming the rows it holds.
+                    namesHeld = true
+                    continue
+                }
                 // Tombstones the device had not pulled were purged: start again from the beginning.
+                restarts += 1
+                if restarts > 2, let refusal = response.refusal { throw refusal }
                 try await store.performAndSave(author: Self.author) { context in
                     let statement = try context.connection.statement(
                         "DELETE FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" = 'cursor'")

@@ -317,12 +317,18 @@ public struct PullRequest: Sendable, Hashable, Codable {
     /// cursor is in one of them out of the pull. A store restored from an older copy holds only
     /// the ranges of the pushes the copy had acknowledged, so the rows it lost come back.
     public let ownRows: [ClosedRange<SyncCursor>]
+    /// The rows the device holds, sent with a pull from the beginning (`since` is `nil`) by a
+    /// device that holds rows (its cursor expired, say), and with every page of a pull whose cursor
+    /// the server refused as given out before it forgot the device: under scopes the server tells
+    /// it to drop those of them the user may no longer see. The server never names a row to drop
+    /// that the device did not name here or was not shown before.
+    public let held: [RowKey]?
 
     /// A pull of changes after `since` (a cursor of `epoch`), at most `limit` rows, without the
-    /// device's own rows in `ownRows`.
+    /// device's own rows in `ownRows`; `held` names the rows a device pulling from the beginning holds.
     public init(
         device: SyncNodeID, schema: SyncSchemaVersion, since: SyncCursor?, limit: Int, epoch: SyncEpoch? = nil,
-        horizon: SyncCursor? = nil, ownRows: [ClosedRange<SyncCursor>] = []
+        horizon: SyncCursor? = nil, ownRows: [ClosedRange<SyncCursor>] = [], held: [RowKey]? = nil
     ) {
         protocolVersion = SyncProtocol.version
         self.device = device
@@ -332,10 +338,11 @@ public struct PullRequest: Sendable, Hashable, Codable {
         self.epoch = epoch
         self.horizon = horizon
         self.ownRows = ownRows
+        self.held = held
     }
 
     private enum CodingKeys: String, CodingKey {
-        case protocolVersion, device, schema, since, limit, epoch, horizon, ownRows
+        case protocolVersion, device, schema, since, limit, epoch, horizon, ownRows, held
     }
 
     /// Decodes a pull, refusing an unsupported protocol version first, and a negative cursor or
@@ -350,6 +357,7 @@ public struct PullRequest: Sendable, Hashable, Codable {
         epoch = try container.decodeIfPresent(SyncEpoch.self, forKey: .epoch)
         horizon = try container.decodeIfPresent(SyncCursor.self, forKey: .horizon)
         ownRows = try container.decodeIfPresent([ClosedRange<SyncCursor>].self, forKey: .ownRows) ?? []
+        held = try container.decodeIfPresent([RowKey].self, forKey: .held)
         if let since, since.position < 0 {
             throw SyncError.malformedMessage(
                 field: SyncProtocol.fieldPath(container.codingPath + [CodingKeys.since]),

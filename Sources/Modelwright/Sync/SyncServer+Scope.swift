@@ -35,12 +35,20 @@ extension SyncServer {
     static func recordPushed(_ rows: [RowChange], by device: SyncNodeID, on connection: some DatabaseConnection)
         throws
     {
+        try recordHeld(rows.filter(\.isAlive).map(\.key), by: device, on: connection)
+    }
+
+    /// Records that `device` holds `keys` (rows it pushed, or named as held in a pull from the
+    /// beginning), unless the server already keeps what it told the device of them: a pull that
+    /// finds one outside the scope drops it. These are the only rows without a shown record that a
+    /// pull drops, so a device is never told of a row it did not name or was not shown.
+    static func recordHeld(_ keys: [RowKey], by device: SyncNodeID, on connection: some DatabaseConnection) throws {
         // One record for every row, encoded once: a push of thousands of rows writes it thousands of times.
         let held = ShownRow(held: true, hidden: [], at: 0).json
-        for row in rows where row.isAlive {
-            let key = shownKey(device, row.key)
-            if try SyncBookkeeping.value(key, on: connection) == nil {
-                try SyncBookkeeping.setValue(held, for: key, on: connection)
+        for key in keys {
+            let stateKey = shownKey(device, key)
+            if try SyncBookkeeping.value(stateKey, on: connection) == nil {
+                try SyncBookkeeping.setValue(held, for: stateKey, on: connection)
             }
         }
     }
@@ -55,10 +63,6 @@ extension SyncServer {
         let since: Int64
         /// The cursor the answer ends at.
         let end: Int64
-        /// Whether the server forgot what the device was told (see
-        /// ``SyncServer/forgetDevices(unseenFor:)``) and the device has not pulled everything
-        /// since: a row with no record may be on the device.
-        let forgotten: Bool
         private var rows: [RowKey: RowChange] = [:]
         private(set) var hidden: [RowKey: Set<String>] = [:]
         private(set) var dropped: Set<RowKey> = []
@@ -67,15 +71,12 @@ extension SyncServer {
         /// Rows whose referrers were looked at again in this answer.
         private var followed: Set<RowKey> = []
 
-        init(
-            device: SyncNodeID, user: String, scopes: [String: Scope], since: Int64, end: Int64, forgotten: Bool = false
-        ) {
+        init(device: SyncNodeID, user: String, scopes: [String: Scope], since: Int64, end: Int64) {
             self.device = device
             self.user = user
             self.scopes = scopes
             self.since = since
             self.end = end
-            self.forgotten = forgotten
         }
 
         /// The rows served, as the device is shown them.
@@ -98,15 +99,14 @@ extension SyncServer {
             let shown = visible ? try SyncServer.shown(row, user: user, scopes: scopes, context: context) : nil
             guard let shown else {
                 // Out of sight now: a device that held it (or may have: told in an answer it may
-                // have lost, or told before the server forgot it) drops it.
-                guard before.map({ $0.held || trusted == nil }) ?? forgotten else { return }
+                // have lost) drops it. A row the server has no record of for the device (forgotten
+                // with the device, or never shown) is not named: the device that holds one names
+                // it when it pulls from the beginning (PullRequest.held).
+                guard let before, before.held || trusted == nil else { return }
                 dropped.insert(row.key)
                 rows[row.key] = nil
                 hidden[row.key] = nil
                 moved.append(row.key)
-                // A forgotten device's drop of a row it was never told of since is not recorded:
-                // once it has pulled everything, no record means it does not hold the row.
-                guard let before else { return }
                 let now = ShownRow(held: false, hidden: [], at: end)
                 if before != now { try SyncBookkeeping.setValue(now.json, for: stateKey, on: connection) }
                 return

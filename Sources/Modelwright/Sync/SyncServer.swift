@@ -228,6 +228,7 @@ public final class SyncServer: SyncTransport {
                                 merged, against: other, constraint: constraint, stamp: stamp, context)
                             if let scopes, let user,
                                 try !Self.staysInSight(resolved.rows, user: user, scopes: scopes, context: context)
+                                    || !Self.keepsEveryoneInSight(resolved.rows, scopes: scopes, context: context)
                             {
                                 // A merge that would rewrite a row or link the user may not see is
                                 // refused as one into such a row is: this row alone, the push goes on.
@@ -270,8 +271,17 @@ public final class SyncServer: SyncTransport {
                             context: context)
                     }
                 }
+                // The delete rules a push's deletes set off (its own, or a resolution's) write
+                // rows too: each must stay in the pusher's scope, or nothing of the push applies.
+                let firstPushed = request.changes.sortedChanges.first?.key
                 try context.syncSettleDanglingReferences(
                     onlyDeleted: false, stamp: { try clock.tick(wallMilliseconds: wall) },
+                    check: { outcome, cause in
+                        guard let scopes, let user else { return }
+                        try Self.checkEffect(
+                            outcome, cause: cause ?? firstPushed ?? outcome.key, user: user, scopes: scopes,
+                            context: context)
+                    },
                     write: { row in
                         cursor += 1
                         try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
@@ -286,6 +296,21 @@ public final class SyncServer: SyncTransport {
         } catch let error as SyncError {
             let (cursor, epoch) = try await currentCursor()
             return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
+        } catch let error as StoreError {
+            // What the push's effects leave may break a constraint of the store (a `deny` rule
+            // bringing back a row a uniqueness resolution deleted, whose values another row now
+            // holds): the push is refused whole, as any push the store cannot hold. The store's
+            // error names entities and relationships, never a row.
+            switch error {
+            case .uniquenessViolation, .deleteDenied, .requiredRelationshipEmpty, .danglingReference:
+                let (cursor, epoch) = try await currentCursor()
+                let row = request.changes.sortedChanges.first?.key ?? RowKey(entity: "", id: request.device.uuid)
+                return PushResponse(
+                    acknowledged: nil, cursor: cursor,
+                    refusal: .changeRefused(row: row, reason: "what the push sets off breaks the store: \(error)"),
+                    epoch: epoch)
+            default: throw error
+            }
         }
     }
 
@@ -448,6 +473,22 @@ public final class SyncServer: SyncTransport {
         }
     }
 
+    /// Throws ``SyncError/outOfScope(row:)`` naming `cause` (the row whose delete set the rule
+    /// off: one the push deleted, or one an earlier effect deleted, so one the user may see) unless
+    /// the user may see and change `outcome`'s row as sync knew it before and as the effect leaves
+    /// it: a delete rule run by a user's push never clears, deletes or brings back a row of
+    /// another's, and the refusal names no row the user may not see.
+    private static func checkEffect(
+        _ outcome: RowChange, cause: RowKey, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        guard let scope = scopes[outcome.key.entity], scope(user, outcome) else {
+            throw SyncError.outOfScope(row: cause)
+        }
+        if let before = try SyncBookkeeping.change(of: outcome.key, on: context.connection), !scope(user, before) {
+            throw SyncError.outOfScope(row: cause)
+        }
+    }
+
     /// Whether the rows a uniqueness resolution writes (the pushed row's tombstone, the survivor,
     /// the rows whose links it moves) stay in the user's sight: each row live after it is one the
     /// user may see, and every part the resolution changes is one the user may be shown (see
@@ -470,6 +511,37 @@ public final class SyncServer: SyncTransport {
             }
         }
         return true
+    }
+
+    /// Whether every row a uniqueness resolution leaves alive stays in the scope of every user who
+    /// could see it before: a merge folds the pushed row's values into the survivor by stamp, so a
+    /// later owner (say) would take a shared row away from the others who see it, which no user's
+    /// push may do to another. The users judged are those the server knows, every user a device
+    /// is bound to; a user with no device yet has nothing to lose on one.
+    private static func keepsEveryoneInSight(
+        _ rows: [RowChange], scopes: [String: Scope], context: WriteContext
+    ) throws -> Bool {
+        let users = try knownUsers(on: context.connection)
+        for row in rows where row.isAlive {
+            guard let scope = scopes[row.key.entity],
+                let before = try SyncBookkeeping.change(of: row.key, on: context.connection)
+            else { continue }
+            for user in users where scope(user, before) && !scope(user, row) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Every user a device is bound to (see ``bind(_:to:on:)``), in order.
+    private static func knownUsers(on connection: some DatabaseConnection) throws -> [String] {
+        let statement = try connection.statement(
+            "SELECT DISTINCT \"value\" FROM \(quoted(SyncBookkeeping.state)) WHERE \"key\" LIKE 'owner.%' ORDER BY \"value\""
+        )
+        defer { statement.reset() }
+        var users: [String] = []
+        while try statement.step() { users.append(statement.string(0)) }
+        return users
     }
 
     /// Throws ``SyncError/outOfScope(row:)`` unless every link row `change.key` holds as the push
@@ -617,6 +689,7 @@ public final class SyncServer: SyncTransport {
         let (response, page) = try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
             if recordsHistory { try Self.recordOwnWrites(context, wall: now) }
+            try Self.upgradeForgottenMark(of: request.device, on: connection)
             let since = request.since?.position ?? 0
             let epoch = try SyncBookkeeping.currentEpoch(on: connection)
             let newest = Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0
@@ -648,14 +721,17 @@ public final class SyncServer: SyncTransport {
                         refusal: .cursorAhead(since: SyncCursor(since), newest: SyncCursor(newest)), epoch: epoch), none
                 )
             }
-            // A forgotten device pulls everything again before its cursor means anything.
-            var forgotten = try SyncBookkeeping.decoded(
-                Forgotten.self, Self.forgottenKey(request.device), on: connection)
-            if let forgotten, request.since != nil, !forgotten.restarted {
+            // A cursor given out before the server forgot the device is served only to a request
+            // that names the rows it holds (so those that left the scope are dropped on it), whoever
+            // pulls under the device's ID: no pull clears the mark, so another connection of the
+            // same user cannot spare the device the pull that drops them.
+            if request.since != nil, request.held == nil,
+                let before = try Self.forgottenBefore(request.device, on: connection), since < before
+            {
                 return (
                     PullResponse(
                         changes: ChangeSet(), cursor: SyncCursor(since), hasMore: false,
-                        refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(newest)),
+                        refusal: .cursorExpired(since: SyncCursor(since), purgedThrough: SyncCursor(before)),
                         epoch: epoch), none
                 )
             }
@@ -680,26 +756,19 @@ public final class SyncServer: SyncTransport {
             let page = rows.prefix(limit)
             // The last page ends at the newest cursor: every row up to it was sent or left out.
             let end = rows.count > limit ? page.last?.cursor ?? since : max(newest, page.last?.cursor ?? since)
-            if var state = forgotten {
-                if request.since == nil { state = Forgotten(restarted: true) }
-                if let through = state.through, since >= through {
-                    // The device applied the last page of its pull from the beginning.
-                    try SyncBookkeeping.deleteValue(Self.forgottenKey(request.device), on: connection)
-                    forgotten = nil
-                } else {
-                    if rows.count <= limit { state.through = end }
-                    try SyncBookkeeping.setEncoded(state, for: Self.forgottenKey(request.device), on: connection)
-                }
-            }
             let visible: @Sendable (RowChange) -> Bool = { change in
                 guard let scopes, let user else { return true }
                 return scopes[change.key.entity].map { $0(user, change) } ?? false
             }
             if let scopes, let user {
                 // Under scopes the device's record of what it was shown decides drops and re-sends.
-                var scoped = ScopedPull(
-                    device: request.device, user: user, scopes: scopes, since: since, end: end,
-                    forgotten: forgotten != nil)
+                // A device pulling from the beginning, or from a cursor the server gave out before
+                // it forgot the device, names the rows it holds: those out of sight are dropped on
+                // it as the pages reach them, and no other row is named to drop.
+                if let held = request.held {
+                    try Self.recordHeld(held, by: request.device, on: connection)
+                }
+                var scoped = ScopedPull(device: request.device, user: user, scopes: scopes, since: since, end: end)
                 for change in page.map(\.change) { try scoped.offer(change, context: context) }
                 // Rows carried for foreign keys may enter the scope too, and so move their referrers.
                 var carried: Set<RowKey> = []
@@ -813,10 +882,11 @@ public final class SyncServer: SyncTransport {
     /// ``purgeTombstones(forgettingDevicesUnseenFor:)``, with a period no shorter.
     ///
     /// A forgotten device that syncs again is told its cursor expired
-    /// (``SyncError/cursorExpired(since:purgedThrough:)``) and pulls everything from the
-    /// beginning, as a new device would; until it has, every row out of its user's scope is
-    /// dropped on it, since the server no longer knows whether it holds the row. Its binding to its
-    /// user is kept (one short row), so no other user can take its ID over.
+    /// (``SyncError/cursorExpired(since:purgedThrough:)``) until its pull names the rows it holds
+    /// (``PullRequest/held``), which its engine then does; the pages drop those of them out of its
+    /// user's scope. Its binding to its user and a mark (the cursor the server took when it forgot
+    /// it, which no pull clears) are kept, so no other user can take its ID over and no other
+    /// connection can spare it that pull.
     @discardableResult
     public func forgetDevices(unseenFor period: Duration = .seconds(90 * 24 * 3600)) async throws -> [SyncNodeID] {
         let now = wallClock()
@@ -856,15 +926,41 @@ public final class SyncServer: SyncTransport {
         statement.bind(shownPrefix(device) + "%", 1)
         try statement.run()
         try SyncBookkeeping.deleteValue(deviceKey(device), on: connection)
-        try SyncBookkeeping.setEncoded(Forgotten(restarted: false), for: forgottenKey(device), on: connection)
+        try SyncBookkeeping.setValue(
+            String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
     }
 
-    /// What the server remembers of a device it forgot, until the device has pulled everything
-    /// again: whether it started its pull from the beginning, and where the last page of that
-    /// pull ended (a pull from there or later shows the device applied it).
-    private struct Forgotten: Codable {
-        var restarted: Bool
-        var through: Int64?
+    /// Takes the next cursor for no row and returns it: every cursor given out before it is
+    /// before it, and every pull from the beginning ends at it or later, so a forgotten device's
+    /// mark (see ``forgottenBefore(_:on:)``) tells the cursors it held from those of its next full pull.
+    private static func takeEmptyCursor(on connection: some DatabaseConnection) throws -> Int64 {
+        let next = (Int64(try SyncBookkeeping.value("cursor", on: connection) ?? "0") ?? 0) + 1
+        try SyncBookkeeping.setValue(String(next), for: "cursor", on: connection)
+        return next
+    }
+
+    /// The cursor the server took when it last forgot `device`: a pull under its ID from a cursor
+    /// before it comes from what the device held before it was forgotten (or from the pages of its
+    /// pull from the beginning since), so it is refused
+    /// (``SyncError/cursorExpired(since:purgedThrough:)``) unless it names the rows the device
+    /// holds (``PullRequest/held``), which the server records so its pages drop those out of the
+    /// scope. The mark stays (one short row, like the device's binding to its user): nothing a
+    /// pull says clears it, so no other connection under the same ID can.
+    private static func forgottenBefore(_ device: SyncNodeID, on connection: some DatabaseConnection) throws
+        -> Int64?
+    {
+        try SyncBookkeeping.value(forgottenKey(device), on: connection).flatMap { Int64($0) }
+    }
+
+    /// A mark written before marks were cursors (`{"restarted":…}`, cleared by a pull, which
+    /// another connection under the device's ID could make) becomes one, as if the device were
+    /// forgotten now.
+    private static func upgradeForgottenMark(of device: SyncNodeID, on connection: some DatabaseConnection) throws {
+        guard let mark = try SyncBookkeeping.value(forgottenKey(device), on: connection), Int64(mark) == nil else {
+            return
+        }
+        try SyncBookkeeping.setValue(
+            String(try takeEmptyCursor(on: connection)), for: forgottenKey(device), on: connection)
     }
 
     /// The key of a forgotten device's mark (not `device.`, which the tombstone purge reads).

@@ -339,10 +339,16 @@ extension WriteContext {
     /// with a new `stamp()`, merged into what sync knows of the row, materialized and handed to
     /// `write`, until nothing dangles; a cascade or a row brought back can leave more to settle.
     /// `onlyDeleted` leaves alone the links whose target sync has no tombstone for (a device
-    /// whose pull has not brought the target yet). Returns how many rows changed.
+    /// whose pull has not brought the target yet). `check` sees each outcome before it is
+    /// materialized, with the row whose delete caused it (`nil` when sync never knew that row),
+    /// and may throw to refuse it (the server refuses a push whose effects leave the pusher's
+    /// scope); sync's record of the outcome's row still holds it as it was. Returns how many rows
+    /// changed.
     @discardableResult
     func syncSettleDanglingReferences(
-        onlyDeleted: Bool, stamp: () throws -> HybridTimestamp, write: (RowChange) throws -> Void
+        onlyDeleted: Bool, stamp: () throws -> HybridTimestamp,
+        check: (_ outcome: RowChange, _ cause: RowKey?) throws -> Void = { _, _ in },
+        write: (RowChange) throws -> Void
     ) throws -> Int {
         var settled = 0
         for _ in 0..<64 {
@@ -374,6 +380,7 @@ extension WriteContext {
                     outcome = dangling.referrer.merged(
                         with: .update(dangling.referrer.key, values: [dangling.column: .null], at: stamp))
                 }
+                try check(outcome, dangling.target?.key)
                 try materialize(outcome)
                 try write(outcome)
                 settled += 1
