@@ -38,11 +38,13 @@ extension SyncServer {
         try recordHeld(rows.filter(\.isAlive).map(\.key), by: device, on: connection)
     }
 
-    /// Records that `device` holds `keys` (rows it pushed, or named as held in a pull from the
-    /// beginning), unless the server already keeps what it told the device of them: a pull that
-    /// finds one outside the scope drops it. These are the only rows without a shown record that a
-    /// pull drops, so a device is never told of a row it did not name or was not shown.
-    static func recordHeld(_ keys: [RowKey], by device: SyncNodeID, on connection: some DatabaseConnection) throws {
+    /// Records that `device` holds `keys` (rows it pushed), unless the server already keeps what
+    /// it told the device of them: a pull that finds one outside the scope drops it. These are the
+    /// only rows without a shown record that a pull drops, so a device is never told of a row it
+    /// did not push, name or was not shown.
+    private static func recordHeld(_ keys: [RowKey], by device: SyncNodeID, on connection: some DatabaseConnection)
+        throws
+    {
         // One record for every row, encoded once: a push of thousands of rows writes it thousands of times.
         let held = ShownRow(held: true, hidden: [], at: 0).json
         for key in keys {
@@ -101,7 +103,7 @@ extension SyncServer {
                 // Out of sight now: a device that held it (or may have: told in an answer it may
                 // have lost) drops it. A row the server has no record of for the device (forgotten
                 // with the device, or never shown) is not named: the device that holds one names
-                // it when it pulls from the beginning (PullRequest.held).
+                // it when it pulls from the beginning (PullRequest.held, `reconcile(held:)`).
                 guard let before, before.held || trusted == nil else { return }
                 dropped.insert(row.key)
                 rows[row.key] = nil
@@ -121,6 +123,28 @@ extension SyncServer {
             if trusted?.held != now.held { moved.append(row.key) }
             if trusted == nil || trusted?.held != now.held || trusted?.hidden != now.hidden {
                 try SyncBookkeeping.setValue(now.json, for: stateKey, on: connection)
+            }
+        }
+
+        /// Answers a device that names the rows it holds (`PullRequest.held`): each one the user
+        /// may see is sent as it is shown now, and every other the server has is dropped, so the
+        /// server's record of the device is what it has just told it, links hidden included (a
+        /// record guessed without its hidden links kept a link from being sent when its target
+        /// came into sight). A named ID the server does not have under that entity is left alone:
+        /// it may be a row the device made and has not pushed yet.
+        mutating func reconcile(held keys: [RowKey], context: WriteContext) throws {
+            for key in keys {
+                guard let row = try SyncBookkeeping.change(of: key, on: context.connection) else { continue }
+                if scopes[key.entity].map({ $0(user, row) }) ?? false {
+                    try offer(row, context: context)
+                    if rows[key] != nil || dropped.contains(key) { continue }
+                }
+                dropped.insert(key)
+                rows[key] = nil
+                hidden[key] = nil
+                try SyncBookkeeping.setValue(
+                    ShownRow(held: false, hidden: [], at: end).json, for: SyncServer.shownKey(device, key),
+                    on: context.connection)
             }
         }
 

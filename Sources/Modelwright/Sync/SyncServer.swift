@@ -763,12 +763,10 @@ public final class SyncServer: SyncTransport {
             if let scopes, let user {
                 // Under scopes the device's record of what it was shown decides drops and re-sends.
                 // A device pulling from the beginning, or from a cursor the server gave out before
-                // it forgot the device, names the rows it holds: those out of sight are dropped on
-                // it as the pages reach them, and no other row is named to drop.
-                if let held = request.held {
-                    try Self.recordHeld(held, by: request.device, on: connection)
-                }
+                // it forgot the device, names the rows it holds: those in sight are sent as shown
+                // now, every other named one is dropped, and no row it did not name is.
                 var scoped = ScopedPull(device: request.device, user: user, scopes: scopes, since: since, end: end)
+                if let held = request.held { try scoped.reconcile(held: held, context: context) }
                 for change in page.map(\.change) { try scoped.offer(change, context: context) }
                 // Rows carried for foreign keys may enter the scope too, and so move their referrers.
                 var carried: Set<RowKey> = []
