@@ -210,11 +210,17 @@ enum SyncBookkeeping {
         try statement.run()
     }
 
-    /// The keys of every row sync keeps a record of (a device: the rows it holds, and its
-    /// tombstones), in order.
+    /// On a device, the cursor a row's record holds while the row was made on this device and the
+    /// server has neither acknowledged it nor sent it (every other record of a device holds none):
+    /// a row the server may never have heard of, or may hold as another user's under the same ID.
+    static let madeHere: Int64 = -1
+
+    /// The keys of every row a device holds that the server has sent it or acknowledged from it
+    /// (the rows it holds and its tombstones, not those only made here: see ``madeHere``), in order.
     static func keys(on connection: some DatabaseConnection) throws -> [RowKey] {
         let statement = try connection.statement(
-            "SELECT \"entity\", \"id\" FROM \(quoted(rows)) ORDER BY \"entity\", \"id\"")
+            "SELECT \"entity\", \"id\" FROM \(quoted(rows)) WHERE \"cursor\" IS NULL OR \"cursor\" <> \(madeHere) "
+                + "ORDER BY \"entity\", \"id\"")
         defer { statement.reset() }
         var keys: [RowKey] = []
         while try statement.step() {
@@ -354,14 +360,27 @@ enum SyncBookkeeping {
         try forget.run()
     }
 
-    /// Clears the pending mark of every row whose local changes were all made by `token`.
-    static func acknowledge(through token: Int64, on connection: some DatabaseConnection) throws {
+    /// Clears the pending mark of every row whose local changes were all made by `token`, and the
+    /// ``madeHere`` mark of every row the acknowledged push sent (`pushed`): the server has them.
+    static func acknowledge(
+        through token: Int64, pushed: [RowKey], on connection: some DatabaseConnection
+    ) throws {
         let marker = connection.dialect.parameter
         let statement = try connection.statement(
             "UPDATE \(quoted(rows)) SET \"pending\" = NULL WHERE \"pending\" <= \(marker)")
         defer { statement.reset() }
         statement.bind(token, 1)
         try statement.run()
+        let known = try connection.statement(
+            "UPDATE \(quoted(rows)) SET \"cursor\" = NULL WHERE \"cursor\" = \(madeHere) AND \"entity\" = \(marker) "
+                + "AND \"id\" = \(marker)")
+        defer { known.reset() }
+        for key in pushed {
+            known.bind(key.entity, 1)
+            known.bind(key.id.uuidString, 2)
+            try known.run()
+            known.reset()
+        }
     }
 
     /// Deletes the rows that are tombstones whose cursor is at or before `cursor`; returns how many went.

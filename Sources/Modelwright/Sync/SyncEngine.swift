@@ -180,7 +180,11 @@ public final class SyncEngine: Sendable {
     /// Stamps the history transactions of other authors not stamped yet (see the type's steps).
     private static func stampLocalChanges(_ context: WriteContext, wall: UInt64) throws {
         try stampHistory(context, wall: wall, excludingAuthor: author) { merged, token in
-            try SyncBookkeeping.write(merged, cursor: nil, pending: token, on: context.connection)
+            // A row with no record yet is made here; one made here stays so until the server has it.
+            let record = try SyncBookkeeping.record(of: merged.key, on: context.connection)
+            try SyncBookkeeping.write(
+                merged, cursor: record.map(\.cursor) ?? SyncBookkeeping.madeHere, pending: token,
+                on: context.connection)
         }
     }
 
@@ -297,7 +301,7 @@ public final class SyncEngine: Sendable {
         guard let through = response.acknowledged else { return 0 }
         try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
-            try SyncBookkeeping.acknowledge(through: through.value, on: connection)
+            try SyncBookkeeping.acknowledge(through: through.value, pushed: pending.map(\.key), on: connection)
             try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: connection)
             try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
             // The pushed rows are in this store (a copy of it taken from now on holds them too),

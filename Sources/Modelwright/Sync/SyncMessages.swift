@@ -321,7 +321,10 @@ public struct PullRequest: Sendable, Hashable, Codable {
     /// device that holds rows (its cursor expired, say), and with every page of a pull whose cursor
     /// the server refused as given out before it forgot the device: under scopes the server tells
     /// it to drop those of them the user may no longer see. The server never names a row to drop
-    /// that the device did not name here or was not shown before.
+    /// that the device did not name here or was not shown before. The engine names only rows the
+    /// server sent it or acknowledged from it, never one made on the device and not yet pushed:
+    /// such a row under an ID the server holds as another user's is refused at its push
+    /// (``SyncError/outOfScope(row:)``), not dropped in silence.
     public let held: [RowKey]?
 
     /// A pull of changes after `since` (a cursor of `epoch`), at most `limit` rows, without the

@@ -257,6 +257,75 @@ struct AccessControlTests {
         }
     }
 
+    /// A device of a makes a row under the ID of one of b's private rows (live or deleted), as
+    /// its own entity or a sibling in its hierarchy, owned by a, by b or shared, on a device that never synced (its
+    /// first pull names the rows it holds) or on one that did. Its engine's sync fails with
+    /// ``SyncError/outOfScope(row:)``, every time it is tried, and the server is unchanged: a
+    /// device's own new row never makes the server tell it to drop what the server has under
+    /// that ID (it would drop the attempt silently, and tell the device that the ID is taken).
+    @Test func aDeviceMakingARowUnderAnotherUsersIDIsRefusedEveryTime() async throws {
+        let schema = try #require(Self.schema)
+        var attempts = 0
+        for seed in Self.seeds() {
+            var random = SplitMix64(seed: 28_040, index: seed)
+            let world = try await World(schema: schema)
+            var counts = Counts()
+            for round in 0..<2 { try await world.bWrites(&random, round: round, counts: &counts) }
+            try await world.aEngine.sync()
+            let secrets = world.owners.filter { $0.value == "b" }.map(\.key).sorted()
+            try #require(!secrets.isEmpty)
+            for _ in 0..<4 {
+                let secret = random.pick(secrets)
+                // Its own entity or a sibling (an ID names one row across a hierarchy; in an
+                // unrelated entity it names a row of its own, which is a's to make).
+                let entity = ["Book", "Disc"].contains(secret.entity) ? random.pick(["Book", "Disc"]) : secret.entity
+                var values: [String: SyncValue] = ["owner": .text(random.pick(["a", "b", "all"]))]
+                switch entity {
+                case "Person": values["name"] = .text("p")
+                case "Doc": values["title"] = .text("hijacked")
+                case "Tag": values["name"] = .text("hijack\(attempts)")
+                default: values["label"] = .text("i")
+                }
+                let fresh = random.chance(0.5)
+                let (store, engine): (Store, SyncEngine)
+                if fresh {
+                    store = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+                    engine = try await SyncEngine(store: store, transport: world.server.transport(credentials: "a"))
+                } else {
+                    (store, engine) = (world.aStore, world.aEngine)
+                }
+                let before = try await SyncSnapshot.read(world.serverStore)
+                let row = RowChange.insert(
+                    RowKey(entity: entity, id: secret.id), values: values, at: try world.a.stamp())
+                try await store.performAndSave(author: "app") { try $0.materialize(row) }
+                for _ in 0..<2 {
+                    let error = await #expect(throws: SyncError.self, "seed \(seed): \(entity) over b's \(secret)") {
+                        try await engine.sync()
+                    }
+                    guard case .outOfScope? = error else {
+                        Issue.record(
+                            "seed \(seed): \(entity) over b's \(secret) (fresh device: \(fresh)): \(String(describing: error))"
+                        )
+                        continue
+                    }
+                }
+                let after = try await SyncSnapshot.read(world.serverStore)
+                #expect(before == after, "seed \(seed): the server changed under a's row with b's ID \(secret)")
+                attempts += 1
+                if !fresh {
+                    // Take the attempt back, so the device syncs again for the next one.
+                    let undo = RowChange.delete(RowKey(entity: entity, id: secret.id), at: try world.a.stamp())
+                    try await store.performAndSave(author: "app") { context in
+                        try context.materialize(undo)
+                        try SyncBookkeeping.forget(undo.key, on: context.connection)
+                    }
+                    try await engine.sync()
+                }
+            }
+        }
+        #expect(attempts == 4 * Self.seeds().count)
+    }
+
     // MARK: - Devices under the same user
 
     /// Red team C1, drawn: b's two devices sync docs, one deletes some; a third connection with b's
