@@ -104,6 +104,11 @@ public final class PostgresConnection: @unchecked Sendable {
     /// only on the store's queue for this connection, like every engine-interface call.
     package var renderedSQL: [RequestShape: String] = [:]
 
+    /// The SQL of each request shape a statement was kept for, its markers already numbered
+    /// (``PostgresConnection/keepStatement(_:for:)``); touched only on the store's queue for this
+    /// connection. The SQL, not the statement: a statement holds its connection.
+    var numberedSQL: [RequestShape: String] = [:]
+
     /// Connects with `configuration`; throws ``PostgresError/connectionFailed(_:)`` or
     /// ``PostgresError/invalidConnectionString(_:)``, whose text holds no password.
     public init(_ configuration: PostgresConfiguration) async throws {

@@ -33,6 +33,18 @@ package final class PostgresStatement: DatabaseStatement {
         handWritten = nil
     }
 
+    /// A statement for SQL whose markers are already numbered (``numberedSQL`` of another), kept
+    /// by the server once prepared.
+    init(numbered sql: String, on connection: PostgresConnection) {
+        self.connection = connection
+        self.sql = sql
+        cached = true
+        handWritten = nil
+    }
+
+    /// The statement's SQL, its markers numbered `$1`, `$2` …
+    var numberedSQL: String { sql }
+
     /// A statement written by hand, already numbered `$1`, `$2` … by its ``SQLQuery`` and run as
     /// written, so a `?` in one of its strings stays text.
     init(handWritten sql: String, _ description: PostgresConnection.HandWritten, on connection: PostgresConnection) {
@@ -132,7 +144,7 @@ package final class PostgresStatement: DatabaseStatement {
     }
 
     /// `read` of the current row's rows, reached without a retain; `none` before the statement ran.
-    private func reading<Value>(_ none: Value, _ read: (PostgresRows, Int32) -> Value) -> Value {
+    @inline(__always) private func reading<Value>(_ none: Value, _ read: (PostgresRows, Int32) -> Value) -> Value {
         guard let current else { return none }
         return current._withUnsafeGuaranteedRef { read($0, row) }
     }
