@@ -5,10 +5,16 @@ import ModelwrightSchema
 
 /// `modelwright export-coredata`: writes a model folder as a Core Data model bundle.
 enum ExportCoreDataCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis = "export-coredata <model folder> --output <Name.xcdatamodeld>"
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Write every version of a model as a Core Data model bundle."
+
     static let usage = """
         OVERVIEW: Export every version of a model as a Core Data model bundle.
 
-        USAGE: modelwright export-coredata <model folder> --output <Name.xcdatamodeld>
+        USAGE: modelwright \(synopsis)
 
         ARGUMENTS:
           <model folder>            A folder of '<Model>.v<N>.model' files; the newest version is current.

@@ -4,10 +4,17 @@ import ModelwrightSchema
 
 /// `modelwright generate`: validates a model and writes its Swift files.
 enum GenerateCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis =
+        "generate <model folder> --output <dir> [--config <file> | --no-config] [--templates <dir>] [--check]"
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Write the model's records, queries, schema and migrations as Swift."
+
     static let usage = """
         OVERVIEW: Generate the Swift an app compiles against from a model folder.
 
-        USAGE: modelwright generate <model folder> --output <dir> [--config <file> | --no-config] [--templates <dir>] [--check]
+        USAGE: modelwright \(synopsis)
 
         ARGUMENTS:
           <model folder>       A folder of '<Model>.v<N>.model' files; the newest version is current.

@@ -5,10 +5,17 @@ import ModelwrightSchema
 
 /// `modelwright import-coredata`: turns a Core Data model's versions into schema files.
 enum ImportCoreDataCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis =
+        "import-coredata <bundle.xcdatamodeld | model.xcdatamodel> --output <model folder> [--name <Model>] [--all-versions] [--version-order <names> | @<file>] [--skip-version <name>]…"
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Import every version of a Core Data model as schema files."
+
     static let usage = """
         OVERVIEW: Import a Core Data model, with all its versions, as a model folder.
 
-        USAGE: modelwright import-coredata <bundle.xcdatamodeld | model.xcdatamodel> --output <model folder> [--name <Model>] [--all-versions] [--version-order <names> | @<file>] [--skip-version <name>]…
+        USAGE: modelwright \(synopsis)
 
         ARGUMENTS:
           <bundle.xcdatamodeld>   A versioned Core Data model; its versions are taken in natural name order

@@ -5,10 +5,16 @@ import ModelwrightSchema
 /// `modelwright import-coredata-store`: an app's Core Data store into a new Modelwright store, by
 /// the runtime's importer, for tests and support.
 enum ImportCoreDataStoreCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis = "import-coredata-store <store.sqlite> --model <model folder> --output <file> [--dry-run]"
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Import an app's Core Data store into a new store."
+
     static let usage = """
         OVERVIEW: Import an app's Core Data SQLite store into a new Modelwright store.
 
-        USAGE: modelwright import-coredata-store <store.sqlite> --model <model folder> --output <file> [--dry-run]
+        USAGE: modelwright \(synopsis)
 
         ARGUMENTS:
           <store.sqlite>          The Core Data store; its -wal and -shm are read beside it, and external

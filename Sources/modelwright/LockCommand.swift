@@ -3,11 +3,17 @@ import ModelwrightSchema
 
 /// `modelwright lock`: freezes released versions in the model's lock file.
 enum LockCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis = "lock <model folder> [--through <version>]"
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Freeze released versions in the model's lock file."
+
     static let usage = """
         OVERVIEW: Freeze released versions: record their checksums in the model folder's
         modelwright-lock.json, so that editing one later is an error.
 
-        USAGE: modelwright lock <model folder> [--through <version>]
+        USAGE: modelwright \(synopsis)
 
         ARGUMENTS:
           <model folder>         A folder holding one '<Model>.v<N>.model' file per version.

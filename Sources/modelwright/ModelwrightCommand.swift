@@ -3,24 +3,38 @@ import Foundation
 /// `modelwright`: the command-line entry point, dispatching to one command per job.
 @main
 enum ModelwrightCommand {
+    /// Each command's synopsis and summary, in the order the help lists them: the commands own
+    /// both, so the list cannot leave out an option a command's own help shows.
+    static let commands: [(synopsis: String, summary: String)] = [
+        (ValidateCommand.synopsis, ValidateCommand.summary),
+        (GenerateCommand.synopsis, GenerateCommand.summary),
+        (PlanCommand.synopsis, PlanCommand.summary),
+        (NewVersionCommand.synopsis, NewVersionCommand.summary),
+        (LockCommand.synopsis, LockCommand.summary),
+        (ImportCoreDataCommand.synopsis, ImportCoreDataCommand.summary),
+        (ExportCoreDataCommand.synopsis, ExportCoreDataCommand.summary),
+        (ImportCoreDataStoreCommand.synopsis, ImportCoreDataStoreCommand.summary),
+    ]
+
+    /// The commands as the help lists them: a synopsis that fits beside its summary shares its
+    /// line; a longer one is followed by the summary on a line of its own, in the same column.
+    static var commandList: String {
+        let column = 39
+        return commands.map { command in
+            let synopsis = "  " + command.synopsis
+            return synopsis.count < column - 1
+                ? synopsis.padding(toLength: column, withPad: " ", startingAt: 0) + command.summary
+                : synopsis + "\n" + String(repeating: " ", count: column) + command.summary
+        }.joined(separator: "\n")
+    }
+
     static let usage = """
         OVERVIEW: Modelwright checks versioned data models and generates the Swift an app compiles against.
 
         USAGE: modelwright <command> [options]
 
         COMMANDS:
-          validate <model folder or file>...   Check every version of each model and print its checksums.
-          generate <model folder> --output <dir>
-                                               Write the model's records, queries, schema and migrations as Swift.
-          plan <model folder> [--json]         Show how each version step migrates, and what it costs.
-          new-version <model folder>           Start the next version as a copy of the current one.
-          lock <model folder> [--through <N>]  Freeze released versions in the model's lock file.
-          import-coredata <bundle.xcdatamodeld> --output <model folder>
-                                               Import every version of a Core Data model as schema files.
-          export-coredata <model folder> --output <Name.xcdatamodeld>
-                                               Write every version of a model as a Core Data model bundle.
-          import-coredata-store <store.sqlite> --model <model folder> --output <file> [--dry-run]
-                                               Import an app's Core Data store into a new store.
+        \(commandList)
 
         OPTIONS:
           -h, --help      Show this help, or a command's help with 'modelwright <command> --help'.

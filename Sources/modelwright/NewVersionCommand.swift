@@ -3,10 +3,16 @@ import ModelwrightSchema
 
 /// `modelwright new-version`: starts the next version as a copy of the current one.
 enum NewVersionCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis = "new-version <model folder>"
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Start the next version as a copy of the current one."
+
     static let usage = """
         OVERVIEW: Start the next version of a model as a copy of the current one.
 
-        USAGE: modelwright new-version <model folder>
+        USAGE: modelwright \(synopsis)
 
         Writes '<Model>.v<N+1>.model' beside the others: the current version with its header
         raised to N+1, and without the '@renamed(from:)' annotations and 'migration from' block

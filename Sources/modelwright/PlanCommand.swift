@@ -8,11 +8,17 @@ import ModelwrightSchema
 
 /// `modelwright plan`: shows how each version step migrates.
 enum PlanCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis = "plan <model folder> [--json] [--engine sqlite|postgres] [--postgres <url>]"
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Show how each version step migrates, and what it costs."
+
     static let usage = """
         OVERVIEW: Show the migration plan between every pair of adjacent versions: each change,
         how it migrates, and what it costs in the store.
 
-        USAGE: modelwright plan <model folder> [--json] [--engine sqlite|postgres] [--postgres <url>]
+        USAGE: modelwright \(synopsis)
 
         Each change is one of:
           lightweight            inferred; nothing is lost

@@ -3,10 +3,16 @@ import ModelwrightSchema
 
 /// `modelwright validate`: checks models and prints each version's shape and checksum.
 enum ValidateCommand {
+    /// How the command is called, after `modelwright`: its help and the tool's list of commands both show it.
+    static let synopsis = "validate <model folder or file>..."
+
+    /// What the command does, in one line, for the tool's list of commands.
+    static let summary = "Check every version of each model and print its checksums."
+
     static let usage = """
         OVERVIEW: Check every version of each model and print its checksums.
 
-        USAGE: modelwright validate <model folder or file>...
+        USAGE: modelwright \(synopsis)
 
         ARGUMENTS:
           <model folder or file>   A model folder holding one '<Model>.v<N>.model' file per version,

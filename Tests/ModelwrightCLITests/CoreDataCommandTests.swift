@@ -116,7 +116,9 @@ struct CoreDataCommandTests {
         #expect(
             Self.run(["export-coredata", "-h"]).1.output.contains(
                 "USAGE: modelwright export-coredata <model folder> --output <Name.xcdatamodeld>"))
-        #expect(Self.run(["--help"]).1.output.contains("import-coredata <bundle.xcdatamodeld> --output <model folder>"))
+        #expect(
+            Self.run(["--help"]).1.output.contains(
+                "import-coredata <bundle.xcdatamodeld | model.xcdatamodel> --output <model folder>"))
     }
 
     @Test func malformedContentsExitOneWithALocatedErrorAndWriteNothing() throws {

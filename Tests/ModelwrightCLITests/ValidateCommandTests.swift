@@ -81,6 +81,27 @@ struct ValidateCommandTests {
         #expect(Self.run(["--version"]).1.output == "modelwright \(ModelwrightCommand.version)\n")
     }
 
+    /// The tool's list of commands shows each command as the command's own help does: the list
+    /// once said `plan <model folder> [--json]`, without `plan`'s `--engine` and `--postgres`.
+    @Test func theCommandListShowsEveryCommandAsItsOwnHelpDoes() throws {
+        let help = Self.run(["--help"]).1.output
+        let commands = [
+            "validate", "generate", "plan", "new-version", "lock", "import-coredata", "export-coredata",
+            "import-coredata-store",
+        ]
+        for command in commands {
+            let own = Self.run([command, "--help"]).1.output
+            let usage = try #require(
+                own.split(separator: "\n").first { $0.hasPrefix("USAGE: modelwright ") }, "\(command) has no USAGE line"
+            )
+            let synopsis = usage.dropFirst("USAGE: modelwright ".count)
+            #expect(
+                help.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix(synopsis) },
+                "the command list lacks '\(synopsis)':\n\(help)")
+        }
+        #expect(help.contains("plan <model folder> [--json] [--engine sqlite|postgres] [--postgres <url>]"))
+    }
+
     @Test func theBuiltExecutableExitsWithTheDocumentedCodes() throws {
         // The test runner lives in the build folder, next to the products `swift build` made.
         let buildFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
