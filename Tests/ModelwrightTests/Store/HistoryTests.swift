@@ -240,6 +240,16 @@ struct HistoryTests {
         var transactions = 0
         for round in 0..<16 {
             let child = try Self.launch(["loop", url.path, "\(round + 1)"])
+            // The kill's moment is drawn from once the child commits: on a loaded machine its
+            // start alone can take longer than any drawn delay, and the kill then hits no commit.
+            let started = Date()
+            while Date().timeIntervalSince(started) < 60, child.isRunning {
+                let store = try Self.makeStore(url)
+                let count = try await store.fetchHistory(after: nil).count
+                try store.close()
+                if count > transactions { break }
+                usleep(10_000)
+            }
             usleep(useconds_t(30_000 + random.next() % 250_000))
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
