@@ -85,8 +85,14 @@ import Testing
                 ? "\(temporary)/modelwright-coredata-import-\(pid)-\(suffix)"
                 : "\(test.folder.path)/.\(output).import-\(pid)-\(suffix)"
             guard !FileManager.default.fileExists(atPath: path) else { continue }
-            try Self.plant(kind, at: path, random: &random)
-            planted.append((path, kind, Self.contents(path)))
+            // Planted under a name no sweep reads, then renamed whole: an import another test runs
+            // meanwhile sweeps a killed run's folder it finds (as it should), and took one half
+            // planted, so the next file's write failed (CI at 7f9c29a).
+            let staging = path + ".planting"
+            try Self.plant(kind, at: staging, random: &random)
+            let contents = Self.contents(staging)
+            guard rename(staging, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            planted.append((path, kind, contents))
         }
         try CoreDataStoreImport.importStore(
             at: test.store, model: test.prepared.storeModel, migrationPlan: test.prepared.plan, to: test.destination)
