@@ -239,8 +239,11 @@ extension StageRun {
                     continue
                 }
                 let name = quoted(column.name)
+                // The default as the engine writes it into the column's type (PostgreSQL's
+                // `boolean` takes `true`, not SQLite's 1, even in a statement that matches no row).
+                let value = column.defaultLiteral.map { connection.dialect.defaultExpression($0, for: column.storage) }
                 try execute(
-                    "UPDATE \(quoted(entity.table)) SET \(name) = \(column.defaultLiteral ?? "NULL") WHERE \(rows(of: entity)) AND \(name) IS NOT NULL AND NOT (\(StoredValues.readable(column, in: connection.dialect)))",
+                    "UPDATE \(quoted(entity.table)) SET \(name) = \(value ?? "NULL") WHERE \(rows(of: entity)) AND \(name) IS NOT NULL AND NOT (\(StoredValues.readable(column, in: connection.dialect)))",
                     .updateRows(
                         table: entity.table, reason: "clears what \(entity.name).\(column.property) cannot read"))
             }
