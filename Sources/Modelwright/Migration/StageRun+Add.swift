@@ -105,7 +105,7 @@ extension StageRun {
                 return tables[table]?.columns[column] != nil ? "_mw_removed_" + column : column
             }
             for fill in fills where !fill.sources.isEmpty {
-                try retypeIfUnconvertible(fill.column, in: table, current: current(fill.column))
+                try retypeBeforeFill(fill.column, in: table, current: current(fill.column))
                 let cases = fill.sources.map { source in
                     let value = source.expression.replacingOccurrences(
                         of: TableMapping.sourcePlaceholder, with: quoted(current(source.column)))
@@ -414,12 +414,14 @@ extension StageRun {
     }
 
     /// On an engine that alters tables in place, gives `column` of `table` the destination's type
-    /// now, emptied, when the store still holds it (`current` is its own name) under a source
-    /// column's type whose values no cast converts (``ScalarType/conversion(to:)``): values of the
-    /// new type, which a fill writes next, would not go into the old typed column (42804 on
-    /// PostgreSQL, an attribute moved up its hierarchy and retyped from `Decimal` to `Bool`), and
-    /// the old values cannot be kept (the step declares them lost, or a custom stage fills them).
-    private mutating func retypeIfUnconvertible(_ name: String, in table: String, current: String) throws {
+    /// now, when the store still holds it (`current` is its own name) under a source column's
+    /// type: values of the new type, which a fill writes next, would not go into the old typed
+    /// column (42804 on PostgreSQL: an attribute moved up its hierarchy and retyped from `Decimal`
+    /// to `Bool`, or from `Bool?` to `Float = 1.5`, whose parent's rows take the default). The
+    /// values convert as the one rule converts them (``ScalarType/conversion(to:)``); where no cast
+    /// converts them they cannot be kept (the step declares them lost, or a custom stage fills
+    /// them), and the column is emptied.
+    private mutating func retypeBeforeFill(_ name: String, in table: String, current: String) throws {
         let dialect = connection.dialect
         let sourceTable = mapping.sourceTable[table] ?? table
         guard dialect.altersTablesInPlace, current == name,
@@ -427,10 +429,10 @@ extension StageRun {
                 .first(where: { $0.name == name }),
             let before = source.entities.values.lazy.filter({ $0.table == sourceTable }).flatMap(\.columns)
                 .first(where: { $0.name == name }),
-            dialect.columnType(before.storage) != dialect.columnType(column.storage),
-            let old = before.type?.scalar, let new = column.type?.scalar, old.conversion(to: new) == nil
+            dialect.columnType(before.storage) != dialect.columnType(column.storage)
         else { return }
-        try retype(column, in: table, using: "NULL")
+        let converts = before.type?.scalar.flatMap { old in column.type?.scalar.flatMap(old.conversion(to:)) } != nil
+        try retype(column, in: table, using: converts ? nil : "NULL")
     }
 
     /// Gives `column` of `table` the destination's type now, optional and without a default until
