@@ -46,7 +46,7 @@ struct MovedRows {
             for column in entity.columns {
                 let renamedFrom = attributes.first { $0.name == column.property }?.renamedFrom
                 guard
-                    let (oldColumn, expression) = TableMapping.source(
+                    let (oldColumn, expression, _) = TableMapping.source(
                         of: column, renamedFrom: renamedFrom, in: entity, from: old, dialect: dialect)
                 else { continue }
                 columns.append(column.name)

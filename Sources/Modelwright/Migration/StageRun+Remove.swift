@@ -32,8 +32,11 @@ extension StageRun {
             guard let have = actual.tables[table], let want = expected.tables[table] else { return false }
             // A join table whose sides trade is copied even when its shape stays (both sides of a
             // self-referencing relationship lead to one table): a rename alone reverses its links.
+            // On SQLite, a column whose values convert (a `Double` narrowed to a `Float`, rounded by
+            // `mw_float`) may keep its declared type: the rebuild's copy converts them.
             return !have.hasShape(of: want)
-                || (tables[table]?.relationship != nil && mapping.copyExpression[table] != nil)
+                || ((tables[table]?.relationship != nil || !connection.dialect.altersTablesInPlace)
+                    && mapping.copyExpression[table] != nil)
         }
         let recreated = connection.dialect.altersTablesInPlace ? joinTablesToRecreate(actual) : []
         for table in reshaped where connection.dialect.altersTablesInPlace && !recreated.contains(table) {
@@ -178,11 +181,15 @@ extension StageRun {
     /// first, as a rebuild checks them. Indexes follow in ``synchronizeIndexes(_:)``.
     private mutating func alter(_ table: String, have: StoreSchema.Table, want: StoreSchema.Table) throws {
         let dialect = connection.dialect
-        let layouts = destination.entities.values.filter { $0.table == table }
         let copies = mapping.copyExpression[table] ?? [:]
         for column in want.columns.keys.sorted() where have.columns[column] != nil {
-            guard want.columns[column]?.isNotNull == true, have.columns[column]?.isNotNull == false else { continue }
-            let value = copies[column] ?? quoted(column)
+            guard let had = have.columns[column], let wanted = want.columns[column], wanted.isNotNull, !had.isNotNull
+            else { continue }
+            // A retyped column is read as its conversion gives it: the copy expression is SQLite's,
+            // which reads any value as any type.
+            let value =
+                had.type != wanted.type
+                ? retypedValue(of: column, in: table, wanted: wanted) : copies[column] ?? quoted(column)
             let missing = try scalar("SELECT count(*) FROM \(quoted(table)) WHERE (\(value)) IS NULL")
             if missing > 0 {
                 throw MigrationError.missingValues(stage: name, table: table, column: column, rows: missing)
@@ -210,9 +217,7 @@ extension StageRun {
             retyped.insert(column)
             if had.defaultValue != nil { try execute(dialect.setDefault(nil, column: column, of: table), nil) }
             if had.isNotNull { try execute(dialect.setRequired(false, column: column, of: table), nil) }
-            let layout = layouts.lazy.flatMap(\.columns).first { $0.name == column }
-            var expression = conversion(of: column, in: table, to: layout)
-            if wanted.isNotNull, let value = wanted.defaultValue { expression = "COALESCE(\(expression), \(value))" }
+            let expression = retypedValue(of: column, in: table, wanted: wanted)
             try execute(dialect.alterColumnType(column, of: table, to: wanted.type, using: expression), nil)
         }
         let assignments = copies.filter { want.columns[$0.key] != nil && !retyped.contains($0.key) }
@@ -239,6 +244,28 @@ extension StageRun {
         report(.tableCopied, table)
     }
 
+    /// The SQL a retyped `column` of `table` takes its values from in an alteration in place: its
+    /// conversion, and where rows hold no value the default that the mapping fills them with (an
+    /// optional attribute made required, whatever the table's column requires: a parent's rows
+    /// may not have it) or that the required column has.
+    private func retypedValue(of column: String, in table: String, wanted: StoreSchema.Column) -> String {
+        let layout = destination.entities.values.filter { $0.table == table }.lazy.flatMap(\.columns)
+            .first { $0.name == column }
+        let expression = conversion(of: column, in: table, to: layout)
+        guard let value = mapping.defaultFill[table]?[column] ?? (wanted.isNotNull ? wanted.defaultValue : nil) else {
+            return expression
+        }
+        return "COALESCE(\(expression), \(value))"
+    }
+
+    /// The least magnitude that a `Float` rounds to infinity: the greatest `Float` and half its
+    /// last place (2^128 - 2^103; to even, the tie goes up).
+    static let floatInfinityBound = "\(Double(sign: .plus, exponent: 128, significand: 1) - 0x1p103)"
+
+    /// The greatest magnitude that a `Float` rounds to zero: half the least `Float` (2^-150; to
+    /// even, the tie goes down).
+    static let floatZeroBound = "\(Double(sign: .plus, exponent: -150, significand: 1))"
+
     /// The SQL that converts the stored values of `column` of `table` to the destination's type in
     /// an alteration in place: the mapping's conversion (a cast), the value itself where only the
     /// declared width changes (guarded to the new integer range), or NULL where the step gives the
@@ -260,13 +287,21 @@ extension StageRun {
         let value = through ? connection.dialect.cast(name, to: .integer32) : name
         let cast = connection.dialect.cast(value, to: layout.storage)
         if let range = new.integerRange {
-            return "CASE WHEN \(value) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
+            // The range is tested on the stored value itself: a `bigint` outside an `integer`'s
+            // range would fail its cast to one (22003) before the test could clear it.
+            let tested = old.storage == .boolean ? value : name
+            return "CASE WHEN \(tested) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
         }
         // Only a double or a decimal can hold what a `real` cannot (an integer's text 'NaN' would
-        // not even parse as the column's type).
+        // not even parse as the column's type). The rule is Swift's `Float(_:)`, as SQLite's
+        // `mw_float` applies it: a finite value that rounds past a `Float`'s range is cleared
+        // (PostgreSQL would refuse it, 22003), one that rounds to zero becomes a zero of its sign
+        // (PostgreSQL would refuse that too, as an underflow), the others round to nearest, even.
         if layout.storage == .float, old.storage == .double || old.storage == .decimal {
-            return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') OR abs(\(name)) <= 3.4028234663852886e38 "
-                + "THEN \(cast) END"
+            let zero = "CASE WHEN \(name) < 0 THEN CAST('-0' AS real) ELSE CAST('0' AS real) END"
+            return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') THEN \(cast) "
+                + "WHEN \(name) <> 0 AND abs(\(name)) <= \(Self.floatZeroBound) THEN \(zero) "
+                + "WHEN abs(\(name)) < \(Self.floatInfinityBound) THEN \(cast) END"
         }
         return cast
     }

@@ -9,6 +9,10 @@ struct TableMapping {
     /// column (a lossless type conversion, a default for a newly required column, a join table
     /// whose sides swapped).
     private(set) var copyExpression: [String: [String: String]] = [:]
+    /// For each destination table: the default (the dialect's SQL) that the rows of a column take
+    /// where they hold no value, because an optional attribute became required with a default;
+    /// part of the copy expression, and what an alteration in place fills such rows with.
+    private(set) var defaultFill: [String: [String: String]] = [:]
     /// For each destination join table that continues a source one: the source table's name, and
     /// whether the other side owned it before (its `source` and `destination` columns trade places).
     /// Sync's record of the links follows the table by it.
@@ -92,9 +96,10 @@ struct TableMapping {
         for column in newLayout.columns {
             let renamedFrom = attributes.first { $0.name == column.property }?.renamedFrom
             guard
-                let (oldColumn, expression) = Self.source(
+                let (oldColumn, expression, fill) = Self.source(
                     of: column, renamedFrom: renamedFrom, in: newLayout, from: oldLayout, dialect: dialect)
             else { continue }
+            if let fill { defaultFill[table, default: [:]][column.name] = fill }
             entitySource[entity.name, default: [:]][column.name] = oldColumn
             candidates[table, default: [:]][column.name, default: []].append((entity.name, oldColumn, expression))
         }
@@ -112,11 +117,12 @@ struct TableMapping {
     }
 
     /// The source column a destination column continues, with the SQL that converts its value
-    /// (over ``sourcePlaceholder``), or `nil` for a new column.
+    /// (over ``sourcePlaceholder``) and the default it fills rows without a value with, or `nil`
+    /// for a new column.
     static func source(
         of column: ColumnLayout, renamedFrom: String?, in newLayout: EntityLayout, from oldLayout: EntityLayout,
         dialect: some SQLDialect
-    ) -> (String, String)? {
+    ) -> (String, String, String?)? {
         let placeholder = sourcePlaceholder
         guard let description = newLayout.relationships.first(where: { $0.name == column.property }),
             column.type == nil
@@ -131,15 +137,17 @@ struct TableMapping {
                     column.field == nil
                     ? Self.conversion(from: old.type, to: column.type, column: placeholder, dialect: dialect) : nil
                 var expression = conversion ?? placeholder
+                var fill: String?
                 if old.isOptional, !column.isOptional, let literal = column.defaultLiteral {
-                    expression = "COALESCE(\(expression), \(dialect.defaultExpression(literal, for: column.storage)))"
+                    fill = dialect.defaultExpression(literal, for: column.storage)
+                    expression = "COALESCE(\(expression), \(fill ?? "NULL"))"
                 }
-                return (old.name, expression)
+                return (old.name, expression, fill)
             }
         }
         let oldKey = description.renamedFrom ?? description.name
         guard let old = oldLayout.column(forKey: oldKey), old.type == nil else { return nil }
-        return (old.name, placeholder)
+        return (old.name, placeholder, nil)
     }
 
     /// Decides, per destination table, which columns are renames of one source column (kept

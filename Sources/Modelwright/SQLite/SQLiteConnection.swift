@@ -77,6 +77,7 @@ final class SQLiteConnection: DatabaseConnection {
         sqlite3_set_authorizer(handle, transactionAuthorizer, Unmanaged.passUnretained(self).toOpaque())
         try StringFunctions.register(on: self)
         try DecodingFunction.register(on: self)
+        try FloatFunction.register(on: self)
     }
 
     deinit {

@@ -68,6 +68,9 @@ struct SQLiteDialect: SQLDialect {
     }
 
     func cast(_ expression: String, to storage: ColumnStorage) -> String {
+        // SQLite has no 32-bit float: `mw_float` rounds as Swift's `Float(_:)` does, from the
+        // integer itself (not through a double, which would round twice) or the double.
+        if storage == .float { return "mw_float(\(expression))" }
         let type =
             switch storage {
             case .double, .float, .timestamp: "REAL"

@@ -26,11 +26,15 @@ extension ScalarType {
             return TypeConversion(
                 isLossless: width <= exact, reason: width <= exact ? "exact" : "large integers lose precision",
                 cast: new.columnStorage, rewritesValues: true)
+        // A value becomes the nearest value of the new type, as Swift's `Float(_:)` rounds it (on
+        // SQLite too, where a `Float` is kept as the double it converts to exactly), and a finite
+        // value beyond the new type's range is cleared (see `SQLDialect.cast(_:to:)`).
         case (.floatingPoint(let before, _)?, .floatingPoint(let after, _)?):
             return before <= after
                 ? TypeConversion(isLossless: true, reason: "widening", cast: nil, rewritesValues: false)
                 : TypeConversion(
-                    isLossless: false, reason: "narrowing: precision is lost", cast: nil, rewritesValues: true)
+                    isLossless: false, reason: "narrowing: precision is lost", cast: new.columnStorage,
+                    rewritesValues: true)
         // Integers become their exact text. A floating-point number's text in SQL keeps 15 digits,
         // and a `Decimal` holds neither every magnitude nor every digit of a `Double`: only the
         // app's code (a custom stage) can say how such a number becomes text.
