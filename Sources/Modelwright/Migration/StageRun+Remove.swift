@@ -286,11 +286,19 @@ extension StageRun {
         let through = old.storage == .boolean || layout.storage == .boolean
         let value = through ? connection.dialect.cast(name, to: .integer32) : name
         let cast = connection.dialect.cast(value, to: layout.storage)
+        // A value the new type cannot hold takes the attribute's default, or NULL when it has none
+        // (then it is optional: the plan refuses a required one, `TypeConversion.clearsValues`).
+        // Rows without a value keep none: in a hierarchy's table they may be another entity's.
+        let lost =
+            layout.isOptional
+            ? "" : layout.defaultLiteral.map {
+                " WHEN \(name) IS NOT NULL THEN \(connection.dialect.defaultExpression($0, for: layout.storage))"
+            } ?? ""
         if let range = new.integerRange {
             // The range is tested on the stored value itself: a `bigint` outside an `integer`'s
             // range would fail its cast to one (22003) before the test could clear it.
             let tested = old.storage == .boolean ? value : name
-            return "CASE WHEN \(tested) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast) END"
+            return "CASE WHEN \(tested) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast)\(lost) END"
         }
         // Only a double or a decimal can hold what a `real` cannot (an integer's text 'NaN' would
         // not even parse as the column's type). The rule is Swift's `Float(_:)`, as SQLite's
@@ -301,7 +309,7 @@ extension StageRun {
             let zero = "CASE WHEN \(name) < 0 THEN CAST('-0' AS real) ELSE CAST('0' AS real) END"
             return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') THEN \(cast) "
                 + "WHEN \(name) <> 0 AND abs(\(name)) <= \(Self.floatZeroBound) THEN \(zero) "
-                + "WHEN abs(\(name)) < \(Self.floatInfinityBound) THEN \(cast) END"
+                + "WHEN abs(\(name)) < \(Self.floatInfinityBound) THEN \(cast)\(lost) END"
         }
         return cast
     }

@@ -138,9 +138,14 @@ struct TableMapping {
                     ? Self.conversion(from: old.type, to: column.type, column: placeholder, dialect: dialect) : nil
                 var expression = conversion ?? placeholder
                 var fill: String?
-                if old.isOptional, !column.isOptional, let literal = column.defaultLiteral {
-                    fill = dialect.defaultExpression(literal, for: column.storage)
-                    expression = "COALESCE(\(expression), \(fill ?? "NULL"))"
+                // Rows without a value take the default: those of an optional attribute made
+                // required, and those whose value the new type cannot hold (`mw_float` of 1e300).
+                let clears = old.type?.scalar.flatMap { before in column.type?.scalar.flatMap(before.conversion(to:)) }?
+                    .clearsValues ?? false
+                if old.isOptional || clears, !column.isOptional, let literal = column.defaultLiteral {
+                    let value = dialect.defaultExpression(literal, for: column.storage)
+                    if old.isOptional { fill = value }
+                    expression = "COALESCE(\(expression), \(value))"
                 }
                 return (old.name, expression, fill)
             }

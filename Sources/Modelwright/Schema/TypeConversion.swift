@@ -9,6 +9,10 @@ package struct TypeConversion: Sendable, Equatable {
     package let cast: ColumnStorage?
     /// Whether converting changes the stored values (a cast, or a narrowing the value check must see).
     package let rewritesValues: Bool
+    /// Whether some values have no counterpart in the new type (an integer outside a narrower
+    /// range, a finite `Double` beyond a `Float`'s): they are replaced by the attribute's default,
+    /// or `NULL` when it is optional, so a required attribute without a default cannot take them.
+    package var clearsValues: Bool = false
 }
 
 extension ScalarType {
@@ -21,7 +25,8 @@ extension ScalarType {
             return before <= after
                 ? TypeConversion(isLossless: true, reason: "widening", cast: nil, rewritesValues: false)
                 : TypeConversion(
-                    isLossless: false, reason: "narrowing: large values are cut", cast: nil, rewritesValues: false)
+                    isLossless: false, reason: "narrowing: large values are cut", cast: nil, rewritesValues: false,
+                    clearsValues: true)
         case (.integer(let width)?, .floatingPoint(_, let exact)?):
             return TypeConversion(
                 isLossless: width <= exact, reason: width <= exact ? "exact" : "large integers lose precision",
@@ -34,7 +39,7 @@ extension ScalarType {
                 ? TypeConversion(isLossless: true, reason: "widening", cast: nil, rewritesValues: false)
                 : TypeConversion(
                     isLossless: false, reason: "narrowing: precision is lost", cast: new.columnStorage,
-                    rewritesValues: true)
+                    rewritesValues: true, clearsValues: true)
         // Integers become their exact text. A floating-point number's text in SQL keeps 15 digits,
         // and a `Decimal` holds neither every magnitude nor every digit of a `Double`: only the
         // app's code (a custom stage) can say how such a number becomes text.

@@ -153,14 +153,27 @@ extension MigrationPlanner {
         oldEntity: EntityGraph.Entity
     ) {
         let name = "\(entity.name).\(attribute.name)"
-        if let (kind, reason) = Self.typeChange(from: oldAttribute.type, to: attribute.type) {
+        if var (kind, reason) = Self.typeChange(from: oldAttribute.type, to: attribute.type) {
+            // Values the new type cannot hold take the default, or NULL when it is optional: a
+            // required attribute without a default has neither, and the step could not complete
+            // (an `Int64` of 2^40 narrowed to a required `Int32`, a `Double` of 1e300 to a `Float`).
+            var hint: String?
+            if kind == .lossy, !attribute.isOptional, attribute.defaultValue == nil,
+                let old = oldAttribute.type.scalar, let new = attribute.type.scalar,
+                old.conversion(to: new)?.clearsValues == true
+            {
+                kind = .needsDefault
+                reason = "\(reason ?? "narrowing"): values \(describe(attribute.type)) cannot hold have nothing to take"
+                hint =
+                    "give \(name) a default ('= …') for the values \(describe(attribute.type)) cannot hold, make it optional, or declare a custom stage that converts them"
+            }
             let converts = kind == .lightweight && Self.rewritesValues(from: oldAttribute.type, to: attribute.type)
             let remaps = kind == .lightweight && Self.movesEnumCases(from: oldAttribute.type, to: attribute.type)
             add(
                 kind,
                 "change the type of \(name) from \(describe(oldAttribute.type)) to \(describe(attribute.type))\(reason.map { " (\($0))" } ?? "")",
                 entity, at: attribute.range.start, lost: kind == .lossy ? (oldEntity.name, oldAttribute.name) : nil,
-                property: attribute.name,
+                hint: hint, property: attribute.name,
                 work: kind == .needsCustomStage || kind == .needsDefault
                     ? Self.work(for: attribute, onlyRowsWithoutValue: false) : nil,
                 caution: converts
