@@ -90,9 +90,16 @@ struct MigrationPlannerTests {
                 "Shop.v2.model:2:1: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): remove attribute Product.name loses data",
                 "Shop.v2.model:2:1: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): remove attribute Product.notes loses data",
                 "Shop.v2.model:3:5: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): add attribute Product.title (String) needs a default",
-                "Shop.v2.model:4:5: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): change the type of Product.price from Int32 to Int16 (narrowing: large values are cut) loses data",
+                "Shop.v2.model:4:5: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): change the type of Product.price from Int32 to Int16 (narrowing: values Int16 cannot hold have no default to take) needs a default",
                 "Shop.v2.model:6:5: error: version 2 cannot be migrated to from version 1 (Shop.v1.model): add attribute Product.barcode (String) needs a default",
             ])
+        // A narrowing into a required attribute without a default has nothing to give the values
+        // the new type cannot hold.
+        let narrowing = try #require(result.diagnostics.first { $0.message.contains("Product.price") })
+        #expect(
+            narrowing.notes.map(\.message).first
+                == "give Product.price a default ('= …') for the values Int16 cannot hold, make it optional, or declare a custom stage that converts them"
+        )
         // A removal beside an addition of the same type suggests a rename; nothing is guessed.
         let removal = try #require(result.diagnostics.first { $0.message.contains("Product.name") })
         #expect(

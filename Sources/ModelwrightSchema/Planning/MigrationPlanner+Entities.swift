@@ -163,7 +163,7 @@ extension MigrationPlanner {
                 old.conversion(to: new)?.clearsValues == true
             {
                 kind = .needsDefault
-                reason = "\(reason ?? "narrowing"): values \(describe(attribute.type)) cannot hold have nothing to take"
+                reason = "narrowing: values \(describe(attribute.type)) cannot hold have no default to take"
                 hint =
                     "give \(name) a default ('= …') for the values \(describe(attribute.type)) cannot hold, make it optional, or declare a custom stage that converts them"
             }
