@@ -49,6 +49,9 @@ struct RetypePropertyTests {
         case movedDown
         /// A field of a composite that an entity's attribute holds.
         case field
+        /// Declared by the child, which leaves its parent in version 2 (a custom stage covers
+        /// that): its rows move to a table of their own, converted as they go.
+        case leaves
     }
 
     /// One drawn step.
@@ -78,6 +81,7 @@ struct RetypePropertyTests {
             case .inherited: "Base"
             case .movedUp: version == 1 ? "Leaf" : "Base"
             case .movedDown: version == 1 ? "Base" : "Leaf"
+            case .leaves: "Leaf"
             }
         }
 
@@ -94,7 +98,9 @@ struct RetypePropertyTests {
             lines += ["enum Level: Int { low, mid, high }", "composite Place {", "    city: String", zip, "}"]
             lines += [base, "    k: Int64"]
             if placement != .field, owner(version: version) == "Base" { lines.append(attribute) }
-            lines += ["}", "entity Leaf: Base {"]
+            let leaves = two && placement == .leaves
+            lines += ["}", leaves ? "entity Leaf {" : "entity Leaf: Base {"]
+            if leaves { lines.append("    k: Int64") }
             if !(two && extra == 2) { lines.append("    note: String") }
             if placement != .field, owner(version: version) == "Leaf" { lines.append(attribute) }
             lines += ["}", "entity Solo {", "    k: Int64" + (two && extra == 4 ? " @indexed" : "")]
@@ -106,8 +112,9 @@ struct RetypePropertyTests {
             if two && extra == 3 { lines += ["entity Other {", "    x: Int32 = 3", "}"] }
             var losses: [String] = two ? lossy : []
             if two && extra == 2 { losses.append("Leaf.note") }
-            if !losses.isEmpty {
+            if !losses.isEmpty || leaves {
                 lines.append("migration from 1 {")
+                if leaves { lines.append("    custom move \"Leaf leaves Base\"") }
                 lines += losses.map { "    lossy \($0)" }
                 lines.append("}")
             }
@@ -354,6 +361,7 @@ struct RetypePropertyTests {
     private struct Tally {
         var accepted = 0
         var refused = 0
+        var owed = 0
         var acceptedAsLossy = 0
         var rows = 0
         var compared = 0
@@ -377,6 +385,12 @@ struct RetypePropertyTests {
                 tally.refused += 1
                 continue
             }
+            // A parent change's custom stage covers the entity's other changes too: a retype only
+            // the app's code converts is owed to it, and this test has no such code to run.
+            if model.steps[0].obligations.contains(where: { $0.property == "a" || $0.property == "f" }) {
+                tally.owed += 1
+                continue
+            }
             tally.accepted += 1
             if !drawn.lossy.isEmpty { tally.acceptedAsLossy += 1 }
             tally.pairs.insert("\(drawn.old) → \(drawn.new)")
@@ -388,7 +402,7 @@ struct RetypePropertyTests {
             "retype cases: \(total) planned, \(tally.accepted) accepted (\(tally.acceptedAsLossy) with the loss "
                 + "accepted, \(tally.pairs.count) type pairs) and migrated on SQLite and PostgreSQL with "
                 + "\(tally.rows) rows, \(tally.compared) retyped values compared, \(tally.refused) refused at a "
-                + "located error")
+                + "located error, \(tally.owed) owed to a custom stage")
         if only == nil {
             #expect(tally.accepted >= total / 10, "only \(tally.accepted) of \(total) cases were accepted")
         }

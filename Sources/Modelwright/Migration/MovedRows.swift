@@ -46,12 +46,27 @@ struct MovedRows {
             for column in entity.columns {
                 let renamedFrom = attributes.first { $0.name == column.property }?.renamedFrom
                 guard
-                    let (oldColumn, expression, _) = TableMapping.source(
+                    let (oldColumn, expression, fill) = TableMapping.source(
                         of: column, renamedFrom: renamedFrom, in: entity, from: old, dialect: dialect)
                 else { continue }
+                let stored = "t." + quoted(oldColumn)
+                var value = expression.replacingOccurrences(of: TableMapping.sourcePlaceholder, with: stored)
+                // Typed columns take the typed conversion an alteration in place runs: the copy
+                // expression is SQLite's, whose narrowing keeps the value for the check to clear,
+                // where PostgreSQL's insert refuses it (22003) or has no cast (a `smallint` into a
+                // `boolean`, 42804).
+                if dialect.altersTablesInPlace, let before = old.columns.first(where: { $0.name == oldColumn }),
+                    before.storage != column.storage
+                {
+                    value = TableMapping.typedConversion(
+                        of: stored, from: before, to: column, copy: value, dialect: dialect)
+                    if let fill { value = "COALESCE(\(value), \(fill))" }
+                    // A value only the app's code converts waits as NULL of the column's type (an
+                    // untyped NULL would make the waiting table's column `text`).
+                    if value == "NULL" { value = dialect.cast(value, to: column.storage) }
+                }
                 columns.append(column.name)
-                values.append(
-                    expression.replacingOccurrences(of: TableMapping.sourcePlaceholder, with: "t." + quoted(oldColumn)))
+                values.append(value)
             }
             for column in entity.positionColumns {
                 let inverse = String(column.dropLast("._position".count))

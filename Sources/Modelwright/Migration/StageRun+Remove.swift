@@ -258,60 +258,17 @@ extension StageRun {
         return "COALESCE(\(expression), \(value))"
     }
 
-    /// The least magnitude that a `Float` rounds to infinity: the greatest `Float` and half its
-    /// last place (2^128 - 2^103; to even, the tie goes up).
-    static let floatInfinityBound = "\(Double(sign: .plus, exponent: 128, significand: 1) - 0x1p103)"
-
-    /// The greatest magnitude that a `Float` rounds to zero: half the least `Float` (2^-150; to
-    /// even, the tie goes down).
-    static let floatZeroBound = "\(Double(sign: .plus, exponent: -150, significand: 1))"
-
     /// The SQL that converts the stored values of `column` of `table` to the destination's type in
-    /// an alteration in place: the mapping's conversion (a cast), the value itself where only the
-    /// declared width changes (guarded to the new integer range), or NULL where the step gives the
-    /// values up (a lossy retype, which SQLite's check would clear).
+    /// an alteration in place (``TableMapping/typedConversion(of:from:to:copy:dialect:)``), or NULL
+    /// where the step gives the values up (a lossy retype, which SQLite's check would clear).
     func conversion(of column: String, in table: String, to layout: ColumnLayout?) -> String {
-        let name = quoted(column)
         let copy = mapping.copyExpression[table]?[column]
-        guard let layout, let new = layout.type?.scalar,
-            let oldName = mapping.sourceColumn[table]?[column],
+        guard let layout, let oldName = mapping.sourceColumn[table]?[column],
             let old = source.entities.values.lazy.filter({ $0.table == self.mapping.sourceTable[table] })
                 .flatMap(\.columns).first(where: { $0.name == oldName })
         else { return copy ?? "NULL" }
-        // The mapping's copy expression is SQLite's, which reads any value as any type: it serves
-        // where the stored type stays, and a typed conversion is spelled here otherwise.
-        if old.storage == layout.storage { return copy ?? connection.dialect.cast(name, to: layout.storage) }
-        guard let before = old.type?.scalar, before.conversion(to: new) != nil else { return "NULL" }
-        // A boolean converts through a 32-bit integer, the one integer PostgreSQL casts it to and from.
-        let through = old.storage == .boolean || layout.storage == .boolean
-        let value = through ? connection.dialect.cast(name, to: .integer32) : name
-        let cast = connection.dialect.cast(value, to: layout.storage)
-        // A value the new type cannot hold takes the attribute's default, or NULL when it has none
-        // (then it is optional: the plan refuses a required one, `TypeConversion.clearsValues`).
-        // Rows without a value keep none: in a hierarchy's table they may be another entity's.
-        let lost =
-            layout.isOptional
-            ? "" : layout.defaultLiteral.map {
-                " WHEN \(name) IS NOT NULL THEN \(connection.dialect.defaultExpression($0, for: layout.storage))"
-            } ?? ""
-        if let range = new.integerRange {
-            // The range is tested on the stored value itself: a `bigint` outside an `integer`'s
-            // range would fail its cast to one (22003) before the test could clear it.
-            let tested = old.storage == .boolean ? value : name
-            return "CASE WHEN \(tested) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast)\(lost) END"
-        }
-        // Only a double or a decimal can hold what a `real` cannot (an integer's text 'NaN' would
-        // not even parse as the column's type). The rule is Swift's `Float(_:)`, as SQLite's
-        // `mw_float` applies it: a finite value that rounds past a `Float`'s range is cleared
-        // (PostgreSQL would refuse it, 22003), one that rounds to zero becomes a zero of its sign
-        // (PostgreSQL would refuse that too, as an underflow), the others round to nearest, even.
-        if layout.storage == .float, old.storage == .double || old.storage == .decimal {
-            let zero = "CASE WHEN \(name) < 0 THEN CAST('-0' AS real) ELSE CAST('0' AS real) END"
-            return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') THEN \(cast) "
-                + "WHEN \(name) <> 0 AND abs(\(name)) <= \(Self.floatZeroBound) THEN \(zero) "
-                + "WHEN abs(\(name)) < \(Self.floatInfinityBound) THEN \(cast)\(lost) END"
-        }
-        return cast
+        return TableMapping.typedConversion(
+            of: quoted(column), from: old, to: layout, copy: copy, dialect: connection.dialect)
     }
 
     private mutating func synchronizeIndexes(_ actual: StoreSchema) throws {

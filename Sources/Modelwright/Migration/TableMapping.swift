@@ -265,6 +265,58 @@ struct TableMapping {
         return dialect.cast(column, to: cast)
     }
 
+    /// The least magnitude that a `Float` rounds to infinity: the greatest `Float` and half its
+    /// last place (2^128 - 2^103; to even, the tie goes up).
+    static let floatInfinityBound = "\(Double(sign: .plus, exponent: 128, significand: 1) - 0x1p103)"
+
+    /// The greatest magnitude that a `Float` rounds to zero: half the least `Float` (2^-150; to
+    /// even, the tie goes down).
+    static let floatZeroBound = "\(Double(sign: .plus, exponent: -150, significand: 1))"
+
+    /// The SQL that converts `name`, a stored value of `old`, to `layout`'s type on an engine
+    /// whose columns are typed (PostgreSQL: an alteration in place, rows moving to another table):
+    /// `copy` (the mapping's copy expression, SQLite's, which reads any value as any type) where
+    /// the stored type stays; else the one rule's conversion (``ScalarType/conversion(to:)``)
+    /// spelled with typed casts, a narrowing guarded so a value the new type cannot hold becomes
+    /// the default or NULL as SQLite's value check would clear it; NULL where no cast converts.
+    static func typedConversion(
+        of name: String, from old: ColumnLayout, to layout: ColumnLayout, copy: String?, dialect: some SQLDialect
+    ) -> String {
+        guard let new = layout.type?.scalar else { return copy ?? "NULL" }
+        if old.storage == layout.storage { return copy ?? dialect.cast(name, to: layout.storage) }
+        guard let before = old.type?.scalar, before.conversion(to: new) != nil else { return "NULL" }
+        // A boolean converts through a 32-bit integer, the one integer PostgreSQL casts it to and from.
+        let through = old.storage == .boolean || layout.storage == .boolean
+        let value = through ? dialect.cast(name, to: .integer32) : name
+        let cast = dialect.cast(value, to: layout.storage)
+        // A value the new type cannot hold takes the attribute's default, or NULL when it has none
+        // (then it is optional: the plan refuses a required one, `TypeConversion.clearsValues`).
+        // Rows without a value keep none: in a hierarchy's table they may be another entity's.
+        let lost =
+            layout.isOptional
+            ? "" : layout.defaultLiteral.map {
+                " WHEN \(name) IS NOT NULL THEN \(dialect.defaultExpression($0, for: layout.storage))"
+            } ?? ""
+        if let range = new.integerRange {
+            // The range is tested on the stored value itself: a `bigint` outside an `integer`'s
+            // range would fail its cast to one (22003) before the test could clear it.
+            let tested = old.storage == .boolean ? value : name
+            return "CASE WHEN \(tested) BETWEEN \(range.lowerBound) AND \(range.upperBound) THEN \(cast)\(lost) END"
+        }
+        // Only a double or a decimal can hold what a `real` cannot (an integer's text 'NaN' would
+        // not even parse as the column's type). The rule is Swift's `Float(_:)`, as SQLite's
+        // `mw_float` applies it: a finite value that rounds past a `Float`'s range is cleared
+        // (PostgreSQL would refuse it, 22003), one that rounds to zero becomes a zero of its sign
+        // (PostgreSQL would refuse that too, as an underflow), the others round to nearest, even.
+        if layout.storage == .float, old.storage == .double || old.storage == .decimal {
+            let zero = "CASE WHEN \(name) < 0 THEN CAST('-0' AS real) ELSE CAST('0' AS real) END"
+            return "CASE WHEN \(name) IN ('NaN', 'Infinity', '-Infinity') THEN \(cast) "
+                + "WHEN \(name) <> 0 AND abs(\(name)) <= \(floatZeroBound) THEN \(zero) "
+                + "WHEN abs(\(name)) < \(floatInfinityBound) THEN \(cast)\(lost) END"
+        }
+        return cast
+    }
+
     /// The entity and its ancestors, root first.
     static func lineage(of entity: EntityDescription, in schema: SchemaDescription) -> [EntityDescription] {
         var result = [entity]
