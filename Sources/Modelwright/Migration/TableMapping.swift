@@ -140,7 +140,8 @@ struct TableMapping {
                 var fill: String?
                 // Rows without a value take the default: those of an optional attribute made
                 // required, and those whose value the new type cannot hold (`mw_float` of 1e300).
-                let clears = old.type?.scalar.flatMap { before in column.type?.scalar.flatMap(before.conversion(to:)) }?
+                let clears =
+                    old.type?.scalar.flatMap { before in column.type?.scalar.flatMap(before.conversion(to:)) }?
                     .clearsValues ?? false
                 if old.isOptional || clears, !column.isOptional, let literal = column.defaultLiteral {
                     let value = dialect.defaultExpression(literal, for: column.storage)
@@ -294,7 +295,8 @@ struct TableMapping {
         // Rows without a value keep none: in a hierarchy's table they may be another entity's.
         let lost =
             layout.isOptional
-            ? "" : layout.defaultLiteral.map {
+            ? ""
+            : layout.defaultLiteral.map {
                 " WHEN \(name) IS NOT NULL THEN \(dialect.defaultExpression($0, for: layout.storage))"
             } ?? ""
         if let range = new.integerRange {
