@@ -527,7 +527,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The statement runs in the transaction's snapshot, after the check, as it would alone; only
     /// its rows wait for the check. When the statement failed and the check refuses, the check is
     /// made again in a fresh transaction, since the failure aborted the transaction a refusal reads
-    /// its error's details in; the statement then runs again there if the check accepts.
+    /// its error's details in; the statement then runs again there if the check accepts. So it
+    /// does after a failure a stale cached statement caused.
     private func runWithHeldBegin(_ held: HeldBegin, _ sql: String, _ values: [SQLValue]) throws -> PostgresRows? {
         let read = try withUnsafeCurrentTask { task in
             try queue.sync { try self.pipeline(held, sql, values, isCancelled: { task?.isCancelled == true }) }
@@ -538,15 +539,24 @@ public final class PostgresConnection: @unchecked Sendable {
             try held.check(read.checked)
             return rows
         case .failure(let failure):
+            // The statement was the transaction's first: nothing was read in it yet, so a plan that
+            // another session's DDL made stale (0A000, a column retyped behind the store's back)
+            // or a statement a DISCARD dropped (26000) is prepared again in a fresh transaction,
+            // as outside one; the pipeline forgot the cache.
+            var stale = false
+            if case .server(let sqlState, _, _, _)? = failure as? PostgresError {
+                stale = sqlState == "0A000" || sqlState == "26000"
+            }
             do {
                 try held.check(read.checked)
             } catch {
-                rollback()
-                markReading()
-                try beginNow(held)
-                return try runSynchronously(sql, values, cached: true)
+                stale = true
             }
-            throw failure
+            guard stale else { throw failure }
+            rollback()
+            markReading()
+            try beginNow(held)
+            return try runSynchronously(sql, values, cached: true)
         }
     }
 
