@@ -134,8 +134,10 @@ enum PlanCommand {
                 do {
                     result.append(try step.shadowStage.postgresStatements(on: connection))
                 } catch {
+                    // Located at the newer version's declaration (its first line), which the step
+                    // belongs to, as the planner's errors are located.
                     console.printError(
-                        "\(step.to.path): error: the step from version \(step.from.number) to \(step.to.number) "
+                        "\(step.to.path):1:1: error: the step from version \(step.from.number) to \(step.to.number) "
                             + "fails on PostgreSQL: \(error)")
                     return nil
                 }
