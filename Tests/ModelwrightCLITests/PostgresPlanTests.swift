@@ -65,7 +65,10 @@ struct PostgresPlanTests {
         let before = Self.clusterFolders()
         let (code, console) = Self.run(["plan", Self.trips, "--engine", "postgres"])
         #expect(code == .success, "\(console.errors)")
-        #expect(console.output == (try String(contentsOf: Self.golden, encoding: .utf8)))
+        let golden = try String(contentsOf: Self.golden, encoding: .utf8)
+        let first = zip(console.output.split(separator: "\n"), golden.split(separator: "\n"))
+            .first { $0.0 != $0.1 }
+        #expect(console.output == golden, "first difference: \(first.map { "\($0.0)\n  golden: \($0.1)" } ?? "length")")
         #expect(Self.clusterFolders().subtracting(before).isEmpty, "the throwaway cluster's folder is left")
     }
 
