@@ -204,7 +204,11 @@ public final class SyncEngine: Sendable {
         guard let last = transactions.last else { return }
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
         for transaction in transactions where !transaction.changes.isEmpty {
-            let stamp = try clock.tick(wallMilliseconds: wall)
+            // Stamped as of its commit, not of this sync (never later than now): a write that waited
+            // for a sync (an offline edit, the server's own code between two requests) would beat
+            // every edit made meanwhile. The clock still moves forward only.
+            let committed = transaction.timestamp.timeIntervalSince1970 * 1_000
+            let stamp = try clock.tick(wallMilliseconds: committed > 0 ? min(wall, UInt64(committed)) : 0)
             var changes = ChangeSet()
             for change in transaction.changes {
                 for row in try rowChanges(for: change, at: stamp, context) { changes.merge(row) }
