@@ -207,8 +207,10 @@ public final class SyncEngine: Sendable {
             // Stamped as of its commit, not of this sync (never later than now): a write that waited
             // for a sync (an offline edit, the server's own code between two requests) would beat
             // every edit made meanwhile. The clock still moves forward only.
+            // A store file is untrusted: a time that is NaN, infinite or before 1970 reads as 0.
             let committed = transaction.timestamp.timeIntervalSince1970 * 1_000
-            let stamp = try clock.tick(wallMilliseconds: committed > 0 ? min(wall, UInt64(committed)) : 0)
+            let at = committed.isFinite && committed > 0 ? UInt64(min(committed, Double(wall))) : 0
+            let stamp = try clock.tick(wallMilliseconds: at)
             var changes = ChangeSet()
             for change in transaction.changes {
                 for row in try rowChanges(for: change, at: stamp, context) { changes.merge(row) }
