@@ -174,6 +174,10 @@ public final class SyncServer: SyncTransport {
                 // The pushed rows that were alive before the push: a row the push brings to life
                 // must hold no link out of sight, whatever the push names.
                 var aliveBefore: Set<RowKey> = []
+                // The rows the push takes out of another user's sight, with that user (see
+                // checkNoneLeftLinking): the users are read once, when a row first leaves a scope.
+                var leaving: [(row: RowKey, user: String)] = []
+                var users: [String]?
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
@@ -198,6 +202,13 @@ public final class SyncServer: SyncTransport {
                         else { throw SyncError.outOfScope(row: change.key) }
                         let merged = existing?.merged(with: change) ?? change
                         guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
+                        if let existing {
+                            let others = try users ?? Self.knownUsers(on: connection)
+                            users = others
+                            for other in others where other != user && scope(other, existing) && !scope(other, merged) {
+                                leaving.append((change.key, other))
+                            }
+                        }
                         // An unlink or re-link of a to-one is a change to the row it left too. The
                         // refusal names the pushed row: the link it leaves may be hidden from the user.
                         do {
@@ -265,6 +276,7 @@ public final class SyncServer: SyncTransport {
                 }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: linkChanges, user: user, scopes: scopes, context: context)
+                    try Self.checkNoneLeftLinking(to: leaving, scopes: scopes, context: context)
                     for change in request.changes.sortedChanges {
                         try Self.checkLinksAfterPush(
                             of: change, aliveBefore: aliveBefore.contains(change.key), user: user, scopes: scopes,
@@ -531,6 +543,29 @@ public final class SyncServer: SyncTransport {
             }
         }
         return true
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` naming the pushed row unless, for each row the push
+    /// took out of another user's sight, no row that user may still see links to it through a
+    /// to-one, as the push leaves the rows: a user who takes a shared row (or hands it on) while
+    /// another's rows point at it would hide the link from that user, drop the rows that need it
+    /// from their devices with their pending edits, and refuse their next re-link of it, none of
+    /// which the pusher may do to another. The row stays shared until those rows let go of it.
+    private static func checkNoneLeftLinking(
+        to leaving: [(row: RowKey, user: String)], scopes: [String: Scope], context: WriteContext
+    ) throws {
+        let connection = context.connection
+        for (row, user) in leaving {
+            guard let scope = scopes[row.entity], let now = try SyncBookkeeping.change(of: row, on: connection),
+                now.isAlive, !scope(user, now)
+            else { continue }
+            for referrer in try context.syncReferrers(of: row) {
+                guard let record = try SyncBookkeeping.change(of: referrer, on: connection), record.isAlive,
+                    scopes[referrer.entity]?(user, record) == true
+                else { continue }
+                throw SyncError.outOfScope(row: row)
+            }
+        }
     }
 
     /// Every user a device is bound to (see ``bind(_:to:on:)``), in order.

@@ -214,6 +214,78 @@ struct PushEffectScopeTests {
             outcomes.keys.contains { $0.hasSuffix(" merged") } && outcomes.keys.contains { $0.hasSuffix(" refused") })
     }
 
+    // MARK: - Taking shared rows
+
+    /// A user takes a shared folder or box (its owner becomes hers), with a rename or without,
+    /// or lets go of links to shared rows first. The push is refused whole, the server unchanged,
+    /// exactly when a row another user may still see (theirs or a shared one) links to the taken
+    /// row through a to-one: the link would be hidden from them, and the rows that need it
+    /// dropped from their devices with their edits (red team rtsync4 W20, W21, W26, A4).
+    @Test func aUserTakesNoSharedRowAnotherUsersRowsLinkTo() async throws {
+        let schema = try #require(Self.schema)
+        var outcomes: [String: Int] = [:]
+        for seed in Self.seeds() {
+            var random = SplitMix64(seed: 28_042, index: seed)
+            let world = try await World(schema: schema)
+            try await world.populate(&random)
+            for step in 0..<12 {
+                let user = random.pick(Self.users)
+                let rows = try await world.live()
+                let shared = rows.filter {
+                    ["Folder", "Box"].contains($0.key.entity) && $0.value["owner"] == .text("all")
+                }
+                .map(\.key).sorted()
+                guard let target = shared.randomElement(using: &random) else { continue }
+                let linking = rows.filter { key, values in
+                    key != target && values["owner"] != .text(user) && values.values.contains(.uuid(target.id))
+                }.map(\.key).sorted()
+                if !linking.isEmpty, random.chance(0.3) {
+                    // The users whose rows link to it let go of it first (those they may change).
+                    for key in linking {
+                        guard case .text(let owner)? = rows[key]?["owner"] else { continue }
+                        let changer = owner == "all" ? user : owner
+                        let toOnes = rows[key]!.filter { $0.value == .uuid(target.id) }.map(\.key)
+                        let stamp = try world.hands[changer]!.stamp()
+                        try await world.expectAccepted(
+                            [
+                                .update(
+                                    key, values: Dictionary(uniqueKeysWithValues: toOnes.map { ($0, .null) }), at: stamp
+                                )
+                            ],
+                            by: changer)
+                    }
+                    outcomes["let go first", default: 0] += 1
+                }
+                let now = try await world.live()
+                let stillLinking = now.filter { key, values in
+                    key != target && values["owner"] != .text(user) && values.values.contains(.uuid(target.id))
+                }
+                var values: [String: SyncValue] = ["owner": .text(user)]
+                if random.chance(0.3) { values[target.entity == "Folder" ? "name" : "label"] = .text("taken\(step)") }
+                let before = try await AccessControlTests.serverState(world.serverStore)
+                let answer = try await world.hands[user]!.push(
+                    [.update(target, values: values, at: try world.hands[user]!.stamp())], to: world.transports[user]!)
+                let after = try await AccessControlTests.serverState(world.serverStore)
+                if let refusal = answer.refusal {
+                    outcomes["refused", default: 0] += 1
+                    #expect(!stillLinking.isEmpty, "seed \(seed): \(user) taking \(target) was refused: \(refusal)")
+                    #expect(before == after, "seed \(seed): a refused take changed the server")
+                    guard case .outOfScope(target)? = answer.refusal else {
+                        Issue.record("seed \(seed): the refusal is not outOfScope(\(target)): \(refusal)")
+                        continue
+                    }
+                } else {
+                    outcomes["accepted", default: 0] += 1
+                    #expect(
+                        stillLinking.isEmpty,
+                        "seed \(seed): \(user) took \(target) while \(stillLinking.keys.sorted()) link to it")
+                }
+            }
+        }
+        if Self.isLarge { print("SyncPushEffectScope takes: \(outcomes.sorted { $0.key < $1.key })") }
+        #expect(outcomes["refused", default: 0] > 0 && outcomes["accepted", default: 0] > 0)
+    }
+
     // MARK: - Support
 
     static func seeds() -> [Int] {
