@@ -479,7 +479,7 @@ public final class SyncServer: SyncTransport {
     /// Whether the rows a uniqueness resolution writes (the pushed row's tombstone, the survivor,
     /// the rows whose links it moves) stay in the user's sight: each row live after it is one the
     /// user may see, and every part the resolution changes is one the user may be shown (see
-    /// ``shown(_:user:scopes:context:)``): a merge triggered by a user never rewrites another's row.
+    /// ``shown(_:user:scopes:context:visiting:)``): a merge triggered by a user never rewrites another's row.
     private static func staysInSight(
         _ rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
     ) throws -> Bool {
@@ -521,7 +521,7 @@ public final class SyncServer: SyncTransport {
     }
 
     /// A row `user` held before a push (in their scope and shown to them: see
-    /// ``shown(_:user:scopes:context:)``), which the push writes or takes a required link of out of
+    /// ``shown(_:user:scopes:context:visiting:)``), which the push writes or takes a required link of out of
     /// their sight; `cause` is the pushed row that does.
     private struct HeldRow {
         let row: RowKey
