@@ -297,8 +297,8 @@ struct PushEffectScopeTests {
                 let user = random.pick(Self.users)
                 let rows = try await world.live()
                 let stamp = try world.hands[user]!.stamp()
-                var push: RowChange
-                var kind: String
+                let push: RowChange
+                let kind: String
                 if random.chance(0.6) {
                     let shared = rows.filter { $0.value["owner"] == .text("all") && $0.key.entity != "Note" }
                         .map(\.key).sorted()
