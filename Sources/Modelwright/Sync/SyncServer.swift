@@ -174,6 +174,10 @@ public final class SyncServer: SyncTransport {
                 // The pushed rows that were alive before the push: a row the push brings to life
                 // must hold no link out of sight, whatever the push names.
                 var aliveBefore: Set<RowKey> = []
+                // The rows other users held before the push that it may withhold from them, with
+                // the pushed row that would (see checkNoneWithheld); the users are read once.
+                var atRisk: [HeldRow] = []
+                var users: [String]?
                 for change in request.changes.sortedChanges {
                     try Self.check(change, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: change.key, on: connection)
@@ -198,14 +202,9 @@ public final class SyncServer: SyncTransport {
                         else { throw SyncError.outOfScope(row: change.key) }
                         let merged = existing?.merged(with: change) ?? change
                         guard scope(user, merged) else { throw SyncError.outOfScope(row: change.key) }
-                        // An unlink or re-link of a to-one is a change to the row it left too. The
-                        // refusal names the pushed row: the link it leaves may be hidden from the user.
-                        do {
-                            try Self.checkToOneTargets(
-                                of: change, in: stored, user: user, scopes: scopes, context: context)
-                        } catch SyncError.outOfScope {
-                            throw SyncError.outOfScope(row: change.key)
-                        }
+                        // The link a write of a to-one leaves is not checked: a user may re-point
+                        // (or clear) a link of a row she may change away from a row she may not
+                        // see (one another user took, say); the link it makes is checked after.
                     }
                     let merged = existing?.merged(with: change) ?? change
                     guard merged != existing else { continue }
@@ -242,6 +241,13 @@ public final class SyncServer: SyncTransport {
                         }
                     }
                     for row in rows {
+                        if let scopes, let user, let before = try SyncBookkeeping.change(of: row.key, on: connection) {
+                            let others = try users ?? Self.knownUsers(on: connection)
+                            users = others
+                            atRisk += try Self.rowsOthersHold(
+                                whenWriting: row, over: before, cause: change.key, users: others.filter { $0 != user },
+                                scopes: scopes, context: context)
+                        }
                         do {
                             try context.materialize(row)
                         } catch let error as SyncError {
@@ -265,6 +271,7 @@ public final class SyncServer: SyncTransport {
                 }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: linkChanges, user: user, scopes: scopes, context: context)
+                    try Self.checkNoneWithheld(atRisk, scopes: scopes, context: context)
                     for change in request.changes.sortedChanges {
                         try Self.checkLinksAfterPush(
                             of: change, aliveBefore: aliveBefore.contains(change.key), user: user, scopes: scopes,
@@ -453,26 +460,6 @@ public final class SyncServer: SyncTransport {
         }
     }
 
-    /// Throws ``SyncError/outOfScope(row:)`` unless every to-one link `change` writes points, in
-    /// each of `rows`, at nothing or at a row the user may see: called with the rows as the server
-    /// held them before the push (the link the write leaves) and with the pushed change after it is
-    /// applied (the link the write makes, whose target must exist by then).
-    private static func checkToOneTargets(
-        of change: RowChange, in rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
-    ) throws {
-        guard let entity = context.layout.entities[change.key.entity] else { return }
-        // Every to-one, with a foreign key or without (no inverse): the link names the row either way.
-        for column in entity.columns where column.destination != nil && change.attributes[column.key] != nil {
-            // A deleted row holds no link: its tombstone's last values may name a row out of sight.
-            for row in rows where row.isAlive || row.deleted == nil {
-                guard case .uuid(let target)? = row.attributes[column.key]?.value else { continue }
-                if let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) {
-                    throw SyncError.outOfScope(row: key)
-                }
-            }
-        }
-    }
-
     /// Throws ``SyncError/outOfScope(row:)`` naming `cause` (the row whose delete set the rule
     /// off: one the push deleted, or one an earlier effect deleted, so one the user may see) unless
     /// the user may see and change `outcome`'s row as sync knew it before and as the effect leaves
@@ -492,7 +479,7 @@ public final class SyncServer: SyncTransport {
     /// Whether the rows a uniqueness resolution writes (the pushed row's tombstone, the survivor,
     /// the rows whose links it moves) stay in the user's sight: each row live after it is one the
     /// user may see, and every part the resolution changes is one the user may be shown (see
-    /// ``shown(_:user:scopes:context:)``): a merge triggered by a user never rewrites another's row.
+    /// ``shown(_:user:scopes:context:visiting:)``): a merge triggered by a user never rewrites another's row.
     private static func staysInSight(
         _ rows: [RowChange], user: String, scopes: [String: Scope], context: WriteContext
     ) throws -> Bool {
@@ -531,6 +518,68 @@ public final class SyncServer: SyncTransport {
             }
         }
         return true
+    }
+
+    /// A row `user` held before a push (in their scope and shown to them: see
+    /// ``shown(_:user:scopes:context:visiting:)``), which the push writes or takes a required link of out of
+    /// their sight; `cause` is the pushed row that does.
+    private struct HeldRow {
+        let row: RowKey
+        let user: String
+        let cause: RowKey
+    }
+
+    /// The rows each of `users` holds now that writing `row` over `before` may withhold from
+    /// them: the row itself when the write re-points one of its required to-ones, and every row
+    /// that links to it through a to-one when the write takes it out of one's scope. Read before
+    /// the row is written; ``checkNoneWithheld(_:scopes:context:)`` judges them after the push.
+    private static func rowsOthersHold(
+        whenWriting row: RowChange, over before: RowChange, cause: RowKey, users: [String], scopes: [String: Scope],
+        context: WriteContext
+    ) throws -> [HeldRow] {
+        guard let scope = scopes[row.key.entity], let entity = context.layout.entities[row.key.entity] else {
+            return []
+        }
+        let repointed = entity.columns.contains { column in
+            column.destination != nil && !column.isOptional
+                && row.attributes[column.key]?.value != before.attributes[column.key]?.value
+        }
+        var held: [HeldRow] = []
+        var referrers: [RowKey]?
+        for user in users where scope(user, before) {
+            if repointed, before.isAlive, try shown(before, user: user, scopes: scopes, context: context) != nil {
+                held.append(HeldRow(row: row.key, user: user, cause: cause))
+            }
+            guard !scope(user, row) else { continue }
+            let linking = try referrers ?? context.syncReferrers(of: row.key)
+            referrers = linking
+            for referrer in linking where referrer != row.key {
+                guard let record = try SyncBookkeeping.change(of: referrer, on: context.connection), record.isAlive,
+                    scopes[referrer.entity]?(user, record) == true,
+                    try shown(record, user: user, scopes: scopes, context: context) != nil
+                else { continue }
+                held.append(HeldRow(row: referrer, user: user, cause: cause))
+            }
+        }
+        return held
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` naming the pushed row when a row another user held
+    /// before the push, still in their scope after it, is no longer shown to them: a required
+    /// to-one of it points, as the push leaves the rows, at a row out of their sight (a shared row
+    /// the pusher took, a required link re-pointed at the pusher's private row). Their devices
+    /// would drop the row with their pending edits, and the pusher may not do that to another
+    /// user; the target stays shared until those rows let go of it. An optional to-one is only
+    /// hidden from them (the row stays on their devices with the link `nil`), so it does not hold
+    /// the target back.
+    private static func checkNoneWithheld(_ rows: [HeldRow], scopes: [String: Scope], context: WriteContext) throws {
+        for held in rows {
+            guard let record = try SyncBookkeeping.change(of: held.row, on: context.connection), record.isAlive,
+                scopes[held.row.entity]?(held.user, record) == true,
+                try shown(record, user: held.user, scopes: scopes, context: context) == nil
+            else { continue }
+            throw SyncError.outOfScope(row: held.cause)
+        }
     }
 
     /// Every user a device is bound to (see ``bind(_:to:on:)``), in order.
@@ -629,9 +678,13 @@ public final class SyncServer: SyncTransport {
     /// (a deleted row holds no link, but its record still names its last targets). The device
     /// never wrote those parts, so its later writes of the row leave the server's as they are.
     /// `nil` when a live row's required to-one is hidden: the row cannot exist on the device
-    /// without it, so the user is not shown the row.
+    /// without it, so the user is not shown the row. A row withheld so is out of sight to the rows
+    /// that link to it in turn (a note whose page needs a folder the user may not see), else the
+    /// device would be sent a link to a row it does not hold, and its foreign key would fail.
+    /// `visiting` holds the rows whose links are being followed, so a cycle of required links ends.
     static func shown(
-        _ row: RowChange, user: String?, scopes: [String: Scope]?, context: WriteContext
+        _ row: RowChange, user: String?, scopes: [String: Scope]?, context: WriteContext,
+        visiting: Set<RowKey> = []
     ) throws -> RowChange? {
         guard let scopes, let user, let entity = context.layout.entities[row.key.entity] else { return row }
         var hidden: Set<String> = []
@@ -639,6 +692,9 @@ public final class SyncServer: SyncTransport {
         for column in entity.columns where column.destination != nil {
             guard case .uuid(let target)? = row.attributes[column.key]?.value,
                 try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) != nil
+                    || !isHeld(
+                        target, of: column, user: user, scopes: scopes, context: context,
+                        visiting: visiting.union([row.key]))
             else { continue }
             guard column.isOptional || !row.isAlive else { return nil }
             hidden.insert(column.key)
@@ -656,6 +712,22 @@ public final class SyncServer: SyncTransport {
         return RowChange(
             key: row.key, inserted: row.inserted, deleted: row.deleted, attributes: row.hiding(hidden).attributes,
             links: links)
+    }
+
+    /// Whether the user's devices hold the row `target` that to-one `column` points at, once it is
+    /// in their sight: it is not withheld for a required link of its own (see
+    /// ``shown(_:user:scopes:context:visiting:)``). A row already being followed counts as held.
+    private static func isHeld(
+        _ target: UUID, of column: ColumnLayout, user: String, scopes: [String: Scope], context: WriteContext,
+        visiting: Set<RowKey>
+    ) throws -> Bool {
+        guard let destination = column.destination else { return true }
+        let key = try rowKey(of: target, as: destination, context: context)
+        guard !visiting.contains(key), let entity = context.layout.entities[key.entity],
+            entity.columns.contains(where: { $0.destination != nil && !$0.isOptional }),
+            let record = try SyncBookkeeping.change(of: key, on: context.connection), record.isAlive
+        else { return true }
+        return try shown(record, user: user, scopes: scopes, context: context, visiting: visiting) != nil
     }
 
     // MARK: - Pull

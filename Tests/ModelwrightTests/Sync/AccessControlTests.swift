@@ -109,9 +109,10 @@ struct AccessControlTests {
 
     /// Every link a push makes or keeps is checked on the rows as the push leaves them: a to-one
     /// (with a foreign key or without, to an abstract parent) or a many-to-many add at a row of b's
-    /// or at an unknown ID, a write of a link hidden from a, and a resurrection of a row whose
-    /// tombstone smuggled such links are refused whole, the server unchanged; a's other pushes
-    /// are accepted.
+    /// or at an unknown ID, and a resurrection of a row whose tombstone smuggled such links are
+    /// refused whole, the server unchanged; a's other pushes are accepted, and so is her write of a
+    /// link hidden from her (cleared, or re-pointed at a row she may see), which changes that link
+    /// alone and no private row of b's.
     @Test func aPushThatMakesOrKeepsALinkOutOfSightIsRefusedWhole() async throws {
         let schema = try #require(Self.schema)
         var counts = Counts()
@@ -144,7 +145,9 @@ struct AccessControlTests {
                 case 2:
                     pushes = [[.link(doc, "tags", to: target, at: try world.a.stamp())]]
                 case 3:
-                    // A link hidden from a, on a shared doc of b's: written over, or cleared.
+                    // A link hidden from a, on a shared doc of b's: cleared, or re-pointed at a row
+                    // she may see. Not an attack: it is accepted (below), as her re-link of a link
+                    // whose target another user took must be.
                     let truth = try await SyncSnapshot.read(world.serverStore)
                     var hidden: [(RowKey, String)] = []
                     for (key, values) in truth.rows where key.entity == "Doc" && world.owners[key] == "all" {
@@ -158,8 +161,27 @@ struct AccessControlTests {
                     guard let (shared, name) = hidden.sorted(by: { $0.0 < $1.0 }).randomElement(using: &random) else {
                         continue
                     }
-                    let value: SyncValue = random.chance(0.5) ? .null : .uuid(doc.id)
-                    pushes = [[.update(shared, values: [name: value], at: try world.a.stamp())]]
+                    // Rows the server holds (a refused push's new rows are in the world's lists too).
+                    let targets = world.visible(to: "a", Self.toOnes.first { $0.name == name }!.targets)
+                        .filter { truth.rows[$0] != nil }
+                    let value: SyncValue =
+                        targets.isEmpty || random.chance(0.5) ? .null : .uuid(random.pick(targets).id)
+                    let theirs = try await world.privateRecords(of: "b")
+                    let before = try await Self.serverState(world.serverStore)
+                    let answer = try await world.push(
+                        [.update(shared, values: [name: value], at: try world.a.stamp())], by: world.a,
+                        counts: &counts, expectAccepted: false)
+                    var after = try await Self.serverState(world.serverStore)
+                    attacks["3", default: 0] += 1
+                    #expect(answer.refusal == nil, "seed \(seed): a's re-link away from a hidden row was refused")
+                    #expect(after.rows[shared]?[name] == value, "seed \(seed): the re-link did not apply")
+                    #expect(
+                        try await world.privateRecords(of: "b") == theirs,
+                        "seed \(seed): a's re-link changed a private row of b's")
+                    after.rows[shared]?[name] = before.rows[shared]?[name]
+                    after.rows[Self.cursorKey] = before.rows[Self.cursorKey]
+                    #expect(before == after, "seed \(seed): a's re-link changed more than the link")
+                    continue
                 default:
                     // A row made and deleted with links to b's rows, then brought back by an insert
                     // that names no attribute: the tombstone's links would come back with it.
@@ -193,11 +215,12 @@ struct AccessControlTests {
     static func serverState(_ store: Store) async throws -> SyncSnapshot {
         var snapshot = try await SyncSnapshot.read(store)
         let cursor = try await store.performQuery { try SyncBookkeeping.value("cursor", on: $0.connection) }
-        snapshot.rows[RowKey(entity: "cursor", id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))] = [
-            "cursor": .text(cursor ?? "0")
-        ]
+        snapshot.rows[cursorKey] = ["cursor": .text(cursor ?? "0")]
         return snapshot
     }
+
+    /// Where ``serverState(_:)`` keeps the server's latest cursor.
+    static let cursorKey = RowKey(entity: "cursor", id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
 
     // MARK: - Uniqueness merges
 
@@ -493,6 +516,16 @@ struct AccessControlTests {
         }
 
         /// The live rows `user` may see, of the given entities.
+        /// What the server keeps of `user`'s private rows: their sync records.
+        func privateRecords(of user: String) async throws -> [RowKey: RowChange] {
+            let keys = owners.filter { $0.value == user }.map(\.key)
+            return try await serverStore.performQuery { context in
+                var records: [RowKey: RowChange] = [:]
+                for key in keys { records[key] = try SyncBookkeeping.change(of: key, on: context.connection) }
+                return records
+            }
+        }
+
         func visible(to user: String, _ entities: [String]) -> [RowKey] {
             owners.filter { ($0.value == user || $0.value == "all") && entities.contains($0.key.entity) }
                 .map(\.key).filter { !deleted.contains($0) }.sorted()
