@@ -1,0 +1,276 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@_spi(Generated) @testable import Modelwright
+@testable import ModelwrightPostgres
+
+/// Red team 9: PostgreSQL reads (cells read in place, ASCII checked eight bytes at a time, UUIDs
+/// loaded whole, request SQL numbered once per connection and shape). A failing test is a break.
+@Suite(.heavy, .enabled(if: postgresIsAvailable, "PostgreSQL is not installed"))
+struct RedTeam9PostgresTests {
+    static let schema = SchemaDescription(
+        modelName: "RedTeam9",
+        version: 1,
+        entities: [
+            EntityDescription(
+                name: "Note",
+                attributes: [
+                    AttributeDescription(name: "title", type: .string, isOptional: true),
+                    AttributeDescription(name: "link", type: .url, isOptional: true),
+                    AttributeDescription(name: "count", type: .int32, isOptional: true),
+                    AttributeDescription(name: "token", type: .uuid, isOptional: true),
+                    AttributeDescription(name: "body", type: .string),
+                ]
+            )
+        ]
+    )
+
+    struct Note: Record, Hashable {
+        typealias ID = RecordID<Note>
+        static let entityName = "Note"
+        let id: ID
+        var title: String?
+        var link: URL?
+        var count: Int32?
+        var token: UUID?
+        var body: String
+
+        init(
+            id: ID = ID(), title: String? = nil, link: URL? = nil, count: Int32? = nil, token: UUID? = nil,
+            body: String = ""
+        ) {
+            self.id = id
+            self.title = title
+            self.link = link
+            self.count = count
+            self.token = token
+            self.body = body
+        }
+
+        func encode(to row: inout RowEncoder) throws {
+            try row.encode(title)
+            try row.encode(link)
+            try row.encode(count)
+            try row.encode(token)
+            try row.encode(body)
+        }
+
+        init(id: ID, row: inout RowDecoder) throws {
+            self.id = id
+            title = try row.decode()
+            link = try row.decode()
+            count = try row.decode()
+            token = try row.decode()
+            body = try row.decode()
+        }
+
+        struct Fields: RecordFields {
+            typealias Target = Note
+            let path: FieldPath
+        }
+    }
+
+    /// A fresh database of `encoding` on the shared cluster.
+    static func database(encoding: String? = nil) async throws -> PostgresConfiguration {
+        guard let encoding else { return try await makeDatabase() }
+        let cluster = try #require(PostgresCluster.shared)
+        let name = "mw_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+        let admin = try await PostgresConnection(PostgresConfiguration(cluster.connectionString()))
+        try await admin.execute(
+            "CREATE DATABASE \(name) ENCODING '\(encoding)' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+        await admin.close()
+        return PostgresConfiguration(cluster.connectionString(database: name))
+    }
+
+    static func request(_ condition: Condition? = nil) -> FetchRequest<Note> {
+        FetchRequest<Note>(condition: condition)
+    }
+
+    /// A hostile writer stores bytes that are not UTF-8 in a `URL?` column of a SQL_ASCII database
+    /// (which takes any bytes). "Text from the server that is not UTF-8 is an error": the fetch
+    /// must throw, as it does for a `String?` column, never read the value as nil.
+    @Test func invalidUTF8InAnOptionalURLIsAnErrorNotNil() async throws {
+        let configuration = try await Self.database(encoding: "SQL_ASCII")
+        let store = try Store(postgres: configuration, schema: Self.schema, readers: 1)
+        let note = Note(title: "t", link: URL(string: "https://example.com/a"), body: "b")
+        try await store.performAndSave { [note] in try $0.insert(note) }
+        let table = try store.layout.entity("Note").table
+        let raw = try await PostgresConnection(configuration)
+        let changed = try await raw.execute(
+            "UPDATE \"\(table)\" SET \"link\" = E'https://x/\\xff'")
+        #expect(changed == 1)
+        await raw.close()
+        var outcome = "no error"
+        do {
+            let notes = try await store.performQuery { try $0.fetch(Self.request()) }
+            outcome = "read \(notes.map { String(describing: $0.link) })"
+            #expect(notes.first?.link != nil, "a URL? holding bytes that are not UTF-8 read as nil, silently")
+        } catch {
+            outcome = "\(error)"
+        }
+        print("invalid UTF-8 URL?: \(outcome)")
+        try store.close()
+    }
+
+    /// The same for the title (`String?`): an error, never nil nor repaired text.
+    @Test func invalidUTF8InAnOptionalStringIsAnError() async throws {
+        let configuration = try await Self.database(encoding: "SQL_ASCII")
+        let store = try Store(postgres: configuration, schema: Self.schema, readers: 1)
+        try await store.performAndSave { try $0.insert(Note(title: "t", body: "b")) }
+        let table = try store.layout.entity("Note").table
+        let raw = try await PostgresConnection(configuration)
+        for offset in [0, 7, 8, 9, 15, 16, 17] {
+            let prefix = String(repeating: "a", count: offset)
+            _ = try await raw.execute(
+                "UPDATE \"\(table)\" SET \"title\" = E'\(prefix)\\xc3'")
+            await #expect(throws: (any Error).self, "offset \(offset)") {
+                let notes = try await store.performQuery { try $0.fetch(Self.request()) }
+                print("offset \(offset): read \(notes.map { String(describing: $0.title) })")
+            }
+        }
+        await raw.close()
+        try store.close()
+    }
+
+    /// Text with a non-ASCII scalar at every byte offset 0 through 17 (around the 8-byte words the
+    /// ASCII check reads), empty text and long text, written and read back through a store, and
+    /// found again by equality.
+    @Test func textWithNonASCIIAtEveryOffsetRoundTrips() async throws {
+        let configuration = try await Self.database()
+        let store = try Store(postgres: configuration, schema: Self.schema, readers: 2)
+        var notes: [Note] = []
+        for wide in ["é", "€", "🙂", "\u{7F}", "\u{80}", "\u{10FFFF}", "\u{1}"] {
+            for length in 0...17 {
+                for offset in 0...length {
+                    var scalars = Array(repeating: "x", count: length)
+                    scalars.insert(wide, at: offset)
+                    notes.append(Note(title: scalars.joined(), body: scalars.joined()))
+                }
+            }
+        }
+        notes.append(Note(title: "", body: ""))
+        notes.append(Note(title: String(repeating: "ab", count: 600_000) + "é", body: String(repeating: "€", count: 100_000)))
+        try await store.performAndSave { [notes] context in for note in notes { try context.insert(note) } }
+        let read = try await store.performQuery { try $0.fetch(Self.request()) }
+        let byID = Dictionary(uniqueKeysWithValues: read.map { ($0.id, $0) })
+        var wrong: [String] = []
+        for note in notes where byID[note.id] != note {
+            wrong.append("\(note.title?.unicodeScalars.map { String($0.value, radix: 16) } ?? [])")
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) wrong: \(wrong.prefix(5))")
+        for note in notes.prefix(300) {
+            let found = try await store.performQuery {
+                try $0.fetch(Self.request(.comparison(ColumnPath(column: "title"), .equal, .text(note.title ?? ""))))
+            }
+            #expect(found.map(\.id) == [note.id] || note.title == "", "\(note.title ?? "")")
+        }
+        try store.close()
+    }
+
+    /// NULL in every column position, UUIDs of every byte pattern, Int32 extremes.
+    @Test func nullsAndUUIDPatternsAndExtremesRoundTrip() async throws {
+        let configuration = try await Self.database()
+        let store = try Store(postgres: configuration, schema: Self.schema, readers: 1)
+        var notes: [Note] = []
+        let patterns: [UInt8] = [0x00, 0xFF, 0x80, 0x7F, 0x01, 0xFE]
+        for byte in patterns {
+            let uuid = UUID(uuid: (byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte))
+            notes.append(Note(token: uuid, body: "p\(byte)"))
+        }
+        for position in 0..<16 {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            bytes[position] = 0xFF
+            let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+            notes.append(Note(token: uuid, body: "one \(position)"))
+        }
+        for mask in 0..<16 {
+            notes.append(
+                Note(
+                    title: mask & 1 == 0 ? nil : "t", link: mask & 2 == 0 ? nil : URL(string: "https://e.x"),
+                    count: mask & 4 == 0 ? nil : (mask & 8 == 0 ? Int32.min : Int32.max),
+                    token: mask & 8 == 0 ? nil : UUID(), body: ""))
+        }
+        try await store.performAndSave { [notes] context in for note in notes { try context.insert(note) } }
+        let read = try await store.performQuery { try $0.fetch(Self.request()) }
+        #expect(Set(read) == Set(notes))
+        for note in notes where note.token != nil {
+            let found = try await store.performQuery {
+                try $0.fetch(Self.request(.comparison(ColumnPath(column: "token"), .equal, .blob(withUnsafeBytes(of: note.token!.uuid) { Data($0) }))))
+            }
+            #expect(found.map(\.id) == [note.id], "\(note.token!)")
+        }
+        try store.close()
+    }
+
+    /// Requests of one shape with different values, and shapes that differ only in an IN list's
+    /// length, interleaved across tasks and reader connections: each answer is its own request's.
+    @Test func interleavedShapesAnswerTheirOwnRequest() async throws {
+        let configuration = try await Self.database()
+        let store = try Store(postgres: configuration, schema: Self.schema, readers: 3)
+        let notes = (0..<60).map { Note(title: "n\($0)", count: Int32($0), body: "b\($0 % 7)") }
+        try await store.performAndSave { context in for note in notes { try context.insert(note) } }
+        let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var random = SplitMix64(seed: UInt64(task + 1))
+                    var failures: [String] = []
+                    for _ in 0..<60 {
+                        let size = random.size(in: 0...6)
+                        let picked = (0..<size).map { _ in Int(random.next(below: 60)) }
+                        var values: [SQLValue] = picked.map { .integer(Int64($0)) }
+                        if random.chance(0.2) { values.append(.null) }
+                        let condition: Condition =
+                            random.chance(0.5)
+                            ? .inList(ColumnPath(column: "count"), values)
+                            : .comparison(ColumnPath(column: "title"), .equal, .text("n\(picked.first ?? 0)"))
+                        let limit = random.chance(0.3) ? 2 : nil
+                        let request = FetchRequest<Note>(
+                            condition: condition,
+                            sortKeys: [SortKey(path: ColumnPath(column: "count"), ascending: true)], fetchLimit: limit)
+                        let expected: [Int] = {
+                            switch condition {
+                            case .inList: return Array(Set(picked)).sorted()
+                            default: return [picked.first ?? 0]
+                            }
+                        }()
+                        let got = try await store.performQuery { try $0.fetch(request) }.compactMap { $0.count.map(Int.init) }
+                        let want = limit.map { Array(expected.prefix($0)) } ?? expected
+                        if got != want { failures.append("\(condition) limit \(String(describing: limit)): \(got) != \(want)") }
+                    }
+                    return failures
+                }
+            }
+            var all: [String] = []
+            for try await failures in group { all += failures }
+            return all
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        try store.close()
+    }
+
+    /// Another process retypes `count` to bigint behind the open store's back and writes a value
+    /// an Int32 cannot hold: the store's cached statement is re-prepared, and the read is an
+    /// error, never a truncated number; a value that fits reads right.
+    @Test func aColumnRetypedBehindTheStoresBackIsReadRightOrRefused() async throws {
+        let configuration = try await Self.database()
+        let store = try Store(postgres: configuration, schema: Self.schema, readers: 1)
+        let note = Note(title: "t", count: 5, body: "b")
+        try await store.performAndSave { [note] in try $0.insert(note) }
+        _ = try await store.performQuery { try $0.fetch(Self.request()) }
+        _ = try await store.performQuery { try $0.existing(note.id) }
+        let table = try store.layout.entity("Note").table
+        let raw = try await PostgresConnection(configuration)
+        _ = try await raw.execute("ALTER TABLE \"\(table)\" ALTER COLUMN \"count\" TYPE bigint")
+        _ = try await raw.execute("ALTER TABLE \"\(table)\" ALTER COLUMN \"title\" TYPE varchar(100)")
+        let fits = try await store.performQuery { try $0.existing(note.id) }
+        #expect(fits?.count == 5 && fits?.title == "t", "\(String(describing: fits))")
+        _ = try await raw.execute("UPDATE \"\(table)\" SET \"count\" = 4294967301")
+        await #expect(throws: (any Error).self) {
+            let read = try await store.performQuery { try $0.fetch(Self.request()) }
+            print("retyped: read \(read.map(\.count))")
+        }
+        await raw.close()
+        try store.close()
+    }
+}

@@ -1,0 +1,310 @@
+import Foundation
+import ModelwrightTestSupport
+import Testing
+
+@_spi(Generated) @testable import Modelwright
+
+/// Red team 9: attacks on the sync identity and scope boundary and on "what is kept is kept".
+/// A failing test is a break found; each says what a user or an attacker does and what should hold.
+@Suite(.serialized) struct RedTeam9Tests {
+    static let ownerScope: SyncServer.Scope = { user, row in
+        row.values["owner"] == .text(user) || row.values["owner"] == .text("all")
+    }
+
+    struct Setup {
+        let serverStore: Store
+        let server: SyncServer
+    }
+
+    static func setup() async throws -> Setup {
+        let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(
+            store: serverStore, authenticate: { $0 }, scopes: ["Card": ownerScope, "Label": ownerScope])
+        return Setup(serverStore: serverStore, server: server)
+    }
+
+    static func device(_ server: SyncServer, _ user: String) async throws -> (Store, SyncEngine) {
+        let store = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+        return (store, try await SyncEngine(store: store, transport: server.transport(credentials: user)))
+    }
+
+    /// Syncs `engine` `times` times, keeping the errors.
+    static func syncs(_ engine: SyncEngine, _ times: Int = 4) async -> [String] {
+        var errors: [String] = []
+        for _ in 0..<times {
+            do { try await engine.sync() } catch { errors.append("\(error)") }
+        }
+        return errors
+    }
+
+    static func stamp(_ milliseconds: UInt64? = nil, node: SyncNodeID = SyncNodeID()) throws -> HybridTimestamp {
+        var clock = HybridLogicalClock(node: node, maximumDriftMilliseconds: HybridLogicalClock.unbounded)
+        return try clock.tick(wallMilliseconds: milliseconds ?? HybridLogicalClock.wallMilliseconds())
+    }
+
+    // MARK: - Class 2: what is kept is kept
+
+    /// Alice points her shared card at her private card (allowed: both are hers); Bob sees the
+    /// shared card with its parent hidden (nil). Bob sets that parent to his own card: the server
+    /// refuses the write over the hidden link (documented). But the refusal must not hold every
+    /// later edit of Bob's hostage: a new card Bob makes afterwards, on its own, should reach the
+    /// server once Bob's device syncs until quiet.
+    @Test func aWriteOverAHiddenLinkDoesNotBlockEveryLaterEdit() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        let secret = Card(title: "secret", owner: "alice")
+        var shared = Card(title: "shared", owner: "all")
+        try await alice.performAndSave { [secret, shared] context in
+            try context.insert(secret)
+            try context.insert(shared)
+        }
+        try await aliceEngine.sync()
+        shared.parentID = secret.id
+        try await alice.performAndSave { [shared] in try $0.update(shared) }
+        try await aliceEngine.sync()
+        #expect(await Self.syncs(bobEngine, 1).isEmpty)
+        let mine = Card(title: "bob's", owner: "bob")
+        try await bob.performAndSave { [mine] in try $0.insert(mine) }
+        #expect(await Self.syncs(bobEngine, 1).isEmpty)
+        // Bob re-points the shared card (his device shows its parent as nil).
+        let sharedID = shared.id
+        var bobsView = try #require(try await bob.performQuery { try $0.existing(sharedID) })
+        #expect(bobsView.parentID == nil)
+        bobsView.parentID = mine.id
+        try await bob.performAndSave { [bobsView] in try $0.update(bobsView) }
+        _ = await Self.syncs(bobEngine, 2)
+        // Later, an unrelated card.
+        let later = Card(title: "later", owner: "bob")
+        try await bob.performAndSave { [later] in try $0.insert(later) }
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: later.id.uuid)] != nil,
+            "bob's later card never reaches the server; his syncs fail with \(errors.suffix(1))")
+        #expect(truth.rows[RowKey(entity: "Card", id: shared.id.uuid)]?["parent"] == .uuid(secret.id.uuid))
+        // What Bob's device shows of the shared card is what the server holds (as Bob may see it).
+        let bobsCard = try await bob.performQuery { try $0.existing(sharedID) }
+        #expect(bobsCard?.parentID == nil, "bob's device holds a parent the server does not: \(String(describing: bobsCard))")
+    }
+
+    /// Bob edits his card's title and points it at a shared card in one save, offline; the shared
+    /// card then leaves his scope before he pushes. The link is lost (documented), but the title,
+    /// written in the same save, must reach the server and Bob must not be blocked.
+    @Test func aTitleSavedWithALinkToARowThatLeftTheScopeIsKept() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        var target = Card(title: "target", owner: "all")
+        try await alice.performAndSave { [target] in try $0.insert(target) }
+        try await aliceEngine.sync()
+        var mine = Card(title: "v1", owner: "bob")
+        try await bob.performAndSave { [mine] in try $0.insert(mine) }
+        #expect(await Self.syncs(bobEngine, 1).isEmpty)
+        mine.title = "v2"
+        mine.parentID = target.id
+        try await bob.performAndSave { [mine] in try $0.update(mine) }
+        target.owner = "alice"
+        try await alice.performAndSave { [target] in try $0.update(target) }
+        try await aliceEngine.sync()
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: mine.id.uuid)]?["title"] == .text("v2"),
+            "bob's saved title is lost: server \(String(describing: truth.rows[RowKey(entity: "Card", id: mine.id.uuid)])), errors \(errors.suffix(1))"
+        )
+        #expect(errors.count < 4, "bob's device never syncs again: \(errors.suffix(1))")
+        let bobs = try await SyncSnapshot.read(bob)
+        #expect(bobs.rows[RowKey(entity: "Card", id: mine.id.uuid)]?["title"] == .text("v2"))
+    }
+
+    /// The same with a many-to-many link: Bob links his card to a shared label and edits its title
+    /// in one save; the label leaves his scope before he pushes. The title must be kept.
+    @Test func aTitleSavedWithAManyToManyLinkToARowThatLeftTheScopeIsKept() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        var label = Label(name: "L", owner: "all")
+        try await alice.performAndSave { [label] in try $0.insert(label) }
+        try await aliceEngine.sync()
+        var mine = Card(title: "v1", owner: "bob")
+        try await bob.performAndSave { [mine] in try $0.insert(mine) }
+        #expect(await Self.syncs(bobEngine, 1).isEmpty)
+        mine.title = "v2"
+        try await bob.performAndSave { [mine, label] context in
+            try context.update(mine)
+            try context.link(mine.id, to: label.id) { $0.labels }
+        }
+        label.owner = "alice"
+        try await alice.performAndSave { [label] in try $0.update(label) }
+        try await aliceEngine.sync()
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: mine.id.uuid)]?["title"] == .text("v2"),
+            "bob's saved title is lost; errors \(errors.suffix(1))")
+        #expect(errors.count < 4, "bob's device never syncs again: \(errors.suffix(1))")
+    }
+
+    /// Two devices of one user race on one card: each edits a different attribute offline, both
+    /// push, both pull; every device and the server end with both edits.
+    @Test func twoDevicesOfOneUserRacingKeepBothEdits() async throws {
+        let s = try await Self.setup()
+        let (phone, phoneEngine) = try await Self.device(s.server, "bob")
+        let (laptop, laptopEngine) = try await Self.device(s.server, "bob")
+        var card = Card(title: "t", rating: 1, owner: "bob")
+        try await phone.performAndSave { [card] in try $0.insert(card) }
+        try await phoneEngine.sync()
+        try await laptopEngine.sync()
+        card.title = "phone"
+        try await phone.performAndSave { [card] in try $0.update(card) }
+        let cardID = card.id
+        var other = try #require(try await laptop.performQuery { try $0.existing(cardID) })
+        other.rating = 7
+        try await laptop.performAndSave { [other] in try $0.update(other) }
+        async let a = phoneEngine.sync()
+        async let b = laptopEngine.sync()
+        _ = try await (a.pushed, b.pushed)
+        for _ in 0..<2 {
+            try await phoneEngine.sync()
+            try await laptopEngine.sync()
+        }
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        let row = truth.rows[RowKey(entity: "Card", id: card.id.uuid)]
+        #expect(row?["title"] == .text("phone") && row?["rating"] == .integer(7), "\(String(describing: row))")
+        #expect(try await SyncSnapshot.read(phone).rows == truth.rows)
+        #expect(try await SyncSnapshot.read(laptop).rows == truth.rows)
+    }
+
+    /// Bob's device is restored from a backup taken while it held a pending edit of a shared card
+    /// (its title, and its parent set to a shared card P). The edit was pushed after the backup;
+    /// then P left Bob's scope. The restored device pushes the same edit again (same stamps, a
+    /// no-op on the server): it must not be refused for ever, and Bob's later cards must arrive.
+    @Test func aDeviceRestoredFromABackupWithAPendingLinkToARowThatLeftIsNotStuck() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        var target = Card(title: "P", owner: "all")
+        var shared = Card(title: "S", owner: "all")
+        try await alice.performAndSave { [target, shared] context in
+            try context.insert(target)
+            try context.insert(shared)
+        }
+        try await aliceEngine.sync()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rt9-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("bob.sqlite")
+        let backup = folder.appendingPathComponent("backup.sqlite")
+        func open() async throws -> (Store, SyncEngine) {
+            let store = try Store(url: url, schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            return (store, try await SyncEngine(store: store, transport: s.server.transport(credentials: "bob")))
+        }
+        var (bob, bobEngine) = try await open()
+        try await bobEngine.sync()
+        shared.title = "bob's title"
+        shared.parentID = target.id
+        try await bob.performAndSave { [shared] in try $0.update(shared) }
+        try bob.close()
+        try FileManager.default.copyItem(at: url, to: backup)
+        (bob, bobEngine) = try await open()
+        try await bobEngine.sync()
+        target.owner = "alice"
+        try await alice.performAndSave { [target] in try $0.update(target) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        try bob.close()
+        removeStore(at: url)
+        try FileManager.default.copyItem(at: backup, to: url)
+        (bob, bobEngine) = try await open()
+        let later = Card(title: "later", owner: "bob")
+        try await bob.performAndSave { [later] in try $0.insert(later) }
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(truth.rows[RowKey(entity: "Card", id: later.id.uuid)] != nil, "bob's later card is stuck: \(errors.suffix(1))")
+        #expect(truth.rows[RowKey(entity: "Card", id: shared.id.uuid)]?["parent"] == .uuid(target.id.uuid))
+        #expect(truth.rows[RowKey(entity: "Card", id: shared.id.uuid)]?["title"] == .text("bob's title"))
+        let bobs = try await SyncSnapshot.read(bob)
+        #expect(bobs.rows[RowKey(entity: "Card", id: target.id.uuid)] == nil, "bob holds a row out of his scope")
+        #expect(bobs.rows[RowKey(entity: "Card", id: shared.id.uuid)]?["parent"] == .null)
+        try bob.close()
+    }
+
+    // MARK: - Class 1: hand-made requests
+
+    /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
+    /// deleted, under his own name: a row made under another user's ID, so it must be refused.
+    @Test func aForgedResurrectionOfAnotherUsersDeletedRowIsRefused() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let secret = Card(title: "secret", owner: "alice")
+        try await alice.performAndSave { [secret] in try $0.insert(secret) }
+        try await aliceEngine.sync()
+        try await alice.performAndSave { [secret] in try $0.delete(secret) }
+        try await aliceEngine.sync()
+        let key = RowKey(entity: "Card", id: secret.id.uuid)
+        let later = try Self.stamp(HybridLogicalClock.wallMilliseconds() + 1_000)
+        let change = RowChange.insert(
+            key,
+            values: [
+                "title": .text("mine now"), "rating": .integer(0), "done": .bool(false), "due": .null,
+                "owner": .text("bob"), "parent": .null,
+            ], at: later)
+        let response = try await s.server.push(
+            PushRequest(
+                device: SyncNodeID(), schema: SyncPlanner.version, after: nil, through: HistoryToken(1),
+                changes: ChangeSet([change])),
+            credentials: "bob")
+        #expect(response.refusal != nil, "bob took over alice's deleted row: \(response)")
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(truth.rows[key] == nil)
+    }
+
+    /// Bob's hand-made push links his card to Alice's private label with an *unlink* stamp only
+    /// (a link record the server has never seen, absent): it names another user's row, so it is
+    /// refused like a link, and the server keeps no record naming it.
+    @Test func aForgedUnlinkOfAnotherUsersRowIsRefused() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let secret = Label(name: "secret", owner: "alice")
+        try await alice.performAndSave { [secret] in try $0.insert(secret) }
+        try await aliceEngine.sync()
+        let card = RowKey(entity: "Card", id: UUID())
+        let stamp = try Self.stamp()
+        var changes = ChangeSet([
+            RowChange.insert(
+                card,
+                values: [
+                    "title": .text("c"), "rating": .integer(0), "done": .bool(false), "due": .null,
+                    "owner": .text("bob"), "parent": .null,
+                ], at: stamp)
+        ])
+        changes.merge(RowChange.unlink(card, "labels", from: secret.id.uuid, at: stamp))
+        let response = try await s.server.push(
+            PushRequest(
+                device: SyncNodeID(), schema: SyncPlanner.version, after: nil, through: HistoryToken(1),
+                changes: changes),
+            credentials: "bob")
+        #expect(response.refusal != nil, "an unlink naming alice's private label was accepted: \(response)")
+    }
+
+    /// Pulls with forged cursors: negative is refused on decoding, huge and another server's are
+    /// refused (cursorAhead, epochChanged); none sends a row.
+    @Test func forgedCursorsSendNothing() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        try await alice.performAndSave { try $0.insert(Card(title: "secret", owner: "alice")) }
+        try await aliceEngine.sync()
+        let version = SyncPlanner.version
+        let huge = try await s.server.pull(
+            PullRequest(device: SyncNodeID(), schema: version, since: SyncCursor(Int64.max), limit: 100),
+            credentials: "bob")
+        #expect(huge.refusal != nil && huge.changes.rows.isEmpty, "\(huge)")
+        let other = try await s.server.pull(
+            PullRequest(
+                device: SyncNodeID(), schema: version, since: SyncCursor(1), limit: 100, epoch: SyncEpoch()),
+            credentials: "bob")
+        #expect(other.refusal != nil, "a cursor of another server's epoch was served: \(other)")
+        let json = Data(#"{"protocolVersion":1,"device":"\#(UUID().uuidString)","since":-1,"limit":10}"#.utf8)
+        #expect(throws: (any Error).self) { try JSONDecoder().decode(PullRequest.self, from: json) }
+    }
+}
