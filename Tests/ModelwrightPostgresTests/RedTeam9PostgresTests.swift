@@ -263,13 +263,32 @@ struct RedTeam9PostgresTests {
         let raw = try await PostgresConnection(configuration)
         _ = try await raw.execute("ALTER TABLE \"\(table)\" ALTER COLUMN \"count\" TYPE bigint")
         _ = try await raw.execute("ALTER TABLE \"\(table)\" ALTER COLUMN \"title\" TYPE varchar(100)")
-        let fits = try await store.performQuery { try $0.existing(note.id) }
+        // The first read after the change, then a second: PostgreSQL answers the cached plan with
+        // 0A000 once per connection; the connection re-prepares outside a transaction only.
+        var firstErrors: [String] = []
+        var fits: Note?
+        for _ in 0..<3 {
+            do {
+                fits = try await store.performQuery { [id = note.id] in try $0.existing(id) }
+                break
+            } catch {
+                firstErrors.append("\(error)")
+            }
+        }
+        #expect(firstErrors.isEmpty, "a compatible retype by another process fails reads: \(firstErrors)")
         #expect(fits?.count == 5 && fits?.title == "t", "\(String(describing: fits))")
         _ = try await raw.execute("UPDATE \"\(table)\" SET \"count\" = 4294967301")
-        await #expect(throws: (any Error).self) {
-            let read = try await store.performQuery { try $0.fetch(Self.request()) }
-            print("retyped: read \(read.map(\.count))")
+        var outcomes: [String] = []
+        for _ in 0..<3 {
+            do {
+                let read = try await store.performQuery { try $0.fetch(Self.request()) }
+                outcomes.append("read \(read.map(\.count))")
+            } catch {
+                outcomes.append("\(error)")
+            }
         }
+        print("retyped: \(outcomes)")
+        #expect(!outcomes.contains { $0.hasPrefix("read") }, "an Int32 read a bigint it cannot hold: \(outcomes)")
         await raw.close()
         try store.close()
     }
