@@ -229,6 +229,87 @@ import Testing
         try bob.close()
     }
 
+    /// Bob links his own private card to a shared label; the label then leaves his scope (Alice
+    /// takes it private). Bob deletes his own card: a row only he may see. The delete must reach
+    /// the server (it changes no row of Alice's: the link is his card's), and Bob is not stuck.
+    @Test func deletingMyOwnCardLinkedToALabelThatLeftMyScope() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        var label = Label(name: "L", owner: "all")
+        try await alice.performAndSave { [label] in try $0.insert(label) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        let mine = Card(title: "mine", owner: "bob")
+        try await bob.performAndSave { [mine, label] context in
+            try context.insert(mine)
+            try context.link(mine.id, to: label.id) { $0.labels }
+        }
+        #expect(await Self.syncs(bobEngine, 1).isEmpty)
+        label.owner = "alice"
+        try await alice.performAndSave { [label] in try $0.update(label) }
+        try await aliceEngine.sync()
+        #expect(await Self.syncs(bobEngine, 1).isEmpty)
+        try await bob.performAndSave { [mine] in try $0.delete(mine) }
+        let later = Card(title: "later", owner: "bob")
+        try await bob.performAndSave { [later] in try $0.insert(later) }
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: mine.id.uuid)] == nil,
+            "bob cannot delete his own card: \(errors.suffix(1))")
+        #expect(truth.rows[RowKey(entity: "Card", id: later.id.uuid)] != nil, "bob is stuck: \(errors.suffix(1))")
+    }
+
+    /// A uniqueness merge settled on Bob's device (his pull meets Alice's shared tag while his own
+    /// private tag of the same name is not pushed yet; the pull comes first because his push was
+    /// refused for a doc that left his scope) must not take Alice's shared tag out of her sight:
+    /// the server refuses exactly that for a merge it settles itself.
+    @Test func aMergeSettledOnADeviceDoesNotTakeAnotherUsersSharedRow() async throws {
+        let schema = try #require(AccessControlTests.schema)
+        let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(
+            store: serverStore, authenticate: { $0 }, scopes: AccessControlTests.scopes)
+        func device(_ user: String) async throws -> (Store, SyncEngine) {
+            let store = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+            return (store, try await SyncEngine(store: store, transport: server.transport(credentials: user)))
+        }
+        func set(_ store: Store, _ entity: String, _ id: UUID, _ values: [String: SyncValue]) async throws {
+            let change = RowChange.insert(RowKey(entity: entity, id: id), values: values, at: try Self.stamp())
+            try await store.performAndSave(author: "app") { try $0.materialize(change) }
+        }
+        let (alice, aliceEngine) = try await device("alice")
+        let (bob, bobEngine) = try await device("bob")
+        let doc = UUID()
+        try await set(alice, "Doc", doc, ["title": .text("d"), "owner": .text("all")])
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        // Bob, offline: edits the shared doc and makes his own private tag "x".
+        try await set(bob, "Doc", doc, ["title": .text("bob's edit"), "owner": .text("all")])
+        let bobsTag = UUID()
+        try await set(bob, "Tag", bobsTag, ["name": .text("x"), "owner": .text("bob")])
+        // Alice: a shared tag "x" (made before Bob's), and takes the doc private.
+        let alicesTag = UUID()
+        let early = try Self.stamp(HybridLogicalClock.wallMilliseconds() - 60_000)
+        try await alice.performAndSave(author: "app") {
+            try $0.materialize(
+                RowChange.insert(
+                    RowKey(entity: "Tag", id: alicesTag), values: ["name": .text("x"), "owner": .text("all")],
+                    at: early))
+        }
+        try await set(alice, "Doc", doc, ["title": .text("d"), "owner": .text("alice")])
+        try await aliceEngine.sync()
+        let errors = await Self.syncs(bobEngine, 4)
+        _ = await Self.syncs(aliceEngine, 2)
+        let truth = try await SyncSnapshot.read(serverStore)
+        let tags = truth.rows.filter { $0.key.entity == "Tag" }
+        #expect(
+            tags.values.contains { $0["owner"] == .text("all") },
+            "alice's shared tag left her sight: \(tags) (alice's tag \(alicesTag), bob's \(bobsTag)), bob's errors \(errors)")
+        let alices = try await SyncSnapshot.read(alice)
+        #expect(alices.rows.keys.contains { $0.entity == "Tag" }, "alice lost her tag: \(alices.rows)")
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
