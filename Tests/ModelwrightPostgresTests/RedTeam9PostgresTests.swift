@@ -292,4 +292,116 @@ struct RedTeam9PostgresTests {
         await raw.close()
         try store.close()
     }
+
+    static let extremesSchema = SchemaDescription(
+        modelName: "RedTeam9Extremes",
+        version: 1,
+        entities: [
+            EntityDescription(
+                name: "Ext",
+                attributes: [
+                    AttributeDescription(name: "d", type: .decimal, isOptional: true),
+                    AttributeDescription(name: "x", type: .double, isOptional: true),
+                    AttributeDescription(name: "f", type: .float, isOptional: true),
+                    AttributeDescription(name: "t", type: .date, isOptional: true),
+                    AttributeDescription(name: "s", type: .int16, isOptional: true),
+                    AttributeDescription(name: "b", type: .data, isOptional: true),
+                ]
+            )
+        ]
+    )
+
+    struct Ext: Record, Hashable {
+        typealias ID = RecordID<Ext>
+        static let entityName = "Ext"
+        let id: ID
+        var d: Decimal?
+        var x: Double?
+        var f: Float?
+        var t: Date?
+        var s: Int16?
+        var b: Data?
+
+        init(d: Decimal? = nil, x: Double? = nil, f: Float? = nil, t: Date? = nil, s: Int16? = nil, b: Data? = nil) {
+            id = ID()
+            (self.d, self.x, self.f, self.t, self.s, self.b) = (d, x, f, t, s, b)
+        }
+
+        func encode(to row: inout RowEncoder) throws {
+            try row.encode(d)
+            try row.encode(x)
+            try row.encode(f)
+            try row.encode(t)
+            try row.encode(s)
+            try row.encode(b)
+        }
+
+        init(id: ID, row: inout RowDecoder) throws {
+            self.id = id
+            d = try row.decode()
+            x = try row.decode()
+            f = try row.decode()
+            t = try row.decode()
+            s = try row.decode()
+            b = try row.decode()
+        }
+
+        struct Fields: RecordFields {
+            typealias Target = Ext
+            let path: FieldPath
+        }
+    }
+
+    /// Every attribute type's extremes beyond the shared lists, written and read back through a
+    /// store: Decimal's largest and smallest magnitudes, Float subnormals and -0.0, Date's
+    /// infinities and distant past, Int16's ends, bytes with zeros and 0xFF. Each comes back equal
+    /// (bit for bit for the floating-point ones), or the write is refused; never a different value.
+    @Test func attributeExtremesRoundTripThroughAStore() async throws {
+        let configuration = try await Self.database()
+        let store = try Store(postgres: configuration, schema: Self.extremesSchema, readers: 1)
+        let decimals: [Decimal] = [
+            .greatestFiniteMagnitude, .leastFiniteMagnitude, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
+            Decimal(string: "1e100")!, Decimal(string: "-12345678901234567890123456789012345678e-50")!, 0,
+        ]
+        let floats: [Float] = [.leastNonzeroMagnitude, -0.0, .greatestFiniteMagnitude, .infinity, -.leastNormalMagnitude]
+        let dates: [Date] = [
+            .distantPast, .distantFuture, Date(timeIntervalSinceReferenceDate: .infinity),
+            Date(timeIntervalSinceReferenceDate: -.infinity), Date(timeIntervalSinceReferenceDate: -63_113_904_000),
+        ]
+        var rows: [Ext] = []
+        for value in decimals { rows.append(Ext(d: value)) }
+        for value in floats { rows.append(Ext(f: value)) }
+        for value in dates { rows.append(Ext(t: value)) }
+        for value in [Int16.min, .max, 0, -1] { rows.append(Ext(s: value)) }
+        for value in [Double.leastNonzeroMagnitude, -0.0, .greatestFiniteMagnitude] { rows.append(Ext(x: value)) }
+        rows.append(Ext(b: Data([0, 0xFF, 0, 0x80])))
+        rows.append(Ext(b: Data()))
+        var refused: [String] = []
+        var written: [Ext] = []
+        for row in rows {
+            do {
+                try await store.performAndSave { try $0.insert(row) }
+                written.append(row)
+            } catch {
+                refused.append("\(row): \(error)")
+            }
+        }
+        print("extremes refused: \(refused)")
+        let read = try await store.performQuery { try $0.fetch(FetchRequest<Ext>()) }
+        let byID = Dictionary(uniqueKeysWithValues: read.map { ($0.id, $0) })
+        var wrong: [String] = []
+        for row in written {
+            guard let back = byID[row.id] else {
+                wrong.append("missing \(row)")
+                continue
+            }
+            let same =
+                back.d == row.d && back.s == row.s && back.b == row.b
+                && back.x?.bitPattern == row.x?.bitPattern && back.f?.bitPattern == row.f?.bitPattern
+                && back.t?.timeIntervalSinceReferenceDate.bitPattern == row.t?.timeIntervalSinceReferenceDate.bitPattern
+            if !same { wrong.append("\(row) came back \(back)") }
+        }
+        #expect(wrong.isEmpty, "\(wrong)")
+        try store.close()
+    }
 }
