@@ -310,6 +310,72 @@ import Testing
         #expect(alices.rows.keys.contains { $0.entity == "Tag" }, "alice lost her tag: \(alices.rows)")
     }
 
+    /// Alice points the shared card at her private card; Bob sees the link hidden. A write of that
+    /// link by Bob is refused (documented). Bob deletes the shared card and undoes the delete (the
+    /// same ID inserted again, as the app's undo does): the row comes back, and the link Bob may
+    /// not see must come back with it (or the undo be refused), not be silently cleared.
+    @Test func aDeleteAndUndoDoesNotClearALinkTheUserMayNotSee() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        let secret = Card(title: "secret", owner: "alice")
+        var shared = Card(title: "shared", owner: "all")
+        try await alice.performAndSave { [secret, shared] context in
+            try context.insert(secret)
+            try context.insert(shared)
+        }
+        try await aliceEngine.sync()
+        shared.parentID = secret.id
+        try await alice.performAndSave { [shared] in try $0.update(shared) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        let sharedID = shared.id
+        let bobsView = try #require(try await bob.performQuery { try $0.existing(sharedID) })
+        #expect(bobsView.parentID == nil)
+        try await bob.performAndSave { [bobsView] in try $0.delete(bobsView) }
+        try await bobEngine.sync()
+        try await bob.performAndSave { [bobsView] in try $0.insert(bobsView) }
+        let errors = await Self.syncs(bobEngine, 3)
+        _ = await Self.syncs(aliceEngine, 1)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        let row = truth.rows[RowKey(entity: "Card", id: shared.id.uuid)]
+        #expect(
+            row == nil || row?["parent"] == .uuid(secret.id.uuid),
+            "bob's undo cleared alice's link he may not see: server \(String(describing: row)), errors \(errors)")
+        let alices = try await alice.performQuery { try $0.existing(sharedID) }
+        #expect(alices == nil || alices?.parentID == secret.id, "alice's device: \(String(describing: alices))")
+    }
+
+    /// Bob edits only the title of a shared card whose parent is hidden from him, through the
+    /// record API (which writes every column, the hidden link as nil): the title arrives, the
+    /// hidden link stays, Bob is not refused.
+    @Test func editingARowWithAHiddenLinkKeepsTheLink() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        let secret = Card(title: "secret", owner: "alice")
+        var shared = Card(title: "shared", owner: "all")
+        try await alice.performAndSave { [secret, shared] context in
+            try context.insert(secret)
+            try context.insert(shared)
+        }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        shared.parentID = secret.id
+        try await alice.performAndSave { [shared] in try $0.update(shared) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        let sharedID = shared.id
+        var bobsView = try #require(try await bob.performQuery { try $0.existing(sharedID) })
+        bobsView.title = "bob's title"
+        bobsView.rating = 3
+        try await bob.performAndSave { [bobsView] in try $0.update(bobsView) }
+        let errors = await Self.syncs(bobEngine, 3)
+        #expect(errors.isEmpty, "\(errors)")
+        let row = try await SyncSnapshot.read(s.serverStore).rows[RowKey(entity: "Card", id: shared.id.uuid)]
+        #expect(row?["parent"] == .uuid(secret.id.uuid) && row?["title"] == .text("bob's title"), "\(String(describing: row))")
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
