@@ -376,6 +376,34 @@ import Testing
         #expect(row?["parent"] == .uuid(secret.id.uuid) && row?["title"] == .text("bob's title"), "\(String(describing: row))")
     }
 
+    /// Alice links her private card to a shared label. Bob deletes the shared label: that would
+    /// clear a link of Alice's private card (her card loses its label), which Sync.md says a push by
+    /// one user never does to a row another user's private rows need: refused, or the link kept.
+    @Test func deletingASharedLabelDoesNotClearAnotherUsersPrivateLink() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        let label = Label(name: "L", owner: "all")
+        let secret = Card(title: "secret", owner: "alice")
+        try await alice.performAndSave { [label, secret] context in
+            try context.insert(label)
+            try context.insert(secret)
+            try context.link(secret.id, to: label.id) { $0.labels }
+        }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        try await bob.performAndSave { [label] in try $0.delete(label) }
+        let errors = await Self.syncs(bobEngine, 2)
+        _ = await Self.syncs(aliceEngine, 2)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        let linked = truth.links.contains { $0.contains(secret.id.uuid) && $0.contains(label.id.uuid) }
+        #expect(
+            linked || truth.rows[RowKey(entity: "Label", id: label.id.uuid)] != nil,
+            "bob's delete cleared alice's private card's link; bob's errors \(errors)")
+        let alices = try await SyncSnapshot.read(alice)
+        #expect(alices.links == truth.links)
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
