@@ -404,6 +404,36 @@ import Testing
         #expect(alices.links == truth.links)
     }
 
+    /// Bob makes a shared card; the server applies his push but the answer is lost, so his device
+    /// still marks the card as made here (not acknowledged). Alice takes the card private, and the
+    /// server forgets Bob's device. Back, Bob's device pulls from the beginning naming the rows it
+    /// holds, leaving out the card (made here): it is never told to drop it, keeps a row of Alice's
+    /// it may no longer see, and its push of it is refused at every sync.
+    @Test func aForgottenDeviceWhoseAcknowledgmentWasLostDropsARowThatLeftItsScope() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let transport = LosingTransport(s.server.transport(credentials: "bob"))
+        let bob = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+        let bobEngine = try await SyncEngine(store: bob, transport: transport)
+        try await bobEngine.sync()
+        var card = Card(title: "bob's shared card", owner: "all")
+        try await bob.performAndSave { [card] in try $0.insert(card) }
+        transport.loseNextPushAnswer = true
+        _ = await Self.syncs(bobEngine, 1)
+        try await aliceEngine.sync()
+        card.owner = "alice"
+        try await alice.performAndSave { [card] in try $0.update(card) }
+        try await aliceEngine.sync()
+        let node = try await bob.performAndSave(author: "probe") { try SyncBookkeeping.node(on: $0.connection) }
+        try await s.server.forgetDevice(node)
+        let errors = await Self.syncs(bobEngine, 4)
+        let bobs = try await SyncSnapshot.read(bob)
+        #expect(
+            bobs.rows[RowKey(entity: "Card", id: card.id.uuid)] == nil,
+            "bob's device keeps alice's private card: \(String(describing: bobs.rows[RowKey(entity: "Card", id: card.id.uuid)]))")
+        #expect(errors.count < 4, "bob's device never syncs again: \(errors.suffix(1))")
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
@@ -482,4 +512,28 @@ import Testing
         let json = Data(#"{"protocolVersion":1,"device":"\#(UUID().uuidString)","since":-1,"limit":10}"#.utf8)
         #expect(throws: (any Error).self) { try JSONDecoder().decode(PullRequest.self, from: json) }
     }
+}
+
+/// A transport that loses the answer of the next push when told to (the server applied it).
+private final class LosingTransport<Base: SyncTransport>: SyncTransport, @unchecked Sendable {
+    private let base: Base
+    private let lock = NSLock()
+    private var lose = false
+    init(_ base: Base) { self.base = base }
+    var loseNextPushAnswer: Bool {
+        get { lock.withLock { lose } }
+        set { lock.withLock { lose = newValue } }
+    }
+    struct Lost: Error {}
+    func push(_ request: PushRequest) async throws -> PushResponse {
+        let answer = try await base.push(request)
+        if lock.withLock({ () -> Bool in
+            defer { lose = false }
+            return lose
+        }) {
+            throw Lost()
+        }
+        return answer
+    }
+    func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
 }
