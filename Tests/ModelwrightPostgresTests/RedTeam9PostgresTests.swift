@@ -404,4 +404,44 @@ struct RedTeam9PostgresTests {
         #expect(wrong.isEmpty, "\(wrong)")
         try store.close()
     }
+
+    /// Reads cancelled at drawn moments (before, while and after the server answers) on a store of
+    /// one reader, each followed by a read of another value: every read that completes answers
+    /// its own request, never rows left over from the cancelled one.
+    @Test func cancelledReadsLeaveNoRowsForTheNext() async throws {
+        let configuration = try await Self.database()
+        let store = try Store(postgres: configuration, schema: Self.schema, readers: 1)
+        let notes = (0..<200).map { Note(title: "n\($0)", count: Int32($0), body: String(repeating: "b", count: $0 * 50)) }
+        try await store.performAndSave { context in for note in notes { try context.insert(note) } }
+        var random = SplitMix64(seed: 9_009)
+        var wrong: [String] = []
+        var cancelled = 0
+        for round in 0..<150 {
+            let wide = random.chance(0.5)
+            let victim = Task {
+                try await store.performQuery { context in
+                    try context.fetch(
+                        FetchRequest<Note>(
+                            condition: wide ? nil : .comparison(ColumnPath(column: "count"), .greater, .integer(100))))
+                }
+            }
+            let delay = random.chance(0.5) ? 0 : random.next(below: 400)
+            if delay > 0 { try await Task.sleep(nanoseconds: UInt64(delay) * 1_000) }
+            victim.cancel()
+            if case .failure = await victim.result { cancelled += 1 }
+            let target = Int(random.next(below: 200))
+            do {
+                let read = try await store.performQuery { context in
+                    try context.fetch(
+                        FetchRequest<Note>(condition: .comparison(ColumnPath(column: "count"), .equal, .integer(Int64(target)))))
+                }
+                if read.map(\.count) != [Int32(target)] { wrong.append("round \(round): \(read.map(\.count)) for \(target)") }
+            } catch {
+                wrong.append("round \(round): \(error)")
+            }
+        }
+        print("cancelled reads: \(cancelled) of 150")
+        #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+        try store.close()
+    }
 }
