@@ -434,6 +434,28 @@ import Testing
         #expect(errors.count < 4, "bob's device never syncs again: \(errors.suffix(1))")
     }
 
+    /// A new user names the device store's history author "sync" (the app's sync feature, say).
+    /// Every local write then carries the engine's own author, which the stamp step skips: nothing
+    /// the user saves ever leaves the device, and no error says so. The engine should refuse such
+    /// a store, or push the writes.
+    @Test func aStoreWhoseAuthorIsTheEnginesStillPushesItsWrites() async throws {
+        let s = try await Self.setup()
+        let phone = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "sync"))
+        let engine: SyncEngine
+        do {
+            engine = try await SyncEngine(store: phone, transport: s.server.transport(credentials: "bob"))
+        } catch {
+            return  // refused: the user is told
+        }
+        let card = Card(title: "saved", owner: "bob")
+        try await phone.performAndSave { [card] in try $0.insert(card) }
+        let errors = await Self.syncs(engine, 2)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: card.id.uuid)] != nil,
+            "a saved card never leaves the device, silently (errors: \(errors))")
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
