@@ -456,6 +456,56 @@ import Testing
             "a saved card never leaves the device, silently (errors: \(errors))")
     }
 
+    /// The server's own code renames a card (a direct write, no sync), then, later, the user renames
+    /// it on a device that syncs at once. The server stamps its own write only when the next request
+    /// arrives, which is the device's push of the later rename: the older write gets the later
+    /// stamp and the user's rename is lost everywhere.
+    @Test func aLaterDeviceEditBeatsAnEarlierServerCodeWrite() async throws {
+        let s = try await Self.setup()
+        let (phone, phoneEngine) = try await Self.device(s.server, "bob")
+        var card = Card(title: "v1", owner: "bob")
+        try await phone.performAndSave { [card] in try $0.insert(card) }
+        try await phoneEngine.sync()
+        var serverCopy = card
+        serverCopy.title = "server code, earlier"
+        try await s.serverStore.performAndSave(author: "admin") { [serverCopy] in try $0.update(serverCopy) }
+        try await Task.sleep(nanoseconds: 30_000_000)
+        card.title = "user, later"
+        try await phone.performAndSave { [card] in try $0.update(card) }
+        try await phoneEngine.sync()
+        try await phoneEngine.sync()
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"] == .text("user, later"),
+            "the user's later rename lost to an earlier server write: \(String(describing: truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"]))"
+        )
+    }
+
+    /// Two devices of one user: the phone renames a card offline; 50 ms later the laptop renames it
+    /// and syncs; then the phone syncs. The phone's edit is stamped when it syncs, not when it was
+    /// saved, so the earlier edit wins over the later one.
+    @Test func anEarlierOfflineEditDoesNotBeatALaterOne() async throws {
+        let s = try await Self.setup()
+        let (phone, phoneEngine) = try await Self.device(s.server, "bob")
+        let (laptop, laptopEngine) = try await Self.device(s.server, "bob")
+        var card = Card(title: "v1", owner: "bob")
+        try await phone.performAndSave { [card] in try $0.insert(card) }
+        try await phoneEngine.sync()
+        try await laptopEngine.sync()
+        card.title = "phone, earlier"
+        try await phone.performAndSave { [card] in try $0.update(card) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        card.title = "laptop, later"
+        try await laptop.performAndSave { [card] in try $0.update(card) }
+        try await laptopEngine.sync()
+        try await phoneEngine.sync()
+        try await laptopEngine.sync()
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"] == .text("laptop, later"),
+            "the earlier offline edit won: \(String(describing: truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"]))")
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
