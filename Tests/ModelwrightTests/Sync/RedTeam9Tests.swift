@@ -506,6 +506,58 @@ import Testing
             "the earlier offline edit won: \(String(describing: truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"]))")
     }
 
+    /// The many-to-many case of a pending change to a row that left the scope, as an unlink: Bob
+    /// removes a shared label from his card and renames the card in one save; the label leaves his
+    /// scope before he pushes. The rename must arrive and Bob must not be stuck.
+    @Test func aTitleSavedWithAnUnlinkOfARowThatLeftTheScopeIsKept() async throws {
+        let s = try await Self.setup()
+        let (alice, aliceEngine) = try await Self.device(s.server, "alice")
+        let (bob, bobEngine) = try await Self.device(s.server, "bob")
+        var label = Label(name: "L", owner: "all")
+        try await alice.performAndSave { [label] in try $0.insert(label) }
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        var mine = Card(title: "v1", owner: "bob")
+        try await bob.performAndSave { [mine, label] context in
+            try context.insert(mine)
+            try context.link(mine.id, to: label.id) { $0.labels }
+        }
+        #expect(await Self.syncs(bobEngine, 1).isEmpty)
+        mine.title = "v2"
+        try await bob.performAndSave { [mine, label] context in
+            try context.update(mine)
+            try context.unlink(mine.id, from: label.id) { $0.labels }
+        }
+        label.owner = "alice"
+        try await alice.performAndSave { [label] in try $0.update(label) }
+        try await aliceEngine.sync()
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(s.serverStore)
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: mine.id.uuid)]?["title"] == .text("v2"),
+            "bob's saved title is lost; errors \(errors.suffix(1))")
+        #expect(errors.count < 4, "bob's device never syncs again: \(errors.suffix(1))")
+    }
+
+    /// The server's store records history under the server's own author name ("sync-server"): every
+    /// write the server's code makes is then skipped by the stamp step and never reaches a device.
+    @Test func aServerStoreWhoseAuthorIsTheServersStillServesItsWrites() async throws {
+        let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "sync-server"))
+        let server: SyncServer
+        do {
+            server = try await SyncServer(
+                store: serverStore, authenticate: { $0 }, scopes: ["Card": Self.ownerScope, "Label": Self.ownerScope])
+        } catch {
+            return  // refused: the developer is told
+        }
+        let card = Card(title: "from the server's code", owner: "bob")
+        try await serverStore.performAndSave { [card] in try $0.insert(card) }
+        let (phone, engine) = try await Self.device(server, "bob")
+        try await engine.sync()
+        let held = try await SyncSnapshot.read(phone)
+        #expect(held.rows[RowKey(entity: "Card", id: card.id.uuid)] != nil, "the server's own write never reaches bob")
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
