@@ -150,7 +150,8 @@ struct RedTeam9PostgresTests {
             }
         }
         notes.append(Note(title: "", body: ""))
-        notes.append(Note(title: String(repeating: "ab", count: 600_000) + "é", body: String(repeating: "€", count: 100_000)))
+        notes.append(
+            Note(title: String(repeating: "ab", count: 600_000) + "é", body: String(repeating: "€", count: 100_000)))
         try await store.performAndSave { [notes] context in for note in notes { try context.insert(note) } }
         let read = try await store.performQuery { try $0.fetch(Self.request()) }
         let byID = Dictionary(uniqueKeysWithValues: read.map { ($0.id, $0) })
@@ -175,7 +176,8 @@ struct RedTeam9PostgresTests {
         var notes: [Note] = []
         let patterns: [UInt8] = [0x00, 0xFF, 0x80, 0x7F, 0x01, 0xFE]
         for byte in patterns {
-            let uuid = UUID(uuid: (byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte))
+            let uuid = UUID(
+                uuid: (byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte, byte))
             notes.append(Note(token: uuid, body: "p\(byte)"))
         }
         for position in 0..<16 {
@@ -196,7 +198,11 @@ struct RedTeam9PostgresTests {
         #expect(Set(read) == Set(notes))
         for note in notes where note.token != nil {
             let found = try await store.performQuery {
-                try $0.fetch(Self.request(.comparison(ColumnPath(column: "token"), .equal, .blob(withUnsafeBytes(of: note.token!.uuid) { Data($0) }))))
+                try $0.fetch(
+                    Self.request(
+                        .comparison(
+                            ColumnPath(column: "token"), .equal,
+                            .blob(withUnsafeBytes(of: note.token!.uuid) { Data($0) }))))
             }
             #expect(found.map(\.id) == [note.id], "\(note.token!)")
         }
@@ -234,9 +240,13 @@ struct RedTeam9PostgresTests {
                             default: return [picked.first ?? 0]
                             }
                         }()
-                        let got = try await store.performQuery { try $0.fetch(request) }.compactMap { $0.count.map(Int.init) }
+                        let got = try await store.performQuery { try $0.fetch(request) }.compactMap {
+                            $0.count.map(Int.init)
+                        }
                         let want = limit.map { Array(expected.prefix($0)) } ?? expected
-                        if got != want { failures.append("\(condition) limit \(String(describing: limit)): \(got) != \(want)") }
+                        if got != want {
+                            failures.append("\(condition) limit \(String(describing: limit)): \(got) != \(want)")
+                        }
                     }
                     return failures
                 }
@@ -363,7 +373,9 @@ struct RedTeam9PostgresTests {
             .greatestFiniteMagnitude, .leastFiniteMagnitude, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
             Decimal(string: "1e100")!, Decimal(string: "-12345678901234567890123456789012345678e-50")!, 0,
         ]
-        let floats: [Float] = [.leastNonzeroMagnitude, -0.0, .greatestFiniteMagnitude, .infinity, -.leastNormalMagnitude]
+        let floats: [Float] = [
+            .leastNonzeroMagnitude, -0.0, .greatestFiniteMagnitude, .infinity, -.leastNormalMagnitude,
+        ]
         let dates: [Date] = [
             .distantPast, .distantFuture, Date(timeIntervalSinceReferenceDate: .infinity),
             Date(timeIntervalSinceReferenceDate: -.infinity), Date(timeIntervalSinceReferenceDate: -63_113_904_000),
@@ -411,7 +423,9 @@ struct RedTeam9PostgresTests {
     @Test func cancelledReadsLeaveNoRowsForTheNext() async throws {
         let configuration = try await Self.database()
         let store = try Store(postgres: configuration, schema: Self.schema, readers: 1)
-        let notes = (0..<200).map { Note(title: "n\($0)", count: Int32($0), body: String(repeating: "b", count: $0 * 50)) }
+        let notes = (0..<200).map {
+            Note(title: "n\($0)", count: Int32($0), body: String(repeating: "b", count: $0 * 50))
+        }
         try await store.performAndSave { context in for note in notes { try context.insert(note) } }
         var random = SplitMix64(seed: 9_009)
         var wrong: [String] = []
@@ -433,9 +447,12 @@ struct RedTeam9PostgresTests {
             do {
                 let read = try await store.performQuery { context in
                     try context.fetch(
-                        FetchRequest<Note>(condition: .comparison(ColumnPath(column: "count"), .equal, .integer(Int64(target)))))
+                        FetchRequest<Note>(
+                            condition: .comparison(ColumnPath(column: "count"), .equal, .integer(Int64(target)))))
                 }
-                if read.map(\.count) != [Int32(target)] { wrong.append("round \(round): \(read.map(\.count)) for \(target)") }
+                if read.map(\.count) != [Int32(target)] {
+                    wrong.append("round \(round): \(read.map(\.count)) for \(target)")
+                }
             } catch {
                 wrong.append("round \(round): \(error)")
             }

@@ -85,7 +85,9 @@ import Testing
         #expect(truth.rows[RowKey(entity: "Card", id: shared.id.uuid)]?["parent"] == .uuid(secret.id.uuid))
         // What Bob's device shows of the shared card is what the server holds (as Bob may see it).
         let bobsCard = try await bob.performQuery { try $0.existing(sharedID) }
-        #expect(bobsCard?.parentID == nil, "bob's device holds a parent the server does not: \(String(describing: bobsCard))")
+        #expect(
+            bobsCard?.parentID == nil,
+            "bob's device holds a parent the server does not: \(String(describing: bobsCard))")
     }
 
     /// Bob edits his card's title and points it at a shared card in one save, offline; the shared
@@ -220,7 +222,9 @@ import Testing
         try await bob.performAndSave { [later] in try $0.insert(later) }
         let errors = await Self.syncs(bobEngine, 4)
         let truth = try await SyncSnapshot.read(s.serverStore)
-        #expect(truth.rows[RowKey(entity: "Card", id: later.id.uuid)] != nil, "bob's later card is stuck: \(errors.suffix(1))")
+        #expect(
+            truth.rows[RowKey(entity: "Card", id: later.id.uuid)] != nil,
+            "bob's later card is stuck: \(errors.suffix(1))")
         #expect(truth.rows[RowKey(entity: "Card", id: shared.id.uuid)]?["parent"] == .uuid(target.id.uuid))
         #expect(truth.rows[RowKey(entity: "Card", id: shared.id.uuid)]?["title"] == .text("bob's title"))
         let bobs = try await SyncSnapshot.read(bob)
@@ -305,7 +309,8 @@ import Testing
         let tags = truth.rows.filter { $0.key.entity == "Tag" }
         #expect(
             tags.values.contains { $0["owner"] == .text("all") },
-            "alice's shared tag left her sight: \(tags) (alice's tag \(alicesTag), bob's \(bobsTag)), bob's errors \(errors)")
+            "alice's shared tag left her sight: \(tags) (alice's tag \(alicesTag), bob's \(bobsTag)), bob's errors \(errors)"
+        )
         let alices = try await SyncSnapshot.read(alice)
         #expect(alices.rows.keys.contains { $0.entity == "Tag" }, "alice lost her tag: \(alices.rows)")
     }
@@ -373,7 +378,9 @@ import Testing
         let errors = await Self.syncs(bobEngine, 3)
         #expect(errors.isEmpty, "\(errors)")
         let row = try await SyncSnapshot.read(s.serverStore).rows[RowKey(entity: "Card", id: shared.id.uuid)]
-        #expect(row?["parent"] == .uuid(secret.id.uuid) && row?["title"] == .text("bob's title"), "\(String(describing: row))")
+        #expect(
+            row?["parent"] == .uuid(secret.id.uuid) && row?["title"] == .text("bob's title"),
+            "\(String(describing: row))")
     }
 
     /// Alice links her private card to a shared label. Bob deletes the shared label: that would
@@ -430,7 +437,8 @@ import Testing
         let bobs = try await SyncSnapshot.read(bob)
         #expect(
             bobs.rows[RowKey(entity: "Card", id: card.id.uuid)] == nil,
-            "bob's device keeps alice's private card: \(String(describing: bobs.rows[RowKey(entity: "Card", id: card.id.uuid)]))")
+            "bob's device keeps alice's private card: \(String(describing: bobs.rows[RowKey(entity: "Card", id: card.id.uuid)]))"
+        )
         #expect(errors.count < 4, "bob's device never syncs again: \(errors.suffix(1))")
     }
 
@@ -503,7 +511,8 @@ import Testing
         let truth = try await SyncSnapshot.read(s.serverStore)
         #expect(
             truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"] == .text("laptop, later"),
-            "the earlier offline edit won: \(String(describing: truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"]))")
+            "the earlier offline edit won: \(String(describing: truth.rows[RowKey(entity: "Card", id: card.id.uuid)]?["title"]))"
+        )
     }
 
     /// The many-to-many case of a pending change to a row that left the scope, as an unlink: Bob
