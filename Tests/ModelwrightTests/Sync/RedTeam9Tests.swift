@@ -567,6 +567,49 @@ import Testing
         #expect(held.rows[RowKey(entity: "Card", id: card.id.uuid)] != nil, "the server's own write never reaches bob")
     }
 
+    /// The same merge without any refused push: Bob saves his private tag "x" while his device's
+    /// sync is between its push and its pull (an ordinary race), and the pull brings Alice's shared
+    /// tag "x". The device settles the merge, Alice's shared tag takes Bob's later owner, and it
+    /// leaves Alice's sight.
+    @Test func aMergeSettledOnADeviceDuringAnOrdinarySyncKeepsTheSharedRowShared() async throws {
+        let schema = try #require(AccessControlTests.schema)
+        let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(
+            store: serverStore, authenticate: { $0 }, scopes: AccessControlTests.scopes)
+        let alice = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let aliceEngine = try await SyncEngine(store: alice, transport: server.transport(credentials: "alice"))
+        let bob = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let network = FlakyNetwork(server: server.transport(credentials: "bob"), seed: 9)
+        let bobEngine = try await SyncEngine(store: bob, transport: network)
+        try await bobEngine.sync()
+        let alicesTag = UUID()
+        try await alice.performAndSave(author: "app") {
+            try $0.materialize(
+                RowChange.insert(
+                    RowKey(entity: "Tag", id: alicesTag), values: ["name": .text("x"), "owner": .text("all")],
+                    at: try Self.stamp()))
+        }
+        try await aliceEngine.sync()
+        let bobsTag = UUID()
+        let once = Once()
+        network.interleave {
+            guard once.first() else { return }
+            let change = RowChange.insert(
+                RowKey(entity: "Tag", id: bobsTag), values: ["name": .text("x"), "owner": .text("bob")],
+                at: try Self.stamp())
+            try await bob.performAndSave(author: "app") { try $0.materialize(change) }
+        }
+        let errors = await Self.syncs(bobEngine, 3)
+        network.interleave(nil)
+        _ = await Self.syncs(aliceEngine, 2)
+        let truth = try await SyncSnapshot.read(serverStore)
+        let tags = truth.rows.filter { $0.key.entity == "Tag" }
+        #expect(
+            tags.values.contains { $0["owner"] == .text("all") },
+            "alice's shared tag left her sight: \(tags) (alice's \(alicesTag), bob's \(bobsTag)); bob's errors \(errors)"
+        )
+    }
+
     // MARK: - Class 1: hand-made requests
 
     /// Bob's hand-made push re-inserts (stamped after the delete) a card Alice made private and
@@ -669,4 +712,16 @@ private final class LosingTransport<Base: SyncTransport>: SyncTransport, @unchec
         return answer
     }
     func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
+}
+
+/// True the first time only.
+private final class Once: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func first() -> Bool {
+        lock.withLock {
+            defer { done = true }
+            return !done
+        }
+    }
 }
