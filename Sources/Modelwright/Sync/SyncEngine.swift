@@ -36,6 +36,9 @@ import Foundation
 public final class SyncEngine: Sendable {
     /// The history author of the transactions that apply pulled changes.
     public static let author = "sync"
+    /// The history authors a synced store may not write under: the engine's and the server's own,
+    /// whose transactions the stamp step skips (a store opened with one would never sync its writes).
+    public static let reservedAuthors: Set<String> = [author, SyncServer.author]
     /// How often ``start(every:syncsOnLocalCommits:)`` polls by default: every 500 milliseconds.
     public static let defaultInterval: Duration = .milliseconds(500)
 
@@ -59,7 +62,8 @@ public final class SyncEngine: Sendable {
         store: Store, transport: any SyncTransport, pullLimit: Int = SyncEngine.defaultPullLimit,
         wallClock: @escaping @Sendable () -> UInt64 = { HybridLogicalClock.wallMilliseconds() }
     ) async throws {
-        guard case .enabled = store.history else { throw SyncError.historyDisabled }
+        guard case .enabled(let author) = store.history else { throw SyncError.historyDisabled }
+        if Self.reservedAuthors.contains(author) { throw SyncError.reservedAuthor(author) }
         self.store = store
         self.transport = transport
         self.pullLimit = max(1, pullLimit)
@@ -291,10 +295,13 @@ public final class SyncEngine: Sendable {
             }
             return try await push(resending: true, pulledFirst: pulledFirst)
         }
-        if case .outOfScope? = response.refusal, !pulledFirst {
-            // A row this device changed may have left its user's scope since it last pulled: the
-            // pull drops it (and its pending change), and what remains is pushed once more.
-            _ = try await pull()
+        if case .outOfScope(let row)? = response.refusal, !pulledFirst {
+            // A row this device changed may have left its user's scope since it last pulled, or
+            // links to one that did: the pull names every row the device holds, the refused one
+            // included (made here or not), so the server drops each one out of sight and sends
+            // each other as it is shown now (hiding its links out of sight, which clears their
+            // pending changes here); what remains is pushed once more.
+            _ = try await pull(naming: row)
             return try await push(resending: resending, pulledFirst: true)
         }
         if let refusal = response.refusal { throw refusal }
@@ -318,11 +325,12 @@ public final class SyncEngine: Sendable {
     }
 
     /// Pulls page by page until the server has no more; returns how many rows came.
-    private func pull() async throws -> Int {
+    private func pull(naming refused: RowKey? = nil) async throws -> Int {
         var count = 0
         // Whether this pull names the rows the device holds on every page: after the server
-        // refused a cursor it gave out before it forgot this device (see PullRequest.held).
-        var namesHeld = false
+        // refused a cursor it gave out before it forgot this device (see PullRequest.held), or
+        // refused a push naming `refused`.
+        var namesHeld = refused != nil
         var restarts = 0
         while true {
             let namingHeld = namesHeld
@@ -335,7 +343,9 @@ public final class SyncEngine: Sendable {
                     try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) },
                     try SyncBookkeeping.ownRows(on: context.connection),
                     // From the beginning, the rows it holds, so the server can tell it which to drop.
-                    cursor == nil || namingHeld ? try SyncBookkeeping.keys(on: context.connection) : []
+                    cursor == nil || namingHeld
+                        ? Array(Set(try SyncBookkeeping.keys(on: context.connection) + (refused.map { [$0] } ?? [])))
+                            .sorted() : []
                 )
             }
             let response = try await transport.pull(
@@ -398,7 +408,14 @@ public final class SyncEngine: Sendable {
             let record = try SyncBookkeeping.record(of: change.key, on: connection)
             let existing = record?.change
             let merged = existing?.merged(with: change) ?? change
-            guard merged != existing else { continue }
+            guard merged != existing else {
+                // The server sent the row (a resend of a push whose answer was lost, say): it
+                // knows it, so the made-here mark goes, or later pulls would never name the row.
+                if record?.cursor == SyncBookkeeping.madeHere {
+                    try SyncBookkeeping.markKnown([change.key], on: connection)
+                }
+                continue
+            }
             let pending = record?.pending
             guard let (constraint, other) = try context.syncUniquenessConflict(of: merged) else {
                 try context.materialize(merged)
