@@ -295,13 +295,10 @@ public final class SyncEngine: Sendable {
             }
             return try await push(resending: true, pulledFirst: pulledFirst)
         }
-        if case .outOfScope(let row)? = response.refusal, !pulledFirst {
-            // A row this device changed may have left its user's scope since it last pulled, or
-            // links to one that did: the pull names every row the device holds, the refused one
-            // included (made here or not), so the server drops each one out of sight and sends
-            // each other as it is shown now (hiding its links out of sight, which clears their
-            // pending changes here); what remains is pushed once more.
-            _ = try await pull(naming: row)
+        if case .outOfScope? = response.refusal, !pulledFirst {
+            // A row this device changed may have left its user's scope since it last pulled: the
+            // pull drops it (and its pending change), and what remains is pushed once more.
+            _ = try await pull()
             return try await push(resending: resending, pulledFirst: true)
         }
         if let refusal = response.refusal { throw refusal }
@@ -325,12 +322,11 @@ public final class SyncEngine: Sendable {
     }
 
     /// Pulls page by page until the server has no more; returns how many rows came.
-    private func pull(naming refused: RowKey? = nil) async throws -> Int {
+    private func pull() async throws -> Int {
         var count = 0
         // Whether this pull names the rows the device holds on every page: after the server
-        // refused a cursor it gave out before it forgot this device (see PullRequest.held), or
-        // refused a push naming `refused`.
-        var namesHeld = refused != nil
+        // refused a cursor it gave out before it forgot this device (see PullRequest.held).
+        var namesHeld = false
         var restarts = 0
         while true {
             let namingHeld = namesHeld
@@ -343,9 +339,7 @@ public final class SyncEngine: Sendable {
                     try SyncBookkeeping.value("horizon", on: context.connection).flatMap { Int64($0) },
                     try SyncBookkeeping.ownRows(on: context.connection),
                     // From the beginning, the rows it holds, so the server can tell it which to drop.
-                    cursor == nil || namingHeld
-                        ? Array(Set(try SyncBookkeeping.keys(on: context.connection) + (refused.map { [$0] } ?? [])))
-                            .sorted() : []
+                    cursor == nil || namingHeld ? try SyncBookkeeping.keys(on: context.connection) : []
                 )
             }
             let response = try await transport.pull(
