@@ -132,6 +132,15 @@ public struct RowChange: Sendable, Hashable {
         return copy
     }
 
+    /// The change without its to-many links to `target`, nor its to-one links (attributes) that
+    /// hold `target`: what a device keeps of a pending change once `target` left its sight.
+    func withoutLinks(to target: UUID) -> RowChange {
+        var copy = self
+        copy.links = links.filter { $0.key.target != target }
+        copy.attributes = attributes.filter { $0.value.value != .uuid(target) }
+        return copy
+    }
+
     /// The insert of row `key` with `values`, all written at `stamp`.
     public static func insert(_ key: RowKey, values: [String: SyncValue], at stamp: HybridTimestamp) -> RowChange {
         RowChange(key: key, inserted: stamp, attributes: values.mapValues { StampedValue($0, at: stamp) })

@@ -371,11 +371,19 @@ enum SyncBookkeeping {
         defer { statement.reset() }
         statement.bind(token, 1)
         try statement.run()
+        try markKnown(pushed, on: connection)
+    }
+
+    /// Clears the ``madeHere`` mark of `keys`: the server acknowledged or sent each of them, so
+    /// the device names them in its pulls' `held` from now on (and is told when they leave its
+    /// scope), whether or not what the server sent changed anything.
+    static func markKnown(_ keys: [RowKey], on connection: some DatabaseConnection) throws {
+        let marker = connection.dialect.parameter
         let known = try connection.statement(
             "UPDATE \(quoted(rows)) SET \"cursor\" = NULL WHERE \"cursor\" = \(madeHere) AND \"entity\" = \(marker) "
                 + "AND \"id\" = \(marker)")
         defer { known.reset() }
-        for key in pushed {
+        for key in keys {
             known.bind(key.entity, 1)
             known.bind(key.id.uuidString, 2)
             try known.run()

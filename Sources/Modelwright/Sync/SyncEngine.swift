@@ -36,6 +36,9 @@ import Foundation
 public final class SyncEngine: Sendable {
     /// The history author of the transactions that apply pulled changes.
     public static let author = "sync"
+    /// The history authors a synced store may not write under: the engine's and the server's own,
+    /// whose transactions the stamp step skips (a store opened with one would never sync its writes).
+    public static let reservedAuthors: Set<String> = [author, SyncServer.author]
     /// How often ``start(every:syncsOnLocalCommits:)`` polls by default: every 500 milliseconds.
     public static let defaultInterval: Duration = .milliseconds(500)
 
@@ -59,7 +62,8 @@ public final class SyncEngine: Sendable {
         store: Store, transport: any SyncTransport, pullLimit: Int = SyncEngine.defaultPullLimit,
         wallClock: @escaping @Sendable () -> UInt64 = { HybridLogicalClock.wallMilliseconds() }
     ) async throws {
-        guard case .enabled = store.history else { throw SyncError.historyDisabled }
+        guard case .enabled(let author) = store.history else { throw SyncError.historyDisabled }
+        if Self.reservedAuthors.contains(author) { throw SyncError.reservedAuthor(author) }
         self.store = store
         self.transport = transport
         self.pullLimit = max(1, pullLimit)
@@ -404,7 +408,14 @@ public final class SyncEngine: Sendable {
             let record = try SyncBookkeeping.record(of: change.key, on: connection)
             let existing = record?.change
             let merged = existing?.merged(with: change) ?? change
-            guard merged != existing else { continue }
+            guard merged != existing else {
+                // The server sent the row (a resend of a push whose answer was lost, say): it
+                // knows it, so the made-here mark goes, or later pulls would never name the row.
+                if record?.cursor == SyncBookkeeping.madeHere {
+                    try SyncBookkeeping.markKnown([change.key], on: connection)
+                }
+                continue
+            }
             let pending = record?.pending
             guard let (constraint, other) = try context.syncUniquenessConflict(of: merged) else {
                 try context.materialize(merged)

@@ -46,6 +46,10 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     case serverFailure(reason: String)
     /// The device store does not record persistent history, which the engine reads its changes from.
     case historyDisabled
+    /// The store's history author is one the sync engine or server writes under (``SyncEngine/author``
+    /// or ``SyncServer/author``): the stamp step skips that author's transactions, so the store's
+    /// own writes would never sync. Nothing was opened.
+    case reservedAuthor(String)
 
     /// What went wrong and what to do, in the user's terms.
     public var description: String {
@@ -80,6 +84,8 @@ public enum SyncError: Error, Sendable, Hashable, Codable, CustomStringConvertib
             "the server could not answer (\(reason)); nothing was applied: try again later"
         case .historyDisabled:
             "the device store does not record persistent history: open it with `history: .enabled(author:)` to sync it"
+        case .reservedAuthor(let author):
+            "the store's history author \"\(author)\" is reserved for sync's own writes, which are never sent: open the store with another author (such as \"app\")"
         }
     }
 }

@@ -69,12 +69,16 @@ public final class SyncServer: SyncTransport {
     ///   - scopes: for each entity, the rows a user may see and change; with `authenticate`, an
     ///     entity without a scope is out of every user's scope.
     ///   - wallClock: the server's wall clock in milliseconds since 1970 (tests set it).
-    /// - Throws: the store's error when its sync tables cannot be created.
+    /// - Throws: ``SyncError/reservedAuthor(_:)`` when the store's history author is the engine's or
+    ///   the server's; the store's error when its sync tables cannot be created.
     public init(
         store: Store, maximumDriftMilliseconds: UInt64 = HybridLogicalClock.defaultMaximumDriftMilliseconds,
         authenticate: Authenticate? = nil, scopes: [String: Scope] = [:],
         wallClock: @escaping @Sendable () -> UInt64 = { HybridLogicalClock.wallMilliseconds() }
     ) async throws {
+        if case .enabled(let author) = store.history, SyncEngine.reservedAuthors.contains(author) {
+            throw SyncError.reservedAuthor(author)
+        }
         self.store = store
         self.maximumDriftMilliseconds = maximumDriftMilliseconds
         self.wallClock = wallClock

@@ -63,7 +63,8 @@ extension WriteContext {
 
     /// Drops row `key` from the device: the row, its join-table links and sync's record of it go
     /// (its pending changes too: the server would refuse them), local rows that need it through a
-    /// required to-one are dropped with it, and optional to-one links to it are hidden. Nothing
+    /// required to-one are dropped with it, optional to-one links to it are hidden, and pending
+    /// changes of other rows lose their links to it (to-many and to-one). Nothing
     /// of this is pushed; the row comes back by a pull once it is in the user's scope again.
     func syncDrop(_ key: RowKey) throws {
         var done: Set<RowKey> = []
@@ -91,5 +92,14 @@ extension WriteContext {
             try forgetLinks(of: key.id, entity: concrete)
         }
         try SyncBookkeeping.forget(key, on: connection)
+        // No pending change may name a row out of sight: the server would refuse the push that
+        // carries it, and every later one. Links to the row (to-many and to-one alike) leave the
+        // pending records of the other rows; the server keeps the links it had.
+        for change in try SyncBookkeeping.pending(on: connection) where change.key != key {
+            let stripped = change.withoutLinks(to: key.id)
+            guard stripped != change else { continue }
+            let marks = try SyncBookkeeping.marks(of: change.key, on: connection)
+            try SyncBookkeeping.write(stripped, cursor: marks.cursor, pending: marks.pending, on: connection)
+        }
     }
 }
