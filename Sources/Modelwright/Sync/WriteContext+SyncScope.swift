@@ -96,7 +96,12 @@ extension WriteContext {
         // carries it, and every later one. Links to the row (to-many and to-one alike) leave the
         // pending records of the other rows; the server keeps the links it had.
         for change in try SyncBookkeeping.pending(on: connection) where change.key != key {
-            let stripped = change.withoutLinks(to: key.id)
+            // Only the to-ones whose destination is the row's table: a plain `UUID` attribute, or
+            // a link into another hierarchy, may hold the same ID and is no link to the row.
+            let toOnes = Set(
+                (layout.entities[change.key.entity]?.columns ?? []).filter { syncTargetTable(of: $0) == target.table }
+                    .map(\.key))
+            let stripped = change.withoutLinks(to: key.id, toOnes: toOnes)
             guard stripped != change else { continue }
             let marks = try SyncBookkeeping.marks(of: change.key, on: connection)
             try SyncBookkeeping.write(stripped, cursor: marks.cursor, pending: marks.pending, on: connection)
