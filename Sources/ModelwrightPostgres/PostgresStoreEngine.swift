@@ -209,8 +209,12 @@ private final class ChangeFeedSubscription: @unchecked Sendable {
     }
 
     /// On the listener's thread: passes on others' commits, or, when the connection dropped,
-    /// connects again on this thread (which the dropped listener leaves after this call).
+    /// connects again on this thread (which the dropped listener leaves after this call). Once
+    /// stopped, passes on nothing: the listener may still be reading when it is told to stop, and
+    /// a store that replaced its writer has started another subscription that knows the new
+    /// writer's commits as its own.
     private func receive(_ batch: Result<[PostgresNotification], any Error>) {
+        guard !lock.withLock({ isStopped }) else { return }
         switch batch {
         case .success(let notifications):
             for committed in PostgresChangeFeed.changes(in: notifications) where committed.senderProcessID != own {

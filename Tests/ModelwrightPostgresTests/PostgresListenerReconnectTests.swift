@@ -1,9 +1,10 @@
 import Foundation
-import Modelwright
 import ModelwrightPostgres
 import ModelwrightTestSupport
 import Testing
 import Trips
+
+@testable import Modelwright
 
 /// When the server ends the store's `LISTEN` connection (`pg_terminate_backend`, as an
 /// administrator or a server restart does), the store connects and listens again and its
@@ -46,6 +47,47 @@ struct PostgresListenerReconnectTests {
             #expect(seen == round)
         }
         await admin.close()
+        try store.close()
+    }
+
+    /// The server ends the store's writer and readers but not its listener; the store opens a
+    /// fresh writer for its next write. Its observers then hear that write once, as their own
+    /// commit, not a second time from the change feed (which had told the store's commits apart
+    /// by the old writer's process ID, so it would also have dropped another session's commits
+    /// once the server gave that ID to it), and another store still hears it.
+    @Test(.timeLimit(.minutes(1)), arguments: 1...3)
+    func aStoreWithAFreshWriterHearsItsOwnCommitsOnce(writes: Int) async throws {
+        let configuration = try await makeDatabase()
+        let store = try Store(postgres: configuration, schema: Trips.schema)
+        let other = try Store(postgres: configuration, schema: Trips.schema)
+        let admin = try await PostgresConnection(configuration)
+        let wakes = Locked(0)
+        let started = Locked(false)
+        let token = store.observe(
+            User.request(), changed: { _ in wakes.withLock { $0 += 1 } },
+            refresh: { _ in started.withLock { $0 = true } }, failure: { _ in }, closed: {})
+        var heard = other.observe(User.request()).makeAsyncIterator()
+        #expect(try await heard.next()?.count == 0)
+        while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        try await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                + "AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN %'")
+        for write in 1...writes {
+            try await store.performAndSave {
+                try $0.insert(
+                    User(
+                        username: "user\(write)", givenName: "G", familyName: "F", rating: 1,
+                        joinedAt: Date(timeIntervalSinceReferenceDate: 0)))
+            }
+            var seen = 0
+            while seen < write { seen = try await heard.next()?.count ?? write }
+        }
+        // The other store heard every write; the feed reaches this store at about the same moment.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(wakes.withLock { $0 } == writes)
+        if let token { store.observers.remove(token) }
+        await admin.close()
+        try other.close()
         try store.close()
     }
 }

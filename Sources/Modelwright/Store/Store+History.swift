@@ -130,16 +130,30 @@ extension Store {
     /// Starts hearing of other connections' commits from an engine that notifies (see
     /// ``CommitSignal/notifications(start:)``); each is passed to the observers on the writer's
     /// queue, where the store's own commits reach them too.
-    func listenForRemoteChanges() throws {
+    ///
+    /// The engine tells the store's own commits apart by `writer`, so a writer opened afresh
+    /// (after its link was lost) starts the delivery again: with the old one's, the store's own
+    /// commits would wake its observers twice, and a commit of another connection that the server
+    /// gave the old writer's session number (PostgreSQL reuses process IDs) would reach none. The
+    /// old delivery stops once the new one listens, so no commit goes unheard between them.
+    func listenForRemoteChanges(writer: any DatabaseConnection) throws {
         guard case .notifications(let start) = engine.commitSignal else { return }
-        let subscription = try start(writerConnection) { [weak self] changes in
+        let subscription = try start(writer) { [weak self] changes in
             guard let self, !changes.isEmpty else { return }
             self.writerQueue.async {
                 guard (try? self.checkOpen()) != nil else { return }
                 try? self.observers.commit(changes) {}
             }
         }
-        remote.withLock { $0.subscription = subscription }
+        let (replaced, isKept) = remote.withLock { state in
+            // A store closed meanwhile keeps no delivery.
+            let replaced = state.subscription
+            let isKept = (try? checkOpen()) != nil
+            state.subscription = isKept ? subscription : nil
+            return (replaced, isKept)
+        }
+        replaced?.cancel()
+        if !isKept { subscription.cancel() }
     }
 
     /// Adds what one recorded change did to the tables observers read.

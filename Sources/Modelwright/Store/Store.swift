@@ -162,7 +162,7 @@ public final class Store: Sendable {
                 activity = { [weak self] _ in self?.watchRemoteChanges() }
             }
         }
-        try listenForRemoteChanges()
+        try listenForRemoteChanges(writer: connection)
     }
 
     /// Creates the schema in an empty database, or checks that the database holds this schema,
@@ -518,7 +518,13 @@ public final class Store: Sendable {
         let fresh: any DatabaseConnection
         if queue === writer {
             fresh = try engine.openWriter()
-            try fresh.execute(fresh.dialect.writerSettings)
+            do {
+                try fresh.execute(fresh.dialect.writerSettings)
+                try listenForRemoteChanges(writer: fresh)
+            } catch {
+                fresh.close()
+                throw error
+            }
         } else {
             fresh = try engine.openReader()
         }
