@@ -543,10 +543,7 @@ public final class PostgresConnection: @unchecked Sendable {
             // another session's DDL made stale (0A000, a column retyped behind the store's back)
             // or a statement a DISCARD dropped (26000) is prepared again in a fresh transaction,
             // as outside one; the pipeline forgot the cache.
-            var stale = false
-            if case .server(let sqlState, _, _, _)? = failure as? PostgresError {
-                stale = sqlState == "0A000" || sqlState == "26000"
-            }
+            var stale = (failure as? PostgresError)?.isStaleStatement == true
             do {
                 try held.check(read.checked)
             } catch {
@@ -642,9 +639,7 @@ public final class PostgresConnection: @unchecked Sendable {
             lastChanges = rows.affectedRows
             return PipelinedRead(checked: checked, rows: .success(rows))
         } catch let error as PostgresError {
-            if case .server(let sqlState, _, _, _) = error, sqlState == "0A000" || sqlState == "26000" {
-                statements.removeAll()  // a cached plan another session's DDL changed, or a DISCARD
-            }
+            if error.isStaleStatement { statements.removeAll() }
             if PQtransactionStatus(handle) == PQTRANS_INERROR { abortCause = error }
             return PipelinedRead(checked: checked, rows: .failure(error))
         }
@@ -777,8 +772,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 if abortCause != nil, PQtransactionStatus(handle) != PQTRANS_INERROR { abortCause = nil }
                 return rows
             } catch let error as PostgresError {
-                if case .server(let sqlState, _, _, _) = error, sqlState == "0A000" || sqlState == "26000" {
-                    // A cached plan another session's DDL changed, or a statement DISCARD dropped.
+                if error.isStaleStatement {
                     statements.removeAll()
                     if !retried, PQtransactionStatus(handle) == PQTRANS_IDLE {
                         retried = true
@@ -981,13 +975,9 @@ public final class PostgresConnection: @unchecked Sendable {
             do {
                 return try check(result, sql: sql, request: request, started: started)
             } catch let error as PostgresError {
-                guard case .server(let sqlState, _, _, _) = error, sqlState == "0A000" || sqlState == "26000" else {
-                    throw error
-                }
-                // Another session's ALTER TABLE changed what the cached plan returns (0A000), or a
-                // DISCARD ALL / DEALLOCATE ALL dropped the statement (26000). Forget the cache and
-                // prepare once more; inside a transaction the failure has aborted it, so only the
-                // cache is dropped and the error stands.
+                guard error.isStaleStatement else { throw error }
+                // Inside a transaction the failure has aborted it, so only the cache is dropped
+                // and the error stands.
                 statements.removeAll()
                 guard !retried, PQtransactionStatus(handle) == PQTRANS_IDLE else { throw error }
                 PQclear(send(handle, request: request) { PQsendQuery(handle, "DEALLOCATE ALL") })

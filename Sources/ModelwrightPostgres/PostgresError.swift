@@ -35,6 +35,16 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// and the server could not create it in the database; `reason` is the server's.
     case extensionUnavailable(name: String, reason: String)
 
+    /// Whether a cached prepared statement failed because it went stale: another session's DDL
+    /// changed what its plan returns (0A000, a column retyped behind the store's back), or a
+    /// `DISCARD ALL` / `DEALLOCATE ALL` dropped it (26000). The connection forgets its cache;
+    /// a statement that is the first of its transaction (or outside one) is prepared and run
+    /// once more, since nothing was read before it.
+    var isStaleStatement: Bool {
+        guard case .server(let sqlState, _, _, _) = self else { return false }
+        return sqlState == "0A000" || sqlState == "26000"
+    }
+
     /// The error in words, naming what to do where there is something to do.
     public var description: String {
         switch self {
