@@ -215,12 +215,27 @@ enum SyncBookkeeping {
     /// a row the server may never have heard of, or may hold as another user's under the same ID.
     static let madeHere: Int64 = -1
 
+    /// On a device, the cursor of a row whose local changes the server refused as out of its
+    /// user's scope (``SyncError/outOfScope(row:)``): its record is emptied, so the next pull, from
+    /// the beginning, brings the server's version whole; a row the server does not send it then
+    /// (one the user may not see, or one the server never had) is dropped at that pull's end.
+    static let reverted: Int64 = -2
+
+    /// The rows marked ``reverted``, in order.
+    static func revertedKeys(on connection: some DatabaseConnection) throws -> [RowKey] {
+        try keys(where: "\"cursor\" = \(reverted)", on: connection)
+    }
+
     /// The keys of every row a device holds that the server has sent it or acknowledged from it
     /// (the rows it holds and its tombstones, not those only made here: see ``madeHere``), in order.
     static func keys(on connection: some DatabaseConnection) throws -> [RowKey] {
+        try keys(where: "\"cursor\" IS NULL OR \"cursor\" <> \(madeHere)", on: connection)
+    }
+
+    /// The keys of the rows whose record meets `condition`, in order.
+    private static func keys(where condition: String, on connection: some DatabaseConnection) throws -> [RowKey] {
         let statement = try connection.statement(
-            "SELECT \"entity\", \"id\" FROM \(quoted(rows)) WHERE \"cursor\" IS NULL OR \"cursor\" <> \(madeHere) "
-                + "ORDER BY \"entity\", \"id\"")
+            "SELECT \"entity\", \"id\" FROM \(quoted(rows)) WHERE \(condition) ORDER BY \"entity\", \"id\"")
         defer { statement.reset() }
         var keys: [RowKey] = []
         while try statement.step() {

@@ -98,6 +98,12 @@ public final class SyncEngine: Sendable {
         public var pushed = 0
         /// How many rows were pulled.
         public var pulled = 0
+        /// The rows whose local changes the server refused as out of the user's scope
+        /// (``SyncError/outOfScope(row:)``: a write over a link the user may not see, a delete
+        /// that would clear another user's row, a row taken from others who hold rows that need
+        /// it): each now holds the server's version again, or is gone from the device when its
+        /// user may not see it. The device's other changes were pushed.
+        public var refused: [RowKey] = []
     }
 
     /// Stamps, pushes and pulls once; a sync already running finishes first. Throws the server's
@@ -107,7 +113,7 @@ public final class SyncEngine: Sendable {
         try await gate.run { [self] in
             var report = Report()
             try await stamp()
-            report.pushed = try await push()
+            (report.pushed, report.refused) = try await push()
             report.pulled = try await pull()
             return report
         }
@@ -275,9 +281,18 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// Pushes the pending rows; returns how many. A server that lost what it acknowledged (see
-    /// ``SyncEpoch``) refuses the push; then everything is marked pending and pushed once more.
-    private func push(resending: Bool = false, pulledFirst: Bool = false) async throws -> Int {
+    /// Pushes the pending rows; returns how many, and the rows whose changes the server refused
+    /// and the device gave up (see ``Report/refused``). A server that lost what it acknowledged
+    /// (see ``SyncEpoch``) refuses the push; then everything is marked pending and pushed once more.
+    ///
+    /// A push refused as out of scope is tried again after a pull, which drops the rows that left
+    /// the user's scope since the last one. Refused again, the device gives up its changes of the
+    /// row the refusal names (``revert(_:_:)``), pulls from the beginning to get the server's
+    /// version, and pushes the rest: a refused change never holds the device's other changes
+    /// back. The same row refused twice in one sync is an error.
+    private func push(
+        resending: Bool = false, pulledFirst: Bool = false, refused: [RowKey] = []
+    ) async throws -> (count: Int, refused: [RowKey]) {
         let (node, pending, stamped, acknowledged, epoch, horizon) = try await store.performQuery { context in
             let connection = context.connection
             return (
@@ -289,7 +304,7 @@ public final class SyncEngine: Sendable {
                 try SyncBookkeeping.value("horizon", on: connection).flatMap { Int64($0) }
             )
         }
-        guard !pending.isEmpty, let stamped else { return 0 }
+        guard !pending.isEmpty, let stamped else { return (0, refused) }
         let request = PushRequest(
             device: node, schema: schemaVersion, after: acknowledged.map(HistoryToken.init),
             through: HistoryToken(stamped), changes: ChangeSet(pending), epoch: epoch,
@@ -299,16 +314,21 @@ public final class SyncEngine: Sendable {
             try await store.performAndSave(author: Self.author) { context in
                 try SyncBookkeeping.resend(on: context.connection)
             }
-            return try await push(resending: true, pulledFirst: pulledFirst)
+            return try await push(resending: true, pulledFirst: pulledFirst, refused: refused)
         }
-        if case .outOfScope? = response.refusal, !pulledFirst {
+        if case .outOfScope(let row)? = response.refusal {
+            if pulledFirst {
+                guard !refused.contains(row) else { throw SyncError.outOfScope(row: row) }
+                try await store.performAndSave(author: Self.author) { try Self.revert(row, $0) }
+            }
             // A row this device changed may have left its user's scope since it last pulled: the
             // pull drops it (and its pending change), and what remains is pushed once more.
             _ = try await pull()
-            return try await push(resending: resending, pulledFirst: true)
+            return try await push(
+                resending: resending, pulledFirst: true, refused: pulledFirst ? refused + [row] : refused)
         }
         if let refusal = response.refusal { throw refusal }
-        guard let through = response.acknowledged else { return 0 }
+        guard let through = response.acknowledged else { return (0, refused) }
         try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
             try SyncBookkeeping.acknowledge(through: through.value, pushed: pending.map(\.key), on: connection)
@@ -324,7 +344,23 @@ public final class SyncEngine: Sendable {
                     on: connection)
             }
         }
-        return pending.count
+        return (pending.count, refused)
+    }
+
+    /// Gives up this device's changes of `key`, which the server refused: a row the device
+    /// knows is emptied and marked ``SyncBookkeeping/reverted`` (its pending changes go with it),
+    /// and the next pull starts from the beginning, naming it among the rows the device holds, so
+    /// the server sends its version whole or tells the device to drop it; a row the device has no
+    /// record of (a link's target it never pulled) is dropped, with the pending links to it.
+    private static func revert(_ key: RowKey, _ context: WriteContext) throws {
+        let connection = context.connection
+        if try SyncBookkeeping.change(of: key, on: connection) != nil {
+            try SyncBookkeeping.write(
+                RowChange(key: key), cursor: SyncBookkeeping.reverted, pending: nil, on: connection)
+        } else {
+            try context.syncDrop(key)
+        }
+        for state in ["cursor", "ownRows"] { try SyncBookkeeping.deleteValue(state, on: connection) }
     }
 
     /// Pulls page by page until the server has no more; returns how many rows came.
@@ -454,6 +490,11 @@ public final class SyncEngine: Sendable {
         try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
         try SyncBookkeeping.keepOwnRows(
             try SyncBookkeeping.ownRows(on: connection), after: response.cursor.position, on: connection)
+        // The pull from the beginning that follows a refusal is done: a reverted row the server
+        // did not send is not the user's to hold.
+        if !response.hasMore {
+            for key in try SyncBookkeeping.revertedKeys(on: connection) { try context.syncDrop(key) }
+        }
     }
 }
 

@@ -275,6 +275,11 @@ public final class SyncServer: SyncTransport {
                 }
                 if let scopes, let user {
                     try Self.checkLinkTargets(of: linkChanges, user: user, scopes: scopes, context: context)
+                    for change in request.changes.sortedChanges
+                    where change.deleted != nil && aliveBefore.contains(change.key) {
+                        try Self.checkNoLinkCleared(
+                            byDeleting: change.key, user: user, scopes: scopes, context: context)
+                    }
                     try Self.checkNoneWithheld(atRisk, scopes: scopes, context: context)
                     for change in request.changes.sortedChanges {
                         try Self.checkLinksAfterPush(
@@ -461,6 +466,20 @@ public final class SyncServer: SyncTransport {
                     throw SyncError.outOfScope(row: RowKey(entity: relationship.destination, id: link.target))
                 }
             }
+        }
+    }
+
+    /// Throws ``SyncError/outOfScope(row:)`` naming `deleted` when a row the user may not see
+    /// holds a to-many link to it: deleting the row would clear that link, a change to another
+    /// user's row, which a push refuses as it refuses a delete rule's `nullify` of one (see
+    /// ``checkEffect(_:cause:user:scopes:context:)``).
+    private static func checkNoLinkCleared(
+        byDeleting deleted: RowKey, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws {
+        for row in try SyncBookkeeping.rows(mentioning: deleted.id, on: context.connection)
+        where row.isAlive && row.key != deleted {
+            guard row.links.contains(where: { $0.key.target == deleted.id && $0.value.isPresent }) else { continue }
+            if scopes[row.key.entity]?(user, row) != true { throw SyncError.outOfScope(row: deleted) }
         }
     }
 
