@@ -6,11 +6,17 @@ extension WriteContext {
     /// relationship reaches, `nullify` clears the inverse, `deny` refuses while the relationship
     /// reaches anything, `noAction` leaves the other side as it is.
     public func delete<Target: Record>(_ id: RecordID<Target>) throws {
+        try delete(id.uuid, of: Target.entityName)
+    }
+
+    /// Deletes row `id` of the entity named `entityName` (or of one of its subentities), applying
+    /// every delete rule: ``delete(_:)-(RecordID<Target>)`` for code that has no record type.
+    func delete(_ id: UUID, of entityName: String) throws {
         try atomically {
-            let entity = try layout.entity(Target.entityName)
+            let entity = try layout.entity(entityName)
             var deleted: Set<UUID> = []
-            guard try deleteRow(id.uuid, declaredAs: entity, deleted: &deleted) else {
-                throw StoreError.recordNotFound(entity: entity.name, id: id.description)
+            guard try deleteRow(id, declaredAs: entity, deleted: &deleted) else {
+                throw StoreError.recordNotFound(entity: entity.name, id: id.uuidString)
             }
         }
     }
