@@ -581,4 +581,62 @@ import Testing
         #expect(phoneRows[key]?["title"] == .text("aaa"), "the phone shows \(String(describing: phoneRows[key]?["title"]))")
         try phone.close()
     }
+
+    /// A transport that runs a hook (once) when a pull is sent: an edit the user saves while a sync
+    /// is on its way, as a started engine meets it.
+    final class PullHook: SyncTransport, @unchecked Sendable {
+        let inner: any SyncTransport
+        var hook: (@Sendable () async throws -> Void)?
+        init(_ inner: any SyncTransport) { self.inner = inner }
+        func push(_ request: PushRequest) async throws -> PushResponse { try await inner.push(request) }
+        func pull(_ request: PullRequest) async throws -> PullResponse {
+            if let hook {
+                self.hook = nil
+                try await hook()
+            }
+            return try await inner.pull(request)
+        }
+    }
+
+    /// Alice re-pins shared page P to her private folder H (accepted: the pin is hidden from Bob).
+    /// Later, while Bob's sync is between its push and its pull, Bob re-pins P to shared folder G:
+    /// his write is stamped after Alice's and is the later one. The pull that hides Alice's pin must
+    /// not wipe Bob's pending re-pin: it must reach the server and win.
+    @Test func aRepinSavedDuringASyncIsNotWipedByTheHidingOfAnOlderPin() async throws {
+        let schema = try #require(PushEffectScopeTests.takeSchema)
+        let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(store: serverStore, authenticate: { $0 }, scopes: PushEffectScopeTests.scopes)
+        let alice = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let aliceEngine = try await SyncEngine(store: alice, transport: server.transport(credentials: "a"))
+        let bob = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let hook = PullHook(server.transport(credentials: "b"))
+        let bobEngine = try await SyncEngine(store: bob, transport: hook)
+        let e = Self.key("Folder"), g = Self.key("Folder"), h = Self.key("Folder"), box = Self.key("Box")
+        let page = Self.key("Page")
+        try await Self.write(
+            alice,
+            .insert(e, values: ["name": .text("E"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(g, values: ["name": .text("G"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(h, values: ["name": .text("H"), "owner": .text("a")], at: try Self.stamp()),
+            .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(
+                page,
+                values: [
+                    "name": .text("P"), "owner": .text("all"), "folder": .uuid(e.id), "item": .uuid(box.id),
+                    "pin": .uuid(e.id),
+                ], at: try Self.stamp()))
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        try await Self.write(alice, .insert(page, values: ["pin": .uuid(h.id)], at: try Self.stamp()))
+        try await aliceEngine.sync()
+        try await Task.sleep(for: .milliseconds(5))
+        hook.hook = { try await Self.write(bob, .insert(page, values: ["pin": .uuid(g.id)], at: try Self.stamp())) }
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(serverStore).rows
+        let bobRows = try await SyncSnapshot.read(bob).rows
+        #expect(
+            truth[page]?["pin"] == .uuid(g.id),
+            "bob's later re-pin is lost: server pin is \(truth[page]?["pin"] == .uuid(h.id) ? "alice H" : "other"), bob shows \(String(describing: bobRows[page]?["pin"])); errors \(errors)"
+        )
+    }
 }
