@@ -639,4 +639,53 @@ import Testing
             "bob's later re-pin is lost: server pin is \(truth[page]?["pin"] == .uuid(h.id) ? "alice H" : "other"), bob shows \(String(describing: bobRows[page]?["pin"])); errors \(errors)"
         )
     }
+
+    /// A chain withheld from Bob (a shared note on a shared page in Alice's private folder, the
+    /// page pinning another private folder) comes back whole when Alice shares the folder, pulled
+    /// one row a page: every page commits (foreign keys whole), and Bob ends with exactly his view.
+    @Test func aWithheldChainComesBackWholeOneRowAPage() async throws {
+        let schema = try #require(PushEffectScopeTests.takeSchema)
+        let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(store: serverStore, authenticate: { $0 }, scopes: PushEffectScopeTests.scopes)
+        let alice = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let aliceEngine = try await SyncEngine(store: alice, transport: server.transport(credentials: "a"))
+        let bob = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let bobEngine = try await SyncEngine(store: bob, transport: server.transport(credentials: "b"), pullLimit: 1)
+        let f = Self.key("Folder"), pinned = Self.key("Folder"), box = Self.key("Box")
+        let page = Self.key("Page"), note = Self.key("Note"), note2 = Self.key("Note")
+        try await Self.write(
+            alice,
+            .insert(f, values: ["name": .text("F"), "owner": .text("a")], at: try Self.stamp()),
+            .insert(pinned, values: ["name": .text("Pinned"), "owner": .text("a")], at: try Self.stamp()),
+            .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(
+                page,
+                values: [
+                    "name": .text("P"), "owner": .text("all"), "folder": .uuid(f.id), "item": .uuid(box.id),
+                    "pin": .uuid(pinned.id), "loose": .uuid(f.id),
+                ], at: try Self.stamp()),
+            .insert(note, values: ["text": .text("N"), "owner": .text("all"), "page": .uuid(page.id)], at: try Self.stamp()),
+            .insert(note2, values: ["text": .text("N2"), "owner": .text("all"), "page": .uuid(page.id)], at: try Self.stamp()))
+        try await aliceEngine.sync()
+        var errors = await Self.syncs(bobEngine, 2)
+        var truth = try await SyncSnapshot.read(serverStore).rows
+        var bobRows = try await SyncSnapshot.read(bob).rows
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(bobRows == Self.view(of: "b", truth), "before: bob \(bobRows.keys.sorted()) vs view \(Self.view(of: "b", truth).keys.sorted())")
+        // Alice shares the folder (and then the pinned one).
+        try await Self.write(alice, .insert(f, values: ["owner": .text("all")], at: try Self.stamp()))
+        try await aliceEngine.sync()
+        errors = await Self.syncs(bobEngine, 2)
+        truth = try await SyncSnapshot.read(serverStore).rows
+        bobRows = try await SyncSnapshot.read(bob).rows
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(bobRows == Self.view(of: "b", truth), "after share: bob \(bobRows) vs view \(Self.view(of: "b", truth))")
+        try await Self.write(alice, .insert(pinned, values: ["owner": .text("all")], at: try Self.stamp()))
+        try await aliceEngine.sync()
+        errors = await Self.syncs(bobEngine, 2)
+        truth = try await SyncSnapshot.read(serverStore).rows
+        bobRows = try await SyncSnapshot.read(bob).rows
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(bobRows == Self.view(of: "b", truth), "after pin share: bob \(bobRows) vs view \(Self.view(of: "b", truth))")
+    }
 }
