@@ -688,4 +688,28 @@ import Testing
         #expect(errors.isEmpty, "\(errors)")
         #expect(bobRows == Self.view(of: "b", truth), "after pin share: bob \(bobRows) vs view \(Self.view(of: "b", truth))")
     }
+
+    /// Bob makes his own folder, and a page in it, under a name Alice keeps for a private folder
+    /// (`@sync(unique: merge)`): the folder alone is refused (deleted, listed as refused), as the
+    /// doc says. Bob's page, his own and in his own push, must not be deleted with it in silence.
+    @Test func aRefusedUniqueFolderDoesNotTakeTheUsersOwnPageWithIt() async throws {
+        let schema = FrontEnd.lower(ResolvedFile.compile(SourceFile(path: "UniqueTakes.v1.model", text: Self.uniqueModelText)))?
+            .schema
+        let w = try await Self.world(schema: schema)
+        let hers = Self.key("Folder"), mine = Self.key("Folder"), page = Self.key("Page")
+        try await Self.write(
+            w.devices["a"]!, .insert(hers, values: ["name": .text("Taxes"), "owner": .text("a")], at: try Self.stamp()))
+        try await w.engines["a"]!.sync()
+        try await Self.write(
+            w.devices["b"]!,
+            .insert(mine, values: ["name": .text("Taxes"), "owner": .text("b")], at: try Self.stamp()),
+            .insert(page, values: ["name": .text("bob's return"), "owner": .text("b"), "folder": .uuid(mine.id)], at: try Self.stamp()))
+        let errors = await Self.syncs(w.engines["b"]!, 3)
+        let truth = try await SyncSnapshot.read(w.serverStore).rows
+        let bob = try await SyncSnapshot.read(w.devices["b"]!).rows
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(
+            truth[page] != nil || bob[page] != nil,
+            "bob's page is deleted with his refused folder, everywhere (bob's folder on server: \(truth[mine] != nil))")
+    }
 }
