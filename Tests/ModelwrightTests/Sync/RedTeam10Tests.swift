@@ -712,4 +712,39 @@ import Testing
             truth[page] != nil || bob[page] != nil,
             "bob's page is deleted with his refused folder, everywhere (bob's folder on server: \(truth[mine] != nil))")
     }
+
+    /// Two devices of one user (no scopes): the laptop deletes folder N; the phone, not having
+    /// pulled, points file X's nullifying link at N and syncs. The server settles the link (nullify)
+    /// in the phone's push; the phone must end equal to the server (not keep X as it sent it, the
+    /// server having left its own settle out of the phone's pulls as "its own row").
+    @Test func aLinkSettledInTheSamePushReachesThePusher() async throws {
+        let schema = try #require(PushEffectScopeTests.schema)
+        let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(store: serverStore)
+        let phone = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let phoneEngine = try await SyncEngine(store: phone, transport: server)
+        let laptop = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let laptopEngine = try await SyncEngine(store: laptop, transport: server)
+        let n = Self.key("Folder"), x = Self.key("File"), y = Self.key("File")
+        try await Self.write(
+            phone,
+            .insert(n, values: ["name": .text("n"), "owner": .text("o")], at: try Self.stamp()),
+            .insert(x, values: ["name": .text("x"), "owner": .text("o")], at: try Self.stamp()),
+            .insert(y, values: ["name": .text("y"), "owner": .text("o")], at: try Self.stamp()))
+        try await phoneEngine.sync()
+        try await laptopEngine.sync()
+        try await Self.write(laptop, .delete(n, at: try Self.stamp()))
+        try await laptopEngine.sync()
+        try await Self.write(
+            phone, .insert(x, values: ["note": .uuid(n.id)], at: try Self.stamp()),
+            .insert(y, values: ["folder": .uuid(n.id)], at: try Self.stamp()))
+        let errors = await Self.syncs(phoneEngine, 3)
+        _ = await Self.syncs(laptopEngine, 2)
+        let truth = try await SyncSnapshot.read(serverStore)
+        let phoneRows = try await SyncSnapshot.read(phone)
+        let laptopRows = try await SyncSnapshot.read(laptop)
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(phoneRows == truth, "phone \(phoneRows.rows[x].map { "\($0)" } ?? "no x") / \(phoneRows.rows[y] == nil ? "no y" : "y") vs server \(truth.rows[x].map { "\($0)" } ?? "no x") / \(truth.rows[y] == nil ? "no y" : "y")")
+        #expect(laptopRows == truth)
+    }
 }
