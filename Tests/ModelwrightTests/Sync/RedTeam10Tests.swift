@@ -747,4 +747,32 @@ import Testing
         #expect(phoneRows == truth, "phone \(phoneRows.rows[x].map { "\($0)" } ?? "no x") / \(phoneRows.rows[y] == nil ? "no y" : "y") vs server \(truth.rows[x].map { "\($0)" } ?? "no x") / \(truth.rows[y] == nil ? "no y" : "y")")
         #expect(laptopRows == truth)
     }
+
+    /// Bob stores on a shared card what the server accepts but is odd: a NUL in the title, a date
+    /// far in the future, stamped four minutes ahead with a full counter. Alice pulls it, edits the
+    /// title after, and her later edit must win and every store agree.
+    @Test func oddButValidValuesFromAnotherUserDoNotBreakHisPeers() async throws {
+        let (serverStore, server, (alice, aliceEngine), _) = try await Self.planner()
+        let bob = AccessControlTests.Hand("bob", version: server.schemaVersion)
+        let key = RowKey(entity: "Card", id: UUID())
+        let ahead = HybridTimestamp(
+            milliseconds: HybridLogicalClock.wallMilliseconds() + 4 * 60_000, counter: UInt32.max, node: SyncNodeID())
+        let odd = RowChange.insert(
+            key,
+            values: [
+                "title": .text("a\u{0}b"), "rating": .integer(Int64.min), "done": .bool(true),
+                "due": .date(Date(timeIntervalSince1970: 1e15)), "owner": .text("all"),
+            ], at: ahead)
+        let answer = try await bob.push([odd], to: server.transport(credentials: "bob"))
+        #expect(answer.refusal == nil, "\(String(describing: answer.refusal))")
+        var errors = await Self.syncs(aliceEngine, 1)
+        #expect(errors.isEmpty, "alice's pull fails: \(errors)")
+        try await Self.write(alice, .insert(key, values: ["title": .text("alice later")], at: try Self.stamp()))
+        errors = await Self.syncs(aliceEngine, 2)
+        #expect(errors.isEmpty, "alice's push fails: \(errors)")
+        let truth = try await SyncSnapshot.read(serverStore)
+        let mine = try await SyncSnapshot.read(alice)
+        #expect(truth.rows[key]?["title"] == .text("alice later"), "\(String(describing: truth.rows[key]?["title"]))")
+        #expect(mine == truth)
+    }
 }
