@@ -132,12 +132,13 @@ public struct RowChange: Sendable, Hashable {
         return copy
     }
 
-    /// The change without its to-many links to `target`, nor the values of its to-one links
-    /// `toOnes` (attribute keys) that hold `target`: what a device keeps of a pending change once
-    /// `target` left its sight.
+    /// The change without its to-many links to `target` (those it adds: a removal is kept, the
+    /// server accepts it whoever may see `target`), nor the values of its to-one links `toOnes`
+    /// (attribute keys) that hold `target`: what a device keeps of a pending change once `target`
+    /// left its sight.
     func withoutLinks(to target: UUID, toOnes: Set<String>) -> RowChange {
         var copy = self
-        copy.links = links.filter { $0.key.target != target }
+        copy.links = links.filter { $0.key.target != target || !$0.value.isPresent }
         copy.attributes = attributes.filter { !toOnes.contains($0.key) || $0.value.value != .uuid(target) }
         return copy
     }

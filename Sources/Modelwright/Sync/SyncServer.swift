@@ -188,7 +188,14 @@ public final class SyncServer: SyncTransport {
                     let changedLinks = change.links.filter { link, stamps in
                         existing?.links[link].map { $0.merged(with: stamps) != $0 } ?? true
                     }
-                    linkChanges.append((change.key, changedLinks.keys.sorted()))
+                    // The removal of a link the server holds writes only the pushed row, which the
+                    // user may change: not checked, so a device keeps an unlink made while the
+                    // target was in sight after it left. One the server never held is checked as
+                    // a link is: the server keeps no record naming another user's row.
+                    let checkedLinks = changedLinks.filter { link, stamps in
+                        existing?.links[link].map { $0.merged(with: stamps).isPresent } ?? true
+                    }
+                    linkChanges.append((change.key, checkedLinks.keys.sorted()))
                     if let scopes, let user {
                         // A row the user may not see, named by another entity than its own, is
                         // refused as an unknown ID is: the answer tells neither that it exists nor what it is.
