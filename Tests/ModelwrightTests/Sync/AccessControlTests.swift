@@ -558,7 +558,10 @@ struct AccessControlTests {
         }
 
         /// User b makes private and shared rows, links her docs every way, and deletes some of
-        /// her shared rows (their tombstones keep their last values); every push is accepted.
+        /// her shared rows (their tombstones keep their last values); every push is accepted but
+        /// a delete that reaches one of a's private rows: one that holds a to-many link to the
+        /// row is always refused, one whose to-one's delete rule would change it too, each
+        /// naming the deleted row.
         func bWrites(_ random: inout SplitMix64, round: Int, counts: inout Counts) async throws {
             var changes: [RowChange] = []
             for entity in ["Person", "Tag", "Book", "Disc", "Doc", "Doc"] {
@@ -578,8 +581,29 @@ struct AccessControlTests {
                     owners[$0] == "all" && creators[$0] == "b"
                 }
                 for key in shared where random.chance(0.25) {
-                    try await push([.delete(key, at: try b.stamp())], by: b, counts: &counts)
-                    deleted.insert(key)
+                    // What of a's private rows names the row: a to-many link (which the delete
+                    // would clear: refused) or a to-one (refused when its delete rule would
+                    // clear or delete a's row).
+                    let (linked, referred) = try await serverStore.performQuery { context in
+                        let rows = try SyncBookkeeping.rows(mentioning: key.id, on: context.connection).filter {
+                            $0.isAlive && $0.values["owner"] == .text("a")
+                        }
+                        return (
+                            rows.contains { $0.links.contains { $0.key.target == key.id && $0.value.isPresent } },
+                            rows.contains { $0.values.values.contains(.uuid(key.id)) }
+                        )
+                    }
+                    let answer = try await push(
+                        [.delete(key, at: try b.stamp())], by: b, counts: &counts, expectAccepted: false)
+                    if let refusal = answer.refusal {
+                        #expect(
+                            refusal == .outOfScope(row: key) && (linked || referred),
+                            "b's delete of \(key) refused with \(refusal), a's rows linking \(linked), referring \(referred)"
+                        )
+                    } else {
+                        #expect(!linked, "b's delete of \(key) cleared a to-many link of a's private row")
+                        deleted.insert(key)
+                    }
                 }
             }
         }
