@@ -370,6 +370,8 @@ public final class SyncEngine: Sendable {
         // refused a cursor it gave out before it forgot this device (see PullRequest.held).
         var namesHeld = false
         var restarts = 0
+        // How often the pull started again from the beginning after a drop reached a pending row.
+        var startedOver = 0
         while true {
             let namingHeld = namesHeld
             let (node, cursor, epoch, horizon, ownRows, held) = try await store.performQuery { context in
@@ -422,16 +424,22 @@ public final class SyncEngine: Sendable {
             }
             if let refusal = response.refusal { throw refusal }
             let wall = wallClock()
-            try await store.performAndSave(author: Self.author) { context in
+            let startsOver = try await store.performAndSave(author: Self.author) { context in
                 try Self.apply(response, wall: wall, context)
             }
             count += response.changes.rows.count
+            if startsOver, startedOver < 2 {
+                startedOver += 1
+                continue
+            }
             if !response.hasMore { return count }
         }
     }
 
-    /// Applies one page of a pull, after stamping the local changes made before it.
-    private static func apply(_ response: PullResponse, wall: UInt64, _ context: WriteContext) throws {
+    /// Applies one page of a pull, after stamping the local changes made before it. Returns
+    /// whether the pull must start again from the beginning: a dropped row reached a link of a row
+    /// with pending changes (see ``WriteContext/syncDrop(_:)``).
+    private static func apply(_ response: PullResponse, wall: UInt64, _ context: WriteContext) throws -> Bool {
         let connection = context.connection
         try stampLocalChanges(context, wall: wall)
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
@@ -480,7 +488,8 @@ public final class SyncEngine: Sendable {
         }
         // Scopes over time: links to rows out of sight are held as nil, rows out of sight dropped.
         for hidden in response.hiddenLinks { try context.syncHide(hidden.attributes, of: hidden.row) }
-        for key in response.dropped { try context.syncDrop(key) }
+        var startsOver = false
+        for key in response.dropped where try context.syncDrop(key) { startsOver = true }
         // A pulled delete of a row a local row still links to: settled as the server settles it.
         try context.syncSettleDanglingReferences(
             onlyDeleted: true, stamp: { try clock.tick(wallMilliseconds: wall) },
@@ -490,11 +499,16 @@ public final class SyncEngine: Sendable {
         try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
         try SyncBookkeeping.keepOwnRows(
             try SyncBookkeeping.ownRows(on: connection), after: response.cursor.position, on: connection)
+        if startsOver {
+            for state in ["cursor", "ownRows"] { try SyncBookkeeping.deleteValue(state, on: connection) }
+            return true
+        }
         // The pull from the beginning that follows a refusal is done: a reverted row the server
         // did not send is not the user's to hold.
         if !response.hasMore {
             for key in try SyncBookkeeping.revertedKeys(on: connection) { try context.syncDrop(key) }
         }
+        return false
     }
 }
 

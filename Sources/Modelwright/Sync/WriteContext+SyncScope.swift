@@ -66,20 +66,28 @@ extension WriteContext {
     /// required to-one are dropped with it, optional to-one links to it are hidden, and pending
     /// changes of other rows lose their links to it (to-many and to-one). Nothing
     /// of this is pushed; the row comes back by a pull once it is in the user's scope again.
-    func syncDrop(_ key: RowKey) throws {
+    ///
+    /// Returns whether it dropped or hid a link of a row with pending changes: that link may be
+    /// the device's own unpushed write (a page moved, offline, into a folder another user took
+    /// meanwhile), and the server, which holds the row as it was, did not say to drop or hide it;
+    /// the engine then pulls from the beginning, so the server sends such rows again as it holds them.
+    @discardableResult func syncDrop(_ key: RowKey) throws -> Bool {
         var done: Set<RowKey> = []
-        try syncDrop(key, done: &done)
+        var reachedPending = false
+        try syncDrop(key, done: &done, reachedPending: &reachedPending)
+        return reachedPending
     }
 
-    private func syncDrop(_ key: RowKey, done: inout Set<RowKey>) throws {
+    private func syncDrop(_ key: RowKey, done: inout Set<RowKey>, reachedPending: inout Bool) throws {
         guard done.insert(key).inserted, let target = layout.entities[key.entity] else { return }
         for referrer in try syncReferrers(of: key) where referrer != key {
             let entity = try layout.entity(referrer.entity)
             let columns = entity.columns.filter { syncTargetTable(of: $0) == target.table }
             guard let values = try syncValues(of: referrer.id, in: entity) else { continue }
             let pointing = columns.filter { values[$0.key] == .uuid(key.id) }
+            if try SyncBookkeeping.record(of: referrer, on: connection)?.pending != nil { reachedPending = true }
             if pointing.contains(where: { !$0.isOptional }) {
-                try syncDrop(referrer, done: &done)
+                try syncDrop(referrer, done: &done, reachedPending: &reachedPending)
             } else {
                 try syncHide(pointing.map(\.key), of: referrer)
             }

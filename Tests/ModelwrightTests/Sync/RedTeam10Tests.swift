@@ -121,84 +121,78 @@ import Testing
     /// (F is out of his sight now), but P itself is still shared and still in E on the server: his
     /// device must go on holding P as the server holds it.
     @Test func aRelinkToAFolderTakenMeanwhileDoesNotDropTheSharedPage() async throws {
-        // Known break, left open: syncDrop finds referrers by the device's unpushed value of the link.
-        await withKnownIssue {
-            let w = try await Self.world()
-            let e = Self.key("Folder")
-            let f = Self.key("Folder")
-            let box = Self.key("Box")
-            let page = Self.key("Page")
-            try await Self.write(
-                w.devices["a"]!,
-                .insert(e, values: ["name": .text("E"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(f, values: ["name": .text("F"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(
-                    page,
-                    values: ["name": .text("P"), "owner": .text("all"), "folder": .uuid(e.id), "item": .uuid(box.id)],
-                    at: try Self.stamp()))
-            try await w.engines["a"]!.sync()
-            try await w.engines["b"]!.sync()
-            try await Self.write(w.devices["b"]!, .insert(page, values: ["folder": .uuid(f.id)], at: try Self.stamp()))
-            try await Self.write(w.devices["a"]!, .insert(f, values: ["owner": .text("a")], at: try Self.stamp()))
-            try await w.engines["a"]!.sync()
-            let errors = await Self.syncs(w.engines["b"]!)
-            let server = try await SyncSnapshot.read(w.serverStore).rows
-            let bob = try await SyncSnapshot.read(w.devices["b"]!).rows
-            #expect(errors.count < 4, "bob's device is stuck: \(errors.suffix(1))")
-            #expect(server[page]?["folder"] == .uuid(e.id), "server: \(String(describing: server[page]))")
-            #expect(
-                bob[page] != nil,
-                "bob's device dropped the shared page P, which he still may see (server holds it in E)")
-            #expect(bob == Self.view(of: "b", server), "bob's device differs from his view of the server")
-            // Even after Alice edits something else and Bob syncs again.
-            try await Self.write(w.devices["a"]!, .insert(e, values: ["name": .text("E2")], at: try Self.stamp()))
-            try await w.engines["a"]!.sync()
-            _ = await Self.syncs(w.engines["b"]!, 2)
-            let bobLater = try await SyncSnapshot.read(w.devices["b"]!).rows
-            #expect(bobLater[page] != nil, "bob's device never gets P back")
-        }
+        let w = try await Self.world()
+        let e = Self.key("Folder")
+        let f = Self.key("Folder")
+        let box = Self.key("Box")
+        let page = Self.key("Page")
+        try await Self.write(
+            w.devices["a"]!,
+            .insert(e, values: ["name": .text("E"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(f, values: ["name": .text("F"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(
+                page,
+                values: ["name": .text("P"), "owner": .text("all"), "folder": .uuid(e.id), "item": .uuid(box.id)],
+                at: try Self.stamp()))
+        try await w.engines["a"]!.sync()
+        try await w.engines["b"]!.sync()
+        try await Self.write(w.devices["b"]!, .insert(page, values: ["folder": .uuid(f.id)], at: try Self.stamp()))
+        try await Self.write(w.devices["a"]!, .insert(f, values: ["owner": .text("a")], at: try Self.stamp()))
+        try await w.engines["a"]!.sync()
+        let errors = await Self.syncs(w.engines["b"]!)
+        let server = try await SyncSnapshot.read(w.serverStore).rows
+        let bob = try await SyncSnapshot.read(w.devices["b"]!).rows
+        #expect(errors.count < 4, "bob's device is stuck: \(errors.suffix(1))")
+        #expect(server[page]?["folder"] == .uuid(e.id), "server: \(String(describing: server[page]))")
+        #expect(
+            bob[page] != nil,
+            "bob's device dropped the shared page P, which he still may see (server holds it in E)")
+        #expect(bob == Self.view(of: "b", server), "bob's device differs from his view of the server")
+        // Even after Alice edits something else and Bob syncs again.
+        try await Self.write(w.devices["a"]!, .insert(e, values: ["name": .text("E2")], at: try Self.stamp()))
+        try await w.engines["a"]!.sync()
+        _ = await Self.syncs(w.engines["b"]!, 2)
+        let bobLater = try await SyncSnapshot.read(w.devices["b"]!).rows
+        #expect(bobLater[page] != nil, "bob's device never gets P back")
     }
 
     /// As above through an optional to-one: P pins shared folder E; Bob re-pins it to F offline and
     /// Alice takes F. Bob's re-pin is lost, but his device must show the pin the server holds (E,
     /// which he may see), not nil.
     @Test func aRepinToAFolderTakenMeanwhileLeavesTheServersPinOnTheDevice() async throws {
-        // Known break, left open: syncDrop and syncHide act on the device's unpushed value of the link.
-        await withKnownIssue {
-            let w = try await Self.world()
-            let e = Self.key("Folder")
-            let f = Self.key("Folder")
-            let box = Self.key("Box")
-            let page = Self.key("Page")
-            try await Self.write(
-                w.devices["a"]!,
-                .insert(e, values: ["name": .text("E"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(f, values: ["name": .text("F"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(
-                    page,
-                    values: [
-                        "name": .text("P"), "owner": .text("all"), "folder": .uuid(e.id), "item": .uuid(box.id),
-                        "pin": .uuid(e.id), "loose": .uuid(e.id),
-                    ], at: try Self.stamp()))
-            try await w.engines["a"]!.sync()
-            try await w.engines["b"]!.sync()
-            try await Self.write(
-                w.devices["b"]!,
-                .insert(page, values: ["pin": .uuid(f.id), "loose": .uuid(f.id)], at: try Self.stamp()))
-            try await Self.write(w.devices["a"]!, .insert(f, values: ["owner": .text("a")], at: try Self.stamp()))
-            try await w.engines["a"]!.sync()
-            let errors = await Self.syncs(w.engines["b"]!)
-            let server = try await SyncSnapshot.read(w.serverStore).rows
-            let bob = try await SyncSnapshot.read(w.devices["b"]!).rows
-            #expect(errors.count < 4, "bob's device is stuck: \(errors.suffix(1))")
-            #expect(server[page]?["pin"] == .uuid(e.id))
-            #expect(
-                bob[page]?["pin"] == .uuid(e.id) && bob[page]?["loose"] == .uuid(e.id),
-                "bob's device shows P.pin/loose \(String(describing: bob[page]?["pin"]))/\(String(describing: bob[page]?["loose"])), the server holds E, which bob may see"
-            )
-        }
+        let w = try await Self.world()
+        let e = Self.key("Folder")
+        let f = Self.key("Folder")
+        let box = Self.key("Box")
+        let page = Self.key("Page")
+        try await Self.write(
+            w.devices["a"]!,
+            .insert(e, values: ["name": .text("E"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(f, values: ["name": .text("F"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(
+                page,
+                values: [
+                    "name": .text("P"), "owner": .text("all"), "folder": .uuid(e.id), "item": .uuid(box.id),
+                    "pin": .uuid(e.id), "loose": .uuid(e.id),
+                ], at: try Self.stamp()))
+        try await w.engines["a"]!.sync()
+        try await w.engines["b"]!.sync()
+        try await Self.write(
+            w.devices["b"]!,
+            .insert(page, values: ["pin": .uuid(f.id), "loose": .uuid(f.id)], at: try Self.stamp()))
+        try await Self.write(w.devices["a"]!, .insert(f, values: ["owner": .text("a")], at: try Self.stamp()))
+        try await w.engines["a"]!.sync()
+        let errors = await Self.syncs(w.engines["b"]!)
+        let server = try await SyncSnapshot.read(w.serverStore).rows
+        let bob = try await SyncSnapshot.read(w.devices["b"]!).rows
+        #expect(errors.count < 4, "bob's device is stuck: \(errors.suffix(1))")
+        #expect(server[page]?["pin"] == .uuid(e.id))
+        #expect(
+            bob[page]?["pin"] == .uuid(e.id) && bob[page]?["loose"] == .uuid(e.id),
+            "bob's device shows P.pin/loose \(String(describing: bob[page]?["pin"]))/\(String(describing: bob[page]?["loose"])), the server holds E, which bob may see"
+        )
     }
 
     /// Two of Alice's devices race: the phone takes shared folder F (nothing on the server needs it)
