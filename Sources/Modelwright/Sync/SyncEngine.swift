@@ -56,6 +56,8 @@ public final class SyncEngine: Sendable {
     private let gate = SyncGate()
     private let loop = Locked<(task: Task<Void, Never>, observer: UUID?)?>(nil)
     private let failure = Locked<(any Error)?>(nil)
+    /// The rows the running sync discarded (see ``Report/discarded``); one sync runs at a time.
+    private let discarded = Locked<[RowChange]>([])
 
     /// An engine for `store`, which must record history; its sync tables are created when missing.
     public init(
@@ -104,6 +106,11 @@ public final class SyncEngine: Sendable {
         /// it): each now holds the server's version again, or is gone from the device when its
         /// user may not see it. The device's other changes were pushed.
         public var refused: [RowKey] = []
+        /// The rows made on this device and never pushed that it had to drop, each as last saved:
+        /// they needed, through a required to-one, a row that left the user's scope before they
+        /// reached the server (a page made offline in a folder another user took meanwhile). The
+        /// server never had them; the app may make them again where the user may.
+        public var discarded: [RowChange] = []
     }
 
     /// Stamps, pushes and pulls once; a sync already running finishes first. Throws the server's
@@ -112,9 +119,11 @@ public final class SyncEngine: Sendable {
     public func sync() async throws -> Report {
         try await gate.run { [self] in
             var report = Report()
+            discarded.withLock { $0 = [] }
             try await stamp()
             (report.pushed, report.refused) = try await push()
             report.pulled = try await pull()
+            report.discarded = discarded.withLock { $0 }
             return report
         }
     }
@@ -424,11 +433,12 @@ public final class SyncEngine: Sendable {
             }
             if let refusal = response.refusal { throw refusal }
             let wall = wallClock()
-            let startsOver = try await store.performAndSave(author: Self.author) { context in
+            let page = try await store.performAndSave(author: Self.author) { context in
                 try Self.apply(response, wall: wall, context)
             }
+            discarded.withLock { $0 += page.discarded }
             count += response.changes.rows.count
-            if startsOver, startedOver < 2 {
+            if page.reachedPending, startedOver < 2 {
                 startedOver += 1
                 continue
             }
@@ -436,10 +446,13 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// Applies one page of a pull, after stamping the local changes made before it. Returns
-    /// whether the pull must start again from the beginning: a dropped row reached a link of a row
-    /// with pending changes (see ``WriteContext/syncDrop(_:)``).
-    private static func apply(_ response: PullResponse, wall: UInt64, _ context: WriteContext) throws -> Bool {
+    /// Applies one page of a pull, after stamping the local changes made before it. Returns what
+    /// its drops reached: when they reached a link of a row with pending changes, the page has
+    /// forgotten the cursor and the pull starts again from the beginning (see
+    /// ``WriteContext/syncDrop(_:)``).
+    private static func apply(
+        _ response: PullResponse, wall: UInt64, _ context: WriteContext
+    ) throws -> SyncDropOutcome {
         let connection = context.connection
         try stampLocalChanges(context, wall: wall)
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
@@ -488,8 +501,12 @@ public final class SyncEngine: Sendable {
         }
         // Scopes over time: links to rows out of sight are held as nil, rows out of sight dropped.
         for hidden in response.hiddenLinks { try context.syncHide(hidden.attributes, of: hidden.row) }
-        var startsOver = false
-        for key in response.dropped where try context.syncDrop(key) { startsOver = true }
+        var reached = SyncDropOutcome()
+        for key in response.dropped {
+            let outcome = try context.syncDrop(key)
+            reached.reachedPending = reached.reachedPending || outcome.reachedPending
+            reached.discarded += outcome.discarded
+        }
         // A pulled delete of a row a local row still links to: settled as the server settles it.
         try context.syncSettleDanglingReferences(
             onlyDeleted: true, stamp: { try clock.tick(wallMilliseconds: wall) },
@@ -499,16 +516,16 @@ public final class SyncEngine: Sendable {
         try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
         try SyncBookkeeping.keepOwnRows(
             try SyncBookkeeping.ownRows(on: connection), after: response.cursor.position, on: connection)
-        if startsOver {
+        if reached.reachedPending {
             for state in ["cursor", "ownRows"] { try SyncBookkeeping.deleteValue(state, on: connection) }
-            return true
+            return reached
         }
         // The pull from the beginning that follows a refusal is done: a reverted row the server
         // did not send is not the user's to hold.
         if !response.hasMore {
             for key in try SyncBookkeeping.revertedKeys(on: connection) { try context.syncDrop(key) }
         }
-        return false
+        return reached
     }
 }
 

@@ -67,27 +67,29 @@ extension WriteContext {
     /// changes of other rows lose their links to it (to-many and to-one). Nothing
     /// of this is pushed; the row comes back by a pull once it is in the user's scope again.
     ///
-    /// Returns whether it dropped or hid a link of a row with pending changes: that link may be
-    /// the device's own unpushed write (a page moved, offline, into a folder another user took
-    /// meanwhile), and the server, which holds the row as it was, did not say to drop or hide it;
-    /// the engine then pulls from the beginning, so the server sends such rows again as it holds them.
-    @discardableResult func syncDrop(_ key: RowKey) throws -> Bool {
+    /// Returns what else it reached (see ``SyncDropOutcome``).
+    @discardableResult func syncDrop(_ key: RowKey) throws -> SyncDropOutcome {
         var done: Set<RowKey> = []
-        var reachedPending = false
-        try syncDrop(key, done: &done, reachedPending: &reachedPending)
-        return reachedPending
+        var outcome = SyncDropOutcome()
+        try syncDrop(key, done: &done, outcome: &outcome)
+        return outcome
     }
 
-    private func syncDrop(_ key: RowKey, done: inout Set<RowKey>, reachedPending: inout Bool) throws {
+    private func syncDrop(_ key: RowKey, done: inout Set<RowKey>, outcome: inout SyncDropOutcome) throws {
         guard done.insert(key).inserted, let target = layout.entities[key.entity] else { return }
         for referrer in try syncReferrers(of: key) where referrer != key {
             let entity = try layout.entity(referrer.entity)
             let columns = entity.columns.filter { syncTargetTable(of: $0) == target.table }
             guard let values = try syncValues(of: referrer.id, in: entity) else { continue }
             let pointing = columns.filter { values[$0.key] == .uuid(key.id) }
-            if try SyncBookkeeping.record(of: referrer, on: connection)?.pending != nil { reachedPending = true }
+            if let record = try SyncBookkeeping.record(of: referrer, on: connection), record.pending != nil {
+                outcome.reachedPending = true
+                if record.cursor == SyncBookkeeping.madeHere, pointing.contains(where: { !$0.isOptional }) {
+                    outcome.discarded.append(record.change)
+                }
+            }
             if pointing.contains(where: { !$0.isOptional }) {
-                try syncDrop(referrer, done: &done, reachedPending: &reachedPending)
+                try syncDrop(referrer, done: &done, outcome: &outcome)
             } else {
                 try syncHide(pointing.map(\.key), of: referrer)
             }
@@ -115,4 +117,17 @@ extension WriteContext {
             try SyncBookkeeping.write(stripped, cursor: marks.cursor, pending: marks.pending, on: connection)
         }
     }
+}
+
+/// What dropping a row from a device reached besides it (``WriteContext/syncDrop(_:)``).
+struct SyncDropOutcome {
+    /// Whether it dropped or hid a link of a row with pending changes: that link may be the
+    /// device's own unpushed write (a page moved, offline, into a folder another user took
+    /// meanwhile), and the server, which holds the row as it was, did not say to drop or hide it;
+    /// the engine then pulls from the beginning, so the server sends such rows again as it holds them.
+    var reachedPending = false
+    /// The rows made on the device and never pushed that it dropped with the row, as last saved:
+    /// they need it through a required to-one and the server never had them (see
+    /// ``SyncEngine/Report/discarded``).
+    var discarded: [RowChange] = []
 }
