@@ -719,6 +719,77 @@ struct RedTeam10PostgresTests {
         }
     }
 
+    /// A `@unique` optional attribute made required with a default, on a table where several
+    /// rows have no value: each gets the default and they meet. `plan`'s check fills every
+    /// column, so it never sees a NULL; if `plan` accepts the step, it must migrate.
+    @Test func aUniqueOptionalMadeRequiredWithADefaultEitherIsRefusedOrMigrates() throws {
+        let v1 = """
+            model RedTen version 1
+            entity Tag {
+                k: Int64
+                code: String? @unique
+            }
+
+            """
+        let v2 = """
+            model RedTen version 2
+            entity Tag {
+                k: Int64
+                code: String = "none" @unique
+            }
+
+            """
+        let rows: [(String, [String: SQLValue])] = [
+            ("Tag", ["k": .integer(1), "code": .null]), ("Tag", ["k": .integer(2), "code": .null]),
+            ("Tag", ["k": .integer(3), "code": .text("c")]),
+        ]
+        let outcome = try Self.migrate([v1, v2], rows: rows)
+        print("unique optional → required: refused \(outcome.refused), failures \(outcome.failures)")
+        if outcome.refused.isEmpty {
+            #expect(outcome.failures.isEmpty, "plan accepted the step, the migration fails: \(outcome.failures)")
+        }
+    }
+
+    /// A new required field with a default in an optional composite: a record that has the
+    /// composite gets the default, one without keeps none.
+    @Test func aNewRequiredFieldInAnOptionalComposite() throws {
+        let v1 = """
+            model RedTen version 1
+            composite Spot {
+                city: String
+            }
+            entity Pin {
+                k: Int64
+                at: Spot?
+            }
+
+            """
+        let v2 = """
+            model RedTen version 2
+            composite Spot {
+                city: String
+                zoom: Int16 = 4
+            }
+            entity Pin {
+                k: Int64
+                at: Spot?
+            }
+
+            """
+        let rows: [(String, [String: SQLValue])] = [
+            ("Pin", ["k": .integer(1), "at.city": .null]), ("Pin", ["k": .integer(2), "at.city": .text("Oslo")]),
+        ]
+        let outcome = try Self.migrate([v1, v2], rows: rows)
+        print("new composite field: refused \(outcome.refused), failures \(outcome.failures)")
+        guard outcome.refused.isEmpty else { return }
+        #expect(outcome.failures.isEmpty, "failed: \(outcome.failures)")
+        for engine in Engine.allCases {
+            let after = outcome.after[engine] ?? [:]
+            #expect(after[2]?["at.city"] == "Oslo" && after[2]?["at.zoom"] == "4", "\(engine): \(after[2] ?? [:])")
+            #expect(after[1]?["at.city"] == "NULL", "\(engine): \(after[1] ?? [:])")
+        }
+    }
+
     // MARK: - Class 2: identifiers and names
 
     /// 63-byte names (the limit), with indexes and a compound unique constraint whose derived
@@ -1135,6 +1206,61 @@ struct RedTeam10PostgresTests {
         watcher.cancel()
         try first.close()
         try second.close()
+    }
+
+    /// A write blocked by another session's lock meets the statement timeout, and another is
+    /// cancelled while blocked: each fails with an error that says so, promptly, and nothing of
+    /// either transaction (an earlier insert into another table) remains; after the lock the
+    /// store writes again.
+    @Test func aBlockedWriteTimesOutOrIsCancelledAndLeavesNothing() async throws {
+        var configuration = try await makeDatabase()
+        try Store(postgres: configuration, schema: Trips.schema, readers: 1).close()
+        configuration.statementTimeout = .milliseconds(300)
+        let store = try Store(postgres: configuration, schema: Trips.schema, readers: 1)
+        var plain = configuration
+        plain.statementTimeout = nil
+        let locker = try await PostgresConnection(plain)
+        _ = try await locker.execute("BEGIN")
+        _ = try await locker.execute("LOCK TABLE \"Organization\" IN ACCESS EXCLUSIVE MODE")
+        let started = ContinuousClock.now
+        var timedOut = "no error"
+        do {
+            try await store.performAndSave {
+                try $0.insert(User(username: "t1", givenName: "G", familyName: "F", joinedAt: Date(timeIntervalSinceReferenceDate: 0)))
+                try $0.insert(Organization(name: "blocked"))
+            }
+        } catch {
+            timedOut = "\(error)"
+        }
+        let took = ContinuousClock.now - started
+        print("timed out after \(took): \(timedOut)")
+        #expect(timedOut.localizedCaseInsensitiveContains("time"), "\(timedOut)")
+        #expect(took < .seconds(10))
+        // Cancelled while blocked (no timeout on this store).
+        let patient = try Store(postgres: plain, schema: Trips.schema, readers: 1)
+        let task = Task {
+            try await patient.performAndSave {
+                try $0.insert(User(username: "t2", givenName: "G", familyName: "F", joinedAt: Date(timeIntervalSinceReferenceDate: 0)))
+                try $0.insert(Organization(name: "cancelled"))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        var cancelled = "no error"
+        do { try await task.value } catch { cancelled = "\(error)" }
+        let cancelTook = ContinuousClock.now - cancelledAt
+        print("cancelled after \(cancelTook): \(cancelled)")
+        #expect(cancelTook < .seconds(10), "the cancelled write ended \(cancelTook) after the cancel")
+        _ = try await locker.execute("ROLLBACK")
+        await locker.close()
+        let users = try await patient.performQuery { try $0.fetch(User.request()) }.map(\.username)
+        let organizations = try await patient.performQuery { try $0.fetch(Organization.request()) }.map(\.name)
+        #expect(users.isEmpty && organizations.isEmpty, "left behind: \(users) \(organizations)")
+        try await store.performAndSave { try $0.insert(Organization(name: "after")) }
+        try await patient.performAndSave { try $0.insert(Organization(name: "after 2")) }
+        try store.close()
+        try patient.close()
     }
 
     // MARK: - Class 4: several stores
