@@ -790,6 +790,20 @@ struct RedTeam10PostgresTests {
         }
     }
 
+    /// A `Float` default given to existing rows, then widened to `Double`: Swift's `Float(0.1)`
+    /// widened is 0.10000000149011612 on both engines, or the engines disagree for good.
+    @Test func aFloatDefaultThenWidenedIsTheSameOnBothEngines() throws {
+        let v1 = "model RedTen version 1\nentity Row {\n    k: Int64\n}\n"
+        let v2 = "model RedTen version 2\nentity Row {\n    k: Int64\n    fl: Float = 0.1\n}\n"
+        let v3 = "model RedTen version 3\nentity Row {\n    k: Int64\n    fl: Double\n}\n"
+        let outcome = try Self.migrate([v1, v2, v3], rows: [("Row", ["k": .integer(1)])])
+        #expect(outcome.refused.isEmpty && outcome.failures.isEmpty, "\(outcome.refused) \(outcome.failures)")
+        let want = Self.canonical(.real(Double(Float(0.1))), as: .double)
+        for engine in Engine.allCases {
+            #expect(outcome.after[engine]?[1]?["fl"] == want, "\(engine): \(outcome.after[engine]?[1]?["fl"] ?? "lost"), Swift gives \(want)")
+        }
+    }
+
     // MARK: - Class 2: identifiers and names
 
     /// 63-byte names (the limit), with indexes and a compound unique constraint whose derived
