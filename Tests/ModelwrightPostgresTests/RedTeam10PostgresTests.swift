@@ -804,6 +804,70 @@ struct RedTeam10PostgresTests {
         }
     }
 
+    /// A child entity renamed while one of its attributes, in a compound `@unique` and an index,
+    /// becomes text (Int32 → String) and another widens (Int16 → Int64), in a shared table: values
+    /// alike on both engines, and the PostgreSQL store opens as a fresh store of version 2.
+    @Test func aRenamedChildRetypedInsideACompoundUniqueOpensAsAFreshStore() throws {
+        let v1 = """
+            model RedTen version 1
+            entity Base {
+                k: Int64
+            }
+            entity Leaf: Base {
+                a: Int32 @indexed
+                b: Int16?
+                name: String
+                @unique(a, name)
+                @index(b, name)
+            }
+
+            """
+        let v2 = """
+            model RedTen version 2
+            entity Base {
+                k: Int64
+            }
+            entity Sprout: Base {
+                @renamed(from: Leaf)
+                a: String @indexed
+                b: Int64?
+                name: String
+                @unique(a, name)
+                @index(b, name)
+            }
+
+            """
+        var rows: [(String, [String: SQLValue])] = [("Base", ["k": .integer(100)])]
+        let values: [Int64] = [Int64(Int32.min), Int64(Int32.max), 0, -1, 10, 9]
+        for (index, value) in values.enumerated() {
+            rows.append(
+                (
+                    "Leaf",
+                    [
+                        "k": .integer(Int64(index)), "a": .integer(value), "name": .text("n"),
+                        "b": index % 2 == 0 ? .null : .integer(Int64(Int16.min) + Int64(index)),
+                    ]
+                ))
+        }
+        let outcome = try Self.migrate([v1, v2], rows: rows)
+        print("renamed child: refused \(outcome.refused), failures \(outcome.failures)")
+        guard outcome.refused.isEmpty else { return }
+        #expect(outcome.failures.isEmpty, "failed: \(outcome.failures)")
+        let differences = Self.differences(outcome)
+        #expect(differences.isEmpty, "\(differences.count) differ:\n\(differences.prefix(20).joined(separator: "\n"))")
+        for engine in Engine.allCases {
+            for (index, value) in values.enumerated() {
+                #expect(outcome.after[engine]?[Int64(index)]?["a"] == "\(value)", "\(engine): \(outcome.after[engine]?[Int64(index)] ?? [:])")
+            }
+        }
+        let cluster = try #require(PostgresCluster.shared)
+        let schema = try #require(try Self.planned([v1, v2]).0).versions[1].schema
+        try Store(
+            postgres: PostgresConfiguration(cluster.connectionString(database: outcome.postgresDatabase)), schema: schema,
+            readers: 1
+        ).close()
+    }
+
     // MARK: - Class 2: identifiers and names
 
     /// 63-byte names (the limit), with indexes and a compound unique constraint whose derived
