@@ -185,6 +185,8 @@ if postgresSetting == "1" || (postgresSetting != "0" && libpqHeaders.contains(wh
             name: "ModelwrightPostgresTests",
             dependencies: [
                 "ModelwrightPostgres", "Modelwright", "Trips", "ModelwrightTestSupport", "PostgresRaceProbe",
+                // Red team 10 plans model text as `plan` does.
+                "ModelwrightSchema",
             ]),
         // One of several processes that create a schema and count on one database at once.
         .executableTarget(
