@@ -146,6 +146,10 @@ extension PostgresConnection: DatabaseConnection {
     /// ``PostgresError/closed``.
     package var isLost: Bool { isBrokenNow }
 
+    package func watchCancellation(_ isCancelled: (@Sendable () -> Bool)?) {
+        watchedCancellation.withLock { $0 = isCancelled }
+    }
+
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed (libpq's `PQcmdTuples`).
     package var changes: Int { changesOfLastStatement }
 

@@ -45,6 +45,15 @@ public final class PostgresConnection: @unchecked Sendable {
     /// ``attachStatementLog()`` attached it; `nil` (and no lock per statement) otherwise.
     private var log: PostgresStatementLog?
     private let canceller: Canceller
+
+    /// What the store asks to stop waiting on (``watchCancellation(_:)``), read by the running
+    /// statement's wait from the connection's queue.
+    let watchedCancellation = LockedCancellation()
+
+    /// Whether the store's task for the running transaction was cancelled.
+    func isWatchedCancelled() -> Bool {
+        watchedCancellation.withLock { $0 }?() == true
+    }
     private let redaction: Redaction
 
     /// Makes this connection, opened before its database was recorded, write to
@@ -459,7 +468,7 @@ public final class PostgresConnection: @unchecked Sendable {
         log?.sent(sql, bound: !values.isEmpty, to: databaseName)
         return try withUnsafeCurrentTask { task in
             try queue.sync {
-                try self.runOnQueue(sql, values, cached: cached, isCancelled: { task?.isCancelled == true })
+                try self.runOnQueue(sql, values, cached: cached, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() })
             }
         }
     }
@@ -531,7 +540,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// does after a failure a stale cached statement caused.
     private func runWithHeldBegin(_ held: HeldBegin, _ sql: String, _ values: [SQLValue]) throws -> PostgresRows? {
         let read = try withUnsafeCurrentTask { task in
-            try queue.sync { try self.pipeline(held, sql, values, isCancelled: { task?.isCancelled == true }) }
+            try queue.sync { try self.pipeline(held, sql, values, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() }) }
         }
         guard let read else { return nil }
         switch read.rows {
@@ -653,7 +662,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return try withUnsafeCurrentTask { task in
             try queue.sync {
                 try self.runOnQueue(
-                    sql, values, cached: false, types: types, isCancelled: { task?.isCancelled == true })
+                    sql, values, cached: false, types: types, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() })
             }
         }
     }
@@ -856,14 +865,18 @@ public final class PostgresConnection: @unchecked Sendable {
     private func endBatch(_ handle: OpaquePointer) throws {
         guard PQpipelineStatus(handle) != PQ_PIPELINE_OFF else { return }
         defer { batchPending = 0 }
+        // The batch's statements may wait (a lock another session holds): a cancellation the
+        // store watches for cancels them, and the batch fails.
         let request = CancelRequest()
+        _ = request.begin(canceller)
+        defer { request.end(canceller) }
         var failure: OpaquePointer?
         var last: OpaquePointer?
         var complete = false
         if PQpipelineSync(handle) == 1 {
             flush(handle)
             var lastProgress = ContinuousClock.now
-            while awaitResult(handle, request: request, watch: { false }, lastProgress: &lastProgress) {
+            while awaitResult(handle, request: request, watch: isWatchedCancelled, lastProgress: &lastProgress) {
                 guard let result = PQgetResult(handle) else { continue }
                 let status = PQresultStatus(result)
                 if status == PGRES_PIPELINE_SYNC {
@@ -1091,7 +1104,13 @@ public final class PostgresConnection: @unchecked Sendable {
             }
             // A caller blocked in the engine interface has no cancellation handler: its task
             // is asked here, between waits, and a cancel sent when it was cancelled.
-            if watch() { request.cancel(using: canceller) }
+            // The store's task for the transaction was cancelled: whatever this command is (a
+            // prepare that waits on a table's lock, say), it is stopped and the transaction fails.
+            if isWatchedCancelled() {
+                request.cancel(using: canceller, force: true)
+            } else if watch() {
+                request.cancel(using: canceller)
+            }
             let silence = ContinuousClock.now - lastProgress
             let cancelledFor = request.cancelledFor
             let timedOut = statementTimeout.map { silence > $0 + Self.grace } ?? false
@@ -1241,4 +1260,18 @@ private func withParameterPointers<R>(
     defer { for buffer in buffers { buffer?.deallocate() } }
     let pointers = buffers.map { $0.map { UnsafePointer($0) } }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+}
+
+/// The store's cancellation check for a connection, set from the store's queue and read from the
+/// connection's.
+final class LockedCancellation: @unchecked Sendable {
+    // @unchecked: `check` is read and written only under `lock`.
+    private let lock = NSLock()
+    private var check: (@Sendable () -> Bool)?
+
+    func withLock<Result>(_ body: (inout (@Sendable () -> Bool)?) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&check)
+    }
 }

@@ -78,6 +78,12 @@ package protocol DatabaseConnection: AnyObject {
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
     var changes: Int { get }
 
+    /// Asks the engine to stop waiting on the database (a lock another session holds, a long
+    /// statement) once `isCancelled` says so, the statement then failing and its transaction
+    /// rolling back; `nil` stops asking. The store sets it for the task a transaction runs for,
+    /// whose own cancellation cannot reach the queue the transaction runs on.
+    func watchCancellation(_ isCancelled: (@Sendable () -> Bool)?)
+
     /// Ends the connection; later calls fail.
     func close()
 
@@ -156,6 +162,9 @@ package enum ConstraintFailure: Sendable, Equatable {
 extension DatabaseConnection {
     /// False: a connection to a file or to memory has no link to lose.
     package var isLost: Bool { false }
+
+    /// Nothing to stop: a file or in-memory database answers without waiting on a server.
+    package func watchCancellation(_ isCancelled: (@Sendable () -> Bool)?) {}
 
     /// No statements kept by shape: an engine without that cache finds its statement by the SQL text
     /// (``renderedSQL``, then ``statement(_:)``).

@@ -24,6 +24,9 @@ final class Locked<Value>: @unchecked Sendable {
 final class ConnectionQueue: @unchecked Sendable {
     var connection: any DatabaseConnection
     let queue: DispatchQueue
+    /// Whether the task the running transaction is for was cancelled (see
+    /// ``DatabaseConnection/watchCancellation(_:)``); touched only on `queue`.
+    var isCancelled: (@Sendable () -> Bool)?
 
     init(_ connection: any DatabaseConnection, label: String) {
         self.connection = connection

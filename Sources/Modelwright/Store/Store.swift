@@ -321,10 +321,35 @@ public final class Store: Sendable {
         _ body: @escaping @Sendable (ReadContext) throws -> Result
     ) async throws -> Result {
         let reader = pickReader()
-        return try await withCheckedThrowingContinuation { continuation in
-            reader.queue.async {
-                continuation.resume(with: Swift.Result { try self.read(on: reader, body) })
+        return try await run(on: reader) { try self.read(on: reader, body) }
+    }
+
+    /// Runs `work` on `queue` for the calling task and returns its result. A task cancelled before
+    /// the work starts gets `CancellationError` and the work never runs; one cancelled while it
+    /// runs has the engine told (``DatabaseConnection/watchCancellation(_:)``: on PostgreSQL the
+    /// waiting statement is cancelled), so the transaction fails and rolls back, never committing
+    /// later behind the caller's back.
+    private func run<Result: Sendable>(
+        on queue: ConnectionQueue, _ work: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
+        let cancelled = Locked(false)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.queue.async {
+                    continuation.resume(
+                        with: Swift.Result {
+                            if cancelled.withLock({ $0 }) { throw CancellationError() }
+                            queue.isCancelled = { cancelled.withLock { $0 } }
+                            defer {
+                                queue.isCancelled = nil
+                                queue.connection.watchCancellation(nil)
+                            }
+                            return try work()
+                        })
+                }
             }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
         }
     }
 
@@ -407,11 +432,7 @@ public final class Store: Sendable {
     public func performAndSave<Result: Sendable>(
         author: String?, _ body: @escaping @Sendable (WriteContext) throws -> Result
     ) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            writer.queue.async {
-                continuation.resume(with: Swift.Result { try self.write(author: author, body) })
-            }
-        }
+        try await run(on: writer) { try self.write(author: author, body) }
     }
 
     /// Runs `body` in a write transaction and calls `completion` with its result on `queue`.
@@ -486,6 +507,7 @@ public final class Store: Sendable {
     /// unknown), and the next transaction gets a fresh connection.
     private func begin(_ kind: TransactionKind, on queue: ConnectionQueue) throws -> any DatabaseConnection {
         let connection = try liveConnection(of: queue)
+        connection.watchCancellation(queue.isCancelled)
         do {
             try beginChecked(kind, on: connection)
             return connection
@@ -495,6 +517,7 @@ public final class Store: Sendable {
                 throw error
             }
             let fresh = try liveConnection(of: queue)
+            fresh.watchCancellation(queue.isCancelled)
             do {
                 try beginChecked(kind, on: fresh)
                 return fresh

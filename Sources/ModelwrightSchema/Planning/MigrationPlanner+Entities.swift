@@ -183,8 +183,34 @@ extension MigrationPlanner {
                         : nil)
             if remaps { changes[changes.count - 1].rewritesStoredValues = true }
         }
+        if case .composite(let before) = oldAttribute.type, case .composite(let after) = attribute.type,
+            attribute.isOptional,
+            let field = after.fields.first(where: { field in
+                !field.isOptional && field.defaultValue != nil
+                    && before.fields.contains { $0.name == field.name && $0.isOptional }
+            })
+        {
+            // An optional composite's columns are all nullable, so nothing marks which rows lack the
+            // field: the migrator fills no default, and a row holding the composite without it would
+            // read as absent, its other fields lost.
+            add(
+                .needsCustomStage, "make field \(field.name) of \(name) required", entity, at: attribute.range.start,
+                hint:
+                    "declare a custom stage that gives \(name).\(field.name) a value where \(name) is present, or keep the field optional",
+                property: attribute.name, work: Self.work(for: attribute, onlyRowsWithoutValue: false))
+        }
         if oldAttribute.isOptional && !attribute.isOptional {
-            if attribute.defaultValue != nil {
+            let unique = ([entity] + new.ancestors(of: entity)).contains { owner in
+                owner.uniquenessConstraints.contains { $0.contains(attribute.name) }
+            }
+            if attribute.defaultValue != nil, unique {
+                // Every row without a value would take the one default, which @unique allows once.
+                add(
+                    .needsCustomStage, "make \(name) required", entity, at: attribute.range.start,
+                    hint:
+                        "rows without a value would all take its default, which @unique allows only once: declare a custom stage that gives each its own value, or keep it optional",
+                    property: attribute.name, work: Self.work(for: attribute, onlyRowsWithoutValue: true))
+            } else if attribute.defaultValue != nil {
                 add(
                     .lightweight, "make \(name) required; rows without a value get its default", entity,
                     at: attribute.range.start,

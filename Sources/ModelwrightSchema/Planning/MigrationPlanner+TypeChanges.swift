@@ -64,6 +64,9 @@ extension MigrationPlanner {
                     continue
                 }
                 if previous.type != field.type { return (.needsCustomStage, "field \(name) changes type") }
+                if previous.isOptional, !field.isOptional, field.defaultValue == nil {
+                    return (.needsDefault, "field \(name) becomes required")
+                }
             }
             return (.lightweight, nil)
         case (.codable, .codable): return (.needsCustomStage, "the JSON must be re-encoded")
