@@ -468,7 +468,9 @@ public final class PostgresConnection: @unchecked Sendable {
         log?.sent(sql, bound: !values.isEmpty, to: databaseName)
         return try withUnsafeCurrentTask { task in
             try queue.sync {
-                try self.runOnQueue(sql, values, cached: cached, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() })
+                try self.runOnQueue(
+                    sql, values, cached: cached, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() }
+                )
             }
         }
     }
@@ -540,7 +542,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// does after a failure a stale cached statement caused.
     private func runWithHeldBegin(_ held: HeldBegin, _ sql: String, _ values: [SQLValue]) throws -> PostgresRows? {
         let read = try withUnsafeCurrentTask { task in
-            try queue.sync { try self.pipeline(held, sql, values, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() }) }
+            try queue.sync {
+                try self.pipeline(
+                    held, sql, values, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() })
+            }
         }
         guard let read else { return nil }
         switch read.rows {
@@ -662,7 +667,8 @@ public final class PostgresConnection: @unchecked Sendable {
         return try withUnsafeCurrentTask { task in
             try queue.sync {
                 try self.runOnQueue(
-                    sql, values, cached: false, types: types, isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() })
+                    sql, values, cached: false, types: types,
+                    isCancelled: { task?.isCancelled == true || self.isWatchedCancelled() })
             }
         }
     }
