@@ -179,6 +179,31 @@ struct RedTeam11PostgresTests {
         try store.close()
     }
 
+    /// PostgreSQL: a closure that swallows the cancelled statement's error (`try?` around a long
+    /// read, the statement run in a savepoint) and goes on to insert: the cancelled task's write
+    /// must still not commit.
+    @Test func aCancelledStatementSwallowedByTheClosureStillDoesNotCommit() async throws {
+        let (store, _, _) = try await Self.openStore(.postgres)
+        let swallowed = LockedValue<String?>(nil)
+        let task = Task {
+            try await store.performAndSave { context in
+                try context.insert(Organization(name: "before"))
+                do {
+                    _ = try context.fetch("SELECT pg_sleep(5)::text", as: String.self)
+                } catch { swallowed.set("\(error)") }
+                try context.insert(Organization(name: "after catch"))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(400))
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        let (took, result) = await Self.outcome(of: task, cancelledAt: cancelledAt, within: .seconds(10))
+        let names = try await Self.names(in: store)
+        print("swallowed cancel: after \(took): \(result ?? "-"), swallowed \(swallowed.get() ?? "-"), rows \(names)")
+        #expect(result != "ok" && names.isEmpty, "the cancelled task's write committed: \(names) (\(result ?? "-"))")
+        try store.close()
+    }
+
     /// Both engines: 25 batches of 1,000 inserts each cancelled at a random moment: each batch is
     /// all there (the call succeeded) or none of it (the call threw), and afterwards the store
     /// writes and reads, with no transaction left open on the server.
@@ -187,13 +212,21 @@ struct RedTeam11PostgresTests {
         let (store, configuration, _) = try await Self.openStore(engine)
         var results: [Int: String] = [:]
         var generator = SystemRandomNumberGenerator()
+        // One batch uncancelled, to cancel the others anywhere up to just after their commit.
+        let timed = ContinuousClock.now
+        try await store.performAndSave { context in
+            for index in 0..<1000 { try context.insert(Organization(name: "timing-\(index)")) }
+        }
+        let batch = ContinuousClock.now - timed
+        let span = Int(batch.components.seconds * 1_000_000 + batch.components.attoseconds / 1_000_000_000_000) * 6 / 5
+        print("\(engine) one batch takes \(batch)")
         for round in 0..<25 {
             let task = Task {
                 try await store.performAndSave { context in
                     for index in 0..<1000 { try context.insert(Organization(name: "r\(round)-\(index)")) }
                 }
             }
-            try await Task.sleep(for: .microseconds(Int.random(in: 0...80_000, using: &generator)))
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...max(span, 1), using: &generator)))
             task.cancel()
             do {
                 try await task.value
@@ -219,10 +252,21 @@ struct RedTeam11PostgresTests {
         try await store.performAndSave { try $0.insert(Organization(name: "after")) }
         #expect(try await Self.names(in: store).contains("after"))
         if let configuration {
+            // And 30 long reads on the one reader, each cancelled at a random moment.
+            for _ in 0..<30 {
+                let read = Task {
+                    _ = try await store.performQuery { try $0.fetch("SELECT pg_sleep(10)::text", as: String.self) }
+                }
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...30_000, using: &generator)))
+                read.cancel()
+                _ = try? await read.value
+            }
+            let readBack = try await Self.names(in: store)
+            #expect(readBack.contains("after"), "after 30 cancelled reads: \(readBack.count) rows")
             let cluster = try #require(PostgresCluster.shared)
             let database = try await databaseName(configuration)
             let open = try cluster.psql(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND state LIKE 'idle in transaction%'",
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND (state LIKE 'idle in transaction%' OR query LIKE '%pg_sleep(10)%') AND pid <> pg_backend_pid()",
                 database: database)
             #expect(open.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "open transactions: \(open)")
         }
@@ -303,94 +347,6 @@ struct RedTeam11PostgresTests {
         }
     }
 
-    /// A field of a required composite in a `@unique` made required with a default: the rows
-    /// whose field was NULL (distinct under the constraint) all take the default and meet.
-    @Test func aUniqueCompositesFieldMadeRequiredWithADefault() throws {
-        let v1 = """
-            model RedTen version 1
-            composite Spot {
-                city: String
-                zip: String?
-            }
-            entity Pin {
-                k: Int64
-                at: Spot @unique
-            }
-
-            """
-        let v2 = """
-            model RedTen version 2
-            composite Spot {
-                city: String
-                zip: String = "0000"
-            }
-            entity Pin {
-                k: Int64
-                at: Spot @unique
-            }
-
-            """
-        let rows: [(String, [String: SQLValue])] = [
-            ("Pin", ["k": .integer(1), "at.city": .text("Oslo"), "at.zip": .null]),
-            ("Pin", ["k": .integer(2), "at.city": .text("Oslo"), "at.zip": .null]),
-            ("Pin", ["k": .integer(3), "at.city": .text("Rome"), "at.zip": .text("00100")]),
-        ]
-        let outcome = try RT10.migrate([v1, v2], rows: rows)
-        print("unique composite field: refused \(outcome.refused), failures \(outcome.failures)")
-        if outcome.refused.isEmpty {
-            #expect(outcome.failures.isEmpty, "plan accepted the step, the migration fails: \(outcome.failures)")
-            for engine in Engine.allCases {
-                let after = outcome.after[engine] ?? [:]
-                #expect(after.count == 3, "\(engine): \(after)")
-            }
-        } else {
-            #expect(Self.placed(outcome.refused), "\(outcome.refused)")
-        }
-    }
-
-    /// The same in a compound unique with another attribute: `@unique(at, k2)`.
-    @Test func aCompositeInACompoundUniqueGetsARequiredFieldWithADefault() throws {
-        let v1 = """
-            model RedTen version 1
-            composite Spot {
-                city: String
-                zip: String?
-            }
-            entity Pin {
-                k: Int64
-                g: Int64
-                at: Spot
-                @unique(at, g)
-            }
-
-            """
-        let v2 = """
-            model RedTen version 2
-            composite Spot {
-                city: String
-                zip: String = "0000"
-            }
-            entity Pin {
-                k: Int64
-                g: Int64
-                at: Spot
-                @unique(at, g)
-            }
-
-            """
-        let rows: [(String, [String: SQLValue])] = [
-            ("Pin", ["k": .integer(1), "g": .integer(1), "at.city": .text("Oslo"), "at.zip": .null]),
-            ("Pin", ["k": .integer(2), "g": .integer(1), "at.city": .text("Oslo"), "at.zip": .null]),
-        ]
-        let outcome = try RT10.migrate([v1, v2], rows: rows)
-        print("compound unique composite field: refused \(outcome.refused), failures \(outcome.failures)")
-        if outcome.refused.isEmpty {
-            #expect(outcome.failures.isEmpty, "plan accepted the step, the migration fails: \(outcome.failures)")
-        } else {
-            #expect(Self.placed(outcome.refused), "\(outcome.refused)")
-        }
-    }
-
     /// A required attribute of one child moved up to a parent's new `@unique` with a default: the
     /// parent's other rows (its own and a sibling's) all take the default and meet.
     @Test func anAttributeMovedUpIntoAUniqueWithADefault() throws {
@@ -425,12 +381,20 @@ struct RedTeam11PostgresTests {
             ("Twig", ["k": .integer(2), "t": .integer(2)]),
             ("Twig", ["k": .integer(3), "t": .integer(3)]),
         ]
-        let outcome = try RT10.migrate([v1, v2], rows: rows)
-        print("moved up into unique: refused \(outcome.refused), failures \(outcome.failures)")
-        if outcome.refused.isEmpty {
-            #expect(outcome.failures.isEmpty, "plan accepted the step, the migration fails: \(outcome.failures)")
-        } else {
-            #expect(Self.placed(outcome.refused), "\(outcome.refused)")
+        // Leaf.code optional, then required (the child's rows all have a value: only the
+        // parent's and the sibling's rows take the default).
+        for required in [false, true] {
+            let first = required ? v1.replacingOccurrences(of: "code: String?", with: "code: String") : v1
+            let outcome = try RT10.migrate([first, v2], rows: rows)
+            print("moved up into unique (required \(required)): refused \(outcome.refused), failures \(outcome.failures)")
+            if outcome.refused.isEmpty {
+                #expect(
+                    outcome.failures.isEmpty,
+                    "Leaf.code \(required ? "required" : "optional"): plan accepted the step, the migration fails: \(outcome.failures)"
+                )
+            } else {
+                #expect(Self.placed(outcome.refused), "\(outcome.refused)")
+            }
         }
     }
 
@@ -543,6 +507,106 @@ struct RedTeam11PostgresTests {
             #expect(
                 after[2]?["m"] == "-9" && after[2]?["level"] == "7" && after[2]?["kind"] == "x", "\(engine): \(after)")
             #expect(after[3]?["w"] == "twig" && after[4] != nil, "\(engine): \(after)")
+        }
+    }
+
+    /// An optional enum made required with a default case while its cases swap raw values: the
+    /// rows without a value get the default case, the others keep their cases by name.
+    @Test func anOptionalEnumMadeRequiredWhileItsRawValuesMove() throws {
+        let v1 = """
+            model RedTen version 1
+            enum Level: Int { low = 3, mid = 7, high = 11 }
+            enum Kind: String { a = "x", b = "y", c = "z" }
+            entity Box {
+                k: Int64
+                level: Level?
+                kind: Kind?
+            }
+
+            """
+        let v2 = """
+            model RedTen version 2
+            enum Level: Int { low = 11, mid = 3, high = 7 }
+            enum Kind: String { a = "y", b = "z", c = "x" }
+            entity Box {
+                k: Int64
+                level: Level = .low
+                kind: Kind = .a
+            }
+
+            """
+        let rows: [(String, [String: SQLValue])] = [
+            ("Box", ["k": .integer(1), "level": .null, "kind": .null]),
+            ("Box", ["k": .integer(2), "level": .integer(3), "kind": .text("x")]),
+            ("Box", ["k": .integer(3), "level": .integer(7), "kind": .text("y")]),
+            ("Box", ["k": .integer(4), "level": .integer(11), "kind": .text("z")]),
+        ]
+        let outcome = try RT10.migrate([v1, v2], rows: rows)
+        print("enum required + moved raw values: refused \(outcome.refused), failures \(outcome.failures)")
+        guard outcome.refused.isEmpty else {
+            #expect(Self.placed(outcome.refused), "\(outcome.refused)")
+            return
+        }
+        #expect(outcome.failures.isEmpty, "plan accepted the step, the migration fails: \(outcome.failures)")
+        // By case name: nil -> low (11) / a (y); low -> 11 / a -> y; mid -> 3 / b -> z; high -> 7 / c -> x.
+        let want: [Int64: (String, String)] = [1: ("11", "y"), 2: ("11", "y"), 3: ("3", "z"), 4: ("7", "x")]
+        for engine in Engine.allCases {
+            let after = outcome.after[engine] ?? [:]
+            print("enum \(engine): \(after.sorted { $0.key < $1.key })")
+            for (key, (level, kind)) in want.sorted(by: { $0.key < $1.key }) {
+                #expect(
+                    after[key]?["level"] == level && after[key]?["kind"] == kind,
+                    "\(engine) row \(key): \(after[key] ?? [:]), want level \(level) kind \(kind)")
+            }
+        }
+    }
+
+    /// A child's optional attribute moved up to the parent, renamed and made required with a
+    /// default at once: the child's NULLs and the other rows get the default, values stay.
+    @Test func anOptionalRenamedMovedUpAndMadeRequired() throws {
+        let v1 = """
+            model RedTen version 1
+            entity Base {
+                k: Int64
+            }
+            entity Leaf: Base {
+                n: Int32?
+            }
+            entity Twig: Base {
+            }
+
+            """
+        let v2 = """
+            model RedTen version 2
+            entity Base {
+                k: Int64
+                m: Int64 = 5 @renamed(from: n)
+            }
+            entity Leaf: Base {
+            }
+            entity Twig: Base {
+            }
+
+            """
+        let rows: [(String, [String: SQLValue])] = [
+            ("Leaf", ["k": .integer(1), "n": .null]),
+            ("Leaf", ["k": .integer(2), "n": .integer(Int64(Int32.min))]),
+            ("Twig", ["k": .integer(3)]),
+            ("Base", ["k": .integer(4)]),
+        ]
+        let outcome = try RT10.migrate([v1, v2], rows: rows)
+        print("renamed moved up required: refused \(outcome.refused), failures \(outcome.failures)")
+        guard outcome.refused.isEmpty else {
+            #expect(Self.placed(outcome.refused), "\(outcome.refused)")
+            return
+        }
+        #expect(outcome.failures.isEmpty, "plan accepted the step, the migration fails: \(outcome.failures)")
+        for engine in Engine.allCases {
+            let after = outcome.after[engine] ?? [:]
+            print("moved up renamed \(engine): \(after.sorted { $0.key < $1.key })")
+            #expect(after[1]?["m"] == "5", "\(engine): \(after[1] ?? [:])")
+            #expect(after[2]?["m"] == "\(Int32.min)", "\(engine): \(after[2] ?? [:])")
+            #expect(after[3]?["m"] == "5" && after[4]?["m"] == "5", "\(engine): \(after)")
         }
     }
 
