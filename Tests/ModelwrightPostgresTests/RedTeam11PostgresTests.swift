@@ -201,6 +201,35 @@ struct RedTeam11PostgresTests {
         let names = try await Self.names(in: store)
         print("swallowed cancel: after \(took): \(result ?? "-"), swallowed \(swallowed.get() ?? "-"), rows \(names)")
         #expect(result != "ok" && names.isEmpty, "the cancelled task's write committed: \(names) (\(result ?? "-"))")
+        // The same with a write in a savepoint (`execute`) waiting on a row lock, its error swallowed.
+        let (configuration, _) = (try await makeDatabase(), 0)
+        let second = try Store(postgres: configuration, schema: Trips.schema, readers: 1)
+        try await second.performAndSave { try $0.insert(Organization(name: "row")) }
+        let locker = try await PostgresConnection(configuration)
+        _ = try await locker.execute("BEGIN")
+        _ = try await locker.execute(#"SELECT "name" FROM "Organization" WHERE "name" = 'row' FOR UPDATE"#)
+        let swallowedWrite = LockedValue<String?>(nil)
+        let writer = Task {
+            try await second.performAndSave { context in
+                try context.insert(Organization(name: "before"))
+                do {
+                    try context.execute(#"UPDATE "Organization" SET "name" = 'changed' WHERE "name" = 'row'"#)
+                } catch { swallowedWrite.set("\(error)") }
+                try context.insert(Organization(name: "after catch"))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(400))
+        let writeCancelledAt = ContinuousClock.now
+        writer.cancel()
+        let (writeTook, writeResult) = await Self.outcome(of: writer, cancelledAt: writeCancelledAt, within: .seconds(10))
+        _ = try await locker.execute("ROLLBACK")
+        await locker.close()
+        let left = try await Self.names(in: second)
+        print(
+            "swallowed savepointed cancel: after \(writeTook): \(writeResult ?? "-"), swallowed \(swallowedWrite.get() ?? "-"), rows \(left)"
+        )
+        #expect(writeResult != "ok" && left == ["row"], "the cancelled task's write committed: \(left) (\(writeResult ?? "-"))")
+        try second.close()
         try store.close()
     }
 
@@ -607,6 +636,91 @@ struct RedTeam11PostgresTests {
             #expect(after[1]?["m"] == "5", "\(engine): \(after[1] ?? [:])")
             #expect(after[2]?["m"] == "\(Int32.min)", "\(engine): \(after[2] ?? [:])")
             #expect(after[3]?["m"] == "5" && after[4]?["m"] == "5", "\(engine): \(after)")
+        }
+    }
+
+    /// Siblings in one table that each declare an optional `n` (and a required composite `at`
+    /// whose optional field `zip` is made required with a default): making Leaf's `n` and `zip`
+    /// required fills Leaf's rows only; Twig's rows keep NULL.
+    @Test func aSiblingsSameNamedAttributeIsNotFilledByAnotherEntitysDefault() throws {
+        let v1 = """
+            model RedTen version 1
+            composite Spot {
+                city: String
+                zip: String?
+            }
+            entity Base {
+                k: Int64
+            }
+            entity Leaf: Base {
+                n: Int64?
+                at: Spot
+            }
+            entity Twig: Base {
+                n: Int64?
+            }
+
+            """
+        let v2 = """
+            model RedTen version 2
+            composite Spot {
+                city: String
+                zip: String = "0000"
+            }
+            entity Base {
+                k: Int64
+            }
+            entity Leaf: Base {
+                n: Int64 = 5
+                at: Spot
+            }
+            entity Twig: Base {
+                n: Int64?
+            }
+
+            """
+        let rows: [(String, [String: SQLValue])] = [
+            ("Leaf", ["k": .integer(1), "n": .null, "at.city": .text("Oslo"), "at.zip": .null]),
+            ("Twig", ["k": .integer(2), "n": .null]),
+            ("Twig", ["k": .integer(3), "n": .integer(30)]),
+        ]
+        let outcome = try RT10.migrate([v1, v2], rows: rows)
+        print("siblings' same names: refused \(outcome.refused), failures \(outcome.failures)")
+        if !outcome.refused.isEmpty {
+            // Retry without the composite part (Place) if the front end refuses it.
+            print("(refused; retrying with n only)")
+        }
+        let plain1 = """
+            model RedTen version 1
+            entity Base {
+                k: Int64
+            }
+            entity Leaf: Base {
+                n: Int64?
+            }
+            entity Twig: Base {
+                n: Int64?
+            }
+
+            """
+        let plain2 = plain1.replacingOccurrences(of: "version 1", with: "version 2")
+            .replacingOccurrences(of: "entity Leaf: Base {\n    n: Int64?", with: "entity Leaf: Base {\n    n: Int64 = 5")
+        let second = try RT10.migrate(
+            [plain1, plain2],
+            rows: [("Leaf", ["k": .integer(1), "n": .null]), ("Twig", ["k": .integer(2), "n": .null])])
+        print("siblings' n only: refused \(second.refused), failures \(second.failures)")
+        for (label, result) in [("with composites", outcome), ("n only", second)] where result.refused.isEmpty {
+            #expect(result.failures.isEmpty, "\(label): plan accepted the step, the migration fails: \(result.failures)")
+            for engine in Engine.allCases {
+                let after = result.after[engine] ?? [:]
+                print("siblings \(label) \(engine): \(after.sorted { $0.key < $1.key })")
+                #expect(after[1]?["n"] == "5", "\(label) \(engine): \(after[1] ?? [:])")
+                #expect(after[2]?["n"] == "NULL", "\(label) \(engine): Twig's n \(after[2] ?? [:])")
+                if label == "with composites" {
+                    #expect(after[1]?["at.zip"] == "0000", "\(engine): \(after[1] ?? [:])")
+                    #expect(after[1]?["at.city"] == "Oslo" && after[3]?["n"] == "30", "\(engine): \(after)")
+                }
+            }
         }
     }
 
