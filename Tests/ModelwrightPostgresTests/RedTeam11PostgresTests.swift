@@ -724,6 +724,70 @@ struct RedTeam11PostgresTests {
         }
     }
 
+    /// Optionals of several types made required with defaults (one also narrowed Int64 → Int32):
+    /// NULLs take the default, values (and the narrowed ones that fit) stay, alike on both engines.
+    @Test func optionalsOfSeveralTypesMadeRequiredWithDefaults() throws {
+        let v1 = """
+            model RedTen version 1
+            entity Row {
+                k: Int64
+                dec: Decimal?
+                id2: UUID?
+                day: Day?
+                u: URL?
+                b: Bool?
+                i: Int64?
+                s: String?
+            }
+
+            """
+        let v2 = """
+            model RedTen version 2
+            entity Row {
+                k: Int64
+                dec: Decimal = -0.000000000000000000000000000000000001
+                id2: UUID = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+                day: Day = "2024-02-29"
+                u: URL = "file:///tmp/a%20b"
+                b: Bool = true
+                i: Int32 = 7
+                s: String = ""
+            }
+            migration from 1 {
+                lossy Row.i "values Int32 cannot hold take the default"
+            }
+
+            """
+        let rows: [(String, [String: SQLValue])] = [
+            (
+                "Row",
+                [
+                    "k": .integer(1), "dec": .null, "id2": .null, "day": .null, "u": .null, "b": .null, "i": .null,
+                    "s": .null,
+                ]
+            ),
+            ("Row", ["k": .integer(2), "b": .integer(0), "i": .integer(Int64(Int32.min)), "s": .text("kept")]),
+            ("Row", ["k": .integer(3), "b": .integer(1), "i": .integer(Int64(Int32.max) + 1)]),
+        ]
+        let outcome = try RT10.migrate([v1, v2], rows: rows)
+        print("several types: refused \(outcome.refused), failures \(outcome.failures)")
+        guard outcome.refused.isEmpty else {
+            #expect(Self.placed(outcome.refused), "\(outcome.refused)")
+            return
+        }
+        #expect(outcome.failures.isEmpty, "plan accepted the step, the migration fails: \(outcome.failures)")
+        let differences = RT10.differences(outcome)
+        #expect(differences.isEmpty, "\(differences.count) differ:\n\(differences.joined(separator: "\n"))")
+        for engine in Engine.allCases {
+            let after = outcome.after[engine] ?? [:]
+            print("several types \(engine): \(after.sorted { $0.key < $1.key })")
+            #expect(after[1]?["b"] == "true" && after[1]?["i"] == "7" && after[1]?["s"] == "", "\(engine): \(after[1] ?? [:])")
+            #expect(after[1]?["day"] == "2024-02-29", "\(engine): \(after[1] ?? [:])")
+            #expect(after[2]?["b"] == "false" && after[2]?["i"] == "\(Int32.min)" && after[2]?["s"] == "kept", "\(engine): \(after[2] ?? [:])")
+            #expect(after[3]?["i"] == "7", "\(engine): \(after[3] ?? [:])")
+        }
+    }
+
     /// An optional composite made required whose every field has a default or is optional: rows
     /// without the composite must get the fields' defaults, or `plan` must refuse the step.
     @Test func anOptionalCompositeMadeRequired() throws {
