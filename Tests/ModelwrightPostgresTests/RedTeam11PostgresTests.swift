@@ -159,14 +159,15 @@ struct RedTeam11PostgresTests {
 
     /// Both engines: a task cancelled while its `performAndSave` closure is still working (after
     /// an insert, before the commit) must not have its write committed.
-    @Test(arguments: Engine.allCases)
-    func aWriteCancelledDuringItsClosureNeverCommits(_ engine: Engine) async throws {
+    /// (`trailing`: whether a statement follows the cancel inside the closure, or only the commit.)
+    @Test(arguments: Engine.allCases, [true, false])
+    func aWriteCancelledDuringItsClosureNeverCommits(_ engine: Engine, trailing: Bool) async throws {
         let (store, _, _) = try await Self.openStore(engine)
         let task = Task {
             try await store.performAndSave { context in
                 try context.insert(Organization(name: "cancelled"))
                 Thread.sleep(forTimeInterval: 0.6)
-                try context.insert(Organization(name: "cancelled 2"))
+                if trailing { try context.insert(Organization(name: "cancelled 2")) }
             }
         }
         try await Task.sleep(for: .milliseconds(200))
@@ -174,8 +175,8 @@ struct RedTeam11PostgresTests {
         task.cancel()
         let (took, result) = await Self.outcome(of: task, cancelledAt: cancelledAt, within: .seconds(10))
         let names = try await Self.names(in: store)
-        print("\(engine) cancelled mid-closure: after \(took): \(result ?? "-"), rows \(names)")
-        #expect(result != "ok" && names.isEmpty, "\(engine): the cancelled task's write committed: \(names)")
+        print("\(engine) trailing \(trailing) cancelled mid-closure: after \(took): \(result ?? "-"), rows \(names)")
+        #expect(result != "ok" && names.isEmpty, "\(engine) (statement after the cancel: \(trailing)): the cancelled task's write committed: \(names)")
         try store.close()
     }
 
