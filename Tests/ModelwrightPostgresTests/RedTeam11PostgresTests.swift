@@ -176,7 +176,9 @@ struct RedTeam11PostgresTests {
         let (took, result) = await Self.outcome(of: task, cancelledAt: cancelledAt, within: .seconds(10))
         let names = try await Self.names(in: store)
         print("\(engine) trailing \(trailing) cancelled mid-closure: after \(took): \(result ?? "-"), rows \(names)")
-        #expect(result != "ok" && names.isEmpty, "\(engine) (statement after the cancel: \(trailing)): the cancelled task's write committed: \(names)")
+        #expect(
+            result != "ok" && names.isEmpty,
+            "\(engine) (statement after the cancel: \(trailing)): the cancelled task's write committed: \(names)")
         try store.close()
     }
 
@@ -222,14 +224,17 @@ struct RedTeam11PostgresTests {
         try await Task.sleep(for: .milliseconds(400))
         let writeCancelledAt = ContinuousClock.now
         writer.cancel()
-        let (writeTook, writeResult) = await Self.outcome(of: writer, cancelledAt: writeCancelledAt, within: .seconds(10))
+        let (writeTook, writeResult) = await Self.outcome(
+            of: writer, cancelledAt: writeCancelledAt, within: .seconds(10))
         _ = try await locker.execute("ROLLBACK")
         await locker.close()
         let left = try await Self.names(in: second)
         print(
             "swallowed savepointed cancel: after \(writeTook): \(writeResult ?? "-"), swallowed \(swallowedWrite.get() ?? "-"), rows \(left)"
         )
-        #expect(writeResult != "ok" && left == ["row"], "the cancelled task's write committed: \(left) (\(writeResult ?? "-"))")
+        #expect(
+            writeResult != "ok" && left == ["row"],
+            "the cancelled task's write committed: \(left) (\(writeResult ?? "-"))")
         try second.close()
         try store.close()
     }
@@ -416,7 +421,8 @@ struct RedTeam11PostgresTests {
         for required in [false, true] {
             let first = required ? v1.replacingOccurrences(of: "code: String?", with: "code: String") : v1
             let outcome = try RT10.migrate([first, v2], rows: rows)
-            print("moved up into unique (required \(required)): refused \(outcome.refused), failures \(outcome.failures)")
+            print(
+                "moved up into unique (required \(required)): refused \(outcome.refused), failures \(outcome.failures)")
             if outcome.refused.isEmpty {
                 #expect(
                     outcome.failures.isEmpty,
@@ -705,13 +711,15 @@ struct RedTeam11PostgresTests {
 
             """
         let plain2 = plain1.replacingOccurrences(of: "version 1", with: "version 2")
-            .replacingOccurrences(of: "entity Leaf: Base {\n    n: Int64?", with: "entity Leaf: Base {\n    n: Int64 = 5")
+            .replacingOccurrences(
+                of: "entity Leaf: Base {\n    n: Int64?", with: "entity Leaf: Base {\n    n: Int64 = 5")
         let second = try RT10.migrate(
             [plain1, plain2],
             rows: [("Leaf", ["k": .integer(1), "n": .null]), ("Twig", ["k": .integer(2), "n": .null])])
         print("siblings' n only: refused \(second.refused), failures \(second.failures)")
         for (label, result) in [("with composites", outcome), ("n only", second)] where result.refused.isEmpty {
-            #expect(result.failures.isEmpty, "\(label): plan accepted the step, the migration fails: \(result.failures)")
+            #expect(
+                result.failures.isEmpty, "\(label): plan accepted the step, the migration fails: \(result.failures)")
             for engine in Engine.allCases {
                 let after = result.after[engine] ?? [:]
                 print("siblings \(label) \(engine): \(after.sorted { $0.key < $1.key })")
@@ -782,9 +790,13 @@ struct RedTeam11PostgresTests {
         for engine in Engine.allCases {
             let after = outcome.after[engine] ?? [:]
             print("several types \(engine): \(after.sorted { $0.key < $1.key })")
-            #expect(after[1]?["b"] == "true" && after[1]?["i"] == "7" && after[1]?["s"] == "", "\(engine): \(after[1] ?? [:])")
+            #expect(
+                after[1]?["b"] == "true" && after[1]?["i"] == "7" && after[1]?["s"] == "",
+                "\(engine): \(after[1] ?? [:])")
             #expect(after[1]?["day"] == "2024-02-29", "\(engine): \(after[1] ?? [:])")
-            #expect(after[2]?["b"] == "false" && after[2]?["i"] == "\(Int32.min)" && after[2]?["s"] == "kept", "\(engine): \(after[2] ?? [:])")
+            #expect(
+                after[2]?["b"] == "false" && after[2]?["i"] == "\(Int32.min)" && after[2]?["s"] == "kept",
+                "\(engine): \(after[2] ?? [:])")
             #expect(after[3]?["i"] == "7", "\(engine): \(after[3] ?? [:])")
         }
     }

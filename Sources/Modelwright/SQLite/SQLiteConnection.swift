@@ -53,8 +53,9 @@ final class SQLiteConnection: DatabaseConnection {
             throw error
         }
         sqlite3_extended_result_codes(handle, 1)
-        // Readers and the writer wait for each other instead of failing with SQLITE_BUSY.
-        sqlite3_busy_timeout(handle, Int32(Self.busyTimeout.components.seconds * 1_000))
+        // Readers and the writer wait for each other instead of failing with SQLITE_BUSY, for up
+        // to the busy timeout, unless the store's task is cancelled meanwhile (``waitsAgain(after:)``).
+        sqlite3_busy_handler(handle, busyHandler, Unmanaged.passUnretained(self).toOpaque())
         // No connection of the runtime or the tools ever reaches another database file: with no
         // ATTACH, SQL built from a hostile schema cannot touch files beside the store.
         sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
@@ -216,6 +217,32 @@ final class SQLiteConnection: DatabaseConnection {
 
     /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
     private static let busyTimeout = Duration.seconds(10)
+
+    /// Whether the store's task for the running transaction was cancelled (see
+    /// ``DatabaseConnection/watchCancellation(_:)``); set and read on the store's queue.
+    private var isCancelled: (@Sendable () -> Bool)?
+
+    func watchCancellation(_ isCancelled: (@Sendable () -> Bool)?) {
+        self.isCancelled = isCancelled
+    }
+
+    /// Sleeps before the `count`th retry of a statement another connection's lock holds up, and
+    /// says whether to try again: SQLite's own schedule of waits (1 ms rising to 100 ms) up to the
+    /// busy timeout, but no more once the store's task is cancelled, so a cancelled write stops
+    /// waiting within 100 ms and fails (`SQLITE_BUSY`) instead of committing later.
+    fileprivate func waitsAgain(after count: Int32) -> Bool {
+        if isCancelled?() == true { return false }
+        let delays: [Int64] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100]
+        let index = Int(max(0, count))
+        let waited =
+            index < delays.count
+            ? delays.prefix(index).reduce(0, +) : delays.reduce(0, +) + Int64(index - delays.count) * 100
+        let delay = min(
+            index < delays.count ? delays[index] : 100, Self.busyTimeout.components.seconds * 1_000 - waited)
+        guard delay > 0 else { return false }
+        usleep(useconds_t(delay * 1_000))
+        return isCancelled?() != true
+    }
 
     /// How many rows the last INSERT, UPDATE or DELETE changed.
     var changes: Int { Int(sqlite3_changes64(handle)) }
@@ -407,4 +434,10 @@ extension SQLiteConnection {
             return nil
         }
     }
+}
+
+/// SQLite's busy handler for a connection: ``SQLiteConnection/waitsAgain(after:)``.
+private let busyHandler: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32 = { context, count in
+    guard let context else { return 0 }
+    return Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue().waitsAgain(after: count) ? 1 : 0
 }

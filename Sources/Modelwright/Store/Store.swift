@@ -480,6 +480,10 @@ public final class Store: Sendable {
             } else {
                 unseenBefore = nil
             }
+            // A task cancelled while its closure ran saves nothing, on every engine: its caller
+            // hears that, never that the write committed (the engine may not have waited on
+            // anything the cancellation could stop).
+            if writer.isCancelled?() == true { throw CancellationError() }
             try observers.commit(context.changes) { try commit(connection) }
             if let recorded {
                 remote.withLock { state in

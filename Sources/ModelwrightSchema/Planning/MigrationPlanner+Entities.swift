@@ -200,7 +200,11 @@ extension MigrationPlanner {
                 property: attribute.name, work: Self.work(for: attribute, onlyRowsWithoutValue: false))
         }
         if oldAttribute.isOptional && !attribute.isOptional {
-            let unique = ([entity] + new.ancestors(of: entity)).contains { owner in
+            // Its own constraints, its ancestors' and its descendants' (which share the table).
+            let descendants = new.entities.filter { other in
+                new.ancestors(of: other).contains { $0.name == entity.name }
+            }
+            let unique = ([entity] + new.ancestors(of: entity) + descendants).contains { owner in
                 owner.uniquenessConstraints.contains { $0.contains(attribute.name) }
             }
             if attribute.defaultValue != nil, unique {

@@ -125,13 +125,14 @@ struct Check {
         }
 
         let forged = try await Device.open(name: "forged", user: "marta", token: otherToken, url: url, in: directory)
-        try await forged.store.performAndSave { try $0.insert(Note(owner: "ines", title: "written as ines")) }
-        try await expectRefusal("a note in another user's name", forged)
+        let forgedNote = Note(owner: "ines", title: "written as ines")
+        try await forged.store.performAndSave { try $0.insert(forgedNote) }
+        try await expectRefusal("a note in another user's name", of: forgedNote.id.uuid, on: forged)
 
         let hijack = try await Device.open(name: "hijack", user: "marta", token: otherToken, url: url, in: directory)
         let target = inesNotes[0]
         try await hijack.store.performAndSave { try $0.insert(target.with(owner: "marta", title: "hijacked")) }
-        try await expectRefusal("an update of another user's note", hijack)
+        try await expectRefusal("an update of another user's note", of: target.id.uuid, on: hijack)
 
         let stranger = try await Device.open(
             name: "stranger", user: "?", token: "no-such-token", url: url, in: directory)
@@ -145,13 +146,18 @@ struct Check {
         guard after.notes == inesNotes, after.notes.allSatisfy({ $0.owner == "ines" }) else {
             throw Failure("the first user's notes changed after the second user's refused pushes")
         }
-        print("check: the second user pulled only their own note; forged and hijacking pushes were refused whole")
+        print("check: the second user pulled only their own note; forged and hijacking pushes were refused whole and given up")
     }
 
-    private func expectRefusal(_ what: String, _ device: Device) async throws {
-        do {
-            try await device.engine.sync()
+    /// The server refuses the device's push of row `id` whole, and the device gives the row up
+    /// (`SyncEngine.Report.refused`): it holds nothing under that ID afterwards.
+    private func expectRefusal(_ what: String, of id: UUID, on device: Device) async throws {
+        let report = try await device.engine.sync()
+        guard report.refused.contains(where: { $0.id == id }) else {
             throw Failure("the server accepted \(what)")
-        } catch SyncError.outOfScope {}
+        }
+        guard try await !device.snapshot().notes.contains(where: { $0.id.uuid == id }) else {
+            throw Failure("the device kept \(what) after the server refused it")
+        }
     }
 }
