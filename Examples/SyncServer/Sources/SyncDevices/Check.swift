@@ -146,7 +146,9 @@ struct Check {
         guard after.notes == inesNotes, after.notes.allSatisfy({ $0.owner == "ines" }) else {
             throw Failure("the first user's notes changed after the second user's refused pushes")
         }
-        print("check: the second user pulled only their own note; forged and hijacking pushes were refused whole and given up")
+        print(
+            "check: the second user pulled only their own note; forged and hijacking pushes were refused whole "
+                + "and given up")
     }
 
     /// The server refuses the device's push of row `id` whole, and the device gives the row up
