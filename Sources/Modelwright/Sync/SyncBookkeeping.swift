@@ -221,6 +221,12 @@ enum SyncBookkeeping {
     /// (one the user may not see, or one the server never had) is dropped at that pull's end.
     static let reverted: Int64 = -2
 
+    /// Makes a device's next pull start from the beginning: it forgets its cursor and the ranges
+    /// of its own rows (so the server sends those too), and names the rows it holds in it.
+    static func pullFromTheBeginning(on connection: some DatabaseConnection) throws {
+        for state in ["cursor", "ownRows"] { try deleteValue(state, on: connection) }
+    }
+
     /// The rows marked ``reverted``, in order.
     static func revertedKeys(on connection: some DatabaseConnection) throws -> [RowKey] {
         try keys(where: "\"cursor\" = \(reverted)", on: connection)

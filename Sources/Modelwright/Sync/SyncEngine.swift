@@ -369,7 +369,7 @@ public final class SyncEngine: Sendable {
         } else {
             try context.syncDrop(key)
         }
-        for state in ["cursor", "ownRows"] { try SyncBookkeeping.deleteValue(state, on: connection) }
+        try SyncBookkeeping.pullFromTheBeginning(on: connection)
     }
 
     /// Pulls page by page until the server has no more; returns how many rows came.
@@ -517,7 +517,7 @@ public final class SyncEngine: Sendable {
         try SyncBookkeeping.keepOwnRows(
             try SyncBookkeeping.ownRows(on: connection), after: response.cursor.position, on: connection)
         if reached.reachedPending {
-            for state in ["cursor", "ownRows"] { try SyncBookkeeping.deleteValue(state, on: connection) }
+            try SyncBookkeeping.pullFromTheBeginning(on: connection)
             return reached
         }
         // The pull from the beginning that follows a refusal is done: a reverted row the server
