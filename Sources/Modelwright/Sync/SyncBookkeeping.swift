@@ -100,6 +100,19 @@ enum SyncBookkeeping {
             after: try decoded(HybridTimestamp.self, "clock", on: connection))
     }
 
+    /// On a device: the key of its clock's latest timestamp when it built the last push the server
+    /// acknowledged. A write of its own stamped later has not reached the server yet.
+    static let acknowledgedClock = "acknowledgedClock"
+
+    /// On a device: whether `stamp` is one of its own writes that has not reached the server yet
+    /// (made after the last acknowledged push was built): the server's view of the row does not
+    /// include it, and its push decides.
+    static func isUnpushed(_ stamp: HybridTimestamp, on connection: some DatabaseConnection) throws -> Bool {
+        guard stamp.node == (try node(on: connection)) else { return false }
+        guard let pushed = try decoded(HybridTimestamp.self, acknowledgedClock, on: connection) else { return true }
+        return (stamp.milliseconds, stamp.counter) > (pushed.milliseconds, pushed.counter)
+    }
+
     /// Keeps the clock's latest timestamp, so a restart never stamps earlier.
     static func save(_ clock: HybridLogicalClock, on connection: some DatabaseConnection) throws {
         try setEncoded(clock.latest, for: "clock", on: connection)

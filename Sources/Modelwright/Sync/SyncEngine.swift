@@ -302,7 +302,7 @@ public final class SyncEngine: Sendable {
     private func push(
         resending: Bool = false, pulledFirst: Bool = false, refused: [RowKey] = []
     ) async throws -> (count: Int, refused: [RowKey]) {
-        let (node, pending, stamped, acknowledged, epoch, horizon) = try await store.performQuery { context in
+        let (node, pending, stamped, acknowledged, epoch, horizon, clock) = try await store.performQuery { context in
             let connection = context.connection
             return (
                 try SyncBookkeeping.node(on: connection),
@@ -310,7 +310,8 @@ public final class SyncEngine: Sendable {
                 try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) },
                 try SyncBookkeeping.value("acknowledged", on: connection).flatMap { Int64($0) },
                 try SyncBookkeeping.decoded(SyncEpoch.self, "epoch", on: connection),
-                try SyncBookkeeping.value("horizon", on: connection).flatMap { Int64($0) }
+                try SyncBookkeeping.value("horizon", on: connection).flatMap { Int64($0) },
+                try SyncBookkeeping.decoded(HybridTimestamp.self, "clock", on: connection)
             )
         }
         guard !pending.isEmpty, let stamped else { return (0, refused) }
@@ -342,6 +343,9 @@ public final class SyncEngine: Sendable {
             let connection = context.connection
             try SyncBookkeeping.acknowledge(through: through.value, pushed: pending.map(\.key), on: connection)
             try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: connection)
+            if let clock {
+                try SyncBookkeeping.setEncoded(clock, for: SyncBookkeeping.acknowledgedClock, on: connection)
+            }
             try SyncBookkeeping.advanceHorizon(to: response.cursor, in: response.epoch, on: connection)
             // The pushed rows are in this store (a copy of it taken from now on holds them too),
             // so the ranges they took are kept with the acknowledgment, in the same transaction.
@@ -463,9 +467,25 @@ public final class SyncEngine: Sendable {
         let page = response.changes.sortedChanges
         for change in page.filter({ !$0.isAlive }) + page.filter(\.isAlive) {
             let record = try SyncBookkeeping.record(of: change.key, on: connection)
-            let existing = record?.change
+            var existing = record?.change
+            var pending = record?.pending
+            if let local = existing {
+                // A stamp names one write. The server holding another value under a stamp of this
+                // device's own means the store was put back (restored from a backup) after it gave
+                // that stamp out, and its clock gave it again: the local value is the later write,
+                // so it is stamped again, after everything pulled, and pushed.
+                let reused = local.attributes.filter { name, held in
+                    guard let pulled = change.attributes[name] else { return false }
+                    return held.stamp == pulled.stamp && held.stamp.node == clock.node && held.value != pulled.value
+                }
+                if !reused.isEmpty {
+                    let stamp = try clock.tick(wallMilliseconds: wall)
+                    existing = local.merged(with: .update(local.key, values: reused.mapValues(\.value), at: stamp))
+                    pending = stamped ?? pending ?? 0
+                }
+            }
             let merged = existing?.merged(with: change) ?? change
-            guard merged != existing else {
+            guard merged != record?.change else {
                 // The server sent the row (a resend of a push whose answer was lost, say): it
                 // knows it, so the made-here mark goes, or later pulls would never name the row.
                 if record?.cursor == SyncBookkeeping.madeHere {
@@ -473,7 +493,6 @@ public final class SyncEngine: Sendable {
                 }
                 continue
             }
-            let pending = record?.pending
             guard let (constraint, other) = try context.syncUniquenessConflict(of: merged) else {
                 try context.materialize(merged)
                 try SyncBookkeeping.write(merged, cursor: nil, pending: pending, on: connection)
@@ -500,7 +519,9 @@ public final class SyncEngine: Sendable {
             }
         }
         // Scopes over time: links to rows out of sight are held as nil, rows out of sight dropped.
-        for hidden in response.hiddenLinks { try context.syncHide(hidden.attributes, of: hidden.row) }
+        for hidden in response.hiddenLinks {
+            try context.syncHide(hidden.attributes, of: hidden.row, keepingUnpushed: true)
+        }
         var reached = SyncDropOutcome()
         for key in response.dropped {
             let outcome = try context.syncDrop(key)

@@ -40,10 +40,22 @@ extension WriteContext {
     /// Holds the to-one links `attributes` of row `key` as `nil`, and forgets them in sync's
     /// record of the row, so the device neither shows nor pushes a link to a row it may not see;
     /// the server keeps its value, and sends it again when the target comes into sight.
-    func syncHide(_ attributes: [String], of key: RowKey) throws {
+    ///
+    /// With `keepingUnpushed` (the server hides its value), a link this device wrote after it
+    /// built its last acknowledged push stays: the server's hidden value is older than the write,
+    /// which its push sends; the server decides then, and a later pull hides the link again if the
+    /// write lost. A link to a row the device drops goes whenever it was written.
+    func syncHide(_ attributes: [String], of key: RowKey, keepingUnpushed: Bool = false) throws {
         guard let entity = layout.entities[key.entity] else { return }
+        let record = try SyncBookkeeping.record(of: key, on: connection)
+        let unpushed =
+            keepingUnpushed
+            ? try Set(
+                (record?.change.attributes ?? [:])
+                    .filter { try SyncBookkeeping.isUnpushed($0.value.stamp, on: connection) }.keys)
+            : []
         let columns = entity.columns.filter {
-            attributes.contains($0.key) && syncTargetTable(of: $0) != nil && $0.isOptional
+            attributes.contains($0.key) && syncTargetTable(of: $0) != nil && $0.isOptional && !unpushed.contains($0.key)
         }
         let present = try syncValues(of: key.id, in: entity)
         let set = columns.filter { column in present.map { ($0[column.key] ?? .null) != .null } ?? false }
@@ -54,7 +66,7 @@ extension WriteContext {
             }
             rowsUpdated([key.id], columns: set.map(\.name), in: entity)
         }
-        guard let record = try SyncBookkeeping.record(of: key, on: connection) else { return }
+        guard let record else { return }
         let hidden = record.change.hiding(Set(columns.map(\.key)))
         if hidden != record.change {
             try SyncBookkeeping.write(hidden, cursor: record.cursor, pending: record.pending, on: connection)

@@ -334,29 +334,26 @@ import Testing
     /// to the stamp of Alice's own write, with a value that sorts higher: the tie goes to him, and
     /// Alice's write is replaced under her own name. A push's stamps should name its own device.
     @Test func aPushCannotStampUnderAnotherUsersDevice() async throws {
-        // Known break, left open: the server does not check that a changed stamp names the pushing device.
-        await withKnownIssue {
-            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
-            let server = try await SyncServer(
-                store: serverStore, authenticate: { $0 },
-                scopes: ["Card": RedTeam9Tests.ownerScope, "Label": RedTeam9Tests.ownerScope])
-            let alice = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
-            let aliceEngine = try await SyncEngine(store: alice, transport: server.transport(credentials: "alice"))
-            let card = Card(title: "alice's words", owner: "all")
-            try await alice.performAndSave { [card] in try $0.insert(card) }
-            try await aliceEngine.sync()
-            let key = RowKey(entity: "Card", id: card.id.uuid)
-            let record = try await serverStore.performQuery { try SyncBookkeeping.change(of: key, on: $0.connection) }
-            let aliceStamp = try #require(record?.attributes["title"]?.stamp)
-            let bob = AccessControlTests.Hand("bob", version: server.schemaVersion)
-            let forged = RowChange.update(key, values: ["title": .text("~bob's words")], at: aliceStamp)
-            let answer = try await bob.push([forged], to: server.transport(credentials: "bob"))
-            let after = try await SyncSnapshot.read(serverStore).rows
-            #expect(
-                answer.refusal != nil || after[key]?["title"] == .text("alice's words"),
-                "bob's write under alice's device stamp \(aliceStamp) replaced hers: \(String(describing: after[key]?["title"]))"
-            )
-        }
+        let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(
+            store: serverStore, authenticate: { $0 },
+            scopes: ["Card": RedTeam9Tests.ownerScope, "Label": RedTeam9Tests.ownerScope])
+        let alice = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+        let aliceEngine = try await SyncEngine(store: alice, transport: server.transport(credentials: "alice"))
+        let card = Card(title: "alice's words", owner: "all")
+        try await alice.performAndSave { [card] in try $0.insert(card) }
+        try await aliceEngine.sync()
+        let key = RowKey(entity: "Card", id: card.id.uuid)
+        let record = try await serverStore.performQuery { try SyncBookkeeping.change(of: key, on: $0.connection) }
+        let aliceStamp = try #require(record?.attributes["title"]?.stamp)
+        let bob = AccessControlTests.Hand("bob", version: server.schemaVersion)
+        let forged = RowChange.update(key, values: ["title": .text("~bob's words")], at: aliceStamp)
+        let answer = try await bob.push([forged], to: server.transport(credentials: "bob"))
+        let after = try await SyncSnapshot.read(serverStore).rows
+        #expect(
+            answer.refusal != nil || after[key]?["title"] == .text("alice's words"),
+            "bob's write under alice's device stamp \(aliceStamp) replaced hers: \(String(describing: after[key]?["title"]))"
+        )
     }
 
     // MARK: - Class 4 and 5: pending changes and what is kept
@@ -592,59 +589,56 @@ import Testing
     /// write the very stamp it gave a write after the backup, with another value: the tie goes by
     /// value order, so the user's newest edit ("aaa") loses to her older one ("zzz") everywhere.
     @Test func aPhoneRestoredFromABackupDoesNotReuseAStampForAnotherValue() async throws {
-        // Known break, left open: a store restored from a backup restores its clock and reuses stamps.
-        await withKnownIssue {
-            let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
-            let server = try await SyncServer(store: serverStore)
-            let laptop = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
-            let laptopEngine = try await SyncEngine(store: laptop, transport: server)
-            var card = Card(title: "first", owner: "x")
-            try await laptop.performAndSave { [card] in try $0.insert(card) }
-            try await laptopEngine.sync()
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rt10-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let url = folder.appendingPathComponent("phone.sqlite")
-            let backup = folder.appendingPathComponent("backup.sqlite")
-            func open() async throws -> (Store, SyncEngine) {
-                let store = try Store(url: url, schema: SyncPlanner.schema, history: .enabled(author: "app"))
-                return (
-                    store,
-                    try await SyncEngine(
-                        store: store, transport: server,
-                        wallClock: { HybridLogicalClock.wallMilliseconds() - 3_600_000 })
-                )
-            }
-            var (phone, phoneEngine) = try await open()
-            try await phoneEngine.sync()
-            try phone.close()
-            try FileManager.default.copyItem(at: url, to: backup)
-            (phone, phoneEngine) = try await open()
-            card.title = "zzz"
-            try await phone.performAndSave { [card] in try $0.update(card) }
-            try await phoneEngine.sync()
-            try phone.close()
-            removeStore(at: url)
-            try FileManager.default.copyItem(at: backup, to: url)
-            (phone, phoneEngine) = try await open()
-            try await Task.sleep(for: .milliseconds(20))
-            card.title = "aaa"
-            try await phone.performAndSave { [card] in try $0.update(card) }
-            let errors = await Self.syncs(phoneEngine, 2)
-            _ = await Self.syncs(laptopEngine, 1)
-            let key = RowKey(entity: "Card", id: card.id.uuid)
-            let truth = try await SyncSnapshot.read(serverStore).rows
-            let record = try await serverStore.performQuery { try SyncBookkeeping.change(of: key, on: $0.connection) }
-            #expect(
-                truth[key]?["title"] == .text("aaa"),
-                "the phone's newest edit is lost: server holds \(String(describing: truth[key]?["title"])) at \(String(describing: record?.attributes["title"]?.stamp)); errors \(errors)"
+        let serverStore = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(store: serverStore)
+        let laptop = try Store.inMemory(schema: SyncPlanner.schema, history: .enabled(author: "app"))
+        let laptopEngine = try await SyncEngine(store: laptop, transport: server)
+        var card = Card(title: "first", owner: "x")
+        try await laptop.performAndSave { [card] in try $0.insert(card) }
+        try await laptopEngine.sync()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rt10-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("phone.sqlite")
+        let backup = folder.appendingPathComponent("backup.sqlite")
+        func open() async throws -> (Store, SyncEngine) {
+            let store = try Store(url: url, schema: SyncPlanner.schema, history: .enabled(author: "app"))
+            return (
+                store,
+                try await SyncEngine(
+                    store: store, transport: server,
+                    wallClock: { HybridLogicalClock.wallMilliseconds() - 3_600_000 })
             )
-            let phoneRows = try await SyncSnapshot.read(phone).rows
-            #expect(
-                phoneRows[key]?["title"] == .text("aaa"),
-                "the phone shows \(String(describing: phoneRows[key]?["title"]))")
-            try phone.close()
         }
+        var (phone, phoneEngine) = try await open()
+        try await phoneEngine.sync()
+        try phone.close()
+        try FileManager.default.copyItem(at: url, to: backup)
+        (phone, phoneEngine) = try await open()
+        card.title = "zzz"
+        try await phone.performAndSave { [card] in try $0.update(card) }
+        try await phoneEngine.sync()
+        try phone.close()
+        removeStore(at: url)
+        try FileManager.default.copyItem(at: backup, to: url)
+        (phone, phoneEngine) = try await open()
+        try await Task.sleep(for: .milliseconds(20))
+        card.title = "aaa"
+        try await phone.performAndSave { [card] in try $0.update(card) }
+        let errors = await Self.syncs(phoneEngine, 2)
+        _ = await Self.syncs(laptopEngine, 1)
+        let key = RowKey(entity: "Card", id: card.id.uuid)
+        let truth = try await SyncSnapshot.read(serverStore).rows
+        let record = try await serverStore.performQuery { try SyncBookkeeping.change(of: key, on: $0.connection) }
+        #expect(
+            truth[key]?["title"] == .text("aaa"),
+            "the phone's newest edit is lost: server holds \(String(describing: truth[key]?["title"])) at \(String(describing: record?.attributes["title"]?.stamp)); errors \(errors)"
+        )
+        let phoneRows = try await SyncSnapshot.read(phone).rows
+        #expect(
+            phoneRows[key]?["title"] == .text("aaa"),
+            "the phone shows \(String(describing: phoneRows[key]?["title"]))")
+        try phone.close()
     }
 
     /// A transport that runs a hook (once) when a pull is sent: an edit the user saves while a sync
@@ -668,48 +662,45 @@ import Testing
     /// his write is stamped after Alice's and is the later one. The pull that hides Alice's pin must
     /// not wipe Bob's pending re-pin: it must reach the server and win.
     @Test func aRepinSavedDuringASyncIsNotWipedByTheHidingOfAnOlderPin() async throws {
-        // Known break, left open: syncHide drops a pending local value newer than the hidden one.
-        await withKnownIssue {
-            let schema = try #require(PushEffectScopeTests.takeSchema)
-            let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
-            let server = try await SyncServer(
-                store: serverStore, authenticate: { $0 }, scopes: PushEffectScopeTests.scopes)
-            let alice = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
-            let aliceEngine = try await SyncEngine(store: alice, transport: server.transport(credentials: "a"))
-            let bob = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
-            let hook = PullHook(server.transport(credentials: "b"))
-            let bobEngine = try await SyncEngine(store: bob, transport: hook)
-            let e = Self.key("Folder")
-            let g = Self.key("Folder")
-            let h = Self.key("Folder")
-            let box = Self.key("Box")
-            let page = Self.key("Page")
-            try await Self.write(
-                alice,
-                .insert(e, values: ["name": .text("E"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(g, values: ["name": .text("G"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(h, values: ["name": .text("H"), "owner": .text("a")], at: try Self.stamp()),
-                .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
-                .insert(
-                    page,
-                    values: [
-                        "name": .text("P"), "owner": .text("all"), "folder": .uuid(e.id), "item": .uuid(box.id),
-                        "pin": .uuid(e.id),
-                    ], at: try Self.stamp()))
-            try await aliceEngine.sync()
-            try await bobEngine.sync()
-            try await Self.write(alice, .insert(page, values: ["pin": .uuid(h.id)], at: try Self.stamp()))
-            try await aliceEngine.sync()
-            try await Task.sleep(for: .milliseconds(5))
-            hook.hook = { try await Self.write(bob, .insert(page, values: ["pin": .uuid(g.id)], at: try Self.stamp())) }
-            let errors = await Self.syncs(bobEngine, 4)
-            let truth = try await SyncSnapshot.read(serverStore).rows
-            let bobRows = try await SyncSnapshot.read(bob).rows
-            #expect(
-                truth[page]?["pin"] == .uuid(g.id),
-                "bob's later re-pin is lost: server pin is \(truth[page]?["pin"] == .uuid(h.id) ? "alice H" : "other"), bob shows \(String(describing: bobRows[page]?["pin"])); errors \(errors)"
-            )
-        }
+        let schema = try #require(PushEffectScopeTests.takeSchema)
+        let serverStore = try Store.inMemory(schema: schema, history: .enabled(author: "server"))
+        let server = try await SyncServer(
+            store: serverStore, authenticate: { $0 }, scopes: PushEffectScopeTests.scopes)
+        let alice = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let aliceEngine = try await SyncEngine(store: alice, transport: server.transport(credentials: "a"))
+        let bob = try Store.inMemory(schema: schema, history: .enabled(author: "app"))
+        let hook = PullHook(server.transport(credentials: "b"))
+        let bobEngine = try await SyncEngine(store: bob, transport: hook)
+        let e = Self.key("Folder")
+        let g = Self.key("Folder")
+        let h = Self.key("Folder")
+        let box = Self.key("Box")
+        let page = Self.key("Page")
+        try await Self.write(
+            alice,
+            .insert(e, values: ["name": .text("E"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(g, values: ["name": .text("G"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(h, values: ["name": .text("H"), "owner": .text("a")], at: try Self.stamp()),
+            .insert(box, values: ["label": .text("X"), "owner": .text("all")], at: try Self.stamp()),
+            .insert(
+                page,
+                values: [
+                    "name": .text("P"), "owner": .text("all"), "folder": .uuid(e.id), "item": .uuid(box.id),
+                    "pin": .uuid(e.id),
+                ], at: try Self.stamp()))
+        try await aliceEngine.sync()
+        try await bobEngine.sync()
+        try await Self.write(alice, .insert(page, values: ["pin": .uuid(h.id)], at: try Self.stamp()))
+        try await aliceEngine.sync()
+        try await Task.sleep(for: .milliseconds(5))
+        hook.hook = { try await Self.write(bob, .insert(page, values: ["pin": .uuid(g.id)], at: try Self.stamp())) }
+        let errors = await Self.syncs(bobEngine, 4)
+        let truth = try await SyncSnapshot.read(serverStore).rows
+        let bobRows = try await SyncSnapshot.read(bob).rows
+        #expect(
+            truth[page]?["pin"] == .uuid(g.id),
+            "bob's later re-pin is lost: server pin is \(truth[page]?["pin"] == .uuid(h.id) ? "alice H" : "other"), bob shows \(String(describing: bobRows[page]?["pin"])); errors \(errors)"
+        )
     }
 
     /// A chain withheld from Bob (a shared note on a shared page in Alice's private folder, the
