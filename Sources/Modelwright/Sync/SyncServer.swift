@@ -182,10 +182,21 @@ public final class SyncServer: SyncTransport {
                 // the pushed row that would (see checkNoneWithheld); the users are read once.
                 var atRisk: [HeldRow] = []
                 var users: [String]?
-                for change in request.changes.sortedChanges {
-                    try Self.check(change, in: context.layout, context: context)
-                    let existing = try SyncBookkeeping.change(of: change.key, on: connection)
-                    try Self.checkNoStampForged(change, over: existing, by: request.device)
+                // Per row, the links hidden from the user that its insert sent as nil and the server keeps.
+                var keptHidden: [RowKey: Set<String>] = [:]
+                for sent in request.changes.sortedChanges {
+                    try Self.check(sent, in: context.layout, context: context)
+                    let existing = try SyncBookkeeping.change(of: sent.key, on: connection)
+                    try Self.checkNoStampForged(sent, over: existing, by: request.device)
+                    var change = sent
+                    if let scopes, let user, let existing {
+                        let kept = try Self.hiddenLinksClearedByInsert(
+                            sent, over: existing, user: user, scopes: scopes, context: context)
+                        if !kept.isEmpty {
+                            change = sent.hiding(kept)
+                            keptHidden[sent.key] = kept
+                        }
+                    }
                     let changedLinks = change.links.filter { link, stamps in
                         existing?.links[link].map { $0.merged(with: stamps) != $0 } ?? true
                     }
@@ -291,8 +302,9 @@ public final class SyncServer: SyncTransport {
                     try Self.checkNoneWithheld(atRisk, scopes: scopes, context: context)
                     for change in request.changes.sortedChanges {
                         try Self.checkLinksAfterPush(
-                            of: change, aliveBefore: aliveBefore.contains(change.key), user: user, scopes: scopes,
-                            context: context)
+                            of: change.hiding(keptHidden[change.key] ?? []),
+                            aliveBefore: aliveBefore.contains(change.key),
+                            keptHidden: keptHidden[change.key] ?? [], user: user, scopes: scopes, context: context)
                     }
                 }
                 // The delete rules a push's deletes set off (its own, or a resolution's) write
@@ -648,15 +660,17 @@ public final class SyncServer: SyncTransport {
     /// points at a row the user may see, or is a link the row held before the push and still holds
     /// unwritten (a link hidden from the user, which the server keeps). A row the push brought to
     /// life (new, or an insert after its tombstone) holds only links the user may see: a tombstone's
-    /// last values are no link, so they may not come back as one. A row deleted after the push holds
-    /// none.
+    /// last values are no link, so they may not come back as one, unless the insert sent them as
+    /// `nil` because they were hidden from the user (`keptHidden`: an undo of the user's delete
+    /// brings the row back as it was). A row deleted after the push holds none.
     private static func checkLinksAfterPush(
-        of change: RowChange, aliveBefore: Bool, user: String, scopes: [String: Scope], context: WriteContext
+        of change: RowChange, aliveBefore: Bool, keptHidden: Set<String>, user: String, scopes: [String: Scope],
+        context: WriteContext
     ) throws {
         guard let record = try SyncBookkeeping.change(of: change.key, on: context.connection), record.isAlive,
             let entity = context.layout.entities[change.key.entity]
         else { return }
-        for column in entity.columns where column.destination != nil {
+        for column in entity.columns where column.destination != nil && !keptHidden.contains(column.key) {
             guard aliveBefore == false || change.attributes[column.key] != nil,
                 case .uuid(let target)? = record.attributes[column.key]?.value,
                 let key = try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context)
@@ -674,6 +688,25 @@ public final class SyncServer: SyncTransport {
                 throw SyncError.outOfScope(row: change.key)
             }
         }
+    }
+
+    /// The to-one links that `insert` (an insert of a row the server has a record of: an undo of a
+    /// delete, say) sends as `nil` while the server's record holds them pointing at rows the user
+    /// may not see. An insert sends every value, and the device holds such a link as `nil` (see
+    /// ``shown(_:user:scopes:context:visiting:)``): that `nil` is no write of the link, so the server
+    /// keeps its value, as it does for an update that leaves a hidden link unwritten.
+    private static func hiddenLinksClearedByInsert(
+        _ insert: RowChange, over existing: RowChange, user: String, scopes: [String: Scope], context: WriteContext
+    ) throws -> Set<String> {
+        guard insert.inserted != nil, let entity = context.layout.entities[insert.key.entity] else { return [] }
+        var kept: Set<String> = []
+        for column in entity.columns where column.destination != nil && insert.attributes[column.key]?.value == .null {
+            guard case .uuid(let target)? = existing.attributes[column.key]?.value,
+                try outOfScopeTarget(target, of: column, user: user, scopes: scopes, context: context) != nil
+            else { continue }
+            kept.insert(column.key)
+        }
+        return kept
     }
 
     /// The row `target` that to-one `column` points at, when the user may not see it (it is out of
