@@ -58,6 +58,8 @@ public final class SyncEngine: Sendable {
     private let failure = Locked<(any Error)?>(nil)
     /// The rows the running sync discarded (see ``Report/discarded``); one sync runs at a time.
     private let discarded = Locked<[RowChange]>([])
+    /// The uniqueness outcomes of the running sync's pushes (see ``Report/resolutions``).
+    private let resolutions = Locked<[ConstraintResolution]>([])
 
     /// An engine for `store`, which must record history; its sync tables are created when missing.
     public init(
@@ -109,8 +111,14 @@ public final class SyncEngine: Sendable {
         /// The rows made on this device and never pushed that it had to drop, each as last saved:
         /// they needed, through a required to-one, a row that left the user's scope before they
         /// reached the server (a page made offline in a folder another user took meanwhile). The
-        /// server never had them; the app may make them again where the user may.
+        /// server never had them; the app may make them again where the user may. Also a row the
+        /// server refused for a uniqueness constraint (``ConstraintResolution/rejected(entity:constraint:row:kept:)``
+        /// or ``ConstraintResolution/refused(entity:constraint:row:)``), and the rows that needed it
+        /// through a required to-one, which its delete takes with it.
         public var discarded: [RowChange] = []
+        /// How the server settled the uniqueness conflicts of the rows this device pushed (see
+        /// <doc:Sync#Uniqueness>); the device's store follows at the pull.
+        public var resolutions: [ConstraintResolution] = []
     }
 
     /// Stamps, pushes and pulls once; a sync already running finishes first. Throws the server's
@@ -120,10 +128,12 @@ public final class SyncEngine: Sendable {
         try await gate.run { [self] in
             var report = Report()
             discarded.withLock { $0 = [] }
+            resolutions.withLock { $0 = [] }
             try await stamp()
             (report.pushed, report.refused) = try await push()
             report.pulled = try await pull()
             report.discarded = discarded.withLock { $0 }
+            report.resolutions = resolutions.withLock { $0 }
             return report
         }
     }
@@ -339,8 +349,9 @@ public final class SyncEngine: Sendable {
         }
         if let refusal = response.refusal { throw refusal }
         guard let through = response.acknowledged else { return (0, refused) }
-        try await store.performAndSave(author: Self.author) { context in
+        let lost = try await store.performAndSave(author: Self.author) { context in
             let connection = context.connection
+            let lost = try Self.rowsLost(to: response.resolutions, context)
             try SyncBookkeeping.acknowledge(through: through.value, pushed: pending.map(\.key), on: connection)
             try SyncBookkeeping.setValue(String(through.value), for: "acknowledged", on: connection)
             if let clock {
@@ -356,8 +367,42 @@ public final class SyncEngine: Sendable {
                     after: try SyncBookkeeping.value("cursor", on: connection).flatMap { Int64($0) } ?? 0,
                     on: connection)
             }
+            return lost
         }
+        discarded.withLock { $0 += lost }
+        resolutions.withLock { $0 += response.resolutions }
         return (pending.count, refused)
+    }
+
+    /// The rows the server deleted to settle `resolutions` that the user made (a row refused or
+    /// rejected for its unique values), as this device last saved them, with the rows that need
+    /// them through a required to-one (the delete takes those too), read before the pull applies it.
+    private static func rowsLost(to resolutions: [ConstraintResolution], _ context: WriteContext) throws -> [RowChange]
+    {
+        var keys: [RowKey] = resolutions.compactMap { resolution in
+            switch resolution {
+            case .rejected(let entity, _, let row, _), .refused(let entity, _, let row): RowKey(entity: entity, id: row)
+            case .merged: nil
+            }
+        }
+        var seen: Set<RowKey> = []
+        var lost: [RowChange] = []
+        while let key = keys.popLast() {
+            guard seen.insert(key).inserted,
+                let record = try SyncBookkeeping.change(of: key, on: context.connection), record.isAlive
+            else { continue }
+            lost.append(record)
+            for referrer in try SyncBookkeeping.rows(mentioning: key.id, on: context.connection)
+            where referrer.isAlive && referrer.key != key {
+                guard let entity = context.layout.entities[referrer.key.entity] else { continue }
+                let needs = entity.columns.contains { column in
+                    column.destination != nil && !column.isOptional
+                        && referrer.attributes[column.key]?.value == .uuid(key.id)
+                }
+                if needs { keys.append(referrer.key) }
+            }
+        }
+        return lost.sorted { $0.key < $1.key }
     }
 
     /// Gives up this device's changes of `key`, which the server refused: a row the device

@@ -146,6 +146,18 @@ struct UniquenessSyncTests {
             var engines: [SyncEngine] = []
             var names: Set<String> = []
             var values: Set<String> = []
+            // What the devices' reports said: every resolution the server sent, and each rejected
+            // row among the discarded ones, as last saved.
+            var reported = 0
+            func sync(_ engine: SyncEngine) async throws {
+                let report = try await engine.sync()
+                reported += report.resolutions.count
+                for case .rejected(let entity, _, let row, _) in report.resolutions {
+                    #expect(
+                        report.discarded.contains { $0.key == RowKey(entity: entity, id: row) },
+                        "seed \(seed): rejected \(entity) \(row) is not among the discarded rows")
+                }
+            }
             let deviceCount = 2 + random.next(below: 3)
             for _ in 0..<deviceCount {
                 let store = try Store.inMemory(schema: UniqueSyncModel.schema, history: .enabled(author: "app"))
@@ -183,13 +195,14 @@ struct UniquenessSyncTests {
                     }
                     for draw in draws where draw.kind == 0 { names.insert(draw.name) }
                     for draw in draws where draw.kind == 1 { values.insert(draw.name) }
-                    if round == 0 || random.chance(0.5) { try await engines[device].sync() }
+                    if round == 0 || random.chance(0.5) { try await sync(engines[device]) }
                 }
             }
             // Heal: everyone syncs until quiet.
             for _ in 0..<3 {
-                for engine in engines { try await engine.sync() }
+                for engine in engines { try await sync(engine) }
             }
+            #expect(reported == resolutions.withLock { $0 }, "seed \(seed): resolutions sent and reported differ")
             let expected = try await SyncSnapshot.read(serverStore)
             for (index, store) in stores.enumerated() {
                 let snapshot = try await SyncSnapshot.read(store)
