@@ -68,18 +68,22 @@ public final class SyncServer: SyncTransport {
     ///     authenticated and every row is in scope.
     ///   - scopes: for each entity, the rows a user may see and change; with `authenticate`, an
     ///     entity without a scope is out of every user's scope.
+    ///   - migrationPlan: the model's migration plan: devices at an older version that its
+    ///     lightweight stages reach keep syncing, their messages translated; without it, only the
+    ///     store's version is served.
     ///   - wallClock: the server's wall clock in milliseconds since 1970 (tests set it).
     /// - Throws: ``SyncError/reservedAuthor(_:)`` when the store's history author is the engine's or
     ///   the server's; the store's error when its sync tables cannot be created.
     public init(
         store: Store, maximumDriftMilliseconds: UInt64 = HybridLogicalClock.defaultMaximumDriftMilliseconds,
-        authenticate: Authenticate? = nil, scopes: [String: Scope] = [:],
+        authenticate: Authenticate? = nil, scopes: [String: Scope] = [:], migrationPlan: MigrationPlan? = nil,
         wallClock: @escaping @Sendable () -> UInt64 = { HybridLogicalClock.wallMilliseconds() }
     ) async throws {
         if case .enabled(let author) = store.history, SyncEngine.reservedAuthors.contains(author) {
             throw SyncError.reservedAuthor(author)
         }
         self.store = store
+        self.migrationPlan = migrationPlan
         self.maximumDriftMilliseconds = maximumDriftMilliseconds
         self.wallClock = wallClock
         self.authenticate = authenticate
@@ -94,6 +98,11 @@ public final class SyncServer: SyncTransport {
             try SyncBookkeeping.beginEpoch(on: context.connection)
         }
     }
+
+    /// The plan whose lightweight stages translate the messages of devices at older versions.
+    private let migrationPlan: MigrationPlan?
+    /// The translations built so far, by device version (`nil`: the version is refused).
+    private let translations = Locked<[SyncSchemaVersion: SyncTranslation?]>([:])
 
     /// Whether the server's store records persistent history, from which the server learns of
     /// rows written into it without sync.
@@ -143,13 +152,29 @@ public final class SyncServer: SyncTransport {
     /// the server's cursor, or the refusal. Throws only when the store fails.
     public func push(_ request: PushRequest, credentials: String?) async throws -> PushResponse {
         let user: String?
+        let translation: SyncTranslation?
         do {
             user = try await self.user(credentials)
-            try checkSchema(request.schema)
+            translation = try checkSchema(request.schema)
         } catch let error as SyncError {
             let (cursor, epoch) = try await currentCursor()
             return PushResponse(acknowledged: nil, cursor: cursor, refusal: error, epoch: epoch)
         }
+        guard let translation else { return try await apply(request, user: user) }
+        let response = try await apply(
+            PushRequest(
+                device: request.device, schema: schemaVersion, after: request.after, through: request.through,
+                changes: ChangeSet(request.changes.sortedChanges.compactMap(translation.up)), epoch: request.epoch,
+                horizon: request.horizon),
+            user: user)
+        return PushResponse(
+            acknowledged: response.acknowledged, cursor: response.cursor,
+            resolutions: response.resolutions.compactMap(translation.down),
+            refusal: response.refusal.map(translation.down), epoch: response.epoch, ownRows: response.ownRows)
+    }
+
+    /// Applies a push in the server's names by `user` (see ``push(_:credentials:)``).
+    private func apply(_ request: PushRequest, user: String?) async throws -> PushResponse {
         let wall = wallClock()
         let drift = maximumDriftMilliseconds
         let scopes = self.scopes
@@ -279,7 +304,8 @@ public final class SyncServer: SyncTransport {
                             throw SyncError.changeRefused(row: row.key, reason: "\(error)")
                         }
                         cursor += 1
-                        try SyncBookkeeping.write(row, cursor: cursor, pending: nil, on: connection)
+                        try SyncBookkeeping.write(
+                            try context.syncCompleted(row), cursor: cursor, pending: nil, on: connection)
                         if asSent {
                             if let last = ownRows.last, last.upperBound == cursor - 1 {
                                 ownRows[ownRows.count - 1] = last.lowerBound...cursor
@@ -826,9 +852,10 @@ public final class SyncServer: SyncTransport {
         response: PullResponse, stored: [RowKey: String]
     ) {
         let user: String?
+        let translation: SyncTranslation?
         do {
             user = try await self.user(credentials)
-            try checkSchema(request.schema)
+            translation = try checkSchema(request.schema)
         } catch let error as SyncError {
             return (
                 PullResponse(
@@ -836,6 +863,30 @@ public final class SyncServer: SyncTransport {
                 [:]
             )
         }
+        guard let translation else { return try await serve(request, user: user) }
+        let served = try await serve(
+            PullRequest(
+                device: request.device, schema: schemaVersion, since: request.since, limit: request.limit,
+                epoch: request.epoch, horizon: request.horizon, ownRows: request.ownRows,
+                held: request.held.map { $0.compactMap(translation.up) }),
+            user: user
+        ).response
+        // The stored texts are in the server's names: the answer is encoded afresh.
+        return (
+            PullResponse(
+                changes: ChangeSet(served.changes.sortedChanges.compactMap(translation.down)), cursor: served.cursor,
+                hasMore: served.hasMore, resolutions: served.resolutions.compactMap(translation.down),
+                refusal: served.refusal.map(translation.down), epoch: served.epoch,
+                dropped: served.dropped.compactMap(translation.down),
+                hiddenLinks: served.hiddenLinks.compactMap(translation.down)),
+            [:]
+        )
+    }
+
+    /// Serves a pull in the server's names to `user` (see ``servePull(_:credentials:)``).
+    private func serve(_ request: PullRequest, user: String?) async throws -> (
+        response: PullResponse, stored: [RowKey: String]
+    ) {
         let scopes = self.scopes
         let now = wallClock()
         let recordsHistory = self.recordsHistory
@@ -1207,9 +1258,38 @@ public final class SyncServer: SyncTransport {
     }
 
     /// Throws unless the device runs the server's model version, checksum included.
-    private func checkSchema(_ device: SyncSchemaVersion) throws {
+    /// `nil` for a device at the server's version; the translation for a device at an older
+    /// version of the model that the migration plan reaches through lightweight stages that
+    /// translate (see ``SyncTranslation``); else throws ``SyncError/schemaVersionUnsupported(device:server:)``.
+    private func checkSchema(_ device: SyncSchemaVersion) throws -> SyncTranslation? {
         let server = schemaVersion
-        guard device == server else { throw SyncError.schemaVersionUnsupported(device: device, server: server) }
+        guard device != server else { return nil }
+        let translation = try translations.withLock { built in
+            if let known = built[device] { return known }
+            let made = try Self.translation(from: device, to: server, by: migrationPlan)
+            built[device] = made
+            return made
+        }
+        guard let translation else { throw SyncError.schemaVersionUnsupported(device: device, server: server) }
+        return translation
+    }
+
+    /// The translation for `device`'s version, or `nil` when `plan` has no chain of lightweight
+    /// stages from it to `server`'s version that translates. The device's checksum must be the
+    /// released one of its version number.
+    private static func translation(
+        from device: SyncSchemaVersion, to server: SyncSchemaVersion, by plan: MigrationPlan?
+    ) throws -> SyncTranslation? {
+        guard let plan, device.model == server.model, device.version < server.version,
+            let stages = try? plan.stages(
+                fromVersion: device.version, checksum: SchemaChecksum(hexDigits: device.checksum)),
+            let first = stages.first, first.source.version == device.version,
+            first.source.checksum.hexDigits == device.checksum,
+            stages.allSatisfy(\.isLightweight)
+        else { return nil }
+        var chain = [try first.source.schema()]
+        for stage in stages { chain.append(try stage.destination.schema()) }
+        return SyncTranslation(chain: chain)
     }
 
     /// The server's latest cursor and its epoch (`nil` before the server began one).

@@ -66,6 +66,17 @@ extension WriteContext {
         return values
     }
 
+    /// `row` with the values its table's row holds for the columns `row` does not name, stamped
+    /// as its insert: a device at an older model version inserts rows without the attributes
+    /// added since, and the store fills in their defaults, which every replica must then hold.
+    func syncCompleted(_ row: RowChange) throws -> RowChange {
+        guard row.isAlive, let inserted = row.inserted, let entity = layout.entities[row.key.entity],
+            entity.columns.contains(where: { row.attributes[$0.key] == nil }),
+            let values = try syncValues(of: row.key.id, in: entity)
+        else { return row }
+        return row.merged(with: .update(row.key, values: values.filter { row.attributes[$0.key] == nil }, at: inserted))
+    }
+
     /// Makes the tables hold `row` as sync knows it: inserted, updated or deleted, its join-table
     /// links added or removed, each change recorded for observers and history as a local write
     /// would be. A link whose other end is not in the store is left out until that row arrives.
