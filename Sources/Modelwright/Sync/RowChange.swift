@@ -202,6 +202,21 @@ public struct RowChange: Sendable, Hashable {
         return newest
     }
 
+    /// Every timestamp in the change: its insert, its delete, each attribute's, each link's add and remove.
+    var stamps: [HybridTimestamp] {
+        [inserted, deleted].compactMap { $0 } + attributes.values.map(\.stamp)
+            + links.values.flatMap { [$0.added, $0.removed].compactMap { $0 } }
+    }
+
+    /// The change with each timestamp in `renewed` replaced by its new one, values kept.
+    func restamped(_ renewed: [HybridTimestamp: HybridTimestamp]) -> RowChange {
+        func renew(_ stamp: HybridTimestamp?) -> HybridTimestamp? { stamp.map { renewed[$0] ?? $0 } }
+        return RowChange(
+            key: key, inserted: renew(inserted), deleted: renew(deleted),
+            attributes: attributes.mapValues { StampedValue($0.value, at: renewed[$0.stamp] ?? $0.stamp) },
+            links: links.mapValues { LinkStamps(added: renew($0.added), removed: renew($0.removed)) })
+    }
+
     /// Both changes of the same row combined: every part at its latest. The result does not depend
     /// on the order of the two, on grouping, or on repeats. Changes of two different rows are not
     /// combined: `self` is returned (``ChangeSet`` never asks).

@@ -104,13 +104,44 @@ enum SyncBookkeeping {
     /// acknowledged. A write of its own stamped later has not reached the server yet.
     static let acknowledgedClock = "acknowledgedClock"
 
-    /// On a device: whether `stamp` is one of its own writes that has not reached the server yet
-    /// (made after the last acknowledged push was built): the server's view of the row does not
-    /// include it, and its push decides.
-    static func isUnpushed(_ stamp: HybridTimestamp, on connection: some DatabaseConnection) throws -> Bool {
-        guard stamp.node == (try node(on: connection)) else { return false }
+    /// On a device: whether the value stamped `stamp` of a row whose pending mark is `pending` is one of
+    /// its own writes that has not reached the server yet: the row has local changes the server
+    /// has not acknowledged, and the stamp is the device's own and later than its clock when it
+    /// built its last acknowledged push. The server's view of the row does not include it, and its
+    /// push decides. (A stamp under this device's node that it pulled, forged or its own from
+    /// before a restore, is on a row without pending changes.)
+    static func isUnpushed(
+        _ stamp: HybridTimestamp, pending: Int64?, on connection: some DatabaseConnection
+    ) throws -> Bool {
+        guard let pending, stamp.node == (try node(on: connection)) else { return false }
+        if let acknowledged = try value("acknowledged", on: connection).flatMap({ Int64($0) }), pending <= acknowledged
+        {
+            return false
+        }
         guard let pushed = try decoded(HybridTimestamp.self, acknowledgedClock, on: connection) else { return true }
         return (stamp.milliseconds, stamp.counter) > (pushed.milliseconds, pushed.counter)
+    }
+
+    /// On a device: the key of its clock's latest timestamp when the engine opened it, kept until a
+    /// pull reaches the server's newest without meeting a stamp of its own that the clock never
+    /// reached. A store put back (restored from a backup) opens with its clock gone back: the
+    /// writes made since then are the ones a lost stamp may shadow.
+    static let unverifiedSince = "unverifiedSince"
+
+    /// Removes `key` from the state.
+    static func forget(_ key: String, on connection: some DatabaseConnection) throws {
+        let statement = try connection.statement(
+            "DELETE FROM \(quoted(state)) WHERE \"key\" = \(connection.dialect.parameter)")
+        defer { statement.reset() }
+        statement.bind(key, 1)
+        try statement.run()
+    }
+
+    /// Every record the device keeps, with its marks, in key order.
+    static func allRecords(on connection: some DatabaseConnection) throws -> [(
+        change: RowChange, cursor: Int64?, pending: Int64?
+    )] {
+        try keys(where: "1 = 1", on: connection).compactMap { try record(of: $0, on: connection) }
     }
 
     /// Keeps the clock's latest timestamp, so a restart never stamps earlier.

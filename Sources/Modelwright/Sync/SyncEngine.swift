@@ -73,8 +73,14 @@ public final class SyncEngine: Sendable {
         self.pullLimit = max(1, pullLimit)
         self.wallClock = wallClock
         try await store.performAndSave(author: Self.author) { context in
-            try SyncBookkeeping.prepare(on: context.connection)
-            _ = try SyncBookkeeping.node(on: context.connection)
+            let connection = context.connection
+            try SyncBookkeeping.prepare(on: connection)
+            _ = try SyncBookkeeping.node(on: connection)
+            if try SyncBookkeeping.value(SyncBookkeeping.unverifiedSince, on: connection) == nil {
+                let clock = try SyncBookkeeping.clock(
+                    maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
+                try SyncBookkeeping.setEncoded(clock.latest, for: SyncBookkeeping.unverifiedSince, on: connection)
+            }
         }
     }
 
@@ -405,6 +411,36 @@ public final class SyncEngine: Sendable {
         return lost.sorted { $0.key < $1.key }
     }
 
+    /// Stamps again, in their order and after `clock`, this device's own writes made since the
+    /// engine opened the store with its clock unverified (see ``SyncBookkeeping/unverifiedSince``;
+    /// all of them when it is not known): a write the store lost may share or pass their stamps,
+    /// and they are the user's newest. Each row so changed is pending as of `pending`.
+    private static func restampSinceOpened(
+        _ clock: inout HybridLogicalClock, wall: UInt64, pending: Int64?, _ context: WriteContext
+    ) throws {
+        let connection = context.connection
+        let bound = try SyncBookkeeping.decoded(HybridTimestamp.self, SyncBookkeeping.unverifiedSince, on: connection)
+        let node = clock.node
+        var own: [(record: (change: RowChange, cursor: Int64?, pending: Int64?), stamps: Set<HybridTimestamp>)] = []
+        for record in try SyncBookkeeping.allRecords(on: connection) {
+            let stamps = Set(
+                record.change.stamps.filter { stamp in
+                    stamp.node == node
+                        && bound.map { (stamp.milliseconds, stamp.counter) > ($0.milliseconds, $0.counter) } ?? true
+                })
+            if !stamps.isEmpty { own.append((record, stamps)) }
+        }
+        var renewed: [HybridTimestamp: HybridTimestamp] = [:]
+        for stamp in own.reduce(into: Set<HybridTimestamp>(), { $0.formUnion($1.stamps) }).sorted() {
+            renewed[stamp] = try clock.tick(wallMilliseconds: wall)
+        }
+        for (record, _) in own {
+            try SyncBookkeeping.write(
+                record.change.restamped(renewed), cursor: record.cursor, pending: pending ?? record.pending ?? 0,
+                on: connection)
+        }
+    }
+
     /// Gives up this device's changes of `key`, which the server refused: a row the device
     /// knows is emptied and marked ``SyncBookkeeping/reverted`` (its pending changes go with it),
     /// and the next pull starts from the beginning, naming it among the rows the device holds, so
@@ -505,8 +541,22 @@ public final class SyncEngine: Sendable {
         let connection = context.connection
         try stampLocalChanges(context, wall: wall)
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
+        let before = clock.latest
         if let latest = response.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
         let stamped = try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) }
+        // A stamp of this device's own that its clock never reached: the device made it and then
+        // lost it, its store put back (restored from a backup) since. Its clock went back with it,
+        // so the writes it made since may carry stamps at or below the ones it lost: each is
+        // stamped again, in its order, after everything pulled, and pushed.
+        if response.changes.sortedChanges.contains(where: { change in
+            change.stamps.contains {
+                $0.node == clock.node && ($0.milliseconds, $0.counter) > (before.milliseconds, before.counter)
+            }
+        }) {
+            try Self.restampSinceOpened(&clock, wall: wall, pending: stamped, context)
+        } else if !response.hasMore {
+            try SyncBookkeeping.forget(SyncBookkeeping.unverifiedSince, on: connection)
+        }
         // Deletes first: a row the server deleted to resolve a uniqueness conflict goes before the
         // row that kept its values arrives.
         let page = response.changes.sortedChanges

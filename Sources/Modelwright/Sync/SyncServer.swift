@@ -212,7 +212,6 @@ public final class SyncServer: SyncTransport {
                 for sent in request.changes.sortedChanges {
                     try Self.check(sent, in: context.layout, context: context)
                     let existing = try SyncBookkeeping.change(of: sent.key, on: connection)
-                    try Self.checkNoStampForged(sent, over: existing, by: request.device)
                     var change = sent
                     if let scopes, let user, let existing {
                         let kept = try Self.hiddenLinksClearedByInsert(
@@ -648,25 +647,6 @@ public final class SyncServer: SyncTransport {
                 try shown(record, user: held.user, scopes: scopes, context: context) == nil
             else { continue }
             throw SyncError.outOfScope(row: held.cause)
-        }
-    }
-
-    /// Throws ``SyncError/changeRefused(row:reason:)`` when `change` holds, under a stamp of another
-    /// device than `device`, a value the server holds another value under and that would win the
-    /// tie. A stamp names one write: a second value under it is made up (a node ID is no secret),
-    /// and would replace the other device's write under that device's name. A device reusing its
-    /// own stamps (restored from a backup) stamps its value again when it pulls the server's.
-    private static func checkNoStampForged(_ change: RowChange, over existing: RowChange?, by device: SyncNodeID) throws
-    {
-        guard let existing else { return }
-        for (name, pushed) in change.attributes where pushed.stamp.node != device {
-            guard let held = existing.attributes[name], held.stamp == pushed.stamp, held.latest(pushed) != held
-            else { continue }
-            throw SyncError.changeRefused(
-                row: change.key,
-                reason:
-                    "its \(name) is stamped \(pushed.stamp), another device's stamp, under which the server holds another value"
-            )
         }
     }
 

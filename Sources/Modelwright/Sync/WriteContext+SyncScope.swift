@@ -48,12 +48,20 @@ extension WriteContext {
     func syncHide(_ attributes: [String], of key: RowKey, keepingUnpushed: Bool = false) throws {
         guard let entity = layout.entities[key.entity] else { return }
         let record = try SyncBookkeeping.record(of: key, on: connection)
-        let unpushed =
-            keepingUnpushed
-            ? try Set(
-                (record?.change.attributes ?? [:])
-                    .filter { try SyncBookkeeping.isUnpushed($0.value.stamp, on: connection) }.keys)
-            : []
+        var unpushed: Set<String> = []
+        if keepingUnpushed, let record {
+            for column in entity.columns where attributes.contains(column.key) {
+                // Kept only while the row it points at is here: a link to a row gone (deleted
+                // meanwhile) is settled by its delete rule, which must not stamp over the server's value.
+                guard let written = record.change.attributes[column.key],
+                    try SyncBookkeeping.isUnpushed(written.stamp, pending: record.pending, on: connection),
+                    case .uuid(let target) = written.value,
+                    let destination = column.destination.flatMap({ layout.entities[$0] }),
+                    try concreteEntity(of: target, in: destination) != nil
+                else { continue }
+                unpushed.insert(column.key)
+            }
+        }
         let columns = entity.columns.filter {
             attributes.contains($0.key) && syncTargetTable(of: $0) != nil && $0.isOptional && !unpushed.contains($0.key)
         }
