@@ -639,7 +639,9 @@ public final class SyncEngine: Sendable {
         // The pull from the beginning that follows a refusal is done: a reverted row the server
         // did not send is not the user's to hold.
         if !response.hasMore {
-            for key in try SyncBookkeeping.revertedKeys(on: connection) { try context.syncDrop(key) }
+            for key in try SyncBookkeeping.revertedKeys(on: connection) {
+                reached.discarded += try context.syncDrop(key).discarded
+            }
         }
         return reached
     }

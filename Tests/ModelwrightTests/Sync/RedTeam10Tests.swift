@@ -806,6 +806,37 @@ import Testing
         #expect(bob == Self.view(of: "b", truth), "bob's device differs from his view of the server")
     }
 
+    /// Bob makes a folder under the ID of Alice's private folder, and a page in it: the folder is
+    /// refused twice and given up, and the pull from the beginning does not send it (he may not
+    /// see hers), so the device drops it, and the page, which needs it, with it. The page was his
+    /// own and never reached the server: the report hands it back as last saved.
+    @Test func aPageNeedingAGivenUpFolderIsHandedBack() async throws {
+        let schema = FrontEnd.lower(
+            ResolvedFile.compile(SourceFile(path: "UniqueTakes.v1.model", text: Self.uniqueModelText)))?
+            .schema
+        let w = try await Self.world(schema: schema)
+        let hers = Self.key("Folder")
+        let page = Self.key("Page")
+        try await Self.write(
+            w.devices["a"]!,
+            .insert(hers, values: ["name": .text("Private"), "owner": .text("a")], at: try Self.stamp()))
+        try await w.engines["a"]!.sync()
+        try await Self.write(
+            w.devices["b"]!,
+            .insert(hers, values: ["name": .text("Mine"), "owner": .text("b")], at: try Self.stamp()),
+            .insert(
+                page, values: ["name": .text("bob's notes"), "owner": .text("b"), "folder": .uuid(hers.id)],
+                at: try Self.stamp()))
+        let report = try await w.engines["b"]!.sync()
+        let truth = try await SyncSnapshot.read(w.serverStore).rows
+        let bob = try await SyncSnapshot.read(w.devices["b"]!).rows
+        #expect(report.refused == [hers], "\(report)")
+        #expect(report.discarded.map(\.key) == [page], "the page went without a word: \(report.discarded.map(\.key))")
+        #expect(report.discarded.first?.values["name"] == .text("bob's notes"))
+        #expect(truth[hers]?["owner"] == .text("a") && truth[page] == nil)
+        #expect(bob == Self.view(of: "b", truth), "bob's device differs from his view of the server")
+    }
+
     /// Two devices of one user (no scopes): the laptop deletes folder N; the phone, not having
     /// pulled, points file X's nullifying link at N and syncs. The server settles the link (nullify)
     /// in the phone's push; the phone must end equal to the server (not keep X as it sent it, the
