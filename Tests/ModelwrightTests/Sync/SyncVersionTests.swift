@@ -1,4 +1,5 @@
 import Foundation
+import ModelwrightEngineTestSupport
 import ModelwrightTestSupport
 import Testing
 
@@ -86,11 +87,20 @@ struct SyncVersionTests {
         let newEngine: SyncEngine
     }
 
-    static func world(serverText: String = v2Text) async throws -> World {
+    /// A server at version 2 (on `engine`) with its plan, and a device at each version.
+    static func withWorld(
+        on engine: TestEngine = .sqlite, serverText: String = v2Text, _ body: (World) async throws -> Void
+    ) async throws {
+        let v2 = try schema(serverText, "Notes.v2.model")
+        try await engine.withStore(schema: v2, history: .enabled(author: "server")) { serverStore in
+            try await body(try await world(serverStore: serverStore, serverText: serverText))
+        }
+    }
+
+    static func world(serverStore: Store, serverText: String) async throws -> World {
         let v1 = try schema(v1Text, "Notes.v1.model")
         let v2 = try schema(serverText, "Notes.v2.model")
         let plan = MigrationPlan(current: v2, stages: [.lightweight(from: v1, to: v2)])
-        let serverStore = try Store.inMemory(schema: v2, history: .enabled(author: "server"))
         let server = try await SyncServer(store: serverStore, migrationPlan: plan)
         let old = try Store.inMemory(schema: v1, history: .enabled(author: "app"))
         let new = try Store.inMemory(schema: v2, history: .enabled(author: "app"))
@@ -154,8 +164,12 @@ struct SyncVersionTests {
         return result
     }
 
-    @Test func anOlderDeviceSyncsThroughRenamesAdditionsAndRemovals() async throws {
-        let w = try await Self.world()
+    @Test(arguments: TestEngine.available)
+    func anOlderDeviceSyncsThroughRenamesAdditionsAndRemovals(engine: TestEngine) async throws {
+        try await Self.withWorld(on: engine) { w in try await Self.olderDeviceSyncs(w) }
+    }
+
+    static func olderDeviceSyncs(_ w: World) async throws {
         let folder = RowKey(entity: "Folder", id: UUID())
         let note = RowKey(entity: "Note", id: UUID())
         let label = RowKey(entity: "Label", id: UUID())
@@ -236,7 +250,10 @@ struct SyncVersionTests {
     }
 
     @Test func aStageThatChangesMoreThanNamesIsRefusedWithUpdateTheApp() async throws {
-        let w = try await Self.world(serverText: Self.v2RetypedText)
+        try await Self.withWorld(serverText: Self.v2RetypedText) { w in try await Self.refusesUpdateTheApp(w) }
+    }
+
+    static func refusesUpdateTheApp(_ w: World) async throws {
         try await Self.write(
             w.old, .insert(RowKey(entity: "Label", id: UUID()), values: ["word": .text("x")], at: try Self.stamp()))
         await #expect {
@@ -254,11 +271,25 @@ struct SyncVersionTests {
     /// Drawn: an old and a new device (and a second old one) insert, update, delete and link rows
     /// of every entity they share, sync in a drawn order, then heal. The new devices equal the
     /// server; each old device equals the server as version 1 holds it.
-    @Test func drawnWritesOnBothVersionsConverge() async throws {
+    @Test(arguments: TestEngine.available)
+    func drawnWritesOnBothVersionsConverge(engine: TestEngine) async throws {
         var totals = (writes: 0, rows: 0, links: 0)
-        for seed in 0..<Self.caseCount {
+        for seed in 0..<(engine == .sqlite ? Self.caseCount : Self.caseCount / 3) {
             var random = SplitMix64(seed: 28_300, index: seed)
-            let w = try await Self.world()
+            try await Self.withWorld(on: engine) { w in
+                try await Self.drawnCase(w, seed: seed, random: &random, totals: &totals)
+            }
+        }
+        print(
+            "SyncVersionTests (\(engine)): \(totals.writes) writes, \(totals.rows) rows and \(totals.links) links on the servers"
+        )
+        #expect(totals.links > 0 && totals.rows > 0)
+    }
+
+    static func drawnCase(
+        _ w: World, seed: Int, random: inout SplitMix64, totals: inout (writes: Int, rows: Int, links: Int)
+    ) async throws {
+        do {
             let old2 = try Store.inMemory(
                 schema: try Self.schema(Self.v1Text, "Notes.v1.model"), history: .enabled(author: "app"))
             let old2Engine = try await SyncEngine(store: old2, transport: w.server)
@@ -348,9 +379,5 @@ struct SyncVersionTests {
             totals.rows += server.rows.count
             totals.links += serverLinks.count
         }
-        print(
-            "SyncVersionTests: \(Self.caseCount) cases, \(totals.writes) writes, \(totals.rows) rows and \(totals.links) links on the servers"
-        )
-        #expect(totals.links > 0 && totals.rows > 0)
     }
 }
