@@ -208,6 +208,16 @@ public struct RowChange: Sendable, Hashable {
             + links.values.flatMap { [$0.added, $0.removed].compactMap { $0 } }
     }
 
+    /// Whether a timestamp of the change meets `condition` (see ``stamps``), without collecting them.
+    func containsStamp(where condition: (HybridTimestamp) -> Bool) -> Bool {
+        if let inserted, condition(inserted) { return true }
+        if let deleted, condition(deleted) { return true }
+        if attributes.values.contains(where: { condition($0.stamp) }) { return true }
+        return links.values.contains { stamps in
+            stamps.added.map(condition) ?? false || stamps.removed.map(condition) ?? false
+        }
+    }
+
     /// The change with each timestamp in `renewed` replaced by its new one, values kept.
     func restamped(_ renewed: [HybridTimestamp: HybridTimestamp]) -> RowChange {
         func renew(_ stamp: HybridTimestamp?) -> HybridTimestamp? { stamp.map { renewed[$0] ?? $0 } }

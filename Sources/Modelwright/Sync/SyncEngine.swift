@@ -549,7 +549,7 @@ public final class SyncEngine: Sendable {
         // so the writes it made since may carry stamps at or below the ones it lost: each is
         // stamped again, in its order, after everything pulled, and pushed.
         if response.changes.sortedChanges.contains(where: { change in
-            change.stamps.contains {
+            change.containsStamp {
                 $0.node == clock.node && ($0.milliseconds, $0.counter) > (before.milliseconds, before.counter)
             }
         }) {
@@ -569,11 +569,12 @@ public final class SyncEngine: Sendable {
                 // device's own means the store was put back (restored from a backup) after it gave
                 // that stamp out, and its clock gave it again: the local value is the later write,
                 // so it is stamped again, after everything pulled, and pushed.
-                let reused = local.attributes.filter { name, held in
-                    guard let pulled = change.attributes[name] else { return false }
-                    return held.stamp == pulled.stamp && held.stamp.node == clock.node && held.value != pulled.value
+                func isReused(_ name: String, _ held: StampedValue) -> Bool {
+                    guard held.stamp.node == clock.node, let pulled = change.attributes[name] else { return false }
+                    return held.stamp == pulled.stamp && held.value != pulled.value
                 }
-                if !reused.isEmpty {
+                if local.attributes.contains(where: isReused) {
+                    let reused = local.attributes.filter(isReused)
                     let stamp = try clock.tick(wallMilliseconds: wall)
                     existing = local.merged(with: .update(local.key, values: reused.mapValues(\.value), at: stamp))
                     pending = stamped ?? pending ?? 0
