@@ -128,15 +128,6 @@ enum SyncBookkeeping {
     /// writes made since then are the ones a lost stamp may shadow.
     static let unverifiedSince = "unverifiedSince"
 
-    /// Removes `key` from the state.
-    static func forget(_ key: String, on connection: some DatabaseConnection) throws {
-        let statement = try connection.statement(
-            "DELETE FROM \(quoted(state)) WHERE \"key\" = \(connection.dialect.parameter)")
-        defer { statement.reset() }
-        statement.bind(key, 1)
-        try statement.run()
-    }
-
     /// Every record the device keeps, with its marks, in key order.
     static func allRecords(on connection: some DatabaseConnection) throws -> [(
         change: RowChange, cursor: Int64?, pending: Int64?

@@ -555,7 +555,7 @@ public final class SyncEngine: Sendable {
         }) {
             try Self.restampSinceOpened(&clock, wall: wall, pending: stamped, context)
         } else if !response.hasMore {
-            try SyncBookkeeping.forget(SyncBookkeeping.unverifiedSince, on: connection)
+            try SyncBookkeeping.deleteValue(SyncBookkeeping.unverifiedSince, on: connection)
         }
         // Deletes first: a row the server deleted to resolve a uniqueness conflict goes before the
         // row that kept its values arrives.
