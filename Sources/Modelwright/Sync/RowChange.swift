@@ -202,20 +202,44 @@ public struct RowChange: Sendable, Hashable {
         return newest
     }
 
-    /// Every timestamp in the change: its insert, its delete, each attribute's, each link's add and remove.
-    var stamps: [HybridTimestamp] {
-        [inserted, deleted].compactMap { $0 } + attributes.values.map(\.stamp)
-            + links.values.flatMap { [$0.added, $0.removed].compactMap { $0 } }
-    }
-
-    /// Whether a timestamp of the change meets `condition` (see ``stamps``), without collecting them.
-    func containsStamp(where condition: (HybridTimestamp) -> Bool) -> Bool {
-        if let inserted, condition(inserted) { return true }
-        if let deleted, condition(deleted) { return true }
-        if attributes.values.contains(where: { condition($0.stamp) }) { return true }
-        return links.values.contains { stamps in
-            stamps.added.map(condition) ?? false || stamps.removed.map(condition) ?? false
+    /// The stamps of this change's parts written by `node` after `since` that `other` (the same
+    /// row) holds a later write of by the same node, or a write under the same stamp with another
+    /// outcome: for each attribute its value, for each link and for the row's existence their
+    /// latest add or remove. A node's clock only moves on, so such a write was made after this
+    /// one and then lost by the node.
+    func ownStamps(shadowedBy other: RowChange, node: SyncNodeID, since: HybridTimestamp) -> Set<HybridTimestamp> {
+        func isShadowed(_ mine: HybridTimestamp?, by theirs: HybridTimestamp?, differ: Bool) -> Bool {
+            guard let mine, let theirs, mine.node == node, theirs.node == node,
+                (mine.milliseconds, mine.counter) > (since.milliseconds, since.counter)
+            else { return false }
+            return (theirs.milliseconds, theirs.counter) > (mine.milliseconds, mine.counter)
+                || (theirs == mine && differ)
         }
+        var result: Set<HybridTimestamp> = []
+        for (name, mine) in attributes {
+            if let theirs = other.attributes[name],
+                isShadowed(mine.stamp, by: theirs.stamp, differ: mine.value != theirs.value)
+            {
+                result.insert(mine.stamp)
+            }
+        }
+        for (link, mine) in links {
+            guard let theirs = other.links[link] else { continue }
+            let latestMine = latest(mine.added, mine.removed)
+            if isShadowed(
+                latestMine, by: latest(theirs.added, theirs.removed), differ: mine.isPresent != theirs.isPresent),
+                let latestMine
+            {
+                result.insert(latestMine)
+            }
+        }
+        let existence = latest(inserted, deleted)
+        if isShadowed(existence, by: latest(other.inserted, other.deleted), differ: isAlive != other.isAlive),
+            let existence
+        {
+            result.insert(existence)
+        }
+        return result
     }
 
     /// The change with each timestamp in `renewed` replaced by its new one, values kept.

@@ -128,13 +128,6 @@ enum SyncBookkeeping {
     /// writes made since then are the ones a lost stamp may shadow.
     static let unverifiedSince = "unverifiedSince"
 
-    /// Every record the device keeps, with its marks, in key order.
-    static func allRecords(on connection: some DatabaseConnection) throws -> [(
-        change: RowChange, cursor: Int64?, pending: Int64?
-    )] {
-        try keys(where: "1 = 1", on: connection).compactMap { try record(of: $0, on: connection) }
-    }
-
     /// Keeps the clock's latest timestamp, so a restart never stamps earlier.
     static func save(_ clock: HybridLogicalClock, on connection: some DatabaseConnection) throws {
         try setEncoded(clock.latest, for: "clock", on: connection)

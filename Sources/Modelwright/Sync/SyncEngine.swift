@@ -411,36 +411,6 @@ public final class SyncEngine: Sendable {
         return lost.sorted { $0.key < $1.key }
     }
 
-    /// Stamps again, in their order and after `clock`, this device's own writes made since the
-    /// engine opened the store with its clock unverified (see ``SyncBookkeeping/unverifiedSince``;
-    /// all of them when it is not known): a write the store lost may share or pass their stamps,
-    /// and they are the user's newest. Each row so changed is pending as of `pending`.
-    private static func restampSinceOpened(
-        _ clock: inout HybridLogicalClock, wall: UInt64, pending: Int64?, _ context: WriteContext
-    ) throws {
-        let connection = context.connection
-        let bound = try SyncBookkeeping.decoded(HybridTimestamp.self, SyncBookkeeping.unverifiedSince, on: connection)
-        let node = clock.node
-        var own: [(record: (change: RowChange, cursor: Int64?, pending: Int64?), stamps: Set<HybridTimestamp>)] = []
-        for record in try SyncBookkeeping.allRecords(on: connection) {
-            let stamps = Set(
-                record.change.stamps.filter { stamp in
-                    stamp.node == node
-                        && bound.map { (stamp.milliseconds, stamp.counter) > ($0.milliseconds, $0.counter) } ?? true
-                })
-            if !stamps.isEmpty { own.append((record, stamps)) }
-        }
-        var renewed: [HybridTimestamp: HybridTimestamp] = [:]
-        for stamp in own.reduce(into: Set<HybridTimestamp>(), { $0.formUnion($1.stamps) }).sorted() {
-            renewed[stamp] = try clock.tick(wallMilliseconds: wall)
-        }
-        for (record, _) in own {
-            try SyncBookkeeping.write(
-                record.change.restamped(renewed), cursor: record.cursor, pending: pending ?? record.pending ?? 0,
-                on: connection)
-        }
-    }
-
     /// Gives up this device's changes of `key`, which the server refused: a row the device
     /// knows is emptied and marked ``SyncBookkeeping/reverted`` (its pending changes go with it),
     /// and the next pull starts from the beginning, naming it among the rows the device holds, so
@@ -541,22 +511,11 @@ public final class SyncEngine: Sendable {
         let connection = context.connection
         try stampLocalChanges(context, wall: wall)
         var clock = try SyncBookkeeping.clock(maximumDriftMilliseconds: HybridLogicalClock.unbounded, on: connection)
-        let before = clock.latest
         if let latest = response.changes.latestStamp { try clock.receive(latest, wallMilliseconds: wall) }
         let stamped = try SyncBookkeeping.value("stamped", on: connection).flatMap { Int64($0) }
-        // A stamp of this device's own that its clock never reached: the device made it and then
-        // lost it, its store put back (restored from a backup) since. Its clock went back with it,
-        // so the writes it made since may carry stamps at or below the ones it lost: each is
-        // stamped again, in its order, after everything pulled, and pushed.
-        if response.changes.sortedChanges.contains(where: { change in
-            change.containsStamp {
-                $0.node == clock.node && ($0.milliseconds, $0.counter) > (before.milliseconds, before.counter)
-            }
-        }) {
-            try Self.restampSinceOpened(&clock, wall: wall, pending: stamped, context)
-        } else if !response.hasMore {
-            try SyncBookkeeping.deleteValue(SyncBookkeeping.unverifiedSince, on: connection)
-        }
+        let opened = try SyncBookkeeping.decoded(HybridTimestamp.self, SyncBookkeeping.unverifiedSince, on: connection)
+        // The pull reached the server's newest: what the server held of this device's writes has been seen.
+        if !response.hasMore { try SyncBookkeeping.deleteValue(SyncBookkeeping.unverifiedSince, on: connection) }
         // Deletes first: a row the server deleted to resolve a uniqueness conflict goes before the
         // row that kept its values arrives.
         let page = response.changes.sortedChanges
@@ -564,19 +523,16 @@ public final class SyncEngine: Sendable {
             let record = try SyncBookkeeping.record(of: change.key, on: connection)
             var existing = record?.change
             var pending = record?.pending
-            if let local = existing {
-                // A stamp names one write. The server holding another value under a stamp of this
-                // device's own means the store was put back (restored from a backup) after it gave
-                // that stamp out, and its clock gave it again: the local value is the later write,
-                // so it is stamped again, after everything pulled, and pushed.
-                func isReused(_ name: String, _ held: StampedValue) -> Bool {
-                    guard held.stamp.node == clock.node, let pulled = change.attributes[name] else { return false }
-                    return held.stamp == pulled.stamp && held.value != pulled.value
-                }
-                if local.attributes.contains(where: isReused) {
-                    let reused = local.attributes.filter(isReused)
-                    let stamp = try clock.tick(wallMilliseconds: wall)
-                    existing = local.merged(with: .update(local.key, values: reused.mapValues(\.value), at: stamp))
+            if let local = existing, let opened {
+                // The server holds, under this device's own node, a part of the row newer than (or
+                // as new as, with another value) the device's own write of it since it opened the
+                // store: the device made that write and lost it (its store put back since, its
+                // clock with it). The local write is the user's newest: stamped again, and pushed.
+                let shadowed = local.ownStamps(shadowedBy: change, node: clock.node, since: opened)
+                if !shadowed.isEmpty {
+                    var renewed: [HybridTimestamp: HybridTimestamp] = [:]
+                    for stamp in shadowed.sorted() { renewed[stamp] = try clock.tick(wallMilliseconds: wall) }
+                    existing = local.restamped(renewed)
                     pending = stamped ?? pending ?? 0
                 }
             }

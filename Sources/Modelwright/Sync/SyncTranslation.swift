@@ -20,18 +20,21 @@ struct SyncTranslation: Sendable {
     private var up: [String: (entity: String, properties: [String: String])] = [:]
     /// The same, the other way.
     private var down: [String: (entity: String, properties: [String: String])] = [:]
+    /// Per entity, by the server's name: its attributes the device's version lacks whose default
+    /// is `now`. No column default holds "now", so the server fills them into the device's
+    /// inserts, as of the insert's stamp, as a device of its version would have.
+    private var nowDefaults: [String: [String]] = [:]
 
     /// The translation from the first schema of `chain` (the device's) to its last (the server's),
     /// one lightweight stage per adjacent pair; `nil` when a stage changes more than names and
     /// absences (see the table above).
     init?(chain: [SchemaDescription]) {
-        guard let first = chain.first else { return nil }
+        guard let first = chain.first, let last = chain.last else { return nil }
         // Start with the identity of the device's version, then follow each stage.
         var map: [String: (entity: String, properties: [String: String])] = [:]
         for entity in first.entities {
-            map[entity.name] = (
-                entity.name, Dictionary(uniqueKeysWithValues: Self.propertyNames(of: entity).map { ($0, $0) })
-            )
+            let names = Self.propertyNames(of: entity, in: first)
+            map[entity.name] = (entity.name, Dictionary(uniqueKeysWithValues: names.map { ($0, $0) }))
         }
         for (source, destination) in zip(chain, chain.dropFirst()) {
             guard let step = Self.step(from: source, to: destination) else { return nil }
@@ -51,12 +54,54 @@ struct SyncTranslation: Sendable {
             down[mapped.entity] = (
                 deviceName, Dictionary(uniqueKeysWithValues: mapped.properties.map { ($0.value, $0.key) })
             )
+            guard let entity = last.entity(named: mapped.entity) else { continue }
+            let held = Set(mapped.properties.values)
+            for attribute in Self.attributes(of: entity, in: last) where !held.contains(attribute.name) {
+                if attribute.defaultValue == .now { nowDefaults[entity.name, default: []].append(attribute.name) }
+                // A composite added with a field that defaults to now: nothing fills the field.
+                if case .composite(let composite) = attribute.type,
+                    composite.fields.contains(where: { $0.defaultValue == .now })
+                {
+                    return nil
+                }
+            }
         }
     }
 
-    /// The names of an entity's attributes and relationships, as its own.
-    private static func propertyNames(of entity: EntityDescription) -> [String] {
-        entity.attributes.map(\.name) + entity.relationships.map(\.name)
+    /// An entity and its ancestors, nearest first.
+    private static func lineage(of entity: EntityDescription, in schema: SchemaDescription) -> [EntityDescription] {
+        var result = [entity]
+        while let parent = result.last?.parent, let next = schema.entity(named: parent),
+            !result.contains(where: { $0.name == next.name })
+        {
+            result.append(next)
+        }
+        return result
+    }
+
+    /// An entity's attributes, its ancestors' included (a row's values name them all).
+    private static func attributes(of entity: EntityDescription, in schema: SchemaDescription) -> [AttributeDescription]
+    {
+        lineage(of: entity, in: schema).flatMap(\.attributes)
+    }
+
+    /// An entity's relationships, its ancestors' included.
+    private static func relationships(
+        of entity: EntityDescription, in schema: SchemaDescription
+    ) -> [RelationshipDescription] {
+        lineage(of: entity, in: schema).flatMap(\.relationships)
+    }
+
+    /// The names of an entity's attributes and relationships, its ancestors' included.
+    private static func propertyNames(of entity: EntityDescription, in schema: SchemaDescription) -> [String] {
+        attributes(of: entity, in: schema).map(\.name) + relationships(of: entity, in: schema).map(\.name)
+    }
+
+    /// The name in the previous version of what is named `name` in the new one and renamed from
+    /// `renamedFrom`; `nil` when it is new: a name another's `@renamed(from:)` claims is new, even
+    /// where the previous version had something by that name.
+    private static func previousName(_ name: String, renamedFrom: String?, claimed: Set<String>) -> String? {
+        renamedFrom ?? (claimed.contains(name) ? nil : name)
     }
 
     /// One stage's renames (source entity → destination entity and properties), or `nil` when it
@@ -64,23 +109,33 @@ struct SyncTranslation: Sendable {
     private static func step(
         from source: SchemaDescription, to destination: SchemaDescription
     ) -> [String: (entity: String, properties: [String: String])]? {
+        let claimedEntities = Set(destination.entities.compactMap(\.renamedFrom))
+        func previous(_ entity: EntityDescription) -> EntityDescription? {
+            previousName(entity.name, renamedFrom: entity.renamedFrom, claimed: claimedEntities)
+                .flatMap { source.entity(named: $0) }
+        }
         var entities: [String: String] = [:]
         for entity in destination.entities {
-            let old = entity.renamedFrom ?? entity.name
-            if source.entity(named: old) != nil { entities[old] = entity.name }
+            if let old = previous(entity) { entities[old.name] = entity.name }
         }
         var result: [String: (entity: String, properties: [String: String])] = [:]
         for target in destination.entities {
-            guard let old = source.entity(named: target.renamedFrom ?? target.name) else {
+            guard let old = previous(target) else {
                 continue  // added: an older device has none of its rows
             }
             guard old.parent.map({ entities[$0] }) == target.parent.map({ Optional($0) }),
                 old.isAbstract == target.isAbstract
             else { return nil }
+            let targetAttributes = attributes(of: target, in: destination)
+            let targetRelationships = relationships(of: target, in: destination)
+            let claimed = Set(
+                targetAttributes.compactMap(\.renamedFrom) + targetRelationships.compactMap(\.renamedFrom))
+            let oldAttributes = attributes(of: old, in: source)
+            let oldRelationships = relationships(of: old, in: source)
             var properties: [String: String] = [:]
-            for attribute in target.attributes {
-                guard let before = old.attributes.first(where: { $0.name == (attribute.renamedFrom ?? attribute.name) })
-                else {
+            for attribute in targetAttributes {
+                let name = previousName(attribute.name, renamedFrom: attribute.renamedFrom, claimed: claimed)
+                guard let before = oldAttributes.first(where: { $0.name == name }) else {
                     // Added: the older device never sends it; a row it inserts needs a value.
                     guard attribute.isOptional || attribute.defaultValue != nil else { return nil }
                     continue
@@ -88,19 +143,16 @@ struct SyncTranslation: Sendable {
                 guard before.type == attribute.type, before.isOptional == attribute.isOptional else { return nil }
                 properties[before.name] = attribute.name
             }
-            for relationship in target.relationships {
-                guard
-                    let before = old.relationships.first(where: {
-                        $0.name == (relationship.renamedFrom ?? relationship.name)
-                    })
-                else {
+            for relationship in targetRelationships {
+                let name = previousName(relationship.name, renamedFrom: relationship.renamedFrom, claimed: claimed)
+                guard let before = oldRelationships.first(where: { $0.name == name }) else {
                     guard relationship.cardinality == .toMany || relationship.isOptional else { return nil }
                     continue
                 }
                 guard before.cardinality == relationship.cardinality, before.isOptional == relationship.isOptional,
                     entities[before.destination] == relationship.destination,
-                    Self.ownsJoinTable(before, of: old.name, in: source)
-                        == Self.ownsJoinTable(relationship, of: target.name, in: destination)
+                    ownsJoinTable(before, of: old.name, in: source)
+                        == ownsJoinTable(relationship, of: target.name, in: destination)
                 else { return nil }
                 properties[before.name] = relationship.name
             }
@@ -132,9 +184,16 @@ struct SyncTranslation: Sendable {
         up[key.entity].map { RowKey(entity: $0.entity, id: key.id) }
     }
 
-    /// A device's change in the server's names, without what the server's version does not have.
+    /// A device's change in the server's names, without what the server's version does not have;
+    /// an insert gains the attributes defaulting to `now` its version lacks, as of its stamp.
     func up(_ change: RowChange) -> RowChange? {
-        translate(change, by: up)
+        guard var translated = translate(change, by: up) else { return nil }
+        if let inserted = change.inserted, let names = nowDefaults[translated.key.entity] {
+            let now = SyncValue.date(Date(timeIntervalSince1970: Double(inserted.milliseconds) / 1_000))
+            let values = Dictionary(uniqueKeysWithValues: names.map { ($0, now) })
+            translated.merge(.update(translated.key, values: values, at: inserted))
+        }
+        return translated
     }
 
     // MARK: - Server to device
