@@ -101,7 +101,8 @@ import Testing
         let old = try await SyncSnapshot.read(c.old).rows
         #expect(
             old[book]?["label"] == .text("Dune II"),
-            "the new device's label edit never reached the old device: \(String(describing: old[book])); errors \(errors)")
+            "the new device's label edit never reached the old device: \(String(describing: old[book])); errors \(errors)"
+        )
     }
 
     /// Version 2 renames `body` to `text` and adds a new `body` (another meaning, another type)
@@ -191,11 +192,15 @@ import Testing
         try await V.write(c.old, .insert(note, values: ["a": .text("A1"), "b": .text("B1")], at: try V.stamp()))
         var errors = await Self.syncAll(c)
         let server = try await SyncSnapshot.read(c.serverStore).rows
-        #expect(server[note]?["a"] == .text("B1") && server[note]?["b"] == .text("A1"), "\(String(describing: server[note])); \(errors)")
+        #expect(
+            server[note]?["a"] == .text("B1") && server[note]?["b"] == .text("A1"),
+            "\(String(describing: server[note])); \(errors)")
         try await V.write(c.new, try V.set(note, ["a": .text("B2")]))
         errors += await Self.syncAll(c)
         let old = try await SyncSnapshot.read(c.old).rows
-        #expect(old[note]?["b"] == .text("B2") && old[note]?["a"] == .text("A1"), "\(String(describing: old[note])); \(errors)")
+        #expect(
+            old[note]?["b"] == .text("B2") && old[note]?["a"] == .text("A1"),
+            "\(String(describing: old[note])); \(errors)")
     }
 
     /// v1 → v2 → v3: `body` renamed `text` then `content`; `color` (text) removed in v2 and a new
@@ -359,7 +364,8 @@ import Testing
         default: v2 = v1.replacingOccurrences(of: "title: String\n", with: "title: String?\n")
         }
         let c = try await Self.chain([v1, v2.replacingOccurrences(of: "version 1", with: "version 2")])
-        try await V.write(c.old, .insert(RowKey(entity: "Note", id: UUID()), values: ["title": .text("x")], at: try V.stamp()))
+        try await V.write(
+            c.old, .insert(RowKey(entity: "Note", id: UUID()), values: ["title": .text("x")], at: try V.stamp()))
         await #expect {
             try await c.oldEngine.sync()
         } throws: { error in
@@ -379,15 +385,21 @@ import Testing
                 version: SyncSchemaVersion(model: v1.modelName, version: v1.version, checksum: v1.checksum.hexDigits))
             let note = RowKey(entity: "Note", id: UUID())
             let answer = try await hand.push(
-                [.insert(note, values: ["title": .text("T"), "body.x": .text("smuggled"), "priority": .integer(99)], at: try hand.stamp())],
+                [
+                    .insert(
+                        note, values: ["title": .text("T"), "body.x": .text("smuggled"), "priority": .integer(99)],
+                        at: try hand.stamp())
+                ],
                 to: w.server)
             let record = try await w.serverStore.performQuery {
                 try SyncBookkeeping.change(of: RowKey(entity: "Memo", id: note.id), on: $0.connection)
             }
             let server = try await SyncSnapshot.read(w.serverStore).rows
             #expect(
-                record?.attributes.keys.contains("text.x") != true && record?.attributes.keys.contains("priority") != true,
-                "the server holds \(String(describing: record?.attributes.keys.sorted())) (refusal \(String(describing: answer.refusal)))")
+                record?.attributes.keys.contains("text.x") != true
+                    && record?.attributes.keys.contains("priority") != true,
+                "the server holds \(String(describing: record?.attributes.keys.sorted())) (refusal \(String(describing: answer.refusal)))"
+            )
             #expect(server[RowKey(entity: "Memo", id: note.id)]?["priority"] != .integer(99))
         }
     }
@@ -429,8 +441,13 @@ import Testing
         let planted = RowKey(entity: "Folder", id: UUID())
         try await V.write(a, .insert(hers, values: ["name": .text("hers"), "owner": .text("a")], at: try V.stamp()))
         var errors = await R10.syncs(aEngine, 2)
-        try await V.write(b, .insert(RowKey(entity: "Folder", id: UUID()), values: ["name": .text("bs"), "owner": .text("b")], at: try V.stamp()))
-        try await V.write(a, .insert(planted, values: ["name": .text("planted"), "owner": .text("b")], at: try V.stamp()))
+        try await V.write(
+            b,
+            .insert(
+                RowKey(entity: "Folder", id: UUID()), values: ["name": .text("bs"), "owner": .text("b")],
+                at: try V.stamp()))
+        try await V.write(
+            a, .insert(planted, values: ["name": .text("planted"), "owner": .text("b")], at: try V.stamp()))
         errors += await R10.syncs(aEngine, 2)
         errors += await R10.syncs(bEngine, 2)
         errors += await R10.syncs(aNewEngine, 2)
@@ -488,7 +505,8 @@ import Testing
         try await laptopEngine.sync()
         let folder = try R12.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let phone = Phone(folder: folder, transport: server, wallClock: { HybridLogicalClock.wallMilliseconds() - 3_600_000 })
+        let phone = Phone(
+            folder: folder, transport: server, wallClock: { HybridLogicalClock.wallMilliseconds() - 3_600_000 })
         try await phone.open()
         try await phone.engine.sync()
         try phone.close()
@@ -543,7 +561,8 @@ import Testing
         let folder = try R12.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         // The phone's wall clock runs four minutes ahead (within the server's bound).
-        let phone = Phone(folder: folder, transport: server, wallClock: { HybridLogicalClock.wallMilliseconds() + 240_000 })
+        let phone = Phone(
+            folder: folder, transport: server, wallClock: { HybridLogicalClock.wallMilliseconds() + 240_000 })
         try await phone.open()
         try await phone.engine.sync()
         try phone.close()
@@ -609,7 +628,8 @@ import Testing
                     values: [
                         "title": .text("bait"), "rating": .integer(0), "done": .bool(false), "owner": .text("x"),
                     ],
-                    at: HybridTimestamp(milliseconds: HybridLogicalClock.wallMilliseconds() + 60_000, counter: 0, node: node))
+                    at: HybridTimestamp(
+                        milliseconds: HybridLogicalClock.wallMilliseconds() + 60_000, counter: 0, node: node))
             ], to: server)
         #expect(answer.refusal == nil, "\(String(describing: answer.refusal))")
         let errors = await R10.syncs(phone.engine, 3)
