@@ -50,11 +50,23 @@ public protocol Record: Sendable, Hashable, Identifiable where ID == RecordID<Se
     /// 377.2 M instructions before, 343.5 M after; BENCHMARKS.md, issue 30). The default runs the
     /// same loop unspecialised.
     @_spi(Generated) static func appendRecords(of rows: RowCursor, to records: inout [Self]) throws
+    /// Inserts each record of `records` with `rows`, in order, and returns how many. Generated records
+    /// implement it as `try rows.insert(records)`, so that a batch insert's loop and the column binds
+    /// are specialised for the record in its own module, where they call SQLite directly (BENCHMARKS.md,
+    /// issue 30, branch perf30). The default runs the same loop unspecialised.
+    @_spi(Generated) static func insertRecords(_ records: some Sequence<Self>, with rows: RowInserter) throws -> Int
 }
 
 extension Record {
     /// Runs ``RowCursor/append(to:)`` unspecialised, for a record written without it.
     @_spi(Generated) public static func appendRecords(of rows: RowCursor, to records: inout [Self]) throws {
         try rows.append(to: &records)
+    }
+
+    /// Runs ``RowInserter/insert(_:)`` unspecialised, for a record written without it.
+    @_spi(Generated) public static func insertRecords(_ records: some Sequence<Self>, with rows: RowInserter) throws
+        -> Int
+    {
+        try rows.insert(records)
     }
 }

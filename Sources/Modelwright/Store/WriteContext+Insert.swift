@@ -29,19 +29,11 @@ extension WriteContext {
             let entity = try writableEntity(Target.self)
             // One statement lookup for the whole batch: hashing the INSERT text per row showed in profiles.
             let statement = try connection.statement(insertSQL(entity))
-            var count = 0
             // A server engine sends the rows without waiting for each answer; a failure of any
             // (thrown by a later row or at the end) fails the batch, which `atomically` undoes.
-            try translatingFailures(of: entity) {
+            let count = try translatingFailures(of: entity) {
                 try connection.batching {
-                    for record in records {
-                        statement.reset()
-                        try run(statement, entity: entity) { statement in
-                            try bind(record, entity: entity, to: statement)
-                        }
-                        history.inserted(record.id.uuid, entity: entity.name)
-                        count += 1
-                    }
+                    try Target.insertRecords(records, with: RowInserter(context: self, statement: statement, entity: entity))
                 }
             }
             if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
