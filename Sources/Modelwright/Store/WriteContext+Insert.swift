@@ -32,9 +32,8 @@ extension WriteContext {
             // A server engine sends the rows without waiting for each answer; a failure of any
             // (thrown by a later row or at the end) fails the batch, which `atomically` undoes.
             let count = try translatingFailures(of: entity) {
-                try connection.batching {
-                    try Target.insertRecords(records, with: RowInserter(context: self, statement: statement, entity: entity))
-                }
+                let rows = RowInserter(context: self, statement: statement, entity: entity)
+                return try connection.batching { try Target.insertRecords(records, with: rows) }
             }
             if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
             return count
