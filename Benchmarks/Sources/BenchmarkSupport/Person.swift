@@ -58,9 +58,7 @@ public struct Person: Record {
     }
 
     /// Inserts every record of a batch, with the loop specialised for this record.
-    @_spi(Generated) public static func insertRecords(_ records: some Sequence<Person>, with rows: RowInserter) throws
-        -> Int
-    {
+    @_spi(Generated) public static func insertRecords(_ records: [Person], with rows: RowInserter) throws -> Int {
         try rows.insert(records)
     }
 

@@ -53,8 +53,10 @@ public protocol Record: Sendable, Hashable, Identifiable where ID == RecordID<Se
     /// Inserts each record of `records` with `rows`, in order, and returns how many. Generated records
     /// implement it as `try rows.insert(records)`, so that a batch insert's loop and the column binds
     /// are specialised for the record in its own module, where they call SQLite directly (BENCHMARKS.md,
-    /// issue 30, branch perf30). The default runs the same loop unspecialised.
-    @_spi(Generated) static func insertRecords(_ records: some Sequence<Self>, with rows: RowInserter) throws -> Int
+    /// issue 30, branch perf30). The default runs the same loop unspecialised. The records come as an
+    /// array, not any sequence: a loop over a sequence of a type the app's module does not know is not
+    /// specialised, and asked the sequence for each record through a witness call.
+    @_spi(Generated) static func insertRecords(_ records: [Self], with rows: RowInserter) throws -> Int
 }
 
 extension Record {
@@ -64,9 +66,7 @@ extension Record {
     }
 
     /// Runs ``RowInserter/insert(_:)`` unspecialised, for a record written without it.
-    @_spi(Generated) public static func insertRecords(_ records: some Sequence<Self>, with rows: RowInserter) throws
-        -> Int
-    {
+    @_spi(Generated) public static func insertRecords(_ records: [Self], with rows: RowInserter) throws -> Int {
         try rows.insert(records)
     }
 }

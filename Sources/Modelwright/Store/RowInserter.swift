@@ -5,8 +5,9 @@ import Foundation
 /// ``WriteContext/batchInsert(_:)`` hands it to the record type's ``Record/insertRecords(_:with:)``,
 /// which generated records implement with ``insert(_:)``. That loop is `@inlinable`, and so are the
 /// encoder's binds, so it is specialised for the record in the app's module: on SQLite each record's
-/// columns are bound without a Swift call through the ``DatabaseStatement`` seam per column, and the
-/// records are read from the sequence without copying each through its type's value witnesses.
+/// ID and columns are bound without a Swift call through the ``DatabaseStatement`` seam per column,
+/// and the records are read from their array without a witness call or a copy through their type's
+/// value witnesses.
 @_spi(Generated) public struct RowInserter {
     private let context: WriteContext
     private let statement: any DatabaseStatement
@@ -23,31 +24,30 @@ import Foundation
     }
 
     /// Inserts each record, in order; returns how many were inserted.
-    @inlinable public func insert<Target: Record>(_ records: some Sequence<Target>) throws -> Int {
-        // One encoder for every record: each record's columns start after its ID.
+    @inlinable public func insert<Target: Record>(_ records: [Target]) throws -> Int {
+        // One encoder for every record: its ID is parameter 1, its columns start after the ID's (and
+        // the discriminator's).
         var row = encoder
-        var count = 0
         for record in records {
-            let id = record.id.uuid
-            start(id)
+            start()
+            row.index = 1
+            try row.encode(record.id)
             row.index = firstColumn
             try record.encode(to: &row)
-            try finish(id)
-            count += 1
+            try finish(record.id.uuid)
         }
-        return count
+        return records.count
     }
 
-    /// An encoder for the columns of each record.
+    /// An encoder for the ID and columns of each record.
     @usableFromInline var encoder: RowEncoder {
         RowEncoder(statement: statement, firstIndex: firstColumn, columns: entity.columns)
     }
 
-    /// Resets the statement and binds the record's ID and the entity's discriminator: every parameter
-    /// is bound for every record, since a reset clears the bindings (on PostgreSQL too).
-    @usableFromInline func start(_ id: UUID) {
+    /// Resets the statement and binds the entity's discriminator: every parameter is bound for every
+    /// record, since a reset clears the bindings (on PostgreSQL too).
+    @usableFromInline func start() {
         statement.reset()
-        statement.bind(id, 1)
         if entity.hasDiscriminator { statement.bind(entity.name, 2) }
     }
 

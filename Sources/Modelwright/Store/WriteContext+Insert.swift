@@ -22,7 +22,8 @@ extension WriteContext {
         try appendToOrderedRelationships(record.id.uuid, entity: entity)
     }
 
-    /// Inserts many records with one prepared statement; returns how many were inserted.
+    /// Inserts many records with one prepared statement; returns how many were inserted. A sequence
+    /// other than an array is gathered into one first.
     @discardableResult
     public func batchInsert<Target: Record>(_ records: some Sequence<Target>) throws -> Int {
         return try atomically {
@@ -33,7 +34,9 @@ extension WriteContext {
             // (thrown by a later row or at the end) fails the batch, which `atomically` undoes.
             let count = try translatingFailures(of: entity) {
                 let rows = RowInserter(context: self, statement: statement, entity: entity)
-                return try connection.batching { try Target.insertRecords(records, with: rows) }
+                // An array is passed as it is (sharing its storage); the records' loop is the
+                // record type's own, specialised in its module (``Record/insertRecords(_:with:)``).
+                return try connection.batching { try Target.insertRecords(Array(records), with: rows) }
             }
             if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
             return count

@@ -37,7 +37,7 @@ package enum NameRules {
         "SchemaVersion", "Condition", "SortKey", "DefaultValue", "AttributeType", "Hashable", "Codable", "Sendable",
         "CaseIterable",
         "Equatable", "Encodable", "Decodable", "Error", "Never", "Void", "Any", "AnyObject", "Optional", "Array",
-        "Set", "Dictionary", "Sequence", "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32",
+        "Set", "Dictionary", "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32",
         "Int64",
         "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double", "Float", "Decimal", "Date", "Data", "UUID", "URL",
         "Foundation", "Modelwright", "Swift", "Self", "Type", "Protocol", "CodingKeys", "RawValue", "AllCases",
