@@ -57,6 +57,11 @@ public struct Person: Record {
         try rows.append(to: &records)
     }
 
+    /// Inserts every record of a batch, with the loop specialised for this record.
+    @_spi(Generated) public static func insertRecords(_ records: [Person], with rows: RowInserter) throws -> Int {
+        try rows.insert(records)
+    }
+
     /// The person's fields, for requests.
     public struct Fields: RecordFields {
         /// The record the fields belong to.

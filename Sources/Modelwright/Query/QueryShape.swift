@@ -16,9 +16,14 @@ enum QueryShape {
     static func collectArguments(
         of condition: Condition, dialect: any SQLDialect, into arguments: inout [SQLValue]
     ) {
+        arguments += Self.arguments(of: condition, dialect: dialect)
+    }
+
+    /// The condition's parameter values, in the order the rendered SQL binds them on `dialect`'s engine.
+    static func arguments(of condition: Condition, dialect: any SQLDialect) -> [SQLValue] {
         var collector = SQLArgumentCollector(dialect: dialect)
         condition.accept(&collector, in: ())
-        arguments += collector.arguments
+        return collector.arguments
     }
 }
 

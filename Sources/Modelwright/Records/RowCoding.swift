@@ -4,20 +4,26 @@ import Foundation
 ///
 /// Generated code calls ``encode(_:)-(Value)`` once per stored property; the encoder binds
 /// each value straight into the statement. The common types have direct overloads that skip
-/// the ``SQLValue`` step.
+/// the ``SQLValue`` step; they are `@inlinable`, so that a record's `encode(to:)` and the batch
+/// insert's loop that calls it (``RowInserter/insert(_:)``) are specialised in the app's module. On
+/// SQLite they bind directly (``SQLiteParameters``); another engine's statement is bound through the
+/// ``DatabaseStatement`` seam, one call per column.
 ///
 /// Every entry point throws, including those that cannot fail today, so generated code writes
 /// `try` on every call and does not need to know which types can be refused (a NaN date, a
 /// value that does not encode): that rule belongs to the runtime alone.
 @_spi(Generated) public struct RowEncoder {
     private let statement: any DatabaseStatement
-    private var index: Int32
-    private let firstIndex: Int32
+    /// The statement's parameters when it is SQLite's, bound without a call through the seam.
+    @usableFromInline let sqlite: SQLiteParameters?
+    @usableFromInline var index: Int32
+    @usableFromInline let firstIndex: Int32
     /// The columns in encoding order, to name the one whose value cannot be stored.
     private let columns: [ColumnLayout]
 
     init(statement: any DatabaseStatement, firstIndex: Int32, columns: [ColumnLayout]) {
         self.statement = statement
+        sqlite = SQLiteParameters.of(statement)
         self.firstIndex = firstIndex
         self.columns = columns
         index = firstIndex
@@ -37,71 +43,76 @@ import Foundation
     }
 
     /// The error with the attribute being encoded named in front.
-    private func named(_ error: ColumnValueError) -> ColumnValueError {
+    @usableFromInline func named(_ error: ColumnValueError) -> ColumnValueError {
         let position = Int(index - firstIndex)
         guard columns.indices.contains(position) else { return error }
         return ColumnValueError(message: "'\(columns[position].property)': \(error.message)")
     }
 
+    /// The error for a NaN date in the current column.
+    @usableFromInline func notANumber() -> ColumnValueError {
+        named(Date.notANumber)
+    }
+
     /// Binds the next column.
-    public mutating func encode(_ value: String) throws {
-        statement.bind(value, index)
+    @inlinable public mutating func encode(_ value: String) throws {
+        bind(value)
         index += 1
     }
 
     /// Binds the next column.
-    public mutating func encode(_ value: Int64) throws {
-        statement.bind(value, index)
+    @inlinable public mutating func encode(_ value: Int64) throws {
+        bind(value)
         index += 1
     }
 
     /// Binds the next column.
-    public mutating func encode(_ value: Int) throws {
-        statement.bind(Int64(value), index)
+    @inlinable public mutating func encode(_ value: Int) throws {
+        bind(Int64(value))
         index += 1
     }
 
     /// Binds the next column; a NaN date is refused, since SQLite would store it as NULL.
-    public mutating func encode(_ value: Date) throws {
-        guard !value.timeIntervalSinceReferenceDate.isNaN else { throw named(Date.notANumber) }
-        statement.bind(value.timeIntervalSinceReferenceDate, index)
+    @inlinable public mutating func encode(_ value: Date) throws {
+        guard !value.timeIntervalSinceReferenceDate.isNaN else { throw notANumber() }
+        bind(value.timeIntervalSinceReferenceDate)
         index += 1
     }
 
     /// Binds the next column.
-    public mutating func encode(_ value: UUID) throws {
-        statement.bind(value, index)
+    @inlinable public mutating func encode(_ value: UUID) throws {
+        bind(value)
         index += 1
     }
 
     /// Binds the next column.
-    public mutating func encode<Target>(_ value: RecordID<Target>) throws {
-        statement.bind(value.uuid, index)
+    @inlinable public mutating func encode<Target>(_ value: RecordID<Target>) throws {
+        bind(value.uuid)
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: String?) throws {
-        if let value { statement.bind(value, index) } else { statement.bindNull(index) }
+    @inlinable public mutating func encode(_ value: String?) throws {
+        if let value { bind(value) } else { bindNull() }
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: Int64?) throws {
-        if let value { statement.bind(value, index) } else { statement.bindNull(index) }
+    @inlinable public mutating func encode(_ value: Int64?) throws {
+        if let value { bind(value) } else { bindNull() }
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: Int?) throws {
-        if let value { statement.bind(Int64(value), index) } else { statement.bindNull(index) }
+    @inlinable public mutating func encode(_ value: Int?) throws {
+        if let value { bind(Int64(value)) } else { bindNull() }
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: Date?) throws {
+    @inlinable public mutating func encode(_ value: Date?) throws {
         guard let value else {
-            statement.bindNull(index)
+            bindNull()
             index += 1
             return
         }
@@ -109,16 +120,46 @@ import Foundation
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode(_ value: UUID?) throws {
-        if let value { statement.bind(value, index) } else { statement.bindNull(index) }
+    @inlinable public mutating func encode(_ value: UUID?) throws {
+        if let value { bind(value) } else { bindNull() }
         index += 1
     }
 
     /// Binds the next column, NULL for `nil`.
-    public mutating func encode<Target>(_ value: RecordID<Target>?) throws {
-        if let value { statement.bind(value.uuid, index) } else { statement.bindNull(index) }
+    @inlinable public mutating func encode<Target>(_ value: RecordID<Target>?) throws {
+        if let value { bind(value.uuid) } else { bindNull() }
         index += 1
     }
+
+    // MARK: - Binds of the current parameter, SQLite's directly
+
+    @inlinable func bind(_ value: String) {
+        if let sqlite { sqlite.bind(value, index) } else { statementBind(value) }
+    }
+
+    @inlinable func bind(_ value: Int64) {
+        if let sqlite { sqlite.bind(value, index) } else { statementBind(value) }
+    }
+
+    @inlinable func bind(_ value: Double) {
+        if let sqlite { sqlite.bind(value, index) } else { statementBind(value) }
+    }
+
+    @inlinable func bind(_ value: UUID) {
+        if let sqlite { sqlite.bind(value, index) } else { statementBind(value) }
+    }
+
+    @inlinable func bindNull() {
+        if let sqlite { sqlite.bindNull(index) } else { statementBindNull() }
+    }
+
+    // The same binds through the seam, for another engine (not inlined: the statement stays private).
+
+    @usableFromInline func statementBind(_ value: String) { statement.bind(value, index) }
+    @usableFromInline func statementBind(_ value: Int64) { statement.bind(value, index) }
+    @usableFromInline func statementBind(_ value: Double) { statement.bind(value, index) }
+    @usableFromInline func statementBind(_ value: UUID) { statement.bind(value, index) }
+    @usableFromInline func statementBindNull() { statement.bindNull(index) }
 
     /// Binds the next column as JSON text (a `Codable` attribute; Core Data's Transformable).
     /// Keys are sorted so the same value always gives the same text.

@@ -91,49 +91,35 @@ final class SQLiteStatement: DatabaseStatement {
 
     // MARK: - Binding (parameter indexes start at 1)
 
+    // The binding rule of each type is ``SQLiteParameters``', which a batch insert binds through directly.
+
     func bindNull(_ index: Int32) {
-        sqlite3_bind_null(handle, index)
+        parameters?.bindNull(index)
     }
 
     func bind(_ value: Int64, _ index: Int32) {
-        sqlite3_bind_int64(handle, index, value)
+        parameters?.bind(value, index)
     }
 
     func bind(_ value: Double, _ index: Int32) {
-        sqlite3_bind_double(handle, index, value)
+        parameters?.bind(value, index)
     }
 
     func bind(_ value: String, _ index: Int32) {
-        // The byte count makes embedded NUL characters survive; SQLITE_TRANSIENT copies the bytes.
-        var value = value
-        value.withUTF8 { bytes in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else {
-                // An empty string must stay text: a nil pointer would bind NULL.
-                sqlite3_bind_text(handle, index, "", 0, transient)
-                return
-            }
-            base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                _ = sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), transient, UInt8(SQLITE_UTF8))
-            }
-        }
+        parameters?.bind(value, index)
     }
 
     func bind(_ value: Data, _ index: Int32) {
-        if value.isEmpty {
-            // A zero-length blob with a nil pointer would be stored as NULL.
-            sqlite3_bind_zeroblob(handle, index, 0)
-            return
-        }
-        value.withUnsafeBytes { bytes in
-            _ = sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), transient)
-        }
+        parameters?.bind(value, index)
     }
 
     func bind(_ value: UUID, _ index: Int32) {
-        var uuid = value.uuid
-        withUnsafeBytes(of: &uuid) { bytes in
-            _ = sqlite3_bind_blob64(handle, index, bytes.baseAddress, 16, transient)
-        }
+        parameters?.bind(value, index)
+    }
+
+    /// The statement's parameters; `nil` for a statement without a handle (empty SQL).
+    private var parameters: SQLiteParameters? {
+        handle.map(SQLiteParameters.init)
     }
 
     func bind(_ value: SQLValue, _ index: Int32) {
@@ -219,9 +205,6 @@ final class SQLiteStatement: DatabaseStatement {
         (0..<columnCount).map { String(cString: sqlite3_column_name(handle, $0)) }
     }
 }
-
-/// Tells SQLite to copy bound bytes, since Swift's buffers do not outlive the call.
-private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// A prepared SQLite statement, finalized when the last ``SQLiteStatement`` over it and the
 /// connection's cache let it go. The cache holds these rather than statements: a statement holds

@@ -64,29 +64,46 @@ public class ReadContext {
     /// The request's rows, its statement (kept by the connection for requests of its shape) bound,
     /// for a loop to step through.
     private func rows<Target: Record>(of request: FetchRequest<Target>) throws -> RowCursor {
+        // Resolved into a request without a page start; a request without one is used as it is,
+        // not copied.
+        guard request.pageStart == nil else { return try rows(of: try resolvingPageStart(request)) }
         let entity = try layout.entity(Target.entityName)
-        let request = try resolvingPageStart(request)
         let shape = selectShape(entity.selectList, request, entity: entity, defaultSort: true)
-        let statement: any DatabaseStatement
-        var arguments: [SQLValue]
         if let kept = connection.keptStatement(for: shape) {
-            statement = kept
-            arguments = try self.arguments(of: request, defaultSort: true)
-            appendLimit(of: request, to: &arguments)
-        } else {
-            let sql: String
-            (sql, arguments) = try select(entity.selectList, request, entity: entity)
-            statement = try connection.keepStatement(sql, for: shape)
+            let arguments = try self.arguments(of: request, defaultSort: true)
+            bind(arguments, to: kept)
+            bindLimit(of: request, after: arguments.count, to: kept)
+            return RowCursor(statement: kept, entity: entity.name)
         }
-        return rows(statement, arguments, entity: entity)
+        let (sql, arguments) = try select(entity.selectList, request, entity: entity)
+        return rows(try connection.keepStatement(sql, for: shape), arguments, entity: entity)
     }
 
     /// The rows of `statement` (a select of `entity.selectList`) with `arguments` bound.
     private func rows(_ statement: any DatabaseStatement, _ arguments: [SQLValue], entity: EntityLayout) -> RowCursor {
+        bind(arguments, to: statement)
+        return RowCursor(statement: statement, entity: entity.name)
+    }
+
+    /// Binds `arguments` to the first parameters of `statement`.
+    private func bind(_ arguments: [SQLValue], to statement: any DatabaseStatement) {
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))
         }
-        return RowCursor(statement: statement, entity: entity.name)
+    }
+
+    /// Binds a limited request's limit and offset to the two parameters after the first `count`,
+    /// the last two of its SQL (the same values ``appendLimit(of:to:)`` appends).
+    private func bindLimit<Target: Record>(
+        of request: FetchRequest<Target>, after count: Int, to statement: any DatabaseStatement
+    ) {
+        guard request.fetchLimit != nil || request.fetchOffset > 0 else { return }
+        if let limit = request.fetchLimit {
+            statement.bind(Int64(limit), Int32(count + 1))
+        } else {
+            statement.bind(connection.dialect.noLimit, Int32(count + 1))
+        }
+        statement.bind(Int64(request.fetchOffset), Int32(count + 2))
     }
 
     /// The first record the request matches.
@@ -177,7 +194,9 @@ public class ReadContext {
         entity: EntityLayout,
         defaultSort: Bool = true
     ) throws -> (String, [SQLValue]) {
-        let request = try resolvingPageStart(request)
+        guard request.pageStart == nil else {
+            return try select(columns, try resolvingPageStart(request), entity: entity, defaultSort: defaultSort)
+        }
         let shape = selectShape(columns, request, entity: entity, defaultSort: defaultSort)
         var arguments: [SQLValue]
         let sql: String
@@ -214,18 +233,17 @@ public class ReadContext {
     private func arguments<Target: Record>(of request: FetchRequest<Target>, defaultSort: Bool) throws
         -> [SQLValue]
     {
-        var arguments: [SQLValue] = []
-        var scopeOrderArgument: SQLValue?
-        if let scope = request.scope {
-            arguments.append(scope.source.sqlValue)
-            if try orderedThroughJoinTable(scope), request.sortKeys.isEmpty, defaultSort {
-                scopeOrderArgument = scope.source.sqlValue
-            }
+        guard let scope = request.scope else {
+            // The common request: its condition's values alone, collected into the array returned.
+            return request.condition.map { QueryShape.arguments(of: $0, dialect: connection.dialect) } ?? []
         }
+        var arguments = [scope.source.sqlValue]
         if let condition = request.condition {
             QueryShape.collectArguments(of: condition, dialect: connection.dialect, into: &arguments)
         }
-        if let scopeOrderArgument { arguments.append(scopeOrderArgument) }
+        if try orderedThroughJoinTable(scope), request.sortKeys.isEmpty, defaultSort {
+            arguments.append(scope.source.sqlValue)
+        }
         return arguments
     }
 

@@ -22,27 +22,21 @@ extension WriteContext {
         try appendToOrderedRelationships(record.id.uuid, entity: entity)
     }
 
-    /// Inserts many records with one prepared statement; returns how many were inserted.
+    /// Inserts many records with one prepared statement; returns how many were inserted. A sequence
+    /// other than an array is gathered into one first.
     @discardableResult
     public func batchInsert<Target: Record>(_ records: some Sequence<Target>) throws -> Int {
         return try atomically {
             let entity = try writableEntity(Target.self)
             // One statement lookup for the whole batch: hashing the INSERT text per row showed in profiles.
             let statement = try connection.statement(insertSQL(entity))
-            var count = 0
             // A server engine sends the rows without waiting for each answer; a failure of any
             // (thrown by a later row or at the end) fails the batch, which `atomically` undoes.
-            try translatingFailures(of: entity) {
-                try connection.batching {
-                    for record in records {
-                        statement.reset()
-                        try run(statement, entity: entity) { statement in
-                            try bind(record, entity: entity, to: statement)
-                        }
-                        history.inserted(record.id.uuid, entity: entity.name)
-                        count += 1
-                    }
-                }
+            let count = try translatingFailures(of: entity) {
+                let rows = RowInserter(context: self, statement: statement, entity: entity)
+                // An array is passed as it is (sharing its storage); the records' loop is the
+                // record type's own, specialised in its module (``Record/insertRecords(_:with:)``).
+                return try connection.batching { try Target.insertRecords(Array(records), with: rows) }
             }
             if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
             return count
