@@ -23,7 +23,7 @@ extension WriteContext {
     }
 
     /// Inserts many records with one prepared statement; returns how many were inserted. A sequence
-    /// other than an array is gathered into one first.
+    /// other than an array is taken a thousand records at a time, so a lazy one is never held whole.
     @discardableResult
     public func batchInsert<Target: Record>(_ records: some Sequence<Target>) throws -> Int {
         return try atomically {
@@ -36,12 +36,27 @@ extension WriteContext {
                 let rows = RowInserter(context: self, statement: statement, entity: entity)
                 // An array is passed as it is (sharing its storage); the records' loop is the
                 // record type's own, specialised in its module (``Record/insertRecords(_:with:)``).
-                return try connection.batching { try Target.insertRecords(Array(records), with: rows) }
+                return try connection.batching {
+                    if let array = records as? [Target] { return try Target.insertRecords(array, with: rows) }
+                    var inserted = 0
+                    var chunk: [Target] = []
+                    chunk.reserveCapacity(Self.insertChunk)
+                    for record in records {
+                        chunk.append(record)
+                        guard chunk.count == Self.insertChunk else { continue }
+                        inserted += try Target.insertRecords(chunk, with: rows)
+                        chunk.removeAll(keepingCapacity: true)
+                    }
+                    return inserted + (chunk.isEmpty ? 0 : try Target.insertRecords(chunk, with: rows))
+                }
             }
             if count > 0 { changes.rowsInsertedOrDeleted(in: entity.table) }
             return count
         }
     }
+
+    /// How many records of a sequence other than an array ``batchInsert(_:)`` gathers at a time.
+    static let insertChunk = 1_000
 
     private func insertSQL(_ entity: EntityLayout) -> String {
         var names = ["\"id\""]
