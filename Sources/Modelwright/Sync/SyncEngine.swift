@@ -123,7 +123,7 @@ public final class SyncEngine: Sendable {
         /// through a required to-one, which its delete takes with it.
         public var discarded: [RowChange] = []
         /// How the server settled the uniqueness conflicts of the rows this device pushed (see
-        /// <doc:Sync#Uniqueness>); the device's store follows at the pull.
+        /// <doc:Sync#Conflict-rules>, "Uniqueness"); the device's store follows at the pull.
         public var resolutions: [ConstraintResolution] = []
     }
 
