@@ -186,6 +186,18 @@ enum CoreDataStoreFiles {
         }
     }
 
+    /// Removes a folder ``makeUniqueFolder(in:prefix:)`` made for this run, its marker last: a run
+    /// killed while it removes the folder leaves one that the next run's sweep still recognises.
+    /// (Removed in any order, the marker could go first, and a folder holding a copy of the user's
+    /// data stayed for good.)
+    static func removeFolderMadeHere(_ folder: URL) {
+        let path = folder.path
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        for entry in entries where entry != ownerMarker { unlink(path + "/" + entry) }
+        unlink(path + "/" + ownerMarker)
+        rmdir(path)
+    }
+
     /// Removes `path` if it is a folder of this user that an import made and holds only files an
     /// import writes; leaves it untouched otherwise.
     private static func removeOwnedFolder(_ path: String) {

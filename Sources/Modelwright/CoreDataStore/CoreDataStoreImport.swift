@@ -82,7 +82,7 @@ public enum CoreDataStoreImport {
         let temporaryFolder = manager.temporaryDirectory.path
         CoreDataStoreFiles.removeStaleFolders(in: temporaryFolder, prefix: sourcePrefix)
         let sourceFolder = try CoreDataStoreFiles.makeUniqueFolder(in: temporaryFolder, prefix: sourcePrefix)
-        defer { try? manager.removeItem(at: sourceFolder) }
+        defer { CoreDataStoreFiles.removeFolderMadeHere(sourceFolder) }
         let source = try CoreDataStoreSource(url: storeURL, workFolder: sourceFolder)
         defer { source.discard() }
         let version = try matchingVersion(of: source, in: model)
@@ -109,7 +109,7 @@ public enum CoreDataStoreImport {
         // the user's data; only folders an import made, holding only what an import writes, go.
         CoreDataStoreFiles.removeStaleFolders(in: folder.path, prefix: ".", tag: ".import-")
         let work = try CoreDataStoreFiles.makeUniqueFolder(in: folder.path, prefix: workPrefix)
-        defer { try? manager.removeItem(at: work) }
+        defer { CoreDataStoreFiles.removeFolderMadeHere(work) }
         let temporary = work.appendingPathComponent("store")
         let written: (rows: [String: Int], links: Int)
         do {

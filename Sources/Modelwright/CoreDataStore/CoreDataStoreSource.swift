@@ -95,7 +95,7 @@ final class CoreDataStoreSource {
     /// Closes the copy and deletes it.
     func discard() {
         connection.close()
-        try? FileManager.default.removeItem(at: copyFolder)
+        CoreDataStoreFiles.removeFolderMadeHere(copyFolder)
     }
 
     /// The names of the tables.
