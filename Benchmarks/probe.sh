@@ -12,7 +12,7 @@ rows=${2:-100000}
 repeats=${3:-7}
 probe=.build/release/FetchProbe
 workloads=${WORKLOADS:-"fetchAll indexedFetch lookUp lookUpByName fetchNewest petsOfOwner insert"}
-contenders=${CONTENDERS:-"raw modelwright grdb grdb-codable"}
+contenders=${CONTENDERS:-"raw modelwright prepared grdb grdb-codable"}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 file="$dir/people.sqlite"

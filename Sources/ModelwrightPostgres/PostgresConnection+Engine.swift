@@ -46,6 +46,7 @@ extension PostgresConnection: DatabaseConnection {
     /// Forgets the SQL kept by shape, because the schema it was rendered for changed.
     package func forgetShapes() {
         renderedSQL.removeAll()
+        preparedArguments.removeAll()
         numberedSQL.removeAll()
     }
 

@@ -27,7 +27,10 @@ import Modelwright
 // indexed age, 10 rows each), lookUp (1,000 lookups by ID), lookUpByName (1,000 lookups by the unique
 // `lastName`), fetchNewest (1,000 fetches by age, newest first, limit 5), petsOfOwner (1,000 fetches of
 // the pets whose owner has a given name: a to-one hop in the filter, 1,000 owners with 10 pets each),
-// and insert (every person into a new file, one transaction).
+// and insert (every person into a new file, one transaction). Contenders: raw (C), modelwright
+// (a request built for each fetch), prepared (Modelwright's prepared requests, built once per
+// workload inside the count; the same as modelwright for fetchAll, lookUp and insert), grdb
+// (optimised: cached statements, hand-written decoding) and grdb-codable.
 
 /// What every contender reads: the rows, the 1,000 IDs and names looked up, the ages fetched.
 enum Probe {
@@ -114,13 +117,60 @@ enum Modelwright {
         return found
     }
 
+    // The same reads through prepared requests (`PreparedRequest`), built inside the count: the
+    // "prepared" contender. Its other workloads are the plain contender's.
+
+    @inline(never) static func indexedFetchPrepared(_ context: ReadContext) throws -> Int {
+        let byAge = PreparedRequest { (age: RequestParameter<Int>) in Person.request().filter { $0.age == age } }
+        var found = 0
+        for index in 0..<1_000 {
+            found += try context.fetch(byAge, Probe.age(index)).count
+        }
+        return found
+    }
+
+    @inline(never) static func lookUpByNamePrepared(_ context: ReadContext, _ names: [String]) throws -> Int {
+        let byName = PreparedRequest { (name: RequestParameter<String>) in
+            Person.request().filter { $0.lastName == name }
+        }
+        var found = 0
+        for name in names where try context.fetchOne(byName, name) != nil {
+            found += 1
+        }
+        return found
+    }
+
+    @inline(never) static func fetchNewestPrepared(_ context: ReadContext) throws -> Int {
+        let newest = PreparedRequest { (age: RequestParameter<Int>) in
+            Person.request().filter { $0.age == age }.sorted { [$0.createdAt.descending] }.limit(5)
+        }
+        var found = 0
+        for index in 0..<1_000 {
+            found += try context.fetch(newest, Probe.age(index)).count
+        }
+        return found
+    }
+
+    @inline(never) static func petsOfOwnerPrepared(_ context: ReadContext) throws -> Int {
+        let petsOf = PreparedRequest { (name: RequestParameter<String>) -> FetchRequest<Pet> in
+            Pet.request().filter { $0.owner.name == name }
+        }
+        var found = 0
+        for index in 0..<1_000 {
+            found += try context.fetch(petsOf, Probe.ownerName(index)).count
+        }
+        return found
+    }
+
     @inline(never) static func insert(_ context: WriteContext, _ people: [Person]) throws -> Int {
         try context.batchInsert(people)
         return people.count
     }
 
     /// Runs `workload` on `store` and waits for its result.
-    static func run(_ workload: String, _ store: Store, ids: [Person.ID], names: [String]) -> Int {
+    static func run(_ workload: String, _ store: Store, ids: [Person.ID], names: [String], prepared: Bool = false)
+        -> Int
+    {
         if workload == "insert" {
             let people = Probe.people
             return wait { done in
@@ -134,16 +184,27 @@ enum Modelwright {
                 on: DispatchQueue(label: "probe"),
                 { context in
                     try counted {
-                        switch workload {
-                        case "indexedFetch": try indexedFetch(context)
-                        case "lookUp": try lookUp(context, ids)
-                        case "lookUpByName": try lookUpByName(context, names)
-                        case "fetchNewest": try fetchNewest(context)
-                        case "petsOfOwner": try petsOfOwner(context)
-                        default: try fetchAll(context)
+                        switch (workload, prepared) {
+                        case ("indexedFetch", true): try indexedFetchPrepared(context)
+                        case ("lookUpByName", true): try lookUpByNamePrepared(context, names)
+                        case ("fetchNewest", true): try fetchNewestPrepared(context)
+                        case ("petsOfOwner", true): try petsOfOwnerPrepared(context)
+                        default: try plain(workload, context, ids: ids, names: names)
                         }
                     }
                 }, completion: done)
+        }
+    }
+
+    /// A read workload with requests built for each fetch.
+    static func plain(_ workload: String, _ context: ReadContext, ids: [Person.ID], names: [String]) throws -> Int {
+        switch workload {
+        case "indexedFetch": try indexedFetch(context)
+        case "lookUp": try lookUp(context, ids)
+        case "lookUpByName": try lookUpByName(context, names)
+        case "fetchNewest": try fetchNewest(context)
+        case "petsOfOwner": try petsOfOwner(context)
+        default: try fetchAll(context)
         }
     }
 
@@ -414,7 +475,7 @@ func run(_ workload: String, _ contender: String, path: String, ids: [Person.ID]
             }
         let store = try Store(url: URL(fileURLWithPath: file), schema: schema)
         defer { try? store.close() }
-        return Modelwright.run(workload, store, ids: ids, names: names)
+        return Modelwright.run(workload, store, ids: ids, names: names, prepared: contender == "prepared")
     }
 }
 

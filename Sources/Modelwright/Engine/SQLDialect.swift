@@ -208,9 +208,9 @@ package protocol SQLDialect: Sendable {
     func differs(_ lhs: String, _ rhs: String) -> String
 
     /// The clause that ends a query whose rows are limited: it skips as many rows as the parameter
-    /// `offset` holds and returns at most as many as `limit` holds (both parameter markers), so a
-    /// request's statement has one text whatever its values.
-    func limit(_ limit: String, offset: String) -> String
+    /// `offset` holds, when there is one, and returns at most as many as `limit` holds (both
+    /// parameter markers), so a request's statement has one text whatever its values.
+    func limit(_ limit: String, offset: String?) -> String
 
     /// The value bound to a limit's parameter for a request with an offset and no limit (SQLite
     /// reads a negative limit as none; PostgreSQL refuses one and reads NULL as `LIMIT ALL`).

@@ -193,8 +193,8 @@ extension PostgresDialect: SQLDialect {
         return "INSERT INTO \(table)\(list) \(source) ON CONFLICT (\(key.joined(separator: ", "))) \(action)"
     }
 
-    package func limit(_ limit: String, offset: String) -> String {
-        " LIMIT \(limit) OFFSET \(offset)"
+    package func limit(_ limit: String, offset: String?) -> String {
+        " LIMIT \(limit)" + (offset.map { " OFFSET \($0)" } ?? "")
     }
 
     package var noLimit: SQLValue { .null }

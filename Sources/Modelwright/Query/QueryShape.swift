@@ -50,12 +50,13 @@ private struct Shaper: UniformLeafVisitor {
     }
 }
 
-/// A request whose SQL a connection keeps (``DatabaseConnection/renderedSQL``): a select, or a
-/// lookup by one unique key. A closed type rather than `AnyHashable`, whose box cost every lookup a
+/// A request whose SQL a connection keeps (``DatabaseConnection/renderedSQL``): a select, a
+/// lookup by one unique key, or a prepared request (by its key, unique in the process). A closed type rather than `AnyHashable`, whose box cost every lookup a
 /// metadata lookup, an allocation and equality through witnesses.
 package enum RequestShape: Hashable {
     case select(SelectShape)
     case keyLookup(KeyLookupShape)
+    case prepared(Int)
 }
 
 /// What the SQL of a select depends on: everything in a request but its values.
@@ -65,7 +66,7 @@ package struct SelectShape: Hashable {
     let condition: Condition?
     let sortKeys: [SortKey]
     let scope: [String]?
-    let isLimited: Bool
+    let limitParameters: Int
     let defaultSort: Bool
 
     /// Hashes all but the select list, which the entity and the kind of select already tell
@@ -76,7 +77,7 @@ package struct SelectShape: Hashable {
         hasher.combine(condition)
         hasher.combine(sortKeys)
         hasher.combine(scope)
-        hasher.combine(isLimited)
+        hasher.combine(limitParameters)
         hasher.combine(defaultSort)
     }
 }

@@ -261,8 +261,8 @@ struct SQLiteDialect: SQLDialect {
         return "INSERT OR REPLACE INTO \(table)\(list) \(source)"
     }
 
-    func limit(_ limit: String, offset: String) -> String {
-        " LIMIT \(limit) OFFSET \(offset)"
+    func limit(_ limit: String, offset: String?) -> String {
+        " LIMIT \(limit)" + (offset.map { " OFFSET \($0)" } ?? "")
     }
 
     var noLimit: SQLValue { .integer(-1) }

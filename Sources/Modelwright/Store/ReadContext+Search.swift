@@ -115,11 +115,8 @@ extension ReadContext {
             .integer(Int64(min(max(snippetWords, 1), 64))), .text(connection.dialect.searchQuery(query)),
         ]
         arguments += innerArguments
-        if request.fetchLimit != nil || request.fetchOffset > 0 {
-            sql += connection.dialect.limit(marker, offset: marker)
-            arguments.append(request.fetchLimit.map { .integer(Int64($0)) } ?? connection.dialect.noLimit)
-            arguments.append(.integer(Int64(request.fetchOffset)))
-        }
+        sql += limitClause(of: request)
+        appendLimit(of: request, to: &arguments)
         var matches: [(id: UUID, score: Double, snippet: SearchSnippet)] = []
         // Rows whose stored text holds a marker: their snippets are made again with markers it lacks.
         var remarked: [(match: Int, stored: String)] = []

@@ -19,6 +19,10 @@ import Foundation
 /// - ``existing(_:)``
 /// - ``forEach(_:_:)``
 ///
+/// ### Running prepared requests
+/// - ``fetch(_:_:)``
+/// - ``fetchOne(_:_:)``
+///
 /// ### Counting
 /// - ``count(_:)``
 /// - ``exists(_:)``
@@ -39,14 +43,16 @@ public class ReadContext {
 
     /// Every record the request matches, in its order.
     public func fetch<Target: Record>(_ request: FetchRequest<Target>) throws -> [Target] {
-        let cursor = try rows(of: request)
+        try records(of: try rows(of: request), limit: request.fetchLimit)
+    }
+
+    /// The records of the cursor's rows, which it then closes.
+    func records<Target: Record>(of cursor: RowCursor, limit: Int?) throws -> [Target] {
         defer { cursor.close() }
-        var records: [Target] = []
-        // A limited request's array is allocated once, instead of growing 1, 2, 4, 8…
+        var cursor = cursor
         // (A negative limit is SQLite's "no limit".)
-        if let limit = request.fetchLimit, limit > 0 {
-            records.reserveCapacity(Swift.min(limit, RowCursor.reservedAtMost))
-        }
+        if let limit, limit > 0 { cursor.capacity = Swift.min(limit, RowCursor.reservedAtMost) }
+        var records: [Target] = []
         try Target.appendRecords(of: cursor, to: &records)
         return records
     }
@@ -80,7 +86,7 @@ public class ReadContext {
     }
 
     /// The rows of `statement` (a select of `entity.selectList`) with `arguments` bound.
-    private func rows(_ statement: any DatabaseStatement, _ arguments: [SQLValue], entity: EntityLayout) -> RowCursor {
+    func rows(_ statement: any DatabaseStatement, _ arguments: [SQLValue], entity: EntityLayout) -> RowCursor {
         bind(arguments, to: statement)
         return RowCursor(statement: statement, entity: entity.name)
     }
@@ -92,18 +98,36 @@ public class ReadContext {
         }
     }
 
-    /// Binds a limited request's limit and offset to the two parameters after the first `count`,
-    /// the last two of its SQL (the same values ``appendLimit(of:to:)`` appends).
+    /// Binds a limited request's limit and offset to the parameters after the first `count`, the
+    /// last of its SQL (the values ``appendLimit(of:to:)`` appends).
     private func bindLimit<Target: Record>(
         of request: FetchRequest<Target>, after count: Int, to statement: any DatabaseStatement
     ) {
-        guard request.fetchLimit != nil || request.fetchOffset > 0 else { return }
+        let parameters = Self.limitParameters(of: request)
+        guard parameters > 0 else { return }
         if let limit = request.fetchLimit {
             statement.bind(Int64(limit), Int32(count + 1))
         } else {
             statement.bind(connection.dialect.noLimit, Int32(count + 1))
         }
-        statement.bind(Int64(request.fetchOffset), Int32(count + 2))
+        if parameters == 2 { statement.bind(Int64(request.fetchOffset), Int32(count + 2)) }
+    }
+
+    /// How many parameters a request's `LIMIT` clause has: none without a limit or an offset, one
+    /// (the limit, or no limit) without an offset, two with one. An offset of 0 is left out, which
+    /// saves SQLite a few instructions on every row.
+    static func limitParameters<Target: Record>(of request: FetchRequest<Target>) -> Int {
+        request.fetchOffset > 0 ? 2 : request.fetchLimit == nil ? 0 : 1
+    }
+
+    /// The `LIMIT` clause of a request, its markers for the values ``appendLimit(of:to:)`` appends;
+    /// empty for a request without a limit or an offset.
+    func limitClause<Target: Record>(of request: FetchRequest<Target>) -> String {
+        switch Self.limitParameters(of: request) {
+        case 0: ""
+        case 1: connection.dialect.limit(marker, offset: nil)
+        default: connection.dialect.limit(marker, offset: marker)
+        }
     }
 
     /// The first record the request matches.
@@ -138,7 +162,11 @@ public class ReadContext {
     private func fetchRow<Target: Record>(
         _ statement: any DatabaseStatement, _ arguments: [SQLValue], entity: EntityLayout
     ) throws -> Target? {
-        let cursor = rows(statement, arguments, entity: entity)
+        try firstRecord(of: rows(statement, arguments, entity: entity))
+    }
+
+    /// The record of the cursor's first row, if any; the cursor is then closed.
+    func firstRecord<Target: Record>(of cursor: RowCursor) throws -> Target? {
         defer { cursor.close() }
         guard let id = try cursor.next() else { return nil }
         return try cursor.decode { try Target(id: RecordID(id), row: &$0) }
@@ -213,7 +241,7 @@ public class ReadContext {
     }
 
     /// What the SQL of a select depends on (`request` with its page start resolved).
-    private func selectShape<Target: Record>(
+    func selectShape<Target: Record>(
         _ columns: String, _ request: FetchRequest<Target>, entity: EntityLayout, defaultSort: Bool
     ) -> RequestShape {
         .select(
@@ -223,14 +251,14 @@ public class ReadContext {
                 condition: request.condition.map(QueryShape.shape),
                 sortKeys: request.sortKeys,
                 scope: request.scope.map { [$0.entity, $0.relationship] },
-                isLimited: request.fetchLimit != nil || request.fetchOffset > 0,
+                limitParameters: Self.limitParameters(of: request),
                 defaultSort: defaultSort
             ))
     }
 
     /// The arguments of a select rendered before, limit and offset excepted, in the order its SQL
     /// binds them (`request` with its page start resolved).
-    private func arguments<Target: Record>(of request: FetchRequest<Target>, defaultSort: Bool) throws
+    func arguments<Target: Record>(of request: FetchRequest<Target>, defaultSort: Bool) throws
         -> [SQLValue]
     {
         guard let scope = request.scope else {
@@ -247,12 +275,13 @@ public class ReadContext {
         return arguments
     }
 
-    /// Appends a limited request's limit and offset, the last two parameters of its SQL.
-    private func appendLimit<Target: Record>(of request: FetchRequest<Target>, to arguments: inout [SQLValue]) {
-        if request.fetchLimit != nil || request.fetchOffset > 0 {
+    /// Appends a limited request's limit and offset, the last parameters of its SQL (``limitClause(of:)``).
+    func appendLimit<Target: Record>(of request: FetchRequest<Target>, to arguments: inout [SQLValue]) {
+        let parameters = Self.limitParameters(of: request)
+        if parameters > 0 {
             arguments.append(request.fetchLimit.map { .integer(Int64($0)) } ?? connection.dialect.noLimit)
-            arguments.append(.integer(Int64(request.fetchOffset)))
         }
+        if parameters == 2 { arguments.append(.integer(Int64(request.fetchOffset))) }
     }
 
     /// Whether a scoped request is ordered by a position in a join table (one more parameter).
@@ -321,9 +350,6 @@ public class ReadContext {
             sql += " ORDER BY " + (try renderer.orderBy(keys, entity: entity, alias: "t0"))
         }
         let arguments = renderer.arguments
-        if request.fetchLimit != nil || request.fetchOffset > 0 {
-            sql += connection.dialect.limit(marker, offset: marker)
-        }
-        return (sql, arguments)
+        return (sql + limitClause(of: request), arguments)
     }
 }

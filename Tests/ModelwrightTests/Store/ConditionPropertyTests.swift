@@ -52,6 +52,104 @@ struct ConditionPropertyTests {
         }
     }
 
+    /// The same trees as prepared requests: up to three of each tree's compared values become
+    /// parameters, some trees sorted, limited and offset. The request is built once and run with
+    /// the first tree's values, then with those of a second tree of the same structure (other
+    /// values), on a connection that already holds its statement; each run must return the rows,
+    /// in order, of the request built for those values.
+    @Test(arguments: TestEngine.available) func preparedRequestsReturnWhatTheirValuesReturn(engine: TestEngine)
+        async throws
+    {
+        var parameters = 0
+        for worldIndex in 0..<(engine == .sqlite ? 16 : 6) {
+            var random = SplitMix64(seed: 3001, index: worldIndex)
+            let world = MemoryWorld.random(&random)
+            parameters += try await engine.withStore(schema: Fixture.schema) { store in
+                try await world.load(into: store)
+                var parameters = 0
+                for treeIndex in 0..<Self.treesPerWorld {
+                    let seed = UInt64(worldIndex * 1000 + treeIndex)
+                    let trees = [1, 2].map {
+                        ConditionGenerator.tree(structure: seed, values: UInt64($0), derived: true)
+                    }
+                    var page = FetchRequest<Trip>()
+                    if treeIndex % 3 > 0 {
+                        page.sortKeys = [SortKey(path: ColumnPath(column: "title"), ascending: treeIndex % 2 == 0)]
+                        page.sortKeys.append(SortKey(path: ColumnPath(column: "id"), ascending: true))
+                        page.fetchLimit = treeIndex % 3 == 1 ? 1 + treeIndex % 4 : nil
+                        page.fetchOffset = treeIndex % 5
+                    }
+                    let prepared = PreparedRequest {
+                        (a: RequestParameter<Stored>, b: RequestParameter<Stored>, c: RequestParameter<Stored>) in
+                        var request = page
+                        var next = [a.standIn, b.standIn, c.standIn][...]
+                        request.condition = Self.parameterized(trees[0], &next)
+                        return request
+                    }
+                    for tree in trees {
+                        // The first tree with its first compared values taken from `tree`: the
+                        // request the run's values make.
+                        let compared = Self.comparedValues(tree).prefix(3)
+                        var taken = compared
+                        let condition = Self.parameterized(trees[0], &taken)
+                        let values =
+                            compared.map(Stored.init(sqlValue:))
+                            + Array(repeating: Stored(sqlValue: .integer(0)), count: 3 - compared.count)
+                        var request = page
+                        request.condition = condition
+                        let (expected, fetched) = try await store.performQuery { [request] context in
+                            (
+                                try context.fetch(request).map(\.id),
+                                try context.fetch(prepared, values[0], values[1], values[2]).map(\.id)
+                            )
+                        }
+                        #expect(fetched == expected, "world \(worldIndex), tree \(treeIndex): \(condition)")
+                        if page.fetchLimit == nil, page.fetchOffset == 0 {
+                            #expect(Set(fetched.map(\.uuid)) == world.trips(matching: condition))
+                        }
+                    }
+                    parameters += min(Self.comparedValues(trees[0]).count, 3)
+                }
+                return parameters
+            }
+        }
+        #expect(parameters > (engine == .sqlite ? 100 : 30), "enough parameters in the trees")
+        print("prepared requests over drawn trees on \(engine): \(parameters) parameters")
+    }
+
+    /// A value of any stored type, for a prepared request over generated trees.
+    private struct Stored: ColumnValue {
+        let value: SQLValue
+        var sqlValue: SQLValue { value }
+        init(sqlValue: SQLValue) { value = sqlValue }
+    }
+
+    /// The values of `condition`'s comparisons with a value, in the order ``parameterized(_:_:)`` meets them.
+    private static func comparedValues(_ condition: Condition) -> [SQLValue] {
+        switch condition {
+        case .comparison(_, _, let value): value == .null ? [] : [value]
+        case .not(let operand), .quantified(_, _, let operand): comparedValues(operand)
+        case .and(let operands), .or(let operands): operands.flatMap(comparedValues)
+        case .constant, .inList, .notInList, .between, .string, .search, .count: []
+        }
+    }
+
+    /// `condition` with its first comparisons with a value comparing with the next of `standIns`
+    /// instead (parameters' stand-ins, or other values).
+    private static func parameterized(_ condition: Condition, _ standIns: inout ArraySlice<SQLValue>) -> Condition {
+        switch condition {
+        case .comparison(let path, let comparison, let value):
+            guard value != .null, let standIn = standIns.popFirst() else { return condition }
+            return .comparison(path, comparison, standIn)
+        case .not(let operand): return .not(parameterized(operand, &standIns))
+        case .quantified(let path, let quantifier, let operand):
+            return .quantified(path, quantifier, parameterized(operand, &standIns))
+        case .and(let operands): return .and(operands.map { parameterized($0, &standIns) })
+        case .or(let operands): return .or(operands.map { parameterized($0, &standIns) })
+        case .constant, .inList, .notInList, .between, .string, .search, .count: return condition
+        }
+    }
+
     @Test func readsCoverEveryColumnWhoseChangeChangesTheResult() throws {
         let layout = try SchemaLayout(Fixture.schema)
         var checked = 0
