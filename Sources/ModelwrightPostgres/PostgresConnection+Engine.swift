@@ -46,7 +46,6 @@ extension PostgresConnection: DatabaseConnection {
     /// Forgets the SQL kept by shape, because the schema it was rendered for changed.
     package func forgetShapes() {
         renderedSQL.removeAll()
-        preparedArguments.removeAll()
         numberedSQL.removeAll()
     }
 

@@ -113,10 +113,6 @@ public final class PostgresConnection: @unchecked Sendable {
     /// only on the store's queue for this connection, like every engine-interface call.
     package var renderedSQL: [RequestShape: String] = [:]
 
-    /// Where each argument of a prepared request comes from (see
-    /// `DatabaseConnection.preparedArguments`); touched only on the store's queue, like `renderedSQL`.
-    package var preparedArguments: [Int: [PreparedSlot]] = [:]
-
     /// The SQL of each request shape a statement was kept for, its markers already numbered
     /// (``PostgresConnection/keepStatement(_:for:)``); touched only on the store's queue for this
     /// connection. The SQL, not the statement: a statement holds its connection.

@@ -93,10 +93,6 @@ package protocol DatabaseConnection: AnyObject {
     /// is rendered once (the statement cache then finds the prepared statement by this text).
     var renderedSQL: [RequestShape: String] { get set }
 
-    /// Where each argument of a prepared request's SQL comes from on this connection's engine, by the
-    /// request's key (``RequestShape/prepared(_:)``): worked out on its first run here.
-    var preparedArguments: [Int: [PreparedSlot]] { get set }
-
     /// The prepared statement this connection keeps for requests of `shape`, ready to bind, or `nil`
     /// when it keeps none or that one is stepping (a fetch nested in another's loop). The caller
     /// resets it after use, also when a step throws (its bindings are cleared with it).
@@ -178,10 +174,7 @@ extension DatabaseConnection {
     package func keepStatement(_ sql: String, for shape: RequestShape) throws -> Statement { try statement(sql) }
 
     /// Forgets the rendered SQL.
-    package func forgetShapes() {
-        renderedSQL.removeAll()
-        preparedArguments.removeAll()
-    }
+    package func forgetShapes() { renderedSQL.removeAll() }
 
     /// Begins, reads `query` with a cached statement and checks its value (see the requirement).
     package func begin(

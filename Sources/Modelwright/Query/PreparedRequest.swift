@@ -16,8 +16,12 @@
 /// A parameter stands for a value in a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`), of a field of
 /// its type or of that type's optional; it may be used more than once. Other tests (`in`, string
 /// tests, searches) take values, which are fixed when the request is built. A value that cannot be
-/// stored (a NaN) is refused when the request runs. A prepared request cannot page with
+/// stored (a NaN), or `nil`, is refused when the request runs. A prepared request cannot page with
 /// ``FetchRequest/after(_:)``.
+///
+/// The builder runs twice when the request is made, with other stand-ins for the parameters each
+/// time: where the two requests' values differ is where each run's values go. It must therefore
+/// build the same request both times; one that does not is refused when the request runs.
 ///
 /// ## Topics
 ///
@@ -49,7 +53,8 @@ public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Senda
         let count = next
         next = 0
         check = build(repeat parameter((each Argument).self, copy: 1))
-        identity = PreparedIdentity(parameterCount: count)
+        identity = PreparedIdentity(
+            parameterCount: count, fetchLimit: request.fetchLimit, isScoped: request.scope != nil)
     }
 }
 
@@ -77,11 +82,47 @@ public struct RequestParameter<Value>: Sendable {
     let key: Int
     /// How many parameters the request has.
     let parameterCount: Int
+    /// The request's limit and whether it is scoped to a relationship: kept here, so that a run reads
+    /// no field of the generic request (which would look its type up).
+    let fetchLimit: Int?
+    let isScoped: Bool
+    /// Where each argument of the request's SQL comes from, for each engine's dialect it ran on
+    /// (one binds a list as one argument, another a value each). Found by the dialect's type, which
+    /// lives as long as the process: a list of a type that is not generic, not a dictionary, whose
+    /// type the runtime would look up the first time (0.4 M instructions, `FetchProbe`).
+    private let slotsByDialect = Locked<[DialectSlots]>([])
+
+    /// The slots of one dialect.
+    private struct DialectSlots {
+        let dialect: ObjectIdentifier
+        let slots: [PreparedSlot]
+    }
+
+    /// The slots worked out for `dialect`, if they were; a scoped request has none kept, since its
+    /// arguments depend on the store's layout too (whether its order is a position in a join table).
+    func slots(for dialect: any SQLDialect) -> [PreparedSlot]? {
+        guard !isScoped else { return nil }
+        let dialect = ObjectIdentifier(type(of: dialect))
+        return slotsByDialect.withLock { known in known.first { $0.dialect == dialect }?.slots }
+    }
+
+    /// Keeps the slots worked out for `dialect`.
+    func keep(_ slots: [PreparedSlot], for dialect: any SQLDialect) {
+        guard !isScoped else { return }
+        let dialect = ObjectIdentifier(type(of: dialect))
+        slotsByDialect.withLock { known in
+            if !known.contains(where: { $0.dialect == dialect }) {
+                known.append(DialectSlots(dialect: dialect, slots: slots))
+            }
+        }
+    }
 
     private static let lastKey = Locked(0)
 
-    @usableFromInline init(parameterCount: Int) {
+    @usableFromInline init(parameterCount: Int, fetchLimit: Int?, isScoped: Bool) {
         self.parameterCount = parameterCount
+        self.fetchLimit = fetchLimit
+        self.isScoped = isScoped
         key = Self.lastKey.withLock {
             $0 += 1
             return $0
@@ -106,10 +147,8 @@ public struct RequestParameter<Value>: Sendable {
     }
 }
 
-/// One argument of a prepared request's SQL: a value fixed when it was built, or a parameter. An
-/// engine's connection keeps them (``DatabaseConnection/preparedArguments``), since a dialect may bind
-/// a list as one argument or one per value.
-package enum PreparedSlot: Equatable {
+/// One argument of a prepared request's SQL: a value fixed when it was built, or a parameter.
+enum PreparedSlot: Equatable {
     case constant(SQLValue)
     case parameter(Int)
 }

@@ -33,7 +33,6 @@ final class SQLiteConnection: DatabaseConnection {
     var refusedHandWrittenAction: String?
     /// SQL text the store rendered, by the shape of the request it came from; see `ReadContext.select`.
     var renderedSQL: [RequestShape: String] = [:]
-    var preparedArguments: [Int: [PreparedSlot]] = [:]
     /// Prepared statements by the shape of the request they run (``keptStatement(for:)``), at most
     /// ``keptStatementLimit``, the least recently used one making room.
     private var kept: [RequestShape: KeptStatement] = [:]
@@ -184,7 +183,6 @@ final class SQLiteConnection: DatabaseConnection {
     func forgetShapes() {
         kept.removeAll()
         renderedSQL.removeAll()
-        preparedArguments.removeAll()
     }
 
     func prepare(_ sql: String) throws -> SQLiteStatement {

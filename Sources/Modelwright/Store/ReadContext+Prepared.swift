@@ -32,7 +32,7 @@ extension ReadContext {
         of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity,
         _ values: [SQLValue]
     ) throws -> [Target] {
-        try records(of: try rows(of: request, check, identity, values), limit: request.fetchLimit)
+        try records(of: try rows(of: request, check, identity, values), limit: identity.fetchLimit)
     }
 
     /// The record of a prepared request's first row with these values.
@@ -49,14 +49,15 @@ extension ReadContext {
         of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity,
         _ values: [SQLValue]
     ) throws -> RowCursor {
-        let slots = try self.slots(of: request, check, identity)
+        let slots = try identity.slots(for: connection.dialect) ?? self.slots(of: request, check, identity)
         let shape = RequestShape.prepared(identity.key)
         let statement: any DatabaseStatement
         if let kept = connection.keptStatement(for: shape) {
             statement = kept
         } else {
             let entity = try layout.entity(Target.entityName)
-            let (sql, _) = try select(entity.selectList, request, entity: entity)
+            // Rendered, not looked up by its shape: the statement is kept by the request's key.
+            let (sql, _) = try render(entity.selectList, request, entity: entity, defaultSort: true)
             statement = try connection.keepStatement(sql, for: shape)
         }
         for (index, slot) in slots.enumerated() {
@@ -68,13 +69,12 @@ extension ReadContext {
         return RowCursor(statement: statement, entity: Target.entityName)
     }
 
-    /// Where each argument of the prepared request's SQL comes from on this connection, worked out
-    /// on its first run here: the arguments of its two builds, which differ only in their
-    /// parameters' stand-ins.
+    /// Where each argument of the prepared request's SQL comes from on this connection's engine,
+    /// worked out on its first run there: the arguments of its two builds, which differ only in
+    /// their parameters' stand-ins.
     private func slots<Target: Record>(
         of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity
     ) throws -> [PreparedSlot] {
-        if let slots = connection.preparedArguments[identity.key] { return slots }
         guard request.pageStart == nil else {
             throw StoreError.unsupportedQuery(
                 "a prepared request cannot page with after(_:): run a request built for each page")
@@ -98,10 +98,7 @@ extension ReadContext {
             else { throw notTheSame }
             return .parameter(Int(standIn / 2))
         }
-        // An app prepares a few dozen requests; one that prepares a request for each run does not
-        // fill the connection's memory.
-        if connection.preparedArguments.count > 512 { connection.preparedArguments.removeAll() }
-        connection.preparedArguments[identity.key] = slots
+        identity.keep(slots, for: connection.dialect)
         return slots
     }
 }

@@ -294,7 +294,7 @@ public class ReadContext {
     }
 
     /// Renders the SQL of a request and its arguments, limit and offset excepted.
-    private func render<Target: Record>(
+    func render<Target: Record>(
         _ columns: String,
         _ request: FetchRequest<Target>,
         entity: EntityLayout,
