@@ -164,7 +164,7 @@ struct RedTeamPreparedTests {
                         Decimal(string: "-12345678901234567890.5")!, Decimal(string: "-0.0010")!, 0,
                         Decimal(string: "0.1")!, Decimal(string: "1e30")!,
                     ])
-                ordered("string", { $0.string }, ["", "a", "😀", "O'Brien'; DROP TABLE \"User\"; --", "a\u{0}"])
+                ordered("string", { $0.string }, ["", "a", "😀", "O'Brien'; DROP TABLE \"User\"; --", "é", "e\u{301}"])
                 ordered(
                     "date", { $0.date },
                     [.distantPast, Date(timeIntervalSinceReferenceDate: -0.5), Date(timeIntervalSinceReferenceDate: 0)])
@@ -192,6 +192,25 @@ struct RedTeamPreparedTests {
                 return mismatches
             }
             #expect(mismatches.isEmpty, "\(engine): \(mismatches.count) mismatches: \(mismatches.prefix(12))")
+            // A String holding NUL: the prepared run and the request built with it agree (rows, or
+            // both refuse), and the store still answers afterwards.
+            let nul = PreparedRequest { (value: RequestParameter<String>) in
+                Sample.request().filter { $0.string < value }.sorted { [$0.id.ascending] }
+            }
+            let preparedNUL = try? await store.performQuery { try $0.fetch(nul, "a\u{0}b").map(\.id) }
+            let adHocNUL = try? await store.performQuery { context in
+                try context.fetch(Sample.request().filter { $0.string < "a\u{0}b" }.sorted { [$0.id.ascending] })
+                    .map(\.id)
+            }
+            #expect(preparedNUL == adHocNUL, "\(engine): NUL")
+            let (after, afterExpected) = try await store.performQuery { context in
+                (
+                    try context.fetch(nul, "zz").map(\.id),
+                    try context.fetch(Sample.request().filter { $0.string < "zz" }.sorted { [$0.id.ascending] })
+                        .map(\.id)
+                )
+            }
+            #expect(after == afterExpected && !after.isEmpty)
         }
     }
 
@@ -674,6 +693,57 @@ struct RedTeamPreparedTests {
                 return mismatches
             }
             #expect(mismatches.isEmpty, "\(engine): \(mismatches)")
+        }
+    }
+
+    /// A negative limit: "at most -1 records". SQLite reads it as no limit and returns every
+    /// row, PostgreSQL refuses it: the same request gives all rows on one engine and an error on
+    /// the other (prepared or not).
+    @Test(arguments: TestEngine.available) func aNegativeLimitMeansTheSameOnBothEngines(engine: TestEngine)
+        async throws
+    {
+        try await engine.withStore(schema: Fixture.schema) { store in
+            _ = try await store.performAndSave { try $0.batchInsert(Self.users) }
+            let prepared = PreparedRequest { (rating: RequestParameter<Int16>) in
+                User.request().filter { $0.rating >= rating }.limit(-1)
+            }
+            let adHoc = try? await store.performQuery { try $0.fetch(User.request().limit(-1)).count }
+            let preparedCount = try? await store.performQuery { try $0.fetch(prepared, -5).count }
+            // Either reading, consistently: none (at most -1) or a clear error, not every row.
+            #expect(adHoc == nil || adHoc == 0, "\(engine): ad-hoc limit(-1) gave \(adHoc.map(String.init) ?? "an error")")
+            #expect(preparedCount == adHoc, "\(engine): prepared \(String(describing: preparedCount))")
+        }
+    }
+
+    /// fetchOne of a prepared request needs one row: the ad-hoc fetchOne adds LIMIT 1, the
+    /// prepared one runs the request as it is, so PostgreSQL (which returns a statement's whole
+    /// result) sends and the client buffers every matching row to return the first.
+    @Test(arguments: TestEngine.available) func fetchOneOfAPreparedRequestReadsOneRow(engine: TestEngine)
+        async throws
+    {
+        try await engine.withStore(schema: Fixture.schema) { store in
+            let many = (0..<40_000).map { makeUser(String(format: "bulk%06d", $0), rating: Int16($0 % 5)) }
+            _ = try await store.performAndSave { try $0.batchInsert(many) }
+            let prepared = PreparedRequest { (rating: RequestParameter<Int16>) in
+                User.request().filter { $0.rating >= rating }.sorted { [$0.username.ascending] }
+            }
+            let (adHoc, preparedTime) = try await store.performQuery { context -> (Duration, Duration) in
+                let clock = ContinuousClock()
+                _ = try context.fetchOne(prepared, 0)
+                _ = try context.fetchOne(User.request().filter { $0.rating >= 0 }.sorted { [$0.username.ascending] })
+                var adHoc = Duration.zero
+                var preparedTime = Duration.zero
+                for run in 0..<10 {
+                    let rating = Int16(run % 2)
+                    adHoc += clock.measure {
+                        _ = try? context.fetchOne(
+                            User.request().filter { $0.rating >= rating }.sorted { [$0.username.ascending] })
+                    }
+                    preparedTime += clock.measure { _ = try? context.fetchOne(prepared, rating) }
+                }
+                return (adHoc, preparedTime)
+            }
+            #expect(preparedTime < adHoc * 4, "\(engine): prepared fetchOne \(preparedTime) vs ad-hoc \(adHoc) for 10 runs")
         }
     }
 
