@@ -722,27 +722,27 @@ struct RedTeamPreparedTests {
         async throws
     {
         try await engine.withStore(schema: Fixture.schema) { store in
-            let many = (0..<40_000).map { makeUser(String(format: "bulk%06d", $0), rating: Int16($0 % 5)) }
+            let many = (0..<40_000).map { Organization(name: String(format: "org%06d", $0)) }
             _ = try await store.performAndSave { try $0.batchInsert(many) }
-            let prepared = PreparedRequest { (rating: RequestParameter<Int16>) in
-                User.request().filter { $0.rating >= rating }.sorted { [$0.username.ascending] }
+            let prepared = PreparedRequest { (name: RequestParameter<String>) in
+                Organization.request().filter { $0.name >= name }
             }
             let (adHoc, preparedTime) = try await store.performQuery { context -> (Duration, Duration) in
                 let clock = ContinuousClock()
-                _ = try context.fetchOne(prepared, 0)
-                _ = try context.fetchOne(User.request().filter { $0.rating >= 0 }.sorted { [$0.username.ascending] })
+                _ = try context.fetchOne(prepared, "org")
+                _ = try context.fetchOne(Organization.request().filter { $0.name >= "org" })
                 var adHoc = Duration.zero
                 var preparedTime = Duration.zero
                 for run in 0..<10 {
-                    let rating = Int16(run % 2)
+                    let name = run % 2 == 0 ? "org" : "o"
                     adHoc += clock.measure {
-                        _ = try? context.fetchOne(
-                            User.request().filter { $0.rating >= rating }.sorted { [$0.username.ascending] })
+                        _ = try? context.fetchOne(Organization.request().filter { $0.name >= name })
                     }
-                    preparedTime += clock.measure { _ = try? context.fetchOne(prepared, rating) }
+                    preparedTime += clock.measure { _ = try? context.fetchOne(prepared, name) }
                 }
                 return (adHoc, preparedTime)
             }
+            print("RTPREP \(engine): prepared fetchOne \(preparedTime) vs ad-hoc \(adHoc) for 10 runs")
             #expect(preparedTime < adHoc * 4, "\(engine): prepared fetchOne \(preparedTime) vs ad-hoc \(adHoc) for 10 runs")
         }
     }
