@@ -575,6 +575,33 @@ struct RedTeamPreparedTests {
         #expect(flippingOutcome == nil, "expected a refusal; got \(flippingOutcome ?? -1) rows")
     }
 
+    /// A parameter that escapes its builder (kept in a variable, or captured by a request built
+    /// inside another's builder) compiles wherever a parameter of its type does. Used in another
+    /// prepared request it is the same in both builds, so it is taken for a fixed value: its
+    /// stand-in (0 or 1), compared silently, instead of a refusal.
+    @Test func aParameterFromAnotherRequestIsRefused() async throws {
+        let store = try Store.inMemory(schema: Fixture.schema)
+        defer { try? store.close() }
+        _ = try await store.performAndSave { try $0.batchInsert(Self.users) }
+        let leaked = Locked<RequestParameter<Int16>?>(nil)
+        let first = PreparedRequest { (rating: RequestParameter<Int16>) in
+            leaked.withLock { $0 = rating }
+            return User.request().filter { $0.rating == rating }
+        }
+        let escaped = try #require(leaked.withLock { $0 })
+        let second = PreparedRequest { (name: RequestParameter<String>) in
+            User.request().filter { $0.rating == escaped && $0.username >= name }.sorted { [$0.username.ascending] }
+        }
+        let outcome = await Self.errorOrCount {
+            try await store.performQuery { context in
+                _ = try context.fetch(first, 4)
+                return try context.fetch(second, "u").count
+            }
+        }
+        // The parameter's stand-in, rating 1 (the second build's), was compared: rows came back.
+        #expect(outcome == nil, "expected a refusal; got \(outcome ?? -1) rows, the users rated 1")
+    }
+
     static func errorOrCount(_ body: () async throws -> Int) async -> Int? {
         do { return try await body() } catch { return nil }
     }
