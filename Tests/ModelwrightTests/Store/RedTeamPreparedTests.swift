@@ -24,8 +24,18 @@ struct RedTeamPreparedTests {
         }
     }
 
+    static let failures = Locked(0)
+    static let nonEmpty = Locked(0)
+
     static func outcome<T: Record>(_ body: () throws -> [T]) -> Outcome {
-        do { return .rows(try body().map(\.id.uuid)) } catch { return .failed }
+        do {
+            let rows = try body().map(\.id.uuid)
+            if !rows.isEmpty { nonEmpty.withLock { $0 += 1 } }
+            return .rows(rows)
+        } catch {
+            failures.withLock { $0 += 1 }
+            return .failed
+        }
     }
 
     private final class Counter: @unchecked Sendable {
@@ -192,6 +202,7 @@ struct RedTeamPreparedTests {
                 return mismatches
             }
             #expect(mismatches.isEmpty, "\(engine): \(mismatches.count) mismatches: \(mismatches.prefix(12))")
+            print("RTPREP \(engine) outcomes: \(Self.failures.withLock { $0 }) failed, \(Self.nonEmpty.withLock { $0 }) non-empty")
             // A String holding NUL: the prepared run and the request built with it agree (rows, or
             // both refuse), and the store still answers afterwards.
             let nul = PreparedRequest { (value: RequestParameter<String>) in
@@ -291,6 +302,8 @@ struct RedTeamPreparedTests {
                 let mismatches = try await store.performQuery { context -> [String] in
                     var mismatches: [String] = []
                     var draw = SplitMix64(seed: 77, index: offset)
+                    var nonEmptyRuns = 0
+                    defer { print("RTPREP \(engine) \(String(describing: limit)) \(offset): \(nonEmptyRuns)/40 non-empty") }
                     for run in 0..<40 {
                         func int16() -> Int16 { Int16(draw.next() % 8) - 1 }
                         func text(_ prefix: String, _ count: UInt64) -> String { "\(prefix)\(draw.next() % count)" }
@@ -315,6 +328,7 @@ struct RedTeamPreparedTests {
                             prepared, r1, r2, r3, org, title, budget, prefix, role, name, r4, budget2, org2
                         ).map(\.username)
                         if got != expected { mismatches.append("run \(run): \(got) vs \(expected)") }
+                        if !expected.isEmpty { nonEmptyRuns += 1 }
                         let one = try context.fetchOne(
                             prepared, r1, r2, r3, org, title, budget, prefix, role, name, r4, budget2, org2)
                         if one?.username != expected.first {
@@ -375,6 +389,69 @@ struct RedTeamPreparedTests {
                         Note.request().filter { $0.title == title || $0.body == "b9" }.sorted { [$0.body.ascending] })
                     let got = try context.fetch(byTitle, title, "b9")
                     if got.map(\.id) != expected.map(\.id) { mismatches.append("notes \(title)") }
+                }
+                return mismatches
+            }
+            #expect(mismatches.isEmpty, "\(engine): \(mismatches)")
+        }
+    }
+
+    /// Record IDs as parameters: a to-one foreign key (optional and not), compared with `==`
+    /// and `!=` (true when missing), through a hop, and an abstract parent sharing its table.
+    @Test(arguments: TestEngine.available) func recordIDsAndAbstractParents(engine: TestEngine) async throws {
+        try await engine.withStore(schema: Fixture.schema) { store in
+            let organizations = (0..<3).map { Organization(name: "org\($0)") }
+            let users = (0..<12).map { index -> User in
+                var user = makeUser("id\(index)", rating: Int16(index % 3))
+                user.organizationID = index % 4 == 3 ? nil : organizations[index % 3].id
+                return user
+            }
+            let trips = (0..<20).map { Trip(title: "t\($0)", ownerID: users[$0 % 12].id) }
+            let notes = (0..<6).map { Note(title: "item\($0 % 2)", body: "b\($0)") }
+            _ = try await store.performAndSave { context in
+                _ = try context.batchInsert(organizations)
+                _ = try context.batchInsert(users)
+                _ = try context.batchInsert(trips)
+                _ = try context.batchInsert(notes)
+            }
+            let mismatches = try await store.performQuery { context -> [String] in
+                var mismatches: [String] = []
+                let byOrganization = PreparedRequest {
+                    (organization: RequestParameter<Organization.ID>, other: RequestParameter<Organization.ID>) in
+                    User.request().filter { $0.organizationID == organization || $0.organizationID != other }
+                        .sorted { [$0.username.ascending] }
+                }
+                let byOwner = PreparedRequest { (owner: RequestParameter<User.ID>, organization: RequestParameter<Organization.ID>) in
+                    Trip.request().filter { $0.owner.id != owner && $0.owner.organizationID == organization }
+                        .sorted { [$0.title.ascending] }
+                }
+                for organization in organizations {
+                    for other in organizations {
+                        let expected = try context.fetch(
+                            User.request().filter { $0.organizationID == organization.id || $0.organizationID != other.id }
+                                .sorted { [$0.username.ascending] })
+                        if try context.fetch(byOrganization, organization.id, other.id).map(\.id) != expected.map(\.id) {
+                            mismatches.append("organization \(organization.name) \(other.name)")
+                        }
+                    }
+                    for owner in users.prefix(4) {
+                        let expected = try context.fetch(
+                            Trip.request().filter { $0.owner.id != owner.id && $0.owner.organizationID == organization.id }
+                                .sorted { [$0.title.ascending] })
+                        if try context.fetch(byOwner, owner.id, organization.id).map(\.id) != expected.map(\.id) {
+                            mismatches.append("owner \(owner.username) \(organization.name)")
+                        }
+                    }
+                }
+                let items = PreparedRequest { (title: RequestParameter<String>) in
+                    Item.request().filter { $0.title == title }.sorted { [$0.id.ascending] }
+                }
+                for title in ["item0", "item1", "none"] {
+                    let expected = Self.outcome {
+                        try context.fetch(Item.request().filter { $0.title == title }.sorted { [$0.id.ascending] })
+                    }
+                    let got = Self.outcome { try context.fetch(items, title) }
+                    if got != expected { mismatches.append("items \(title): \(got) vs \(expected)") }
                 }
                 return mismatches
             }
