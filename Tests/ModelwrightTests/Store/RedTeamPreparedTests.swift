@@ -622,6 +622,54 @@ struct RedTeamPreparedTests {
         try await check(reopened, "reopened")
     }
 
+    /// More distinct statements than a PostgreSQL connection keeps (256, then DEALLOCATE ALL) and
+    /// than SQLite keeps by shape (64), between runs of a long-lived prepared request; a refused
+    /// builder in the same transaction leaves it usable.
+    @Test(arguments: TestEngine.available) func manyDistinctStatementsBetweenRuns(engine: TestEngine) async throws {
+        try await engine.withStore(schema: Fixture.schema) { store in
+            _ = try await store.performAndSave { try $0.batchInsert(Self.users) }
+            let longLived = PreparedRequest { (rating: RequestParameter<Int16>, name: RequestParameter<String>) in
+                User.request().filter { $0.rating == rating || $0.username == name }.sorted { [$0.username.ascending] }
+            }
+            let calls = Counter()
+            let changing = PreparedRequest { (rating: RequestParameter<Int16>) in
+                calls.value += 1
+                return calls.value == 1
+                    ? User.request().filter { $0.rating == rating }
+                    : User.request().filter { $0.rating == rating && $0.username == "x" }
+            }
+            let mismatches = try await store.performQuery { context -> [String] in
+                var mismatches: [String] = []
+                do {
+                    _ = try context.fetch(changing, 1)
+                    mismatches.append("changing builder not refused")
+                } catch {}
+                for index in 0..<300 {
+                    // A distinct SQL text each time: a disjunction of `index % 150 + 1` comparisons,
+                    // and a sort that varies.
+                    var condition: Condition = .constant(false)
+                    for term in 0...(index % 150) {
+                        condition = condition || (User.Fields(path: .root).rating == Int16(term % 7) - 2)
+                    }
+                    var adHoc = User.request()
+                    adHoc.condition = condition
+                    adHoc = index % 2 == 0 ? adHoc.sorted { [$0.username.ascending] } : adHoc.limit(index % 7 + 1)
+                    _ = try context.fetch(adHoc)
+                    let rating = Int16(index % 7) - 2
+                    let name = String(format: "u%02d", index % 30)
+                    let got = try context.fetch(longLived, rating, name).map(\.username)
+                    let expected = try context.fetch(
+                        User.request().filter { $0.rating == rating || $0.username == name }
+                            .sorted { [$0.username.ascending] }
+                    ).map(\.username)
+                    if got != expected { mismatches.append("#\(index)") }
+                }
+                return mismatches
+            }
+            #expect(mismatches.isEmpty, "\(engine): \(mismatches.prefix(5))")
+        }
+    }
+
     // MARK: - 3. Refusals and robustness
 
     /// A builder whose fixed values change from one build to the next must be refused ("it must
