@@ -60,7 +60,7 @@ public struct FetchRequest<Target: Record>: Sendable, Hashable {
         return copy
     }
 
-    /// The request returning at most `count` records.
+    /// The request returning at most `count` records; a negative `count` is no limit, on every engine.
     public func limit(_ count: Int) -> FetchRequest {
         var copy = self
         copy.fetchLimit = count

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A request with parameters, for a read an app repeats with new values: its SQL is rendered and its
 /// statement prepared once per connection, and each run only binds the values and steps the rows.
 ///
@@ -37,55 +39,94 @@ public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Senda
     /// whose statement and arguments are known touches no generic type's metadata (a type with a
     /// parameter pack is looked up by its mangled name).
     @usableFromInline let identity: PreparedIdentity
+    /// The same for ``ReadContext/fetchOne(_:_:)``, which runs the request limited to one row.
+    @usableFromInline let firstRow: PreparedIdentity
 
     /// The request `build` returns, given a stand-in for each parameter.
-    ///
-    /// Inlined into the app, where the parameters' types are known: otherwise the first request of a
-    /// process looks up each parameter type's conformances at run time (about 1.4 M instructions
-    /// in `FetchProbe`, more than 1,000 runs of the request cost beyond raw C).
-    @inlinable public init(_ build: (repeat RequestParameter<each Argument>) -> FetchRequest<Target>) {
+    public init(_ build: (repeat RequestParameter<each Argument>) -> FetchRequest<Target>) {
+        let nonce = UInt64.random(in: 0...UInt64.max)
         var next = 0
         func parameter<Value>(_ type: Value.Type, copy: Int) -> RequestParameter<Value> {
             defer { next += 1 }
-            return RequestParameter(index: next, copy: copy)
+            return RequestParameter(nonce: nonce, index: next, copy: copy)
         }
         request = build(repeat parameter((each Argument).self, copy: 0))
         let count = next
         next = 0
         check = build(repeat parameter((each Argument).self, copy: 1))
         identity = PreparedIdentity(
-            parameterCount: count, fetchLimit: request.fetchLimit, isScoped: request.scope != nil)
+            nonce: nonce, parameterCount: count, isScoped: request.scope != nil, fetchLimit: request.fetchLimit,
+            limitsRows: false)
+        // At most one row: none when the request's limit is 0.
+        firstRow = PreparedIdentity(
+            nonce: nonce, parameterCount: count, isScoped: request.scope != nil,
+            fetchLimit: request.fetchLimit == 0 ? 0 : 1, limitsRows: true)
     }
 }
 
 /// A parameter of a ``PreparedRequest``: the value given when the request runs, compared with a field.
 public struct RequestParameter<Value>: Sendable {
+    /// The request's own random number, so that a parameter that escapes its builder is known
+    /// for another request's in the request it is used in.
+    let nonce: UInt64
     /// Its position among the request's parameters.
-    @usableFromInline let index: Int
+    let index: Int
     /// Which of the two builds of the request it stands in (``PreparedRequest/init(_:)``).
-    @usableFromInline let copy: Int
+    let copy: Int
 
-    @usableFromInline init(index: Int, copy: Int) {
+    /// The value standing in for the parameter in one build (``StandIn``).
+    var standIn: SQLValue { StandIn(nonce: nonce, index: index, copy: copy).value }
+}
+
+/// What stands in for a parameter in a build of a prepared request: bytes no value a request is
+/// built with holds by chance (a marker, the request's random number, the parameter's position and
+/// the build). The two builds differ in their stand-ins alone, so each argument of the request's
+/// SQL is a fixed value, the same in both, or a parameter, this request's stand-in in both.
+struct StandIn: Equatable {
+    let nonce: UInt64
+    let index: Int
+    let copy: Int
+
+    private static let marker: UInt64 = 0x6D77_7061_7261_6D31  // "mwparam1"
+
+    var value: SQLValue {
+        var words = [Self.marker, nonce, UInt64(index), UInt64(copy)].map(\.littleEndian)
+        return .blob(Data(bytes: &words, count: 32))
+    }
+
+    /// The stand-in `value` is, if it is one.
+    init?(_ value: SQLValue) {
+        guard case .blob(let data) = value, data.count == 32 else { return nil }
+        let words = (0..<4).map { word in
+            data.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: word * 8, as: UInt64.self)) }
+        }
+        guard words[0] == Self.marker, let index = Int(exactly: words[2]), let copy = Int(exactly: words[3]) else {
+            return nil
+        }
+        self.init(nonce: words[1], index: index, copy: copy)
+    }
+
+    init(nonce: UInt64, index: Int, copy: Int) {
+        self.nonce = nonce
         self.index = index
         self.copy = copy
     }
-
-    /// The value standing in for the parameter in one build: the two builds differ in it and in
-    /// nothing else, so the arguments at which they differ are the parameters, whatever values the
-    /// request holds besides.
-    var standIn: SQLValue { .integer(Int64(index) * 2 + Int64(copy)) }
 }
 
 /// Where a prepared request's statements are kept, and where each of its arguments comes from.
 @usableFromInline final class PreparedIdentity: Sendable {
     /// Unique in the process, so a statement kept for one prepared request is never found by another.
     let key: Int
+    /// The request's random number, which its parameters' stand-ins hold.
+    let nonce: UInt64
     /// How many parameters the request has.
     let parameterCount: Int
-    /// The request's limit and whether it is scoped to a relationship: kept here, so that a run reads
-    /// no field of the generic request (which would look its type up).
-    let fetchLimit: Int?
+    /// Whether the request is scoped to a relationship, and its limit: kept here, so that a run
+    /// reads no field of the generic request (which would look its type up).
     let isScoped: Bool
+    let fetchLimit: Int?
+    /// Whether ``fetchLimit`` replaces the request's limit (the one-row statement of `fetchOne`).
+    let limitsRows: Bool
     /// Where each argument of the request's SQL comes from, for each engine's dialect it ran on
     /// (one binds a list as one argument, another a value each). Found by the dialect's type, which
     /// lives as long as the process: a list of a type that is not generic, not a dictionary, whose
@@ -119,10 +160,12 @@ public struct RequestParameter<Value>: Sendable {
 
     private static let lastKey = Locked(0)
 
-    @usableFromInline init(parameterCount: Int, fetchLimit: Int?, isScoped: Bool) {
+    init(nonce: UInt64, parameterCount: Int, isScoped: Bool, fetchLimit: Int?, limitsRows: Bool) {
+        self.nonce = nonce
         self.parameterCount = parameterCount
-        self.fetchLimit = fetchLimit
         self.isScoped = isScoped
+        self.fetchLimit = fetchLimit
+        self.limitsRows = limitsRows
         key = Self.lastKey.withLock {
             $0 += 1
             return $0

@@ -24,7 +24,7 @@ extension ReadContext {
         for argument in repeat each arguments {
             values.append(try PreparedIdentity.value(argument, number: values.count + 1))
         }
-        return try firstRecord(of: request.request, request.check, request.identity, values)
+        return try firstRecord(of: request.request, request.check, request.firstRow, values)
     }
 
     /// The records of a prepared request's rows with these values.
@@ -57,7 +57,8 @@ extension ReadContext {
         } else {
             let entity = try layout.entity(Target.entityName)
             // Rendered, not looked up by its shape: the statement is kept by the request's key.
-            let (sql, _) = try render(entity.selectList, request, entity: entity, defaultSort: true)
+            let (sql, _) = try render(
+                entity.selectList, Self.limited(request, identity), entity: entity, defaultSort: true)
             statement = try connection.keepStatement(sql, for: shape)
         }
         for (index, slot) in slots.enumerated() {
@@ -69,9 +70,21 @@ extension ReadContext {
         return RowCursor(statement: statement, entity: Target.entityName)
     }
 
+    /// The request as `identity` runs it: limited to one row for `fetchOne`.
+    private static func limited<Target: Record>(_ request: FetchRequest<Target>, _ identity: PreparedIdentity)
+        -> FetchRequest<Target>
+    {
+        guard identity.limitsRows else { return request }
+        var limited = request
+        limited.fetchLimit = identity.fetchLimit
+        return limited
+    }
+
     /// Where each argument of the prepared request's SQL comes from on this connection's engine,
-    /// worked out on its first run there: the arguments of its two builds, which differ only in
-    /// their parameters' stand-ins.
+    /// worked out on its first run there from the arguments of its two builds. An argument is a
+    /// fixed value, the same in both, or a parameter, this request's stand-in for it in both
+    /// (``StandIn``); anything else means the builder built two different requests, or used a
+    /// parameter of another request.
     private func slots<Target: Record>(
         of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity
     ) throws -> [PreparedSlot] {
@@ -79,6 +92,8 @@ extension ReadContext {
             throw StoreError.unsupportedQuery(
                 "a prepared request cannot page with after(_:): run a request built for each page")
         }
+        let request = Self.limited(request, identity)
+        let check = Self.limited(check, identity)
         let entity = try layout.entity(Target.entityName)
         let notTheSame = StoreError.unsupportedQuery(
             "a prepared request's builder built two different requests: it must build the same one every time")
@@ -92,11 +107,21 @@ extension ReadContext {
         appendLimit(of: check, to: &second)
         guard first.count == second.count else { throw notTheSame }
         let slots = try zip(first, second).map { first, second -> PreparedSlot in
-            guard first != second else { return .constant(first) }
-            guard case .integer(let standIn) = first, standIn >= 0, standIn % 2 == 0, second == .integer(standIn + 1),
-                standIn / 2 < identity.parameterCount
+            let standIns = (StandIn(first), StandIn(second))
+            guard standIns.0 != nil || standIns.1 != nil else {
+                guard first == second else { throw notTheSame }
+                return .constant(first)
+            }
+            guard let standIn = standIns.0, let other = standIns.1,
+                standIn.nonce == identity.nonce, other.nonce == identity.nonce
+            else {
+                throw StoreError.unsupportedQuery(
+                    "a prepared request compares with a parameter of another prepared request: use its own parameters")
+            }
+            guard standIn.copy == 0, other.copy == 1, other.index == standIn.index,
+                standIn.index < identity.parameterCount
             else { throw notTheSame }
-            return .parameter(Int(standIn / 2))
+            return .parameter(standIn.index)
         }
         identity.keep(slots, for: connection.dialect)
         return slots

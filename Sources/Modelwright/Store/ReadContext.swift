@@ -105,11 +105,7 @@ public class ReadContext {
     ) {
         let parameters = Self.limitParameters(of: request)
         guard parameters > 0 else { return }
-        if let limit = request.fetchLimit {
-            statement.bind(Int64(limit), Int32(count + 1))
-        } else {
-            statement.bind(connection.dialect.noLimit, Int32(count + 1))
-        }
+        statement.bind(limitValue(of: request), Int32(count + 1))
         if parameters == 2 { statement.bind(Int64(request.fetchOffset), Int32(count + 2)) }
     }
 
@@ -118,6 +114,13 @@ public class ReadContext {
     /// saves SQLite a few instructions on every row.
     static func limitParameters<Target: Record>(of request: FetchRequest<Target>) -> Int {
         request.fetchOffset > 0 ? 2 : request.fetchLimit == nil ? 0 : 1
+    }
+
+    /// The value of a request's limit parameter: its limit, or the dialect's "no limit" when it has
+    /// none or a negative one (SQLite's reading of a negative limit, which PostgreSQL refuses).
+    private func limitValue<Target: Record>(of request: FetchRequest<Target>) -> SQLValue {
+        guard let limit = request.fetchLimit, limit >= 0 else { return connection.dialect.noLimit }
+        return .integer(Int64(limit))
     }
 
     /// The `LIMIT` clause of a request, its markers for the values ``appendLimit(of:to:)`` appends;
@@ -130,12 +133,15 @@ public class ReadContext {
         }
     }
 
-    /// The first record the request matches.
+    /// The first record the request matches: the first that ``fetch(_:)->[Target]`` returns (none
+    /// when the request's limit is 0).
     ///
     /// A request that matches one unique key (`id` or a single-key uniqueness constraint) with a
     /// value reads its one row through SQL rendered once per entity and key, with no shape to
     /// build and hash and no limit to bind.
     public func fetchOne<Target: Record>(_ request: FetchRequest<Target>) throws -> Target? {
+        // A limit of 0 returns no record.
+        guard request.fetchLimit != 0 else { return nil }
         let entity = try layout.entity(Target.entityName)
         guard case .comparison(let path, .equal, let value)? = request.condition, path.hops.isEmpty,
             value != .null, entity.uniqueKeys.contains(path.column), request.scope == nil, request.fetchOffset == 0
@@ -208,7 +214,9 @@ public class ReadContext {
 
     /// Whether the request matches any record.
     public func exists<Target: Record>(_ request: FetchRequest<Target>) throws -> Bool {
-        try count(request.limit(1)) > 0
+        // A limit of 0 matches no record.
+        guard request.fetchLimit != 0 else { return false }
+        return try count(request.limit(1)) > 0
     }
 
     /// `SELECT <columns> FROM <table> t0 WHERE … ORDER BY … LIMIT … OFFSET …` and its arguments.
@@ -278,9 +286,7 @@ public class ReadContext {
     /// Appends a limited request's limit and offset, the last parameters of its SQL (``limitClause(of:)``).
     func appendLimit<Target: Record>(of request: FetchRequest<Target>, to arguments: inout [SQLValue]) {
         let parameters = Self.limitParameters(of: request)
-        if parameters > 0 {
-            arguments.append(request.fetchLimit.map { .integer(Int64($0)) } ?? connection.dialect.noLimit)
-        }
+        if parameters > 0 { arguments.append(limitValue(of: request)) }
         if parameters == 2 { arguments.append(.integer(Int64(request.fetchOffset))) }
     }
 
