@@ -1,5 +1,3 @@
-import Foundation
-
 /// A request with parameters, for a read an app repeats with new values: its SQL is rendered and its
 /// statement prepared once per connection, and each run only binds the values and steps the rows.
 ///
@@ -43,8 +41,12 @@ public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Senda
     @usableFromInline let firstRow: PreparedIdentity
 
     /// The request `build` returns, given a stand-in for each parameter.
-    public init(_ build: (repeat RequestParameter<each Argument>) -> FetchRequest<Target>) {
-        let nonce = UInt64.random(in: 0...UInt64.max)
+    ///
+    /// Inlined into the app, where the parameters' types are known: called through the parameter
+    /// pack, the first request of a process looks the pack's conformances up at run time, 0.4 M to
+    /// 0.7 M instructions (`FetchProbe`: 1,000 sorted fetches 104.63 M against 103.95 M inlined).
+    @inlinable public init(_ build: (repeat RequestParameter<each Argument>) -> FetchRequest<Target>) {
+        let nonce = UInt64.random(in: 0...0xF_FFFF)  // the 20 bits a stand-in holds (``StandIn``)
         var next = 0
         func parameter<Value>(_ type: Value.Type, copy: Int) -> RequestParameter<Value> {
             defer { next += 1 }
@@ -66,48 +68,57 @@ public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Senda
 
 /// A parameter of a ``PreparedRequest``: the value given when the request runs, compared with a field.
 public struct RequestParameter<Value>: Sendable {
-    /// The request's own random number, so that a parameter that escapes its builder is known
-    /// for another request's in the request it is used in.
-    let nonce: UInt64
+    /// The request's own random number (20 bits), so that a parameter that escapes its builder is
+    /// known for another request's in the request it is used in.
+    @usableFromInline let nonce: UInt64
     /// Its position among the request's parameters.
-    let index: Int
+    @usableFromInline let index: Int
     /// Which of the two builds of the request it stands in (``PreparedRequest/init(_:)``).
-    let copy: Int
+    @usableFromInline let copy: Int
+
+    @usableFromInline init(nonce: UInt64, index: Int, copy: Int) {
+        self.nonce = nonce
+        self.index = index
+        self.copy = copy
+    }
 
     /// The value standing in for the parameter in one build (``StandIn``).
     var standIn: SQLValue { StandIn(nonce: nonce, index: index, copy: copy).value }
 }
 
-/// What stands in for a parameter in a build of a prepared request: bytes no value a request is
-/// built with holds by chance (a marker, the request's random number, the parameter's position and
-/// the build). The two builds differ in their stand-ins alone, so each argument of the request's
-/// SQL is a fixed value, the same in both, or a parameter, this request's stand-in in both.
+/// What stands in for a parameter in a build of a prepared request: a NaN, which no value a request
+/// compares with can be (a comparison with a NaN is decided when the request is built), whose
+/// payload holds a marker, the request's random number, the parameter's position and the build.
+/// The two builds differ in their stand-ins alone, so each argument of the request's SQL is a
+/// fixed value, the same in both, or a parameter, this request's stand-in in both. (A NaN, not
+/// bytes: `Data` cost the first request 0.37 M instructions more, `FetchProbe`.)
 struct StandIn: Equatable {
+    /// The request's random number, 20 bits of it.
     let nonce: UInt64
     let index: Int
     let copy: Int
 
-    private static let marker: UInt64 = 0x6D77_7061_7261_6D31  // "mwparam1"
+    /// A quiet NaN with the marker in the high bits of its payload: 12 bits of marker, 20 of
+    /// nonce, 18 of position and 1 of build fill its 51 bits.
+    private static let quietNaN: UInt64 = 0x7FF8_0000_0000_0000
+    private static let marker: UInt64 = 0xA5B << 39
+    private static let markerMask: UInt64 = 0xFFF << 39
 
     var value: SQLValue {
-        var words = [Self.marker, nonce, UInt64(index), UInt64(copy)].map(\.littleEndian)
-        return .blob(Data(bytes: &words, count: 32))
+        let payload = Self.marker | (nonce & 0xF_FFFF) << 19 | UInt64(index & 0x3_FFFF) << 1 | UInt64(copy & 1)
+        return .real(Double(bitPattern: Self.quietNaN | payload))
     }
 
     /// The stand-in `value` is, if it is one.
     init?(_ value: SQLValue) {
-        guard case .blob(let data) = value, data.count == 32 else { return nil }
-        let words = (0..<4).map { word in
-            data.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: word * 8, as: UInt64.self)) }
-        }
-        guard words[0] == Self.marker, let index = Int(exactly: words[2]), let copy = Int(exactly: words[3]) else {
-            return nil
-        }
-        self.init(nonce: words[1], index: index, copy: copy)
+        guard case .real(let number) = value, number.isNaN else { return nil }
+        let bits = number.bitPattern
+        guard bits & (Self.quietNaN | Self.markerMask) == Self.quietNaN | Self.marker else { return nil }
+        self.init(nonce: bits >> 19 & 0xF_FFFF, index: Int(bits >> 1 & 0x3_FFFF), copy: Int(bits & 1))
     }
 
     init(nonce: UInt64, index: Int, copy: Int) {
-        self.nonce = nonce
+        self.nonce = nonce & 0xF_FFFF
         self.index = index
         self.copy = copy
     }
@@ -160,7 +171,7 @@ struct StandIn: Equatable {
 
     private static let lastKey = Locked(0)
 
-    init(nonce: UInt64, parameterCount: Int, isScoped: Bool, fetchLimit: Int?, limitsRows: Bool) {
+    @usableFromInline init(nonce: UInt64, parameterCount: Int, isScoped: Bool, fetchLimit: Int?, limitsRows: Bool) {
         self.nonce = nonce
         self.parameterCount = parameterCount
         self.isScoped = isScoped

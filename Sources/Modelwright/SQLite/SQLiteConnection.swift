@@ -302,7 +302,9 @@ final class SQLiteConnection: DatabaseConnection {
     /// is gone: rolled back by SQLite after an error, here or in a statement reported earlier.
     /// Every statement calls it before it steps.
     func checkTransaction() throws {
-        switch transaction {
+        // Read into a local, so the access to the property ends before any call.
+        let state = transaction
+        switch state {
         case .none:
             return
         case .aborted(let cause):
