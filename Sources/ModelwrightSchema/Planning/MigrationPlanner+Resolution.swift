@@ -145,9 +145,10 @@ extension MigrationPlanner {
         // checksum of every released version with a Codable attribute, so existing stores and
         // locks would no longer match). Stores record their version number, so two versions that
         // differ only in a Codable spelling are told apart by it, and their step does run.
-        if previous.schema.checksum == next.schema.checksum,
-            codableSpellings(of: previous.schema) == codableSpellings(of: next.schema),
-            let change = changes.first(where: { $0.kind != .lightweight || $0.rewritesStoredValues })
+        // (The checksums, which hash both schemas, are compared only for a step with such a change.)
+        if let change = changes.first(where: { $0.kind != .lightweight || $0.rewritesStoredValues }),
+            previous.schema.checksum == next.schema.checksum,
+            codableSpellings(of: previous.schema) == codableSpellings(of: next.schema)
         {
             let need =
                 change.kind == .lightweight
