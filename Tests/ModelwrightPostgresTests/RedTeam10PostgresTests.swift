@@ -1294,13 +1294,22 @@ struct RedTeam10PostgresTests {
         let second = try Store(postgres: configuration, schema: Trips.schema, readers: 1)
         try await first.performAndSave { try $0.insert(Organization(name: "before")) }
         let seen = LockedValue<[String]>([])
+        let ending = LockedValue<String>("still observing")
         let watcher = Task {
-            for try await organizations in first.observe(Organization.request()) {
-                seen.set(organizations.map(\.name).sorted())
+            do {
+                for try await organizations in first.observe(Organization.request()) {
+                    seen.set(organizations.map(\.name).sorted())
+                }
+                ending.set("the observation ended")
+            } catch {
+                ending.set("the observation failed: \(error)")
             }
         }
-        let deadline0 = ContinuousClock.now + .seconds(10)
+        // The observation must be under way before its connections are ended (a loaded CI machine
+        // took over 10 s to start it).
+        let deadline0 = ContinuousClock.now + .seconds(60)
         while seen.get() != ["before"], ContinuousClock.now < deadline0 { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(seen.get() == ["before"], "the observer saw \(seen.get()); \(ending.get())")
         // End every backend of the database except the second store's.
         let secondPIDs = try await second.performQuery { _ in 0 }
         _ = secondPIDs
@@ -1324,11 +1333,11 @@ struct RedTeam10PostgresTests {
             }
         }
         print("second store's write: \(secondWrite)")
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !seen.get().contains("after"), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(seen.get().contains("after"), "the first store's observer saw \(seen.get())")
+        #expect(seen.get().contains("after"), "the first store's observer saw \(seen.get()); \(ending.get())")
         var firstWrite = "none"
         do {
             try await first.performAndSave { try $0.insert(Organization(name: "first again")) }

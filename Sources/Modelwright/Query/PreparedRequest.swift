@@ -17,7 +17,7 @@
 /// its type or of that type's optional; it may be used more than once. Other tests (`in`, string
 /// tests, searches) take values, which are fixed when the request is built. A value that cannot be
 /// stored (a NaN), or `nil`, is refused when the request runs. A prepared request cannot page with
-/// ``FetchRequest/after(_:)``.
+/// ``FetchRequest/after(_:)``, and is not observed (``Store/observe(_:)`` takes a ``FetchRequest``).
 ///
 /// The builder runs twice when the request is made, with other stand-ins for the parameters each
 /// time: where the two requests' values differ is where each run's values go. It must therefore
@@ -28,6 +28,8 @@
 /// ### Running
 /// - ``ReadContext/fetch(_:_:)``
 /// - ``ReadContext/fetchOne(_:_:)``
+/// - ``ReadContext/count(_:_:)``
+/// - ``ReadContext/exists(_:_:)``
 public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Sendable {
     /// The request, each parameter standing in as ``RequestParameter/standIn`` of the first build.
     @usableFromInline let request: FetchRequest<Target>
@@ -39,6 +41,10 @@ public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Senda
     @usableFromInline let identity: PreparedIdentity
     /// The same for ``ReadContext/fetchOne(_:_:)``, which runs the request limited to one row.
     @usableFromInline let firstRow: PreparedIdentity
+    /// The same for ``ReadContext/count(_:_:)``, which counts the request's rows.
+    @usableFromInline let rowCount: PreparedIdentity
+    /// The same for ``ReadContext/exists(_:_:)``, which counts at most one row.
+    @usableFromInline let existence: PreparedIdentity
 
     /// The request `build` returns, given a stand-in for each parameter.
     ///
@@ -56,13 +62,19 @@ public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Senda
         let count = next
         next = 0
         check = build(repeat parameter((each Argument).self, copy: 1))
-        identity = PreparedIdentity(
-            nonce: nonce, parameterCount: count, isScoped: request.scope != nil, fetchLimit: request.fetchLimit,
-            limitsRows: false)
+        let isScoped = request.scope != nil
         // At most one row: none when the request's limit is 0.
+        let oneRow = request.fetchLimit == 0 ? 0 : 1
+        identity = PreparedIdentity(
+            nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: request.fetchLimit, limitsRows: false,
+            counts: false)
         firstRow = PreparedIdentity(
-            nonce: nonce, parameterCount: count, isScoped: request.scope != nil,
-            fetchLimit: request.fetchLimit == 0 ? 0 : 1, limitsRows: true)
+            nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: oneRow, limitsRows: true, counts: false)
+        rowCount = PreparedIdentity(
+            nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: request.fetchLimit, limitsRows: false,
+            counts: true)
+        existence = PreparedIdentity(
+            nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: oneRow, limitsRows: true, counts: true)
     }
 }
 
@@ -136,8 +148,11 @@ struct StandIn: Equatable {
     /// reads no field of the generic request (which would look its type up).
     let isScoped: Bool
     let fetchLimit: Int?
-    /// Whether ``fetchLimit`` replaces the request's limit (the one-row statement of `fetchOne`).
+    /// Whether ``fetchLimit`` replaces the request's limit (the one-row statement of `fetchOne`
+    /// and `exists`).
     let limitsRows: Bool
+    /// Whether the statement counts the request's rows (`count` and `exists`) instead of reading them.
+    let counts: Bool
     /// Where each argument of the request's SQL comes from, for each engine's dialect it ran on
     /// (one binds a list as one argument, another a value each). Found by the dialect's type, which
     /// lives as long as the process: a list of a type that is not generic, not a dictionary, whose
@@ -171,12 +186,15 @@ struct StandIn: Equatable {
 
     private static let lastKey = Locked(0)
 
-    @usableFromInline init(nonce: UInt64, parameterCount: Int, isScoped: Bool, fetchLimit: Int?, limitsRows: Bool) {
+    @usableFromInline init(
+        nonce: UInt64, parameterCount: Int, isScoped: Bool, fetchLimit: Int?, limitsRows: Bool, counts: Bool
+    ) {
         self.nonce = nonce
         self.parameterCount = parameterCount
         self.isScoped = isScoped
         self.fetchLimit = fetchLimit
         self.limitsRows = limitsRows
+        self.counts = counts
         key = Self.lastKey.withLock {
             $0 += 1
             return $0

@@ -27,6 +27,29 @@ extension ReadContext {
         return try firstRecord(of: request.request, request.check, request.firstRow, values)
     }
 
+    /// How many records the prepared request matches with these parameter values (within its
+    /// limit and after its offset, as ``count(_:)`` counts).
+    @inlinable public func count<Target: Record, each Argument: ColumnValue>(
+        _ request: PreparedRequest<Target, repeat each Argument>, _ arguments: repeat each Argument
+    ) throws -> Int {
+        var values: [SQLValue] = []
+        for argument in repeat each arguments {
+            values.append(try PreparedIdentity.value(argument, number: values.count + 1))
+        }
+        return try rowCount(of: request.request, request.check, request.rowCount, values)
+    }
+
+    /// Whether the prepared request matches any record with these parameter values.
+    @inlinable public func exists<Target: Record, each Argument: ColumnValue>(
+        _ request: PreparedRequest<Target, repeat each Argument>, _ arguments: repeat each Argument
+    ) throws -> Bool {
+        var values: [SQLValue] = []
+        for argument in repeat each arguments {
+            values.append(try PreparedIdentity.value(argument, number: values.count + 1))
+        }
+        return try rowCount(of: request.request, request.check, request.existence, values) > 0
+    }
+
     /// The records of a prepared request's rows with these values.
     @usableFromInline func records<Target: Record>(
         of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity,
@@ -43,23 +66,39 @@ extension ReadContext {
         try firstRecord(of: try rows(of: request, check, identity, values))
     }
 
-    /// The prepared request's rows, its statement (kept by the connection for the request) bound
-    /// with its fixed values and `values`.
+    /// The number of rows a prepared request's counting statement (`identity`) counts with these values.
+    @usableFromInline func rowCount<Target: Record>(
+        of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity,
+        _ values: [SQLValue]
+    ) throws -> Int {
+        let statement = try self.statement(of: request, check, identity, values)
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return Int(statement.int64(0))
+    }
+
+    /// The prepared request's rows with these values.
     private func rows<Target: Record>(
         of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity,
         _ values: [SQLValue]
     ) throws -> RowCursor {
+        RowCursor(statement: try statement(of: request, check, identity, values), entity: Target.entityName)
+    }
+
+    /// The statement `identity` runs (kept by the connection for it), bound with the request's
+    /// fixed values and `values`.
+    private func statement<Target: Record>(
+        of request: FetchRequest<Target>, _ check: FetchRequest<Target>, _ identity: PreparedIdentity,
+        _ values: [SQLValue]
+    ) throws -> any DatabaseStatement {
         let slots = try identity.slots(for: connection.dialect) ?? self.slots(of: request, check, identity)
         let shape = RequestShape.prepared(identity.key)
         let statement: any DatabaseStatement
         if let kept = connection.keptStatement(for: shape) {
             statement = kept
         } else {
-            let entity = try layout.entity(Target.entityName)
             // Rendered, not looked up by its shape: the statement is kept by the request's key.
-            let (sql, _) = try render(
-                entity.selectList, Self.limited(request, identity), entity: entity, defaultSort: true)
-            statement = try connection.keepStatement(sql, for: shape)
+            statement = try connection.keepStatement(try sql(of: request, identity), for: shape)
         }
         for (index, slot) in slots.enumerated() {
             switch slot {
@@ -67,17 +106,32 @@ extension ReadContext {
             case .parameter(let parameter): statement.bind(values[parameter], Int32(index + 1))
             }
         }
-        return RowCursor(statement: statement, entity: Target.entityName)
+        return statement
     }
 
-    /// The request as `identity` runs it: limited to one row for `fetchOne`.
-    private static func limited<Target: Record>(_ request: FetchRequest<Target>, _ identity: PreparedIdentity)
+    /// The SQL of the statement `identity` runs: the request's select, or a count of its rows as
+    /// ``count(_:)`` counts them.
+    private func sql<Target: Record>(of request: FetchRequest<Target>, _ identity: PreparedIdentity) throws -> String {
+        let entity = try layout.entity(Target.entityName)
+        let (columns, defaultSort) = Self.selected(entity, identity)
+        let (select, _) = try render(columns, Self.asRun(request, identity), entity: entity, defaultSort: defaultSort)
+        return identity.counts ? Self.countSQL(select) : select
+    }
+
+    /// The request as `identity` runs it: limited to one row for `fetchOne` and `exists`, unsorted
+    /// when counted.
+    private static func asRun<Target: Record>(_ request: FetchRequest<Target>, _ identity: PreparedIdentity)
         -> FetchRequest<Target>
     {
-        guard identity.limitsRows else { return request }
-        var limited = request
-        limited.fetchLimit = identity.fetchLimit
-        return limited
+        var asRun = request
+        if identity.limitsRows { asRun.fetchLimit = identity.fetchLimit }
+        if identity.counts { asRun.sortKeys = [] }
+        return asRun
+    }
+
+    /// The select list and whether the default sort applies, for the statement `identity` runs.
+    private static func selected(_ entity: EntityLayout, _ identity: PreparedIdentity) -> (String, Bool) {
+        identity.counts ? ("1", false) : (entity.selectList, true)
     }
 
     /// Where each argument of the prepared request's SQL comes from on this connection's engine,
@@ -92,18 +146,19 @@ extension ReadContext {
             throw StoreError.unsupportedQuery(
                 "a prepared request cannot page with after(_:): run a request built for each page")
         }
-        let request = Self.limited(request, identity)
-        let check = Self.limited(check, identity)
+        let request = Self.asRun(request, identity)
+        let check = Self.asRun(check, identity)
         let entity = try layout.entity(Target.entityName)
+        let (columns, defaultSort) = Self.selected(entity, identity)
         let notTheSame = StoreError.unsupportedQuery(
             "a prepared request's builder built two different requests: it must build the same one every time")
         guard
-            selectShape(entity.selectList, request, entity: entity, defaultSort: true)
-                == selectShape(entity.selectList, check, entity: entity, defaultSort: true)
+            selectShape(columns, request, entity: entity, defaultSort: defaultSort)
+                == selectShape(columns, check, entity: entity, defaultSort: defaultSort)
         else { throw notTheSame }
-        var first = try arguments(of: request, defaultSort: true)
+        var first = try arguments(of: request, defaultSort: defaultSort)
         appendLimit(of: request, to: &first)
-        var second = try arguments(of: check, defaultSort: true)
+        var second = try arguments(of: check, defaultSort: defaultSort)
         appendLimit(of: check, to: &second)
         guard first.count == second.count else { throw notTheSame }
         let slots = try zip(first, second).map { first, second -> PreparedSlot in

@@ -203,7 +203,7 @@ public class ReadContext {
         var unsorted = request
         unsorted.sortKeys = []
         let (inner, arguments) = try select("1", unsorted, entity: entity, defaultSort: false)
-        let statement = try connection.statement("SELECT COUNT(*) FROM (\(inner)) AS counted")
+        let statement = try connection.statement(Self.countSQL(inner))
         defer { statement.reset() }
         for (index, argument) in arguments.enumerated() {
             statement.bind(argument, Int32(index + 1))
@@ -211,6 +211,9 @@ public class ReadContext {
         guard try statement.step() else { return 0 }
         return Int(statement.int64(0))
     }
+
+    /// The SQL that counts the rows of the select `inner`.
+    static func countSQL(_ inner: String) -> String { "SELECT COUNT(*) FROM (\(inner)) AS counted" }
 
     /// Whether the request matches any record.
     public func exists<Target: Record>(_ request: FetchRequest<Target>) throws -> Bool {

@@ -515,5 +515,15 @@ struct Sample: Record {
         var double: Field<Double> { path.field("double") }
         var decimal: Field<Decimal> { path.field("decimal") }
         var int64: Field<Int64> { path.field("int64") }
+        var bool: Field<Bool> { path.field("bool") }
+        var int16: Field<Int16> { path.field("int16") }
+        var int32: Field<Int32> { path.field("int32") }
+        var int: Field<Int> { path.field("int") }
+        var float: Field<Float> { path.field("float") }
+        var date: Field<Date> { path.field("date") }
+        var data: Field<Data> { path.field("data") }
+        var uuid: Field<UUID> { path.field("uuid") }
+        var url: Field<URL> { path.field("url") }
+        var role: Field<Role> { path.field("role") }
     }
 }

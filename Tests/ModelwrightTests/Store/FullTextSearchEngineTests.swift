@@ -211,7 +211,7 @@ extension Array {
 }
 
 /// A record with one searchable attribute.
-private struct SearchedNote: Record, Equatable {
+struct SearchedNote: Record, Equatable {
     typealias ID = RecordID<SearchedNote>
     static let entityName = "Note"
     static let schema = SchemaDescription(

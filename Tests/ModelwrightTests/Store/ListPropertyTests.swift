@@ -118,19 +118,6 @@ struct ListPropertyTests {
 
 // MARK: - Columns
 
-extension Sample.Fields {
-    fileprivate var bool: Field<Bool> { path.field("bool") }
-    fileprivate var int16: Field<Int16> { path.field("int16") }
-    fileprivate var int32: Field<Int32> { path.field("int32") }
-    fileprivate var int: Field<Int> { path.field("int") }
-    fileprivate var float: Field<Float> { path.field("float") }
-    fileprivate var date: Field<Date> { path.field("date") }
-    fileprivate var data: Field<Data> { path.field("data") }
-    fileprivate var uuid: Field<UUID> { path.field("uuid") }
-    fileprivate var url: Field<URL> { path.field("url") }
-    fileprivate var role: Field<Role> { path.field("role") }
-}
-
 /// One attribute's lists: drawn, run on a store, and checked against the rules.
 private protocol ListColumn: Sendable {
     func check(on store: Store, samples: [Sample], engine: TestEngine, generator: inout SplitMix64) async throws

@@ -51,6 +51,8 @@ struct PreparedRequestTests {
                         #expect(
                             try context.fetch(between, low, high).map(\.id) == expected.map(\.id), "\(low)...\(high)")
                         #expect(try context.fetchOne(between, low, high)?.id == expected.first?.id)
+                        #expect(try context.count(between, low, high) == expected.count)
+                        #expect(try context.exists(between, low, high) == !expected.isEmpty)
                         checked += 1
                     }
                 }
@@ -60,6 +62,8 @@ struct PreparedRequestTests {
                             .sorted { [$0.username.ascending] })
                     #expect(!expected.isEmpty)
                     #expect(try context.fetch(prefixed, prefix, name).map(\.id) == expected.map(\.id))
+                    #expect(try context.count(prefixed, prefix, name) == expected.count)
+                    #expect(try context.exists(prefixed, prefix, name))
                     checked += 1
                 }
                 return checked

@@ -935,13 +935,13 @@ struct RedTeamPreparedTests {
     /// A search with a limit and an offset gives the slice of the unlimited search's ranked
     /// matches that SQL's LIMIT/OFFSET gives.
     @Test(arguments: TestEngine.available) func searchesWithLimitsAndOffsets(engine: TestEngine) async throws {
-        try await engine.withStore(schema: SearchNote.schema) { store in
+        try await engine.withStore(schema: SearchedNote.schema) { store in
             let words = ["apple", "apple pie", "apple apple tart", "banana", "apple crumble apple", "cherry apple"]
-            let notes = (0..<30).map { SearchNote(title: words[$0 % words.count] + " n\($0)", rank: Int64($0 % 4)) }
+            let notes = (0..<30).map { SearchedNote(title: words[$0 % words.count] + " n\($0)", rank: Int64($0 % 4)) }
             _ = try await store.performAndSave { try $0.batchInsert(notes) }
             let mismatches = try await store.performQuery { context -> [String] in
                 var mismatches: [String] = []
-                let base = SearchNote.request().filter { $0.rank != 3 }
+                let base = SearchedNote.request().filter { $0.rank != 3 }
                 let all = try context.search(base, for: SearchQuery(words: "apple"), in: { $0.title }).map(\.record.id)
                 if all.isEmpty { mismatches.append("no matches") }
                 for (limit, offset) in [(0, 0), (1, 0), (3, 0), (3, 2), (nil, 4), (100, 1), (2, 100)] as [(Int?, Int)] {
@@ -958,62 +958,4 @@ struct RedTeamPreparedTests {
             #expect(mismatches.isEmpty, "\(engine): \(mismatches)")
         }
     }
-}
-
-/// A record with one searchable attribute.
-private struct SearchNote: Record, Equatable {
-    typealias ID = RecordID<SearchNote>
-    static let entityName = "Note"
-    static let schema = SchemaDescription(
-        modelName: "RedTeamSearch", version: 1,
-        entities: [
-            EntityDescription(
-                name: "Note",
-                attributes: [
-                    AttributeDescription(name: "title", type: .string),
-                    AttributeDescription(name: "rank", type: .int64),
-                ],
-                searchableAttributes: ["title"])
-        ])
-
-    let id: ID
-    var title: String
-    var rank: Int64
-
-    init(id: ID = ID(), title: String, rank: Int64) {
-        self.id = id
-        self.title = title
-        self.rank = rank
-    }
-
-    func encode(to row: inout RowEncoder) throws {
-        try row.encode(title)
-        try row.encode(rank)
-    }
-
-    init(id: ID, row: inout RowDecoder) throws {
-        self.id = id
-        title = try row.decode()
-        rank = try row.decode()
-    }
-
-    struct Fields: RecordFields {
-        typealias Target = SearchNote
-        let path: FieldPath
-        var title: Field<String> { path.field("title") }
-        var rank: Field<Int64> { path.field("rank") }
-    }
-}
-
-extension Sample.Fields {
-    fileprivate var bool: Field<Bool> { path.field("bool") }
-    fileprivate var int16: Field<Int16> { path.field("int16") }
-    fileprivate var int32: Field<Int32> { path.field("int32") }
-    fileprivate var int: Field<Int> { path.field("int") }
-    fileprivate var float: Field<Float> { path.field("float") }
-    fileprivate var date: Field<Date> { path.field("date") }
-    fileprivate var data: Field<Data> { path.field("data") }
-    fileprivate var uuid: Field<UUID> { path.field("uuid") }
-    fileprivate var url: Field<URL> { path.field("url") }
-    fileprivate var role: Field<Role> { path.field("role") }
 }

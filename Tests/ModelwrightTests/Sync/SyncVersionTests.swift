@@ -130,7 +130,7 @@ struct SyncVersionTests {
             let entity = try context.layout.entity("Label")
             let name = entity.relationships.contains { $0.name == "entries" } ? "entries" : "notes"
             let table = try #require(try context.syncLinkTable(name, of: entity))
-            let arguments = [try label.sqlValue, try note.sqlValue]
+            let arguments = [label.sqlValue, note.sqlValue]
             let dialect = context.connection.dialect
             try context.execute(
                 present
