@@ -69,7 +69,8 @@ public struct PreparedRequest<Target: Record, each Argument: ColumnValue>: Senda
             nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: request.fetchLimit, limitsRows: false,
             counts: false)
         firstRow = PreparedIdentity(
-            nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: oneRow, limitsRows: true, counts: false)
+            nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: oneRow, limitsRows: true, counts: false
+        )
         rowCount = PreparedIdentity(
             nonce: nonce, parameterCount: count, isScoped: isScoped, fetchLimit: request.fetchLimit, limitsRows: false,
             counts: true)
