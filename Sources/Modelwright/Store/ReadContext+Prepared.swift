@@ -146,12 +146,19 @@ extension ReadContext {
             throw StoreError.unsupportedQuery(
                 "a prepared request cannot page with after(_:): run a request built for each page")
         }
-        let request = Self.asRun(request, identity)
-        let check = Self.asRun(check, identity)
         let entity = try layout.entity(Target.entityName)
-        let (columns, defaultSort) = Self.selected(entity, identity)
         let notTheSame = StoreError.unsupportedQuery(
             "a prepared request's builder built two different requests: it must build the same one every time")
+        // The two builds as built, before a run takes a limit or a sort away: every way of running
+        // the request refuses the same builders.
+        guard
+            selectShape(entity.selectList, request, entity: entity, defaultSort: true)
+                == selectShape(entity.selectList, check, entity: entity, defaultSort: true),
+            request.fetchLimit == check.fetchLimit, request.fetchOffset == check.fetchOffset
+        else { throw notTheSame }
+        let request = Self.asRun(request, identity)
+        let check = Self.asRun(check, identity)
+        let (columns, defaultSort) = Self.selected(entity, identity)
         guard
             selectShape(columns, request, entity: entity, defaultSort: defaultSort)
                 == selectShape(columns, check, entity: entity, defaultSort: defaultSort)
