@@ -8,7 +8,9 @@ extension ReadContext {
         _ request: PreparedRequest<Target, repeat each Argument>, _ arguments: repeat each Argument
     ) throws -> [Target] {
         // Inlined into the app, where the parameters' types are known: the values are gathered
-        // without a generic function over the parameter pack.
+        // without a generic function over the parameter pack. (The four runs repeat these lines:
+        // a shared inlinable helper cost 0.7 % on 1,000 sorted fetches, 104.95 M instructions
+        // against 104.21 M in `FetchProbe`, over the 1.05× of raw C.)
         var values: [SQLValue] = []
         for argument in repeat each arguments {
             values.append(try PreparedIdentity.value(argument, number: values.count + 1))

@@ -38,7 +38,7 @@ struct RedTeamCountTests {
     }
 
     /// Organizations, users (in organizations or not, with or without a prefix) and trips
-    /// (with or without a budget): the data of the requests below.
+    /// (with or without a budget): the data of the requests below and of `RedTeamPreparedTests`.
     static func seed(_ store: Store) async throws -> (organizations: [Organization], users: [User], trips: [Trip]) {
         let organizations = (0..<3).map { Organization(name: "org\($0)") }
         var users: [User] = []

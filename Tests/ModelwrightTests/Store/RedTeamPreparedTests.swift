@@ -233,27 +233,7 @@ struct RedTeamPreparedTests {
     /// offsets (0, huge): each run returns the rows of the request built with its values.
     @Test(arguments: TestEngine.available) func parametersEverywhereInOneRequest(engine: TestEngine) async throws {
         try await engine.withStore(schema: Fixture.schema) { store in
-            let organizations = (0..<3).map { Organization(name: "org\($0)") }
-            var users: [User] = []
-            var trips: [Trip] = []
-            for index in 0..<24 {
-                var user = makeUser(String(format: "u%02d", index), rating: Int16(index % 6))
-                user.namePrefix = index % 3 == 0 ? nil : "p\(index % 4)"
-                user.role = index % 4 == 0 ? .admin : .member
-                user.organizationID = index % 5 == 0 ? nil : organizations[index % 3].id
-                users.append(user)
-                for tripIndex in 0..<(index % 4) {
-                    trips.append(
-                        Trip(
-                            title: "t\(index)-\(tripIndex)", budget: tripIndex == 0 ? nil : Decimal(index * tripIndex),
-                            ownerID: user.id))
-                }
-            }
-            _ = try await store.performAndSave { [users, trips] context in
-                _ = try context.batchInsert(organizations)
-                _ = try context.batchInsert(users)
-                _ = try context.batchInsert(trips)
-            }
+            _ = try await RedTeamCountTests.seed(store)
             typealias P16 = RequestParameter<Int16>
             typealias PS = RequestParameter<String>
             typealias PD = RequestParameter<Decimal>
